@@ -1,0 +1,3 @@
+from git_memex.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""Protocol enums, strict validation on write, lenient v1 reading (peer migration vectors)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import peer_cases
+from git_memex import model
+from git_memex.model import ValidationError
+
+
+def test_create_sets_every_protocol_key():
+    m = model.create("Use uv for installs", scope="project", type="decision", tags=["Build Tools", "ci", "ci"])
+    assert model.ULID_RE.match(m.id)
+    fm = m.fm
+    assert fm["schema_version"] == 2
+    assert fm["visibility"] == "internal"
+    assert fm["review_state"] == "draft"
+    assert fm["tags"] == ["build-tools", "ci"]
+    assert model.RFC3339_RE.match(fm["created_at"])
+    assert fm["supersedes"] is None and fm["superseded_by"] is None
+
+
+def test_personal_memories_are_private_and_not_in_review():
+    m = model.create("I like dark mode", scope="personal")
+    assert m.fm["visibility"] == "private"
+    assert m.fm["review_state"] is None
+    assert m.fm["repo_id"] is None
+
+
+@pytest.mark.parametrize("scope", ["team", "public"])
+def test_reserved_scopes_are_rejected(scope):
+    with pytest.raises(ValidationError, match="reserved"):
+        model.create("x y z", scope=scope)
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [("type", "note"), ("status", "gone"), ("importance", "9"), ("role", "boss"), ("source", "web")],
+)
+def test_unknown_enum_values_are_rejected_on_write(key, value):
+    m = model.create("x y z")
+    m.fm[key] = value
+    with pytest.raises(ValidationError, match=key):
+        model.validate(m)
+
+
+def test_bad_times_and_ids_are_rejected():
+    m = model.create("x y z")
+    m.fm["updated_at"] = 1758854400000
+    with pytest.raises(ValidationError, match="RFC 3339"):
+        model.validate(m)
+    m = model.create("x y z")
+    m.fm["supersedes"] = "../../etc/passwd"
+    with pytest.raises(ValidationError, match="supersedes"):
+        model.validate(m)
+    with pytest.raises(ValidationError):
+        model.check_id_arg("../x")
+
+
+def test_empty_body_is_rejected():
+    with pytest.raises(ValidationError, match="empty"):
+        model.create("   ")
+
+
+@pytest.mark.parametrize("case", peer_cases()["migration"], ids=lambda c: c["v1"]["id"])
+def test_peer_migration_vectors(case):
+    out, changes = model.normalize(case["v1"])
+    for key, expected in case["v2_expect"].items():
+        assert out[key] == expected, key
+    assert changes
+    # the original is not modified
+    assert case["v1"].get("schema_version") != 2
+
+
+def test_normalize_keeps_unknown_keys():
+    out, _ = model.normalize({"id": "01TESTV1", "scope_kind": "user", "type": "note", "priority": 5,
+                              "created_at": 1000, "custom_field": [1, 2]})
+    assert out["custom_field"] == [1, 2]
+    assert out["importance"] == "normal"
+    assert out["created_at"] == "1970-01-01T00:00:01Z"
