@@ -1,0 +1,48 @@
+"""Small helpers shared by the command modules: JSON output, context, id formatting."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from git_memex import model
+
+
+def add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout (for scripts)")
+
+
+def emit_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def context():  # -> Context; imported lazily so --help stays cheap
+    from git_memex.paths import load_context
+
+    return load_context()
+
+
+def short(mid: str | None) -> str:
+    return (mid or "")[:10]
+
+
+def label(d: dict[str, Any]) -> str:
+    where = d.get("scope", "?")
+    state = d.get("review_state")
+    status = d.get("status")
+    out = f"{where}/{d.get('type', '?')}"
+    if state and where != "personal":
+        out += f" [{state}]"
+    if status and status != "active":
+        out += f" ({status})"
+    return out
+
+
+def warn(lines: list[str] | None) -> None:
+    for w in lines or []:
+        print(f"warning: {w}", file=sys.stderr)
+
+
+TYPES = model.TYPES

@@ -1,0 +1,54 @@
+"""`git memex add TEXT`: save a new memory (project drafts go to the outbox, never the repo)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from git_memex import model
+from git_memex.commands._common import add_json, context, emit_json, short
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("add", help="save a new memory",
+                       description="Save a new memory. Project memories land in the outbox as drafts, "
+                       "never in the repository; secrets are masked and <private> parts removed before writing.")
+    p.add_argument("text", help="the memory text, or - to read it from stdin")
+    p.add_argument("--scope", choices=("project", "personal"), default="project")
+    p.add_argument("--type", choices=model.TYPES, default="fact")
+    p.add_argument("--tags", default="", help="comma-separated tags")
+    p.add_argument("--importance", choices=model.IMPORTANCES, default="normal")
+    p.add_argument("--role", choices=model.ROLES, default="knowledge")
+    p.add_argument("--source", choices=model.SOURCES, default="cli")
+    p.add_argument("--visibility", choices=model.VISIBILITIES, default=None,
+                   help="private keeps a project memory on this machine only")
+    p.add_argument("--paths", default="", help="comma-separated repo-relative globs this memory is about")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.ops import add
+
+    text = sys.stdin.read() if args.text == "-" else args.text
+    res = add(
+        context(), text, scope=args.scope, type=args.type,
+        tags=[t for t in args.tags.split(",") if t.strip()], importance=args.importance,
+        role=args.role, source=args.source, visibility=args.visibility,
+        paths=[p.strip() for p in args.paths.split(",") if p.strip()],
+    )  # fmt: skip
+    if args.json:
+        emit_json(res.to_json())
+        return 0
+    if res.duplicate_of:
+        print(f"already remembered as {res.duplicate_of}; nothing written")
+        return 0
+    where = "outbox draft" if res.location == "outbox" else res.location
+    print(f"saved {res.id} ({res.scope}, {where})")
+    if res.masked:
+        print(f"masked {len(res.masked)} secret(s): {', '.join(res.masked)}", file=sys.stderr)
+    if res.private_spans:
+        print(f"removed {res.private_spans} <private> part(s)", file=sys.stderr)
+    if res.near_duplicates:
+        print("similar to: " + ", ".join(short(i) for i in res.near_duplicates), file=sys.stderr)
+    return 0

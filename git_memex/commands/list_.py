@@ -1,0 +1,36 @@
+"""`git memex list`: memories newest first."""
+
+from __future__ import annotations
+
+import argparse
+
+from git_memex import model
+from git_memex.commands._common import add_json, context, emit_json, label, short
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("list", help="list memories, newest first", description="List memories, newest first.")
+    p.add_argument("--scope", choices=("both", "project", "personal"), default="both")
+    p.add_argument("--type", choices=model.TYPES, default=None)
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--include", choices=("active", "all"), default="active",
+                   help="active (default) hides superseded, retracted and archived memories")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.ops import list_memories
+
+    res = list_memories(context(), scope=args.scope, type=args.type, limit=args.limit, include=args.include)
+    if args.json:
+        emit_json(res)
+        return 0
+    for m in res["memories"]:
+        print(f"{short(m['id'])}  {label(m):28}  {m['snippet']}")
+    shown = len(res["memories"])
+    if res["total"] > shown:
+        print(f"({shown} of {res['total']}; --limit shows more)")
+    elif not shown:
+        print("no memories yet; `git memex add TEXT` saves one")
+    return 0

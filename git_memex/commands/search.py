@@ -1,0 +1,44 @@
+"""`git memex search QUERY`: ranked search over project and personal memories."""
+
+from __future__ import annotations
+
+import argparse
+
+from git_memex import model
+from git_memex.commands._common import add_json, context, emit_json, label, short, warn
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("search", help="search memories (BM25, CJK-aware)",
+                       description="Search memories. Terms are OR-ed; only the newest of a supersede chain is "
+                       "shown; retracted and archived memories never are.")
+    p.add_argument("query", nargs="+", help="words to look for")
+    p.add_argument("--scope", choices=("both", "project", "personal"), default="both")
+    p.add_argument("--type", choices=model.TYPES, default=None)
+    p.add_argument("--limit", type=int, default=8)
+    p.add_argument("--explain", action="store_true", help="show the FTS expression and why each hit ranked where it did")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.ops import search
+
+    q = " ".join(args.query)
+    res = search(context(), q, scope=args.scope, type=args.type, limit=args.limit, explain=args.explain)
+    if args.json:
+        emit_json(res)
+        return 0
+    warn(res.get("warnings"))
+    if args.explain:
+        print(f"fts: {res.get('fts')}")
+    if not res["hits"]:
+        print(f"no memories match {q!r}")
+        return 0
+    for h in res["hits"]:
+        print(f"{short(h['id'])}  {label(h):28}  {h['score']:.3f}  {h['snippet']}")
+        if args.explain:
+            e = h["explain"]
+            b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())
+            print(f"    rank {e['rank']}: bm25 {e['bm25']} {b} lanes {','.join(h['lanes'])}" + (f" ({e['note']})" if "note" in e else ""))
+    return 0

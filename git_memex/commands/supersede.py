@@ -1,0 +1,30 @@
+"""`git memex supersede ID TEXT`: replace a memory, keeping the old one as history."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from git_memex.commands._common import add_json, context, emit_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("supersede", help="replace a memory with a new version",
+                       description="Write a new memory that replaces ID. The old one becomes `superseded` and both "
+                       "point at each other (supersedes / superseded_by).")
+    p.add_argument("id")
+    p.add_argument("text", help="the new text, or - for stdin")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.ops import supersede
+
+    text = sys.stdin.read() if args.text == "-" else args.text
+    res = supersede(context(), args.id, text)
+    if args.json:
+        emit_json({"id": res["id"], "supersedes": res["supersedes"], "masked": res["masked"]})
+        return 0
+    print(f"saved {res['id']}, superseding {res['supersedes']}")
+    return 0

@@ -1,0 +1,463 @@
+"""The core operations: plain arguments in, plain results out; no printing.
+
+The CLI and the MCP server are thin adapters over these functions.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git_memex import model
+from git_memex.errors import MemexError, NotFound, UsageError
+from git_memex.index import RefreshStats, Source
+from git_memex.model import Memory, ValidationError
+from git_memex.paths import Context
+from git_memex.store import UnreadableMemory, delete_file, read_memory, write_memory
+from git_memex.stores import Found, Stores
+
+LIFECYCLE_TARGETS = ("active", "deprecated", "retracted", "archived")
+NEAR_DUP_CANDIDATES = 20
+
+
+def _invalid(exc: ValidationError) -> UsageError:
+    return UsageError(str(exc))
+
+
+def location_for(scope: str, visibility: str | None) -> str:
+    if scope == "personal":
+        return "personal"
+    if visibility == "private":
+        return "private"
+    return "outbox"
+
+
+def author(ctx: Context) -> str | None:
+    name = ctx.config.get("user.email") or ctx.config.get("user.name")
+    return f"local:{name}" if name else None
+
+
+# ------------------------------------------------------------------ add
+@dataclass
+class AddResult:
+    id: str | None
+    scope: str
+    review_state: str | None
+    duplicate_of: str | None
+    near_duplicates: list[str]
+    masked: list[str]
+    private_spans: int = 0
+    path: str | None = None
+    location: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope": self.scope,
+            "review_state": self.review_state,
+            "duplicate_of": self.duplicate_of,
+            "near_duplicates": self.near_duplicates,
+            "masked": self.masked,
+            "path": self.path,
+        }
+
+
+def _scope_locations(scope: str) -> tuple[str, ...]:
+    return ("personal",) if scope == "personal" else ("repo", "outbox", "private")
+
+
+def find_duplicate(stores: Stores, scope: str, body: str) -> str | None:
+    from git_memex.textproc import content_hash
+
+    h = content_hash(body)
+    locs = _scope_locations(scope)
+    marks = ",".join("?" * len(locs))
+    for index, where, params in stores.dbs():
+        row = index.conn.execute(
+            f"SELECT m.id FROM memories m WHERE m.content_hash = ? AND m.status = 'active'"
+            f" AND m.location IN ({marks}) AND {where} ORDER BY m.id LIMIT 1",
+            (h, *locs, *params),
+        ).fetchone()
+        if row:
+            return str(row[0])
+    return None
+
+
+def find_near_duplicates(stores: Stores, scope: str, body: str, exclude: str | None = None) -> list[str]:
+    from git_memex.search import search
+    from git_memex.textproc import NEAR_DUP_THRESHOLD, jaccard
+
+    res = search(stores, body, scope="personal" if scope == "personal" else "project",
+                 limit=NEAR_DUP_CANDIDATES, refresh=False)  # fmt: skip
+    out = []
+    for h in res.hits:
+        if h.id == exclude:
+            continue
+        for index, _where, _params in stores.dbs():
+            row = index.conn.execute("SELECT body FROM memories WHERE id = ?", (h.id,)).fetchone()
+            if row is not None:
+                if jaccard(body, row[0]) >= NEAR_DUP_THRESHOLD:
+                    out.append(h.id)
+                break
+    return out
+
+
+def add(
+    ctx: Context,
+    text: str,
+    *,
+    scope: str = "project",
+    type: str = "fact",
+    tags: list[str] | None = None,
+    importance: str = "normal",
+    role: str = "knowledge",
+    source: str = "cli",
+    visibility: str | None = None,
+    via: str = "cli",
+    confidence: str | None = None,
+    paths: list[str] | None = None,
+    stores: Stores | None = None,
+) -> AddResult:
+    from git_memex.redact import redact
+
+    if scope not in ("project", "personal"):
+        if scope in model.RESERVED_SCOPES:
+            raise UsageError(f"scope {scope!r} is reserved by the protocol; use project or personal")
+        raise UsageError(f"scope {scope!r} is not valid; use project or personal")
+    if text is None or not text.strip():
+        raise UsageError("memory text is empty; give the text to remember")
+    red = redact(text.strip())
+    body = red.text.strip()
+    if not body or body == "[REDACTED]":
+        raise UsageError("memory text is empty once <private> parts are removed")
+    if visibility == "private" and scope == "personal":
+        pass
+    try:
+        m = model.create(
+            body,
+            scope=scope,
+            type=type,
+            tags=tags,
+            importance=importance,
+            role=role,
+            source=source,
+            visibility=visibility,
+            confidence=confidence,
+            created_by=author(ctx),
+            via=via,
+            repo_id=ctx.repo_id,
+            paths=paths,
+        )
+    except ValidationError as exc:
+        raise _invalid(exc) from None
+    own = stores is None
+    st = stores or Stores(ctx)
+    try:
+        st.refresh()
+        dup = find_duplicate(st, scope, body)
+        if dup is not None:
+            return AddResult(None, scope, None, dup, [], list(red.masked), red.private_spans)
+        near = find_near_duplicates(st, scope, body)
+        loc = location_for(scope, m.fm.get("visibility"))
+        src = st.source(loc)
+        write_memory(src.folder, m, private=loc != "repo")
+        st.index_for(loc).upsert(m, src)
+        return AddResult(
+            m.id, scope, m.review_state, None, near, list(red.masked), red.private_spans,
+            str(m.path), loc,
+        )  # fmt: skip
+    finally:
+        if own:
+            st.close()
+
+
+# ------------------------------------------------------------------ read
+def load(found: Found) -> Memory:
+    try:
+        return read_memory(found.path)
+    except UnreadableMemory as exc:
+        raise MemexError(f"{found.path} {exc}", 2) from None
+
+
+def chain_warnings(stores: Stores, m: Memory) -> list[str]:
+    """Repair a hand-broken supersede chain in what we return, and say so."""
+    out: list[str] = []
+    mid = m.id
+    newer = None
+    for index, where, params in stores.dbs():
+        row = index.conn.execute(
+            f"SELECT m.id FROM memories m WHERE m.supersedes = ? AND m.status NOT IN ('retracted','archived') AND {where}",
+            (mid, *params),
+        ).fetchone()
+        if row:
+            newer = row[0]
+            break
+    if newer and m.fm.get("superseded_by") != newer:
+        out.append(f"{mid} is superseded by {newer} but its file does not say so; treated as superseded")
+        m.fm["superseded_by"] = newer
+        m.fm["status"] = "superseded"
+    elif newer and m.status != "superseded":
+        out.append(f"{mid} names {newer} as its successor but is not marked superseded; treated as superseded")
+        m.fm["status"] = "superseded"
+    sb = m.fm.get("superseded_by")
+    if sb and not newer:
+        try:
+            successor = stores.find(str(sb))
+            succ = load(successor)
+            if succ.fm.get("supersedes") != mid:
+                out.append(f"{sb} replaces {mid} but does not name it in `supersedes`; chain completed in this view")
+        except NotFound:
+            out.append(f"{mid} names {sb} as its successor, which does not exist")
+    return out
+
+
+def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str, Any]:
+    own = stores is None
+    st = stores or Stores(ctx)
+    try:
+        st.refresh()
+        found = st.find(memory_id)
+        m = load(found)
+        warnings = chain_warnings(st, m) + list(m.warnings)
+        return {"id": m.id, "path": str(found.path), "location": found.row["location"],
+                "frontmatter": m.fm, "body": m.body, "warnings": warnings}  # fmt: skip
+    finally:
+        if own:
+            st.close()
+
+
+def list_memories(
+    ctx: Context,
+    *,
+    scope: str = "both",
+    type: str | None = None,
+    limit: int = 20,
+    include: str = "active",
+    review_state: str | None = None,
+    stores: Stores | None = None,
+) -> dict[str, Any]:
+    from git_memex.search import scope_filter, superseded_ids
+
+    own = stores is None
+    st = stores or Stores(ctx)
+    try:
+        st.refresh()
+        rows: dict[str, sqlite3.Row] = {}
+        for index, where, params in st.dbs():
+            sql = f"SELECT m.* FROM memories m WHERE {where} AND {scope_filter(scope)}"
+            args: list[Any] = list(params)
+            if include == "active":
+                sql += " AND m.status IN ('active', 'deprecated')"
+            if type:
+                sql += " AND m.type = ?"
+                args.append(type)
+            if review_state:
+                sql += " AND m.review_state = ?"
+                args.append(review_state)
+            for r in index.conn.execute(sql, args):
+                rows.setdefault(r["id"], r)
+        if include == "active":
+            gone = superseded_ids(st, list(rows))
+            for g in gone:
+                rows.pop(g, None)
+        ordered = sorted(rows.values(), key=lambda r: (r["updated_ts"] or 0, r["id"]), reverse=True)
+        total = len(ordered)
+        return {"memories": [summary(r) for r in ordered[: max(limit, 0)]], "total": total}
+    finally:
+        if own:
+            st.close()
+
+
+def summary(r: sqlite3.Row) -> dict[str, Any]:
+    from git_memex.search import _snippet
+
+    return {
+        "id": r["id"],
+        "scope": r["scope"],
+        "type": r["type"],
+        "status": r["status"],
+        "review_state": r["review_state"],
+        "snippet": _snippet(r["body"], []),
+        "location": r["location"],
+        "tags": json.loads(r["tags"] or "[]"),
+        "importance": r["importance"],
+        "updated_at": r["updated_at"],
+    }
+
+
+def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = None,
+           limit: int = 8, explain: bool = False, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+    from git_memex.search import search as run
+
+    if not query or not query.strip():
+        raise UsageError("search needs a query")
+    own = stores is None
+    st = stores or Stores(ctx)
+    try:
+        res = run(st, query, scope=scope, type=type, limit=limit, explain=explain)
+        out: dict[str, Any] = {"query": query, "hits": [h.to_json(explain) for h in res.hits]}
+        if explain:
+            out["fts"] = res.fts
+            out["elapsed_ms"] = round(res.elapsed_ms, 3)
+        if st.warnings:
+            out["warnings"] = list(st.warnings)
+        return out
+    finally:
+        if own:
+            st.close()
+
+
+# ------------------------------------------------------------------ lifecycle
+def _rewrite(st: Stores, found: Found, m: Memory) -> None:
+    model.touch(m)
+    write_memory(found.source.folder, m, private=found.source.location != "repo")
+    found.index.upsert(m, found.source)
+
+
+def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", source: str = "cli",
+              stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+    from git_memex.redact import redact
+
+    if not text or not text.strip():
+        raise UsageError("the new memory text is empty")
+    own = stores is None
+    st = stores or Stores(ctx)
+    try:
+        st.refresh()
+        found = st.find(memory_id)
+        old = load(found)
+        if old.status in ("superseded", "retracted", "archived"):
+            nxt = old.fm.get("superseded_by")
+            hint = f"; supersede {nxt} instead" if nxt else ""
+            raise MemexError(f"{old.id} is {old.status} and cannot be superseded{hint}", 2)
+        red = redact(text.strip())
+        fm = old.fm
+        scope = str(fm.get("scope", "project"))
+        try:
+            new = model.create(
+                red.text.strip(),
+                scope=scope if scope in ("personal", "project") else "project",
+                type=str(fm.get("type", "fact")) if fm.get("type") in model.TYPES else "fact",
+                tags=old.tags,
+                importance=str(fm.get("importance") or "normal"),
+                role=str(fm.get("role") or "knowledge"),
+                source=source,
+                visibility=fm.get("visibility"),
+                created_by=author(ctx),
+                via=via,
+                repo_id=ctx.repo_id,
+                paths=old.paths,
+            )
+        except ValidationError as exc:
+            raise _invalid(exc) from None
+        new.fm["supersedes"] = old.id
+        loc = found.source.location
+        if loc == "repo":
+            loc = "outbox"  # a replacement of team knowledge goes through review too
+        src = st.source(loc) if loc in ("personal", "outbox", "private") else found.source
+        write_memory(src.folder, new, private=True)
+        st.index_for(loc).upsert(new, src)
+        old.fm["status"] = "superseded"
+        old.fm["superseded_by"] = new.id
+        _rewrite(st, found, old)
+        return {"id": new.id, "supersedes": old.id, "masked": list(red.masked), "location": loc}
+    finally:
+        if own:
+            st.close()
+
+
+def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None = None) -> dict[str, Any]:
+    if status not in LIFECYCLE_TARGETS:
+        if status == "superseded":
+            raise UsageError("a memory becomes superseded only through `git memex supersede ID TEXT`")
+        raise UsageError(f"status {status!r} is not valid; use one of: {', '.join(LIFECYCLE_TARGETS)}")
+    own = stores is None
+    st = stores or Stores(ctx)
+    try:
+        st.refresh()
+        found = st.find(memory_id)
+        m = load(found)
+        old = m.status
+        if old == status:
+            return {"id": m.id, "from": old, "to": status, "changed": False}
+        if old == "retracted" and status == "active":
+            raise MemexError(f"{m.id} was retracted as wrong and cannot become active again; add a new memory instead", 2)
+        if old == "superseded":
+            raise MemexError(f"{m.id} is superseded by {m.fm.get('superseded_by')}; change that memory instead", 2)
+        m.fm["status"] = status
+        _rewrite(st, found, m)
+        return {"id": m.id, "from": old, "to": status, "changed": True}
+    finally:
+        if own:
+            st.close()
+
+
+def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores | None = None) -> dict[str, Any]:
+    own = stores is None
+    st = stores or Stores(ctx)
+    try:
+        st.refresh()
+        found = st.find(memory_id)
+        mid = found.row["id"]
+        if soft:
+            m = load(found)
+            if m.status == "retracted":
+                return {"id": mid, "deleted": False, "status": "retracted", "changed": False}
+            m.fm["status"] = "retracted"
+            _rewrite(st, found, m)
+            return {"id": mid, "deleted": False, "status": "retracted", "changed": True}
+        removed = []
+        for f in st.find_all(mid):
+            delete_file(f.path)
+            f.index.remove(f.path)
+            removed.append(str(f.path))
+        return {"id": mid, "deleted": True, "paths": removed}
+    finally:
+        if own:
+            st.close()
+
+
+# ------------------------------------------------------------------ index
+@dataclass
+class ReindexResult:
+    stats: RefreshStats
+    full: bool
+    quarantined: list[tuple[str, str]] = field(default_factory=list)
+    total: int = 0
+
+
+def reindex(ctx: Context, *, full: bool = False, trigger: str = "reindex") -> ReindexResult:
+    with Stores(ctx) as st:
+        stats = st.rebuild() if full else st.refresh(trigger=trigger)
+        q = st.home.quarantined() + (st.repo.quarantined() if st.repo else [])
+        total = st.home.count() + (st.repo.count() if st.repo else 0)
+        return ReindexResult(stats, full, q, total)
+
+
+def where(ctx: Context) -> dict[str, Any]:
+    return {
+        "data_root": str(ctx.data_root),
+        "home_index": str(ctx.home_index),
+        "personal_dir": str(ctx.personal_dir),
+        "outbox_dir": str(ctx.outbox_dir),
+        "private_dir": str(ctx.private_dir),
+        "work_tree": str(ctx.repo.work_tree) if ctx.repo else None,
+        "memory_dir": str(ctx.memory_dir) if ctx.memory_dir else None,
+        "repo_index": str(ctx.repo_index) if ctx.repo_index else None,
+        "project_key": ctx.project_key,
+        "scope_key": ctx.project_key,
+        "repo_id": ctx.repo_id,
+        "origin": ctx.origin_url,
+    }
+
+
+def source_for_path(ctx: Context, path: Path) -> Source | None:
+    parent = path.parent
+    for loc, folder in (("personal", ctx.personal_dir), ("outbox", ctx.outbox_dir),
+                        ("private", ctx.private_dir), ("repo", ctx.memory_dir)):  # fmt: skip
+        if folder is not None and parent == folder:
+            return Source(loc, folder, None if loc == "personal" else ctx.project_key)
+    return None

@@ -1,0 +1,286 @@
+"""Where memories live: the data root, the current repository, and the project identity.
+
+Repository discovery asks the user's `git` (two short subprocess calls) rather than
+importing pygit2, so that short-lived commands such as `search` start fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from git_memex.errors import MemexError, UsageError
+
+DEFAULT_MEMORY_DIR = ".ai/open-memex"
+INDEX_NAME = "index.db"
+
+
+# ----------------------------------------------------------------- settings
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    default: str
+    kind: str  # "int" | "bool" | "path" | "choice"
+    choices: tuple[str, ...] = ()
+    lo: int = 0
+    hi: int = 0
+    help: str = ""
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in (
+        Setting("memoryDir", DEFAULT_MEMORY_DIR, "path", help="in-repo memory folder, relative to the work tree root"),
+        Setting("maxProjectMemories", "8", "int", lo=0, hi=200, help="project memories in the session context"),
+        Setting("maxProfileItems", "5", "int", lo=0, hi=200, help="personal memories in the session context"),
+        Setting("injectMaxTokens", "800", "int", lo=50, hi=50000, help="token budget of the session context"),
+        Setting("keywordCapture", "true", "bool", help="capture 'remember …' messages as memories"),
+        Setting("autoPull", "false", "bool", help="reserved: pull is always explicit (D12)"),
+        Setting("cjkTokenizer", "bigram", "choice", choices=("bigram",), help="CJK indexing (bigram: characters + overlapping bigrams)"),
+    )
+}
+_LOWER = {k.lower(): k for k in SETTINGS}
+
+
+def canonical_key(key: str) -> str:
+    k = key[6:] if key.lower().startswith("memex.") else key
+    if k.lower() not in _LOWER:
+        raise UsageError(f"unknown setting {key!r}; known settings: {', '.join('memex.' + s for s in SETTINGS)}")
+    return _LOWER[k.lower()]
+
+
+def validate_setting(key: str, value: str) -> str:
+    """Return the value in canonical form or raise a one-sentence UsageError."""
+    s = SETTINGS[canonical_key(key)]
+    v = value.strip()
+    if s.kind == "int":
+        if not re.fullmatch(r"\d+", v) or not (s.lo <= int(v) <= s.hi):
+            raise UsageError(f"memex.{s.key} takes a whole number from {s.lo} to {s.hi}, not {value!r}")
+        return str(int(v))
+    if s.kind == "bool":
+        low = v.lower()
+        if low in ("true", "yes", "on", "1"):
+            return "true"
+        if low in ("false", "no", "off", "0"):
+            return "false"
+        raise UsageError(f"memex.{s.key} takes true or false, not {value!r}")
+    if s.kind == "choice":
+        if v not in s.choices:
+            raise UsageError(f"memex.{s.key} takes one of: {', '.join(s.choices)}; not {value!r}")
+        return v
+    # path: relative, inside the work tree, no parent references
+    p = v.replace("\\", "/").strip("/")
+    if not p or p.startswith("~") or os.path.isabs(v) or any(part in ("..", ".git", "") for part in p.split("/")):
+        raise UsageError(f"memex.{s.key} must be a relative folder inside the work tree, not {value!r}")
+    return p
+
+
+# ----------------------------------------------------------------- data root
+def data_root() -> Path:
+    env = os.environ.get("GIT_MEMEX_HOME")
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "win32" and os.environ.get("APPDATA"):
+        return Path(os.environ["APPDATA"]) / "git-memex"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    if xdg:
+        return Path(xdg) / "git-memex"
+    return Path.home() / ".local" / "share" / "git-memex"
+
+
+# ----------------------------------------------------------------- git
+@dataclass(frozen=True)
+class Repo:
+    work_tree: Path
+    git_dir: Path  # per-worktree git dir (holds this work tree's index of memories)
+    common_dir: Path  # shared by all worktrees of the repository
+    origin_url: str | None
+
+
+def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            check=False,
+        )
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return None
+
+
+def discover_repo(cwd: Path | None = None) -> Repo | None:
+    """The repository around cwd, or None (no git, or not inside a work tree)."""
+    r = _git(["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"], cwd)
+    if r is None or r.returncode != 0:
+        return None
+    lines = r.stdout.splitlines()
+    if len(lines) < 3 or not lines[0]:
+        return None  # bare repository or inside .git
+    base = Path(cwd or os.getcwd())
+    common = Path(lines[2])
+    if not common.is_absolute():
+        common = (base / common).resolve()
+    return Repo(work_tree=Path(lines[0]), git_dir=Path(lines[1]), common_dir=common, origin_url=None)
+
+
+def read_config(cwd: Path | None = None) -> dict[str, str]:
+    """memex.* settings (repo overrides global) and the origin URL, from one `git config` call."""
+    r = _git(["config", "-z", "--get-regexp", r"^(memex\.|remote\.origin\.url$)"], cwd)
+    out: dict[str, str] = {}
+    if r is None or r.returncode not in (0, 1):
+        return out
+    for item in r.stdout.split("\0"):
+        if not item:
+            continue
+        key, _, value = item.partition("\n")
+        out[key.lower()] = value  # later (more local) entries win
+    return out
+
+
+# ----------------------------------------------------------------- identity
+_SCP_RE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
+
+
+def normalize_remote_url(url: str) -> str:
+    """One spelling for the ssh and https forms of the same remote: host/path, lower case."""
+    u = url.strip()
+    m = re.match(r"^[a-z][a-z0-9+.-]*://", u, re.I)
+    if m:
+        rest = u[m.end():]
+        rest = rest.split("@", 1)[1] if "@" in rest.split("/", 1)[0] else rest
+        host, _, path = rest.partition("/")
+        host = host.split(":", 1)[0]  # drop ports
+    else:
+        sm = _SCP_RE.match(u)
+        if sm:
+            host, path = sm.group(1), sm.group(2)
+        else:
+            host, path = "", u
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[:-4]
+    return f"{host.lower()}/{path.lower()}".strip("/")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def repo_identity(origin_url: str | None, fallback_path: Path) -> str:
+    if origin_url:
+        return "git-origin-sha256:" + _sha(normalize_remote_url(origin_url))
+    return "path-sha256:" + _sha(str(fallback_path.resolve()))
+
+
+def _slug(name: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
+    return s[:40] or "project"
+
+
+# ----------------------------------------------------------------- context
+@dataclass
+class Context:
+    """Everything a command needs to know about where it runs; built once per process."""
+
+    data_root: Path
+    cwd: Path
+    repo: Repo | None
+    config: dict[str, str] = field(default_factory=dict)
+
+    def setting(self, key: str) -> str:
+        s = SETTINGS[key]
+        raw = self.config.get(f"memex.{key.lower()}")
+        if raw is None:
+            return s.default
+        try:
+            return validate_setting(key, raw)
+        except UsageError:
+            return s.default
+
+    def int_setting(self, key: str) -> int:
+        return int(self.setting(key))
+
+    def bool_setting(self, key: str) -> bool:
+        return self.setting(key) == "true"
+
+    @property
+    def origin_url(self) -> str | None:
+        return self.config.get("remote.origin.url") or None
+
+    @property
+    def project_root(self) -> Path:
+        """The main work tree (shared by worktrees), or cwd outside git."""
+        if self.repo is None:
+            return self.cwd
+        c = self.repo.common_dir
+        return c.parent if c.name == ".git" else c
+
+    @property
+    def repo_id(self) -> str:
+        return repo_identity(self.origin_url, self.project_root)
+
+    @property
+    def project_name(self) -> str:
+        url = self.origin_url
+        if url:
+            return normalize_remote_url(url).rsplit("/", 1)[-1]
+        return self.project_root.name
+
+    @property
+    def project_key(self) -> str:
+        return f"{_slug(self.project_name)}-{self.repo_id.split(':', 1)[1][:12]}"
+
+    # folders in the data root
+    @property
+    def personal_dir(self) -> Path:
+        return self.data_root / "memories" / "personal"
+
+    @property
+    def outbox_dir(self) -> Path:
+        return self.data_root / "memories" / "outbox" / self.project_key
+
+    @property
+    def private_dir(self) -> Path:
+        return self.data_root / "memories" / "private" / self.project_key
+
+    @property
+    def home_index(self) -> Path:
+        return self.data_root / INDEX_NAME
+
+    # the repository
+    @property
+    def memory_dir_rel(self) -> str:
+        return self.setting("memoryDir")
+
+    @property
+    def memory_dir(self) -> Path | None:
+        if self.repo is None:
+            return None
+        return self.repo.work_tree / self.memory_dir_rel
+
+    @property
+    def repo_index(self) -> Path | None:
+        if self.repo is None:
+            return None
+        return self.repo.git_dir / "memex" / INDEX_NAME
+
+    def require_repo(self, what: str) -> Repo:
+        if self.repo is None:
+            raise MemexError(f"{what} needs a git repository; run it inside one (cd into your project)", 1)
+        return self.repo
+
+
+def load_context(cwd: Path | None = None) -> Context:
+    here = Path(cwd or os.getcwd())
+    repo = discover_repo(here)
+    config = read_config(here)
+    return Context(data_root=data_root(), cwd=here, repo=repo, config=config)

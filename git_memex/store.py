@@ -1,0 +1,133 @@
+"""Memory files on disk: atomic writes, careful reads, deletes.
+
+A write is a temp file in the same folder, fsynced, then renamed over the target,
+so a reader (or a crash) sees the old file or the new one, never half of either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from git_memex import frontmatter
+from git_memex.model import Memory, ValidationError, from_parsed, is_valid_id, validate
+
+
+class UnreadableMemory(ValueError):
+    """A file in a memory folder that cannot be used; the message says why (quarantine reason)."""
+
+
+def fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        crash_point("store.before_rename")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def crash_point(name: str) -> None:
+    """Fault injection for crash-safety tests: GIT_MEMEX_CRASH_AT=<name> kills the process here."""
+    if os.environ.get("GIT_MEMEX_CRASH_AT") == name:
+        os._exit(137)
+
+
+def memory_path(folder: Path, memory_id: str) -> Path:
+    if not is_valid_id(memory_id):
+        raise ValidationError(f"{memory_id!r} is not a memory id")
+    return folder / f"{memory_id}.md"
+
+
+def write_memory(folder: Path, m: Memory, *, private: bool = False) -> Path:
+    """Validate and write one memory into folder as <id>.md."""
+    validate(m)
+    path = memory_path(folder, m.id)
+    if private:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write_text(path, frontmatter.serialize(m.fm, m.body), mode=0o600 if private else None)
+    m.path = path
+    return path
+
+
+def read_raw(path: Path) -> tuple[dict, str]:
+    """Parse a memory file as written (no normalisation); refuses links and oddities."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise UnreadableMemory("file is gone") from None
+    except OSError as exc:
+        raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnreadableMemory("is a symbolic link; memory files must be regular files")
+    if not stat.S_ISREG(st.st_mode):
+        raise UnreadableMemory("is not a regular file")
+    if st.st_size > frontmatter.MAX_FILE_BYTES:
+        raise UnreadableMemory(f"is larger than {frontmatter.MAX_FILE_BYTES // 1024} KiB")
+    try:
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags)
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read(frontmatter.MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
+    try:
+        return frontmatter.parse_bytes(raw)
+    except frontmatter.FrontmatterError as exc:
+        raise UnreadableMemory(str(exc)) from None
+
+
+def read_memory(path: Path) -> Memory:
+    """Read a memory file for use: parsed, normalised, its id checked against its name."""
+    fm, body = read_raw(path)
+    mid = fm.get("id")
+    if mid is None:
+        raise UnreadableMemory("has no id in its frontmatter")
+    if not is_valid_id(str(mid)):
+        raise UnreadableMemory(f"has an id {mid!r} that is not a valid memory id")
+    if str(mid) != path.stem:
+        raise UnreadableMemory(f"has id {mid} but is named {path.name}; the id must equal the file name")
+    fm["id"] = str(mid)
+    return from_parsed(fm, body, path)
+
+
+def delete_file(path: Path) -> bool:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    fsync_dir(path.parent)
+    return True
+
+
+def list_md(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return [e for e in it if e.name.endswith(".md") and not e.name.startswith(".")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []

@@ -1,0 +1,228 @@
+"""The everyday CLI through real processes: add, show, list, search, supersede, status, forget."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from conftest import git, run_cli
+
+ULID_LEN = 26
+
+
+def add(*args: str, **kw) -> dict:
+    r = run_cli("add", *args, "--json", **kw)
+    assert r.code == 0, r.err
+    return r.json()
+
+
+def test_add_project_memory_lands_in_outbox_not_repo(repo: Path, isolated_env: Path):
+    res = add("We deploy with blue-green on Fridays", "--tags", "deploy,ops", "--type", "decision")
+    assert len(res["id"]) == ULID_LEN
+    assert res["scope"] == "project" and res["review_state"] == "draft"
+    assert res["duplicate_of"] is None and res["near_duplicates"] == [] and res["masked"] == []
+    assert not (repo / ".ai").exists()  # never in the work tree
+    assert git("status", "--porcelain", cwd=repo).stdout == ""
+    files = list((isolated_env / "data" / "memories" / "outbox").rglob("*.md"))
+    assert [f.stem for f in files] == [res["id"]]
+    shown = run_cli("show", res["id"], "--json").json()
+    assert shown["frontmatter"]["tags"] == ["deploy", "ops"]
+    assert shown["body"] == "We deploy with blue-green on Fridays"
+
+
+def test_personal_and_private_memories_stay_out_of_the_work_tree(repo: Path, isolated_env: Path):
+    p = add("I prefer short commit messages", "--scope", "personal")
+    q = add("our staging box is 10.1.2.3", "--visibility", "private")
+    data = isolated_env / "data" / "memories"
+    assert (data / "personal" / f"{p['id']}.md").exists()
+    assert list((data / "private").rglob(f"{q['id']}.md"))
+    assert git("status", "--porcelain", "--ignored", cwd=repo).stdout == ""
+    mode = os.stat(data / "personal" / f"{p['id']}.md").st_mode & 0o777
+    assert mode == 0o600
+
+
+def test_search_json_shape_and_lanes(repo: Path):
+    a = add("PostgreSQL 16 is the billing database", "--tags", "db")
+    add("Use ruff for linting Python code")
+    r = run_cli("search", "billing database", "--json")
+    assert r.code == 0, r.err
+    res = r.json()
+    assert res["query"] == "billing database"
+    hit = res["hits"][0]
+    assert hit["id"] == a["id"]
+    for key in ("id", "scope", "type", "status", "review_state", "snippet", "score", "lanes"):
+        assert key in hit
+    assert "bm25" in hit["lanes"]  # "database" also expands to the synonym "db" (a tag here)
+    assert len(res["hits"]) == 1  # OR semantics but nothing else matches
+
+
+def test_search_finds_two_character_chinese_word(repo: Path):
+    a = add("数据库迁移之前一定要先备份生产环境", "--type", "lesson")
+    add("前端构建使用 vite")
+    res = run_cli("search", "备份", "--json").json()
+    assert [h["id"] for h in res["hits"]] == [a["id"]]
+    assert "cjk" in res["hits"][0]["lanes"]
+    mixed = run_cli("search", "vite 构建", "--json").json()
+    assert mixed["hits"] and "vite" in mixed["hits"][0]["snippet"]
+
+
+def test_explain_shows_expression_and_reasons(repo: Path):
+    add("Redis is the session store", "--importance", "high")
+    r = run_cli("search", "session store", "--explain")
+    assert r.code == 0
+    assert "fts:" in r.out and '"session"*' in r.out
+    assert "bm25" in r.out and "importance×1.1" in r.out
+
+
+def test_fts_syntax_in_user_text_never_errors(repo: Path):
+    add("quotes and stars are fine")
+    for q in ['"', '*', 'NEAR(a b', 'a:b', 'AND OR NOT', '(((', "'; DROP TABLE memories; --", "\\"]:
+        r = run_cli("search", q, "--json")
+        assert r.code == 0, (q, r.err)
+        assert "hits" in r.json()
+
+
+def test_identical_content_is_not_written_twice(repo: Path):
+    a = add("Always run make lint before pushing")
+    b = add("Always   run make lint\nbefore pushing")
+    assert b["id"] is None and b["duplicate_of"] == a["id"]
+    c = add("Always run make lint before pushing", "--scope", "personal")  # other scope: written
+    assert c["id"]
+
+
+def test_near_duplicates_are_reported_but_saved(repo: Path):
+    a = add("the integration tests need docker compose running locally first")
+    b = add("the integration tests need docker compose running locally first!")
+    assert b["id"] and b["id"] != a["id"]
+    assert b["near_duplicates"] == [a["id"]]
+
+
+def test_supersede_chain_and_search_shows_only_newest(repo: Path):
+    a = add("Node 18 is our runtime")
+    r = run_cli("supersede", a["id"], "Node 22 is our runtime", "--json")
+    assert r.code == 0, r.err
+    new = r.json()
+    assert new["supersedes"] == a["id"]
+    old = run_cli("show", a["id"], "--json").json()["frontmatter"]
+    assert old["status"] == "superseded" and old["superseded_by"] == new["id"]
+    assert run_cli("show", new["id"], "--json").json()["frontmatter"]["supersedes"] == a["id"]
+    hits = run_cli("search", "runtime", "--json").json()["hits"]
+    assert [h["id"] for h in hits] == [new["id"]]
+    listed = run_cli("list", "--json").json()
+    assert [m["id"] for m in listed["memories"]] == [new["id"]]
+    assert run_cli("list", "--include", "all", "--json").json()["total"] == 2
+    again = run_cli("supersede", a["id"], "Node 24")
+    assert again.code == 2 and "superseded" in again.err
+
+
+def test_hand_broken_chain_is_repaired_on_read(repo: Path, isolated_env: Path):
+    a = add("the API base URL is /v1")
+    b = add("the API base URL is /v2 since March")
+    # hand-edit: b claims to replace a, a knows nothing
+    path = next((isolated_env / "data").rglob(f"{b['id']}.md"))
+    text = path.read_text().replace("supersedes: null", f"supersedes: {a['id']}")
+    path.write_text(text)
+    hits = run_cli("search", "API base URL", "--json").json()["hits"]
+    assert [h["id"] for h in hits] == [b["id"]]
+    r = run_cli("show", a["id"])
+    assert r.code == 0
+    assert "superseded" in r.err and b["id"] in r.err
+
+
+def test_status_rules(repo: Path):
+    a = add("jest is flaky on CI with --watch")
+    assert run_cli("status", a["id"], "deprecated").code == 0
+    hits = run_cli("search", "jest flaky", "--json").json()["hits"]
+    assert hits[0]["status"] == "deprecated"
+    assert run_cli("status", a["id"], "retracted").code == 0
+    assert run_cli("search", "jest flaky", "--json").json()["hits"] == []
+    r = run_cli("status", a["id"], "active")
+    assert r.code == 2 and "retracted" in r.err
+    r = run_cli("status", a["id"], "superseded")
+    assert r.code == 1 and "supersede" in r.err
+
+
+def test_deprecated_ranks_last(repo: Path):
+    a = add("celery workers use the redis broker")
+    b = add("celery beat schedule lives in redis broker config redis")
+    run_cli("status", b["id"], "deprecated")
+    hits = run_cli("search", "redis broker celery", "--json").json()["hits"]
+    assert [h["id"] for h in hits] == [a["id"], b["id"]]
+
+
+def test_forget_hard_and_soft(repo: Path, isolated_env: Path):
+    a = add("temporary note about the build cache")
+    b = add("another note about the deploy cache")
+    assert run_cli("forget", a["id"]).code == 0
+    assert not list((isolated_env / "data").rglob(f"{a['id']}.md"))
+    assert run_cli("show", a["id"]).code == 1
+    assert run_cli("forget", b["id"], "--soft").code == 0
+    fm = run_cli("show", b["id"], "--json").json()["frontmatter"]
+    assert fm["status"] == "retracted"
+    assert run_cli("search", "cache", "--json").json()["hits"] == []
+
+
+def test_id_prefix_lookup_and_bad_ids(repo: Path):
+    a = add("use pnpm, not npm")
+    assert run_cli("show", a["id"][:12], "--json").json()["id"] == a["id"]
+    for bad in ("../../etc/passwd", "01J/..", ""):
+        r = run_cli("show", bad)
+        assert r.code == 1
+        assert "Traceback" not in r.err and r.err.count("\n") == 1
+
+
+def test_bad_input_is_one_sentence_with_documented_exit_code(repo: Path):
+    cases = [
+        (("add", ""), 1, "empty"),
+        (("add", "x y z", "--type", "note"), 1, "invalid choice"),
+        (("add", "x y z", "--scope", "team"), 1, "invalid choice"),
+        (("show", "01JZZZZZZZZZZZZZZZZZZZZZZZ"), 1, "no memory"),
+        (("status", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "active"), 1, "no memory"),
+        (("search", "   "), 1, "query"),
+        (("frobnicate",), 1, "invalid choice"),
+    ]
+    for args, code, words in cases:
+        r = run_cli(*args)
+        assert r.code == code, (args, r.code, r.err)
+        assert words in r.err, (args, r.err)
+        assert "Traceback" not in r.err
+        assert len(r.err.strip().splitlines()) == 1, r.err
+
+
+def test_unreadable_data_root_is_one_sentence(repo: Path, tmp_path: Path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    r = run_cli("add", "hello there world", env={"GIT_MEMEX_HOME": str(blocker / "sub")})
+    assert r.code == 2
+    assert "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_works_without_git(nogit: Path):
+    a = add("no git here but memories still work")
+    hits = run_cli("search", "memories", "--json").json()["hits"]
+    assert [h["id"] for h in hits] == [a["id"]]
+    w = run_cli("where", "--json").json()
+    assert w["memory_dir"] is None and w["repo_id"].startswith("path-sha256:")
+
+
+def test_list_newest_first_and_filters(repo: Path):
+    ids = [add(f"memory number {i} about topic {i}", "--type", "fact" if i % 2 else "lesson")["id"] for i in range(4)]
+    res = run_cli("list", "--json").json()
+    assert [m["id"] for m in res["memories"]] == list(reversed(ids))
+    assert res["total"] == 4
+    lessons = run_cli("list", "--type", "lesson", "--json").json()
+    assert {m["id"] for m in lessons["memories"]} == {ids[0], ids[2]}
+    assert run_cli("list", "--limit", "1", "--json").json()["total"] == 4
+
+
+def test_corrupt_index_is_rebuilt(repo: Path, isolated_env: Path):
+    a = add("the cache key includes the lockfile hash")
+    db = isolated_env / "data" / "index.db"
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    hits = run_cli("search", "lockfile", "--json").json()["hits"]
+    assert [h["id"] for h in hits] == [a["id"]]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
