@@ -1,0 +1,88 @@
+"""`git memex init`: set the current repository up (idempotent), or undo it with --uninstall."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("init", help="set up the current repository (memory folder, merge driver, hooks, agents)",
+                       description="Set up the current git repository: the memory folder, the .gitattributes line, "
+                       "the merge driver in the repository's git config, chained git hooks, the AGENTS.md pointer "
+                       "line and, with --client, the editor's MCP configuration. Running it again changes nothing.")
+    p.add_argument("--yes", "-y", action="store_true", help="take the defaults without asking")
+    p.add_argument("--client", choices=CLIENT_CHOICES, help="also write this editor's MCP configuration")
+    p.add_argument("--claude-hooks", action="store_true",
+                   help="with --client claude: also add SessionStart/UserPromptSubmit hooks to .claude/settings.json")
+    p.add_argument("--no-hooks", action="store_true", help="do not install git hooks")
+    p.add_argument("--uninstall", action="store_true", help="remove our hooks (restoring chained ones) and the merge driver")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.set_defaults(func=run)
+
+
+def _ask(question: str, default: str) -> str:
+    try:
+        answer = input(f"{question} [{default}]: ").strip()
+    except EOFError:
+        return default
+    return answer or default
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.commands._common import emit_json
+    from git_memex.errors import MemexError
+    from git_memex.install import init_repo, uninstall
+    from git_memex.paths import load_context
+
+    ctx = load_context()
+    if ctx.repo is None:
+        raise MemexError("not inside a git repository; run `git init` first, or cd into your project", 1)
+    if args.uninstall:
+        rep = uninstall(ctx)
+    else:
+        client = args.client
+        hooks = not args.no_hooks
+        claude_hooks = args.claude_hooks
+        if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
+            if client is None:
+                c = _ask(f"Configure an editor's MCP server? ({'/'.join(('none', *CLIENT_CHOICES))})", "none")
+                if c not in ("none", *CLIENT_CHOICES):
+                    raise MemexError(f"unknown editor {c!r}; choose one of: none, {', '.join(CLIENT_CHOICES)}", 1)
+                client = None if c == "none" else c
+            if hooks:
+                hooks = _ask("Install git hooks (secret scan, index refresh on pull)? (y/n)", "y").lower().startswith("y")
+            if client == "claude" and not claude_hooks:
+                claude_hooks = _ask("Add Claude Code session hooks (context + keyword capture)? (y/n)", "y").lower().startswith("y")
+        rep = init_repo(ctx, hooks=hooks)
+        if client:
+            from git_memex import clients
+
+            w = clients.write_config(client, ctx.repo.work_tree, Path.home())
+            rep.add(f"{client} MCP config {w.path}", w.action)
+            if w.action == "printed":
+                rep.snippets.append(f"{w.path} is not plain JSON, so it was left alone; add this yourself:\n{w.snippet}")
+            g = clients.write_agent_guidance(ctx.repo.work_tree, client, ctx.memory_dir_rel)
+            rep.add(f"agent guidance {g.path}", g.action)
+            if client == "claude" and claude_hooks:
+                h = clients.write_claude_hooks(ctx.repo.work_tree)
+                rep.add(f"Claude Code hooks {h.path}", h.action)
+                if h.action == "printed":
+                    rep.snippets.append(f"{h.path} is not plain JSON; add this yourself:\n{h.snippet}")
+        from git_memex.ops import reindex
+
+        reindex(ctx, trigger="init")
+    if args.json:
+        emit_json({"steps": [s.__dict__ for s in rep.steps], "snippets": rep.snippets, "changed": rep.changed})
+        return 0
+    for s in rep.steps:
+        print(f"{s.action:9}  {s.what}" + (f"  ({s.detail})" if s.detail else ""))
+    for snip in rep.snippets:
+        print()
+        print(snip)
+    if not args.uninstall and not rep.changed:
+        print("already set up; nothing changed")
+    return 0

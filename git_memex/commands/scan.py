@@ -1,0 +1,54 @@
+"""`git memex scan [--staged] [PATH...]`: secret and format scan of memory files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("scan", help="scan memory files for secrets (prints path:line: rule, never the secret)",
+                       description="Scan memory files for secrets and invalid frontmatter. With --staged, scan the "
+                       "staged blobs (what a commit would record). Prints path:line: rule; exit 1 on findings.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files to scan (default: the memory folder)")
+    p.add_argument("--staged", action="store_true", help="scan staged memory files instead of the work tree")
+    p.add_argument("--secrets-only", action="store_true", help="skip the frontmatter checks")
+    p.add_argument("--format-only", action="store_true", help="skip the secret checks")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.errors import MemexError
+    from git_memex.paths import load_context
+    from git_memex.scan import check_bytes
+
+    ctx = load_context()
+    kw = {"secrets": not args.format_only, "fmt": not args.secrets_only}
+    findings = []
+    if args.staged:
+        from git_memex import git
+
+        repo = git.open_repo(ctx.require_repo("scan --staged").work_tree)
+        for f in git.staged_memory_files(repo, ctx.memory_dir_rel):
+            findings.extend(check_bytes(f.path, f.data, **kw))
+    else:
+        paths = [Path(p) for p in args.paths]
+        if not paths:
+            folder = ctx.memory_dir
+            if folder is None:
+                raise MemexError("no files given and no repository memory folder here", 1)
+            paths = sorted(folder.glob("*.md"))
+        for p in paths:
+            try:
+                data = p.read_bytes()
+            except OSError as exc:
+                raise MemexError(f"cannot read {p} ({exc.strerror})", 1) from None
+            in_repo = True
+            findings.extend(check_bytes(str(p), data, in_repo=in_repo, **kw))
+    for f in findings:
+        print(str(f))
+    if findings:
+        print(f"git-memex: {len(findings)} finding(s)", file=sys.stderr)
+        return 1
+    return 0
