@@ -133,8 +133,8 @@ def discover_repo(cwd: Path | None = None) -> Repo | None:
 
 
 def read_config(cwd: Path | None = None) -> dict[str, str]:
-    """memex.* settings (repo overrides global) and the origin URL, from one `git config` call."""
-    r = _git(["config", "-z", "--get-regexp", r"^(memex\.|remote\.origin\.url$)"], cwd)
+    """memex.* settings (repo overrides global), the origin URL and the user, from one `git config` call."""
+    r = _git(["config", "-z", "--get-regexp", r"^(memex\.|remote\.origin\.url$|user\.name$|user\.email$)"], cwd)
     out: dict[str, str] = {}
     if r is None or r.returncode not in (0, 1):
         return out

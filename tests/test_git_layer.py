@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, run_cli
 from git_memex import frontmatter, model
 from git_memex.paths import normalize_remote_url, repo_identity
+
+from conftest import git, run_cli
 
 MEM = ".ai/open-memex"
 

@@ -1,0 +1,34 @@
+"""`git memex promote ID`: move a repository memory up the review ladder, or reject it."""
+
+from __future__ import annotations
+
+import argparse
+
+from git_memex.commands._common import add_json, context, emit_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("promote", help="proposed → approved → published; --reject / --resubmit",
+                       description="Advance a repository memory one step (proposed → approved → published), reject "
+                       "it with a note, or resubmit a rejected one. Every step is appended to review_history; "
+                       "a rejection never deletes anything.")
+    p.add_argument("id")
+    p.add_argument("--reject", action="store_true")
+    p.add_argument("--note", help="why (required with --reject)")
+    p.add_argument("--resubmit", action="store_true", help="rejected → proposed")
+    p.add_argument("--by", help="reviewer name (default: git user.name)")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.review import promote
+
+    r = promote(context(), args.id, reject=args.reject, note=args.note, resubmit=args.resubmit, by=args.by)
+    if args.json:
+        emit_json(r)
+        return 0
+    print(f"{r['id']}: {r['from']} → {r['to']} (by {r['by']})")
+    if r["to"] == "rejected":
+        print("nothing was deleted: revise and `--resubmit`, close the PR, or keep it as a record")
+    return 0

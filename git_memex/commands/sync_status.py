@@ -1,0 +1,41 @@
+"""`git memex sync-status`: last sync, outbox, review states in the repository, uncommitted files."""
+
+from __future__ import annotations
+
+import argparse
+
+from git_memex.commands._common import add_json, context, emit_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sync-status", help="last sync, outbox, repository review states, uncommitted files",
+                       description="Show the last index sync (when, and what triggered it), the outbox drafts, "
+                       "repository memories by review state, uncommitted memory files, possible contradictions, "
+                       "and the next command to run.")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.review import sync_status
+
+    s = sync_status(context())
+    if args.json:
+        emit_json(s)
+        return 0
+    last = s["last_sync"]
+    print(f"last sync: {last['at']} ({last['trigger']})" if last else "last sync: never")
+    print(f"outbox: {len(s['outbox'])} draft(s)")
+    for o in s["outbox"]:
+        print(f"  {o['id']} [{o['review_state']}] {o['snippet'][:80]}")
+    if not s["git"]:
+        print("repository: none (project memories stay local until you work in a git repository)")
+    else:
+        counts = ", ".join(f"{k} {len(v)}" for k, v in s["repo"].items() if v) or "none"
+        print(f"repository: {counts}")
+        for f in s["uncommitted"]:
+            print(f"  uncommitted: {f}")
+    for c in s["contradictions"]:
+        print(f"possible contradiction: {c['a']} and {c['b']} (a human decides; both stay active)")
+    print(f"next: {s['next']}")
+    return 0

@@ -1,0 +1,351 @@
+"""Team review with real repositories: propose, submit, promote, sync-status, pr-status, log, distill."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from git_memex import frontmatter
+
+from conftest import git, run_cli
+
+MEM = ".ai/open-memex"
+
+
+def add(*args: str, **kw) -> str:
+    r = run_cli("add", *args, "--json", **kw)
+    assert r.code == 0, r.err
+    return r.json()["id"]
+
+
+def outbox_files(isolated_env: Path) -> list[Path]:
+    return sorted((isolated_env / "data" / "memories" / "outbox").rglob("*.md"))
+
+
+def fm_of(path: Path) -> dict:
+    return frontmatter.parse(path.read_text())[0]
+
+
+@pytest.fixture
+def ready(repo: Path) -> Path:
+    assert run_cli("init", "--yes").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "set up git-memex", cwd=repo)
+    return repo
+
+
+# ------------------------------------------------------------------ propose
+def test_propose_copies_personal_memory_into_the_outbox(ready: Path, isolated_env: Path):
+    p = add("the retry budget for flaky network tests is three", "--scope", "personal", "--tags", "testing")
+    r = run_cli("propose", p, "--json")
+    assert r.code == 0, r.err
+    (item,) = r.json()["proposed"]
+    assert item["source"] == p and item["id"] != p and item["review_state"] == "draft"
+    (draft,) = outbox_files(isolated_env)
+    fm = fm_of(draft)
+    assert fm["derived_from"] == p and fm["proposed_by"] == "Test User"
+    assert fm["visibility"] == "internal" and fm["scope"] == "project" and fm["tags"] == ["testing"]
+    assert run_cli("show", p, "--json").json()["frontmatter"]["scope"] == "personal"  # original stays
+    again = run_cli("propose", p, "--json").json()["proposed"][0]
+    assert again["id"] == item["id"] and again["existing"] is True
+    assert len(outbox_files(isolated_env)) == 1
+
+
+def test_propose_is_all_or_nothing(ready: Path, isolated_env: Path):
+    p = add("personal note one about vim", "--scope", "personal")
+    r = run_cli("propose", p, "01JZZZZZZZZZZZZZZZZZZZZZZZ")
+    assert r.code == 1 and "no memory" in r.err
+    assert outbox_files(isolated_env) == []
+    proj = add("a project draft, not personal")
+    r = run_cli("propose", p, proj)
+    assert r.code == 1 and "not a personal memory" in r.err
+    assert [f.stem for f in outbox_files(isolated_env)] == [proj]
+
+
+def test_propose_local_approve(ready: Path, isolated_env: Path):
+    p = add("solo projects skip the PR", "--scope", "personal")
+    item = run_cli("propose", p, "--local-approve", "--json").json()["proposed"][0]
+    assert item["review_state"] == "approved"
+    fm = fm_of(outbox_files(isolated_env)[0])
+    assert fm["approved_by"] == "Test User"
+    assert fm["review_history"][-1]["to"] == "approved"
+
+
+# ------------------------------------------------------------------ submit
+def test_submit_commits_only_memory_files_and_leaves_other_changes(ready: Path, isolated_env: Path):
+    d1 = add("the payments service retries webhooks five times")
+    d2 = add("staging uses a separate stripe account")
+    (ready / "staged.txt").write_text("staged\n")
+    git("add", "staged.txt", cwd=ready)
+    (ready / "README.md").write_text("demo\nunstaged edit\n")
+    status_before = git("status", "--porcelain", cwd=ready).stdout
+    r = run_cli("submit", d1, d2, "--json")
+    assert r.code == 0, r.err
+    res = r.json()
+    assert res["committed"] and {s["id"] for s in res["submitted"]} == {d1, d2}
+    assert all(s["review_state"] == "proposed" for s in res["submitted"])
+    assert res["push_command"] == "git push -u origin main"
+    assert res["pr_command"].startswith("gh pr create")
+    changed = git("show", "--name-only", "--format=", "HEAD", cwd=ready).stdout.split()
+    assert sorted(changed) == sorted([f"{MEM}/{d1}.md", f"{MEM}/{d2}.md"])
+    # the user's staged and unstaged work is exactly as it was
+    assert git("status", "--porcelain", cwd=ready).stdout == status_before.replace(f"?? {MEM}/\n", "")
+    assert "A  staged.txt" in git("status", "--porcelain", cwd=ready).stdout
+    assert " M README.md" in git("status", "--porcelain", cwd=ready).stdout
+    assert outbox_files(isolated_env) == []
+    fm = fm_of(ready / MEM / f"{d1}.md")
+    assert fm["review_state"] == "proposed" and fm["review_history"][-1]["from"] == "draft"
+    hits = run_cli("search", "payments webhooks", "--json").json()["hits"]
+    assert hits[0]["id"] == d1 and hits[0]["location"] == "repo"
+    # idempotent
+    again = run_cli("submit", d1, "--json").json()
+    assert again["committed"] is False and again["skipped_identical"] == [d1]
+
+
+def test_submit_keeps_approved_and_refuses_personal_and_private(ready: Path, isolated_env: Path):
+    p = add("only mine", "--scope", "personal")
+    r = run_cli("submit", p)
+    assert r.code == 1 and "personal memory and never enters a repository" in r.err
+    q = add("our vpn password rotates monthly", "--visibility", "private")
+    r = run_cli("submit", q)
+    assert r.code == 1 and "private" in r.err
+    p2 = add("solo approved thing about caching layers", "--scope", "personal")
+    a = run_cli("propose", p2, "--local-approve", "--json").json()["proposed"][0]["id"]
+    res = run_cli("submit", a, "--json").json()
+    assert res["submitted"][0]["review_state"] == "approved"
+    assert git("rev-list", "--count", "HEAD", cwd=ready).stdout.strip() == "3"
+
+
+def test_submit_refuses_a_secret_in_a_hand_edited_draft(ready: Path, isolated_env: Path):
+    d = add("deploys need the release token")
+    (draft,) = outbox_files(isolated_env)
+    draft.write_text(draft.read_text().replace("release token", "release token glpat-abcdefghij0123456789"))
+    head = git("rev-parse", "HEAD", cwd=ready).stdout
+    r = run_cli("submit", d)
+    assert r.code == 2 and "gitlab" in r.err and "glpat-abcdefghij" not in r.err
+    assert git("rev-parse", "HEAD", cwd=ready).stdout == head
+    assert draft.exists()
+
+
+def test_submit_aborts_on_same_id_with_different_content(ready: Path, isolated_env: Path):
+    d = add("the cdn purges on every release")
+    (draft,) = outbox_files(isolated_env)
+    other = draft.read_text().replace("every release", "every hour")
+    (ready / MEM / f"{d}.md").write_text(other)
+    git("add", "-A", cwd=ready)
+    git("commit", "-q", "-m", "someone else's version", cwd=ready)
+    head = git("rev-parse", "HEAD", cwd=ready).stdout
+    r = run_cli("submit", d)
+    assert r.code == 2 and "different content" in r.err
+    assert git("rev-parse", "HEAD", cwd=ready).stdout == head
+    assert draft.exists()
+
+
+def test_submit_on_a_new_branch_with_suffix_on_clash(ready: Path, isolated_env: Path):
+    git("branch", "memex/review", cwd=ready)
+    d = add("feature toggles are read at startup only")
+    res = run_cli("submit", d, "--branch", "memex/review", "--json").json()
+    assert res["branch"] == "memex/review-2"
+    assert git("symbolic-ref", "--short", "HEAD", cwd=ready).stdout.strip() == "memex/review-2"
+    assert res["base"] == "main"
+    assert "--base main --head memex/review-2" in res["pr_command"]
+    assert git("rev-list", "--count", "main", cwd=ready).stdout.strip() == "2"
+    assert git("rev-list", "--count", "memex/review-2", cwd=ready).stdout.strip() == "3"
+
+
+@pytest.mark.parametrize("point", ["submit.after_journal", "submit.after_files", "submit.after_commit",
+                                   "store.before_rename"])
+def test_submit_killed_at_any_point_then_rerun_leaves_exactly_one_copy(ready: Path, isolated_env: Path, point: str):
+    d = add("queue consumers must be idempotent")
+    r = run_cli("submit", d, env={"GIT_MEMEX_CRASH_AT": point})
+    assert r.code == 137
+    r = run_cli("submit", d, "--json")
+    assert r.code == 0, r.err
+    assert outbox_files(isolated_env) == []
+    assert (ready / MEM / f"{d}.md").exists()
+    log = git("log", "--format=%H", "--", f"{MEM}/{d}.md", cwd=ready).stdout.split()
+    assert len(log) == 1
+    assert fm_of(ready / MEM / f"{d}.md")["review_state"] == "proposed"
+    assert not list((isolated_env / "data" / "journal").glob("*.json"))
+    assert [h["id"] for h in run_cli("search", "idempotent consumers", "--json").json()["hits"]] == [d]
+
+
+# ------------------------------------------------------------------ promote
+def submitted(ready: Path, text: str) -> str:
+    d = add(text)
+    assert run_cli("submit", d).code == 0
+    return d
+
+
+def test_promote_ladder_reject_and_resubmit(ready: Path):
+    d = submitted(ready, "integration tests run against a real postgres")
+    assert run_cli("promote", d, "--by", "alice").code == 0
+    fm = fm_of(ready / MEM / f"{d}.md")
+    assert fm["review_state"] == "approved" and fm["approved_by"] == "alice"
+    r = run_cli("promote", d, "--reject")
+    assert r.code == 1 and "--note" in r.err
+    assert run_cli("promote", d, "--reject", "--note", "needs a source", "--by", "bob").code == 0
+    fm = fm_of(ready / MEM / f"{d}.md")
+    assert fm["review_state"] == "rejected" and fm["approved_by"] is None
+    assert (ready / MEM / f"{d}.md").exists()  # never deleted
+    r = run_cli("promote", d)
+    assert r.code == 1 and "--resubmit" in r.err
+    assert run_cli("promote", d, "--resubmit").code == 0
+    assert run_cli("promote", d).code == 0
+    assert run_cli("promote", d).code == 0
+    fm = fm_of(ready / MEM / f"{d}.md")
+    assert fm["review_state"] == "published"
+    steps = [(h["from"], h["to"]) for h in fm["review_history"]]
+    assert steps == [("draft", "proposed"), ("proposed", "approved"), ("approved", "rejected"),
+                     ("rejected", "proposed"), ("proposed", "approved"), ("approved", "published")]
+    assert all(set(h) == {"at", "by", "from", "to", "note"} for h in fm["review_history"])
+    assert fm["review_history"][2]["note"] == "needs a source" and fm["review_history"][2]["by"] == "bob"
+    assert run_cli("promote", d).code == 1
+
+
+def test_promote_refuses_outbox_drafts(ready: Path):
+    d = add("not yet submitted")
+    r = run_cli("promote", d)
+    assert r.code == 1 and "submit it first" in r.err
+
+
+def test_reviewed_knowledge_ranks_above_drafts(ready: Path):
+    draft = add("the build cache lives in s3 bucket alpha")
+    pub = submitted(ready, "the build cache lives in s3 bucket beta")
+    run_cli("promote", pub)
+    run_cli("promote", pub)
+    hits = run_cli("search", "build cache s3 bucket", "--json").json()["hits"]
+    assert [h["id"] for h in hits[:2]] == [pub, draft]
+
+
+# ------------------------------------------------------------------ sync-status
+def test_sync_status_reports_the_pipeline(ready: Path):
+    d1 = add("draft waiting in the outbox about logging")
+    d2 = submitted(ready, "proposed memory about tracing")
+    run_cli("promote", d2)
+    r = run_cli("sync-status", "--json")
+    assert r.code == 0, r.err
+    s = r.json()
+    assert [o["id"] for o in s["outbox"]] == [d1]
+    assert s["repo"]["approved"] == [d2]
+    assert s["uncommitted"] == [f"{MEM}/{d2}.md"]
+    assert s["last_sync"]["trigger"] == "sync-status"
+    assert s["next"].startswith("git memex submit")
+
+
+def test_contradictions_are_surfaced_not_resolved(ready: Path):
+    a = add("the api rate limit is 100 requests per minute per token for the public api", "--type", "constraint")
+    b = add("the api rate limit is 500 requests per minute per token for partners only", "--type", "constraint")
+    s = run_cli("sync-status", "--json").json()
+    pairs = {(c["a"], c["b"]) for c in s["contradictions"]}
+    assert (min(a, b), max(a, b)) in pairs
+    d = run_cli("doctor", "--json").json()
+    assert any(c["name"] == "possible contradiction" for c in d["checks"])
+    for mid in (a, b):
+        assert run_cli("show", mid, "--json").json()["frontmatter"]["status"] == "active"
+
+
+# ------------------------------------------------------------------ pr-status with a fake gh
+def fake_gh(tmp_path: Path, payload: dict | None, exit_code: int = 0, stderr: str = "") -> dict:
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    gh = bindir / "gh"
+    data = json.dumps(payload) if payload is not None else ""
+    gh.write_text(f"#!/bin/sh\ncat <<'EOF'\n{data}\nEOF\necho '{stderr}' >&2\nexit {exit_code}\n")
+    gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
+    return {"PATH": f"{bindir}:{os.environ['PATH']}"}
+
+
+def test_pr_status_maps_review_states(ready: Path, tmp_path: Path):
+    a = submitted(ready, "first memory in the pr about queues")
+    b = submitted(ready, "second memory in the pr about caches")
+    c = submitted(ready, "third memory rejected by a human")
+    run_cli("promote", c, "--reject", "--note", "wrong")
+    files = [{"path": f"{MEM}/{m}.md"} for m in (a, b, c)] + [{"path": "src/app.py"}]
+    env = fake_gh(tmp_path, {"number": 7, "url": "https://x/pr/7", "state": "OPEN", "reviewDecision": "APPROVED",
+                             "reviews": [{"author": {"login": "carol"}, "state": "APPROVED"}], "files": files})
+    r = run_cli("pr-status", "--json", env=env)
+    assert r.code == 0, r.err
+    items = {m["id"]: m for m in r.json()["memories"]}
+    assert items[a]["target"] == "approved" and items[c]["target"] is None
+    assert "never overrides" in items[c]["action"]
+    assert fm_of(ready / MEM / f"{a}.md")["review_state"] == "proposed"  # report only
+    r = run_cli("pr-status", "--apply", "--json", env=env)
+    assert {x["id"] for x in r.json()["applied"]} == {a, b}
+    fm = fm_of(ready / MEM / f"{a}.md")
+    assert fm["review_state"] == "approved" and fm["approved_by"] == "github:carol"
+    assert fm_of(ready / MEM / f"{c}.md")["review_state"] == "rejected"
+    env = fake_gh(tmp_path, {"number": 7, "state": "MERGED", "reviewDecision": "APPROVED", "reviews": [], "files": files})
+    run_cli("pr-status", "--apply", env=env)
+    assert fm_of(ready / MEM / f"{a}.md")["review_state"] == "published"
+    assert fm_of(ready / MEM / f"{c}.md")["review_state"] == "rejected"
+
+
+def test_pr_status_changes_requested_is_only_a_suggestion(ready: Path, tmp_path: Path):
+    a = submitted(ready, "memory under review with changes requested")
+    env = fake_gh(tmp_path, {"number": 8, "state": "OPEN", "reviewDecision": "CHANGES_REQUESTED", "reviews": [],
+                             "files": [{"path": f"{MEM}/{a}.md"}]})
+    r = run_cli("pr-status", "--apply", "--json", env=env)
+    assert r.json()["applied"] == []
+    assert "changes requested" in r.json()["memories"][0]["action"]
+    assert fm_of(ready / MEM / f"{a}.md")["review_state"] == "proposed"
+
+
+def test_pr_status_without_gh_or_without_pr(ready: Path, tmp_path: Path):
+    r = run_cli("pr-status", env={"PATH": str(tmp_path / "empty-bin") + ":/usr/bin:/bin"})
+    assert r.code == 2 and "`gh` is not installed" in r.err
+    env = fake_gh(tmp_path, None, exit_code=1, stderr='no pull requests found for branch "main"')
+    r = run_cli("pr-status", env=env)
+    assert r.code == 2 and "no pull request" in r.err
+
+
+# ------------------------------------------------------------------ log and distill
+def test_log_merges_commits_and_review_history(ready: Path):
+    d = submitted(ready, "the auth service signs tokens with ed25519")
+    run_cli("promote", d, "--by", "alice")
+    git("add", "-A", cwd=ready)
+    git("commit", "-q", "-m", "approve memory", cwd=ready)
+    r = run_cli("supersede", d, "the auth service signs tokens with ed25519, rotated yearly", "--json")
+    new = r.json()["id"]
+    r = run_cli("log", d, "--json")
+    assert r.code == 0, r.err
+    events = r.json()["events"]
+    kinds = [e["kind"] for e in events]
+    assert kinds.count("commit") == 2 and kinds[0] == "created"
+    assert any(e["kind"] == "review" and "proposed → approved" in e["what"] and e["by"] == "alice" for e in events)
+    assert [e["at"] for e in events] == sorted(e["at"] for e in events)
+    chain = run_cli("log", new, "--json").json()
+    assert chain["chain"] == [d, new]
+
+
+def _instruction(ready: Path, text: str, *, confidence: str = "high", source: str = "user", scope: str = "project") -> str:
+    if scope == "personal":
+        return add(text, "--scope", "personal", "--role", "instruction")
+    d = submitted(ready, text)
+    path = ready / MEM / f"{d}.md"
+    fm, body = frontmatter.parse(path.read_text())
+    fm.update(role="instruction", instruction_state="approved", confidence=confidence, source=source,
+              review_state="approved", trust_level="reviewed")
+    path.write_text(frontmatter.serialize(fm, body))
+    return d
+
+
+def test_distill_proposes_only_approved_high_confidence_instructions(ready: Path, tmp_path: Path):
+    good = _instruction(ready, "Run make lint before every push")
+    low = _instruction(ready, "Maybe prefer small PRs", confidence="medium")
+    inferred = _instruction(ready, "The agent thinks tabs are better", source="inference")
+    personal = _instruction(ready, "I like emacs keybindings", scope="personal")
+    r = run_cli("distill", "--json")
+    assert r.code == 0, r.err
+    out = r.json()
+    ids = {it["id"] for items in out["groups"].values() for it in items}
+    assert ids == {good}
+    assert low not in out["markdown"] and inferred not in out["markdown"] and personal not in out["markdown"]
+    target = tmp_path / "AGENTS.candidates.md"
+    assert run_cli("distill", "--out", str(target)).code == 0
+    assert f"<!-- memex:{good} -->" in target.read_text()
+    assert not (ready / "AGENTS.candidates.md").exists()
