@@ -1,0 +1,76 @@
+"""v1 → v2 migration through the CLI, with the peer plan vectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from git_memex import frontmatter
+
+from conftest import peer_cases, run_cli
+
+
+def _v1_cases():
+    return [c for c in peer_cases()["migration"] if "v1_file" in c]
+
+
+def test_peer_plan_vectors(nogit: Path, isolated_env: Path):
+    data = isolated_env / "data"
+    for case in _v1_cases():
+        (data / "memories" / "user").mkdir(parents=True, exist_ok=True)
+        (data / "memories" / "user" / f"{case['v1']['id']}.md").write_text(case["v1_file"])
+    dry = run_cli("migrate", "--dry-run", "--json")
+    assert dry.code == 0, dry.err
+    plan = dry.json()
+    assert len(plan["conversions"]) == len(_v1_cases())
+    assert list((data / "memories" / "user").glob("*.md"))  # dry run moved nothing
+    by_id = {Path(c["from"]).stem: c for c in plan["conversions"]}
+    for case in _v1_cases():
+        conv = by_id[case["v1"]["id"]]
+        assert conv["to"].endswith(case["plan_expect"]["to_path"])
+        for needle in case["plan_expect"].get("changes_contain", []):
+            assert any(needle in ch for ch in conv["changes"]), (needle, conv["changes"])
+    real = run_cli("migrate", "--json")
+    assert real.code == 0, real.err
+    backup = Path(real.json()["backup"])
+    assert len(list(backup.glob("*.md"))) == len(_v1_cases())
+    for case in _v1_cases():
+        target = data / case["plan_expect"]["to_path"]
+        text = target.read_text()
+        for needle in case["plan_expect"].get("file_contains", []):
+            assert needle in text
+        fm, body = frontmatter.parse(text)
+        assert fm["scope"] == "personal" and fm["schema_version"] == 2 and body == case["body"]
+        assert isinstance(fm["created_at"], str) and fm["created_at"].endswith("Z")
+    assert not list((data / "memories" / "user").glob("*.md"))
+    # idempotent: nothing left to do
+    again = run_cli("migrate", "--json").json()
+    assert again["conversions"] == [] and again["backup"] is None
+    # and the migrated memories are searchable
+    hits = run_cli("search", "legacy content", "--json").json()["hits"]
+    assert [h["id"] for h in hits] == ["01HOTFIX1"]
+
+
+def test_legacy_repo_folder_moves_into_memory_dir(repo: Path):
+    legacy = repo / ".open-memex"
+    legacy.mkdir()
+    (legacy / "01LEGACYREPO1.md").write_text(
+        "---\nid: 01LEGACYREPO1\nscope_key: project__demo__abc\nscope_kind: project\nproject_name: demo\n"
+        "type: error-solution\npriority: 9\ncreated_at: 1758854400000\nupdated_at: 1758854400000\n---\n\n"
+        "restart the worker after changing env vars\n"
+    )
+    r = run_cli("migrate")
+    assert r.code == 0, r.err
+    target = repo / ".ai" / "open-memex" / "01LEGACYREPO1.md"
+    fm, _ = frontmatter.parse(target.read_text())
+    assert fm["importance"] == "high" and fm["scope"] == "project" and fm["project_name"] == "demo"
+    assert not (legacy / "01LEGACYREPO1.md").exists()
+
+
+def test_broken_v1_file_is_reported_not_lost(nogit: Path, isolated_env: Path):
+    folder = isolated_env / "data" / "memories" / "user"
+    folder.mkdir(parents=True)
+    (folder / "01BROKEN1.md").write_text("---\nid: [oops\n---\n\nx\n")
+    r = run_cli("migrate")
+    assert r.code == 0
+    assert "left alone" in r.out
+    assert (folder / "01BROKEN1.md").exists()
