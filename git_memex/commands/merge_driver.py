@@ -1,0 +1,137 @@
+"""`git-memex merge-driver %O %A %B %P`: the git merge driver for memory files.
+
+git runs this once per file that both branches changed and reads the result back from %A.
+Exit 0 tells git the file is merged, any other status up to 128 that a conflict remains, and
+above 128 makes git abort the whole merge. So this never exits above 1 and never lets an
+exception out: whatever happens, %A ends up holding something a human can finish (a
+conflict-marked merge) or is left as it was. Only `os`/`sys` and the pure merge engine are
+imported, because this runs in a fresh process for every conflicted file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+PREFIX = "git-memex merge-driver"
+
+
+def _say(path: str, reason: str) -> None:
+    with contextlib.suppress(Exception):  # stderr closed: nothing else to do
+        print(f"{PREFIX}: {path}: {reason}", file=sys.stderr)
+
+
+def _decode(raw: bytes) -> str:
+    """Lossless: bytes that are not UTF-8 become lone surrogates and are written back as they were."""
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+def _write_atomic(target: str, data: bytes) -> None:
+    """Replace `target` in one step (temp file in its directory + os.replace), keeping its mode."""
+    try:
+        mode: int | None = os.stat(target).st_mode & 0o7777
+    except OSError:
+        mode = None
+    directory = os.path.dirname(os.path.abspath(target))
+    base = os.path.basename(target)
+    for n in range(100):
+        tmp = os.path.join(directory, f".{base}.memex-{os.getpid()}-{n}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        break
+    else:
+        raise OSError(f"could not create a temporary file next to {target}")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _plain_merge(base: bytes, ours: bytes, theirs: bytes) -> bytes:
+    """The last-resort result: a conflict-marked line merge of the raw bytes."""
+    from git_memex.merge import merge2_lines, merge3_lines, split_lines
+
+    o, t = split_lines(_decode(ours)), split_lines(_decode(theirs))
+    lines, _ = merge3_lines(split_lines(_decode(base)), o, t) if base else merge2_lines(o, t)
+    return _encode("".join(lines))
+
+
+def run(base_path: str, ours_path: str, theirs_path: str, path: str) -> int:
+    """Merge, write %A, report: 0 clean, 1 anything a human must look at."""
+    try:
+        with open(base_path, "rb") as fh:
+            base = fh.read()
+        with open(ours_path, "rb") as fh:
+            ours = fh.read()
+        with open(theirs_path, "rb") as fh:
+            theirs = fh.read()
+    except OSError as exc:
+        _say(path, f"cannot read the merge inputs ({exc.strerror or exc}); left as it was")
+        return 1
+
+    try:
+        from git_memex.merge import merge_texts
+
+        # git hands an empty %O when the file was added on both sides.
+        result = merge_texts(_decode(base) if base else None, _decode(ours), _decode(theirs))
+        data = _encode(result.text)
+    except Exception as exc:  # the engine never raises; this guards against the impossible
+        try:
+            data = _plain_merge(base, ours, theirs)
+        except Exception:
+            _say(path, f"merge failed ({type(exc).__name__}); left as it was")
+            return 1
+        if _write_or_report(ours_path, data, path):
+            _say(
+                path, f"merge failed ({type(exc).__name__}); merged as plain text, check it by hand"
+            )
+        return 1
+
+    if data != ours and not _write_or_report(ours_path, data, path):
+        return 1
+    if result.fallback:
+        _say(path, f"not a memory file ({result.note}); merged as plain text, check it by hand")
+        return 1
+    if not result.clean:
+        fields = ", ".join(c.field for c in result.conflicts)
+        _say(path, f"conflict in {fields}; edit the file or run `git memex resolve {path}`")
+        return 1
+    return 0
+
+
+def _write_or_report(target: str, data: bytes, path: str) -> bool:
+    try:
+        _write_atomic(target, data)
+    except OSError as exc:
+        _say(path, f"cannot write the merge result ({exc.strerror or exc}); left as it was")
+        return False
+    return True
+
+
+def main(argv: list[str]) -> int:
+    """Entry point; argv is [BASE, OURS, THEIRS, PATH] as git passes `%O %A %B %P`."""
+    try:
+        if len(argv) != 4:
+            print(
+                f"{PREFIX}: expected 4 arguments BASE OURS THEIRS PATH (git passes %O %A %B %P), "
+                f"got {len(argv)}.",
+                file=sys.stderr,
+            )
+            return 1
+        return run(*argv)
+    except BaseException as exc:  # KeyboardInterrupt, MemoryError...: exit 1, never above 128
+        _say(argv[3] if len(argv) == 4 else "?", f"interrupted ({type(exc).__name__})")
+        return 1
