@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from git_memex.commands._common import add_json, context, emit_json
-from git_memex.ops import LIFECYCLE_TARGETS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -13,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Change a memory's lifecycle status. retracted → active is refused; "
                        "superseded is reached only through `supersede`.")
     p.add_argument("id")
-    p.add_argument("state", metavar="{" + ",".join(LIFECYCLE_TARGETS) + "}")
+    p.add_argument("state", metavar="{active,deprecated,retracted,archived}")
     add_json(p)
     p.set_defaults(func=run)
 
