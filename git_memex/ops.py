@@ -16,7 +16,7 @@ from git_memex.errors import MemexError, NotFound, UsageError
 from git_memex.index import RefreshStats, Source
 from git_memex.model import Memory, ValidationError
 from git_memex.paths import Context
-from git_memex.store import UnreadableMemory, delete_file, read_memory, write_memory
+from git_memex.store import UnreadableMemory, crash_point, delete_file, read_memory, write_memory
 from git_memex.stores import Found, Stores
 
 LIFECYCLE_TARGETS = ("active", "deprecated", "retracted", "archived")
@@ -164,6 +164,7 @@ def add(
         loc = location_for(scope, m.fm.get("visibility"))
         src = st.source(loc)
         write_memory(src.folder, m, private=loc != "repo")
+        crash_point("add.after_write")
         st.index_for(loc).upsert(m, src)
         return AddResult(
             m.id, scope, m.review_state, None, near, list(red.masked), red.private_spans,
@@ -360,6 +361,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
         src = st.source(loc) if loc in ("personal", "outbox", "private") else found.source
         write_memory(src.folder, new, private=True)
         st.index_for(loc).upsert(new, src)
+        crash_point("supersede.after_new")  # a rerun of reindex completes the old side
         old.fm["status"] = "superseded"
         old.fm["superseded_by"] = new.id
         _rewrite(st, found, old)
@@ -427,14 +429,41 @@ class ReindexResult:
     full: bool
     quarantined: list[tuple[str, str]] = field(default_factory=list)
     total: int = 0
+    repaired: list[str] = field(default_factory=list)
+
+
+def repair_chains(st: Stores) -> list[str]:
+    """Complete supersede chains whose newer side exists but whose older side was never updated.
+
+    This is what an interrupted `supersede` leaves (the new memory is written first), and what a
+    hand edit of only one side leaves. Only the old file's status and superseded_by change.
+    """
+    repaired: list[str] = []
+    for index, where, params in st.dbs():
+        rows = index.conn.execute(
+            f"SELECT m.id, m.supersedes FROM memories m WHERE m.supersedes IS NOT NULL"
+            f" AND m.status NOT IN ('retracted', 'archived') AND {where}", params).fetchall()  # fmt: skip
+        for new_id, old_id in rows:
+            for found in st.find_all(old_id):
+                if found.row["superseded_by"] == new_id and found.row["status"] == "superseded":
+                    continue
+                if found.row["status"] in ("retracted", "archived"):
+                    continue
+                m = load(found)
+                m.fm["status"] = "superseded"
+                m.fm["superseded_by"] = new_id
+                _rewrite(st, found, m)
+                repaired.append(f"{old_id} is now marked superseded by {new_id}")
+    return repaired
 
 
 def reindex(ctx: Context, *, full: bool = False, trigger: str = "reindex") -> ReindexResult:
     with Stores(ctx) as st:
         stats = st.rebuild() if full else st.refresh(trigger=trigger)
+        repaired = repair_chains(st)
         q = st.home.quarantined() + (st.repo.quarantined() if st.repo else [])
         total = st.home.count() + (st.repo.count() if st.repo else 0)
-        return ReindexResult(stats, full, q, total)
+        return ReindexResult(stats, full, q, total, repaired)
 
 
 def where(ctx: Context) -> dict[str, Any]:

@@ -53,6 +53,8 @@ def _write_atomic(target: str, data: bytes) -> None:
             fh.write(data)
         if mode is not None:
             os.chmod(tmp, mode)
+        if os.environ.get("GIT_MEMEX_CRASH_AT") == "merge_driver.before_replace":
+            os._exit(137)  # fault injection for the crash-safety tests
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
