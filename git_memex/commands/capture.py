@@ -1,0 +1,174 @@
+"""`git memex capture`: save the "remember …" / "记住…" lines of a user's message (V2-DESIGN §8, D18).
+
+Only the USER's text is scanned (never an assistant's): with ``--hook claude`` that is the
+``prompt`` field of Claude Code's UserPromptSubmit payload and nothing else. Each hit goes through
+`ops.add` (source keyword), which masks secrets, strips <private> parts and skips duplicates.
+
+The hook path must not slow the prompt down: a message without a trigger word costs one regex
+scan and no git call; detect-secrets loads only inside `redact`, i.e. only when there is
+something to save. A hook never blocks the prompt: any failure is one stderr line and exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from git_memex.commands._common import add_json, context, emit_json, short
+
+# The statement patterns say what kind of memory it is; everything else is a plain fact.
+TRIGGER_TYPES = {
+    "zh-personal-xihuan": "preference",
+    "zh-personal-juede": "preference",
+    "zh-women-jueding": "decision",
+    "zh-women-renwei": "decision",
+    "til": "lesson",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("capture", help="save 'remember …' lines of a message as memories",
+                       description="Scan a user's message for keyword triggers (remember …, note that …, TIL …, "
+                       "记住…, 我们决定…) and save each as a memory: 我/'remember for me' → personal, "
+                       "我们/'remember' → project. Narration such as 记得… or 'remind me to…' never triggers. "
+                       "Secrets are masked before anything is written.")  # fmt: skip
+    p.add_argument("text", nargs="?", default=None, help="the user's message, or - to read it from stdin")
+    p.add_argument("--dry-run", action="store_true", help="show what would be saved; write nothing")
+    p.add_argument("--hook", choices=("claude",), default=None,
+                   help="run as the agent's prompt hook: read its JSON from stdin, print its output JSON")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def _dropped_reason(line: str) -> str:
+    from git_memex.capture import MAX_CAPTURE_CHARS
+
+    return "too long" if len(line) > MAX_CAPTURE_CHARS else "too short"
+
+
+def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "cli") -> dict[str, Any]:
+    """Scan `text` and save (or, dry run, preview) each hit; a plain result, no printing.
+
+    ``{"enabled", "dry_run", "saved": [...], "duplicates": [...], "would_save": [...],
+    "dropped": [{"line", "reason"}]}``; saved entries carry the body as stored (masked).
+    """
+    from git_memex.capture import scan
+
+    out: dict[str, Any] = {"enabled": True, "dry_run": dry_run, "saved": [], "duplicates": [],
+                           "would_save": [], "dropped": []}  # fmt: skip
+    if not ctx.bool_setting("keywordCapture"):
+        out["enabled"] = False
+        return out
+    found = scan(text or "")
+    out["dropped"] = [{"line": line, "reason": _dropped_reason(line)} for line in found.dropped]
+    if not found.hits:
+        return out
+    from git_memex.errors import MemexError
+
+    if dry_run:
+        from git_memex.redact import redact
+
+        for hit in found.hits:
+            red = redact(hit.body)
+            out["would_save"].append({"scope": hit.scope, "type": TRIGGER_TYPES.get(hit.trigger, "fact"),
+                                      "trigger": hit.trigger, "body": red.text.strip(),
+                                      "masked": list(red.masked)})  # fmt: skip
+        return out
+
+    from pathlib import Path
+
+    from git_memex.ops import add
+    from git_memex.store import UnreadableMemory, read_memory
+    from git_memex.stores import Stores
+
+    with Stores(ctx) as st:
+        for hit in found.hits:
+            kind = TRIGGER_TYPES.get(hit.trigger, "fact")
+            try:
+                res = add(ctx, hit.body, scope=hit.scope, type=kind, source="keyword", via=via, stores=st)
+            except MemexError as exc:
+                out["dropped"].append({"line": hit.line, "reason": exc.message})
+                continue
+            entry: dict[str, Any] = {"id": res.id, "scope": hit.scope, "type": kind, "trigger": hit.trigger,
+                                     "masked": res.masked}  # fmt: skip
+            if res.duplicate_of:
+                entry["id"] = res.duplicate_of
+                entry["duplicate_of"] = res.duplicate_of
+                out["duplicates"].append(entry)
+                continue
+            try:
+                entry["body"] = read_memory(Path(res.path)).body if res.path else ""
+            except UnreadableMemory:
+                entry["body"] = ""
+            entry["location"] = res.location
+            entry["near_duplicates"] = res.near_duplicates
+            out["saved"].append(entry)
+    return out
+
+
+def _read_text(arg: str | None) -> str:
+    from git_memex.errors import UsageError
+
+    if arg is not None and arg != "-":
+        return arg
+    if arg is None and (sys.stdin is None or sys.stdin.isatty()):
+        raise UsageError("give the message to scan, or - to read it from stdin")
+    return sys.stdin.read()
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.hook:
+        return _run_hook(args)
+    ctx = context()
+    res = capture_message(ctx, _read_text(args.text), dry_run=args.dry_run, via="cli")
+    if args.json:
+        emit_json(res)
+        return 0
+    if not res["enabled"]:
+        print("keyword capture is off (memex.keywordCapture=false); nothing saved")
+        return 0
+    for e in res["would_save"]:
+        print(f"would save ({e['scope']}/{e['type']}): {e['body']}")
+    for e in res["saved"]:
+        print(f"saved {e['id']} ({e['scope']}/{e['type']}): {e['body']}")
+        if e["masked"]:
+            print(f"masked {len(e['masked'])} secret(s): {', '.join(e['masked'])}", file=sys.stderr)
+    for e in res["duplicates"]:
+        print(f"already remembered as {short(e['id'])} ({e['scope']}); nothing written")
+    for d in res["dropped"]:
+        print(f"dropped ({d['reason']}): {d['line'].strip()}")
+    if not (res["saved"] or res["would_save"] or res["duplicates"] or res["dropped"]):
+        print("no capture keyword found; nothing saved")
+    return 0
+
+
+def _run_hook(args: argparse.Namespace) -> int:
+    from git_memex.commands.context import hook_context, hook_failed, hook_output, read_hook_payload
+
+    try:
+        payload = read_hook_payload()
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            return 0
+        from git_memex.capture import scan
+
+        if not scan(prompt).hits:
+            return 0  # the common case: no git call, no index, no secrets scanner
+        res = capture_message(hook_context(payload), prompt, dry_run=args.dry_run, via="claude")
+        saved = res["saved"]
+        if not saved:
+            return 0
+        lines = [f"git-memex saved {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} from this message "
+                 "(keyword capture):"]  # fmt: skip
+        for e in saved:
+            body = " ".join(str(e.get("body", "")).split())
+            if len(body) > 200:
+                body = body[:199] + "…"
+            lines.append(f"- [{e['scope']}/{e['type']}] {body} (id {e['id']})")
+        lines.append("Mention it briefly to the user; `git memex forget ID` undoes it.")
+        sys.stdout.write(hook_output("UserPromptSubmit", "\n".join(lines)) + "\n")
+        sys.stdout.flush()
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a prompt hook must never block the prompt
+        return hook_failed("capture", exc)

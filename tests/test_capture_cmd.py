@@ -1,0 +1,188 @@
+"""`git memex capture` through real processes: routing table, redaction, dry run, the Claude hook."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import git, run_cli
+
+# (message, [(scope, type) of each memory it must save, in order])
+CASES: list[tuple[str, list[tuple[str, str]]]] = [
+    # English triggers
+    ("remember that the staging db is read-only", [("project", "fact")]),
+    ("Please remember: the API is versioned under /v2", [("project", "fact")]),
+    ("remember for me: I prefer tabs over spaces", [("personal", "fact")]),
+    ("note to self: rotate my ssh key in March", [("personal", "fact")]),
+    ("TIL pytest -x stops at the first failure", [("project", "lesson")]),
+    ("save this: deploys need a signed tag", [("project", "fact")]),
+    ("For the record, we never force-push main", [("project", "fact")]),
+    ("Thanks!\nremember that CI caches pip wheels\nnote to self: buy milk after standup",
+     [("project", "fact"), ("personal", "fact")]),  # fmt: skip
+    # English narration and requests: nothing
+    ("Please remind me to deploy on Friday", []),
+    ("I can't remember that function's name", []),
+    ("don't forget to run the linter", []),
+    ("Can you fix the failing test in auth?", []),
+    # Chinese triggers (D18: 我 → personal, 我们 → project)
+    ("记住我：我用 fish shell", [("personal", "fact")]),
+    ("替我记住：护照在抽屉里", [("personal", "fact")]),
+    ("我喜欢简短的提交信息", [("personal", "preference")]),
+    ("记住我们的约定：周五不发布", [("project", "fact")]),
+    ("我们决定：数据库迁移前先备份", [("project", "decision")]),
+    ("帮我们记住这个约定：主分支受保护", [("project", "fact")]),
+    ("记一下：发布前要跑迁移", [("project", "fact")]),
+    ("请记住 staging 用 5433 端口", [("project", "fact")]),
+    # Chinese narration, replies, requests: nothing
+    ("记得带伞", []),
+    ("记住了，谢谢", []),
+    ("他说记住这个配置", []),
+    ("保存一下这个文件", []),
+]
+
+
+def capture(*args: str, input: str | None = None, **kw) -> dict:
+    r = run_cli("capture", *args, "--json", input=input, **kw)
+    assert r.code == 0, r.err
+    return r.json()
+
+
+def memory_files(env: Path) -> list[Path]:
+    return sorted((env / "data" / "memories").rglob("*.md"))
+
+
+@pytest.mark.parametrize(("message", "expected"), CASES, ids=[c[0].splitlines()[-1][:30] for c in CASES])
+def test_capture_routing_table(repo: Path, isolated_env: Path, message: str, expected: list) -> None:
+    res = capture(message)
+    assert res["enabled"] is True and res["dry_run"] is False
+    assert [(s["scope"], s["type"]) for s in res["saved"]] == expected
+    assert res["dropped"] == []
+    for saved in res["saved"]:
+        shown = run_cli("show", saved["id"], "--json")
+        assert shown.code == 0, shown.err
+        fm = shown.json()["frontmatter"]
+        assert fm["source"] == "keyword"
+        assert fm["scope"] == saved["scope"]
+        assert fm["type"] == saved["type"]
+        assert fm["via"] == "cli"
+        assert shown.json()["body"] == saved["body"]
+        assert saved["body"] in message
+    if not expected:
+        assert memory_files(isolated_env) == []
+    # personal memories never land in the project outbox, and nothing touches the work tree
+    for saved in res["saved"]:
+        where = "personal" if saved["scope"] == "personal" else "outbox"
+        assert saved["location"] == where
+    assert git("status", "--porcelain", cwd=repo).stdout == ""
+
+
+def test_table_is_big_enough() -> None:
+    assert len(CASES) >= 20
+    assert any(not e for _, e in CASES) and any(any(s == "personal" for s, _ in e) for _, e in CASES)
+
+
+def test_stdin_and_plain_output(repo: Path) -> None:
+    r = run_cli("capture", "-", input="remember that the cache lives in /var/cache/app\nremember: x\nhello")
+    assert r.code == 0, r.err
+    assert "saved " in r.out and "(project/fact): the cache lives in /var/cache/app" in r.out
+    assert "dropped (too short): remember: x" in r.out
+    again = run_cli("capture", "remember that the cache lives in /var/cache/app")
+    assert "already remembered as" in again.out
+    none = run_cli("capture", "just chatting")
+    assert none.code == 0 and "nothing saved" in none.out
+
+
+def test_secret_in_a_captured_message_is_masked(repo: Path, isolated_env: Path) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    res = capture(f"remember that the deploy token is {token}")
+    [saved] = res["saved"]
+    assert token not in json.dumps(res)
+    assert saved["masked"]
+    stored = Path(run_cli("show", saved["id"], "--json").json()["path"]).read_text(encoding="utf-8")
+    assert token not in stored
+    assert "ghp_" + "x" * (len(token) - 4) in stored
+
+
+def test_dry_run_writes_nothing(repo: Path, isolated_env: Path) -> None:
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    res = capture("--dry-run", f"remember that we use pnpm\n记住我：token {token}")
+    assert res["dry_run"] is True and res["saved"] == []
+    assert [(w["scope"], w["body"].startswith("we use pnpm")) for w in res["would_save"]][0] == ("project", True)
+    assert res["would_save"][1]["scope"] == "personal"
+    assert token not in json.dumps(res)  # even a preview never echoes a secret
+    assert memory_files(isolated_env) == []
+    plain = run_cli("capture", "--dry-run", "remember that we use pnpm")
+    assert plain.code == 0 and "would save (project/fact): we use pnpm" in plain.out
+    assert memory_files(isolated_env) == []
+
+
+def test_keyword_capture_off(repo: Path, isolated_env: Path) -> None:
+    git("config", "memex.keywordCapture", "false")
+    res = capture("remember that the staging db is read-only")
+    assert res["enabled"] is False and res["saved"] == []
+    plain = run_cli("capture", "remember that the staging db is read-only")
+    assert plain.code == 0 and "keyword capture is off" in plain.out
+    hook = run_cli("capture", "--hook", "claude", input=json.dumps({"prompt": "remember that X is Y"}))
+    assert hook.code == 0 and hook.out == ""
+    assert memory_files(isolated_env) == []
+
+
+def _payload(prompt: str, cwd: Path, **extra: object) -> str:
+    return json.dumps({
+        "session_id": "4f8a2c1e-0000-4000-8000-000000000000",
+        "transcript_path": "/home/u/.claude/projects/x/4f8a2c1e.jsonl",
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+        **extra,
+    })  # fmt: skip
+
+
+def test_claude_hook_saves_and_reports(repo: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    r = run_cli("capture", "--hook", "claude", cwd=elsewhere,
+                input=_payload("Fix the login bug.\n我们决定：登录失败三次锁定账号", repo))  # fmt: skip
+    assert r.code == 0, r.err
+    out = json.loads(r.out)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    assert out["additionalContext"].startswith("git-memex saved 1 memory")
+    mid = out["additionalContext"].split("(id ")[1].split(")")[0]
+    shown = run_cli("show", mid, "--json", cwd=repo).json()
+    assert shown["frontmatter"]["via"] == "claude" and shown["frontmatter"]["source"] == "keyword"
+    assert shown["frontmatter"]["scope"] == "project" and shown["frontmatter"]["type"] == "decision"
+    assert shown["body"] == "我们决定：登录失败三次锁定账号"
+
+
+def test_claude_hook_reads_only_the_prompt(repo: Path, isolated_env: Path) -> None:
+    payload = _payload("please refactor the parser", repo,
+                       assistant_message="remember that the assistant said this",
+                       last_assistant_message="记住：不要保存助手的话")  # fmt: skip
+    r = run_cli("capture", "--hook", "claude", input=payload)
+    assert r.code == 0 and r.out == "" and r.err == ""
+    assert memory_files(isolated_env) == []
+
+
+@pytest.mark.parametrize("stdin", ["", "garbage", "[]", '{"prompt": 5}', '{"prompt": null}', "\ud800"])
+def test_claude_hook_never_blocks(repo: Path, isolated_env: Path, stdin: str) -> None:
+    r = run_cli("capture", "--hook", "claude", input=stdin.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
+    assert r.code == 0 and r.out == ""
+    assert memory_files(isolated_env) == []
+
+
+def test_claude_hook_failure_is_one_stderr_line(repo: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = run_cli("capture", "--hook", "claude", input=_payload("remember that it fails softly", repo),
+                env={"GIT_MEMEX_HOME": str(blocker / "data")})  # fmt: skip
+    assert r.code == 0 and r.out == ""
+    assert len(r.err.strip().splitlines()) == 1 and "git-memex capture" in r.err
+
+
+def test_empty_stdin_captures_nothing(repo: Path, isolated_env: Path) -> None:
+    r = run_cli("capture", "--json", input="")
+    assert r.code == 0 and json.loads(r.out)["saved"] == []
+    assert memory_files(isolated_env) == []

@@ -1,0 +1,336 @@
+"""Editor MCP configuration, Claude Code hooks and agent guidance, written into real temp trees."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from git_memex import clients
+from git_memex.errors import UsageError
+
+from conftest import git, run_cli
+
+# client -> (file relative to the work tree or home, JSON key or None for TOML)
+EXPECTED = {
+    "vscode": (".vscode/mcp.json", "servers"),
+    "cursor": (".cursor/mcp.json", "mcpServers"),
+    "claude": (".mcp.json", "mcpServers"),
+    "visualstudio": (".mcp.json", "servers"),
+    "opencode": ("opencode.jsonc", "mcp"),
+    "codex": (".codex/config.toml", None),
+}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> tuple[Path, Path]:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    return work, home
+
+
+def read_json(p: Path) -> dict:
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
+def test_clients_list() -> None:
+    assert clients.CLIENTS == ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
+    assert set(EXPECTED) == set(clients.CLIENTS)
+
+
+@pytest.mark.parametrize("client", clients.CLIENTS)
+def test_each_client_written_into_an_empty_tree(tree: tuple[Path, Path], client: str) -> None:
+    work, home = tree
+    cmd, args = clients.server_command()
+    res = clients.write_config(client, work, home)
+    rel, key = EXPECTED[client]
+    assert res.action == "created"
+    assert res.path == (home if client == "codex" else work) / rel
+    assert res.path == clients.config_path(client, work, home)
+    if key is None:
+        data = tomllib.loads(res.path.read_text(encoding="utf-8"))
+        assert data["mcp_servers"]["memex"] == {"command": cmd, "args": args}
+        assert "codex mcp add memex -- " in res.snippet
+        tomllib.loads(res.snippet)  # the snippet itself is valid TOML (the add line is a comment)
+        return
+    entry = read_json(res.path)[key]["memex"]
+    if client == "opencode":
+        assert entry == {"type": "local", "command": [cmd, *args], "enabled": True}
+        assert read_json(res.path)["$schema"] == clients.OPENCODE_SCHEMA
+    elif client == "cursor":
+        assert entry == {"command": cmd, "args": args}
+    else:
+        assert entry == {"type": "stdio", "command": cmd, "args": args}
+    assert json.loads(res.snippet)[key]["memex"] == entry
+    assert clients.snippet(client) == res.snippet
+
+
+@pytest.mark.parametrize("client", clients.CLIENTS)
+def test_second_write_is_unchanged(tree: tuple[Path, Path], client: str) -> None:
+    work, home = tree
+    first = clients.write_config(client, work, home)
+    before = first.path.read_bytes()
+    again = clients.write_config(client, work, home)
+    assert again.action == "unchanged"
+    assert again.path.read_bytes() == before
+
+
+def test_merge_keeps_other_servers_and_keys(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = work / ".vscode" / "mcp.json"
+    p.parent.mkdir()
+    original = {
+        "inputs": [{"id": "token", "type": "promptString"}],
+        "servers": {"github": {"type": "http", "url": "https://api.example.com/mcp"},
+                    "memex": {"type": "stdio", "command": "old-path", "args": ["mcp"], "env": {"A": "1"}}},
+    }  # fmt: skip
+    p.write_text(json.dumps(original), encoding="utf-8")
+    res = clients.write_config("vscode", work, home)
+    assert res.action == "updated"
+    data = read_json(p)
+    assert data["inputs"] == original["inputs"]
+    assert data["servers"]["github"] == original["servers"]["github"]
+    cmd, args = clients.server_command()
+    assert data["servers"]["memex"] == {"type": "stdio", "command": cmd, "args": args, "env": {"A": "1"}}
+    assert clients.write_config("vscode", work, home).action == "unchanged"
+
+
+def test_claude_and_visualstudio_share_mcp_json(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
+    assert clients.write_config("claude", work, home).action == "updated"
+    assert clients.write_config("visualstudio", work, home).action == "updated"
+    data = read_json(work / ".mcp.json")
+    assert set(data) == {"mcpServers", "servers"}
+    assert set(data["mcpServers"]) == {"other", "memex"} and set(data["servers"]) == {"memex"}
+    assert clients.write_config("claude", work, home).action == "unchanged"
+    assert clients.write_config("visualstudio", work, home).action == "unchanged"
+
+
+JSONC = """{
+  // my servers
+  "servers": {
+    "github": {"type": "http", "url": "https://api.example.com/mcp"},
+  },
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("client", "rel", "content"),
+    [
+        ("vscode", ".vscode/mcp.json", JSONC),
+        ("cursor", ".cursor/mcp.json", '{"mcpServers": {}, }'),
+        ("opencode", "opencode.jsonc", '{\n  /* block comment */\n  "mcp": {}\n}\n'),
+        ("claude", ".mcp.json", '["not", "an", "object"]'),
+        ("visualstudio", ".mcp.json", '{"servers": ["wrong shape"]}'),
+    ],
+)
+def test_non_plain_json_is_never_rewritten(tree: tuple[Path, Path], client: str, rel: str, content: str) -> None:
+    work, home = tree
+    p = work / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(content, encoding="utf-8")
+    before = p.read_bytes()
+    mtime = p.stat().st_mtime_ns
+    res = clients.write_config(client, work, home)
+    assert res.action == "printed"
+    assert res.path == p
+    assert p.read_bytes() == before and p.stat().st_mtime_ns == mtime
+    assert '"memex"' in res.snippet and json.loads(res.snippet)
+    assert [x.name for x in p.parent.iterdir() if x.name.endswith(".tmp")] == []
+
+
+def test_opencode_prefers_an_existing_plain_json(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    (work / "opencode.json").write_text(json.dumps({"theme": "dark"}))
+    res = clients.write_config("opencode", work, home)
+    assert res.path == work / "opencode.json" and res.action == "updated"
+    data = read_json(res.path)
+    assert data["theme"] == "dark" and "memex" in data["mcp"]
+    assert "$schema" not in data  # we do not add keys to a file we did not create
+    assert not (work / "opencode.jsonc").exists()
+
+
+def test_codex_toml_append_keeps_the_file(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = home / ".codex" / "config.toml"
+    p.parent.mkdir()
+    original = 'model = "o3"  # my model\n\n[mcp_servers.other]\ncommand = "other"\nargs = []\n'
+    p.write_text(original, encoding="utf-8")
+    res = clients.write_config("codex", work, home)
+    assert res.action == "updated"
+    text = p.read_text(encoding="utf-8")
+    assert text.startswith(original)  # appended, comments and all
+    data = tomllib.loads(text)
+    assert data["model"] == "o3" and set(data["mcp_servers"]) == {"other", "memex"}
+    assert clients.write_config("codex", work, home).action == "unchanged"
+    assert p.read_text(encoding="utf-8") == text
+
+
+def test_codex_existing_memex_table_is_left_alone(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = home / ".codex" / "config.toml"
+    p.parent.mkdir()
+    p.write_text('[mcp_servers.memex]\ncommand = "my-own-wrapper"\n', encoding="utf-8")
+    assert clients.write_config("codex", work, home).action == "unchanged"
+    assert "my-own-wrapper" in p.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("content", ["this is = not [toml", 'mcp_servers = { other = { command = "x" } }\n'])
+def test_codex_toml_we_cannot_extend_is_printed(tree: tuple[Path, Path], content: str) -> None:
+    work, home = tree
+    p = home / ".codex" / "config.toml"
+    p.parent.mkdir()
+    p.write_text(content, encoding="utf-8")
+    res = clients.write_config("codex", work, home)
+    assert res.action == "printed" and p.read_text(encoding="utf-8") == content
+    assert "[mcp_servers.memex]" in res.snippet
+
+
+def test_unknown_client_is_a_usage_error(tree: tuple[Path, Path]) -> None:
+    with pytest.raises(UsageError):
+        clients.write_config("emacs", *tree)
+    with pytest.raises(UsageError):
+        clients.snippet("emacs")
+
+
+# --------------------------------------------------------------------- D17 command resolution
+def test_server_command_runs(tmp_path: Path) -> None:
+    cmd, args = clients.server_command()
+    assert args[-1] == "mcp"
+    r = subprocess.run([cmd, *args[:-1], "--version"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "git-memex" in r.stdout
+
+
+def test_server_command_without_path_uses_the_script_beside_python(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:  # fmt: skip
+    monkeypatch.setenv("PATH", str(tmp_path))  # no git-memex on PATH
+    beside = Path(sys.executable).parent / "git-memex"
+    cmd, args = clients.server_command()
+    if beside.is_file():
+        assert cmd == str(beside.absolute()) and args == ["mcp"]
+    else:
+        assert (cmd, args) == (sys.executable, ["-m", "git_memex", "mcp"])
+
+
+def test_server_command_prefers_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fake = tmp_path / "git-memex"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert shutil.which("git-memex")
+    assert clients.server_command() == ("git-memex", ["mcp"])
+    assert clients.hook_commands()["SessionStart"] == "git-memex context --hook claude"
+    assert clients.hook_commands()["UserPromptSubmit"] == "git-memex capture --hook claude"
+
+
+# --------------------------------------------------------------------- Claude Code hooks
+def _our_commands(data: dict, event: str) -> list[str]:
+    return [h["command"] for g in data["hooks"].get(event, []) for h in g["hooks"] if "memex" in h["command"]]
+
+
+def test_claude_hooks_merge_keeps_other_hooks_and_adds_ours_once(tree: tuple[Path, Path]) -> None:
+    work, _ = tree
+    p = work / ".claude" / "settings.json"
+    p.parent.mkdir()
+    other_session = {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
+    pre_tool = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}
+    p.write_text(json.dumps({"permissions": {"allow": ["Bash(ls:*)"]},
+                             "hooks": {"SessionStart": [other_session], "PreToolUse": [pre_tool]}}))  # fmt: skip
+    res = clients.write_claude_hooks(work)
+    assert res.action == "updated" and res.path == p
+    data = read_json(p)
+    assert data["permissions"] == {"allow": ["Bash(ls:*)"]}
+    assert data["hooks"]["PreToolUse"] == [pre_tool]
+    assert data["hooks"]["SessionStart"][0] == other_session
+    cmds = clients.hook_commands()
+    assert _our_commands(data, "SessionStart") == [cmds["SessionStart"]]
+    assert _our_commands(data, "UserPromptSubmit") == [cmds["UserPromptSubmit"]]
+    entry = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert entry["type"] == "command" and entry["timeout"] > 0
+    before = p.read_bytes()
+    assert clients.write_claude_hooks(work).action == "unchanged"
+    assert p.read_bytes() == before
+
+
+def test_claude_hooks_created_and_jsonc_printed(tree: tuple[Path, Path]) -> None:
+    work, _ = tree
+    res = clients.write_claude_hooks(work)
+    assert res.action == "created"
+    assert set(read_json(res.path)["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+    res.path.write_text('{\n  // comment\n  "hooks": {}\n}\n')
+    before = res.path.read_bytes()
+    again = clients.write_claude_hooks(work)
+    assert again.action == "printed" and res.path.read_bytes() == before
+    assert json.loads(again.snippet)["hooks"]["SessionStart"]
+
+
+def test_claude_hook_command_from_another_install_is_refreshed_not_duplicated(tree: tuple[Path, Path]) -> None:
+    work, _ = tree
+    p = work / ".claude" / "settings.json"
+    p.parent.mkdir()
+    stale = {"hooks": [{"type": "command", "command": "/old/venv/bin/git-memex context --hook claude"}]}
+    p.write_text(json.dumps({"hooks": {"SessionStart": [stale]}}))
+    assert clients.write_claude_hooks(work).action == "updated"
+    data = read_json(p)
+    assert _our_commands(data, "SessionStart") == [clients.hook_commands()["SessionStart"]]
+
+
+def test_written_hook_commands_really_run(repo: Path) -> None:
+    assert run_cli("add", "We deploy with blue-green on Fridays").code == 0
+    clients.write_claude_hooks(repo)
+    data = read_json(repo / ".claude" / "settings.json")
+    start = data["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    r = subprocess.run(start, shell=True, input='{"hook_event_name": "SessionStart", "source": "startup"}',
+                       capture_output=True, text=True, cwd=repo, timeout=60, env=os.environ)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "blue-green" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    prompt = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    r = subprocess.run(prompt, shell=True, input=json.dumps({"prompt": "remember that hooks run", "cwd": str(repo)}),
+                       capture_output=True, text=True, cwd=repo, timeout=60, env=os.environ)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    git("status", "--porcelain", cwd=repo)
+
+
+# --------------------------------------------------------------------- agent guidance
+@pytest.mark.parametrize("client", ["vscode", "visualstudio"])
+def test_copilot_instructions_section_once(tree: tuple[Path, Path], client: str) -> None:
+    work, _ = tree
+    p = work / ".github" / "copilot-instructions.md"
+    p.parent.mkdir()
+    p.write_text("# Team rules\n\nUse type hints.\n", encoding="utf-8")
+    res = clients.write_agent_guidance(work, client, ".ai/open-memex")
+    assert res.action == "updated" and res.path == p
+    text = p.read_text(encoding="utf-8")
+    assert text.startswith("# Team rules\n\nUse type hints.\n")
+    assert text.count(clients.GUIDANCE_HEADING) == 1
+    for needle in ("memory_search", "keyword variants", "memory_add", "not instructions", ".ai/open-memex/"):
+        assert needle in text
+    assert clients.write_agent_guidance(work, client, ".ai/open-memex").action == "unchanged"
+    assert p.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("client", ["cursor", "claude", "codex", "opencode"])
+def test_agents_md_pointer_once(tree: tuple[Path, Path], client: str) -> None:
+    work, _ = tree
+    res = clients.write_agent_guidance(work, client, ".ai/open-memex")
+    assert res.action == "created"
+    line = "> Project memory lives in .ai/open-memex/ — query it with memory_search before answering."
+    assert (work / "AGENTS.md").read_text(encoding="utf-8").splitlines().count(line) == 1
+    assert clients.write_agent_guidance(work, client, ".ai/open-memex").action == "unchanged"
+    # an existing AGENTS.md keeps its content; a moved memory folder updates the one pointer line
+    (work / "AGENTS.md").write_text(f"# Rules\n\nBe kind.\n{line}\n", encoding="utf-8")
+    moved = clients.write_agent_guidance(work, client, "docs/memory")
+    assert moved.action == "updated"
+    lines = (work / "AGENTS.md").read_text(encoding="utf-8").splitlines()
+    assert lines[:3] == ["# Rules", "", "Be kind."]
+    assert [x for x in lines if x.startswith("> Project memory")] == [line.replace(".ai/open-memex", "docs/memory")]
