@@ -1,0 +1,82 @@
+"""Hostile input at scale: thousands of generated cases for the parser, the merge engine, the query builder.
+
+No exception may escape as a traceback, nothing may hang; broken input gets a FrontmatterError
+(one sentence) and the merge engine always returns a result.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from git_memex import frontmatter
+from git_memex.frontmatter import FrontmatterError
+from git_memex.merge import merge_texts
+from git_memex.textproc import parse_query
+
+FUZZ = settings(max_examples=2000, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+
+yamlish = st.lists(st.sampled_from(list("abc:-[]{}&*!|>'\"#%@`,? \n\t\r\x00\ufeff0123456789中文") + ["---", "\n---\n"]),
+                   max_size=120).map("".join)
+
+
+@FUZZ
+@given(st.binary(max_size=600))
+def test_parser_never_raises_anything_but_a_sentence_on_bytes(raw: bytes):
+    try:
+        fm, body = frontmatter.parse_bytes(raw)
+    except FrontmatterError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    assert isinstance(fm, dict) and isinstance(body, str)
+
+
+@FUZZ
+@given(yamlish, yamlish)
+def test_parser_on_yaml_like_text(head: str, body: str):
+    text = "---\n" + head + "\n---\n\n" + body
+    try:
+        fm, _ = frontmatter.parse(text)
+    except FrontmatterError as exc:
+        assert "\n" not in str(exc)
+        return
+    # whatever parsed can be written back and read again to the same values
+    assert frontmatter.parse(frontmatter.serialize(fm, "x"))[0] == fm
+
+
+@FUZZ
+@given(st.one_of(st.none(), yamlish), yamlish, yamlish)
+def test_merge_engine_always_answers(base, ours, theirs):
+    res = merge_texts(base, "---\n" + ours, "---\n" + theirs)
+    assert isinstance(res.text, str)
+    assert res.clean in (True, False)
+
+
+_DB = sqlite3.connect(":memory:")
+_DB.execute("CREATE VIRTUAL TABLE memories_fts USING fts5(body, tags, type, cjk, tokenize='porter unicode61 remove_diacritics 2')")
+_DB.execute("INSERT INTO memories_fts VALUES ('alpha beta', 'x', 'fact', '中 文 中文')")
+
+
+@FUZZ
+@given(st.text(max_size=200))
+def test_any_query_text_is_a_valid_fts_expression(q: str):
+    expr = parse_query(q).fts()
+    if expr is not None:
+        _DB.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (expr,)).fetchall()
+
+
+def test_huge_scalar_and_deep_nesting_are_refused_quickly():
+    import time
+
+    t = time.perf_counter()
+    for text in ("---\na: " + "[" * 5000 + "]" * 5000 + "\n---\n\nb\n",
+                 "---\na: '" + "x" * 2_000_000 + "'\n---\n\nb\n"):
+        try:
+            frontmatter.parse(text)
+        except FrontmatterError:
+            pass
+        else:
+            raise AssertionError("accepted")
+    assert time.perf_counter() - t < 5
