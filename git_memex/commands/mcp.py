@@ -1,0 +1,38 @@
+"""`git memex mcp`: the MCP server on stdio; `--print-config CLIENT` prints the editor entry.
+
+The MCP SDK costs ~640 ms to import, so it is imported only inside `run`: `git memex --help`
+and every other command never pay for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+# Kept here (not imported from git_memex.clients) so that building the parser imports nothing.
+CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("mcp", help="MCP server on stdio (for editors and agents)",
+                       description="Run the MCP server on stdio: the memory tools memory_add, memory_search, "
+                       "memory_list, memory_supersede, memory_forget, memory_status, memory_submit, memory_propose, "
+                       "memory_promote, memory_resolve and memory_pr_status, for the repository around the current "
+                       "folder. Nothing but protocol is written to stdout; logs go to stderr "
+                       "(GIT_MEMEX_DEBUG=1 for per-call timings). With --print-config, print the server entry for "
+                       "an editor's MCP configuration and exit.")  # fmt: skip
+    p.add_argument("--print-config", metavar="CLIENT", choices=CLIENT_CHOICES,
+                   help=f"print the MCP configuration snippet for CLIENT ({', '.join(CLIENT_CHOICES)}) and exit")  # fmt: skip
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.print_config:
+        from git_memex import clients
+
+        sys.stdout.write(clients.snippet(args.print_config))
+        return 0
+    from git_memex.mcp_server import serve
+
+    serve()
+    return 0
