@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import peer_cases
 from git_memex import model
 from git_memex.model import ValidationError
+
+from conftest import peer_cases
 
 
 def test_create_sets_every_protocol_key():
