@@ -18,7 +18,10 @@ from pathlib import Path
 
 from git_memex.errors import MemexError
 
-HOOK_NAMES = ("pre-commit", "post-merge", "post-checkout", "post-rewrite")
+HOOK_NAMES = ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite")
+# Hooks whose failure stops git: an automatic merge commit runs pre-merge-commit, not pre-commit,
+# so both scan the staged memory files.
+BLOCKING = ("pre-commit", "pre-merge-commit")
 MARKER = "# git-memex hook shim"
 CHAINED_SUFFIX = ".memex-chained"
 
@@ -67,7 +70,7 @@ def shim_text(name: str, command: list[str]) -> str:
         lines += ['input="$(cat)"', 'if [ -x "$chained" ]; then printf "%s\\n" "$input" | "$chained" "$@"; status=$?; fi']
     else:
         lines += ['if [ -x "$chained" ]; then "$chained" "$@"; status=$?; fi']
-    if name == "pre-commit":
+    if name in BLOCKING:
         lines += [
             '[ "$status" -eq 0 ] || exit "$status"',
             f"if ! command -v {shlex.quote(command[0])} >/dev/null 2>&1; then",
@@ -158,7 +161,7 @@ def hook_status(work_tree: Path) -> dict[str, bool]:
 # ------------------------------------------------------------------ runtime
 def run(name: str, args: list[str]) -> int:
     """Entry point of `git memex hook NAME ARGS`."""
-    if name == "pre-commit":
+    if name in BLOCKING:
         return pre_commit()
     if name in ("post-merge", "post-checkout", "post-rewrite"):
         try:

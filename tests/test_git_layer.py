@@ -47,7 +47,7 @@ def test_init_is_idempotent_and_sets_everything_up(repo: Path):
     assert "merge-driver %O %A %B %P" in git("config", "merge.memex.driver", cwd=repo).stdout
     agents = (repo / "AGENTS.md").read_text()
     assert agents.count("Project memory lives in .ai/open-memex/") == 1
-    for name in ("pre-commit", "post-merge", "post-checkout", "post-rewrite"):
+    for name in ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite"):
         assert os.access(repo / ".git" / "hooks" / name, os.X_OK)
     before = {p: p.read_bytes() for p in [repo / ".gitattributes", repo / "AGENTS.md", *(repo / ".git" / "hooks").iterdir()]}
     config_before = (repo / ".git" / "config").read_bytes()
@@ -124,6 +124,26 @@ def test_hook_scans_the_staged_blob_not_the_work_tree(repo: Path):
     assert git("commit", "-q", "-m", "x", cwd=repo, check=False).returncode == 1
     git("add", "-A", cwd=repo)
     assert git("commit", "-q", "-m", "x", cwd=repo, check=False).returncode == 0
+
+
+def test_a_merge_cannot_bring_a_secret_in(repo: Path):
+    """An automatic merge commit runs pre-merge-commit, not pre-commit: both scan memory files."""
+    run_cli("init", "--yes")
+    commit_all(repo, "init memex")
+    git("checkout", "-q", "-b", "theirs", cwd=repo)
+    write_memory(repo, "the registry password is hunter2hunter2 for now", tags=["ci"])
+    write_memory(repo, "token xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx for the bot")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "--no-verify", "-m", "someone skipped the hook", cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+    (repo / "other.txt").write_text("x\n")
+    commit_all(repo, "diverge")
+    head = git("rev-parse", "HEAD", cwd=repo).stdout
+    r = git("merge", "--no-edit", "theirs", cwd=repo, check=False)
+    assert r.returncode != 0
+    assert "slack" in (r.stdout + r.stderr)
+    assert git("rev-parse", "HEAD", cwd=repo).stdout == head  # no merge commit was made
+    git("merge", "--abort", cwd=repo)
 
 
 @pytest.mark.parametrize("override", [{"scope": "personal"}, {"visibility": "private"}])
