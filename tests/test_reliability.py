@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 import threading
 import time
 from pathlib import Path
@@ -30,11 +31,12 @@ def all_memory_files(isolated_env: Path) -> list[Path]:
 
 # ------------------------------------------------------------------ concurrency
 def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
-    """8 processes at once adding, superseding and searching one store for 20 s."""
+    """8 processes at once (6 CLI loops, 2 MCP servers) adding, superseding and searching for 20 s."""
     deadline = time.monotonic() + 20
     acked: list[str] = []
     superseded: list[tuple[str, str]] = []
     errors: list[str] = []
+    agent_calls: list[int] = []
     lock = threading.Lock()
 
     def worker(n: int) -> None:
@@ -69,12 +71,66 @@ def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
                 if r.code != 0:
                     errors.append(r.err)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    def mcp_worker(n: int) -> None:
+        """An agent: the official MCP client talking to `git memex mcp` over stdio."""
+        import anyio
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=sys.executable, args=["-m", "git_memex", "mcp"],
+                                       env=dict(os.environ), cwd=str(repo))  # fmt: skip
+
+        async def run() -> None:
+            rnd = random.Random(100 + n)
+            mine: list[str] = []
+            i = 0
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                while time.monotonic() < deadline:
+                    i += 1
+                    roll = rnd.random()
+                    if roll < 0.55 or not mine:
+                        res = await s.call_tool("memory_add", {"text": f"agent {n} fact {i} about module {rnd.randint(0, 9999)}"})
+                        if res.is_error:
+                            errors.append(str(res.content))
+                            continue
+                        mid = res.structured_content["id"]
+                        mine.append(mid)
+                        with lock:
+                            acked.append(mid)
+                    elif roll < 0.7:
+                        old = mine.pop(rnd.randrange(len(mine)))
+                        res = await s.call_tool("memory_supersede", {"id": old, "text": f"agent {n} revised {i} {rnd.randint(0, 9999)}"})
+                        if res.is_error:
+                            errors.append(str(res.content))
+                            continue
+                        new = res.structured_content["id"]
+                        mine.append(new)
+                        with lock:
+                            acked.append(new)
+                            superseded.append((old, new))
+                    else:
+                        res = await s.call_tool("memory_search", {"query": f"agent {n} module"})
+                        if res.is_error:
+                            errors.append(str(res.content))
+
+        try:
+            anyio.run(run)
+        except BaseException as exc:  # a dead agent must fail the test, not vanish with its thread
+            errors.append(f"mcp worker {n}: {exc!r}")
+        with lock:
+            agent_calls.append(n)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
+    threads += [threading.Thread(target=mcp_worker, args=(n,)) for n in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not errors, errors[:3]
+    assert sorted(agent_calls) == [0, 1]
+    agent_ids = [m for m in acked if run_cli("show", m, "--json").json()["body"].startswith("agent ")]
+    assert len(agent_ids) > 5
     assert not any("locked" in e for e in errors)
     assert len(acked) == len(set(acked)) > 40
     files = {p.stem for p in all_memory_files(isolated_env)}
@@ -136,6 +192,22 @@ def test_merge_driver_killed_leaves_ours_intact(tmp_path: Path):
     assert fm["tags"] == ["ours"] and fm["importance"] == "high"
     assert base  # the base file is never touched
     assert paths["base"].read_text() == base
+
+
+def test_merge_driver_masks_a_secret_from_either_side(tmp_path: Path):
+    m = model.create("base body", scope="project", review_state="proposed")
+    secret = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc9Xk2"
+    files = {}
+    for name, fm, body in (("base", m.fm, "base body"), ("ours", dict(m.fm, tags=["ours"]), "base body"),
+                           ("theirs", m.fm, f"base body\nstripe key {secret}")):
+        files[name] = tmp_path / f"{name}.md"
+        files[name].write_text(frontmatter.serialize(fm, body))
+    r = run_cli("merge-driver", str(files["base"]), str(files["ours"]), str(files["theirs"]), "m.md")
+    assert r.code == 0, r.err
+    merged = files["ours"].read_text()
+    assert secret not in merged and "sk_l" + "x" * (len(secret) - 4) in merged
+    assert "masked 1 secret" in r.err and secret not in r.err
+    assert frontmatter.parse(merged)[0]["tags"] == ["ours"]
 
 
 def test_torn_index_is_rebuilt(repo: Path, isolated_env: Path):

@@ -90,6 +90,16 @@ def run(base_path: str, ours_path: str, theirs_path: str, path: str) -> int:
         # git hands an empty %O when the file was added on both sides.
         result = merge_texts(_decode(base) if base else None, _decode(ours), _decode(theirs))
         data = _encode(result.text)
+        masked: tuple[str, ...] = ()
+        if not result.fallback:
+            # The driver writes a memory file, so secrets are masked here as on every write path:
+            # a side committed with --no-verify cannot carry one through a merge.
+            from git_memex.redact import redact
+
+            red = redact(result.text)
+            if red.masked:
+                masked = red.masked
+                data = _encode(red.text)
     except Exception as exc:  # the engine never raises; this guards against the impossible
         try:
             data = _plain_merge(base, ours, theirs)
@@ -104,6 +114,8 @@ def run(base_path: str, ours_path: str, theirs_path: str, path: str) -> int:
 
     if data != ours and not _write_or_report(ours_path, data, path):
         return 1
+    if masked:
+        _say(path, f"masked {len(masked)} secret(s) in the merge result ({', '.join(sorted(set(masked)))})")
     if result.fallback:
         _say(path, f"not a memory file ({result.note}); merged as plain text, check it by hand")
         return 1
