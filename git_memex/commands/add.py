@@ -43,8 +43,10 @@ def run(args: argparse.Namespace) -> int:
     if res.duplicate_of:
         print(f"already remembered as {res.duplicate_of}; nothing written")
         return 0
-    where = "outbox draft" if res.location == "outbox" else res.location
-    print(f"saved {res.id} ({res.scope}, {where})")
+    where = {"outbox": "project draft in the outbox; `git memex submit` shares it",
+             "private": "project, private: stays on this machine",
+             "personal": "personal: stays on this machine"}.get(res.location or "", res.scope)
+    print(f"saved {res.id} ({where})")
     if res.masked:
         print(f"masked {len(res.masked)} secret(s): {', '.join(res.masked)}", file=sys.stderr)
     if res.private_spans:
