@@ -17,7 +17,7 @@ from git_memex.index import RefreshStats, Source
 from git_memex.model import Memory, ValidationError
 from git_memex.paths import Context
 from git_memex.store import UnreadableMemory, crash_point, delete_file, read_memory, write_memory
-from git_memex.stores import Found, Stores
+from git_memex.stores import Found, Stores, opened
 
 LIFECYCLE_TARGETS = ("active", "deprecated", "retracted", "archived")
 NEAR_DUP_CANDIDATES = 20
@@ -153,9 +153,7 @@ def add(
         )
     except ValidationError as exc:
         raise _invalid(exc) from None
-    own = stores is None
-    st = stores or Stores(ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         dup = find_duplicate(st, scope, body)
         if dup is not None:
@@ -170,9 +168,6 @@ def add(
             m.id, scope, m.review_state, None, near, list(red.masked), red.private_spans,
             str(m.path), loc,
         )  # fmt: skip
-    finally:
-        if own:
-            st.close()
 
 
 # ------------------------------------------------------------------ read
@@ -216,18 +211,13 @@ def chain_warnings(stores: Stores, m: Memory) -> list[str]:
 
 
 def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str, Any]:
-    own = stores is None
-    st = stores or Stores(ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         found = st.find(memory_id)
         m = load(found)
         warnings = chain_warnings(st, m) + list(m.warnings)
         return {"id": m.id, "path": str(found.path), "location": found.row["location"],
                 "frontmatter": m.fm, "body": m.body, "warnings": warnings}  # fmt: skip
-    finally:
-        if own:
-            st.close()
 
 
 def list_memories(
@@ -242,9 +232,7 @@ def list_memories(
 ) -> dict[str, Any]:
     from git_memex.search import scope_filter, superseded_ids
 
-    own = stores is None
-    st = stores or Stores(ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         rows: dict[str, sqlite3.Row] = {}
         for index, where, params in st.dbs():
@@ -267,9 +255,6 @@ def list_memories(
         ordered = sorted(rows.values(), key=lambda r: (r["updated_ts"] or 0, r["id"]), reverse=True)
         total = len(ordered)
         return {"memories": [summary(r) for r in ordered[: max(limit, 0)]], "total": total}
-    finally:
-        if own:
-            st.close()
 
 
 def summary(r: sqlite3.Row) -> dict[str, Any]:
@@ -295,9 +280,7 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
 
     if not query or not query.strip():
         raise UsageError("search needs a query")
-    own = stores is None
-    st = stores or Stores(ctx)
-    try:
+    with opened(ctx, stores) as st:
         res = run(st, query, scope=scope, type=type, limit=limit, explain=explain)
         out: dict[str, Any] = {"query": query, "hits": [h.to_json(explain) for h in res.hits]}
         if explain:
@@ -306,9 +289,6 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         if st.warnings:
             out["warnings"] = list(st.warnings)
         return out
-    finally:
-        if own:
-            st.close()
 
 
 # ------------------------------------------------------------------ lifecycle
@@ -324,9 +304,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
 
     if not text or not text.strip():
         raise UsageError("the new memory text is empty")
-    own = stores is None
-    st = stores or Stores(ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         found = st.find(memory_id)
         old = load(found)
@@ -366,9 +344,6 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
         old.fm["superseded_by"] = new.id
         _rewrite(st, found, old)
         return {"id": new.id, "supersedes": old.id, "masked": list(red.masked), "location": loc}
-    finally:
-        if own:
-            st.close()
 
 
 def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None = None) -> dict[str, Any]:
@@ -376,9 +351,7 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         if status == "superseded":
             raise UsageError("a memory becomes superseded only through `git memex supersede ID TEXT`")
         raise UsageError(f"status {status!r} is not valid; use one of: {', '.join(LIFECYCLE_TARGETS)}")
-    own = stores is None
-    st = stores or Stores(ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         found = st.find(memory_id)
         m = load(found)
@@ -392,15 +365,10 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         m.fm["status"] = status
         _rewrite(st, found, m)
         return {"id": m.id, "from": old, "to": status, "changed": True}
-    finally:
-        if own:
-            st.close()
 
 
 def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores | None = None) -> dict[str, Any]:
-    own = stores is None
-    st = stores or Stores(ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         found = st.find(memory_id)
         mid = found.row["id"]
@@ -417,9 +385,6 @@ def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores |
             f.index.remove(f.path)
             removed.append(str(f.path))
         return {"id": mid, "deleted": True, "paths": removed}
-    finally:
-        if own:
-            st.close()
 
 
 # ------------------------------------------------------------------ index

@@ -19,7 +19,7 @@ from git_memex.errors import MemexError, NotFound, UsageError
 from git_memex.model import Memory
 from git_memex.paths import Context
 from git_memex.store import atomic_write_text, crash_point, delete_file, read_memory, write_memory
-from git_memex.stores import Stores
+from git_memex.stores import Stores, opened
 
 LADDER = ("draft", "proposed", "approved", "published")
 
@@ -37,10 +37,6 @@ def _history(m: Memory, frm: str | None, to: str, by: str, note: str | None = No
     m.fm["review_history"] = hist
 
 
-def _own(stores: Stores | None, ctx: Context) -> tuple[Stores, bool]:
-    return (stores, False) if stores is not None else (Stores(ctx), True)
-
-
 # ------------------------------------------------------------------ propose
 def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores: Stores | None = None) -> list[dict[str, Any]]:
     """Copy personal memories into the project outbox as drafts; all or nothing."""
@@ -48,64 +44,61 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
 
     if not ids:
         raise UsageError("name at least one personal memory id to propose")
-    st, own = _own(stores, ctx)
     written: list[Path] = []
-    try:
-        st.refresh()
-        originals = []
-        for mid in ids:
-            found = st.find(mid)
-            if found.row["location"] != "personal":
-                raise MemexError(f"{found.row['id']} is not a personal memory (it is in the {found.row['location']}); "
-                                 "only personal memories are proposed", 1)  # fmt: skip
-            m = read_memory(found.path)
-            if m.status not in ("active", "deprecated"):
-                raise MemexError(f"{m.id} is {m.status}; only active memories can be proposed", 1)
-            originals.append(m)
-        out = []
-        outbox = st.source("outbox")
-        me = user_name(ctx)
-        for orig in originals:
-            existing = st.home.conn.execute(
-                "SELECT id, review_state FROM memories WHERE derived_from = ? AND location = 'outbox' AND project_key = ?",
-                (orig.id, ctx.project_key),
-            ).fetchone()
-            if existing:
-                out.append({"source": orig.id, "id": existing[0], "review_state": existing[1], "existing": True})
-                continue
-            red = redact(orig.body)
-            copy = model.create(
-                red.text,
-                scope="project",
-                type=orig.type if orig.type in model.TYPES else "fact",
-                tags=orig.tags,
-                importance=str(orig.fm.get("importance") or "normal"),
-                role=str(orig.fm.get("role") or "knowledge"),
-                source=str(orig.fm.get("source") or "user") if orig.fm.get("source") in model.SOURCES else "user",
-                visibility="internal",
-                created_by=orig.fm.get("created_by"),
-                via="cli",
-                repo_id=ctx.repo_id,
-                paths=orig.paths,
-                extra={"derived_from": orig.id, "proposed_by": me},
-            )
-            if local_approve:
-                copy.fm["review_state"] = "approved"
-                copy.fm["approved_by"] = me
-                _history(copy, "draft", "approved", me, "local approve (solo mode)")
-            write_memory(outbox.folder, copy, private=True)
-            written.append(outbox.folder / f"{copy.id}.md")
-            st.home.upsert(copy, outbox)
-            out.append({"source": orig.id, "id": copy.id, "review_state": copy.fm["review_state"], "existing": False})
-        return out
-    except BaseException:
-        for p in written:
-            delete_file(p)
-            st.home.remove(p)
-        raise
-    finally:
-        if own:
-            st.close()
+    with opened(ctx, stores) as st:
+        try:
+            st.refresh()
+            originals = []
+            for mid in ids:
+                found = st.find(mid)
+                if found.row["location"] != "personal":
+                    raise MemexError(f"{found.row['id']} is not a personal memory (it is in the {found.row['location']}); "
+                                     "only personal memories are proposed", 1)  # fmt: skip
+                m = read_memory(found.path)
+                if m.status not in ("active", "deprecated"):
+                    raise MemexError(f"{m.id} is {m.status}; only active memories can be proposed", 1)
+                originals.append(m)
+            out = []
+            outbox = st.source("outbox")
+            me = user_name(ctx)
+            for orig in originals:
+                existing = st.home.conn.execute(
+                    "SELECT id, review_state FROM memories WHERE derived_from = ? AND location = 'outbox' AND project_key = ?",
+                    (orig.id, ctx.project_key),
+                ).fetchone()
+                if existing:
+                    out.append({"source": orig.id, "id": existing[0], "review_state": existing[1], "existing": True})
+                    continue
+                red = redact(orig.body)
+                copy = model.create(
+                    red.text,
+                    scope="project",
+                    type=orig.type if orig.type in model.TYPES else "fact",
+                    tags=orig.tags,
+                    importance=str(orig.fm.get("importance") or "normal"),
+                    role=str(orig.fm.get("role") or "knowledge"),
+                    source=str(orig.fm.get("source") or "user") if orig.fm.get("source") in model.SOURCES else "user",
+                    visibility="internal",
+                    created_by=orig.fm.get("created_by"),
+                    via="cli",
+                    repo_id=ctx.repo_id,
+                    paths=orig.paths,
+                    extra={"derived_from": orig.id, "proposed_by": me},
+                )
+                if local_approve:
+                    copy.fm["review_state"] = "approved"
+                    copy.fm["approved_by"] = me
+                    _history(copy, "draft", "approved", me, "local approve (solo mode)")
+                write_memory(outbox.folder, copy, private=True)
+                written.append(outbox.folder / f"{copy.id}.md")
+                st.home.upsert(copy, outbox)
+                out.append({"source": orig.id, "id": copy.id, "review_state": copy.fm["review_state"], "existing": False})
+            return out
+        except BaseException:
+            for p in written:
+                delete_file(p)
+                st.home.remove(p)
+            raise
 
 
 # ------------------------------------------------------------------ submit
@@ -203,93 +196,89 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
     repo = git.open_repo(repo_info.work_tree)
     if repo.state() != 0:
         raise MemexError("a merge, rebase or cherry-pick is in progress; finish it before submitting", 2)
-    st, own = _own(stores, ctx)
     res = SubmitResult()
-    try:
-        journal = _journal_path(ctx)
-        if journal.exists():
-            plan = json.loads(journal.read_text(encoding="utf-8"))
-            res.resumed = True
-        else:
-            st.refresh()
-            files, origins, already = _plan(ctx, st, ids)
-            res.skipped_identical.extend(already)
+    with opened(ctx, stores) as st:
+            journal = _journal_path(ctx)
+            if journal.exists():
+                plan = json.loads(journal.read_text(encoding="utf-8"))
+                res.resumed = True
+            else:
+                st.refresh()
+                files, origins, already = _plan(ctx, st, ids)
+                res.skipped_identical.extend(already)
+                for rel, text in files.items():
+                    findings = check_text(rel, text)
+                    if findings:
+                        raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", 2)
+                start_branch = git.current_branch(repo) or "HEAD"
+                target = _pick_branch(repo, branch) if branch else start_branch
+                plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
+                        "new_branch": bool(branch), "base": base}  # fmt: skip
+                # the same id with different content already in the repository: a human decides
+                head = _head_files(repo, list(files))
+                for rel, text in files.items():
+                    wt = repo_info.work_tree / rel
+                    if rel in head and head[rel] != text:
+                        raise MemexError(f"{rel} is already in the repository with different content; nothing was "
+                                         "changed (supersede it, or edit the file yourself)", 2)  # fmt: skip
+                    if rel not in head and wt.exists() and wt.read_text(encoding="utf-8") != text:
+                        raise MemexError(f"{rel} already exists in the work tree with different content; nothing was changed", 2)
+                atomic_write_text(journal, json.dumps(plan, ensure_ascii=False))
+            crash_point("submit.after_journal")
+            files = plan["files"]
+            target = plan["branch"]
+            if plan["new_branch"] and git.current_branch(repo) != target:
+                if not _branch_exists(repo, target):
+                    repo.branches.local.create(target, repo.head.peel())
+                # like `git switch -c`: the new branch is HEAD's commit, so the work tree and the
+                # user's staged changes stay exactly as they are; only HEAD moves to the branch
+                repo.set_head(f"refs/heads/{target}")
+            res.branch = target
             for rel, text in files.items():
-                findings = check_text(rel, text)
-                if findings:
-                    raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", 2)
-            start_branch = git.current_branch(repo) or "HEAD"
-            target = _pick_branch(repo, branch) if branch else start_branch
-            plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
-                    "new_branch": bool(branch), "base": base}  # fmt: skip
-            # the same id with different content already in the repository: a human decides
+                atomic_write_text(repo_info.work_tree / rel, text)
+            crash_point("submit.after_files")
             head = _head_files(repo, list(files))
-            for rel, text in files.items():
-                wt = repo_info.work_tree / rel
-                if rel in head and head[rel] != text:
-                    raise MemexError(f"{rel} is already in the repository with different content; nothing was "
-                                     "changed (supersede it, or edit the file yourself)", 2)  # fmt: skip
-                if rel not in head and wt.exists() and wt.read_text(encoding="utf-8") != text:
-                    raise MemexError(f"{rel} already exists in the work tree with different content; nothing was changed", 2)
-            atomic_write_text(journal, json.dumps(plan, ensure_ascii=False))
-        crash_point("submit.after_journal")
-        files = plan["files"]
-        target = plan["branch"]
-        if plan["new_branch"] and git.current_branch(repo) != target:
-            if not _branch_exists(repo, target):
-                repo.branches.local.create(target, repo.head.peel())
-            # like `git switch -c`: the new branch is HEAD's commit, so the work tree and the
-            # user's staged changes stay exactly as they are; only HEAD moves to the branch
-            repo.set_head(f"refs/heads/{target}")
-        res.branch = target
-        for rel, text in files.items():
-            atomic_write_text(repo_info.work_tree / rel, text)
-        crash_point("submit.after_files")
-        head = _head_files(repo, list(files))
-        to_commit = {rel: text.encode("utf-8") for rel, text in files.items() if head.get(rel) != text}
-        res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r])
-        # a memory these drafts supersede changed status in the work tree: commit that too
-        to_commit.update(_superseded_companions(ctx, repo, [Path(r).stem for r in files]))
-        if to_commit:
-            n = len(files)
-            lines = [f"memex: submit {n} memor{'y' if n == 1 else 'ies'} for review", ""]
-            for rel in files:
-                body = files[rel].split("---\n", 2)[-1].strip().splitlines() or [""]
-                lines.append(f"- {Path(rel).stem} {body[0][:60]}")
-            res.commit = git.commit_files(repo, to_commit, "\n".join(lines) + "\n")
-            res.committed = True
-        crash_point("submit.after_commit")
-        from git_memex.index import Source
+            to_commit = {rel: text.encode("utf-8") for rel, text in files.items() if head.get(rel) != text}
+            res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r])
+            # a memory these drafts supersede changed status in the work tree: commit that too
+            to_commit.update(_superseded_companions(ctx, repo, [Path(r).stem for r in files]))
+            if to_commit:
+                n = len(files)
+                lines = [f"memex: submit {n} memor{'y' if n == 1 else 'ies'} for review", ""]
+                for rel in files:
+                    body = files[rel].split("---\n", 2)[-1].strip().splitlines() or [""]
+                    lines.append(f"- {Path(rel).stem} {body[0][:60]}")
+                res.commit = git.commit_files(repo, to_commit, "\n".join(lines) + "\n")
+                res.committed = True
+            crash_point("submit.after_commit")
+            from git_memex.index import Source
 
-        repo_src = Source("repo", repo_info.work_tree / ctx.memory_dir_rel, ctx.project_key)
-        for origin in plan["origins"]:
-            p = Path(origin)
-            delete_file(p)
-            st.home.remove(p)
-        if st.repo is not None:
-            st.repo.apply_paths(repo_src, [repo_info.work_tree / r for r in files], trigger="submit")
-        for rel in files:
-            m = read_memory(repo_info.work_tree / rel)
-            res.submitted.append({"id": m.id, "review_state": m.fm.get("review_state"), "path": rel})
-        delete_file(journal)
-        if res.resumed:
-            done = {Path(r).stem for r in files}
-            rest = [i for i in ids if not any(d.startswith(i.strip().upper()) for d in done)]
-            if rest:
-                more = submit(ctx, rest, branch=None, base=base, stores=st)
-                res.submitted.extend(more.submitted)
-                res.skipped_identical.extend(more.skipped_identical)
-                res.committed = res.committed or more.committed
-                res.commit = more.commit or res.commit
-        res.base = plan.get("base") or (plan["start"] if plan["new_branch"] else _default_base(ctx, plan["start"]))
-        res.push_command = f"git push -u origin {target}"
-        title = f"memex: {len(files)} memor{'y' if len(files) == 1 else 'ies'} for review"
-        res.pr_command = (f'gh pr create --base {res.base} --head {target} --title "{title}" '
-                          '--body "Memory files only; reviewers: is it true, durable, safe to share?"')  # fmt: skip
-        return res
-    finally:
-        if own:
-            st.close()
+            repo_src = Source("repo", repo_info.work_tree / ctx.memory_dir_rel, ctx.project_key)
+            for origin in plan["origins"]:
+                p = Path(origin)
+                delete_file(p)
+                st.home.remove(p)
+            if st.repo is not None:
+                st.repo.apply_paths(repo_src, [repo_info.work_tree / r for r in files], trigger="submit")
+            for rel in files:
+                m = read_memory(repo_info.work_tree / rel)
+                res.submitted.append({"id": m.id, "review_state": m.fm.get("review_state"), "path": rel})
+            delete_file(journal)
+            if res.resumed:
+                done = {Path(r).stem for r in files}
+                rest = [i for i in ids if not any(d.startswith(i.strip().upper()) for d in done)]
+                if rest:
+                    more = submit(ctx, rest, branch=None, base=base, stores=st)
+                    res.submitted.extend(more.submitted)
+                    res.skipped_identical.extend(more.skipped_identical)
+                    res.committed = res.committed or more.committed
+                    res.commit = more.commit or res.commit
+            res.base = plan.get("base") or (plan["start"] if plan["new_branch"] else _default_base(ctx, plan["start"]))
+            res.push_command = f"git push -u origin {target}"
+            title = f"memex: {len(files)} memor{'y' if len(files) == 1 else 'ies'} for review"
+            res.pr_command = (f'gh pr create --base {res.base} --head {target} --title "{title}" '
+                              '--body "Memory files only; reviewers: is it true, durable, safe to share?"')  # fmt: skip
+            return res
 
 
 def _head_files(repo: Any, rels: list[str]) -> dict[str, str]:
@@ -332,8 +321,7 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
             resubmit: bool = False, by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
     if reject and resubmit:
         raise UsageError("--reject and --resubmit cannot be combined")
-    st, own = _own(stores, ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         found = st.find(memory_id)
         if found.row["location"] != "repo":
@@ -371,17 +359,13 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
         write_memory(found.source.folder, m)
         found.index.upsert(m, found.source)
         return {"id": m.id, "from": cur, "to": new, "by": who, "history": m.fm["review_history"]}
-    finally:
-        if own:
-            st.close()
 
 
 # ------------------------------------------------------------------ sync-status
 def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
     from git_memex.search import _snippet
 
-    st, own = _own(stores, ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh(trigger="sync-status")
         last = None
         for index in [st.repo, st.home]:
@@ -428,9 +412,6 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
             "next": nxt,
             "git": ctx.repo is not None,
         }  # fmt: skip
-    finally:
-        if own:
-            st.close()
 
 
 # ------------------------------------------------------------------ contradictions
@@ -460,8 +441,7 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
     from git_memex.search import search
     from git_memex.textproc import jaccard
 
-    st, own = _own(stores, ctx)
-    try:
+    with opened(ctx, stores) as st:
         rows = []
         for index, where, params in st.dbs():
             rows.extend(index.conn.execute(
@@ -495,9 +475,6 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
                 if va != vb or na != nb:
                     out.append({"a": key[0], "b": key[1], "similarity": round(sim, 3)})
         return out
-    finally:
-        if own:
-            st.close()
 
 
 # ------------------------------------------------------------------ pr-status
@@ -533,8 +510,7 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
     approver = next((a for a in reversed(approvers) if a), None)
     decision = pr.get("reviewDecision") or ""
     state = pr.get("state") or ""
-    st, own = _own(stores, ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         items = []
         for mid in ids:
@@ -579,16 +555,12 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 applied.append({"id": m.id, "from": it["current"], "to": it["target"], "by": by})
         return {"pr": {"number": pr.get("number"), "url": pr.get("url"), "state": state, "review_decision": decision},
                 "memories": items, "applied": applied}  # fmt: skip
-    finally:
-        if own:
-            st.close()
 
 
 # ------------------------------------------------------------------ log
 def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str, Any]:
     """The memory's commits (its chain's too) merged with its review_history, oldest first."""
-    st, own = _own(stores, ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         found = st.find(memory_id)
         m = read_memory(found.path)
@@ -628,16 +600,12 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
                            "by": mm.fm.get("created_by"), "what": "created" + (f" (supersedes {mm.fm['supersedes']})" if mm.fm.get("supersedes") else "")})  # fmt: skip
         events.sort(key=lambda e: (e["at"], {"created": 0, "commit": 1, "review": 2}[e["kind"]]))
         return {"id": m.id, "chain": chain, "events": events}
-    finally:
-        if own:
-            st.close()
 
 
 # ------------------------------------------------------------------ distill
 def distill(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
     """AGENTS.md candidates: approved, high-confidence instruction memories; never personal."""
-    st, own = _own(stores, ctx)
-    try:
+    with opened(ctx, stores) as st:
         st.refresh()
         groups: dict[str, list[dict[str, Any]]] = {}
         for index, where, params in st.dbs():
@@ -658,6 +626,3 @@ def distill(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
             lines.append("")
         count = sum(len(v) for v in groups.values())
         return {"count": count, "groups": groups, "markdown": "\n".join(lines).rstrip() + "\n" if count else ""}
-    finally:
-        if own:
-            st.close()

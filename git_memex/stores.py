@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -163,3 +165,13 @@ class Stores:
     def warn(self, stream: Any = None) -> None:
         for w in self.warnings:
             print(f"warning: {w}", file=stream or sys.stderr)
+
+
+@contextlib.contextmanager
+def opened(ctx: Context, stores: Stores | None = None) -> Iterator[Stores]:
+    """The caller's open Stores when given (one process, several operations), else our own."""
+    if stores is not None:
+        yield stores
+        return
+    with Stores(ctx) as st:
+        yield st
