@@ -64,7 +64,8 @@ def available_commands() -> dict[str, str]:
     return {c: m for c, m in COMMANDS.items() if os.path.exists(os.path.join(here, m + ".py"))}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (for speed) just the one subcommand about to run."""
     parser = Parser(
         prog="git-memex",
         description="Git-native memory for AI coding agents: one markdown file per memory, "
@@ -72,7 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"git-memex {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module in available_commands().values():
+    commands = available_commands()
+    if only is not None:
+        commands = {only: commands[only]}
+    for module in commands.values():
         mod = importlib.import_module(f"git_memex.commands.{module}")
         if hasattr(mod, "register"):
             mod.register(sub)
@@ -85,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         from git_memex.commands.merge_driver import main as merge_main
 
         return merge_main(args_list[1:])
-    parser = build_parser()
+    first = args_list[0] if args_list else None
+    parser = build_parser(first if first in available_commands() else None)
     args = parser.parse_args(args_list)
     if not getattr(args, "func", None):
         parser.print_help()
