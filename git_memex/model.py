@@ -76,10 +76,27 @@ class ValidationError(ValueError):
     """A memory does not satisfy the protocol; the message is one sentence."""
 
 
-def new_id() -> str:
-    from ulid import ULID
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_last_id: tuple[int, int] = (0, 0)
 
-    return str(ULID())
+
+def new_id() -> str:
+    """A ULID: 48-bit millisecond time + 80 random bits, Crockford base32, monotonic per process.
+
+    Written here rather than imported: python-ulid's import costs 40-80 ms (it loads
+    importlib.metadata), paid by every `add` and capture hook. Tests check our ids against it.
+    """
+    import os
+
+    global _last_id
+    ms = time.time_ns() // 1_000_000
+    rnd = int.from_bytes(os.urandom(10), "big")
+    last_ms, last_rnd = _last_id
+    if ms <= last_ms:  # same millisecond (or a clock step back): keep the order, add one
+        ms, rnd = last_ms, (last_rnd + 1) & ((1 << 80) - 1)
+    _last_id = (ms, rnd)
+    value = (ms << 80) | rnd
+    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
 def now() -> str:

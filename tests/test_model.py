@@ -80,3 +80,18 @@ def test_normalize_keeps_unknown_keys():
     assert out["custom_field"] == [1, 2]
     assert out["importance"] == "normal"
     assert out["created_at"] == "1970-01-01T00:00:01Z"
+
+
+def test_new_ids_are_ulids_in_order():
+    import time
+
+    from ulid import ULID
+
+    before = int(time.time() * 1000)
+    ids = [model.new_id() for _ in range(2000)]
+    after = int(time.time() * 1000)
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    for i in (ids[0], ids[-1]):
+        assert model.ULID_RE.match(i)
+        u = ULID.from_str(i)  # the reference implementation parses ours
+        assert str(u) == i and before <= u.milliseconds <= after
