@@ -181,22 +181,25 @@ class Query:
     (it pulls in `inspect`), which short-lived hook processes should not pay.
     """
 
-    __slots__ = ("latin", "cjk", "expanded")
-    __match_args__ = ("latin", "cjk", "expanded")
+    __slots__ = ("latin", "cjk", "expanded", "phrases")
+    __match_args__ = ("latin", "cjk", "expanded", "phrases")
 
     latin: tuple[str, ...]
     cjk: tuple[str, ...]
     expanded: tuple[str, ...]
+    phrases: tuple[str, ...]
 
     def __init__(
         self,
         latin: tuple[str, ...] = (),
         cjk: tuple[str, ...] = (),
         expanded: tuple[str, ...] = (),
+        phrases: tuple[str, ...] = (),
     ) -> None:
         object.__setattr__(self, "latin", tuple(latin))
         object.__setattr__(self, "cjk", tuple(cjk))
         object.__setattr__(self, "expanded", tuple(expanded))
+        object.__setattr__(self, "phrases", tuple(phrases))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {name!r} of frozen Query")
@@ -204,8 +207,8 @@ class Query:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"cannot delete field {name!r} of frozen Query")
 
-    def _key(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-        return (self.latin, self.cjk, self.expanded)
+    def _key(self) -> tuple[tuple[str, ...], ...]:
+        return (self.latin, self.cjk, self.expanded, self.phrases)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -216,9 +219,10 @@ class Query:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return f"Query(latin={self.latin!r}, cjk={self.cjk!r}, expanded={self.expanded!r})"
+        extra = f", phrases={self.phrases!r}" if self.phrases else ""
+        return f"Query(latin={self.latin!r}, cjk={self.cjk!r}, expanded={self.expanded!r}{extra})"
 
-    def fts(self, *, with_expansion: bool = True) -> str | None:
+    def fts(self, *, with_expansion: bool = True, with_phrases: bool = False) -> str | None:
         """The FTS5 MATCH expression, or None when there is nothing to search for.
 
         Shapes: `"a"* OR "b"*` (Latin only, all columns); `{cjk}:("中文" OR "文记")` (CJK only);
@@ -227,6 +231,12 @@ class Query:
         """
         latin = [_latin_expr(t, prefix=True) for t in self.latin]
         cjk = [_quote(t) for t in self.cjk]
+        if with_expansion and with_phrases:
+            for phrase in self.phrases:  # exact word sequences (search reranks with them instead)
+                if has_cjk(phrase):
+                    cjk.append(_quote(phrase))
+                else:
+                    latin.append(_quote(phrase))
         if with_expansion:
             for word in self.expanded:
                 if has_cjk(word):
@@ -257,16 +267,39 @@ def _budget(n_latin: int, n_cjk: int, max_terms: int) -> tuple[int, int]:
     return half, max_terms - half
 
 
+# A query token with one of these between its words is a path, file name or identifier
+# (`tests/test_tokens.py`, `LOCK_TIMEOUT`, `user@host`): its words are literal, not prose.
+_IDENT_JOINERS = re.compile(r"[^\W_][/._\\:@]+[^\W_]|[^\W_]_|_[^\W_]")
+
+
+def literal_words(q: str) -> frozenset[str]:
+    """Lower-cased words that occur in the query only inside paths and identifiers."""
+    ident: set[str] = set()
+    prose: set[str] = set()
+    for chunk in CJK_RE.sub(" ", q).split():
+        words = [w.lower() for w in _WORD_RE.findall(chunk)]
+        (ident if _IDENT_JOINERS.search(chunk) else prose).update(words)
+    return frozenset(ident - prose)
+
+
 def _expansions(q: str, latin: list[str]) -> list[str]:
-    """Synonyms of the query's words and phrases that the query does not already cover."""
+    """Synonyms of the query's words and phrases that the query does not already cover.
+
+    Words seen only inside paths and identifiers are not expanded: `test_tokens.py` is a
+    file name, and searching it for "secret" and "credential" finds noise.
+    """
     found: list[str] = []
     tokens = _raw_latin_tokens(q)
+    literal = literal_words(q)
     longest = synonyms.max_phrase_words()
     for term in latin:
-        found.extend(synonyms.expand(term))
+        if term not in literal:
+            found.extend(synonyms.expand(term))
     for n in range(2, longest + 1):
         for i in range(len(tokens) - n + 1):
-            found.extend(synonyms.expand(" ".join(tokens[i : i + n])))
+            gram = tokens[i : i + n]
+            if not literal.intersection(gram):
+                found.extend(synonyms.expand(" ".join(gram)))
     runs = CJK_RE.findall(q)
     for run in runs:
         for word in synonyms.cjk_entries_in(run):
@@ -280,6 +313,37 @@ def _expansions(q: str, latin: list[str]) -> list[str]:
             continue
         out.append(word)
     return out
+
+
+# Word joiners inside one query token: `us-east`, `7.8.5`, `requirements.txt`, `src/app.py`.
+_COMPOUND_RE = re.compile(r"[^\W_]+(?:[-._/:@+#][^\W_]+)+")
+MAX_PHRASES = 12
+
+
+def _phrases(q: str) -> list[str]:
+    """Exact word sequences worth a bonus when a memory holds them as written (a proximity
+    signal BM25 lacks): compound tokens (`us-east` -> "us east", `7.8.5` -> "7 8 5"), pairs of
+    adjacent content words ("support group"), and 3-character CJK windows (the phrase of their
+    two bigrams, "旧版 版本"). Generic, query-independent rules; at most MAX_PHRASES."""
+    out: list[str] = []
+    latin = CJK_RE.sub(" ", q)
+    for m in _COMPOUND_RE.finditer(latin):
+        words = [w.lower() for w in _WORD_RE.findall(m.group(0))][:6]
+        if len(words) >= 2:
+            out.append(" ".join(words))
+    tokens = _raw_latin_tokens(q)
+    in_compound = {w for p in out for w in p.split()}
+    for a, b in zip(tokens, tokens[1:], strict=False):
+        content = len(a) > 1 and len(b) > 1 and a not in STOPWORDS and b not in STOPWORDS
+        if content and a != b and not (a in in_compound and b in in_compound):
+            out.append(f"{a} {b}")
+    for run in CJK_RE.findall(q):
+        for i in range(len(run) - 2):
+            grams = (run[i : i + 2], run[i + 1 : i + 3])
+            if grams[0] in CJK_STOP_BIGRAMS or grams[1] in CJK_STOP_BIGRAMS:
+                continue
+            out.append(" ".join(grams))
+    return _dedupe(out)[:MAX_PHRASES]
 
 
 def parse_query(q: str, *, max_terms: int = 24, expand: bool = True) -> Query:
@@ -300,7 +364,8 @@ def parse_query(q: str, *, max_terms: int = 24, expand: bool = True) -> Query:
     n_latin, n_cjk = _budget(len(latin), len(cjk), max_terms)
     latin, cjk = latin[:n_latin], cjk[:n_cjk]
     expanded = _expansions(q, latin)[:max_terms] if expand else []
-    return Query(tuple(latin), tuple(cjk), tuple(expanded))
+    phrases = _phrases(q) if expand else []
+    return Query(tuple(latin), tuple(cjk), tuple(expanded), tuple(phrases))
 
 
 def similarity_tokens(s: str) -> frozenset[str]:

@@ -1,0 +1,1 @@
+"""git-memex benchmarks (speed: `python -m bench`; retrieval quality: `python -m bench.retrieval`)."""
