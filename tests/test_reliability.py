@@ -166,7 +166,8 @@ def test_supersede_killed_between_files_is_completed_by_reindex(repo: Path):
     assert r.code == 137
     hits = run_cli("search", "postgres production", "--json").json()["hits"]
     assert len(hits) == 1 and hits[0]["snippet"] == "postgres 16 in production"  # old is hidden already
-    assert run_cli("reindex").code == 0
+    r = run_cli("reindex", "--json")
+    assert r.code == 0 and len(r.json()["repaired"]) == 1
     fm = run_cli("show", old, "--json").json()["frontmatter"]
     assert fm["status"] == "superseded" and fm["superseded_by"] == hits[0]["id"]
     assert run_cli("doctor").code == 0

@@ -24,10 +24,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"full": r.full, "added": s.added, "changed": s.changed, "removed": s.removed,
                    "unchanged": s.unchanged, "quarantined": [{"path": p, "reason": why} for p, why in r.quarantined],
-                   "total": r.total})
+                   "total": r.total, "repaired": r.repaired})
         return 0
     print(f"{'rebuilt' if r.full else 'updated'}: {s.added} added, {s.changed} changed, {s.removed} removed, "
           f"{r.total} indexed")
     for p, why in r.quarantined:
         print(f"quarantined: {p}: {why}")
+    for line in r.repaired:
+        print(f"repaired chain: {line}")
     return 0
