@@ -155,13 +155,14 @@ def commit_files(
     except (pygit2.GitError, KeyError):
         base_tree = None
         parents = []
-    tree_id = _tree_with(repo, base_tree, {p: repo.create_blob(d) for p, d in files.items()})
+    blobs = {p: repo.create_blob(d) for p, d in files.items()}
+    tree_id = _tree_with(repo, base_tree, blobs)
     ref = "HEAD" if branch is None else f"refs/heads/{branch}"
     commit_id = repo.create_commit(ref, sig, sig, message, tree_id, parents)
     idx = repo.index
     idx.read()
-    for p, d in files.items():
-        idx.add(pygit2.IndexEntry(p, repo.create_blob(d), FileMode.BLOB))
+    for p, oid in blobs.items():
+        idx.add(pygit2.IndexEntry(p, oid, FileMode.BLOB))
     idx.write()
     return str(commit_id)
 

@@ -216,11 +216,9 @@ def post_update(name: str, args: list[str]) -> int:
     paths = git.changed_memory_files(repo, old, new, ctx.memory_dir_rel)
     if not paths:
         return 0
-    from git_memex.index import Index, Source
+    from git_memex.sync import reindex_paths
 
-    with Index(ctx.repo_index) as idx:
-        stats = idx.apply_paths(Source("repo", ctx.memory_dir, ctx.project_key),
-                                [ctx.repo.work_tree / p for p in paths], trigger=name)  # fmt: skip
+    stats = reindex_paths(ctx, paths, trigger=name)
     msg = f"git-memex: index updated ({stats.added} added, {stats.changed} changed, {stats.removed} removed)"
     if stats.quarantined:
         msg += f"; {stats.quarantined} unreadable (see `git memex doctor`)"

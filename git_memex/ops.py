@@ -133,8 +133,6 @@ def add(
     body = red.text.strip()
     if not body or body == "[REDACTED]":
         raise UsageError("memory text is empty once <private> parts are removed")
-    if visibility == "private" and scope == "personal":
-        pass
     try:
         m = model.create(
             body,

@@ -44,8 +44,7 @@ def run(args: argparse.Namespace) -> int:
                 data = p.read_bytes()
             except OSError as exc:
                 raise MemexError(f"cannot read {p} ({exc.strerror})", 1) from None
-            in_repo = True
-            findings.extend(check_bytes(str(p), data, in_repo=in_repo, **kw))
+            findings.extend(check_bytes(str(p), data, **kw))
     for f in findings:
         print(str(f))
     if findings:
