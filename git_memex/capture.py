@@ -17,7 +17,8 @@ a polite lead-in such as "please" or 请). A trigger word in the middle of a sen
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from git_memex.record import record
 
 __all__ = ["MAX_CAPTURE_CHARS", "MIN_CAPTURE_CHARS", "CaptureHit", "CaptureScan", "scan"]
 
@@ -28,7 +29,7 @@ PERSONAL = "personal"
 PROJECT = "project"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CaptureHit:
     """One memory found in one line of the user's message."""
 
@@ -38,7 +39,7 @@ class CaptureHit:
     line: str  # the source line
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CaptureScan:
     """Result of a scan. Rejected bodies are reported so a capture never vanishes silently."""
 

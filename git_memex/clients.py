@@ -28,9 +28,10 @@ import json
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from git_memex.record import record
 
 CLIENTS = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
 SERVER_NAME = "memex"
@@ -50,7 +51,7 @@ _JSON_CLIENTS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WriteResult:
     """What a writer did: created, updated, unchanged, or printed (file left alone; paste `snippet`)."""
 

@@ -27,8 +27,9 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from git_memex.record import field, record
 
 if TYPE_CHECKING:
     from git_memex.paths import Context
@@ -315,7 +316,7 @@ def glob_matches(patterns: Iterable[str], paths: Iterable[str]) -> list[str]:
 
 
 # --------------------------------------------------------------------- the block
-@dataclass
+@record
 class ContextBlock:
     """The session-start block and how it was chosen (for --json and tests)."""
 

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from git_memex.paths import Context
+from git_memex.record import field, record
 
 
-@dataclass
+@record
 class Check:
     name: str
     level: str  # ok | warn | fail
     detail: str = ""
 
 
-@dataclass
+@record
 class Report:
     checks: list[Check] = field(default_factory=list)
 

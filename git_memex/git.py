@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode, MergeAnalysis
 
 from git_memex.errors import MemexError
+from git_memex.record import record
 
 ZERO = "0" * 40
 
@@ -73,7 +73,7 @@ def head_reflog_previous(repo: pygit2.Repository) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StagedFile:
     path: str
     data: bytes
@@ -228,7 +228,7 @@ def path_history(repo: pygit2.Repository, path: str, limit: int = 200) -> list[p
 
 
 # ------------------------------------------------------------------ pull
-@dataclass(frozen=True)
+@record(frozen=True)
 class PullResult:
     state: str  # "up-to-date" | "fast-forward"
     old: str

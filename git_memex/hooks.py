@@ -13,10 +13,10 @@ import shutil
 import stat
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_memex.errors import MemexError
+from git_memex.record import record
 
 HOOK_NAMES = ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite")
 # Hooks whose failure stops git: an automatic merge commit runs pre-merge-commit, not pre-commit,
@@ -95,7 +95,7 @@ def is_ours(path: Path) -> bool:
         return False
 
 
-@dataclass
+@record
 class HookAction:
     name: str
     action: str  # installed | updated | unchanged | chained | skipped | removed | restored

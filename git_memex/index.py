@@ -31,11 +31,11 @@ import sys
 import time
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from git_memex.model import Memory, parse_time
+from git_memex.record import field, record
 from git_memex.store import UnreadableMemory, read_memory
 
 SCHEMA_VERSION = "9"
@@ -100,7 +100,7 @@ _DELETE_MEMORY = "DELETE FROM memories WHERE path = ?"
 _RECORD_FILE = "INSERT OR REPLACE INTO files(path, sig, racy, sha, error) VALUES(?, ?, ?, ?, ?)"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Source:
     """One folder of memory files and what its memories are."""
 
@@ -109,7 +109,7 @@ class Source:
     project_key: str | None = None
 
 
-@dataclass
+@record
 class RefreshStats:
     added: int = 0
     changed: int = 0

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_memex.errors import MemexError
 from git_memex.paths import Context
+from git_memex.record import field, record
 
 AGENTS_POINTER = "> Project memory lives in {dir}/ — query it with memory_search before answering."
 PRE_COMMIT_SNIPPET = """\
@@ -25,14 +25,14 @@ PRE_COMMIT_SNIPPET = """\
         files: ^{dir_re}/[^/]+\\.md$"""
 
 
-@dataclass
+@record
 class Step:
     what: str
     action: str  # created | updated | unchanged | skipped | removed | printed
     detail: str = ""
 
 
-@dataclass
+@record
 class InitReport:
     steps: list[Step] = field(default_factory=list)
     snippets: list[str] = field(default_factory=list)

@@ -15,11 +15,11 @@ reported clean.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from git_memex.frontmatter import FrontmatterError, ordered_keys, parse, serialize
 from git_memex.model import REVIEW_STATES, parse_time
+from git_memex.record import record
 
 IDENTITY_KEYS = ("id", "schema_version", "scope")
 SET_KEYS = ("tags", "paths", "related", "aliases")
@@ -32,7 +32,7 @@ MARKER_SIZE = 7
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FieldConflict:
     """One frontmatter key (or "body") that both sides changed in ways no rule can combine."""
 
@@ -43,7 +43,7 @@ class FieldConflict:
     kind: str  # "field" | "lifecycle" | "review" | "body" | "identity"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MergeResult:
     """What to write to %A, and whether git may treat it as resolved."""
 

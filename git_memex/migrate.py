@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from git_memex import frontmatter, model
 from git_memex.paths import Context
+from git_memex.record import field, record
 from git_memex.store import atomic_write_text, delete_file
 
 LEGACY_REPO_DIRS = (".my-o-memory", ".open-memex")
 LEGACY_HOMES = (".my-o-memory", ".open-memex")
 
 
-@dataclass
+@record
 class Conversion:
     source: Path
     target: Path
@@ -24,7 +24,7 @@ class Conversion:
     text: str  # the v2 file to write
 
 
-@dataclass
+@record
 class Plan:
     conversions: list[Conversion] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from git_memex.record import field, record
 
 SCHEMA_VERSION = 2
 
@@ -133,7 +134,7 @@ def parse_time(value: object) -> float | None:
     return None
 
 
-@dataclass
+@record
 class Memory:
     """One memory: its frontmatter (all keys, known and unknown) and body."""
 

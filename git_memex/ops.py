@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from git_memex.errors import MemexError, NotFound, UsageError
 from git_memex.index import RefreshStats, Source
 from git_memex.model import Memory, ValidationError
 from git_memex.paths import Context
+from git_memex.record import field, record
 from git_memex.store import UnreadableMemory, crash_point, delete_file, read_memory, write_memory
 from git_memex.stores import Found, Stores, opened
 
@@ -41,7 +41,7 @@ def author(ctx: Context) -> str | None:
 
 
 # ------------------------------------------------------------------ add
-@dataclass
+@record
 class AddResult:
     id: str | None
     scope: str
@@ -386,7 +386,7 @@ def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores |
 
 
 # ------------------------------------------------------------------ index
-@dataclass
+@record
 class ReindexResult:
     stats: RefreshStats
     full: bool

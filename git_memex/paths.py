@@ -11,17 +11,17 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_memex.errors import MemexError, UsageError
+from git_memex.record import field, record
 
 DEFAULT_MEMORY_DIR = ".ai/open-memex"
 INDEX_NAME = "index.db"
 
 
 # ----------------------------------------------------------------- settings
-@dataclass(frozen=True)
+@record(frozen=True)
 class Setting:
     key: str
     default: str
@@ -94,7 +94,7 @@ def data_root() -> Path:
 
 
 # ----------------------------------------------------------------- git
-@dataclass(frozen=True)
+@record(frozen=True)
 class Repo:
     work_tree: Path
     git_dir: Path  # per-worktree git dir (holds this work tree's index of memories)
@@ -187,7 +187,7 @@ def _slug(name: str) -> str:
 
 
 # ----------------------------------------------------------------- context
-@dataclass
+@record
 class Context:
     """Everything a command needs to know about where it runs; built once per process."""
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+
+from git_memex.record import record
 
 __all__ = [
     "Finding",
@@ -90,7 +91,7 @@ KEEP = 4  # characters of a secret kept visible (D14)
 _MIN_SECRET_LEN = KEEP + 1  # shorter values cannot be masked at all, so are not reported
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     """One secret in a text; ``start``/``end`` delimit the value that gets masked."""
 
@@ -100,7 +101,7 @@ class Finding:
     line: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Redaction:
     """Result of :func:`redact`: the safe text and what was done to it."""
 

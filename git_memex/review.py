@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from git_memex import model
 from git_memex.errors import MemexError, NotFound, UsageError
 from git_memex.model import Memory
 from git_memex.paths import Context
+from git_memex.record import field, record
 from git_memex.store import atomic_write_text, crash_point, delete_file, read_memory, write_memory
 from git_memex.stores import Stores, opened
 
@@ -102,7 +102,7 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
 
 
 # ------------------------------------------------------------------ submit
-@dataclass
+@record
 class SubmitResult:
     submitted: list[dict[str, Any]] = field(default_factory=list)
     skipped_identical: list[str] = field(default_factory=list)

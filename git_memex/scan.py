@@ -6,13 +6,12 @@ pygit2 commit runs no hooks) and the pre-commit framework hooks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from git_memex import frontmatter
 from git_memex.model import ValidationError, from_parsed, is_valid_id, validate
+from git_memex.record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     path: str
     line: int

@@ -24,9 +24,9 @@ import math
 import re
 import sqlite3
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
+from git_memex.record import field, record
 from git_memex.stores import Stores
 
 # BM25 column weights: body, tags, type, cjk, aliases.
@@ -49,7 +49,7 @@ PRUNE_POSTINGS = 25_000
 SELECTIVE_POSTINGS = 16_000
 
 
-@dataclass
+@record
 class Hit:
     id: str
     scope: str
@@ -86,7 +86,7 @@ class Hit:
         return d
 
 
-@dataclass
+@record
 class SearchResult:
     query: str
     fts: str | None

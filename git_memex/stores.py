@@ -6,7 +6,6 @@ import contextlib
 import sqlite3
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,12 @@ from git_memex.errors import MemexError, NotFound
 from git_memex.index import Index, RefreshStats, Source
 from git_memex.model import SAFE_ID_RE
 from git_memex.paths import Context
+from git_memex.record import record
 
 LOCATIONS = ("repo", "outbox", "private", "personal")
 
 
-@dataclass
+@record
 class Found:
     """A memory located through an index: its row, and the index and source that hold it."""
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from git_memex.errors import MemexError, UsageError
 from git_memex.paths import Context
+from git_memex.record import field, record
 
 
 def _repo(ctx: Context, what: str) -> Any:
@@ -52,7 +52,7 @@ def pull(ctx: Context) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ resolve
-@dataclass
+@record
 class Conflict:
     path: str
     id: str
@@ -65,7 +65,7 @@ def list_conflicts(ctx: Context) -> list[Conflict]:
     return [Conflict(p, Path(p).stem) for p in sorted(git.conflicts(repo, ctx.memory_dir_rel))]
 
 
-@dataclass
+@record
 class ResolveOutcome:
     path: str
     clean: bool
