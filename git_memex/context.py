@@ -175,27 +175,38 @@ def current_branch(ctx: Context) -> str | None:
     return head[len(prefix):] if head.startswith(prefix) else None
 
 
-def changed_paths(ctx: Context, limit: int = MAX_CHANGED_PATHS) -> list[str]:
-    """Repo-relative paths changed against HEAD (staged or not) plus untracked ones, at most `limit`.
+def start_changed_paths(ctx: Context) -> subprocess.Popen[bytes] | None:
+    """Start the `git status` behind `changed_paths` and return at once (None: nothing to ask).
 
-    One `git status` call (with --no-optional-locks, so it never takes the index lock), listing
-    the files inside new folders too, so that a glob such as ``db/migrations/**`` sees them.
-    Any git failure means "no paths".
+    git stats every tracked file, and so does our index refresh: started first, the two run
+    side by side instead of one after the other.
     """
     if ctx.repo is None:
-        return []
+        return None
     try:
-        r = subprocess.run(
+        return subprocess.Popen(
             ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames",
              "--untracked-files=all"],
-            cwd=ctx.repo.work_tree, capture_output=True, check=False, timeout=20,
+            cwd=ctx.repo.work_tree, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def finish_changed_paths(proc: subprocess.Popen[bytes] | None, limit: int = MAX_CHANGED_PATHS) -> list[str]:
+    """The paths a `start_changed_paths` process reported; any git failure means "no paths"."""
+    if proc is None:
         return []
-    if r.returncode != 0:
+    try:
+        stdout, _ = proc.communicate(timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        proc.kill()
+        proc.wait()
+        return []
+    if proc.returncode != 0:
         return []
     out: list[str] = []
-    for entry in r.stdout.decode("utf-8", "replace").split("\0"):
+    for entry in stdout.decode("utf-8", "replace").split("\0"):
         if len(entry) < 4:
             continue
         path = entry[3:].rstrip("/")
@@ -204,6 +215,16 @@ def changed_paths(ctx: Context, limit: int = MAX_CHANGED_PATHS) -> list[str]:
         if len(out) >= limit:
             break
     return out
+
+
+def changed_paths(ctx: Context, limit: int = MAX_CHANGED_PATHS) -> list[str]:
+    """Repo-relative paths changed against HEAD (staged or not) plus untracked ones, at most `limit`.
+
+    One `git status` call (with --no-optional-locks, so it never takes the index lock), listing
+    the files inside new folders too, so that a glob such as ``db/migrations/**`` sees them.
+    Any git failure means "no paths".
+    """
+    return finish_changed_paths(start_changed_paths(ctx), limit)
 
 
 def _cwd_paths(ctx: Context) -> list[str]:
@@ -397,13 +418,25 @@ def _render(instructions: list[str], warnings: list[str], knowledge: list[str]) 
     return "\n".join(parts)
 
 
+# The candidate pools, newest first. Each rare kind has a partial index on updated_ts in
+# index.py (instruction, warning, high importance, with paths) whose WHERE term appears here
+# verbatim: SQLite then reads only the rows of that kind, not every row of a 10k-memory index.
+INSTRUCTION_POOL = "m.role = 'instruction' AND m.instruction_state = 'approved' AND m.status = 'active'"
+WARNING_POOL = "m.type = 'warning' AND m.status = 'active'"
+KNOWLEDGE_POOL = "m.status IN ('active', 'deprecated') AND m.type != 'warning' AND m.role != 'instruction'"
+HIGH_POOL = KNOWLEDGE_POOL + " AND m.importance = 'high'"
+PATHS_POOL = KNOWLEDGE_POOL + " AND m.paths != '[]'"
+
+
+def pool_sql(where: str, cond: str) -> str:
+    return f"SELECT m.* FROM memories m WHERE {where} AND {cond} ORDER BY m.updated_ts DESC, m.id DESC LIMIT ?"
+
+
 def _rows(stores: Stores, cond: str, params: tuple[Any, ...] = (), *, limit: int) -> dict[str, sqlite3.Row]:
     """Rows matching `cond` from every index, one per id (the repo copy wins, as in search)."""
     out: dict[str, sqlite3.Row] = {}
     for index, where, wparams in stores.dbs():
-        sql = (f"SELECT m.* FROM memories m WHERE {where} AND {cond}"
-               " ORDER BY m.updated_ts DESC, m.id DESC LIMIT ?")  # fmt: skip
-        for r in index.conn.execute(sql, (*wparams, *params, limit)):
+        for r in index.conn.execute(pool_sql(where, cond), (*wparams, *params, limit)):
             out.setdefault(r["id"], r)
     return out
 
@@ -544,11 +577,17 @@ def build_context(
     from git_memex.stores import Stores as _Stores
 
     own = stores is None
+    status = start_changed_paths(ctx) if changed_paths is None else None
     st = stores or _Stores(ctx)
     try:
         st.refresh()
+        if changed_paths is None:
+            changed_paths = finish_changed_paths(status)
         return _build(ctx, st, query=query, branch=branch, changed=changed_paths)
     finally:
+        if status is not None and status.returncode is None:
+            status.kill()
+            status.wait()
         if own:
             st.close()
 
@@ -586,8 +625,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     topic_rank = {mid: i for i, mid in enumerate(topic_hits)}
 
     # -- instructions (iron rule 1)
-    instr_rows = _rows(st, "m.role = 'instruction' AND m.instruction_state = 'approved' AND m.status = 'active'",
-                       limit=POOL_HIGH)  # fmt: skip
+    instr_rows = _rows(st, INSTRUCTION_POOL, limit=POOL_HIGH)
     _drop_superseded(st, instr_rows)
     user: str | None = None
     if any(r["scope"] == "personal" for r in instr_rows.values()):
@@ -598,7 +636,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     shown = {r["id"] for r in instructions}
 
     # -- warnings (proactive nudge)
-    warn_rows = _rows(st, "m.type = 'warning' AND m.status = 'active'", limit=POOL_PATHS)
+    warn_rows = _rows(st, WARNING_POOL, limit=POOL_PATHS)
     _drop_superseded(st, warn_rows)
     fired: list[tuple[sqlite3.Row, list[str]]] = []
     for r in warn_rows.values():
@@ -615,10 +653,10 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     # -- knowledge
     # A role: instruction memory that fails the gate is a pending rule, not history: showing its
     # imperative text as "knowledge" is the failure mode the gate exists for (D2). Search finds it.
-    base = "m.status IN ('active', 'deprecated') AND m.type != 'warning' AND m.role != 'instruction'"
+    base = KNOWLEDGE_POOL
     pool = _rows(st, base, limit=POOL_RECENT)
-    for cond, limit in ((" AND m.importance = 'high'", POOL_HIGH), (" AND m.paths != '[]'", POOL_PATHS)):
-        for k, v in _rows(st, base + cond, limit=limit).items():
+    for cond, limit in ((HIGH_POOL, POOL_HIGH), (PATHS_POOL, POOL_PATHS)):
+        for k, v in _rows(st, cond, limit=limit).items():
             pool.setdefault(k, v)
     hit_ids = [i for i in {**q_rel, **b_rel, **f_rel} if i not in pool]
     for start in range(0, len(hit_ids), 500):

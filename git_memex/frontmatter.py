@@ -179,6 +179,9 @@ def ordered_keys(fm: dict[str, Any]) -> list[str]:
 
 
 def _dump_value(key: str, value: Any) -> str:
+    fast = _fast_dump(key, value)
+    if fast is not None:
+        return fast
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -190,6 +193,56 @@ def _dump_value(key: str, value: Any) -> str:
         sort_keys=False,
         width=1 << 30,
     )
+
+
+# The fast writer covers the values git-memex itself writes (enum words, ids, timestamps, plain
+# tags, small integers, null, flat lists of those) and gives PyYAML's bytes exactly, proven by a
+# property test against yaml.dump; anything else goes to PyYAML. Writing a memory then needs no
+# `yaml` import (~10 ms) and no dumper per key.
+_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Starts with a letter or underscore, so no YAML 1.1 int, float, timestamp, merge or value form can
+# match; ':' only between other characters, so never ': ' or a trailing ':'.
+_PLAIN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.@/+*-]*(?::[A-Za-z0-9_.@/+*-]+)*\Z")
+# A ULID-like token: digits and letters only, at least one letter, not 0b…/0o…/0x….
+_TOKEN_RE = re.compile(r"(?![0-9]*\Z)(?!0[bBoOxX])[0-9][0-9A-Za-z]*\Z")
+# What PyYAML resolves as a timestamp and therefore single-quotes.
+_STAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}))?\Z")
+# YAML 1.1 booleans and nulls (and y/n, to stay clear of every reading of them).
+_RESERVED_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"})
+
+
+def _fast_scalar(value: Any) -> str | None:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is not str or len(value) > 200:
+        return None
+    if value.lower() in _RESERVED_WORDS:
+        return None
+    if _PLAIN_RE.match(value) or _TOKEN_RE.match(value):
+        return value
+    if _STAMP_RE.match(value):
+        return f"'{value}'"
+    return None
+
+
+def _fast_dump(key: str, value: Any) -> str | None:
+    if not _KEY_RE.match(key) or key.lower() in _RESERVED_WORDS:
+        return None
+    if type(value) is list:
+        if not value:
+            return f"{key}: []\n"
+        items = [_fast_scalar(v) for v in value]
+        if None in items:
+            return None
+        return f"{key}:\n" + "".join(f"- {v}\n" for v in items)
+    scalar = _fast_scalar(value)
+    return None if scalar is None else f"{key}: {scalar}\n"
 
 
 def serialize(fm: dict[str, Any], body: str) -> str:

@@ -38,7 +38,7 @@ from git_memex.model import Memory, parse_time
 from git_memex.record import field, record
 from git_memex.store import UnreadableMemory, read_memory
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 BUSY_TIMEOUT_MS = 5000
 # A file modified this close to the scan may change again within the same timestamp
 # granule; such entries are re-checked (by content hash) on the next refresh.
@@ -79,6 +79,11 @@ CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT
 CREATE INDEX memories_hash ON memories(content_hash);
 CREATE INDEX memories_updated ON memories(updated_ts);
 CREATE INDEX memories_alias ON memories(alias) WHERE alias IS NOT NULL;
+-- the session context's pools, newest first: a rare kind is found without visiting every row
+CREATE INDEX memories_instruction ON memories(updated_ts) WHERE role = 'instruction';
+CREATE INDEX memories_warning ON memories(updated_ts) WHERE type = 'warning';
+CREATE INDEX memories_high ON memories(updated_ts) WHERE importance = 'high';
+CREATE INDEX memories_with_paths ON memories(updated_ts) WHERE paths != '[]';
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     body, tags, type, cjk, aliases, tokenize='porter unicode61 remove_diacritics 2'
 );
@@ -1084,9 +1089,9 @@ def _under(folder: str) -> tuple[str, str]:
 
 
 def _sha(raw: bytes) -> str:
-    import hashlib  # lazy: ~3 ms of OpenSSL start-up that a search with nothing to read never needs
+    from git_memex.digest import sha1_hex
 
-    return hashlib.sha1(raw).hexdigest()
+    return sha1_hex(raw)
 
 
 def _is_locked(exc: sqlite3.Error) -> bool:

@@ -7,13 +7,16 @@ commands stay fast. The merge driver skips argparse entirely: git runs it per fi
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 from git_memex import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 # command name -> module name, in the order `--help` lists them
 COMMANDS: dict[str, str] = {
@@ -48,15 +51,48 @@ COMMANDS: dict[str, str] = {
 }
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one sentence and exit code 1 (SPEC §3)."""
+def parser_class() -> type[argparse.ArgumentParser]:
+    """argparse that reports usage errors as one sentence and exit code 1 (SPEC §3).
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(1, f"git-memex: {message}; see `git memex {self._sub_name()}--help`\n")
+    Defined on first use: the hook fast path and the merge driver never import argparse."""
+    import argparse
 
-    def _sub_name(self) -> str:
-        parts = self.prog.split()
-        return (parts[-1] + " ") if len(parts) > 1 and parts[-1] not in ("git-memex", "memex") else ""
+    class Formatter(argparse.HelpFormatter):
+        """The default formatter, told the width: left to itself it imports shutil (~5 ms,
+        with zlib/bz2/lzma) for `shutil.get_terminal_size` on every parser built."""
+
+        def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                     width: int | None = None) -> None:  # fmt: skip
+            super().__init__(prog, indent_increment, max_help_position,
+                             terminal_columns() - 2 if width is None else width)  # fmt: skip
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("formatter_class", Formatter)
+            super().__init__(*args, **kwargs)
+
+        def error(self, message: str) -> None:  # type: ignore[override]
+            self.exit(1, f"git-memex: {message}; see `git memex {self._sub_name()}--help`\n")
+
+        def _sub_name(self) -> str:
+            parts = self.prog.split()
+            return (parts[-1] + " ") if len(parts) > 1 and parts[-1] not in ("git-memex", "memex") else ""
+
+    return Parser
+
+
+def terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns` without importing shutil: $COLUMNS, the terminal, 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def available_commands() -> dict[str, str]:
@@ -66,6 +102,7 @@ def available_commands() -> dict[str, str]:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole parser, or (for speed) just the one subcommand about to run."""
+    Parser = parser_class()  # noqa: N806 - a class
     parser = Parser(
         prog="git-memex",
         description="Git-native memory for AI coding agents: one markdown file per memory, "
@@ -83,22 +120,38 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# The agent hooks' exact command lines (as `clients.hook_commands` writes them) skip argparse:
+# building a parser loads gettext, locale and shutil (~12 ms), and these run on every prompt.
+HOOKS = {
+    ("context", "--hook", "claude"): "git_memex.commands.context",
+    ("capture", "--hook", "claude"): "git_memex.commands.capture",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["merge-driver"]:
         from git_memex.commands.merge_driver import main as merge_main
 
         return merge_main(args_list[1:])
-    first = args_list[0] if args_list else None
-    parser = build_parser(first if first in available_commands() else None)
-    args = parser.parse_args(args_list)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 1
+    hook = HOOKS.get(tuple(args_list))
+    if hook is not None:
+        call = importlib.import_module(hook).run_hook  # a hook reports its own failures and exits 0
+    else:
+        first = args_list[0] if args_list else None
+        parser = build_parser(first if first in available_commands() else None)
+        args = parser.parse_args(args_list)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 1
+
+        def call() -> int:
+            return args.func(args)
+
     from git_memex.errors import MemexError
 
     try:
-        return int(args.func(args) or 0)
+        return int(call() or 0)
     except MemexError as exc:
         print(f"git-memex: {exc.message}", file=sys.stderr)
         return exc.code

@@ -52,6 +52,7 @@ class AddResult:
     private_spans: int = 0
     path: str | None = None
     location: str | None = None
+    body: str | None = None  # as written: masked, <private> parts removed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -164,7 +165,7 @@ def add(
         st.index_for(loc).upsert(m, src)
         return AddResult(
             m.id, scope, m.review_state, None, near, list(red.masked), red.private_spans,
-            str(m.path), loc,
+            str(m.path), loc, m.body,
         )  # fmt: skip
 
 

@@ -6,7 +6,6 @@ importing pygit2, so that short-lived commands such as `search` start fast.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
@@ -103,23 +102,35 @@ class Repo:
 
 
 def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str] | None:
+    return _finish(_start(args, cwd))
+
+
+def _start(args: list[str], cwd: Path | None) -> subprocess.Popen[bytes] | None:
     try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            check=False,
-        )
+        return subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)  # fmt: skip
     except (FileNotFoundError, NotADirectoryError, PermissionError):
         return None
 
 
+def _finish(proc: subprocess.Popen[bytes] | None) -> subprocess.CompletedProcess[str] | None:
+    if proc is None:
+        return None
+    out, err = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out.decode("utf-8", "replace"),
+                                       err.decode("utf-8", "replace"))  # fmt: skip
+
+
+_REV_PARSE = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
+_CONFIG = ["config", "-z", "--get-regexp", r"^(memex\.|remote\.origin\.url$|user\.name$|user\.email$)"]
+
+
 def discover_repo(cwd: Path | None = None) -> Repo | None:
     """The repository around cwd, or None (no git, or not inside a work tree)."""
-    r = _git(["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"], cwd)
+    return _repo_from(_git(_REV_PARSE, cwd), cwd)
+
+
+def _repo_from(r: subprocess.CompletedProcess[str] | None, cwd: Path | None) -> Repo | None:
     if r is None or r.returncode != 0:
         return None
     lines = r.stdout.splitlines()
@@ -134,7 +145,10 @@ def discover_repo(cwd: Path | None = None) -> Repo | None:
 
 def read_config(cwd: Path | None = None) -> dict[str, str]:
     """memex.* settings (repo overrides global), the origin URL and the user, from one `git config` call."""
-    r = _git(["config", "-z", "--get-regexp", r"^(memex\.|remote\.origin\.url$|user\.name$|user\.email$)"], cwd)
+    return _config_from(_git(_CONFIG, cwd))
+
+
+def _config_from(r: subprocess.CompletedProcess[str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     if r is None or r.returncode not in (0, 1):
         return out
@@ -172,7 +186,9 @@ def normalize_remote_url(url: str) -> str:
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    from git_memex.digest import sha256_hex
+
+    return sha256_hex(text.encode("utf-8"))
 
 
 def repo_identity(origin_url: str | None, fallback_path: Path) -> str:
@@ -281,6 +297,7 @@ class Context:
 
 def load_context(cwd: Path | None = None) -> Context:
     here = Path(cwd or os.getcwd())
-    repo = discover_repo(here)
-    config = read_config(here)
-    return Context(data_root=data_root(), cwd=here, repo=repo, config=config)
+    # Both git calls at once: they are independent, and each costs a process start.
+    rev_parse, config = _start(_REV_PARSE, here), _start(_CONFIG, here)
+    repo = _repo_from(_finish(rev_parse), here)
+    return Context(data_root=data_root(), cwd=here, repo=repo, config=_config_from(_finish(config)))

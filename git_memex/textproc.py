@@ -392,9 +392,9 @@ def normalize_ws(s: str) -> str:
 
 def content_hash(body: str) -> str:
     """sha256 hex of the whitespace-normalised body: re-wrapping text keeps the same hash."""
-    import hashlib  # lazy: ~2 ms that only writers need
+    from git_memex.digest import sha256_hex
 
-    return hashlib.sha256(normalize_ws(body).encode("utf-8")).hexdigest()
+    return sha256_hex(normalize_ws(body).encode("utf-8"))
 
 
 def estimate_tokens(s: str) -> int:

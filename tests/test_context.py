@@ -434,3 +434,32 @@ def test_outside_git_only_personal_memories(nogit: Path) -> None:
     block = context()
     assert "I like short answers" in block["text"]
     assert block["signals"]["branch"] is None
+
+
+def test_hook_fast_path_answers_like_the_parsed_command(repo: Path) -> None:
+    """`context --hook claude` skips argparse; with an option added it goes through argparse.
+    Both must give the same document (the query is empty either way)."""
+    add("We deploy with blue-green on Fridays")
+    payload = json.dumps({"cwd": str(repo), "hook_event_name": "SessionStart"})
+    fast = run_cli("context", "--hook", "claude", input=payload)
+    parsed = run_cli("context", "--hook", "claude", "--query", "", input=payload)
+    assert fast.code == parsed.code == 0
+    assert json.loads(fast.out) == json.loads(parsed.out)
+    assert "blue-green" in fast.out
+
+
+@pytest.mark.parametrize("pool", ["INSTRUCTION_POOL", "WARNING_POOL", "HIGH_POOL", "PATHS_POOL"])
+def test_rare_pools_read_their_partial_index(repo: Path, pool: str) -> None:
+    """Without its partial index a rare pool walks every row of the index newest first
+    (~9 ms at 10k memories, paid by each session start); the plan must name the index."""
+    from git_memex import context as ctxmod
+    from git_memex.index import Index
+
+    add("a fact so that the index exists")
+    db = next(repo.joinpath(".git").rglob("index.db"))
+    sql = "EXPLAIN QUERY PLAN " + ctxmod.pool_sql("1", getattr(ctxmod, pool))
+    with Index(db) as index:
+        plan = " ".join(r[-1] for r in index.conn.execute(sql, (10,)))
+    wanted = {"INSTRUCTION_POOL": "memories_instruction", "WARNING_POOL": "memories_warning",
+              "HIGH_POOL": "memories_high", "PATHS_POOL": "memories_with_paths"}[pool]  # fmt: skip
+    assert f"USING INDEX {wanted}" in plan, plan

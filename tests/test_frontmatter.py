@@ -139,3 +139,48 @@ def test_body_that_contains_a_fence_line_survives():
 
 def test_key_order_is_protocol_order():
     assert frontmatter.KEY_ORDER[:4] == ("id", "schema_version", "revision", "scope")
+
+
+# ----------------------------------------------------------------- the fast writer
+def _yaml_dump(key: str, value: object) -> str:
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump({key: value}, Dumper=dumper, default_flow_style=False, allow_unicode=True,
+                     sort_keys=False, width=1 << 30)  # fmt: skip
+
+
+# Strings built to sit on the edges of YAML's implicit types: numbers, timestamps, booleans,
+# indicators, colons, hex/octal/binary prefixes and sexagesimal forms.
+_EDGE_ALPHABET = "0123456789abexyonfYNTOFZ_.-+:@/ #'\"T*&!?"
+_edge_strings = st.one_of(
+    st.text(alphabet=_EDGE_ALPHABET, max_size=12),
+    st.text(alphabet=string.ascii_letters + string.digits + "_.-+:@/*", max_size=30),
+    st.sampled_from(["yes", "No", "ON", "off", "true", "False", "null", "Null", "~", "y", "n", "0x1F", "0b101",
+                     "0o17", "017", "1_000", "1e3", "1.5", ".inf", ".NaN", "1:20", "190:20:30", "2026-11-30",
+                     "2026-11-30T08:55:50Z", "2026-11-30T08:55:50.123+01:00", "2026-1-3", "<<", "=", "a:", "a: b",
+                     "01M8NTNT78ZTNX0P94RXS4DJKX", "local:a@b.example", "git-origin-sha256:ab12", "db/**/x.sql"]),
+)  # fmt: skip
+_edge_values = st.one_of(st.none(), st.booleans(), st.integers(-(10**12), 10**12), st.floats(allow_nan=False),
+                         _edge_strings, st.lists(st.one_of(_edge_strings, st.integers(), st.none()), max_size=4))  # fmt: skip
+_edge_keys = st.one_of(st.sampled_from([*frontmatter.KEY_ORDER, "on", "yes", "y", "null"]),
+                       st.text(alphabet=string.ascii_letters + "_0-: ", min_size=1, max_size=10))  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_edge_keys, _edge_values)
+def test_fast_writer_gives_pyyaml_bytes_or_steps_aside(key: str, value: object) -> None:
+    fast = frontmatter._fast_dump(key, value)
+    if fast is not None:
+        assert fast == _yaml_dump(key, value)
+
+
+def test_fast_writer_covers_what_we_write() -> None:
+    """A memory as `ops.add` writes it is written without PyYAML, and byte for byte as PyYAML would."""
+    from git_memex.model import create
+
+    m = create("the staging database is rebuilt nightly", scope="project", type="fact", tags=["db", "ops-night"],
+               source="keyword", created_by="local:dev@example.com", via="claude",
+               repo_id="git-origin-sha256:" + "ab" * 32, paths=["db/migrations/**"])  # fmt: skip
+    assert [k for k, v in m.fm.items() if frontmatter._fast_dump(k, v) is None] == []
+    assert "".join(_yaml_dump(k, m.fm[k]) for k in frontmatter.ordered_keys(m.fm)) in serialize(m.fm, m.body)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memex import model
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def add_json(p: argparse.ArgumentParser) -> None:

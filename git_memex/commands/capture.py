@@ -11,11 +11,13 @@ something to save. A hook never blocks the prompt: any failure is one stderr lin
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memex.commands._common import add_json, context, emit_json, short
+
+if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast path skips
+    import argparse
 
 # The statement patterns say what kind of memory it is; everything else is a plain fact.
 TRIGGER_TYPES = {
@@ -76,10 +78,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
                                       "masked": list(red.masked)})  # fmt: skip
         return out
 
-    from pathlib import Path
-
     from git_memex.ops import add
-    from git_memex.store import UnreadableMemory, read_memory
     from git_memex.stores import Stores
 
     with Stores(ctx) as st:
@@ -97,10 +96,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
                 entry["duplicate_of"] = res.duplicate_of
                 out["duplicates"].append(entry)
                 continue
-            try:
-                entry["body"] = read_memory(Path(res.path)).body if res.path else ""
-            except UnreadableMemory:
-                entry["body"] = ""
+            entry["body"] = res.body or ""
             entry["location"] = res.location
             entry["near_duplicates"] = res.near_duplicates
             out["saved"].append(entry)
@@ -119,7 +115,7 @@ def _read_text(arg: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.hook:
-        return _run_hook(args)
+        return run_hook(dry_run=args.dry_run)
     ctx = context()
     res = capture_message(ctx, _read_text(args.text), dry_run=args.dry_run, via="cli")
     if args.json:
@@ -143,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_hook(args: argparse.Namespace) -> int:
+def run_hook(dry_run: bool = False) -> int:
+    """Claude Code's UserPromptSubmit hook (also reached without argparse: see `main.HOOKS`)."""
     from git_memex.commands.context import hook_context, hook_failed, hook_output, read_hook_payload
 
     try:
@@ -155,7 +152,7 @@ def _run_hook(args: argparse.Namespace) -> int:
 
         if not scan(prompt).hits:
             return 0  # the common case: no git call, no index, no secrets scanner
-        res = capture_message(hook_context(payload), prompt, dry_run=args.dry_run, via="claude")
+        res = capture_message(hook_context(payload), prompt, dry_run=dry_run, via="claude")
         saved = res["saved"]
         if not saved:
             return 0

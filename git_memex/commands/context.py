@@ -8,14 +8,16 @@ mcp, pygit2 or detect-secrets).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memex.commands._common import add_json, context, emit_json
+
+if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast path skips
+    import argparse
 
 HOOK_CLIENTS = ("claude",)
 MAX_HOOK_INPUT = 4 * 1024 * 1024
@@ -79,7 +81,7 @@ def hook_failed(command: str, exc: BaseException) -> int:
 
 def run(args: argparse.Namespace) -> int:
     if args.hook:
-        return _run_hook(args)
+        return run_hook(query=args.query)
     from git_memex.context import build_context
 
     block = build_context(context(), query=args.query)
@@ -91,12 +93,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_hook(args: argparse.Namespace) -> int:
+def run_hook(query: str | None = None) -> int:
+    """Claude Code's SessionStart hook (also reached without argparse: see `main.HOOKS`)."""
     try:
         payload = read_hook_payload()
         from git_memex.context import build_context
 
-        block = build_context(hook_context(payload), query=args.query)
+        block = build_context(hook_context(payload), query=query)
         if block.text:
             sys.stdout.write(hook_output("SessionStart", block.text) + "\n")
             sys.stdout.flush()

@@ -1,0 +1,28 @@
+"""SHA-1/SHA-256 hex digests from CPython's built-in hash modules.
+
+`hashlib` starts OpenSSL on import (3-9 ms measured here), and every command hashes something:
+the project key, a content hash, a racy file. The built-in `_sha1`/`_sha2` (`_sha256` before
+Python 3.12) give the same digests without that start-up; `hashlib` remains the fallback for
+builds without them.
+"""
+
+from __future__ import annotations
+
+
+def sha256_hex(data: bytes) -> str:
+    try:
+        from _sha2 import sha256  # Python 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256  # Python 3.11
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data).hexdigest()
+
+
+def sha1_hex(data: bytes) -> str:
+    try:
+        from _sha1 import sha1
+    except ImportError:
+        from hashlib import sha1
+    return sha1(data).hexdigest()
