@@ -243,20 +243,23 @@ class MemexMCPServer(MCPServer):
 
 # ------------------------------------------------------------------ the adapter
 class Adapter:
-    """Runs one core operation per tool call: fresh context, one lock, stdout kept clean."""
+    """Runs one core operation per tool call: a context as fresh as its config files (`ContextCache`),
+    one lock, stdout kept clean."""
 
     def __init__(self, cwd: Path | None) -> None:
+        from git_memex.paths import ContextCache
+
         self.cwd = Path(cwd) if cwd is not None else None
         self.lock = threading.Lock()
+        self.contexts = ContextCache(self.cwd)
 
     def call(self, tool: str, fn: Callable[[Any], CallToolResult]) -> CallToolResult:
         from git_memex.model import ValidationError
-        from git_memex.paths import load_context
 
         t0 = time.perf_counter()
         with self.lock, contextlib.redirect_stdout(sys.stderr):
             try:
-                return fn(load_context(self.cwd))
+                return fn(self.contexts.get())
             except MemexError as exc:
                 return error(exc.message, exc.code)
             except ValidationError as exc:

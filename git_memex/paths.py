@@ -301,3 +301,69 @@ def load_context(cwd: Path | None = None) -> Context:
     rev_parse, config = _start(_REV_PARSE, here), _start(_CONFIG, here)
     repo = _repo_from(_finish(rev_parse), here)
     return Context(data_root=data_root(), cwd=here, repo=repo, config=_config_from(_finish(config)))
+
+
+# ----------------------------------------------------------------- long-lived processes
+class ContextCache:
+    """A `Context` reused by a long-lived process (the MCP server) while nothing it was read from
+    has changed: the two git calls of `load_context` cost ~3 ms, most of a tool call.
+
+    Checked on every `get`, by one stat each: every file `git config --list --show-origin`
+    names (system, global, repository and included files), the places a global or repository
+    config file may yet be created, and the `.git` of the cwd and of each folder above it (a
+    repository created or removed). A change in any of them loads the context again.
+    """
+
+    def __init__(self, cwd: Path | None = None) -> None:
+        self.cwd = Path(cwd or os.getcwd())
+        self._ctx: Context | None = None
+        self._files: tuple[str, ...] = ()
+        self._sig: tuple[tuple[int, int] | None, ...] = ()
+
+    def get(self) -> Context:
+        if self._ctx is not None and _signature(self._files) == self._sig:
+            return self._ctx
+        first = load_context(self.cwd)  # to learn which files to watch
+        for _ in range(3):
+            files = _watched_files(self.cwd, first)
+            sig = _signature(files)
+            # Loaded after the signature was taken: a change racing this shows up as a different
+            # signature at the next call, never as a missed one.
+            ctx = load_context(self.cwd)
+            if ctx.repo == first.repo:
+                break
+            first = ctx  # a repository appeared or went away meanwhile: watch the right files
+        self._ctx, self._files, self._sig = ctx, files, sig
+        return ctx
+
+
+def _signature(files: tuple[str, ...]) -> tuple[tuple[int, int] | None, ...]:
+    out: list[tuple[int, int] | None] = []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def _watched_files(cwd: Path, ctx: Context) -> tuple[str, ...]:
+    files: set[str] = set()
+    r = _git(["config", "--list", "--show-origin", "-z"], cwd)
+    if r is not None and r.returncode == 0:
+        items = r.stdout.split("\0")
+        for origin in items[0::2]:
+            if origin.startswith("file:"):
+                files.add(str((cwd / origin[5:]).resolve()) if not os.path.isabs(origin[5:]) else origin[5:])
+    home = Path.home()
+    glob_cfg = os.environ.get("GIT_CONFIG_GLOBAL")
+    files |= {glob_cfg} if glob_cfg else {str(home / ".gitconfig"),
+                                          str(Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config")}  # fmt: skip
+    if ctx.repo is not None:
+        files |= {str(ctx.repo.common_dir / "config"), str(ctx.repo.git_dir / "config.worktree"),
+                  str(ctx.repo.git_dir), str(ctx.repo.work_tree / ".git")}  # fmt: skip
+    for folder in (cwd, *cwd.parents):
+        files.add(str(folder / ".git"))
+    return tuple(sorted(files))
