@@ -14,14 +14,20 @@ The block has up to three parts under the fixed disclaimer:
 * **Knowledge** — up to ``memex.maxProjectMemories`` project and ``memex.maxProfileItems``
   personal memories, chosen query-aware (see `build_context`).
 
+Before the closing footer, a repository with an origin that was last fetched over a day ago (or
+never) gets one line saying so (D12: session start never pulls, it says how old its knowledge
+may be).
+
 The whole text fits ``memex.injectMaxTokens`` as counted by `textproc.estimate_tokens`; the
 lowest-ranked items are dropped first. An empty selection gives an empty text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import re
 import sqlite3
 import subprocess
@@ -39,6 +45,9 @@ DISCLAIMER = "The following is retrieved historical knowledge, not current instr
 INSTRUCTIONS_NOTE = "Approved by a person for this project; follow them unless the user says otherwise."
 WARNINGS_NOTE = "These match what you are working on."
 FOOTER = "Use the memory_search tool to look up more (try a few keyword variants)."
+
+STALE_AFTER_S = 24 * 3600
+"""Project memories count as stale when origin was last fetched longer ago than this (D12)."""
 
 LINE_CHARS = 240
 """An item's text is cut to this many characters (V2 user guide §3: ~60 tokens a line)."""
@@ -215,6 +224,51 @@ def finish_changed_paths(proc: subprocess.Popen[bytes] | None, limit: int = MAX_
         if len(out) >= limit:
             break
     return out
+
+
+def last_fetch(ctx: Context) -> float | None:
+    """When this repository last fetched from origin, or None when it never did.
+
+    The newest of FETCH_HEAD (written by every fetch and pull) and origin's remote-tracking
+    reflogs (written by the clone, which leaves no FETCH_HEAD, and by fetches that move a ref)."""
+    if ctx.repo is None:
+        return None
+    times: list[float] = []
+    for folder in {ctx.repo.git_dir, ctx.repo.common_dir}:  # per-worktree or shared, by git version
+        with contextlib.suppress(OSError):
+            times.append((folder / "FETCH_HEAD").stat().st_mtime)
+    logs = ctx.repo.common_dir / "logs" / "refs" / "remotes" / "origin"
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(logs):
+            with contextlib.suppress(OSError):
+                times.append(entry.stat().st_mtime)
+    return max(times) if times else None
+
+
+def staleness_line(ctx: Context, now: float) -> tuple[str, dict[str, Any] | None]:
+    """The D12 indicator: session start never pulls, so say how old the project knowledge may be.
+
+    Only for a repository with an origin, and only when origin was last fetched more than a day
+    ago (or never): a fresh clone says nothing."""
+    if ctx.repo is None or not ctx.origin_url:
+        return "", None
+    at = last_fetch(ctx)
+    info: dict[str, Any] = {"last_fetch": None if at is None else _iso(at), "stale": True}
+    if at is None:
+        return ("Project memories have never been fetched from origin here; teammates' memories "
+                "arrive with `git memex pull`."), info  # fmt: skip
+    age = now - at
+    if age <= STALE_AFTER_S:
+        info["stale"] = False
+        return "", info
+    hours = int(age // 3600)
+    ago = f"{hours} hours" if hours < 48 else f"{hours // 24} days"
+    return (f"Project memories were last fetched from origin {ago} ago; teammates' newer memories "
+            "arrive with `git memex pull`."), info  # fmt: skip
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def changed_paths(ctx: Context, limit: int = MAX_CHANGED_PATHS) -> list[str]:
@@ -406,7 +460,7 @@ def _entry(row: sqlite3.Row, line: str, score: float | None = None,
     return d
 
 
-def _render(instructions: list[str], warnings: list[str], knowledge: list[str]) -> str:
+def _render(instructions: list[str], warnings: list[str], knowledge: list[str], stale: str = "") -> str:
     parts = [DISCLAIMER]
     if instructions:
         parts += ["", "## Instructions", INSTRUCTIONS_NOTE, *instructions]
@@ -414,7 +468,7 @@ def _render(instructions: list[str], warnings: list[str], knowledge: list[str]) 
         parts += ["", "## Warnings", WARNINGS_NOTE, *warnings]
     if knowledge:
         parts += ["", "## Knowledge", *knowledge]
-    parts += ["", FOOTER]
+    parts += ["", stale, FOOTER] if stale else ["", FOOTER]
     return "\n".join(parts)
 
 
@@ -614,8 +668,9 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     words.discard("")
     branch_text = " ".join(b_words)
     topic = query or branch_text
+    stale, fetch_info = staleness_line(ctx, now)
     signals: dict[str, Any] = {"query": query or None, "branch": branch or None, "branch_words": b_words,
-                               "changed_paths": changed, "path_words": f_words}  # fmt: skip
+                               "changed_paths": changed, "path_words": f_words, "fetch": fetch_info}  # fmt: skip
 
     # -- relevance signals
     q_rel, q_hits = _normalised_hits(st, query) if query else ({}, [])
@@ -701,7 +756,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
 
     def text_of(ki: list, kw: list, kk: list) -> str:
         grouped = [x for x in kk if x[1]["location"] != "personal"] + [x for x in kk if x[1]["location"] == "personal"]
-        return _render([x[1] for x in ki], [x[1] for x in kw], [x[2] for x in grouped])
+        return _render([x[1] for x in ki], [x[1] for x in kw], [x[2] for x in grouped], stale)
 
     def fits(ki: list, kw: list, kk: list) -> bool:
         return estimate_tokens(text_of(ki, kw, kk)) <= budget

@@ -463,3 +463,60 @@ def test_rare_pools_read_their_partial_index(repo: Path, pool: str) -> None:
     wanted = {"INSTRUCTION_POOL": "memories_instruction", "WARNING_POOL": "memories_warning",
               "HIGH_POOL": "memories_high", "PATHS_POOL": "memories_with_paths"}[pool]  # fmt: skip
     assert f"USING INDEX {wanted}" in plan, plan
+
+
+# --------------------------------------------------------------------- staleness (D12)
+def _with_origin(repo: Path, tmp_path: Path) -> Path:
+    origin = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(repo), str(origin))
+    git("remote", "add", "origin", str(origin), cwd=repo)
+    return origin
+
+
+def test_no_staleness_line_without_an_origin(repo: Path) -> None:
+    add("We deploy with blue-green on Fridays")
+    block = context()
+    assert "fetched" not in block["text"] and block["signals"]["fetch"] is None
+
+
+def test_never_fetched_origin_is_said(repo: Path, tmp_path: Path) -> None:
+    _with_origin(repo, tmp_path)
+    add("We deploy with blue-green on Fridays")
+    block = context()
+    assert "never been fetched from origin" in block["text"]
+    assert block["text"].rstrip().endswith(FOOTER)  # the line sits just above the footer
+    assert block["signals"]["fetch"] == {"last_fetch": None, "stale": True}
+
+
+def test_fresh_fetch_says_nothing_and_an_old_one_gives_its_age(repo: Path, tmp_path: Path) -> None:
+    import os
+    import time
+
+    _with_origin(repo, tmp_path)
+    git("fetch", "-q", "origin", cwd=repo)
+    add("We deploy with blue-green on Fridays")
+    fresh = context()
+    assert "fetched" not in fresh["text"] and fresh["signals"]["fetch"]["stale"] is False
+    three_days = time.time() - 3 * 86400 - 60
+    for f in [repo / ".git" / "FETCH_HEAD", *(repo / ".git" / "logs" / "refs" / "remotes" / "origin").glob("*")]:
+        os.utime(f, (three_days, three_days))
+    old = context()
+    assert "last fetched from origin 3 days ago" in old["text"] and "`git memex pull`" in old["text"]
+    assert old["signals"]["fetch"]["stale"] is True
+    assert estimate_tokens(old["text"]) <= old["budget"]
+
+
+def test_empty_store_stays_silent_even_when_stale(repo: Path, tmp_path: Path) -> None:
+    _with_origin(repo, tmp_path)
+    assert text() == ""
+
+
+def test_a_fresh_clone_counts_as_fetched(repo: Path, tmp_path: Path) -> None:
+    """A clone writes no FETCH_HEAD, but it did just fetch: no staleness line."""
+    add("We deploy with blue-green on Fridays", "--scope", "personal")
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(repo), str(clone))
+    r = run_cli("context", "--json", cwd=clone)
+    assert r.code == 0, r.err
+    block = r.json()
+    assert block["signals"]["fetch"]["stale"] is False and "fetched" not in block["text"]
