@@ -39,7 +39,18 @@ from git_memex.record import field, record
 from git_memex.store import UnreadableMemory, read_memory
 
 SCHEMA_VERSION = "10"
-BUSY_TIMEOUT_MS = 5000
+
+
+def _busy_timeout_ms() -> int:
+    """5 s, or GIT_MEMEX_BUSY_TIMEOUT_MS (a slow network disk wants more, a test less)."""
+    try:
+        value = int(os.environ.get("GIT_MEMEX_BUSY_TIMEOUT_MS", "5000"))
+    except ValueError:
+        return 5000
+    return value if 0 < value <= 600_000 else 5000
+
+
+BUSY_TIMEOUT_MS = _busy_timeout_ms()
 # A file modified this close to the scan may change again within the same timestamp
 # granule; such entries are re-checked (by content hash) on the next refresh.
 RACY_NS = 2_000_000_000

@@ -305,6 +305,31 @@ def test_git_missing_local_work_goes_on(nogit: Path, tmp_path: Path):
     assert r.code == 1 and "git repository" in r.err
 
 
+def test_locked_index_serves_the_last_index_with_a_warning(repo: Path, isolated_env: Path):
+    """Another process holds the index's write lock past the busy timeout: search answers from
+    the index as it was, says so on stderr, and exits 0; once the lock is gone it catches up."""
+    import sqlite3
+
+    mid = add("the payments service retries three times")
+    path = Path(run_cli("show", mid, "--json").json()["path"])
+    path.write_text(path.read_text(encoding="utf-8").replace("three times", "three times zebra"), encoding="utf-8")
+    holder = sqlite3.connect(isolated_env / "data" / "index.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        env = {"GIT_MEMEX_BUSY_TIMEOUT_MS": "200"}
+        r = run_cli("search", "payments", env=env)
+        assert r.code == 0, r.err
+        assert mid[:10] in r.out and "zebra" not in r.out  # the last index, not the edit
+        assert r.err.count("\n") == 1 and "busy" in r.err and "out of date" in r.err
+        data = run_cli("search", "payments", "--json", env=env).json()
+        assert any("busy" in w for w in data["warnings"])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    r = run_cli("search", "zebra")
+    assert r.code == 0 and mid[:10] in r.out and r.err == ""
+
+
 def test_data_root_json_outputs_are_single_documents(repo: Path):
     add("json output check memory")
     for args in (("list",), ("search", "json"), ("where",), ("doctor",), ("sync-status",), ("config", "list")):
