@@ -496,7 +496,7 @@ def _rows(stores: Stores, cond: str, params: tuple[Any, ...] = (), *, limit: int
 
 
 def _drop_superseded(stores: Stores, rows: dict[str, sqlite3.Row]) -> None:
-    from git_memex.search import superseded_ids
+    from git_memex.chains import superseded_ids
 
     for gone in superseded_ids(stores, list(rows)):
         rows.pop(gone, None)

@@ -59,26 +59,12 @@ def _rows(st: Any) -> list[Any]:
 
 
 def _check_chains(st: Any, rep: Report) -> None:
-    rows = {r["id"]: r for r in _rows(st)}
-    broken = 0
-    for r in rows.values():
-        s = r["supersedes"]
-        if s:
-            old = rows.get(s)
-            if old is None:
-                rep.add("supersede chain", "warn", f"{r['id']} replaces {s}, which is not here")
-            elif old["superseded_by"] != r["id"] or old["status"] != "superseded":
-                broken += 1
-                rep.add("supersede chain", "fail",
-                        f"{r['id']} replaces {s} but {s} does not point back; `git memex supersede` wrote neither "
-                        "side by hand — set superseded_by and status: superseded in it")  # fmt: skip
-        sb = r["superseded_by"]
-        if sb:
-            new = rows.get(sb)
-            if new is not None and new["supersedes"] != r["id"]:
-                broken += 1
-                rep.add("supersede chain", "fail", f"{r['id']} names {sb} as its successor but {sb} does not name it back")
-    if not broken:
+    from git_memex.chains import disagreements
+
+    found = disagreements({r["id"]: r for r in _rows(st)})
+    for severity, message in found:
+        rep.add("supersede chain", severity, message)
+    if not any(sev == "fail" for sev, _ in found):
         rep.add("supersede chains", "ok")
 
 

@@ -179,17 +179,11 @@ def load(found: Found) -> Memory:
 
 def chain_warnings(stores: Stores, m: Memory) -> list[str]:
     """Repair a hand-broken supersede chain in what we return, and say so."""
+    from git_memex.chains import successor
+
     out: list[str] = []
     mid = m.id
-    newer = None
-    for index, where, params in stores.dbs():
-        row = index.conn.execute(
-            f"SELECT m.id FROM memories m WHERE m.supersedes = ? AND m.status NOT IN ('retracted','archived') AND {where}",
-            (mid, *params),
-        ).fetchone()
-        if row:
-            newer = row[0]
-            break
+    newer = successor(stores, mid)
     if newer and m.fm.get("superseded_by") != newer:
         out.append(f"{mid} is superseded by {newer} but its file does not say so; treated as superseded")
         m.fm["superseded_by"] = newer
@@ -229,7 +223,8 @@ def list_memories(
     review_state: str | None = None,
     stores: Stores | None = None,
 ) -> dict[str, Any]:
-    from git_memex.search import scope_filter, superseded_ids
+    from git_memex.chains import superseded_ids
+    from git_memex.search import scope_filter
 
     with opened(ctx, stores) as st:
         st.refresh()
@@ -402,22 +397,20 @@ def repair_chains(st: Stores) -> list[str]:
     This is what an interrupted `supersede` leaves (the new memory is written first), and what a
     hand edit of only one side leaves. Only the old file's status and superseded_by change.
     """
+    from git_memex.chains import replacements
+
     repaired: list[str] = []
-    for index, where, params in st.dbs():
-        rows = index.conn.execute(
-            f"SELECT m.id, m.supersedes FROM memories m WHERE m.supersedes IS NOT NULL"
-            f" AND m.status NOT IN ('retracted', 'archived') AND {where}", params).fetchall()  # fmt: skip
-        for new_id, old_id in rows:
-            for found in st.find_all(old_id):
-                if found.row["superseded_by"] == new_id and found.row["status"] == "superseded":
-                    continue
-                if found.row["status"] in ("retracted", "archived"):
-                    continue
-                m = load(found)
-                m.fm["status"] = "superseded"
-                m.fm["superseded_by"] = new_id
-                _rewrite(st, found, m)
-                repaired.append(f"{old_id} is now marked superseded by {new_id}")
+    for new_id, old_id in replacements(st):
+        for found in st.find_all(old_id):
+            if found.row["superseded_by"] == new_id and found.row["status"] == "superseded":
+                continue
+            if found.row["status"] in ("retracted", "archived"):
+                continue
+            m = load(found)
+            m.fm["status"] = "superseded"
+            m.fm["superseded_by"] = new_id
+            _rewrite(st, found, m)
+            repaired.append(f"{old_id} is now marked superseded by {new_id}")
     return repaired
 
 

@@ -127,22 +127,6 @@ def boosts(row: sqlite3.Row, now: float) -> dict[str, float]:
     return out
 
 
-def superseded_ids(stores: Stores, ids: list[str]) -> set[str]:
-    """Ids among `ids` that a newer memory replaces, in either index (hand-broken chains too)."""
-    if not ids:
-        return set()
-    marks = ",".join("?" * len(ids))
-    out: set[str] = set()
-    for index, where, params in stores.dbs():
-        for (sid,) in index.conn.execute(
-            f"SELECT m.supersedes FROM memories m WHERE m.supersedes IN ({marks})"
-            f" AND m.status NOT IN ('retracted', 'archived') AND {where}",
-            (*ids, *params),
-        ):
-            out.add(sid)
-    return out
-
-
 class _Term:
     """One original query word (Latin term or CJK bigram) and the synonyms that stand for it."""
 
@@ -480,6 +464,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
                 if pruned:
                     info["explain"]["candidates"] = sel
             scored[r["id"]] = (score, r, info)
+    from git_memex.chains import superseded_ids
+
     gone = superseded_ids(stores, list(scored))
     order = sorted((k for k in scored if k not in gone),
                    key=lambda k: (scored[k][1]["status"] == "deprecated", -scored[k][0], k))  # fmt: skip

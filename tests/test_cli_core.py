@@ -128,6 +128,27 @@ def test_hand_broken_chain_is_repaired_on_read(repo: Path, isolated_env: Path):
     r = run_cli("show", a["id"])
     assert r.code == 0
     assert "superseded" in r.err and b["id"] in r.err
+    # doctor names the half-written chain, reindex completes the older side, doctor is then clean
+    checks = run_cli("doctor", "--json").json()["checks"]
+    broken = [c for c in checks if c["name"] == "supersede chain"]
+    assert broken and broken[0]["level"] == "fail" and a["id"] in broken[0]["detail"]
+    r = run_cli("reindex", "--json")
+    assert r.code == 0 and any(a["id"] in line for line in r.json()["repaired"])
+    old = run_cli("show", a["id"], "--json").json()["frontmatter"]
+    assert old["status"] == "superseded" and old["superseded_by"] == b["id"]
+    checks = run_cli("doctor", "--json").json()["checks"]
+    assert not [c for c in checks if c["name"] == "supersede chain"]
+    assert any(c["name"] == "supersede chains" and c["level"] == "ok" for c in checks)
+
+
+def test_a_retracted_replacement_replaces_nothing(repo: Path, isolated_env: Path):
+    a = add("the cache TTL is 60 seconds")
+    b = add("the cache TTL is 300 seconds")
+    path = next((isolated_env / "data").rglob(f"{b['id']}.md"))
+    path.write_text(path.read_text().replace("supersedes: null", f"supersedes: {a['id']}"))
+    assert [h["id"] for h in run_cli("search", "cache TTL", "--json").json()["hits"]] == [b["id"]]
+    assert run_cli("status", b["id"], "retracted").code == 0
+    assert [h["id"] for h in run_cli("search", "cache TTL", "--json").json()["hits"]] == [a["id"]]
 
 
 def test_status_rules(repo: Path):
