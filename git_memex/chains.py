@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from git_memex.stores import Stores
 
 # A replacement that was itself retracted or archived replaces nothing.
+_GONE = ("retracted", "archived")
 _LIVE = "m.status NOT IN ('retracted', 'archived')"
 
 
@@ -48,15 +49,18 @@ def successor(stores: Stores, memory_id: str) -> str | None:
 
 def disagreements(rows: dict[str, Any]) -> list[tuple[str, str]]:
     """(level, sentence) for each chain whose two sides disagree, over `rows` (id -> index row
-    with id, supersedes, superseded_by, status) of one view of the store."""
+    with id, supersedes, superseded_by, status) of one view of the store.
+
+    Retracted and archived memories neither replace nor need replacing, exactly as in
+    `replacements`, so what is reported as fixable by `reindex` is what `reindex` fixes."""
     out: list[tuple[str, str]] = []
     for r in rows.values():
         old_id = r["supersedes"]
-        if old_id:
+        if old_id and r["status"] not in _GONE:
             old = rows.get(old_id)
             if old is None:
                 out.append(("warn", f"{r['id']} replaces {old_id}, which is not here"))
-            elif old["superseded_by"] != r["id"] or old["status"] != "superseded":
+            elif old["status"] not in _GONE and (old["superseded_by"] != r["id"] or old["status"] != "superseded"):
                 out.append(("fail", f"{r['id']} replaces {old_id}, but {old_id} does not point back: "
                                     f"`git memex reindex` sets its superseded_by and status: superseded"))  # fmt: skip
         new_id = r["superseded_by"]

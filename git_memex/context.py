@@ -25,6 +25,7 @@ lowest-ranked items are dropped first. An empty selection gives an empty text.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -33,6 +34,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memex.record import field, record
@@ -227,22 +229,47 @@ def finish_changed_paths(proc: subprocess.Popen[bytes] | None, limit: int = MAX_
 
 
 def last_fetch(ctx: Context) -> float | None:
-    """When this repository last fetched from origin, or None when it never did.
+    """When this repository last fetched from a remote, or None when it never did.
 
-    The newest of FETCH_HEAD (written by every fetch and pull) and origin's remote-tracking
-    reflogs (written by the clone, which leaves no FETCH_HEAD, and by fetches that move a ref)."""
+    Every fetch and pull writes FETCH_HEAD (in the git dir of the work tree it ran in, so every
+    worktree's is read). A clone writes none; then the time of the newest entry in origin's
+    remote-tracking reflogs says when the clone fetched (entry times, not file times: `git gc`
+    rewrites reflog files without fetching anything)."""
     if ctx.repo is None:
         return None
-    times: list[float] = []
-    for folder in {ctx.repo.git_dir, ctx.repo.common_dir}:  # per-worktree or shared, by git version
-        with contextlib.suppress(OSError):
-            times.append((folder / "FETCH_HEAD").stat().st_mtime)
-    logs = ctx.repo.common_dir / "logs" / "refs" / "remotes" / "origin"
+    common = ctx.repo.common_dir
+    heads = [ctx.repo.git_dir / "FETCH_HEAD", common / "FETCH_HEAD"]
     with contextlib.suppress(OSError):
-        for entry in os.scandir(logs):
-            with contextlib.suppress(OSError):
-                times.append(entry.stat().st_mtime)
+        heads += [Path(e.path) / "FETCH_HEAD" for e in os.scandir(common / "worktrees") if e.is_dir()]
+    times: list[float] = []
+    for head in heads:
+        with contextlib.suppress(OSError):
+            times.append(head.stat().st_mtime)
+    if times:
+        return max(times)
+    logs = common / "logs" / "refs" / "remotes" / "origin"
+    for folder, _dirs, names in itertools.islice(os.walk(logs), 50):
+        for name in names[:200]:
+            stamp = _last_reflog_time(os.path.join(folder, name))
+            if stamp is not None:
+                times.append(stamp)
     return max(times) if times else None
+
+
+def _last_reflog_time(path: str) -> float | None:
+    """The time of a reflog's newest entry: `<old> <new> <who> <unix time> <tz>\t<message>`."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 4096))
+            tail = fh.read()
+    except OSError:
+        return None
+    for line in reversed(tail.splitlines()):
+        words = line.split(b"\t", 1)[0].split()
+        if len(words) >= 2 and words[-2].isdigit():
+            return float(words[-2])
+    return None
 
 
 def staleness_line(ctx: Context, now: float) -> tuple[str, dict[str, Any] | None]:
@@ -632,8 +659,10 @@ def build_context(
 
     own = stores is None
     status = start_changed_paths(ctx) if changed_paths is None else None
-    st = stores or _Stores(ctx)
+    st = stores
     try:
+        if st is None:
+            st = _Stores(ctx)
         st.refresh()
         if changed_paths is None:
             changed_paths = finish_changed_paths(status)
@@ -642,7 +671,7 @@ def build_context(
         if status is not None and status.returncode is None:
             status.kill()
             status.wait()
-        if own:
+        if own and st is not None:
             st.close()
 
 

@@ -232,7 +232,8 @@ def _fast_scalar(value: Any) -> str | None:
 
 
 def _fast_dump(key: str, value: Any) -> str | None:
-    if not _KEY_RE.match(key) or key.lower() in _RESERVED_WORDS:
+    # Past 128 characters (the pure-Python dumper: ~127) PyYAML writes a key as `? key`.
+    if len(key) > 120 or not _KEY_RE.match(key) or key.lower() in _RESERVED_WORDS:
         return None
     if type(value) is list:
         if not value:

@@ -309,9 +309,10 @@ class ContextCache:
     has changed: the two git calls of `load_context` cost ~3 ms, most of a tool call.
 
     Checked on every `get`, by one stat each: every file `git config --list --show-origin`
-    names (system, global, repository and included files), the places a global or repository
-    config file may yet be created, and the `.git` of the cwd and of each folder above it (a
-    repository created or removed). A change in any of them loads the context again.
+    names (system, global, repository and included files) and every include target (an empty
+    or missing one may hold settings later), the places a global or repository config file may
+    yet be created, and the `.git` of the cwd and of each folder above it (a repository created
+    or removed). A change in any of them (time, size or inode) loads the context again.
     """
 
     def __init__(self, cwd: Path | None = None) -> None:
@@ -337,26 +338,36 @@ class ContextCache:
         return ctx
 
 
-def _signature(files: tuple[str, ...]) -> tuple[tuple[int, int] | None, ...]:
-    out: list[tuple[int, int] | None] = []
+def _signature(files: tuple[str, ...]) -> tuple[tuple[int, int, int] | None, ...]:
+    out: list[tuple[int, int, int] | None] = []
     for f in files:
         try:
             st = os.stat(f)
         except OSError:
             out.append(None)
             continue
-        out.append((st.st_mtime_ns, st.st_size))
+        out.append((st.st_mtime_ns, st.st_size, st.st_ino))  # git renames config files into place
     return tuple(out)
 
 
 def _watched_files(cwd: Path, ctx: Context) -> tuple[str, ...]:
     files: set[str] = set()
+    # git prints repository-level origins relative to the top of the work tree, not to the cwd
+    base = ctx.repo.work_tree if ctx.repo is not None else cwd
     r = _git(["config", "--list", "--show-origin", "-z"], cwd)
     if r is not None and r.returncode == 0:
         items = r.stdout.split("\0")
-        for origin in items[0::2]:
-            if origin.startswith("file:"):
-                files.add(str((cwd / origin[5:]).resolve()) if not os.path.isabs(origin[5:]) else origin[5:])
+        for origin, entry in zip(items[0::2], items[1::2], strict=False):
+            if not origin.startswith("file:"):
+                continue
+            source = Path(origin[5:]) if os.path.isabs(origin[5:]) else base / origin[5:]
+            files.add(str(source))
+            key, _, value = entry.partition("\n")
+            key = key.lower()
+            if key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")):
+                # an include target may be empty or missing today and hold settings tomorrow
+                target = Path(value).expanduser()
+                files.add(str(target if target.is_absolute() else source.parent / target))
     home = Path.home()
     glob_cfg = os.environ.get("GIT_CONFIG_GLOBAL")
     files |= {glob_cfg} if glob_cfg else {str(home / ".gitconfig"),

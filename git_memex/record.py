@@ -49,7 +49,11 @@ def _frozen_delattr(self: Any, name: str) -> None:
 
 
 def _make(cls: type[T], frozen: bool) -> type[T]:
-    annotations = cls.__dict__.get("__annotations__", {})
+    # The class's own annotations (strings under `from __future__ import annotations`, which every
+    # module using this has); `cls.__annotations__` also works where they are built lazily (3.14+).
+    annotations = cls.__dict__.get("__annotations__")
+    if annotations is None:
+        annotations = getattr(cls, "__annotations__", {})
     names = [
         n for n, a in annotations.items() if not str(a).startswith(("ClassVar", "typing.ClassVar"))
     ]
@@ -76,6 +80,9 @@ def _make(cls: type[T], frozen: bool) -> type[T]:
                 )
             seen_default = True
         elif value is not _MISSING:
+            if isinstance(value, (list, dict, set)):
+                raise ValueError(f"{cls.__name__}.{name}: mutable default {type(value).__name__}; "
+                                 "use field(default_factory=...)")  # fmt: skip
             env[f"_default_{name}"] = value
             params.append(f"{name}=_default_{name}")
             expr = name

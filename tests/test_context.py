@@ -520,3 +520,40 @@ def test_a_fresh_clone_counts_as_fetched(repo: Path, tmp_path: Path) -> None:
     assert r.code == 0, r.err
     block = r.json()
     assert block["signals"]["fetch"]["stale"] is False and "fetched" not in block["text"]
+
+
+def test_clone_time_comes_from_reflog_entries_not_file_times(repo: Path, tmp_path: Path) -> None:
+    """`git gc` rewrites reflog files (new mtime) without fetching: the entries' own times count."""
+    import os
+    import re
+    import time
+
+    add("We deploy with blue-green on Fridays", "--scope", "personal")
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(repo), str(clone))
+    old = int(time.time()) - 5 * 86400
+    for log in (clone / ".git" / "logs" / "refs" / "remotes" / "origin").rglob("*"):
+        if log.is_file():
+            log.write_text(re.sub(r"> \d+ ([+-]\d{4})\t", lambda m: f"> {old} {m.group(1)}\t", log.read_text()))
+            os.utime(log)  # as gc leaves it: a fresh file time
+    r = run_cli("context", "--json", cwd=clone)
+    assert r.code == 0, r.err
+    assert "last fetched from origin 5 days ago" in r.json()["text"]
+
+
+def test_a_fetch_in_another_worktree_counts(repo: Path, tmp_path: Path) -> None:
+    """FETCH_HEAD is per worktree: a fetch that moved nothing, made in a linked worktree, counts."""
+    import os
+    import time
+
+    _with_origin(repo, tmp_path)
+    add("We deploy with blue-green on Fridays", "--scope", "personal")
+    git("fetch", "-q", "origin", cwd=repo)
+    three_days = time.time() - 3 * 86400 - 60
+    os.utime(repo / ".git" / "FETCH_HEAD", (three_days, three_days))
+    assert "3 days ago" in context()["text"]
+    wt = tmp_path / "wt"
+    git("worktree", "add", "-q", str(wt), cwd=repo)
+    git("fetch", "-q", "origin", cwd=wt)  # nothing new: only that worktree's FETCH_HEAD changes
+    assert os.stat(repo / ".git" / "FETCH_HEAD").st_mtime < time.time() - 86400
+    assert "fetched" not in context()["text"]

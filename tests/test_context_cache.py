@@ -48,6 +48,31 @@ def test_included_config_file_is_watched(repo: Path, tmp_path: Path) -> None:
     assert cache.get().int_setting("maxProfileItems") == 4
 
 
+def test_relative_include_seen_from_a_subfolder(repo: Path) -> None:
+    """git names repository-level config files relative to the work tree's top, not the cwd."""
+    (repo / ".git" / "team.inc").write_text("[memex]\n\tmaxProfileItems = 2\n")
+    git("config", "include.path", "team.inc", cwd=repo)
+    sub = repo / "sub"
+    sub.mkdir()
+    cache = ContextCache(sub)
+    assert cache.get().int_setting("maxProfileItems") == 2
+    (repo / ".git" / "team.inc").write_text("[memex]\n\tmaxProfileItems = 4\n")
+    assert cache.get().int_setting("maxProfileItems") == 4
+
+
+def test_empty_or_missing_include_target_is_watched(repo: Path, tmp_path: Path) -> None:
+    empty, missing = tmp_path / "empty.gitconfig", tmp_path / "later.gitconfig"
+    empty.write_text("")
+    git("config", "--add", "include.path", str(empty), cwd=repo)
+    git("config", "--add", "include.path", str(missing), cwd=repo)
+    cache = ContextCache(repo)
+    assert cache.get().int_setting("maxProfileItems") == 5
+    empty.write_text("[memex]\n\tmaxProfileItems = 4\n")
+    assert cache.get().int_setting("maxProfileItems") == 4
+    missing.write_text("[memex]\n\tmaxProfileItems = 3\n")
+    assert cache.get().int_setting("maxProfileItems") == 3
+
+
 def test_repository_created_later_is_found(nogit: Path) -> None:
     cache = ContextCache(nogit)
     assert cache.get().repo is None

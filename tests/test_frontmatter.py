@@ -164,7 +164,8 @@ _edge_strings = st.one_of(
 _edge_values = st.one_of(st.none(), st.booleans(), st.integers(-(10**12), 10**12), st.floats(allow_nan=False),
                          _edge_strings, st.lists(st.one_of(_edge_strings, st.integers(), st.none()), max_size=4))  # fmt: skip
 _edge_keys = st.one_of(st.sampled_from([*frontmatter.KEY_ORDER, "on", "yes", "y", "null"]),
-                       st.text(alphabet=string.ascii_letters + "_0-: ", min_size=1, max_size=10))  # fmt: skip
+                       st.text(alphabet=string.ascii_letters + "_0-: ", min_size=1, max_size=10),
+                       st.integers(100, 200).map(lambda n: "k" * n))  # long keys: PyYAML writes `? key`  # fmt: skip
 
 
 @settings(max_examples=3000, deadline=None)

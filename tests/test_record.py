@@ -81,6 +81,11 @@ def test_bad_declarations_are_refused() -> None:
 
     with pytest.raises(ValueError):
         field(default=1, default_factory=list)
+    with pytest.raises(ValueError):
+
+        @record
+        class Shared:
+            items: list[str] = []  # noqa: RUF012 - the mistake under test
     with pytest.raises(TypeError):
         Mutable()  # type: ignore[call-arg]
 
