@@ -465,8 +465,9 @@ def _label(row: sqlite3.Row, *, instruction: bool = False) -> str:
     return out + "".join(", " + e for e in extra)
 
 
-def _line(row: sqlite3.Row, *, instruction: bool = False) -> str:
-    return f"- [{_label(row, instruction=instruction)}] {squeeze(row['body'] or '')} (id {row['id']})"
+def _line(row: sqlite3.Row, body: str, *, instruction: bool = False) -> str:
+    """One item line; `body` is the row's body as `guard.safe_bodies` gives it."""
+    return f"- [{_label(row, instruction=instruction)}] {squeeze(body)} (id {row['id']})"
 
 
 def _entry(row: sqlite3.Row, line: str, score: float | None = None,
@@ -776,9 +777,13 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     ranked = sorted(project + personal, key=lambda x: (x[0], x[1]["updated_ts"] or 0.0, x[1]["id"]), reverse=True)
 
     # -- fit the budget: instructions first, then warnings, then knowledge by rank
-    instr_lines = [(r, _line(r, instruction=True)) for r in instructions]
-    warn_lines = [(r, _line(r), why) for r, why in fired]
-    know_lines = [(s, r, _line(r), why) for s, r, why in ranked]
+    from git_memex.guard import safe_bodies
+
+    shown_rows = [*instructions, *(r for r, _ in fired), *(r for _, r, _ in ranked)]
+    safe = safe_bodies(st, [(r["id"], r["body"]) for r in shown_rows])
+    instr_lines = [(r, _line(r, safe[r["id"]], instruction=True)) for r in instructions]
+    warn_lines = [(r, _line(r, safe[r["id"]]), why) for r, why in fired]
+    know_lines = [(s, r, _line(r, safe[r["id"]]), why) for s, r, why in ranked]
     keep_i: list[tuple[sqlite3.Row, str]] = []
     keep_w: list[tuple[sqlite3.Row, str, list[str]]] = []
     keep_k: list[tuple[float, sqlite3.Row, str, list[str]]] = []

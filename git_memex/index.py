@@ -38,7 +38,7 @@ from git_memex.model import Memory, parse_time
 from git_memex.record import field, record
 from git_memex.store import UnreadableMemory, read_memory
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 
 
 def _busy_timeout_ms() -> int:
@@ -70,6 +70,8 @@ CREATE TABLE files(
 );
 CREATE INDEX files_racy ON files(path) WHERE racy = 1;
 CREATE INDEX files_error ON files(path) WHERE error IS NOT NULL;
+-- guard.safe_bodies: does this exact body (by SHA-1) carry a secret or a <private> part?
+CREATE TABLE secret_checks(body_sha TEXT PRIMARY KEY, found INTEGER NOT NULL);
 CREATE TABLE scans(folder TEXT PRIMARY KEY, names BLOB NOT NULL, sigs BLOB NOT NULL);
 CREATE TABLE scan_patches(folder TEXT NOT NULL, name TEXT NOT NULL, sig TEXT, PRIMARY KEY(folder, name));
 CREATE TABLE memories(
@@ -673,6 +675,36 @@ class Index:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
             raise
+
+    # ------------------------------------------------------------ secret checks (guard.py)
+    def secret_checks(self, keys: set[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        ks = list(keys)
+        for start in range(0, len(ks), 500):
+            chunk = ks[start : start + 500]
+            out.update(self.conn.execute(
+                f"SELECT body_sha, found FROM secret_checks WHERE body_sha IN ({','.join('?' * len(chunk))})", chunk))  # fmt: skip
+        return out
+
+    def remember_secret_checks(self, found: dict[str, int]) -> None:
+        """Best effort, waiting at most 0.1 s: a busy index only means the bodies are scanned
+        again next time, and a reader must not queue behind writers for a cache."""
+        conn = self.conn
+        conn.execute("PRAGMA busy_timeout=100")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany("INSERT OR REPLACE INTO secret_checks(body_sha, found) VALUES(?, ?)", found.items())
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc):
+                raise
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     # ------------------------------------------------------------ meta
     def get_meta(self, key: str) -> str | None:

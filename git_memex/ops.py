@@ -248,10 +248,15 @@ def list_memories(
                 rows.pop(g, None)
         ordered = sorted(rows.values(), key=lambda r: (r["updated_ts"] or 0, r["id"]), reverse=True)
         total = len(ordered)
-        return {"memories": [summary(r) for r in ordered[: max(limit, 0)]], "total": total}
+        from git_memex.guard import safe_bodies
+
+        page = ordered[: max(limit, 0)]
+        bodies = safe_bodies(st, [(r["id"], r["body"]) for r in page])
+        return {"memories": [summary(r, bodies[r["id"]]) for r in page], "total": total}
 
 
-def summary(r: sqlite3.Row) -> dict[str, Any]:
+def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
+    """A listing entry; `body` is the row's body as `guard.safe_bodies` gives it."""
     from git_memex.search import _snippet
 
     return {
@@ -260,7 +265,7 @@ def summary(r: sqlite3.Row) -> dict[str, Any]:
         "type": r["type"],
         "status": r["status"],
         "review_state": r["review_state"],
-        "snippet": _snippet(r["body"], []),
+        "snippet": _snippet(body, []),
         "location": r["location"],
         "tags": json.loads(r["tags"] or "[]"),
         "importance": r["importance"],
@@ -276,6 +281,13 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         raise UsageError("search needs a query")
     with opened(ctx, stores) as st:
         res = run(st, query, scope=scope, type=type, limit=limit, explain=explain)
+        from git_memex.guard import safe_bodies
+        from git_memex.search import _snippet
+
+        safe = safe_bodies(st, [(h.id, h.body) for h in res.hits])
+        for h in res.hits:
+            if safe[h.id] != h.body:
+                h.snippet = _snippet(safe[h.id], res.terms)
         out: dict[str, Any] = {"query": query, "hits": [h.to_json(explain) for h in res.hits]}
         if explain:
             out["fts"] = res.fts

@@ -840,8 +840,54 @@ def _pem_candidates(text: str) -> Iterator[tuple[str, int, int]]:
         pos = end.end()
 
 
-def _provider_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+# Literals every match of a provider pattern contains (lower case: looked up in the lowered
+# text, so case-insensitive patterns are covered too). A pattern whose literals are all absent
+# cannot match, and is neither compiled nor run: most texts hold none of them, and the 45
+# patterns cost ~0.1 ms per text and ~5 ms to compile. tests/test_redact.py checks each list
+# against strings generated from its pattern and against the whole secrets corpus.
+_PROVIDER_HINTS: dict[str, tuple[str, ...]] = {
+    "aws-access-key-id": ("akia", "asia", "abia", "acca", "a3t"),
+    "aws-secret-access-key": ("secret",),
+    "github-fine-grained-pat": ("github_pat_",),
+    "github-pat": ("ghp_",),
+    "github-oauth-token": ("gho_",),
+    "github-user-token": ("ghu_",),
+    "github-app-token": ("ghs_",),
+    "github-refresh-token": ("ghr_",),
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "google-api-key": ("aiza",),
+    "google-oauth-client-secret": ("gocspx-",),
+    "slack-token": ("xox",),
+    "slack-app-token": ("xapp-",),
+    "slack-webhook": ("hooks.slack.com",),
+    "stripe-secret-key": ("sk_live_", "sk_test_"),
+    "stripe-restricted-key": ("rk_live_", "rk_test_"),
+    "stripe-webhook-secret": ("whsec_",),
+    "npm-token": ("npm_",),
+    "gitlab-pat": ("glpat-",),
+    "huggingface-token": ("hf_",),
+    "jwt": ("eyj",),
+    "digitalocean-token": ("_v1_",),
+    "shopify-token": ("shpat_", "shpca_", "shppa_", "shpss_"),
+    "hashicorp-vault-token": ("hvs.", "hvb.", "hvr."),
+    "grafana-token": ("glsa_", "glc_"),
+    "postman-api-key": ("pmak-",),
+    "linear-api-key": ("lin_api_",),
+    "notion-token": ("ntn_",),
+    "doppler-token": ("dp.",),
+    "sentry-token": ("sntry_", "sntrs_", "sntru_"),
+    "databricks-token": ("dapi",),
+    "age-secret-key": ("age-secret-key-1",),
+    "google-oauth-token": ("ya29.",),
+}
+
+
+def _provider_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int, int]]:
+    low = text.lower() if use_hint else ""
     for rule, regex, check in _PROVIDERS:
+        if use_hint and not any(h in low for h in _PROVIDER_HINTS[rule]):
+            continue
         for m in regex.finditer(text):
             group = "v" if "v" in regex.groupindex else 0
             value = m.group(group)

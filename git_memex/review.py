@@ -375,13 +375,15 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
             trig = index.get_meta("last_sync_trigger")
             if ts and (last is None or float(ts) > last[0]):
                 last = (float(ts), trig)
-        outbox = [
-            {"id": r["id"], "review_state": r["review_state"], "snippet": _snippet(r["body"], [])}
-            for r in st.home.conn.execute(
-                "SELECT * FROM memories WHERE location='outbox' AND project_key=? AND status IN ('active','deprecated') ORDER BY id",
-                (ctx.project_key,),
-            )
-        ]
+        from git_memex.guard import safe_bodies
+
+        drafts = st.home.conn.execute(
+            "SELECT * FROM memories WHERE location='outbox' AND project_key=? AND status IN ('active','deprecated') ORDER BY id",
+            (ctx.project_key,),
+        ).fetchall()
+        bodies = safe_bodies(st, [(r["id"], r["body"]) for r in drafts])
+        outbox = [{"id": r["id"], "review_state": r["review_state"], "snippet": _snippet(bodies[r["id"]], [])}
+                  for r in drafts]  # fmt: skip
         states: dict[str, list[str]] = {s: [] for s in (*LADDER, "rejected")}
         if st.repo is not None:
             for r in st.repo.conn.execute("SELECT id, review_state FROM memories ORDER BY id"):
@@ -607,17 +609,20 @@ def distill(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
     """AGENTS.md candidates: approved, high-confidence instruction memories; never personal."""
     with opened(ctx, stores) as st:
         st.refresh()
+        from git_memex.guard import safe_bodies
+
         groups: dict[str, list[dict[str, Any]]] = {}
         for index, where, params in st.dbs():
-            for r in index.conn.execute(
+            rows = index.conn.execute(
                 f"SELECT m.* FROM memories m WHERE {where} AND m.location = 'repo' AND m.scope != 'personal'"
                 " AND m.role = 'instruction' AND m.status = 'active' AND m.review_state IN ('approved', 'published')"
                 " AND m.confidence = 'high' AND (m.source IS NULL OR m.source != 'inference')"
                 " AND (m.instruction_state IS NULL OR m.instruction_state != 'revoked') ORDER BY m.type, m.id",
                 params,
-            ):
-                text = " ".join(r["body"].split())
-                groups.setdefault(r["type"], []).append({"id": r["id"], "text": text})
+            ).fetchall()
+            bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows])  # this text is meant for AGENTS.md
+            for r in rows:
+                groups.setdefault(r["type"], []).append({"id": r["id"], "text": " ".join(bodies[r["id"]].split())})
         lines = ["## Distilled from project memory (git-memex)", ""]
         for t in sorted(groups):
             lines.append(f"### {t}")

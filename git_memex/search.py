@@ -65,6 +65,7 @@ class Hit:
     importance: str
     updated_at: str | None
     explain: dict[str, Any] = field(default_factory=dict)
+    body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (guard.py)
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -92,6 +93,7 @@ class SearchResult:
     fts: str | None
     hits: list[Hit]
     elapsed_ms: float = 0.0
+    terms: list[str] = field(default_factory=list)  # the words snippets are centred on
 
 
 def scope_filter(scope: str) -> str:
@@ -470,6 +472,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     order = sorted((k for k in scored if k not in gone),
                    key=lambda k: (scored[k][1]["status"] == "deprecated", -scored[k][0], k))  # fmt: skip
     snippet_terms = list(q.latin) + list(q.cjk)
+    result.terms = snippet_terms
     for mid in order[:limit]:
         score, r, info = scored[mid]
         h = Hit(
@@ -486,6 +489,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             tags=json.loads(r["tags"] or "[]"),
             importance=r["importance"],
             updated_at=r["updated_at"],
+            body=r["body"] or "",
         )
         if explain:
             h.explain = info["explain"]

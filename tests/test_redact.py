@@ -378,3 +378,39 @@ def test_ds_hint_is_a_superset(text: str) -> None:
 def test_redact_never_raises(text: str, patterns: list[str]) -> None:
     result = redact(text, patterns)
     assert isinstance(result.text, str)
+
+
+# ------------------------------------------------------------------ provider pre-filter
+def test_every_provider_pattern_has_hints() -> None:
+    from git_memex.redact import _PROVIDER_HINTS, _PROVIDER_SPECS
+
+    assert set(_PROVIDER_HINTS) == {rule for rule, _p, _c in _PROVIDER_SPECS}
+    assert all(h == h.lower() and h for hints in _PROVIDER_HINTS.values() for h in hints)
+
+
+def test_provider_hints_lose_nothing_on_the_corpus() -> None:
+    from git_memex.redact import _provider_candidates
+
+    for text in [p["text"] for p in POSITIVES] + [n["text"] for n in NEGATIVES]:
+        assert list(_provider_candidates(text)) == list(_provider_candidates(text, use_hint=False)), text
+
+
+@pytest.mark.parametrize("rule", sorted(__import__("git_memex.redact", fromlist=["_PROVIDER_HINTS"])._PROVIDER_HINTS))
+def test_provider_hints_are_in_every_match(rule: str) -> None:
+    """Strings generated from each pattern: whatever matches holds one of the rule's literals."""
+    import re
+
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    from git_memex.redact import _PROVIDER_HINTS, _PROVIDER_SPECS
+
+    pattern = re.compile(next(p for r, p, _c in _PROVIDER_SPECS if r == rule))
+    hints = _PROVIDER_HINTS[rule]
+
+    def misses_hint(s: str) -> bool:
+        m = pattern.search(s)
+        return m is not None and not any(h in m.group(0).lower() for h in hints)
+
+    with pytest.raises(NoSuchExample):
+        find(st.from_regex(pattern), misses_hint, settings=settings(max_examples=120, database=None))

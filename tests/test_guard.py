@@ -1,0 +1,99 @@
+"""guard.safe_bodies: a memory file that reached the repository unmasked (a teammate without
+git-memex, an edit on a hosting site) never shows its secret in search, list, sync status or the
+session context; the detector's verdict is remembered per exact body."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from git_memex import frontmatter
+from git_memex.model import create
+
+from conftest import git, run_cli
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a fake GitHub token of the real shape
+
+
+def plant(repo: Path, body: str, **fm: object) -> str:
+    """Write a memory file straight into the repository's memory folder, as a hand edit would."""
+    m = create(body, scope="project", type="fact", created_by="local:someone-else")
+    m.fm.update(fm)
+    folder = repo / ".ai" / "open-memex"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), encoding="utf-8")
+    return m.id
+
+
+def test_search_list_and_context_mask_a_planted_secret(repo: Path) -> None:
+    mid = plant(repo, f"the deploy bot authenticates to GitHub with {TOKEN} on the staging runner")
+    for args in (("search", "deploy bot GitHub"), ("search", "deploy bot GitHub", "--json"), ("list", "--json"),
+                 ("context", "--json"), ("context", "--query", "deploy bot")):  # fmt: skip
+        r = run_cli(*args)
+        assert r.code == 0, (args, r.err)
+        assert TOKEN not in r.out and TOKEN[4:20] not in r.out, args
+        assert mid[:10] in r.out or mid in r.out, args
+    hit = run_cli("search", "deploy bot GitHub", "--json").json()["hits"][0]
+    assert hit["snippet"].count("ghp_") == 1 and "xxxx" in hit["snippet"]  # masked as a write masks: ghp_ + x…
+    # `show` is the file itself, as it is on disk: nothing is hidden from its owner there
+    assert TOKEN in run_cli("show", mid, "--json").json()["body"]
+
+
+def test_private_part_of_a_planted_file_is_not_shown(repo: Path) -> None:
+    plant(repo, "the on-call phone is in the team vault <private>PIN 482913</private> behind the desk")
+    out = run_cli("search", "on-call phone vault", "--json").json()
+    assert "482913" not in json.dumps(out) and "[REDACTED]" in out["hits"][0]["snippet"]
+
+
+def test_verdict_is_remembered_per_exact_body(repo: Path, isolated_env: Path) -> None:
+    clean = plant(repo, "the staging database is rebuilt every night from the snapshot bucket")
+    dirty = plant(repo, f"the staging bot token is {TOKEN} for now")
+    assert run_cli("search", "staging", "--json").code == 0
+    db = sqlite3.connect(isolated_env / "data" / "index.db")
+    assert sorted(f for (f,) in db.execute("SELECT found FROM secret_checks")) == [0, 1]
+    # an edit that adds a secret is a new body, so it is scanned again
+    path = repo / ".ai" / "open-memex" / f"{clean}.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("snapshot bucket", f"snapshot bucket using {TOKEN}"),
+                    encoding="utf-8")  # fmt: skip
+    out = run_cli("search", "staging", "--json")
+    assert out.code == 0 and TOKEN not in out.out
+    assert {h["id"] for h in out.json()["hits"]} >= {clean, dirty}
+    assert sorted(f for (f,) in db.execute("SELECT found FROM secret_checks")) == [0, 1, 1]
+
+
+def test_memories_written_by_us_are_shown_unchanged(repo: Path) -> None:
+    body = "we pin node to 22.11 in .nvmrc and the CI image"
+    r = run_cli("add", body, "--json")
+    assert r.code == 0, r.err
+    assert run_cli("search", "nvmrc", "--json").json()["hits"][0]["snippet"] == body
+
+
+def test_mcp_search_masks_a_planted_secret(repo: Path) -> None:
+    from test_mcp import call, text
+
+    plant(repo, f"the deploy bot authenticates to GitHub with {TOKEN} on the staging runner")
+    res = call("memory_search", {"query": "deploy bot"}, cwd=repo)
+    assert not res.is_error
+    assert TOKEN not in text(res) and TOKEN not in json.dumps(res.structured_content)
+    res = call("memory_list", {}, cwd=repo)
+    assert TOKEN not in text(res) and TOKEN not in json.dumps(res.structured_content)
+
+
+def test_distill_never_carries_a_planted_secret_into_agents_md(repo: Path) -> None:
+    plant(repo, f"always call the deploy API with token {TOKEN} and never with a personal one", type="workflow",
+          role="instruction", instruction_state="approved", trust_level="reviewed", review_state="approved",
+          confidence="high")  # fmt: skip
+    r = run_cli("distill", "--json")
+    assert r.code == 0, r.err
+    out = r.json()
+    assert out["count"] == 1 and "deploy API" in out["markdown"] and TOKEN not in r.out
+
+
+def test_a_commit_of_the_planted_file_is_still_refused(repo: Path) -> None:
+    """Masking on output does not make the file acceptable: the pre-commit scan still blocks it."""
+    assert run_cli("init", "--yes").code == 0
+    plant(repo, f"the deploy bot token is {TOKEN}")
+    git("add", "-A", cwd=repo)
+    r = git("commit", "-q", "-m", "planted", cwd=repo, check=False)
+    assert r.returncode != 0 and "secret" in (r.stdout + r.stderr).lower()
