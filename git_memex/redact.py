@@ -22,6 +22,7 @@ second time.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
@@ -644,6 +645,7 @@ _DS_HINT = _lazy(
 )
 
 
+@functools.lru_cache(maxsize=512)  # find_secrets asks twice per line (format and keyword plugins)
 def _ds_hint(line: str) -> bool:
     """Could any chosen detect-secrets plugin match ``line``? (Never False when one would.)"""
     if _DS_HINT.search(line):
