@@ -885,10 +885,20 @@ _PROVIDER_HINTS: dict[str, tuple[str, ...]] = {
 }
 
 
+_HINT_RULES: dict[str, set[str]] = {}
+for _rule, _hints in _PROVIDER_HINTS.items():
+    for _hint in _hints:
+        _HINT_RULES.setdefault(_hint, set()).add(_rule)
+
+
 def _provider_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int, int]]:
-    low = text.lower() if use_hint else ""
+    if use_hint:
+        low = text.lower()
+        hinted = {rule for hint, rules in _HINT_RULES.items() if hint in low for rule in rules}
+        if not hinted:
+            return
     for rule, regex, check in _PROVIDERS:
-        if use_hint and not any(h in low for h in _PROVIDER_HINTS[rule]):
+        if use_hint and rule not in hinted:
             continue
         for m in regex.finditer(text):
             group = "v" if "v" in regex.groupindex else 0
@@ -907,28 +917,55 @@ def _user_candidates(text: str, patterns: Sequence[str]) -> Iterator[tuple[str, 
             yield source, m.start(), m.end()
 
 
-def _web_candidates(text: str) -> Iterator[tuple[str, int, int]]:
-    for m in _AZURE_SAS.finditer(text):
-        yield "azure-sas-signature", m.start("v"), m.end("v")
-    for m in _COOKIE.finditer(text):
-        if not _is_masked(m.group("v")):
-            yield "session-cookie", m.start("v"), m.end("v")
-    for regex, rule in zip(
+# Like _PROVIDER_HINTS: a literal every match contains (in the lowered text), so that a text
+# without it skips the pattern. tests/test_redact.py holds each against generated matches.
+_WEB_HINTS = {
+    "azure": ("sig=",),
+    "cookie": ("cookie:",),
+    "netrc-password": ("machine",),
+    "login-password": ("login",),
+    "mysql-password": ("mysql",),
+    "pgpass-password": (":",),
+    "url-credentials": ("://",),
+    "authorization-header": ("authorization",),
+    "bearer": ("bearer",),
+}
+
+
+def _web_hinted(low: str, key: str, use_hint: bool) -> bool:
+    return not use_hint or any(h in low for h in _WEB_HINTS[key])
+
+
+def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int, int]]:
+    low = text.lower() if use_hint else ""
+    if _web_hinted(low, "azure", use_hint):
+        for m in _AZURE_SAS.finditer(text):
+            yield "azure-sas-signature", m.start("v"), m.end("v")
+    if _web_hinted(low, "cookie", use_hint):
+        for m in _COOKIE.finditer(text):
+            if not _is_masked(m.group("v")):
+                yield "session-cookie", m.start("v"), m.end("v")
+    for regex, rule, key in zip(
         _CLI_PASSWORD,
         ("netrc-password", "cli-password", "cli-password", "pgpass-password"),
+        ("netrc-password", "login-password", "mysql-password", "pgpass-password"),
         strict=True,
     ):
+        if not _web_hinted(low, key, use_hint):
+            continue
         for m in regex.finditer(text):
             value = m.group("v")
             if _plausible_value(value, "password"):
                 yield rule, m.start("v"), m.end("v")
-    for m in _URL_CREDS.finditer(text):
+    for m in (_URL_CREDS.finditer(text) if _web_hinted(low, "url-credentials", use_hint) else ()):
         value = m.group("v")
         if value.isdigit() and len(value) <= 5:
             continue  # host:port@…, not a password
         if _plausible_value(value, "password"):
             yield "url-credentials", m.start("v"), m.end("v")
-    for regex in (_AUTH_HEADER, _BEARER):
+    for regex, key in ((_AUTH_HEADER, "authorization-header"), (_BEARER, "bearer")):
+        if not _web_hinted(low, key, use_hint):
+            continue
         for m in regex.finditer(text):
             value = m.group("v")
             if regex is _BEARER and not (_has_digit(value) and any(c.isalpha() for c in value)):

@@ -414,3 +414,32 @@ def test_provider_hints_are_in_every_match(rule: str) -> None:
 
     with pytest.raises(NoSuchExample):
         find(st.from_regex(pattern), misses_hint, settings=settings(max_examples=120, database=None))
+
+
+def test_web_hints_lose_nothing_on_the_corpus() -> None:
+    from git_memex.redact import _web_candidates
+
+    for text in [p["text"] for p in POSITIVES] + [n["text"] for n in NEGATIVES]:
+        assert list(_web_candidates(text)) == list(_web_candidates(text, use_hint=False)), text
+
+
+@pytest.mark.parametrize("key", ["azure", "cookie", "netrc-password", "login-password", "mysql-password",
+                                 "pgpass-password", "url-credentials", "authorization-header", "bearer"])  # fmt: skip
+def test_web_hints_are_in_every_match(key: str) -> None:
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    from git_memex import redact as r
+
+    regex = {"azure": r._AZURE_SAS, "cookie": r._COOKIE, "netrc-password": r._CLI_PASSWORD[0],
+             "login-password": r._CLI_PASSWORD[1], "mysql-password": r._CLI_PASSWORD[2],
+             "pgpass-password": r._CLI_PASSWORD[3], "url-credentials": r._URL_CREDS,
+             "authorization-header": r._AUTH_HEADER, "bearer": r._BEARER}[key].rx  # fmt: skip
+    hints = r._WEB_HINTS[key]
+
+    def misses_hint(s: str) -> bool:
+        m = regex.search(s)
+        return m is not None and not any(h in m.group(0).lower() for h in hints)
+
+    with pytest.raises(NoSuchExample):
+        find(st.from_regex(regex), misses_hint, settings=settings(max_examples=120, database=None))
