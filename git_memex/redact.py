@@ -678,24 +678,89 @@ _ds_cache: list[tuple[str, re.Pattern[str], int | None]] | None = None
 
 
 def _ds_patterns() -> list[tuple[str, re.Pattern[str], int | None]]:
-    """(rule id, regex, value group) for the chosen plugins; imports detect-secrets once."""
+    """(rule id, regex, value group) for the chosen plugins.
+
+    Importing detect-secrets costs ~130 ms (its plugin base imports `requests`, for the network
+    verification we never use), paid by a hook or a search whenever a line could match. The
+    plugins' patterns are therefore kept in the data root (`cache/detect-secrets-patterns.json`),
+    keyed by the installed plugin files' sizes and times: any upgrade rebuilds it from the
+    library, and an unreadable cache means the library is imported as before."""
     global _ds_cache
     if _ds_cache is None:
-        import importlib
-
-        patterns: list[tuple[str, re.Pattern[str], int | None]] = []
-        for module, cls_name in _DS_REGEX_PLUGINS:
-            cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls_name)
-            for regex in cls.denylist:
-                patterns.append((f"detect-secrets:{cls_name}", regex, None))
-        from detect_secrets.plugins import keyword
-
-        # Only its quotes-required forms: the unquoted config forms are what our own assignment
-        # rule does with more guards ("if password == confirm_password:" is code, not a secret).
-        for regex, group in keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
-            patterns.append(("detect-secrets:KeywordDetector", regex, group))
-        _ds_cache = patterns
+        key, cache = _ds_cache_place()
+        specs = _read_ds_cache(cache, key) if cache is not None else None
+        if specs is None:
+            specs = _ds_specs_from_library()
+            if cache is not None:
+                _write_ds_cache(cache, key, specs)
+        _ds_cache = [(rule, re.compile(source, flags), group) for rule, source, flags, group in specs]
     return _ds_cache
+
+
+def _ds_specs_from_library() -> list[tuple[str, str, int, int | None]]:
+    import importlib
+
+    specs: list[tuple[str, str, int, int | None]] = []
+    for module, cls_name in _DS_REGEX_PLUGINS:
+        cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls_name)
+        for regex in cls.denylist:
+            specs.append((f"detect-secrets:{cls_name}", regex.pattern, regex.flags, None))
+    from detect_secrets.plugins import keyword
+
+    # Only its quotes-required forms: the unquoted config forms are what our own assignment
+    # rule does with more guards ("if password == confirm_password:" is code, not a secret).
+    for regex, group in keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
+        specs.append(("detect-secrets:KeywordDetector", regex.pattern, regex.flags, group))
+    return specs
+
+
+def _ds_cache_place() -> tuple[str, str | None]:
+    """(key of the installed plugins, cache file) or ("", None) when there is nowhere to keep it."""
+    import importlib.util
+    import os
+
+    try:
+        spec = importlib.util.find_spec("detect_secrets")
+        if spec is None or not spec.origin:
+            return "", None
+        plugins = os.path.join(os.path.dirname(spec.origin), "plugins")
+        names = [f"{m}.py" for m, _c in _DS_REGEX_PLUGINS] + ["keyword.py", "base.py"]
+        parts = []
+        for name in names:
+            st = os.stat(os.path.join(plugins, name))
+            parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+        from git_memex.paths import data_root
+
+        return plugins + "|" + ";".join(parts), str(data_root() / "cache" / "detect-secrets-patterns.json")
+    except (OSError, ImportError, ValueError):
+        return "", None
+
+
+def _read_ds_cache(path: str, key: str) -> list[tuple[str, str, int, int | None]] | None:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        if doc.get("key") != key:
+            return None
+        specs = [(str(r), str(p), int(f), None if g is None else int(g)) for r, p, f, g in doc["patterns"]]
+        for _rule, source, flags, _group in specs:
+            re.compile(source, flags)  # a pattern that no longer compiles means a bad cache
+        return specs or None
+    except (OSError, ValueError, TypeError, KeyError, re.error):
+        return None
+
+
+def _write_ds_cache(path: str, key: str, specs: list[tuple[str, str, int, int | None]]) -> None:
+    import contextlib
+    import json
+    from pathlib import Path
+
+    from git_memex.store import atomic_write_text
+
+    with contextlib.suppress(OSError):
+        atomic_write_text(Path(path), json.dumps({"key": key, "patterns": specs}, ensure_ascii=False))
 
 
 _DS_GENERIC = ("KeywordDetector", "BasicAuthDetector")

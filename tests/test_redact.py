@@ -6,6 +6,7 @@ Everything runs against the real detect-secrets plugins; nothing is mocked.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -443,3 +444,51 @@ def test_web_hints_are_in_every_match(key: str) -> None:
 
     with pytest.raises(NoSuchExample):
         find(st.from_regex(regex), misses_hint, settings=settings(max_examples=120, database=None))
+
+
+# ------------------------------------------------------------------ detect-secrets pattern cache
+_DS_PROBE = (
+    "import json, sys; from git_memex import redact; "
+    "found = [f.rule for f in redact.find_secrets('api_key = \"abcdef0123456789abcdef0123\"')]; "
+    "print(json.dumps({'imported': 'detect_secrets' in sys.modules or 'requests' in sys.modules, "
+    "'specs': [[r, p.pattern, p.flags, g] for r, p, g in redact._ds_patterns()], 'found': found}))"
+)
+
+
+def _probe(home: Path) -> dict:
+    env = {**os.environ, "GIT_MEMEX_HOME": str(home)}
+    out = subprocess.run([sys.executable, "-c", _DS_PROBE], capture_output=True, text=True, env=env, check=True,
+                         timeout=60).stdout  # fmt: skip
+    return json.loads(out)
+
+
+def test_detect_secrets_patterns_come_from_the_cache_after_the_first_run(tmp_path: Path) -> None:
+    from git_memex.redact import _ds_specs_from_library
+
+    first = _probe(tmp_path)
+    assert first["imported"] is True  # nothing cached yet: the library is imported
+    cache = tmp_path / "cache" / "detect-secrets-patterns.json"
+    assert cache.exists()
+    second = _probe(tmp_path)
+    assert second["imported"] is False  # neither detect_secrets nor requests (~130 ms)
+    library = [list(s) for s in _ds_specs_from_library()]
+    assert second["specs"] == first["specs"] == library
+    assert second["found"] == first["found"]
+
+
+@pytest.mark.parametrize("damage", ["key", "garbage", "bad-regex"])
+def test_a_stale_or_broken_cache_falls_back_to_the_library(tmp_path: Path, damage: str) -> None:
+    _probe(tmp_path)
+    cache = tmp_path / "cache" / "detect-secrets-patterns.json"
+    doc = json.loads(cache.read_text())
+    if damage == "key":
+        doc["key"] += "-older-version"
+        cache.write_text(json.dumps(doc))
+    elif damage == "garbage":
+        cache.write_text("{not json")
+    else:
+        doc["patterns"][0][1] = "(unclosed"
+        cache.write_text(json.dumps(doc))
+    again = _probe(tmp_path)
+    assert again["imported"] is True and again["found"]
+    assert json.loads(cache.read_text())["patterns"] == again["specs"]  # rewritten from the library
