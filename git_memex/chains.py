@@ -18,21 +18,23 @@ if TYPE_CHECKING:
 
 # A replacement that was itself retracted or archived replaces nothing.
 _GONE = ("retracted", "archived")
-_LIVE = "m.status NOT IN ('retracted', 'archived')"
+_LIVE = f"m.status NOT IN ({', '.join(repr(s) for s in _GONE)})"
 
 
 def replacements(stores: Stores, old_ids: list[str] | None = None) -> list[tuple[str, str]]:
     """(newer id, older id) for every live memory that names another in ``supersedes``, in both
     indexes; only those replacing one of `old_ids` when given (an empty list gives [])."""
-    if old_ids is not None and not old_ids:
-        return []
+    from git_memex.index import in_chunks
+
+    if old_ids is None:
+        conds: list[tuple[str, list[str]]] = [("m.supersedes IS NOT NULL", [])]
+    else:
+        conds = [(f"m.supersedes IN ({marks})", chunk) for chunk, marks in in_chunks(old_ids)]
     out: list[tuple[str, str]] = []
-    for start in range(0, len(old_ids or [None]), 500):
-        chunk = old_ids[start : start + 500] if old_ids is not None else None
-        cond = "m.supersedes IS NOT NULL" if chunk is None else f"m.supersedes IN ({','.join('?' * len(chunk))})"
+    for cond, args in conds:
         for index, where, params in stores.dbs():
             sql = f"SELECT m.id, m.supersedes FROM memories m WHERE {cond} AND {_LIVE} AND {where}"
-            out.extend((new, old) for new, old in index.conn.execute(sql, (*(chunk or ()), *params)))
+            out.extend((new, old) for new, old in index.conn.execute(sql, (*args, *params)))
     return out
 
 

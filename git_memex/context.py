@@ -192,32 +192,23 @@ def start_changed_paths(ctx: Context) -> subprocess.Popen[bytes] | None:
     git stats every tracked file, and so does our index refresh: started first, the two run
     side by side instead of one after the other.
     """
+    from git_memex.paths import start_git
+
     if ctx.repo is None:
         return None
-    try:
-        return subprocess.Popen(
-            ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames",
-             "--untracked-files=all"],
-            cwd=ctx.repo.work_tree, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
+    return start_git(["--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames",
+                      "--untracked-files=all"], ctx.repo.work_tree)  # fmt: skip
 
 
 def finish_changed_paths(proc: subprocess.Popen[bytes] | None, limit: int = MAX_CHANGED_PATHS) -> list[str]:
     """The paths a `start_changed_paths` process reported; any git failure means "no paths"."""
-    if proc is None:
-        return []
-    try:
-        stdout, _ = proc.communicate(timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        proc.kill()
-        proc.wait()
-        return []
-    if proc.returncode != 0:
+    from git_memex.paths import finish_git
+
+    r = finish_git(proc, timeout=20)
+    if r is None or r.returncode != 0:
         return []
     out: list[str] = []
-    for entry in stdout.decode("utf-8", "replace").split("\0"):
+    for entry in r.stdout.split("\0"):
         if len(entry) < 4:
             continue
         path = entry[3:].rstrip("/")
@@ -280,7 +271,9 @@ def staleness_line(ctx: Context, now: float) -> tuple[str, dict[str, Any] | None
     if ctx.repo is None or not ctx.origin_url:
         return "", None
     at = last_fetch(ctx)
-    info: dict[str, Any] = {"last_fetch": None if at is None else _iso(at), "stale": True}
+    from git_memex.model import epoch_ms_to_rfc3339
+
+    info: dict[str, Any] = {"last_fetch": None if at is None else epoch_ms_to_rfc3339(at * 1000), "stale": True}
     if at is None:
         return ("Project memories have never been fetched from origin here; teammates' memories "
                 "arrive with `git memex pull`."), info  # fmt: skip
@@ -292,10 +285,6 @@ def staleness_line(ctx: Context, now: float) -> tuple[str, dict[str, Any] | None
     ago = f"{hours} hours" if hours < 48 else f"{hours // 24} days"
     return (f"Project memories were last fetched from origin {ago} ago; teammates' newer memories "
             "arrive with `git memex pull`."), info  # fmt: skip
-
-
-def _iso(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def changed_paths(ctx: Context, limit: int = MAX_CHANGED_PATHS) -> list[str]:
@@ -744,9 +733,10 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         for k, v in _rows(st, cond, limit=limit).items():
             pool.setdefault(k, v)
     hit_ids = [i for i in {**q_rel, **b_rel, **f_rel} if i not in pool]
-    for start in range(0, len(hit_ids), 500):
-        chunk = hit_ids[start : start + 500]
-        cond = base + f" AND m.id IN ({','.join('?' * len(chunk))})"
+    from git_memex.index import in_chunks
+
+    for chunk, marks in in_chunks(hit_ids):
+        cond = base + f" AND m.id IN ({marks})"
         for index, where, wparams in st.dbs():
             for r in index.conn.execute(f"SELECT m.* FROM memories m WHERE {where} AND {cond}", (*wparams, *chunk)):
                 pool.setdefault(r["id"], r)

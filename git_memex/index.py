@@ -655,19 +655,29 @@ class Index:
 
     # ------------------------------------------------------------ transactions
     @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE with retries inside the busy timeout; commit or roll back."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000 * 2
+    def write(self, patience_ms: int | None = None) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE with retries inside the busy timeout; commit or roll back.
+
+        `patience_ms` is for a writer that would rather give up than queue behind others (a
+        cache): it waits that long once, then raises the "locked" error."""
+        wait_s = BUSY_TIMEOUT_MS / 1000 * 2 if patience_ms is None else patience_ms / 1000
+        deadline = time.monotonic() + wait_s
         delay = 0.01
-        while True:
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                break
-            except sqlite3.OperationalError as exc:
-                if not _is_locked(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(delay)
-                delay = min(delay * 2, 0.2)
+        if patience_ms is not None:
+            self.conn.execute(f"PRAGMA busy_timeout={patience_ms}")
+        try:
+            while True:
+                try:
+                    self.conn.execute("BEGIN IMMEDIATE")
+                    break
+                except sqlite3.OperationalError as exc:
+                    if not _is_locked(exc) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.2)
+        finally:
+            if patience_ms is not None:
+                self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         try:
             yield self.conn
             self.conn.execute("COMMIT")
@@ -679,32 +689,19 @@ class Index:
     # ------------------------------------------------------------ secret checks (guard.py)
     def secret_checks(self, keys: set[str]) -> dict[str, int]:
         out: dict[str, int] = {}
-        ks = list(keys)
-        for start in range(0, len(ks), 500):
-            chunk = ks[start : start + 500]
-            out.update(self.conn.execute(
-                f"SELECT body_sha, found FROM secret_checks WHERE body_sha IN ({','.join('?' * len(chunk))})", chunk))  # fmt: skip
+        for chunk, marks in in_chunks(list(keys)):
+            out.update(self.conn.execute(f"SELECT body_sha, found FROM secret_checks WHERE body_sha IN ({marks})", chunk))
         return out
 
     def remember_secret_checks(self, found: dict[str, int]) -> None:
         """Best effort, waiting at most 0.1 s: a busy index only means the bodies are scanned
         again next time, and a reader must not queue behind writers for a cache."""
-        conn = self.conn
-        conn.execute("PRAGMA busy_timeout=100")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.executemany("INSERT OR REPLACE INTO secret_checks(body_sha, found) VALUES(?, ?)", found.items())
-                conn.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                raise
+            with self.write(patience_ms=100) as c:
+                c.executemany("INSERT OR REPLACE INTO secret_checks(body_sha, found) VALUES(?, ?)", found.items())
         except sqlite3.OperationalError as exc:
             if not _is_locked(exc):
                 raise
-        finally:
-            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     # ------------------------------------------------------------ meta
     def get_meta(self, key: str) -> str | None:
@@ -1124,6 +1121,17 @@ def _listing_blob(names: list[str], sigs: list[tuple[int, int, int]]) -> tuple[b
 
     return ("\0".join(names).encode("utf-8", "surrogateescape"),
             array("q", chain.from_iterable(sigs)).tobytes())  # fmt: skip
+
+
+IN_CHUNK = 500
+"""Values per `IN (...)`: well under SQLite's bound-variable limit (999 before 3.32)."""
+
+
+def in_chunks(values: list[str]) -> Iterator[tuple[list[str], str]]:
+    """`values` in pieces small enough for one `IN (...)`, each with its placeholders."""
+    for start in range(0, len(values), IN_CHUNK):
+        chunk = values[start : start + IN_CHUNK]
+        yield chunk, ",".join("?" * len(chunk))
 
 
 def _under(folder: str) -> tuple[str, str]:

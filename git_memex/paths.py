@@ -102,21 +102,31 @@ class Repo:
 
 
 def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str] | None:
-    return _finish(_start(args, cwd))
+    return finish_git(start_git(args, cwd))
 
 
-def _start(args: list[str], cwd: Path | None) -> subprocess.Popen[bytes] | None:
+def start_git(args: list[str], cwd: Path | None) -> subprocess.Popen[bytes] | None:
+    """Start `git ARGS` and return at once, so that independent calls (or other work) overlap;
+    None when git cannot be started."""
     try:
         return subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)  # fmt: skip
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
+    except OSError:  # no git, a missing or unreadable folder, no processes left
         return None
 
 
-def _finish(proc: subprocess.Popen[bytes] | None) -> subprocess.CompletedProcess[str] | None:
+def finish_git(proc: subprocess.Popen[bytes] | None,
+               timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:  # fmt: skip
+    """The outcome of a `start_git` process (output decoded leniently); None when it was not
+    started, or was killed after `timeout` seconds."""
     if proc is None:
         return None
-    out, err = proc.communicate()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        proc.kill()
+        proc.wait()
+        return None
     return subprocess.CompletedProcess(proc.args, proc.returncode, out.decode("utf-8", "replace"),
                                        err.decode("utf-8", "replace"))  # fmt: skip
 
@@ -298,9 +308,9 @@ class Context:
 def load_context(cwd: Path | None = None) -> Context:
     here = Path(cwd or os.getcwd())
     # Both git calls at once: they are independent, and each costs a process start.
-    rev_parse, config = _start(_REV_PARSE, here), _start(_CONFIG, here)
-    repo = _repo_from(_finish(rev_parse), here)
-    return Context(data_root=data_root(), cwd=here, repo=repo, config=_config_from(_finish(config)))
+    rev_parse, config = start_git(_REV_PARSE, here), start_git(_CONFIG, here)
+    repo = _repo_from(finish_git(rev_parse), here)
+    return Context(data_root=data_root(), cwd=here, repo=repo, config=_config_from(finish_git(config)))
 
 
 # ----------------------------------------------------------------- long-lived processes
@@ -319,7 +329,7 @@ class ContextCache:
         self.cwd = Path(cwd or os.getcwd())
         self._ctx: Context | None = None
         self._files: tuple[str, ...] = ()
-        self._sig: tuple[tuple[int, int] | None, ...] = ()
+        self._sig: tuple[tuple[int, int, int] | None, ...] = ()
 
     def get(self) -> Context:
         if self._ctx is not None and _signature(self._files) == self._sig:

@@ -402,11 +402,9 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
             nxt = "git memex pr-status (or `git memex promote ID` after review)"
         else:
             nxt = "nothing to do"
-        from datetime import UTC, datetime
-
         return {
             "last_sync": None if last is None else {
-                "at": datetime.fromtimestamp(last[0], UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "trigger": last[1]},
+                "at": model.epoch_ms_to_rfc3339(last[0] * 1000), "trigger": last[1]},
             "outbox": outbox,
             "repo": {k: v for k, v in states.items()},
             "uncommitted": uncommitted,
@@ -584,9 +582,7 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
             for cid in chain:
                 rel = f"{ctx.memory_dir_rel}/{cid}.md"
                 for c in git.path_history(repo, rel):
-                    from datetime import UTC, datetime
-
-                    at = datetime.fromtimestamp(c.commit_time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                    at = model.epoch_ms_to_rfc3339(c.commit_time * 1000)
                     events.append({"at": at, "kind": "commit", "id": cid, "commit": str(c.id)[:10],
                                    "by": c.author.name, "what": c.message.splitlines()[0] if c.message else ""})  # fmt: skip
         for cid in chain:
