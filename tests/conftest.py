@@ -13,6 +13,11 @@ import pytest
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 PEER_CASES = SHARED / "bench" / "peer-cases" / "open-memex-cases.json"
+OWN_CASES = Path(__file__).resolve().parent / "data" / "protocol-cases.json"
+PEER_MISSING = (
+    f"the reference tool's vectors are not beside this checkout ({PEER_CASES}); "
+    "our own vectors (tests/data/protocol-cases.json) ran instead"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -90,5 +95,36 @@ def cli():
     return run_cli
 
 
-def peer_cases() -> dict:
+def peer_cases() -> dict | None:
+    """The reference tool's vectors, or None where ../shared is not beside the checkout."""
+    if not PEER_CASES.is_file():
+        return None
     return json.loads(PEER_CASES.read_text(encoding="utf-8"))
+
+
+def own_cases() -> dict:
+    return json.loads(OWN_CASES.read_text(encoding="utf-8"))
+
+
+def _section(doc: dict, path: tuple[str, ...]) -> list:
+    for key in path:
+        doc = doc[key]
+    return list(doc)  # type: ignore[arg-type]
+
+
+def vectors(*path: str, keep=None, ids=None) -> list:
+    """pytest params for one section of the protocol vectors: ours always, then the peer's.
+
+    Our own vectors (tests/data/protocol-cases.json) always run. The reference tool's run as
+    an extra check when ../shared is beside the checkout; when it is not, one param stands in
+    for them and is skipped with a visible reason, so a clone alone still passes.
+    """
+    out = []
+    for origin, doc in (("own", own_cases()), ("peer", peer_cases())):
+        if doc is None:
+            out.append(pytest.param(None, id="peer-vectors-absent", marks=pytest.mark.skip(reason=PEER_MISSING)))
+            continue
+        cases = [c for c in _section(doc, path) if keep is None or keep(c)]
+        assert cases, f"no {origin} vectors in section {'/'.join(path)}"
+        out += [pytest.param(c, id=f"{origin}:{ids(c) if ids else i}") for i, c in enumerate(cases)]
+    return out

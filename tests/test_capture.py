@@ -21,27 +21,13 @@ from git_memex.capture import (
     scan,
 )
 
-PEER_FILE = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "bench"
-    / "peer-cases"
-    / "open-memex-cases.json"
-)
+from conftest import vectors
+
+# --- protocol vectors: ours, then the reference tool's when ../shared is beside the checkout -----
 
 
-def _peer_cases() -> list[dict]:
-    return json.loads(PEER_FILE.read_text(encoding="utf-8"))["capture"]
-
-
-PEER_CASES = _peer_cases()
-
-
-# --- open-memex peer vectors -------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("case", PEER_CASES, ids=[c["input"][:40] for c in PEER_CASES])
-def test_peer_case(case: dict) -> None:
+@pytest.mark.parametrize("case", vectors("capture", ids=lambda c: c["input"][:40]))
+def test_protocol_capture_case(case: dict) -> None:
     result = scan(case["input"])
     expect = case["expect"]
     if expect == "none":
@@ -55,7 +41,7 @@ def test_peer_case(case: dict) -> None:
             assert hit.body == case["body"]
     if "hits" in case:
         assert len(result.hits) == case["hits"]
-    # `dropped` here holds the rejected LINES; the peer asserts the rejected body, which must be
+    # `dropped` here holds the rejected LINES; the vectors give the rejected body, which must be
     # what the line ends with after the trigger.
     if "dropped" in case:
         assert len(result.dropped) == len(case["dropped"])
@@ -66,11 +52,6 @@ def test_peer_case(case: dict) -> None:
         assert len(result.dropped) == case["dropped_count"]
     if case["source"] == "scripts/test-full.ts":
         assert re.search(r"deploy|friday", result.hits[0].body, re.IGNORECASE)
-
-
-def test_peer_file_has_all_capture_cases() -> None:
-    """Guard against a silently empty parametrisation if the file moves or shrinks."""
-    assert len(PEER_CASES) >= 35
 
 
 # --- our own table: one line in, at most one hit out ---------------------------------------------

@@ -1,30 +1,34 @@
-"""v1 → v2 migration through the CLI, with the peer plan vectors."""
+"""v1 → v2 migration through the CLI, with our own and the reference tool's plan vectors."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from git_memex import frontmatter
 
-from conftest import peer_cases, run_cli
+from conftest import PEER_MISSING, own_cases, peer_cases, run_cli
 
 
-def _v1_cases():
-    return [c for c in peer_cases()["migration"] if "v1_file" in c]
-
-
-def test_peer_plan_vectors(nogit: Path, isolated_env: Path):
+@pytest.mark.parametrize("origin", ["own", "peer"])
+def test_protocol_plan_vectors(origin: str, nogit: Path, isolated_env: Path):
+    doc = own_cases() if origin == "own" else peer_cases()
+    if doc is None:
+        pytest.skip(PEER_MISSING)
+    cases = [c for c in doc["migration"] if "v1_file" in c]
+    assert cases
     data = isolated_env / "data"
-    for case in _v1_cases():
+    for case in cases:
         (data / "memories" / "user").mkdir(parents=True, exist_ok=True)
         (data / "memories" / "user" / f"{case['v1']['id']}.md").write_text(case["v1_file"])
     dry = run_cli("migrate", "--dry-run", "--json")
     assert dry.code == 0, dry.err
     plan = dry.json()
-    assert len(plan["conversions"]) == len(_v1_cases())
+    assert len(plan["conversions"]) == len(cases)
     assert list((data / "memories" / "user").glob("*.md"))  # dry run moved nothing
     by_id = {Path(c["from"]).stem: c for c in plan["conversions"]}
-    for case in _v1_cases():
+    for case in cases:
         conv = by_id[case["v1"]["id"]]
         assert conv["to"].endswith(case["plan_expect"]["to_path"])
         for needle in case["plan_expect"].get("changes_contain", []):
@@ -32,8 +36,8 @@ def test_peer_plan_vectors(nogit: Path, isolated_env: Path):
     real = run_cli("migrate", "--json")
     assert real.code == 0, real.err
     backup = Path(real.json()["backup"])
-    assert len(list(backup.glob("*.md"))) == len(_v1_cases())
-    for case in _v1_cases():
+    assert len(list(backup.glob("*.md"))) == len(cases)
+    for case in cases:
         target = data / case["plan_expect"]["to_path"]
         text = target.read_text()
         for needle in case["plan_expect"].get("file_contains", []):
@@ -46,8 +50,9 @@ def test_peer_plan_vectors(nogit: Path, isolated_env: Path):
     again = run_cli("migrate", "--json").json()
     assert again["conversions"] == [] and again["backup"] is None
     # and the migrated memories are searchable
-    hits = run_cli("search", "legacy content", "--json").json()["hits"]
-    assert [h["id"] for h in hits] == ["01HOTFIX1"]
+    for case in cases:
+        hits = run_cli("search", case["body"], "--json").json()["hits"]
+        assert hits and hits[0]["id"] == case["v1"]["id"]
 
 
 def test_legacy_repo_folder_moves_into_memory_dir(repo: Path):

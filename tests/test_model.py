@@ -7,7 +7,7 @@ import pytest
 from git_memex import model
 from git_memex.model import ValidationError
 
-from conftest import peer_cases
+from conftest import vectors
 
 
 def test_create_sets_every_protocol_key():
@@ -64,8 +64,8 @@ def test_empty_body_is_rejected():
         model.create("   ")
 
 
-@pytest.mark.parametrize("case", peer_cases()["migration"], ids=lambda c: c["v1"]["id"])
-def test_peer_migration_vectors(case):
+@pytest.mark.parametrize("case", vectors("migration", ids=lambda c: c["v1"]["id"]))
+def test_protocol_migration_vectors(case):
     out, changes = model.normalize(case["v1"])
     for key, expected in case["v2_expect"].items():
         assert out[key] == expected, key

@@ -6,7 +6,6 @@ uses, so a syntax error or a non-matching encoding fails the test.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -36,15 +35,11 @@ from git_memex.textproc import (
     similarity_tokens,
 )
 
-CASES_PATH = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "bench"
-    / "peer-cases"
-    / "open-memex-cases.json"
-)
-CASES = json.loads(CASES_PATH.read_text(encoding="utf-8"))
-TURN_ECHO_THRESHOLD = CASES["_meta"]["constants"]["TURN_ECHO_THRESHOLD"]
+from conftest import PEER_MISSING, own_cases, peer_cases, vectors
+
+# Our own constant, checked against the reference tool's where its vectors are beside us.
+TURN_ECHO_THRESHOLD = own_cases()["_meta"]["constants"]["TURN_ECHO_THRESHOLD"]
+
 
 SCHEMA = (
     "CREATE VIRTUAL TABLE memories_fts USING fts5(body, tags, type, cjk, "
@@ -89,11 +84,19 @@ def search(conn: sqlite3.Connection, q: str, *, with_expansion: bool = True) -> 
     return match(conn, parse_query(q).fts(with_expansion=with_expansion))
 
 
-# --------------------------------------------------------------------------- peer vectors
+# ------------------------------------------------ protocol vectors (ours, then the reference tool's)
 
 
-@pytest.mark.parametrize("case", CASES["cjk"], ids=lambda c: c["text"])
-def test_peer_cjk(case: dict) -> None:
+def test_turn_echo_threshold_matches_the_reference_tool() -> None:
+    peer = peer_cases()
+    if peer is None:
+        pytest.skip(PEER_MISSING)
+    assert peer["_meta"]["constants"]["TURN_ECHO_THRESHOLD"] == TURN_ECHO_THRESHOLD
+    assert peer["_meta"]["constants"]["NEAR_DUP_THRESHOLD"] == NEAR_DUP_THRESHOLD
+
+
+@pytest.mark.parametrize("case", vectors("cjk", ids=lambda c: c["text"]))
+def test_protocol_cjk(case: dict) -> None:
     if case.get("index_text") is not None:
         assert cjk_index_text(case["text"]) == case["index_text"]
     if case.get("query_expr") is not None:
@@ -103,8 +106,8 @@ def test_peer_cjk(case: dict) -> None:
         assert has_cjk(case["text"]) is case["has_cjk"]
 
 
-@pytest.mark.parametrize("case", CASES["query"], ids=lambda c: c["input"])
-def test_peer_query(case: dict) -> None:
+@pytest.mark.parametrize("case", vectors("query", ids=lambda c: c["input"]))
+def test_protocol_query(case: dict) -> None:
     conn = make_db(["placeholder"])
     q = parse_query(case["input"])
     plain = parse_query(case["input"], expand=False)
@@ -132,8 +135,8 @@ def _dedup_ids(case: dict) -> str:
     return f"{case['a'][:20]}|{case['b'][:20]}"
 
 
-@pytest.mark.parametrize("case", CASES["dedup"], ids=_dedup_ids)
-def test_peer_dedup(case: dict) -> None:
+@pytest.mark.parametrize("case", vectors("dedup", ids=_dedup_ids))
+def test_protocol_dedup(case: dict) -> None:
     sim = jaccard(case["a"], case["b"])
     assert sim == pytest.approx(jaccard(case["b"], case["a"]))
     if "similarity_eq" in case:
@@ -147,13 +150,13 @@ def test_peer_dedup(case: dict) -> None:
         assert (sim >= TURN_ECHO_THRESHOLD) is case["turn_echo"]
 
 
-def test_peer_dedup_six_of_seven() -> None:
-    case = CASES["dedup"][3]
-    assert jaccard(case["a"], case["b"]) == pytest.approx(6 / 7)
+def test_dedup_six_of_seven() -> None:
+    a = "the meeting notes from tuesday about deployment"
+    assert jaccard(a, a.removeprefix("the ")) == pytest.approx(6 / 7)
 
 
-@pytest.mark.parametrize("case", CASES["extras"]["content_hash"], ids=lambda c: c.get("note", ""))
-def test_peer_content_hash(case: dict) -> None:
+@pytest.mark.parametrize("case", vectors("extras", "content_hash"))
+def test_protocol_content_hash(case: dict) -> None:
     if "sha256" in case:
         assert content_hash(case["input"]) == case["sha256"]
     else:
