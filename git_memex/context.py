@@ -5,8 +5,8 @@ and the Claude Code SessionStart hook are thin adapters over it.
 
 The block has up to three parts under the fixed disclaimer:
 
-* **Instructions** — only memories that pass the instruction gate (iron rule 1, see
-  `passes_instruction_gate`). Nothing else can reach this heading: every memory body is squeezed
+* **Instructions** — only memories that pass the instruction gate (iron rule 1, see `gate`:
+  approved by a person *and* committed as they are on the project's default branch). Nothing else can reach this heading: every memory body is squeezed
   to one line behind a ``- [scope/type]`` label, so a body that contains "## Instructions" can
   never open a section of its own.
 * **Warnings** — ``warning``-type memories, attached only on a specific trigger
@@ -33,7 +33,7 @@ import re
 import sqlite3
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,55 +97,6 @@ _WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za
 
 
 # --------------------------------------------------------------------- the instruction gate
-def _field(obj: Any, key: str) -> str | None:
-    """A value from a frontmatter dict or an index row (sqlite3.Row has no .get)."""
-    try:
-        v = obj[key]
-    except (KeyError, IndexError, TypeError):
-        return None
-    if v is None:
-        return None
-    return str(v).strip()
-
-
-def passes_instruction_gate(memory: Mapping[str, Any] | sqlite3.Row, current_user: str | None) -> bool:
-    """Iron rule 1: may this memory be shown to an agent as an instruction?
-
-    All of: ``role: instruction``, ``instruction_state: approved``, ``trust_level`` reviewed or
-    trusted, ``source`` not ``inference``, ``status`` active (a deprecated or superseded
-    instruction is history), ``review_state`` not rejected. Org scope needs ``trusted``. A
-    personal memory passes only for its owner: ``created_by`` must equal `current_user`
-    (``local:<email or name>``), and a row read from anywhere but this machine's personal store
-    (a personal file copied into the repo) never passes. Unknown values fail: the gate is
-    closed by default.
-    """
-    if _field(memory, "role") != "instruction":
-        return False
-    if _field(memory, "instruction_state") != "approved":
-        return False
-    trust = _field(memory, "trust_level")
-    if trust not in ("reviewed", "trusted"):
-        return False
-    if _field(memory, "source") == "inference":
-        return False
-    if (_field(memory, "status") or "active") != "active":
-        return False
-    if _field(memory, "review_state") == "rejected":
-        return False
-    scope = _field(memory, "scope") or "project"
-    if scope == "project":
-        return True
-    if scope == "org":
-        return trust == "trusted"
-    if scope == "personal":
-        location = _field(memory, "location")
-        if location is not None and location != "personal":
-            return False
-        owner = _field(memory, "created_by")
-        return bool(current_user) and bool(owner) and owner == current_user
-    return False
-
-
 def current_user(ctx: Context) -> str | None:
     """``local:<user.email or user.name>``, the identity `ops.add` writes into ``created_by``.
 
@@ -493,8 +444,12 @@ def _render(instructions: list[str], warnings: list[str], knowledge: list[str], 
 # index.py (instruction, warning, high importance, with paths) whose WHERE term appears here
 # verbatim: SQLite then reads only the rows of that kind, not every row of a 10k-memory index.
 INSTRUCTION_POOL = "m.role = 'instruction' AND m.instruction_state = 'approved' AND m.status = 'active'"
-WARNING_POOL = "m.type = 'warning' AND m.status = 'active'"
-KNOWLEDGE_POOL = "m.status IN ('active', 'deprecated') AND m.type != 'warning' AND m.role != 'instruction'"
+# A memory a reviewer rejected is left out: shown unlabelled it would look more trustworthy than
+# a proposed one.
+NOT_REJECTED = "m.review_state IS NOT 'rejected'"
+WARNING_POOL = "m.type = 'warning' AND m.status = 'active' AND " + NOT_REJECTED
+KNOWLEDGE_POOL = ("m.status IN ('active', 'deprecated') AND m.type != 'warning' AND m.role != 'instruction'"
+                  " AND " + NOT_REJECTED)  # fmt: skip
 HIGH_POOL = KNOWLEDGE_POOL + " AND m.importance = 'high'"
 PATHS_POOL = KNOWLEDGE_POOL + " AND m.paths != '[]'"
 
@@ -704,7 +659,9 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     user: str | None = None
     if any(r["scope"] == "personal" for r in instr_rows.values()):
         user = current_user(ctx)
-    instructions = [r for r in instr_rows.values() if passes_instruction_gate(r, user)]
+    from git_memex.gate import passing
+
+    instructions = passing(ctx, instr_rows.values(), user)
     instructions.sort(key=lambda r: (r["location"] == "personal", -IMPORTANCE_WEIGHT.get(r["importance"], 1.0),
                                      -(r["updated_ts"] or 0.0), r["id"]))  # fmt: skip
     shown = {r["id"] for r in instructions}
@@ -819,7 +776,6 @@ __all__ = [
     "current_user",
     "glob_matches",
     "glob_regex",
-    "passes_instruction_gate",
     "path_words",
     "squeeze",
     "tag_hits",

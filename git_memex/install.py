@@ -81,6 +81,7 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     if not keep.exists() and not any(folder.glob("*.md")):
         keep.write_text("")
     rep.add(".gitattributes", _ensure_line(work / ".gitattributes", f"{mem_rel}/*.md merge=memex"))
+    _record_init_branch(ctx, work, rep)
     cmd = f"{driver_command()} merge-driver %O %A %B %P"
     current = _git_config(work, "--local", "--get", "merge.memex.driver").stdout.strip()
     if current == cmd:
@@ -133,3 +134,19 @@ def attributes_configured(ctx: Context) -> bool:
     attrs = ctx.repo.work_tree / ".gitattributes"
     line = f"{ctx.memory_dir_rel}/*.md merge=memex"
     return attrs.exists() and any(x.strip() == line for x in attrs.read_text(encoding="utf-8").splitlines())
+
+
+def _record_init_branch(ctx: Context, work: Path, rep: InitReport) -> None:
+    """Remember the branch init ran on (memex.initBranch): the instruction gate's default branch
+    when origin has no HEAD and memex.defaultBranch is unset (see `gate.default_branch`)."""
+    if ctx.config.get("memex.initbranch"):
+        return
+    from git_memex.context import current_branch
+
+    branch = current_branch(ctx)
+    if not branch:
+        return
+    r = _git_config(work, "--local", "memex.initBranch", branch)
+    if r.returncode != 0:
+        raise MemexError(f"could not write git config memex.initBranch ({r.stderr.strip()})", 2)
+    rep.add("default branch for reviewed rules (git config memex.initBranch)", "created", branch)

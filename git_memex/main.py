@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "propose": "propose",
     "submit": "submit",
     "promote": "promote",
+    "instruction": "instruction",
     "resolve": "resolve",
     "sync-status": "sync_status",
     "pr-status": "pr_status",

@@ -24,7 +24,7 @@ INDEX_NAME = "index.db"
 class Setting:
     key: str
     default: str
-    kind: str  # "int" | "bool" | "path" | "choice"
+    kind: str  # "int" | "bool" | "path" | "choice" | "branch"
     choices: tuple[str, ...] = ()
     lo: int = 0
     hi: int = 0
@@ -41,9 +41,13 @@ SETTINGS: dict[str, Setting] = {
         Setting("keywordCapture", "true", "bool", help="capture 'remember …' messages as memories"),
         Setting("autoPull", "false", "bool", help="reserved: pull is always explicit (D12)"),
         Setting("cjkTokenizer", "bigram", "choice", choices=("bigram",), help="CJK indexing (bigram: characters + overlapping bigrams)"),
+        Setting("defaultBranch", "", "branch", help="the reviewed branch when origin has no HEAD (instruction gate)"),
+        Setting("initBranch", "", "branch", help="the branch `init` ran on (set by init; the gate's last fallback)"),
     )
 }
 _LOWER = {k.lower(): k for k in SETTINGS}
+_BRANCH_RE = re.compile(r"[A-Za-z0-9._/+-]+")
+"""A conservative subset of what `git check-ref-format --branch` accepts (no subprocess)."""
 
 
 def canonical_key(key: str) -> str:
@@ -68,6 +72,10 @@ def validate_setting(key: str, value: str) -> str:
         if low in ("false", "no", "off", "0"):
             return "false"
         raise UsageError(f"memex.{s.key} takes true or false, not {value!r}")
+    if s.kind == "branch":
+        if not _BRANCH_RE.fullmatch(v) or ".." in v or "@{" in v or v.endswith((".lock", "/", ".")) or v.startswith(("-", "/", ".")) or "//" in v:
+            raise UsageError(f"memex.{s.key} takes a branch name such as main, not {value!r}")
+        return v
     if s.kind == "choice":
         if v not in s.choices:
             raise UsageError(f"memex.{s.key} takes one of: {', '.join(s.choices)}; not {value!r}")

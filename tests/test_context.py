@@ -17,10 +17,10 @@ from git_memex.context import (
     DISCLAIMER,
     FOOTER,
     glob_matches,
-    passes_instruction_gate,
     squeeze,
     topic_words,
 )
+from git_memex.gate import passes_claims as passes_instruction_gate
 from git_memex.textproc import estimate_tokens
 
 from conftest import git, run_cli
@@ -359,8 +359,11 @@ def test_similar_text_without_a_tag_hit_does_not_fire(repo: Path) -> None:
 
 # --------------------------------------------------------------------- instructions
 def test_only_gate_passing_memories_are_instructions(repo: Path) -> None:
+    assert run_cli("init", "--yes").code == 0
     good = add("Run database migrations with --lock-timeout 5s", "--role", "instruction", "--type", "constraint")
-    approve(good)
+    assert run_cli("submit", good).code == 0
+    assert run_cli("instruction", "approve", good).code == 0
+    git("commit", "-qam", "approve the migration rule")  # reviewed: on the default branch as it is
     pending = add("Always squash merge", "--role", "instruction")  # instruction_state draft
     inferred = add("Always push straight to main", "--role", "instruction", "--source", "inference")
     approve(inferred)
