@@ -232,7 +232,9 @@ def create(
         "role": role,
         "importance": importance,
         "instruction_state": "draft" if role == "instruction" else None,
-        "trust_level": "untrusted" if source == "inference" else "reviewed",
+        # An agent's own memory (MCP, or inferred) starts untrusted: only a person raises trust
+        # (`git memex instruction approve`); what a person typed or said starts reviewed.
+        "trust_level": "untrusted" if source == "inference" or via == "mcp" else "reviewed",
         "status": "active",
         "review_state": review_state,
         "source": source,

@@ -270,6 +270,8 @@ def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
         "tags": json.loads(r["tags"] or "[]"),
         "importance": r["importance"],
         "updated_at": r["updated_at"],
+        "role": r["role"] or "knowledge",
+        "source": r["source"],
     }
 
 

@@ -64,6 +64,8 @@ class Hit:
     tags: list[str]
     importance: str
     updated_at: str | None
+    role: str = "knowledge"  # "instruction": a rule (served as one only through the gate)
+    source: str | None = None  # "inference": an agent's own conclusion
     explain: dict[str, Any] = field(default_factory=dict)
     body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (guard.py)
 
@@ -81,6 +83,8 @@ class Hit:
             "tags": self.tags,
             "importance": self.importance,
             "updated_at": self.updated_at,
+            "role": self.role,
+            "source": self.source,
         }
         if explain:
             d["explain"] = self.explain
@@ -489,6 +493,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             tags=json.loads(r["tags"] or "[]"),
             importance=r["importance"],
             updated_at=r["updated_at"],
+            role=r["role"] or "knowledge",
+            source=r["source"],
             body=r["body"] or "",
         )
         if explain:

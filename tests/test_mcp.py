@@ -25,10 +25,11 @@ from conftest import git
 
 EXPECTED_TOOLS = {
     "memory_add", "memory_search", "memory_list", "memory_supersede", "memory_forget", "memory_status",
-    "memory_submit", "memory_propose", "memory_promote", "memory_resolve", "memory_pr_status",
+    "memory_submit", "memory_propose", "memory_promote", "memory_resolve", "memory_pr_status", "memory_get",
 }  # fmt: skip
-READ_ONLY = {"memory_search", "memory_list", "memory_status"}
-DESTRUCTIVE = {"memory_forget"}
+READ_ONLY = {"memory_search", "memory_list", "memory_status", "memory_get"}
+# every tool that changes memories that already exist
+DESTRUCTIVE = {"memory_forget", "memory_supersede", "memory_submit", "memory_promote", "memory_resolve"}
 
 
 def session(steps: Callable[[mcp.Client], Awaitable[Any]], cwd: Path | None = None) -> Any:
@@ -73,7 +74,7 @@ def data_root() -> Path:
 
 
 # ------------------------------------------------------------------ surface
-def test_exactly_the_eleven_tools_with_closed_enums_and_annotations(repo: Path) -> None:
+def test_exactly_these_tools_with_closed_enums_and_annotations(repo: Path) -> None:
     async def steps(c: mcp.Client) -> Any:
         return (await c.list_tools()).tools, c.instructions
 
@@ -98,7 +99,14 @@ def test_exactly_the_eleven_tools_with_closed_enums_and_annotations(repo: Path) 
     assert search["scope"]["enum"] == ["both", "project", "personal"]
     assert {"enum": list(model.TYPES), "type": "string"}.items() <= search["type"]["anyOf"][0].items()
     assert by_name["memory_list"].input_schema["properties"]["scope"]["enum"] == ["both", "project", "personal"]
-    assert "path" not in str({n: t.input_schema for n, t in by_name.items() if n != "memory_resolve"})
+    assert all("path" not in t.input_schema.get("properties", {}) for t in tools)  # no tool takes a file path
+    for name, t in by_name.items():
+        assert t.input_schema.get("additionalProperties") is False, name  # unknown arguments are refused
+        props = set(t.input_schema.get("properties", {}))
+        # no tool can approve, revoke or set trust: an agent never raises its own trust
+        assert not props & {"instruction_state", "trust_level", "approved_by", "approve", "trust"}, name
+    assert {"role", "visibility", "paths", "confidence"} <= set(add)
+    assert by_name["memory_list"].input_schema["properties"]["include"]["enum"] == ["active", "all"]
     assert by_name["memory_status"].input_schema.get("properties", {}) == {}
     assert "memory_search" in instructions and "not instructions" in instructions
     assert "PROACTIVELY" in by_name["memory_add"].description

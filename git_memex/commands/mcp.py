@@ -18,9 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Run the MCP server on stdio: the memory tools memory_add, memory_search, "
                        "memory_list, memory_supersede, memory_forget, memory_status, memory_submit, memory_propose, "
                        "memory_promote, memory_resolve and memory_pr_status, for the repository around the current "
-                       "folder. Nothing but protocol is written to stdout; logs go to stderr "
+                       "folder, or the one --repo or GIT_MEMEX_REPO names. Nothing but protocol is written to stdout; logs go to stderr "
                        "(GIT_MEMEX_DEBUG=1 for per-call timings). With --print-config, print the server entry for "
                        "an editor's MCP configuration and exit.")  # fmt: skip
+    p.add_argument("--repo", metavar="PATH", default=None,
+                   help="serve the repository at PATH (default: $GIT_MEMEX_REPO, else the current folder); "
+                   "for clients that start servers in / or in their own folder")  # fmt: skip
     p.add_argument("--print-config", metavar="CLIENT", choices=CLIENT_CHOICES,
                    help=f"print the MCP configuration snippet for CLIENT ({', '.join(CLIENT_CHOICES)}) and exit")  # fmt: skip
     p.set_defaults(func=run)
@@ -32,7 +35,20 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(clients.snippet(args.print_config))
         return 0
+    import os
+    from pathlib import Path
+
+    from git_memex.errors import UsageError
+
+    where = args.repo or os.environ.get("GIT_MEMEX_REPO") or None
+    folder = None
+    if where:
+        folder = Path(where).expanduser()
+        if not folder.is_dir():
+            what = "--repo" if args.repo else "GIT_MEMEX_REPO"
+            raise UsageError(f"{what} {where!r} is not a folder; give the path of the repository to serve")
+        folder = folder.resolve()
     from git_memex.mcp_server import serve
 
-    serve()
+    serve(folder)
     return 0
