@@ -156,7 +156,9 @@ def prepare_data_root(root: Path) -> None:
         st = os.stat(root)
     if not stat.S_ISDIR(st.st_mode):
         raise MemexError(f"{_root_name(root)} is not a folder; point GIT_MEMEX_HOME at a folder", 2)
-    if st.st_mode & 0o077:
+    # Not on Windows (no such bits: every folder reads 0777), nor on someone else's folder (the
+    # chmod would fail, and every process would walk it again).
+    if os.name == "posix" and st.st_mode & 0o077 and st.st_uid == os.geteuid():
         repair_modes(root)
     _READY_ROOTS.add(key)
 
@@ -216,7 +218,7 @@ def private_db_file(path: Path) -> None:
         return
     try:
         mode = stat.S_IMODE(os.fstat(fd).st_mode)
-        if mode & 0o077:
+        if mode & 0o077 and os.name == "posix":
             os.chmod(path, mode & 0o600)
             for suffix in ("-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):

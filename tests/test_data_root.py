@@ -174,6 +174,8 @@ def test_unusable_data_root_still_reads_repository_memories(committed: str, tmp_
         assert "Traceback" not in r.err
     hook = run_cli("context", "--hook", "claude", input="{}", env=env)
     assert hook.code == 0 and "tools/deploy.sh" in hook.out
+    doc = run_cli("doctor", env=env)
+    assert doc.code != 0 and "data root" in doc.out and home in doc.out
     # writes into the data root fail with one sentence, exit 2, and change nothing
     w = run_cli("add", "--scope", "personal", "I like short answers", env=env)
     assert w.code == 2
