@@ -157,6 +157,8 @@ def _unusable_roots(tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("kind", ["under a file", "a file", "in /proc"])
 def test_unusable_data_root_still_reads_repository_memories(committed: str, tmp_path: Path, kind: str) -> None:
+    if kind == "in /proc" and not Path("/proc/self").is_dir():
+        pytest.skip("no /proc here")
     home = _unusable_roots(tmp_path)[kind]
     env = {"GIT_MEMEX_HOME": home}
     s = run_cli("search", "deploy", "--json", env=env)
