@@ -35,6 +35,8 @@ def run(ctx: Context) -> Report:
 
     rep = Report()
     with Stores(ctx) as st:
+        if st.degraded:
+            rep.add("data root", "fail", st.degraded)
         stats = st.refresh(trigger="doctor")
         if stats.touched:
             rep.add("index", "warn", f"index was behind the files by {stats.touched} change(s); refreshed")

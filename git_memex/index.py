@@ -576,6 +576,10 @@ def _stderr_tty() -> bool:
         return False
 
 
+MEMORY = ":memory:"
+"""The path of an index kept in memory only (when the data root cannot be used)."""
+
+
 class Index:
     """One index database. Use as a context manager; every write is a short transaction."""
 
@@ -586,7 +590,11 @@ class Index:
 
     # ------------------------------------------------------------ opening
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if str(self.path) != MEMORY:
+            from git_memex.paths import private_db_file, private_mkdir
+
+            private_mkdir(self.path.parent)
+            private_db_file(self.path)  # before SQLite creates it (and its -wal, -shm) 0644
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                cached_statements=256)  # fmt: skip
         conn.row_factory = sqlite3.Row

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -92,14 +93,17 @@ def apply(ctx: Context, plan: Plan) -> Path | None:
     """Back the originals up, then write the v2 files; returns the backup folder."""
     if not plan.conversions:
         return None
+    from git_memex.paths import prepare_data_root, private_mkdir
+
+    prepare_data_root(ctx.data_root)
     backup = ctx.data_root / "backups" / time.strftime("migrate-%Y%m%dT%H%M%S", time.gmtime())
+    private_mkdir(backup)  # the backups hold personal bodies: the user's alone
     for i, c in enumerate(plan.conversions):
         dest = backup / f"{i:04d}-{c.source.parent.name}-{c.source.name}"
-        dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(c.source, dest)
-    (backup / "MANIFEST.txt").write_text(
-        "".join(f"{i:04d}  {c.source}  →  {c.target}\n" for i, c in enumerate(plan.conversions)), encoding="utf-8"
-    )
+        os.chmod(dest, 0o600)  # copy2 copies the source's mode, often 0644
+    atomic_write_text(backup / "MANIFEST.txt",
+                      "".join(f"{i:04d}  {c.source}  →  {c.target}\n" for i, c in enumerate(plan.conversions)))  # fmt: skip
     for c in plan.conversions:
         private = c.target.is_relative_to(ctx.data_root)
         atomic_write_text(c.target, c.text, mode=0o600 if private else None)

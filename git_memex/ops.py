@@ -128,6 +128,9 @@ def add(
         if scope in model.RESERVED_SCOPES:
             raise UsageError(f"scope {scope!r} is reserved by the protocol; use project or personal")
         raise UsageError(f"scope {scope!r} is not valid; use project or personal")
+    if scope == "personal" and visibility not in (None, "private"):
+        raise UsageError(f"a personal memory never leaves this machine, so it cannot be {visibility}; "
+                         "drop --visibility or use --scope project")  # fmt: skip
     if text is None or not text.strip():
         raise UsageError("memory text is empty; give the text to remember")
     red = redact(text.strip())

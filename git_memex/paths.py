@@ -6,8 +6,10 @@ importing pygit2, so that short-lived commands such as `search` start fast.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -88,16 +90,151 @@ def validate_setting(key: str, value: str) -> str:
 
 
 # ----------------------------------------------------------------- data root
+try:
+    _START_CWD: str | None = os.getcwd()  # a relative GIT_MEMEX_HOME means relative to this
+except OSError:  # the cwd was removed before we started
+    _START_CWD = None
+
+
 def data_root() -> Path:
+    """The folder of this user's memories and indexes; always absolute (a relative
+    GIT_MEMEX_HOME or XDG_DATA_HOME is taken from the cwd the process started in, so that it
+    does not move when the process changes folder)."""
     env = os.environ.get("GIT_MEMEX_HOME")
     if env:
-        return Path(env).expanduser()
+        return _absolute(Path(env).expanduser())
     if sys.platform == "win32" and os.environ.get("APPDATA"):
-        return Path(os.environ["APPDATA"]) / "git-memex"
+        return _absolute(Path(os.environ["APPDATA"]) / "git-memex")
     xdg = os.environ.get("XDG_DATA_HOME")
     if xdg:
-        return Path(xdg) / "git-memex"
+        return _absolute(Path(xdg) / "git-memex")
     return Path.home() / ".local" / "share" / "git-memex"
+
+
+def _absolute(p: Path) -> Path:
+    if p.is_absolute():
+        return p
+    return Path(_START_CWD or os.getcwd()) / p
+
+
+# ----------------------------------------------------------------- private files
+# Everything in the data root is the user's alone: folders 0700, files 0600 (personal and
+# private bodies are in the memory files and in index.db). The umask may be 022, so modes are
+# given explicitly on every create rather than left to it.
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+_READY_ROOTS: set[str] = set()
+
+
+def _root_name(root: Path) -> str:
+    return f"GIT_MEMEX_HOME {root}" if os.environ.get("GIT_MEMEX_HOME") else f"the data root {root}"
+
+
+def prepare_data_root(root: Path) -> None:
+    """Make sure the data root is a private folder, once per process: created 0700 when missing;
+    an existing one with any group or other permission bit is repaired (the root chmod 0700 and
+    one walk taking those bits off everything in it). The common path is a single stat.
+
+    Raises a one-sentence MemexError (exit 2) when the root is not a folder or cannot be created."""
+    key = str(root)
+    if key in _READY_ROOTS:
+        return
+    try:
+        st = os.stat(root)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise MemexError(f"{_root_name(root)} is not a folder (a part of its path is a file); "
+                         "point GIT_MEMEX_HOME at a folder", 2) from None  # fmt: skip
+    except OSError as exc:
+        raise MemexError(f"cannot use {_root_name(root)} ({exc.strerror}); "
+                         "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
+    if st is None:
+        try:
+            root.parent.mkdir(parents=True, exist_ok=True)  # the user's folders: their own modes
+            os.mkdir(root, PRIVATE_DIR)
+        except FileExistsError:
+            pass  # created meanwhile by another process
+        except NotADirectoryError:
+            raise MemexError(f"{_root_name(root)} is not a folder (a part of its path is a file); "
+                             "point GIT_MEMEX_HOME at a folder", 2) from None  # fmt: skip
+        except OSError as exc:
+            raise MemexError(f"cannot create {_root_name(root)} ({exc.strerror}); "
+                             "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
+        st = os.stat(root)
+    if not stat.S_ISDIR(st.st_mode):
+        raise MemexError(f"{_root_name(root)} is not a folder; point GIT_MEMEX_HOME at a folder", 2)
+    # Not on Windows (no such bits: every folder reads 0777), nor on someone else's folder (the
+    # chmod would fail, and every process would walk it again).
+    if os.name == "posix" and st.st_mode & 0o077 and st.st_uid == os.geteuid():
+        repair_modes(root)
+    _READY_ROOTS.add(key)
+
+
+def repair_modes(root: Path) -> int:
+    """Take the group and other bits off `root` and every folder and file in it (symbolic links
+    are left alone, never followed); returns how many were changed. Best effort: what cannot be
+    changed (another owner, a read-only file system) stays as it is."""
+    changed = 0
+
+    def fix(path: str) -> None:
+        nonlocal changed
+        try:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o077:
+                return
+            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
+            changed += 1
+        except OSError:
+            pass
+
+    fix(str(root))
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            fix(os.path.join(folder, name))
+    return changed
+
+
+def private_mkdir(folder: Path) -> None:
+    """Create `folder` and any missing parents as 0700 folders (existing ones are not changed);
+    costs one mkdir call when it exists."""
+    try:
+        os.mkdir(folder, PRIVATE_DIR)
+    except FileExistsError:
+        if not folder.is_dir():
+            raise
+    except FileNotFoundError:
+        if folder.parent == folder:
+            raise
+        private_mkdir(folder.parent)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, PRIVATE_DIR)
+
+
+def in_data_root(path: Path) -> bool:
+    return Path(os.path.abspath(path)).is_relative_to(data_root())
+
+
+def private_db_file(path: Path) -> None:
+    """Create an SQLite database file 0600 before SQLite does (it would use 0644 less the umask,
+    and gives its -wal and -shm files the database's mode); an existing one with group or other
+    bits is repaired, with its -wal, -shm and -journal. Best effort: SQLite reports what fails."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                     PRIVATE_FILE)  # fmt: skip
+    except OSError:
+        return
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077 and os.name == "posix":
+            os.chmod(path, mode & 0o600)
+            for suffix in ("-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.chmod(f"{path}{suffix}", PRIVATE_FILE)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 # ----------------------------------------------------------------- git

@@ -757,9 +757,10 @@ def _write_ds_cache(path: str, key: str, specs: list[tuple[str, str, int, int | 
     import json
     from pathlib import Path
 
+    from git_memex.errors import MemexError
     from git_memex.store import atomic_write_text
 
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, MemexError):  # a cache: an unusable data root means none
         atomic_write_text(Path(path), json.dumps({"key": key, "patterns": specs}, ensure_ascii=False))
 
 

@@ -46,7 +46,31 @@ def create_temp_beside(path: Path) -> tuple[int, str]:
 
 
 def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write `text` to `path` in one step. A file in the data root is always 0600 in 0700
+    folders, and a failure there is one sentence (MemexError, exit 2); elsewhere `mode`, or
+    0666 less the umask."""
+    from git_memex.paths import in_data_root
+
+    if in_data_root(path):
+        from git_memex.errors import MemexError
+        from git_memex.paths import data_root, prepare_data_root
+
+        prepare_data_root(data_root())
+        try:
+            _write(path, text, 0o600)
+        except OSError as exc:
+            raise MemexError(f"cannot write {path} ({exc.strerror}); nothing was changed", 2) from None
+        return
+    _write(path, text, mode)
+
+
+def _write(path: Path, text: str, mode: int | None) -> None:
+    if mode is not None and not mode & 0o077:
+        from git_memex.paths import private_mkdir
+
+        private_mkdir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = create_temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
@@ -84,8 +108,6 @@ def write_memory(folder: Path, m: Memory, *, private: bool = False) -> Path:
     """Validate and write one memory into folder as <id>.md."""
     validate(m)
     path = memory_path(folder, m.id)
-    if private:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     atomic_write_text(path, frontmatter.serialize(m.fm, m.body), mode=0o600 if private else None)
     m.path = path
     return path

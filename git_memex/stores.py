@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from git_memex.errors import MemexError, NotFound
-from git_memex.index import Index, RefreshStats, Source
+from git_memex.index import MEMORY, Index, RefreshStats, Source
 from git_memex.model import SAFE_ID_RE
-from git_memex.paths import Context
+from git_memex.paths import Context, prepare_data_root
 from git_memex.record import record
 
 LOCATIONS = ("repo", "outbox", "private", "personal")
+_WARNED: set[str] = set()
 
 
 @record
@@ -34,30 +35,49 @@ class Found:
 class Stores:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        in_repo = ctx.repo_index is not None and ctx.memory_dir is not None
+        # Set when the data root cannot be used: the repository's own memories (indexed in the
+        # git dir) are still searched, with a one-line warning; writes there fail (exit 2).
+        self.degraded: str | None = None
         try:
+            prepare_data_root(ctx.data_root)
             self.home = Index(ctx.home_index)
-        except sqlite3.Error as exc:
-            raise MemexError(f"cannot open the index in {ctx.data_root} ({exc}); check that the folder is writable", 2) from None
-        except OSError as exc:
-            raise MemexError(f"cannot use the data root {ctx.data_root} ({exc.strerror}); set GIT_MEMEX_HOME to a writable folder", 2) from None
+        except (MemexError, sqlite3.Error, OSError) as exc:
+            if isinstance(exc, MemexError):
+                err = MemexError(exc.message, 2)
+            elif isinstance(exc, sqlite3.Error):
+                err = MemexError(f"cannot open the index in {ctx.data_root} ({exc}); check that the folder is writable", 2)
+            else:
+                err = MemexError(f"cannot use the data root {ctx.data_root} ({exc.strerror}); set GIT_MEMEX_HOME to a writable folder", 2)
+            if not in_repo:
+                raise err from None
+            self.degraded = err.message
+            self.home = Index(Path(MEMORY))
         self.repo: Index | None = None
-        if ctx.repo_index is not None and ctx.memory_dir is not None:
+        if in_repo:
+            assert ctx.repo_index is not None
             try:
                 self.repo = Index(ctx.repo_index)
             except (sqlite3.Error, OSError) as exc:
                 self.home.close()
                 raise MemexError(f"cannot open the index in {ctx.repo_index.parent} ({exc})", 2) from None
         self.warnings: list[str] = []
+        self._failed = False
 
     def close(self) -> None:
         self.home.close()
         if self.repo is not None:
             self.repo.close()
+        if self.degraded and not self._failed and self.degraded not in _WARNED:
+            _WARNED.add(self.degraded)  # once per process (the MCP server opens many)
+            print(f"git-memex: warning: {self.degraded}; showing the repository's memories only",
+                  file=sys.stderr)  # fmt: skip
 
     def __enter__(self) -> Stores:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._failed = exc[0] is not None
         self.close()
 
     # ------------------------------------------------------------ sources
@@ -83,6 +103,8 @@ class Stores:
         return self.home
 
     def home_sources(self) -> list[Source]:
+        if self.degraded:
+            return []
         return [self.source("personal"), self.source("outbox"), self.source("private")]
 
     def dbs(self) -> list[tuple[Index, str, tuple[Any, ...]]]:

@@ -82,6 +82,8 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
     from git_memex.stores import Stores
 
     with Stores(ctx) as st:
+        if st.degraded:  # capture only writes: an unusable data root is its failure
+            raise MemexError(st.degraded, 2)
         for hit in found.hits:
             kind = TRIGGER_TYPES.get(hit.trigger, "fact")
             try:
