@@ -766,6 +766,54 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     return block
 
 
+# --------------------------------------------------------------------- the prompt hook
+PROMPT_HITS = 3
+"""At most this many memories are added to one prompt: a nudge, not a second session block."""
+PROMPT_MIN_SHARED = 2
+PROMPT_SHARE = 0.4
+"""A memory is added only when it holds at least PROMPT_MIN_SHARED of the prompt's distinct
+content terms and at least PROMPT_SHARE of them (of the first eight): a strong match, or nothing."""
+
+
+def _terms(text: str) -> set[str]:
+    from git_memex.textproc import cjk_terms, latin_terms
+
+    return {t.lower() for t in latin_terms(text)} | set(cjk_terms(text))
+
+
+def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
+                    exclude: frozenset[str] | set[str] = frozenset()) -> tuple[str, list[dict[str, Any]]]:  # fmt: skip
+    """The few memories that strongly match a user's prompt, as a block for the agent (the
+    Claude Code UserPromptSubmit hook); ("", []) when nothing fits the relevance floor.
+
+    Candidates are search's top hits (newest of each chain, never retracted); rules
+    (role: instruction) are left out here: they reach an agent only through the gate."""
+    from git_memex.guard import safe_bodies
+    from git_memex.search import search
+    from git_memex.stores import Stores
+
+    want = _terms(prompt)
+    if len(want) < PROMPT_MIN_SHARED:
+        return "", []
+    floor = max(PROMPT_MIN_SHARED, math.ceil(PROMPT_SHARE * min(len(want), 8)))
+    with Stores(ctx) as st:
+        res = search(st, prompt, limit=10)
+        hits = [h for h in res.hits if h.role != "instruction" and h.status == "active" and h.id not in exclude
+                and h.review_state != "rejected"]  # fmt: skip
+        strong = [h for h in hits if len(want & _terms(h.body)) >= floor][:limit]
+        if not strong:
+            return "", []
+        bodies = safe_bodies(st, [(h.id, h.body) for h in strong])
+    lines = [DISCLAIMER, "", "## Memories that match this message"]
+    items = []
+    for h in strong:
+        extra = f", {h.review_state}" if h.scope != "personal" and h.review_state in ("draft", "proposed") else ""
+        line = f"- [{h.scope}/{h.type}{extra}] {squeeze(bodies[h.id])} (id {h.id})"
+        lines.append(line)
+        items.append({"id": h.id, "scope": h.scope, "type": h.type, "line": line})
+    return "\n".join(lines), items
+
+
 __all__ = [
     "DISCLAIMER",
     "FOOTER",
@@ -777,6 +825,7 @@ __all__ = [
     "glob_matches",
     "glob_regex",
     "path_words",
+    "prompt_memories",
     "squeeze",
     "tag_hits",
     "topic_words",

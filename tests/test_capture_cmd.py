@@ -186,3 +186,35 @@ def test_empty_stdin_captures_nothing(repo: Path, isolated_env: Path) -> None:
     r = run_cli("capture", "--json", input="")
     assert r.code == 0 and json.loads(r.out)["saved"] == []
     assert memory_files(isolated_env) == []
+
+
+# --------------------------------------------------------------------- the prompt hook's memories
+def _prompt_context(prompt: str, cwd: Path) -> str:
+    r = run_cli("capture", "--hook", "claude", input=json.dumps({"prompt": prompt, "cwd": str(cwd)}))
+    assert r.code == 0, r.err
+    if not r.out.strip():
+        return ""
+    out = json.loads(r.out)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    return out["additionalContext"]
+
+
+def test_prompt_hook_brings_a_strongly_matching_memory_and_nothing_else(repo: Path) -> None:
+    for text in ("The payments webhook retries five times with exponential backoff",
+                 "Frontend bundles are built with esbuild", "The staging cluster has three nodes"):
+        assert run_cli("add", text).code == 0
+    rule = run_cli("add", "Always retry payments webhooks by hand", "--role", "instruction").code
+    assert rule == 0
+    ctx = _prompt_context("why does the payments webhook retry so many times?", repo)
+    assert ctx.startswith("The following is retrieved historical knowledge")
+    assert "exponential backoff" in ctx
+    assert "esbuild" not in ctx and "three nodes" not in ctx
+    assert "by hand" not in ctx  # a rule reaches an agent only through the gate
+    assert _prompt_context("please rename this variable to something clearer", repo) == ""
+    assert _prompt_context("webhook", repo) == ""  # one shared word is no strong match
+
+
+def test_prompt_hook_does_not_echo_what_it_just_captured(repo: Path) -> None:
+    ctx = _prompt_context("remember that the nightly export job writes to the archive bucket", repo)
+    assert "saved 1 memory" in ctx
+    assert "Memories that match this message" not in ctx

@@ -152,20 +152,28 @@ def run_hook(dry_run: bool = False) -> int:
             return 0
         from git_memex.capture import scan
 
-        if not scan(prompt).hits:
-            return 0  # the common case: no git call, no index, no secrets scanner
-        res = capture_message(hook_context(payload), prompt, dry_run=dry_run, via="claude")
-        saved = res["saved"]
-        if not saved:
+        ctx = hook_context(payload)
+        lines: list[str] = []
+        saved: list[dict] = []
+        if scan(prompt).hits:
+            res = capture_message(ctx, prompt, dry_run=dry_run, via="claude")
+            saved = res["saved"]
+            if saved:
+                lines.append(f"git-memex saved {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} from this "
+                             "message (keyword capture):")  # fmt: skip
+                for e in saved:
+                    body = " ".join(str(e.get("body", "")).split())
+                    if len(body) > 200:
+                        body = body[:199] + "…"
+                    lines.append(f"- [{e['scope']}/{e['type']}] {body} (id {e['id']})")
+                lines.append("Mention it briefly to the user; `git memex forget ID` undoes it.")
+        from git_memex.context import prompt_memories
+
+        block, _items = prompt_memories(ctx, prompt, exclude={str(e["id"]) for e in saved})
+        if block:
+            lines += ([""] if lines else []) + [block]
+        if not lines:
             return 0
-        lines = [f"git-memex saved {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} from this message "
-                 "(keyword capture):"]  # fmt: skip
-        for e in saved:
-            body = " ".join(str(e.get("body", "")).split())
-            if len(body) > 200:
-                body = body[:199] + "…"
-            lines.append(f"- [{e['scope']}/{e['type']}] {body} (id {e['id']})")
-        lines.append("Mention it briefly to the user; `git memex forget ID` undoes it.")
         sys.stdout.write(hook_output("UserPromptSubmit", "\n".join(lines)) + "\n")
         sys.stdout.flush()
         return 0
