@@ -81,7 +81,7 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     if not keep.exists() and not any(folder.glob("*.md")):
         keep.write_text("")
     rep.add(".gitattributes", _ensure_line(work / ".gitattributes", f"{mem_rel}/*.md merge=memex"))
-    cmd = f"{driver_command()} merge-driver %O %A %B %P"
+    cmd = driver_command()
     current = _git_config(work, "--local", "--get", "merge.memex.driver").stdout.strip()
     if current == cmd:
         rep.add("merge driver (git config merge.memex)", "unchanged")

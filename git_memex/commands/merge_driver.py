@@ -137,6 +137,8 @@ def _write_or_report(target: str, data: bytes, path: str) -> bool:
 
 def main(argv: list[str]) -> int:
     """Entry point; argv is [BASE, OURS, THEIRS, PATH] as git passes `%O %A %B %P`."""
+    if len(argv) != 4 and any(a in ("-h", "--help") for a in argv):
+        return _help()
     try:
         if len(argv) != 4:
             print(
@@ -151,11 +153,23 @@ def main(argv: list[str]) -> int:
         return 1
 
 
+def _help() -> int:
+    """`git memex merge-driver --help`: the usage argparse would print, exit 0."""
+    from git_memex.main import build_parser
+
+    try:
+        build_parser("merge-driver").parse_args(["merge-driver", "--help"])
+    except SystemExit as exc:  # argparse exits 0 after printing the help
+        return 0 if exc.code in (0, None) else 1
+    return 0
+
+
 def register(sub):  # type: ignore[no-untyped-def]
     """Only for --help and the man page: git-memex's main() runs main() above before argparse."""
     p = sub.add_parser("merge-driver", help="git merge driver for memory files (%%O %%A %%B %%P)",
                        description="Field-level 3-way merge of one memory file, as git's merge driver "
-                       "(`merge.memex.driver = git-memex merge-driver %%O %%A %%B %%P`). The result is written to "
-                       "OURS; exit 0 when clean, 1 on a conflict (markers show both sides), never above 1.")
+                       "(`git memex init` registers it in merge.memex.driver by its absolute path, with a fallback to "
+                       "git-memex on PATH). The result is written to OURS; exit 0 when clean, 1 on a conflict "
+                       "(markers show both sides), never above 1.")
     for name in ("base", "ours", "theirs", "path"):
         p.add_argument(name, metavar=name.upper())
