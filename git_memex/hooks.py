@@ -45,9 +45,16 @@ def memex_command() -> list[str]:
     return [os.path.abspath(sys.executable), "-m", "git_memex"]
 
 
+# sh: `runs FILE` is true when FILE exists, is executable and, for a `#!` script, its interpreter
+# is executable too (a moved or upgraded venv leaves scripts whose python is gone). Mirrored by
+# doctor._runnable.
+_RUNS_SH = ('runs() { [ -f "$1" ] && [ -x "$1" ] || return 1; IFS= read -r l <"$1" || return 0;'
+            ' case $l in "#!"*) set -- ${l#??}; [ -x "$1" ];; esac; }')
+
+
 # sh: after `"$memex" ...; ran=$?`, try `git-memex` on PATH when the absolute command could not
-# be executed at all (126/127: gone, not executable, or a script whose interpreter is gone; our
-# own commands never exit with those codes).
+# be executed at all (126/127: not run, or could not start; our own commands never exit with
+# those codes).
 def _path_fallback(args: str) -> str:
     return f'case $ran in 126|127) if command -v git-memex >/dev/null 2>&1; then git-memex {args}; ran=$?; fi;; esac'
 
@@ -66,8 +73,9 @@ def driver_command(command: list[str] | None = None) -> str:
     return "; ".join([
         "set -- %O %A %B %P",
         f"memex={shlex.quote(command[0])}",
+        _RUNS_SH,
         "ran=127",
-        f'if [ -x "$memex" ]; then "$memex"{rest} merge-driver "$@"; ran=$?; fi',
+        f'if runs "$memex"; then "$memex"{rest} merge-driver "$@"; ran=$?; fi',
         _path_fallback('merge-driver "$@"'),
         'case $ran in 126|127) ;; *) exit "$ran";; esac',
         'git merge-file -L ours -L base -L theirs "$2" "$1" "$3"',
@@ -132,8 +140,9 @@ def shim_text(name: str, command: list[str]) -> str:
     lines += [
         "# git-memex as `git memex init` found it; if that cannot run, git-memex on PATH.",
         f"memex={shlex.quote(command[0])}",
+        _RUNS_SH,
         "ran=127",
-        f'if [ -x "$memex" ]; then "$memex"{rest} hook {name} "$@"; ran=$?; fi',
+        f'if runs "$memex"; then "$memex"{rest} hook {name} "$@"; ran=$?; fi',
         _path_fallback(f'hook {name} "$@"'),
     ]
     if name in BLOCKING:
