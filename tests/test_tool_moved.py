@@ -190,6 +190,21 @@ def test_moved_tool_never_blocks_a_commit_without_memory_files(repo: Path, moved
     assert r.returncode == 0, r.stderr
 
 
+def test_missing_tool_judges_the_index_the_commit_records(repo: Path) -> None:
+    """`commit -a` and `commit -- PATH` hand the hook a temporary index (GIT_INDEX_FILE)."""
+    init(repo)
+    committed_memory(repo)
+    point_shims_at(hooks_folder(repo), GONE)
+    write(repo, memory(importance="high"))  # modified in the work tree, not staged
+    (repo / "README.md").write_text("changed\n")
+    r = git(repo, "commit", "-q", "-am", "everything", check=False)  # -a stages the memory file
+    assert r.returncode == 1 and "git memex init" in r.stderr, r.stderr
+    git(repo, "add", REL)  # staged in the real index, but left out of this commit
+    r = git(repo, "commit", "-q", "-m", "readme only", "--", "README.md", check=False)
+    assert r.returncode == 0, r.stderr
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").stdout.split() == ["README.md"]
+
+
 def test_committed_hooks_path_shared_by_a_team(repo: Path, tmp_path: Path) -> None:
     """husky-style: the shims live in a committed folder; a teammate's clone has another path."""
     git(repo, "config", "core.hooksPath", ".githooks")
