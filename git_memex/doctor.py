@@ -190,6 +190,7 @@ def _check_driver_command(ctx: Context, rep: Report) -> None:
         rep.add("merge driver command", level, f"{why}; when git cannot run the driver it keeps our side "
                 "without conflict markers; run `git memex init` to register it by absolute path with fallbacks")
         return
+    command = command.replace("%%", "%")  # as git expands it
     level, why = _command_state(command)
     if level == "ok":
         rep.add("merge driver command", "ok", command)

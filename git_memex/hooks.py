@@ -69,10 +69,12 @@ def driver_command(command: list[str] | None = None) -> str:
     exits 1: the file is conflicted and carries both sides. Exit codes: 0 clean, 1 conflict.
     """
     command = command or memex_command()
-    rest = "".join(" " + shlex.quote(c) for c in command[1:])
+    # git expands %O, %A... anywhere in the value and turns %% into %: a path keeps its % signs.
+    quoted = [shlex.quote(c).replace("%", "%%") for c in command]
+    rest = "".join(" " + c for c in quoted[1:])
     return "; ".join([
         "set -- %O %A %B %P",
-        f"memex={shlex.quote(command[0])}",
+        f"memex={quoted[0]}",
         _RUNS_SH,
         "ran=127",
         f'if runs "$memex"; then "$memex"{rest} merge-driver "$@"; ran=$?; fi',

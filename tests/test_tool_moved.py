@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from git_memex.frontmatter import serialize
+from git_memex.hooks import driver_command
 
 from conftest import run_cli
 
@@ -128,6 +129,19 @@ def test_driver_runs_by_absolute_path_when_git_has_no_venv_on_path(repo: Path) -
     assert "Rollbacks run in CI, nightly." in text and "importance: high" in text  # theirs kept
     assert "sqitch" in text  # ours kept
     assert git(repo, "ls-files", "-u").stdout == ""
+
+
+def test_driver_path_with_percent_signs_survives_git_expansion(repo: Path, tmp_path: Path) -> None:
+    odd = tmp_path / "100%A sure %%" / "bin"
+    odd.mkdir(parents=True)
+    (odd / "git-memex").symlink_to(TOOL)
+    init(repo)
+    committed_memory(repo)
+    git(repo, "config", "merge.memex.driver", driver_command([str(odd / "git-memex")]))
+    branches(repo, memory(tags=["db", "postgres", "sqitch"]), memory(BODY.replace("in CI.", "in CI, nightly.")))
+    r = git(repo, "merge", "--no-edit", "feature", check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doctor(repo, BARE_PATH)[1]["merge driver command"] == ("ok", str(odd / "git-memex"))
 
 
 @pytest.mark.parametrize("path", [BARE_PATH, f"{VENV_BIN}:{BARE_PATH}"], ids=["tool-missing", "tool-on-path"])
