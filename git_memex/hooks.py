@@ -80,7 +80,7 @@ def driver_command(command: list[str] | None = None) -> str:
         f'if runs "$memex"; then "$memex"{rest} merge-driver "$@"; ran=$?; fi',
         _path_fallback('merge-driver "$@"'),
         'case $ran in 126|127) ;; *) exit "$ran";; esac',
-        'git merge-file -L ours -L base -L theirs "$2" "$1" "$3"',
+        'git merge-file --diff3 -L ours -L base -L theirs "$2" "$1" "$3"',
         'if [ $? -gt 127 ]; then { echo "<<<<<<< ours"; cat "$2"; echo "======="; cat "$3";'
         ' echo ">>>>>>> theirs"; } >"$2.memex" && mv "$2.memex" "$2"; fi',
         'echo "git-memex merge-driver: $4: git-memex cannot run ($memex is missing or broken, and no'

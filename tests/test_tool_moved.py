@@ -158,6 +158,7 @@ def test_driver_whose_tool_moved_never_keeps_ours_silently(repo: Path, path: str
     assert "<<<<<<< ours" in text and ">>>>>>> theirs" in text
     assert len(git(repo, "ls-files", "-u").stdout.splitlines()) == 3  # still conflicted
     if path == BARE_PATH:  # git merge-file's plain-text merge, said in one line
+        assert "||||||| base\nRollbacks run in CI.\n" in text
         notes = [ln for ln in r.stderr.splitlines() if "git-memex" in ln]
         assert len(notes) == 1 and "git memex init" in notes[0] and REL in notes[0], r.stderr
     else:  # git-memex on PATH ran: a field merge (importance merged in, body conflicted)
