@@ -62,11 +62,12 @@ def _path_fallback(args: str) -> str:
 def driver_command(command: list[str] | None = None) -> str:
     """The whole `merge.memex.driver` value: a small sh program git runs through `sh -c`.
 
-    It runs the absolute command, else `git-memex` on PATH. When neither can run, git would
-    report a conflict and keep our side without a marker (a later `git add` then loses theirs),
-    so the program instead lets `git merge-file` write a conflict-marked plain-text merge into
-    %A (or, should even that fail, both sides whole between markers), says so in one line and
-    exits 1: the file is conflicted and carries both sides. Exit codes: 0 clean, 1 conflict.
+    It runs the absolute command, else `git-memex` on PATH. When neither can run, or the driver
+    dies without its 0 (clean) or 1 (conflict), git would report a conflict and keep our side
+    without a marker (a later `git add` then loses theirs; git 2.39 does this for exit 127 and
+    for 129 alike). So the program then lets `git merge-file` write a conflict-marked plain-text
+    merge into %A (or, should even that fail, both sides whole between markers), says so in one
+    line and exits 1: the file is conflicted and carries both sides. It exits 0 or 1, nothing else.
     """
     command = command or memex_command()
     # git expands %O, %A... anywhere in the value and turns %% into %: a path keeps its % signs.
@@ -79,13 +80,13 @@ def driver_command(command: list[str] | None = None) -> str:
         "ran=127",
         f'if runs "$memex"; then "$memex"{rest} merge-driver "$@"; ran=$?; fi',
         _path_fallback('merge-driver "$@"'),
-        'case $ran in 126|127) ;; *) exit "$ran";; esac',
+        'case $ran in 0|1) exit "$ran";; esac',
         'git merge-file --diff3 -L ours -L base -L theirs "$2" "$1" "$3"',
         'if [ $? -gt 127 ]; then { echo "<<<<<<< ours"; cat "$2"; echo "======="; cat "$3";'
         ' echo ">>>>>>> theirs"; } >"$2.memex" && mv "$2.memex" "$2"; fi',
-        'echo "git-memex merge-driver: $4: git-memex cannot run ($memex is missing or broken, and no'
-        ' git-memex is on PATH), so it was merged as plain text with conflict markers; check it by hand, and run'
-        ' \\`git memex init\\` once git-memex is installed" >&2',
+        'echo "git-memex merge-driver: $4: git-memex did not run or did not finish (exit $ran; 127: $memex'
+        ' is missing or broken and no git-memex is on PATH), so git merge-file merged it as plain text with'
+        ' conflict markers; check it by hand, and run \\`git memex init\\` if git-memex moved" >&2',
         "exit 1",
     ])
 

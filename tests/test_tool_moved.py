@@ -166,6 +166,19 @@ def test_driver_whose_tool_moved_never_keeps_ours_silently(repo: Path, path: str
         assert "importance: high" in text
 
 
+def test_driver_killed_midway_leaves_markers_not_ours(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A driver that dies (OOM killer, ^C) exits with neither 0 nor 1: both sides still land."""
+    init(repo)
+    committed_memory(repo)
+    branches(repo, memory(BODY.replace("in CI.", "in CI on every PR.")), memory(BODY.replace("in CI.", "by hand.")))
+    monkeypatch.setenv("GIT_MEMEX_CRASH_AT", "merge_driver.before_replace")  # os._exit(137) unwritten
+    r = git(repo, "merge", "--no-edit", "feature", check=False)
+    assert r.returncode == 1
+    text = (repo / REL).read_text()
+    assert "Rollbacks run in CI on every PR." in text and "Rollbacks run by hand." in text
+    assert "<<<<<<< ours" in text and "exit 137" in r.stderr
+
+
 def test_driver_whose_tool_moved_keeps_both_sides_of_a_mergeable_change(repo: Path) -> None:
     init(repo)
     committed_memory(repo)
