@@ -50,6 +50,8 @@ def run(ctx: Context) -> Report:
         _check_contradictions(ctx, st, rep)
     if ctx.repo is not None and ctx.memory_dir is not None:
         _check_repo(ctx, rep)
+        _check_driver_command(ctx, rep)
+        _check_hook_commands(ctx, rep)
     return rep
 
 
@@ -129,3 +131,112 @@ def _check_repo(ctx: Context, rep: Report) -> None:
             rep.add("memory file", "fail", str(f))
     if not problems:
         rep.add("memory files in the repository", "ok", "no secrets, no personal or private memories")
+
+
+def _runnable(command: str) -> bool:
+    """Whether `command` (a path, or a bare name looked up on PATH) can be executed: it exists,
+    is executable, and a `#!` script's interpreter does too (a moved or upgraded venv leaves
+    scripts whose interpreter is gone)."""
+    import os
+    import shutil
+
+    path = command if os.sep in command else shutil.which(command)
+    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(4096)
+    except OSError:
+        return False
+    if not first.startswith(b"#!"):
+        return True
+    words = first[2:].decode("utf-8", "replace").split()
+    return bool(words) and os.path.isfile(words[0]) and os.access(words[0], os.X_OK)
+
+
+def _command_state(command: str | None) -> tuple[str, str]:
+    """(level, why) for a command a hook or the driver runs, with `git-memex` on PATH as fallback."""
+    import shutil
+
+    if command is not None and _runnable(command):
+        return "ok", ""
+    on_path = shutil.which("git-memex") is not None and _runnable("git-memex")
+    gone = f"{command} cannot be run" if command else "no absolute command is recorded"
+    if on_path:
+        return "warn", f"{gone}; git-memex on PATH is used instead, which only works where PATH has it"
+    return "fail", f"{gone} and no git-memex is on PATH"
+
+
+def _check_driver_command(ctx: Context, rep: Report) -> None:
+    """The registered merge driver can really be run by git, whatever PATH git is started with."""
+    import shlex
+
+    from git_memex.hooks import registered_command
+    from git_memex.install import _git_config
+
+    assert ctx.repo is not None
+    value = _git_config(ctx.repo.work_tree, "--get", "merge.memex.driver").stdout.strip()
+    if not value or "merge-driver" not in value:
+        return  # not registered: _check_repo says so
+    command = registered_command(value)
+    if command is None:  # written by an older git-memex: `CMD merge-driver %O %A %B %P`
+        try:
+            first = shlex.split(value)[0]
+        except (ValueError, IndexError):
+            first = ""
+        if _runnable(first):
+            level, why = "warn", ("registered by bare name, so only git started with git-memex on PATH can run it"
+                                  if "/" not in first else "registered without a fallback")
+        else:
+            level, why = "fail", f"{first or 'the registered command'} cannot be run"
+        rep.add("merge driver command", level, f"{why}; when git cannot run the driver it keeps our side "
+                "without conflict markers; run `git memex init` to register it by absolute path with fallbacks")
+        return
+    command = command.replace("%%", "%")  # as git expands it
+    level, why = _command_state(command)
+    if level == "ok":
+        rep.add("merge driver command", "ok", command)
+    else:
+        rep.add("merge driver command", level, f"{why}: memory files would be merged as plain text with "
+                "conflict markers; run `git memex init` (with git-memex installed) to register it again")
+
+
+def _check_hook_commands(ctx: Context, rep: Report) -> None:
+    """Each installed shim's command can be run (a dangling shim refuses memory-file commits)."""
+    import re
+
+    from git_memex.errors import MemexError
+    from git_memex.hooks import HOOK_NAMES, hooks_dir, is_ours, registered_command
+
+    assert ctx.repo is not None
+    try:
+        folder = hooks_dir(ctx.repo.work_tree)
+    except MemexError:
+        return
+    states: dict[tuple[str, str], list[str]] = {}
+    for name in HOOK_NAMES:
+        path = folder / name
+        if not is_ours(path):
+            continue  # not installed: _check_repo says so
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        command = registered_command(text)
+        if command is None:  # an older shim: `command -v CMD` then `exec CMD hook NAME`
+            m = re.search(r"command -v ('[^']*'|\S+)", text)
+            old = m.group(1).strip("'") if m else None
+            level = "fail" if old is None or not _runnable(old) else "warn"
+            why = ("written by an older git-memex, which refuses every commit once the tool moves"
+                   + ("" if level == "warn" else f", and {old} cannot be run"))
+            states.setdefault((level, why), []).append(name)
+            continue
+        level, why = _command_state(command)
+        if level == "fail":
+            why = f"dangling: {why}, so commits that stage memory files are refused"
+        states.setdefault((level, why), []).append(name)
+    for (level, why), names in sorted(states.items()):
+        if level == "ok":
+            rep.add("hook commands", "ok", ", ".join(names))
+        else:
+            rep.add("hook commands", level, f"{', '.join(names)}: {why}; run `git memex init`")

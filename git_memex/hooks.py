@@ -28,21 +28,82 @@ CHAINED_SUFFIX = ".memex-chained"
 
 # ------------------------------------------------------------------ command resolution
 def memex_command() -> list[str]:
-    """How hooks and the merge driver should call us: an installed script, else this Python."""
+    """How hooks and the merge driver should call us, as an absolute command.
+
+    The script installed beside this interpreter first (the git-memex that is running `init`),
+    then `git-memex` on PATH, then this interpreter with `-m git_memex`. Absolute, because git
+    runs hooks and drivers with whatever PATH its caller had (a GUI client, cron, a terminal
+    without the venv); the shims and the driver fall back to `git-memex` on PATH when this path
+    is gone (see shim_text and driver_command).
+    """
+    beside = Path(sys.executable).with_name("git-memex")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [os.path.abspath(beside)]
     found = shutil.which("git-memex")
     if found:
-        return [found]
-    beside = Path(sys.executable).with_name("git-memex")
-    if beside.exists():
-        return [str(beside)]
-    return [sys.executable, "-m", "git_memex"]
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "git_memex"]
 
 
-def driver_command() -> str:
-    """`git-memex` when it is on PATH (portable across machines), else an absolute command."""
-    if shutil.which("git-memex"):
-        return "git-memex"
-    return " ".join(shlex.quote(p) for p in memex_command())
+# sh: `runs FILE` is true when FILE exists, is executable and, for a `#!` script, its interpreter
+# is executable too (a moved or upgraded venv leaves scripts whose python is gone). Mirrored by
+# doctor._runnable.
+_RUNS_SH = ('runs() { [ -f "$1" ] && [ -x "$1" ] || return 1; IFS= read -r l <"$1" || return 0;'
+            ' case $l in "#!"*) set -- ${l#??}; [ -x "$1" ];; esac; }')
+
+
+# sh: after `"$memex" ...; ran=$?`, try `git-memex` on PATH when the absolute command could not
+# be executed at all (126/127: not run, or could not start; our own commands never exit with
+# those codes).
+def _path_fallback(args: str) -> str:
+    return f'case $ran in 126|127) if command -v git-memex >/dev/null 2>&1; then git-memex {args}; ran=$?; fi;; esac'
+
+
+def driver_command(command: list[str] | None = None) -> str:
+    """The whole `merge.memex.driver` value: a small sh program git runs through `sh -c`.
+
+    It runs the absolute command, else `git-memex` on PATH. When neither can run, or the driver
+    dies without its 0 (clean) or 1 (conflict), git would report a conflict and keep our side
+    without a marker (a later `git add` then loses theirs; git 2.39 does this for exit 127 and
+    for 129 alike). So the program then lets `git merge-file` write a conflict-marked plain-text
+    merge into %A (or, should even that fail, both sides whole between markers), says so in one
+    line and exits 1: the file is conflicted and carries both sides. It exits 0 or 1, nothing else.
+    """
+    command = command or memex_command()
+    # git expands %O, %A... anywhere in the value and turns %% into %: a path keeps its % signs.
+    quoted = [shlex.quote(c).replace("%", "%%") for c in command]
+    rest = "".join(" " + c for c in quoted[1:])
+    return "; ".join([
+        "set -- %O %A %B %P",
+        f"memex={quoted[0]}",
+        _RUNS_SH,
+        "ran=127",
+        f'if runs "$memex"; then "$memex"{rest} merge-driver "$@"; ran=$?; fi',
+        _path_fallback('merge-driver "$@"'),
+        'case $ran in 0|1) exit "$ran";; esac',
+        'git merge-file --diff3 -L ours -L base -L theirs "$2" "$1" "$3"',
+        'if [ $? -gt 127 ]; then { echo "<<<<<<< ours"; cat "$2"; echo "======="; cat "$3";'
+        ' echo ">>>>>>> theirs"; } >"$2.memex" && mv "$2.memex" "$2"; fi',
+        'echo "git-memex merge-driver: $4: git-memex did not run or did not finish (exit $ran; 127: $memex'
+        ' is missing or broken and no git-memex is on PATH), so git merge-file merged it as plain text with'
+        ' conflict markers; check it by hand, and run \\`git memex init\\` if git-memex moved" >&2',
+        "exit 1",
+    ])
+
+
+def registered_command(text: str) -> str | None:
+    """The absolute command a shim or driver value written by this module runs (its `memex=`)."""
+    import re
+
+    m = re.search(r"(?:^|[;\n]) *memex=(.*)", text)
+    if m is None:
+        return None
+    lex = shlex.shlex(m.group(1), posix=True, punctuation_chars=";")
+    lex.whitespace_split = True
+    try:
+        return next(iter(lex), None)
+    except ValueError:
+        return None
 
 
 # ------------------------------------------------------------------ install
@@ -57,8 +118,15 @@ def hooks_dir(work_tree: Path) -> Path:
 
 
 def shim_text(name: str, command: list[str]) -> str:
-    cmd = " ".join(shlex.quote(c) for c in command)
-    stdin_buffer = name == "post-rewrite"
+    """The hook file `init` writes for one git hook: run the chained hook, then git-memex.
+
+    git-memex is run by the absolute command `init` found, else by `git-memex` on PATH (the tool
+    moved, or the hooks folder is committed and shared through `core.hooksPath`). When neither
+    can run, a post-* hook does nothing, and a blocking hook lets through a commit that stages no
+    memory file (`git diff --cached` reads the index git exported in GIT_INDEX_FILE) and refuses
+    one that does, in one line that says how to fix it.
+    """
+    rest = "".join(" " + shlex.quote(c) for c in command[1:])
     lines = [
         "#!/bin/sh",
         f"{MARKER} ({name}). Installed by `git memex init`; `git memex init --uninstall` removes it",
@@ -66,24 +134,34 @@ def shim_text(name: str, command: list[str]) -> str:
         f'chained="$(dirname "$0")/{name}{CHAINED_SUFFIX}"',
         "status=0",
     ]
-    if stdin_buffer:
+    if name == "post-rewrite":
         lines += ['input="$(cat)"', 'if [ -x "$chained" ]; then printf "%s\\n" "$input" | "$chained" "$@"; status=$?; fi']
     else:
         lines += ['if [ -x "$chained" ]; then "$chained" "$@"; status=$?; fi']
     if name in BLOCKING:
+        lines += ['[ "$status" -eq 0 ] || exit "$status"']
+    lines += [
+        "# git-memex as `git memex init` found it; if that cannot run, git-memex on PATH.",
+        f"memex={shlex.quote(command[0])}",
+        _RUNS_SH,
+        "ran=127",
+        f'if runs "$memex"; then "$memex"{rest} hook {name} "$@"; ran=$?; fi',
+        _path_fallback(f'hook {name} "$@"'),
+    ]
+    if name in BLOCKING:
         lines += [
-            '[ "$status" -eq 0 ] || exit "$status"',
-            f"if ! command -v {shlex.quote(command[0])} >/dev/null 2>&1; then",
-            "  echo 'git-memex: not installed, so staged memory files cannot be checked; reinstall it, or commit with --no-verify' >&2",
-            "  exit 1",
-            "fi",
-            f'exec {cmd} hook {name} "$@"',
+            'case $ran in 126|127) ;; *) exit "$ran";; esac',
+            "# git-memex cannot run: a commit that stages no memory file goes through.",
+            'dir="$(git config memex.memoryDir)" || dir=.ai/open-memex',
+            'staged="$(git diff --cached --name-only --diff-filter=d -- ":(top,glob)${dir%/}/*.md")" || staged=unknown',
+            '[ -z "$staged" ] && exit 0',
+            "echo \"git-memex: cannot run ($memex is missing or broken, and no git-memex is on"
+            " PATH), so the staged memory files cannot be checked and the commit is refused; reinstall git-memex and run \\`git memex"
+            " init\\` (or commit with --no-verify)\" >&2",
+            "exit 1",
         ]
     else:
-        lines += [
-            f'if command -v {shlex.quote(command[0])} >/dev/null 2>&1; then {cmd} hook {name} "$@" || true; fi',
-            'exit "$status"',
-        ]
+        lines += ['exit "$status"']
     return "\n".join(lines) + "\n"
 
 

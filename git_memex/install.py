@@ -82,7 +82,7 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
         keep.write_text("")
     rep.add(".gitattributes", _ensure_line(work / ".gitattributes", f"{mem_rel}/*.md merge=memex"))
     _record_init_branch(ctx, work, rep)
-    cmd = f"{driver_command()} merge-driver %O %A %B %P"
+    cmd = driver_command()
     current = _git_config(work, "--local", "--get", "merge.memex.driver").stdout.strip()
     if current == cmd:
         rep.add("merge driver (git config merge.memex)", "unchanged")

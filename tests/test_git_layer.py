@@ -44,7 +44,8 @@ def test_init_is_idempotent_and_sets_everything_up(repo: Path):
     assert r.json()["changed"] is True
     assert (repo / MEM).is_dir()
     assert (repo / ".gitattributes").read_text() == f"{MEM}/*.md merge=memex\n"
-    assert "merge-driver %O %A %B %P" in git("config", "merge.memex.driver", cwd=repo).stdout
+    driver = git("config", "merge.memex.driver", cwd=repo).stdout
+    assert "%O %A %B %P" in driver and "merge-driver" in driver
     agents = (repo / "AGENTS.md").read_text()
     assert agents.count("Project memory lives in .ai/open-memex/") == 1
     for name in ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite"):

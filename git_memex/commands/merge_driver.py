@@ -137,6 +137,8 @@ def _write_or_report(target: str, data: bytes, path: str) -> bool:
 
 def main(argv: list[str]) -> int:
     """Entry point; argv is [BASE, OURS, THEIRS, PATH] as git passes `%O %A %B %P`."""
+    if len(argv) != 4 and any(a in ("-h", "--help") for a in argv):
+        return _help()
     try:
         if len(argv) != 4:
             print(
@@ -149,6 +151,17 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # KeyboardInterrupt, MemoryError...: exit 1, never above 128
         _say(argv[3] if len(argv) == 4 else "?", f"interrupted ({type(exc).__name__})")
         return 1
+
+
+def _help() -> int:
+    """`git memex merge-driver --help`: the usage argparse would print, exit 0."""
+    from git_memex.main import build_parser
+
+    try:
+        build_parser("merge-driver").parse_args(["merge-driver", "--help"])
+    except SystemExit as exc:  # argparse exits 0 after printing the help
+        return 0 if exc.code in (0, None) else 1
+    return 0
 
 
 def register(sub):  # type: ignore[no-untyped-def]
