@@ -431,11 +431,15 @@ def build_server(cwd: Path | None = None) -> MCPServer:
                 lines.append(f"committed {(res.commit or '')[:10]} on {res.branch} (still on this branch).")
             else:
                 lines.append(f"nothing new to commit on {res.branch}.")
-            if res.submitted:
-                lines.append("Next: ask the user whether you should push and open the pull request, or whether "
-                             "they will. Never push or open a PR without their explicit approval. The commands:")  # fmt: skip
+            lines += [f"Warning: {w}." for w in res.warnings]
+            if res.submitted and res.push_command:
+                what = "push and open the pull request" if res.pr_command else "push"
+                lines.append(f"Next: ask the user whether you should {what}, or whether they will. Never push "
+                             "or open a PR without their explicit approval. The commands:")  # fmt: skip
                 lines.append(f"  {res.push_command}")
                 lines.extend(f"  {line}" for line in res.pr_command.splitlines())
+            if res.submitted and res.note:
+                lines.append(f"Note: {res.note}.")
             return ok("\n".join(lines), res.to_json())
 
         return a.call("memory_submit", run)
