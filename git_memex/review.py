@@ -494,7 +494,9 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
             if not note or not note.strip():
                 raise UsageError("a rejection needs a reason: --note \"why\"")
             new = "rejected"
-            m.fm["approved_by"] = None
+            # a rejected memory has no approver; the key is dropped, never written as `null`
+            # (which turned a rejection of a never-approved memory into a needless merge conflict)
+            m.fm.pop("approved_by", None)
             m.fm["review_note"] = note.strip()
         elif resubmit:
             if cur != "rejected":

@@ -315,7 +315,7 @@ def test_promote_ladder_reject_and_resubmit(ready: Path):
     assert r.code == 1 and "--note" in r.err
     assert run_cli("promote", d, "--reject", "--note", "needs a source", "--by", "bob").code == 0
     fm = fm_of(ready / MEM / f"{d}.md")
-    assert fm["review_state"] == "rejected" and fm["approved_by"] is None
+    assert fm["review_state"] == "rejected" and "approved_by" not in fm
     assert (ready / MEM / f"{d}.md").exists()  # never deleted
     r = run_cli("promote", d)
     assert r.code == 1 and "--resubmit" in r.err
@@ -330,6 +330,15 @@ def test_promote_ladder_reject_and_resubmit(ready: Path):
     assert all(set(h) == {"at", "by", "from", "to", "note"} for h in fm["review_history"])
     assert fm["review_history"][2]["note"] == "needs a source" and fm["review_history"][2]["by"] == "bob"
     assert run_cli("promote", d).code == 1
+
+
+def test_rejecting_writes_no_empty_approver(ready: Path):
+    d = submitted(ready, "the nightly job prunes old artifacts")
+    path = ready / MEM / f"{d}.md"
+    assert "approved_by" not in path.read_text()
+    assert run_cli("promote", d, "--reject", "--note", "which job?").code == 0
+    text = path.read_text()
+    assert "review_state: rejected" in text and "approved_by" not in text
 
 
 def test_promote_refuses_outbox_drafts(ready: Path):
