@@ -553,7 +553,10 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
                                capture_output=True, text=True, check=False)  # fmt: skip
             uncommitted = [line[3:] for line in r.stdout.splitlines() if line[3:].endswith(".md")]
         conflicts = contradictions(ctx, stores=st)
-        if outbox:
+        if outbox and ctx.repo is None:
+            nxt = ("nothing can be submitted here: submit needs a git repository, and these drafts stay on this "
+                   "machine until this folder is one (`git init`, then `git memex submit ID`)")  # fmt: skip
+        elif outbox:
             nxt = f"git memex submit {' '.join(o['id'] for o in outbox[:3])}{' …' if len(outbox) > 3 else ''}"
         elif uncommitted:
             nxt = "git add the memory files and commit them (or `git memex scan` first)"

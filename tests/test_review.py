@@ -371,6 +371,21 @@ def test_sync_status_reports_the_pipeline(ready: Path):
     assert s["next"].startswith("git memex submit")
 
 
+def test_sync_status_outside_a_repository_does_not_suggest_submit(nogit: Path):
+    d = add("a draft written outside any repository")
+    r = run_cli("sync-status")
+    assert r.code == 0, r.err
+    assert d in r.out and "repository: none" in r.out
+    (nxt,) = [line for line in r.out.splitlines() if line.startswith("next:")]
+    assert "git init" in nxt and not nxt.startswith("next: git memex submit")
+    # what it says works: this folder becomes a repository, and the draft submits from there
+    git("init", "-q", "-b", "main", cwd=nogit)
+    git("commit", "-q", "--allow-empty", "-m", "init", cwd=nogit)
+    r = run_cli("submit", d, "--json")
+    assert r.code == 0, r.err
+    assert [s["id"] for s in r.json()["submitted"]] == [d]
+
+
 def test_contradictions_are_surfaced_not_resolved(ready: Path):
     a = add("the api rate limit is 100 requests per minute per token for the public api", "--type", "constraint")
     b = add("the api rate limit is 500 requests per minute per token for partners only", "--type", "constraint")
