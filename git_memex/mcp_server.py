@@ -522,7 +522,7 @@ def build_server(cwd: Path | None = None) -> MCPServer:
         def run(ctx: Any) -> CallToolResult:
             data = review.pr_status(ctx, apply=apply)
             pr = data["pr"]
-            lines = [f"PR #{pr.get('number')} {pr.get('state') or '?'}"
+            lines = [f"{review.pr_label(pr.get('number'))} {pr.get('state') or '?'}"
                      + (f", review: {pr['review_decision']}" if pr.get("review_decision") else "")
                      + (f" — {pr['url']}" if pr.get("url") else "")]  # fmt: skip
             lines += [f"- {it['id']}: {it['action']}" for it in data["memories"]] or ["(no memory files in this PR)"]

@@ -640,6 +640,11 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
 
 
 # ------------------------------------------------------------------ pr-status
+def pr_label(number: Any) -> str:
+    """`PR #7`, or `the PR` when gh gave no number (never `PR #None`, in a message or a file)."""
+    return f"PR #{number}" if isinstance(number, int) and not isinstance(number, bool) else "the PR"
+
+
 def _gh(args: list[str], cwd: Path) -> dict[str, Any]:
     try:
         r = subprocess.run(["gh", *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=120)
@@ -704,13 +709,13 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 cur = it["current"]
                 by = f"github:{approver}" if it["target"] == "approved" and approver else "github:pr"
                 if it["target"] == "published" and cur in ("draft", "proposed"):
-                    _history(m, cur, "approved", by, f"PR #{pr.get('number')} approved")
+                    _history(m, cur, "approved", by, f"{pr_label(pr.get('number'))} approved")
                     m.fm["approved_by"] = m.fm.get("approved_by") or (f"github:{approver}" if approver else by)
                     cur = "approved"
                 if it["target"] == "approved":
                     m.fm["approved_by"] = by
                 m.fm["review_state"] = it["target"]
-                _history(m, cur, it["target"], by, f"PR #{pr.get('number')} {state.lower() or decision.lower()}")
+                _history(m, cur, it["target"], by, f"{pr_label(pr.get('number'))} {state.lower() or decision.lower()}".rstrip())
                 model.touch(m)
                 write_memory(found.source.folder, m)
                 found.index.upsert(m, found.source)
@@ -755,7 +760,7 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
             for h in mm.fm.get("review_history") or []:
                 if isinstance(h, dict):
                     events.append({"at": str(h.get("at", "")), "kind": "review", "id": cid, "by": h.get("by"),
-                                   "what": f"{h.get('from')} → {h.get('to')}" + (f": {h['note']}" if h.get("note") else "")})  # fmt: skip
+                                   "what": f"{h.get('from') or '(none)'} → {h.get('to') or '(none)'}" + (f": {h['note']}" if h.get("note") else "")})  # fmt: skip
             events.append({"at": str(mm.fm.get("created_at", "")), "kind": "created", "id": cid,
                            "by": mm.fm.get("created_by"), "what": "created" + (f" (supersedes {mm.fm['supersedes']})" if mm.fm.get("supersedes") else "")})  # fmt: skip
         events.sort(key=lambda e: (e["at"], {"created": 0, "commit": 1, "review": 2}[e["kind"]]))

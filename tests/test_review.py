@@ -452,6 +452,28 @@ def test_pr_status_without_gh_or_without_pr(ready: Path, tmp_path: Path):
     assert r.code == 2 and "no pull request" in r.err
 
 
+def test_no_message_or_file_says_none_for_a_missing_value(ready: Path, tmp_path: Path, isolated_env: Path):
+    a = submitted(ready, "the pr without a number approves this")
+    files = [{"path": f"{MEM}/{a}.md"}]
+    env = fake_gh(tmp_path, {"state": "OPEN", "reviewDecision": "APPROVED", "reviews": [], "files": files})
+    r = run_cli("pr-status", "--apply", env=env)
+    assert r.code == 0, r.err
+    assert "None" not in r.out and r.out.startswith("the PR OPEN APPROVED")
+    text = (ready / MEM / f"{a}.md").read_text()
+    assert "None" not in text and "note: the PR open" in text
+    # a review_history entry written by another tool with `from: null`, and a draft without review_state
+    (ready / MEM / f"{a}.md").write_text(text.replace("from: proposed", "from: null"))
+    r = run_cli("log", a)
+    assert r.code == 0, r.err
+    assert "None" not in r.out and "(none) → approved" in r.out
+    d = add("a hand-made draft without a review state")
+    (draft,) = outbox_files(isolated_env)
+    draft.write_text(draft.read_text().replace("review_state: draft\n", ""))
+    r = run_cli("sync-status")
+    assert r.code == 0, r.err
+    assert f"{d} [draft]" in r.out and "None" not in r.out
+
+
 # ------------------------------------------------------------------ log and distill
 def test_log_merges_commits_and_review_history(ready: Path):
     d = submitted(ready, "the auth service signs tokens with ed25519")
