@@ -420,7 +420,8 @@ def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResu
     """The push and PR commands to print, shell-quoted; never a PR from a branch into itself."""
     target = plan["branch"]
     res.branch = target
-    res.base = plan.get("base") or (plan["start"] if plan["new_branch"] else _default_base(ctx, plan["start"]))
+    start = plan["start"] if plan["start"] != "HEAD" else ""  # "HEAD": submit started on a detached HEAD
+    res.base = plan.get("base") or (start if plan["new_branch"] and start else _default_base(ctx, start))
     n = len(plan["files"])
     if target == "HEAD":
         res.note = ("HEAD is detached: create a branch for this commit (`git switch -c memex/review`) "
@@ -428,6 +429,9 @@ def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResu
         return res
     q = shlex.quote
     res.push_command = f"git push -u origin {q(target)}"
+    if not res.base:
+        res.note = "submit started on a detached HEAD, so the pull request's base is unknown; submit with --base BRANCH"
+        return res
     if res.base == target:
         res.note = (f"the commit is on {target} itself, so there is no pull request to open; to have memories "
                     "reviewed in one, submit them with --branch NAME (e.g. --branch memex/review)")  # fmt: skip

@@ -292,6 +292,20 @@ def test_printed_commands_are_shell_quoted_and_work_as_printed(ready: Path, isol
     assert f"git push -u origin {shlex.quote(name)}" in text and "gh pr create" in text
 
 
+def test_submit_from_a_detached_head_never_prints_a_pr_into_head(ready: Path, isolated_env: Path):
+    git("switch", "-q", "--detach", cwd=ready)
+    res = run_cli("submit", add("detached heads lose commits"), "--json").json()
+    assert res["committed"] and res["push_command"] == "" and res["pr_command"] == ""
+    assert "git switch -c" in res["note"]
+    git("switch", "-q", "--detach", "main", cwd=ready)
+    res = run_cli("submit", add("submitted onto a new branch from a detached head"), "--branch", "memex/r",
+                  "--json").json()
+    assert res["push_command"] == "git push -u origin memex/r" and res["pr_command"] == ""
+    assert "--base" in res["note"] and "HEAD" not in res["base"]
+    res = run_cli("submit", add("and with a base given"), "--branch", "memex/s", "--base", "main", "--json").json()
+    assert "--base main --head memex/s" in res["pr_command"]
+
+
 def test_submit_onto_the_default_branch_prints_no_self_pull_request(ready: Path, isolated_env: Path):
     r = run_cli("submit", add("releases are tagged from main"))
     assert r.code == 0, r.err
