@@ -52,6 +52,7 @@ def run(ctx: Context) -> Report:
         _check_repo(ctx, rep)
         _check_driver_command(ctx, rep)
         _check_hook_commands(ctx, rep)
+        _check_submit_journal(ctx, rep)
     return rep
 
 
@@ -240,3 +241,28 @@ def _check_hook_commands(ctx: Context, rep: Report) -> None:
             rep.add("hook commands", "ok", ", ".join(names))
         else:
             rep.add("hook commands", level, f"{', '.join(names)}: {why}; run `git memex init`")
+def _check_submit_journal(ctx: Context, rep: Report) -> None:
+    """A submit journal left behind (an interrupted submit) and plans set aside as `.failed`."""
+    import json
+
+    from git_memex import git
+    from git_memex.review import _journal_path, plan_problem
+
+    assert ctx.repo is not None
+    journal = _journal_path(ctx)
+    if journal.exists():
+        try:
+            why = plan_problem(ctx, git.open_repo(ctx.repo.work_tree), json.loads(journal.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError):
+            why = "it is not readable JSON"
+        if why:
+            rep.add("submit journal", "warn", f"{journal} holds a plan that cannot be completed ({why}); "
+                    "the next `git memex submit` sets it aside")  # fmt: skip
+        else:
+            rep.add("submit journal", "warn", f"an interrupted submit left {journal}; rerun "
+                    "`git memex submit ID` to finish it")  # fmt: skip
+    failed = sorted(journal.parent.glob(journal.name + "*.failed")) if journal.parent.is_dir() else []
+    for f in failed:
+        rep.add("submit journal", "warn", f"{f} is a submit plan that was set aside; read it, then delete it")
+    if not journal.exists() and not failed:
+        rep.add("submit journal", "ok", "no interrupted submit")

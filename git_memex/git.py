@@ -236,8 +236,33 @@ class PullResult:
     changed: list[str]
 
 
+def git_error_line(stderr: str) -> str:
+    """The line of git's stderr that says what went wrong: its first `fatal:` or `error:` line
+    (the last line is often advice such as "and the repository exists.")."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for prefix in ("fatal:", "error:"):
+        for line in lines:
+            if line.lower().startswith(prefix):
+                return line[len(prefix):].strip()
+    return lines[-1] if lines else "unknown error"
+
+
+def _config_str(repo: pygit2.Repository, key: str) -> str | None:
+    try:
+        value = repo.config[key]
+    except (KeyError, pygit2.GitError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
 def upstream_of(repo: pygit2.Repository) -> tuple[str, str, str]:
-    """(branch, remote name, remote ref) of the current branch's upstream, or a clear error."""
+    """(branch, remote name, remote-tracking ref) of the current branch's upstream, or a clear error.
+
+    An upstream that is configured but whose remote-tracking ref is missing (never fetched, or
+    pruned after the remote deleted it) is still returned: the fetch that follows decides.
+    """
+    import shlex
+
     branch = current_branch(repo)
     if branch is None:
         raise MemexError("HEAD is detached; check out a branch before `git memex pull`", 2)
@@ -246,14 +271,22 @@ def upstream_of(repo: pygit2.Repository) -> tuple[str, str, str]:
     except KeyError:
         raise MemexError(f"branch {branch} has no commits yet; nothing to pull", 2) from None
     up = local.upstream
-    if up is None:
-        if not list(repo.remotes):
-            raise MemexError("this repository has no remote; add one with `git remote add origin URL`", 2)
-        raise MemexError(
-            f"branch {branch} has no upstream; set one with `git branch --set-upstream-to=origin/{branch}`", 2
-        )
-    remote = up.remote_name
-    return branch, remote, up.name
+    if up is not None:
+        return branch, up.remote_name, up.name
+    remote = _config_str(repo, f"branch.{branch}.remote")
+    merge = _config_str(repo, f"branch.{branch}.merge")
+    if remote and remote != "." and merge and merge.startswith("refs/heads/"):
+        return branch, remote, f"refs/remotes/{remote}/{merge.removeprefix('refs/heads/')}"
+    names = [r.name for r in repo.remotes]
+    if not names:
+        raise MemexError("this repository has no remote; add one with `git remote add origin URL`", 2)
+    remote = "origin" if "origin" in names else names[0]
+    q = shlex.quote
+    if f"{remote}/{branch}" in repo.branches.remote:
+        raise MemexError(f"branch {branch} has no upstream; set one with "
+                         f"`git branch --set-upstream-to={q(remote + '/' + branch)}`", 2)  # fmt: skip
+    raise MemexError(f"branch {branch} has no upstream, and {remote} has no branch {branch} that this clone "
+                     f"knows of; publish yours with `git push -u {q(remote)} {q(branch)}`", 2)  # fmt: skip
 
 
 def fetch(remote: str, cwd: Path) -> None:
@@ -265,8 +298,7 @@ def fetch(remote: str, cwd: Path) -> None:
     except subprocess.TimeoutExpired:
         raise MemexError(f"fetching from {remote} took more than 10 minutes; nothing was changed", 2) from None
     if r.returncode != 0:
-        detail = (r.stderr.strip().splitlines() or ["unknown error"])[-1]
-        raise MemexError(f"could not fetch from {remote} ({detail}); nothing was changed", 2)
+        raise MemexError(f"could not fetch from {remote} ({git_error_line(r.stderr)}); nothing was changed", 2)
 
 
 def fast_forward(repo: pygit2.Repository, upstream_ref: str, memory_dir: str) -> PullResult:

@@ -568,11 +568,15 @@ def build_server(cwd: Path | None = None) -> MCPServer:
                 lines.append(f"committed {(res.commit or '')[:10]} on {res.branch} (still on this branch).")
             else:
                 lines.append(f"nothing new to commit on {res.branch}.")
-            if res.submitted:
-                lines.append("Next: ask the user whether you should push and open the pull request, or whether "
-                             "they will. Never push or open a PR without their explicit approval. The commands:")  # fmt: skip
+            lines += [f"Warning: {w}." for w in res.warnings]
+            if res.submitted and res.push_command:
+                what = "push and open the pull request" if res.pr_command else "push"
+                lines.append(f"Next: ask the user whether you should {what}, or whether they will. Never push "
+                             "or open a PR without their explicit approval. The commands:")  # fmt: skip
                 lines.append(f"  {res.push_command}")
                 lines.extend(f"  {line}" for line in res.pr_command.splitlines())
+            if res.submitted and res.note:
+                lines.append(f"Note: {res.note}.")
             return ok("\n".join(lines), res.to_json())
 
         return a.call("memory_submit", run)
@@ -655,7 +659,7 @@ def build_server(cwd: Path | None = None) -> MCPServer:
         def run(ctx: Any) -> CallToolResult:
             data = review.pr_status(ctx, apply=apply)
             pr = data["pr"]
-            lines = [f"PR #{pr.get('number')} {pr.get('state') or '?'}"
+            lines = [f"{review.pr_label(pr.get('number'))} {pr.get('state') or '?'}"
                      + (f", review: {pr['review_decision']}" if pr.get("review_decision") else "")
                      + (f" — {pr['url']}" if pr.get("url") else "")]  # fmt: skip
             lines += [f"- {it['id']}: {it['action']}" for it in data["memories"]] or ["(no memory files in this PR)"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,9 @@ class SubmitResult:
     base: str = ""
     push_command: str = ""
     pr_command: str = ""
+    note: str = ""
     resumed: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__
@@ -180,12 +183,108 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
     return files, origins, already
 
 
+def _branch_name_problem(name: str, cwd: Path) -> str | None:
+    """Why git would refuse `name` as a branch name, or None when it is a valid one."""
+    if not name or name.startswith("-") or name == "@":
+        return "is not a valid git branch name"
+    r = subprocess.run(["git", "check-ref-format", "--branch", name], cwd=cwd, capture_output=True, text=True,
+                       check=False)  # fmt: skip
+    # --branch also expands @{-1} and friends: only a name that is itself valid is accepted
+    if r.returncode != 0 or r.stdout.strip() != name:
+        return "is not a valid git branch name (see `git check-ref-format --help`)"
+    return None
+
+
+def _ref_clash(repo: Any, name: str) -> str | None:
+    """An existing branch that `name` cannot live beside (git keeps refs as files: a/b needs a to be a folder)."""
+    for other in repo.branches.local:
+        if other != name and (other.startswith(name + "/") or name.startswith(other + "/")):
+            return other
+    return None
+
+
+def _check_base(repo: Any, base: str, cwd: Path) -> None:
+    why = _branch_name_problem(base, cwd)
+    if why:
+        raise UsageError(f"--base {shlex.quote(base)} {why}; nothing was changed")
+    if _branch_exists(repo, base):
+        return
+    if any(r.split("/", 1)[-1] == base for r in repo.branches.remote if "/" in r):
+        return
+    raise UsageError(f"--base {shlex.quote(base)} is neither a local branch nor a branch of a remote this clone "
+                     "knows (`git fetch` first?); nothing was changed")  # fmt: skip
+
+
+def _set_aside(journal: Path) -> Path:
+    """Move a journal that cannot be completed out of the way, keeping it for a human to read."""
+    dest = journal.with_name(journal.name + ".failed")
+    n = 2
+    while dest.exists():
+        dest = journal.with_name(f"{journal.name}.{n}.failed")
+        n += 1
+    os.replace(journal, dest)
+    return dest
+
+
+def plan_problem(ctx: Context, repo: Any, plan: Any) -> str | None:
+    """Why a journaled submit plan cannot be completed as written, or None when it can.
+
+    A plan is replayed only when every part of it is still possible: its shape, its branch name,
+    its files (memory files of this repository, no secret in them) and its origins (outbox files
+    on this machine, the only files a replay deletes).
+    """
+    from git_memex import frontmatter
+    from git_memex.scan import check_text
+
+    assert ctx.repo is not None
+    if not isinstance(plan, dict):
+        return "the journal is not a submit plan"
+    files, origins, branch = plan.get("files"), plan.get("origins"), plan.get("branch")
+    if not (isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+            and isinstance(origins, list) and all(isinstance(o, str) for o in origins)
+            and isinstance(branch, str) and isinstance(plan.get("start"), str)
+            and isinstance(plan.get("new_branch"), bool) and isinstance(plan.get("ids"), list)
+            and all(isinstance(i, str) for i in plan["ids"])
+            and (plan.get("base") is None or isinstance(plan.get("base"), str))):  # fmt: skip
+        return "the journal is missing parts of a submit plan"
+    prefix = ctx.memory_dir_rel.rstrip("/") + "/"
+    for rel, text in files.items():
+        stem = rel[len(prefix):-3] if rel.startswith(prefix) and rel.endswith(".md") else ""
+        if not model.is_valid_id(stem):
+            return f"{rel} is not a memory file of this repository"
+        try:
+            frontmatter.parse(text)
+        except frontmatter.FrontmatterError:
+            return f"the planned text of {rel} is not a readable memory file"
+        findings = check_text(rel, text)
+        if findings:
+            return f"the planned text of {rel} would commit a problem ({findings[0].rule})"
+    outbox = (ctx.data_root / "memories" / "outbox").resolve()
+    for origin in origins:
+        o = Path(origin).resolve()
+        if o.suffix != ".md" or outbox not in o.parents:
+            return f"{origin} is not an outbox draft"
+    if plan["new_branch"]:
+        why = _branch_name_problem(branch, ctx.repo.work_tree)
+        if why:
+            return f"its branch {shlex.quote(branch)} {why}"
+        clash = _ref_clash(repo, branch)
+        if clash:
+            return f"its branch {shlex.quote(branch)} clashes with the existing branch {shlex.quote(clash)}"
+        if not _branch_exists(repo, branch) and repo.head_is_unborn:
+            return f"its branch {shlex.quote(branch)} would start from a repository without commits"
+    return None
+
+
 def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str | None = None,
            stores: Stores | None = None) -> SubmitResult:  # fmt: skip
     """Move named outbox drafts into the repository in one commit holding only them.
 
-    Crash-safe through a journal written before anything else: a rerun after a kill
-    at any point completes the same plan (same texts, same branch) exactly once.
+    Everything is checked before the journal is written (ids, branch and base names, secrets,
+    files already in the repository), so a journal holds only a plan that can be completed.
+    Crash-safe through that journal: a rerun after a kill at any point completes the same plan
+    (same texts, same branch) exactly once. A journal whose plan cannot be completed (edited by
+    hand, or the repository changed under it) is set aside as `<journal>.failed`, never replayed.
     """
     from git_memex import git
     from git_memex.scan import check_text
@@ -199,11 +298,28 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
     res = SubmitResult()
     with opened(ctx, stores) as st:
             journal = _journal_path(ctx)
+            plan: Any = None
             if journal.exists():
-                plan = json.loads(journal.read_text(encoding="utf-8"))
-                res.resumed = True
-            else:
+                try:
+                    plan = json.loads(journal.read_text(encoding="utf-8"))
+                    why = plan_problem(ctx, repo, plan)
+                except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                    why = "the journal is not readable JSON"
+                if why:
+                    aside = _set_aside(journal)
+                    res.warnings.append(f"an interrupted submit could not be finished ({why}); "
+                                        f"its plan was set aside as {aside}")  # fmt: skip
+                    plan = None
+                else:
+                    res.resumed = True
+            if plan is None:
                 st.refresh()
+                if branch is not None:
+                    why = _branch_name_problem(branch, repo_info.work_tree)
+                    if why:
+                        raise UsageError(f"--branch {shlex.quote(branch)} {why}; nothing was changed")
+                if base is not None:
+                    _check_base(repo, base, repo_info.work_tree)
                 files, origins, already = _plan(ctx, st, ids)
                 res.skipped_identical.extend(already)
                 for rel, text in files.items():
@@ -212,6 +328,15 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                         raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", 2)
                 start_branch = git.current_branch(repo) or "HEAD"
                 target = _pick_branch(repo, branch) if branch else start_branch
+                if branch:
+                    clash = _ref_clash(repo, target)
+                    if clash:
+                        raise UsageError(f"--branch {shlex.quote(target)} cannot coexist with the existing branch "
+                                         f"{shlex.quote(clash)} (one name would be a folder of the other); pick "
+                                         "another name; nothing was changed")  # fmt: skip
+                    if repo.head_is_unborn:
+                        raise MemexError("this repository has no commits yet, so there is nothing to start "
+                                         f"--branch {shlex.quote(target)} from; commit once first (nothing was changed)", 2)  # fmt: skip
                 plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
                         "new_branch": bool(branch), "base": base}  # fmt: skip
                 # the same id with different content already in the repository: a human decides
@@ -221,35 +346,49 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     if rel in head and head[rel] != text:
                         raise MemexError(f"{rel} is already in the repository with different content; nothing was "
                                          "changed (supersede it, or edit the file yourself)", 2)  # fmt: skip
+                    if rel not in head and wt.is_dir():
+                        raise MemexError(f"{rel} is a folder in the work tree; nothing was changed", 2)
                     if rel not in head and wt.exists() and wt.read_text(encoding="utf-8") != text:
                         raise MemexError(f"{rel} already exists in the work tree with different content; nothing was changed", 2)
                 atomic_write_text(journal, json.dumps(plan, ensure_ascii=False))
             crash_point("submit.after_journal")
             files = plan["files"]
             target = plan["branch"]
-            if plan["new_branch"] and git.current_branch(repo) != target:
-                if not _branch_exists(repo, target):
-                    repo.branches.local.create(target, repo.head.peel())
-                # like `git switch -c`: the new branch is HEAD's commit, so the work tree and the
-                # user's staged changes stay exactly as they are; only HEAD moves to the branch
-                repo.set_head(f"refs/heads/{target}")
-            res.branch = target
-            for rel, text in files.items():
-                atomic_write_text(repo_info.work_tree / rel, text)
-            crash_point("submit.after_files")
-            head = _head_files(repo, list(files))
-            to_commit = {rel: text.encode("utf-8") for rel, text in files.items() if head.get(rel) != text}
+            started = False  # whether anything outside the journal has changed yet
+            try:
+                if plan["new_branch"] and git.current_branch(repo) != target:
+                    if not _branch_exists(repo, target):
+                        repo.branches.local.create(target, repo.head.peel())
+                    # like `git switch -c`: the new branch is HEAD's commit, so the work tree and the
+                    # user's staged changes stay exactly as they are; only HEAD moves to the branch
+                    started = True
+                    repo.set_head(f"refs/heads/{target}")
+                res.branch = target
+                for rel, text in files.items():
+                    started = True
+                    atomic_write_text(repo_info.work_tree / rel, text)
+                crash_point("submit.after_files")
+                head = _head_files(repo, list(files))
+                to_commit = {rel: text.encode("utf-8") for rel, text in files.items() if head.get(rel) != text}
+                # a memory these drafts supersede changed status in the work tree: commit that too
+                to_commit.update(_superseded_companions(ctx, repo, [Path(r).stem for r in files]))
+                if to_commit:
+                    n = len(files)
+                    lines = [f"memex: submit {n} memor{'y' if n == 1 else 'ies'} for review", ""]
+                    for rel in files:
+                        body = files[rel].split("---\n", 2)[-1].strip().splitlines() or [""]
+                        lines.append(f"- {Path(rel).stem} {body[0][:60]}")
+                    res.commit = git.commit_files(repo, to_commit, "\n".join(lines) + "\n")
+                    res.committed = True
+            except Exception as exc:  # noqa: BLE001 - never leave a journal that fails the same way forever
+                detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if not started and not res.resumed:
+                    delete_file(journal)
+                    raise MemexError(f"submit failed ({detail}); nothing was changed", 2) from None
+                aside = _set_aside(journal)
+                raise MemexError(f"submit could not finish ({detail}); the drafts are still in the outbox and its plan "
+                                 f"was set aside as {aside} (`git memex doctor` shows it)", 2) from None  # fmt: skip
             res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r])
-            # a memory these drafts supersede changed status in the work tree: commit that too
-            to_commit.update(_superseded_companions(ctx, repo, [Path(r).stem for r in files]))
-            if to_commit:
-                n = len(files)
-                lines = [f"memex: submit {n} memor{'y' if n == 1 else 'ies'} for review", ""]
-                for rel in files:
-                    body = files[rel].split("---\n", 2)[-1].strip().splitlines() or [""]
-                    lines.append(f"- {Path(rel).stem} {body[0][:60]}")
-                res.commit = git.commit_files(repo, to_commit, "\n".join(lines) + "\n")
-                res.committed = True
             crash_point("submit.after_commit")
             from git_memex.index import Source
 
@@ -273,12 +412,34 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     res.skipped_identical.extend(more.skipped_identical)
                     res.committed = res.committed or more.committed
                     res.commit = more.commit or res.commit
-            res.base = plan.get("base") or (plan["start"] if plan["new_branch"] else _default_base(ctx, plan["start"]))
-            res.push_command = f"git push -u origin {target}"
-            title = f"memex: {len(files)} memor{'y' if len(files) == 1 else 'ies'} for review"
-            res.pr_command = (f'gh pr create --base {res.base} --head {target} --title "{title}" '
-                              '--body "Memory files only; reviewers: is it true, durable, safe to share?"')  # fmt: skip
-            return res
+                    res.warnings.extend(more.warnings)
+            return _finish(ctx, res, plan)
+
+
+def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResult:
+    """The push and PR commands to print, shell-quoted; never a PR from a branch into itself."""
+    target = plan["branch"]
+    res.branch = target
+    start = plan["start"] if plan["start"] != "HEAD" else ""  # "HEAD": submit started on a detached HEAD
+    res.base = plan.get("base") or (start if plan["new_branch"] and start else _default_base(ctx, start))
+    n = len(plan["files"])
+    if target == "HEAD":
+        res.note = ("HEAD is detached: create a branch for this commit (`git switch -c memex/review`) "
+                    "before pushing it")  # fmt: skip
+        return res
+    q = shlex.quote
+    res.push_command = f"git push -u origin {q(target)}"
+    if not res.base:
+        res.note = "submit started on a detached HEAD, so the pull request's base is unknown; submit with --base BRANCH"
+        return res
+    if res.base == target:
+        res.note = (f"the commit is on {target} itself, so there is no pull request to open; to have memories "
+                    "reviewed in one, submit them with --branch NAME (e.g. --branch memex/review)")  # fmt: skip
+        return res
+    title = f"memex: {n} memor{'y' if n == 1 else 'ies'} for review"
+    res.pr_command = (f"gh pr create --base {q(res.base)} --head {q(target)} --title {q(title)} "
+                      f"--body {q('Memory files only; reviewers: is it true, durable, safe to share?')}")  # fmt: skip
+    return res
 
 
 def _head_files(repo: Any, rels: list[str]) -> dict[str, str]:
@@ -337,7 +498,9 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
             if not note or not note.strip():
                 raise UsageError("a rejection needs a reason: --note \"why\"")
             new = "rejected"
-            m.fm["approved_by"] = None
+            # a rejected memory has no approver; the key is dropped, never written as `null`
+            # (which turned a rejection of a never-approved memory into a needless merge conflict)
+            m.fm.pop("approved_by", None)
             m.fm["review_note"] = note.strip()
         elif resubmit:
             if cur != "rejected":
@@ -394,7 +557,10 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
                                capture_output=True, text=True, check=False)  # fmt: skip
             uncommitted = [line[3:] for line in r.stdout.splitlines() if line[3:].endswith(".md")]
         conflicts = contradictions(ctx, stores=st)
-        if outbox:
+        if outbox and ctx.repo is None:
+            nxt = ("nothing can be submitted here: submit needs a git repository, and these drafts stay on this "
+                   "machine until this folder is one (`git init`, then `git memex submit ID`)")  # fmt: skip
+        elif outbox:
             nxt = f"git memex submit {' '.join(o['id'] for o in outbox[:3])}{' …' if len(outbox) > 3 else ''}"
         elif uncommitted:
             nxt = "git add the memory files and commit them (or `git memex scan` first)"
@@ -478,6 +644,11 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
 
 
 # ------------------------------------------------------------------ pr-status
+def pr_label(number: Any) -> str:
+    """`PR #7`, or `the PR` when gh gave no number (never `PR #None`, in a message or a file)."""
+    return f"PR #{number}" if isinstance(number, int) and not isinstance(number, bool) else "the PR"
+
+
 def _gh(args: list[str], cwd: Path) -> dict[str, Any]:
     try:
         r = subprocess.run(["gh", *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=120)
@@ -542,13 +713,13 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 cur = it["current"]
                 by = f"github:{approver}" if it["target"] == "approved" and approver else "github:pr"
                 if it["target"] == "published" and cur in ("draft", "proposed"):
-                    _history(m, cur, "approved", by, f"PR #{pr.get('number')} approved")
+                    _history(m, cur, "approved", by, f"{pr_label(pr.get('number'))} approved")
                     m.fm["approved_by"] = m.fm.get("approved_by") or (f"github:{approver}" if approver else by)
                     cur = "approved"
                 if it["target"] == "approved":
                     m.fm["approved_by"] = by
                 m.fm["review_state"] = it["target"]
-                _history(m, cur, it["target"], by, f"PR #{pr.get('number')} {state.lower() or decision.lower()}")
+                _history(m, cur, it["target"], by, f"{pr_label(pr.get('number'))} {state.lower() or decision.lower()}".rstrip())
                 model.touch(m)
                 write_memory(found.source.folder, m)
                 found.index.upsert(m, found.source)
@@ -593,7 +764,7 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
             for h in mm.fm.get("review_history") or []:
                 if isinstance(h, dict):
                     events.append({"at": str(h.get("at", "")), "kind": "review", "id": cid, "by": h.get("by"),
-                                   "what": f"{h.get('from')} → {h.get('to')}" + (f": {h['note']}" if h.get("note") else "")})  # fmt: skip
+                                   "what": f"{h.get('from') or '(none)'} → {h.get('to') or '(none)'}" + (f": {h['note']}" if h.get("note") else "")})  # fmt: skip
             events.append({"at": str(mm.fm.get("created_at", "")), "kind": "created", "id": cid,
                            "by": mm.fm.get("created_by"), "what": "created" + (f" (supersedes {mm.fm['supersedes']})" if mm.fm.get("supersedes") else "")})  # fmt: skip
         events.sort(key=lambda e: (e["at"], {"created": 0, "commit": 1, "review": 2}[e["kind"]]))

@@ -35,6 +35,13 @@ def pull(ctx: Context) -> dict[str, Any]:
     branch, remote, upstream = git.upstream_of(repo)
     assert ctx.repo is not None
     git.fetch(remote, ctx.repo.work_tree)
+    if upstream not in repo.references:
+        import shlex
+
+        theirs = upstream.removeprefix(f"refs/remotes/{remote}/")
+        raise MemexError(f"the upstream of {branch} is {remote}/{theirs}, and {remote} has no such branch (deleted?); "
+                         f"nothing was changed. Publish yours with `git push -u {shlex.quote(remote)} "
+                         f"{shlex.quote(branch)}`, or pick another with `git branch --set-upstream-to`", 2)  # fmt: skip
     res = git.fast_forward(repo, upstream, ctx.memory_dir_rel)
     out: dict[str, Any] = {"state": res.state, "branch": branch, "upstream": upstream,
                            "old": res.old, "new": res.new, "changed": res.changed}  # fmt: skip

@@ -245,6 +245,9 @@ def test_memex_pull_with_unreachable_remote(clones, tmp_path: Path):
     git("remote", "set-url", "origin", str(tmp_path / "gone.git"), cwd=b)
     r = run_cli("pull", cwd=b)
     assert r.code == 2 and "could not fetch" in r.err and "nothing was changed" in r.err
+    # git's own `fatal:` line, not its closing advice ("and the repository exists.")
+    assert "does not appear to be a git repository" in r.err and "repository exists" not in r.err
+    assert len(r.err.strip().splitlines()) == 1
     # local work goes on
     assert run_cli("add", "offline note about caching", cwd=b).code == 0
 
@@ -393,3 +396,28 @@ def test_hook_entry_rejects_unknown_hook(repo: Path):
 def test_python_module_entry_point():
     r = subprocess.run([sys.executable, "-m", "git_memex", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("git-memex ")
+
+
+def test_memex_pull_on_a_branch_the_remote_does_not_have(clones):
+    _origin, _a, b = clones
+    git("switch", "-q", "-c", "feature", cwd=b)
+    r = run_cli("pull", cwd=b)
+    assert r.code == 2 and "origin has no branch feature" in r.err
+    assert "git push -u origin feature" in r.err and "--set-upstream-to" not in r.err
+    # the remote has it, this branch just does not track it: then set-upstream-to is the fix
+    git("push", "-q", "origin", "feature", cwd=b)
+    r = run_cli("pull", cwd=b)
+    assert r.code == 2 and "git branch --set-upstream-to=origin/feature" in r.err
+    git("branch", "-q", "--set-upstream-to=origin/feature", cwd=b)
+    assert run_cli("pull", cwd=b).code == 0
+
+
+def test_memex_pull_when_the_remote_deleted_the_upstream_branch(clones):
+    _origin, _a, b = clones
+    git("switch", "-q", "-c", "gone", cwd=b)
+    git("push", "-q", "-u", "origin", "gone", cwd=b)
+    git("push", "-q", "origin", ":gone", cwd=b)  # deleted on the remote (and its tracking ref here)
+    head = git("rev-parse", "HEAD", cwd=b).stdout
+    r = run_cli("pull", cwd=b)
+    assert r.code == 2 and "origin has no such branch" in r.err and "git push -u origin gone" in r.err
+    assert len(r.err.strip().splitlines()) == 1 and git("rev-parse", "HEAD", cwd=b).stdout == head

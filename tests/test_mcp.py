@@ -321,6 +321,16 @@ def test_submit_end_to_end_commit_holds_only_the_memory(repo: Path) -> None:
         "memory_submit", {"ids": [ok("memory_add", {"text": "I like vim", "scope": "personal"})["id"]]})
 
 
+def test_submit_with_a_bad_branch_does_not_poison_the_next_submit(repo: Path) -> None:
+    draft = ok("memory_add", {"text": "Feature flags are read once at startup", "type": "fact"})["id"]
+    msg = err("memory_submit", {"ids": [draft], "branch": "bad..name"})
+    assert "not a valid git branch name" in msg and "internal error" not in msg
+    assert not list((data_root() / "journal").glob("*")) if (data_root() / "journal").exists() else True
+    data = ok("memory_submit", {"ids": [draft]})
+    assert data["committed"] is True and [s["id"] for s in data["submitted"]] == [draft]
+    assert data["pr_command"] == "" and data["push_command"] == "git push -u origin main"
+
+
 def test_resolve_without_conflicts(repo: Path) -> None:
     res = call("memory_resolve", {})
     assert not res.is_error and res.structured_content == {"conflicts": []}

@@ -89,7 +89,8 @@ def test_submit_commits_only_memory_files_and_leaves_other_changes(ready: Path, 
     assert res["committed"] and {s["id"] for s in res["submitted"]} == {d1, d2}
     assert all(s["review_state"] == "proposed" for s in res["submitted"])
     assert res["push_command"] == "git push -u origin main"
-    assert res["pr_command"].startswith("gh pr create")
+    # committed onto main itself: no pull request from main into main
+    assert res["pr_command"] == "" and "--branch" in res["note"]
     changed = git("show", "--name-only", "--format=", "HEAD", cwd=ready).stdout.split()
     assert sorted(changed) == sorted([f"{MEM}/{d1}.md", f"{MEM}/{d2}.md"])
     # the user's staged and unstaged work is exactly as it was
@@ -174,6 +175,144 @@ def test_submit_killed_at_any_point_then_rerun_leaves_exactly_one_copy(ready: Pa
     assert [h["id"] for h in run_cli("search", "idempotent consumers", "--json").json()["hits"]] == [d]
 
 
+def journal_dir(isolated_env: Path) -> Path:
+    return isolated_env / "data" / "journal"
+
+
+@pytest.mark.parametrize("bad", ["bad..name", "-x", "has space", "x.lock", "HEAD", "@{-1}"])
+def test_submit_with_a_bad_branch_name_changes_nothing_and_the_next_submit_works(
+        ready: Path, isolated_env: Path, bad: str):
+    d = add("the build runs on python 3.12")
+    head = git("rev-parse", "HEAD", cwd=ready).stdout
+    r = run_cli("submit", d, f"--branch={bad}")
+    assert r.code == 1 and "not a valid git branch name" in r.err and "nothing was changed" in r.err
+    assert len(r.err.strip().splitlines()) == 1 and "internal error" not in r.err
+    assert not list(journal_dir(isolated_env).glob("*")) if journal_dir(isolated_env).exists() else True
+    assert git("rev-parse", "HEAD", cwd=ready).stdout == head and len(outbox_files(isolated_env)) == 1
+    r = run_cli("submit", d, "--json")
+    assert r.code == 0, r.err
+    assert [s["id"] for s in r.json()["submitted"]] == [d]
+
+
+def test_submit_refuses_a_branch_inside_an_existing_one_and_an_unknown_base(ready: Path, isolated_env: Path):
+    git("branch", "feat", cwd=ready)
+    d = add("caches are warmed at deploy time")
+    r = run_cli("submit", d, "--branch", "feat/memex")
+    assert r.code == 1 and "cannot coexist with the existing branch feat" in r.err
+    r = run_cli("submit", d, "--base", "no-such-branch")
+    assert r.code == 1 and "neither a local branch nor a branch of a remote" in r.err
+    assert git("branch", "--list", "feat/*", cwd=ready).stdout == ""
+    assert len(outbox_files(isolated_env)) == 1
+    assert run_cli("submit", d, "--branch", "memex/review", "--base", "feat").code == 0
+
+
+def _crashed_submit(ready: Path, isolated_env: Path, text: str) -> tuple[str, Path]:
+    d = add(text)
+    assert run_cli("submit", d, env={"GIT_MEMEX_CRASH_AT": "submit.after_journal"}).code == 137
+    (journal,) = journal_dir(isolated_env).glob("submit-*.json")
+    return d, journal
+
+
+@pytest.mark.parametrize("spoil", ["branch", "origin", "json"])
+def test_a_journal_that_cannot_be_completed_is_set_aside_and_submit_proceeds(
+        ready: Path, isolated_env: Path, spoil: str):
+    d, journal = _crashed_submit(ready, isolated_env, "the api gateway times out after 30 seconds")
+    plan = json.loads(journal.read_text())
+    if spoil == "branch":
+        plan.update(new_branch=True, branch="bad..name")
+    elif spoil == "origin":  # a replay deletes its origins: only outbox drafts, never this README
+        plan["origins"].append(str(ready / "README.md"))
+    journal.write_text("{not json" if spoil == "json" else json.dumps(plan))
+    doc = run_cli("doctor", "--json").json()["checks"]
+    assert any(c["name"] == "submit journal" and c["level"] == "warn" and "cannot be completed" in c["detail"]
+               for c in doc)
+    other = add("the web tier autoscales on cpu")
+    r = run_cli("submit", other, "--json")
+    assert r.code == 0, r.err
+    (line,) = r.err.strip().splitlines()
+    assert "could not be finished" in line and ".failed" in line
+    assert [s["id"] for s in r.json()["submitted"]] == [other]
+    assert not journal.exists() and journal.with_name(journal.name + ".failed").exists()
+    assert (ready / "README.md").exists()
+    assert git("symbolic-ref", "--short", "HEAD", cwd=ready).stdout.strip() == "main"
+    # the set-aside plan's draft is still in the outbox, and submits normally
+    assert [f.stem for f in outbox_files(isolated_env)] == [d]
+    assert run_cli("submit", d).code == 0
+    doc = run_cli("doctor", "--json").json()["checks"]
+    assert any(c["name"] == "submit journal" and "set aside" in c["detail"] for c in doc)
+
+
+def test_doctor_reports_an_interrupted_submit_until_it_is_finished(ready: Path, isolated_env: Path):
+    ok = [c for c in run_cli("doctor", "--json").json()["checks"] if c["name"] == "submit journal"]
+    assert [c["level"] for c in ok] == ["ok"]
+    d, journal = _crashed_submit(ready, isolated_env, "migrations run before the new code starts")
+    (c,) = [c for c in run_cli("doctor", "--json").json()["checks"] if c["name"] == "submit journal"]
+    assert c["level"] == "warn" and "interrupted submit" in c["detail"] and "git memex submit" in c["detail"]
+    assert run_cli("submit", d).code == 0
+    (c,) = [c for c in run_cli("doctor", "--json").json()["checks"] if c["name"] == "submit journal"]
+    assert c["level"] == "ok"
+
+
+def test_a_replay_that_fails_midway_is_set_aside_not_retried_forever(ready: Path, isolated_env: Path):
+    d, journal = _crashed_submit(ready, isolated_env, "log lines are json with a trace id")
+    target = ready / MEM / f"{d}.md"
+    target.mkdir()  # the plan's file cannot be written now
+    r = run_cli("submit", d)
+    assert r.code == 2 and "could not finish" in r.err and ".failed" in r.err
+    assert len(r.err.strip().splitlines()) == 1 and "internal error" not in r.err
+    assert not journal.exists() and len(outbox_files(isolated_env)) == 1
+    target.rmdir()
+    r = run_cli("submit", d, "--json")
+    assert r.code == 0, r.err
+    assert [s["id"] for s in r.json()["submitted"]] == [d]
+
+
+def test_printed_commands_are_shell_quoted_and_work_as_printed(ready: Path, isolated_env: Path, tmp_path: Path):
+    import shlex
+    import subprocess
+
+    name = "feat/it's-$(touch${IFS}pwned);x&y"
+    assert git("check-ref-format", "--branch", name).stdout.strip() == name  # git accepts it
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(remote))
+    git("remote", "add", "origin", str(remote), cwd=ready)
+    d = add("the search index is rebuilt nightly")
+    res = run_cli("submit", d, "--branch", name, "--json").json()
+    assert res["branch"] == name
+    words = shlex.split(res["pr_command"])
+    assert words[words.index("--head") + 1] == name and words[words.index("--base") + 1] == "main"
+    assert words[words.index("--title") + 1] == "memex: 1 memory for review"
+    subprocess.run(["sh", "-c", res["push_command"]], cwd=ready, check=True, capture_output=True)
+    assert not (ready / "pwned").exists()
+    assert git("rev-parse", f"refs/heads/{name}", cwd=remote).stdout == git("rev-parse", "HEAD", cwd=ready).stdout
+    # a second submit on that branch, with origin's default branch known: a PR into main
+    git("push", "-q", "origin", "main", cwd=ready)
+    git("remote", "set-head", "origin", "main", cwd=ready)
+    text = run_cli("submit", add("second memory on that branch")).out
+    assert f"git push -u origin {shlex.quote(name)}" in text and "gh pr create" in text
+
+
+def test_submit_from_a_detached_head_never_prints_a_pr_into_head(ready: Path, isolated_env: Path):
+    git("switch", "-q", "--detach", cwd=ready)
+    res = run_cli("submit", add("detached heads lose commits"), "--json").json()
+    assert res["committed"] and res["push_command"] == "" and res["pr_command"] == ""
+    assert "git switch -c" in res["note"]
+    git("switch", "-q", "--detach", "main", cwd=ready)
+    res = run_cli("submit", add("submitted onto a new branch from a detached head"), "--branch", "memex/r",
+                  "--json").json()
+    assert res["push_command"] == "git push -u origin memex/r" and res["pr_command"] == ""
+    assert "--base" in res["note"] and "HEAD" not in res["base"]
+    res = run_cli("submit", add("and with a base given"), "--branch", "memex/s", "--base", "main", "--json").json()
+    assert "--base main --head memex/s" in res["pr_command"]
+
+
+def test_submit_onto_the_default_branch_prints_no_self_pull_request(ready: Path, isolated_env: Path):
+    r = run_cli("submit", add("releases are tagged from main"))
+    assert r.code == 0, r.err
+    assert "git push -u origin main" in r.out and "gh pr create" not in r.out
+    assert "no pull request" in r.out and "--branch" in r.out
+
+
 # ------------------------------------------------------------------ promote
 def submitted(ready: Path, text: str) -> str:
     d = add(text)
@@ -190,7 +329,7 @@ def test_promote_ladder_reject_and_resubmit(ready: Path):
     assert r.code == 1 and "--note" in r.err
     assert run_cli("promote", d, "--reject", "--note", "needs a source", "--by", "bob").code == 0
     fm = fm_of(ready / MEM / f"{d}.md")
-    assert fm["review_state"] == "rejected" and fm["approved_by"] is None
+    assert fm["review_state"] == "rejected" and "approved_by" not in fm
     assert (ready / MEM / f"{d}.md").exists()  # never deleted
     r = run_cli("promote", d)
     assert r.code == 1 and "--resubmit" in r.err
@@ -205,6 +344,15 @@ def test_promote_ladder_reject_and_resubmit(ready: Path):
     assert all(set(h) == {"at", "by", "from", "to", "note"} for h in fm["review_history"])
     assert fm["review_history"][2]["note"] == "needs a source" and fm["review_history"][2]["by"] == "bob"
     assert run_cli("promote", d).code == 1
+
+
+def test_rejecting_writes_no_empty_approver(ready: Path):
+    d = submitted(ready, "the nightly job prunes old artifacts")
+    path = ready / MEM / f"{d}.md"
+    assert "approved_by" not in path.read_text()
+    assert run_cli("promote", d, "--reject", "--note", "which job?").code == 0
+    text = path.read_text()
+    assert "review_state: rejected" in text and "approved_by" not in text
 
 
 def test_promote_refuses_outbox_drafts(ready: Path):
@@ -235,6 +383,21 @@ def test_sync_status_reports_the_pipeline(ready: Path):
     assert s["uncommitted"] == [f"{MEM}/{d2}.md"]
     assert s["last_sync"]["trigger"] == "sync-status"
     assert s["next"].startswith("git memex submit")
+
+
+def test_sync_status_outside_a_repository_does_not_suggest_submit(nogit: Path):
+    d = add("a draft written outside any repository")
+    r = run_cli("sync-status")
+    assert r.code == 0, r.err
+    assert d in r.out and "repository: none" in r.out
+    (nxt,) = [line for line in r.out.splitlines() if line.startswith("next:")]
+    assert "git init" in nxt and not nxt.startswith("next: git memex submit")
+    # what it says works: this folder becomes a repository, and the draft submits from there
+    git("init", "-q", "-b", "main", cwd=nogit)
+    git("commit", "-q", "--allow-empty", "-m", "init", cwd=nogit)
+    r = run_cli("submit", d, "--json")
+    assert r.code == 0, r.err
+    assert [s["id"] for s in r.json()["submitted"]] == [d]
 
 
 def test_contradictions_are_surfaced_not_resolved(ready: Path):
@@ -301,6 +464,28 @@ def test_pr_status_without_gh_or_without_pr(ready: Path, tmp_path: Path):
     env = fake_gh(tmp_path, None, exit_code=1, stderr='no pull requests found for branch "main"')
     r = run_cli("pr-status", env=env)
     assert r.code == 2 and "no pull request" in r.err
+
+
+def test_no_message_or_file_says_none_for_a_missing_value(ready: Path, tmp_path: Path, isolated_env: Path):
+    a = submitted(ready, "the pr without a number approves this")
+    files = [{"path": f"{MEM}/{a}.md"}]
+    env = fake_gh(tmp_path, {"state": "OPEN", "reviewDecision": "APPROVED", "reviews": [], "files": files})
+    r = run_cli("pr-status", "--apply", env=env)
+    assert r.code == 0, r.err
+    assert "None" not in r.out and r.out.startswith("the PR OPEN APPROVED")
+    text = (ready / MEM / f"{a}.md").read_text()
+    assert "None" not in text and "note: the PR open" in text
+    # a review_history entry written by another tool with `from: null`, and a draft without review_state
+    (ready / MEM / f"{a}.md").write_text(text.replace("from: proposed", "from: null"))
+    r = run_cli("log", a)
+    assert r.code == 0, r.err
+    assert "None" not in r.out and "(none) → approved" in r.out
+    d = add("a hand-made draft without a review state")
+    (draft,) = outbox_files(isolated_env)
+    draft.write_text(draft.read_text().replace("review_state: draft\n", ""))
+    r = run_cli("sync-status")
+    assert r.code == 0, r.err
+    assert f"{d} [draft]" in r.out and "None" not in r.out
 
 
 # ------------------------------------------------------------------ log and distill

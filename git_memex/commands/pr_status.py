@@ -18,14 +18,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.review import pr_status
+    from git_memex.review import pr_label, pr_status
 
     r = pr_status(context(), apply=args.apply)
     if args.json:
         emit_json(r)
         return 0
     pr = r["pr"]
-    print(f"PR #{pr['number']} {pr['state']} {pr['review_decision'] or ''} {pr['url'] or ''}".rstrip())
+    print(" ".join(x for x in (pr_label(pr["number"]), pr["state"], pr["review_decision"], pr["url"]) if x))
     for m in r["memories"]:
         print(f"  {m['id']}: {m['action']}")
     if not r["memories"]:

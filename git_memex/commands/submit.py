@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from git_memex.commands._common import add_json, context, emit_json
 
@@ -24,6 +25,8 @@ def run(args: argparse.Namespace) -> int:
     from git_memex.review import submit
 
     res = submit(context(), args.ids, branch=args.branch, base=args.base)
+    for w in res.warnings:
+        print(f"git-memex: {w}", file=sys.stderr)
     if args.json:
         emit_json(res.to_json())
         return 0
@@ -37,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"nothing new to commit on {res.branch}")
     if not res.submitted:
         return 0
-    print("To share it (not run for you):")
-    print(f"  {res.push_command}")
-    print(f"  {res.pr_command}")
+    if res.push_command:
+        print("To share it (not run for you):")
+        print(f"  {res.push_command}")
+        if res.pr_command:
+            print(f"  {res.pr_command}")
+    if res.note:
+        print(f"note: {res.note}")
     return 0

@@ -24,10 +24,10 @@ def run(args: argparse.Namespace) -> int:
         emit_json(s)
         return 0
     last = s["last_sync"]
-    print(f"last sync: {last['at']} ({last['trigger']})" if last else "last sync: never")
+    print(f"last sync: {last['at']} ({last['trigger'] or 'unknown trigger'})" if last else "last sync: never")
     print(f"outbox: {len(s['outbox'])} draft(s)")
     for o in s["outbox"]:
-        print(f"  {o['id']} [{o['review_state']}] {o['snippet'][:80]}")
+        print(f"  {o['id']} [{o['review_state'] or 'draft'}] {o['snippet'][:80]}")
     if not s["git"]:
         print("repository: none (project memories stay local until you work in a git repository)")
     else:
