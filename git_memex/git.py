@@ -1,7 +1,8 @@
 """Local git work through pygit2 (the only module that imports it).
 
 Network transport (fetch) goes through the user's own `git` so that their
-credentials, proxies and SSH set-up apply; everything local goes through libgit2.
+credentials, proxies and SSH set-up apply; everything local goes through libgit2, except
+what hooks read from the index being committed (gitcmd.py: libgit2 ignores GIT_INDEX_FILE).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DeltaStatus, FileMode, MergeAnalysis
+from pygit2.enums import FileMode, MergeAnalysis
 
 from git_memex.errors import MemexError
 from git_memex.record import record
@@ -37,7 +38,9 @@ def resolve_commit(repo: pygit2.Repository, rev: str | None) -> pygit2.Commit | 
 
 
 def _in_dir(path: str, memory_dir: str) -> bool:
-    return path.startswith(memory_dir.rstrip("/") + "/") and path.endswith(".md") and "/" not in path[len(memory_dir) + 1:]
+    from git_memex.gitcmd import in_memory_dir
+
+    return in_memory_dir(path, memory_dir)
 
 
 def changed_memory_files(repo: pygit2.Repository, old: str | None, new: str | None, memory_dir: str) -> list[str]:
@@ -71,38 +74,6 @@ def head_reflog_previous(repo: pygit2.Repository) -> str | None:
     except (pygit2.GitError, KeyError, ValueError):
         return None
     return None
-
-
-@record(frozen=True)
-class StagedFile:
-    path: str
-    data: bytes
-
-
-def staged_memory_files(repo: pygit2.Repository, memory_dir: str) -> list[StagedFile]:
-    """Memory files whose staged blob differs from HEAD: the content a commit would record."""
-    idx = repo.index
-    try:
-        head_tree = repo.head.peel(pygit2.Commit).tree
-        diff = idx.diff_to_tree(head_tree)
-        paths = []
-        for d in diff.deltas:
-            if d.status == DeltaStatus.DELETED:
-                continue
-            # diff_to_tree compares tree (old) to index (new)
-            p = d.new_file.path
-            if _in_dir(p, memory_dir):
-                paths.append(p)
-    except (pygit2.GitError, KeyError):  # unborn HEAD: everything staged is new
-        paths = [e.path for e in idx if _in_dir(e.path, memory_dir)]
-    out = []
-    for p in paths:
-        try:
-            entry = idx[p]
-        except KeyError:
-            continue
-        out.append(StagedFile(p, repo[entry.id].data))
-    return out
 
 
 def conflicts(repo: pygit2.Repository, memory_dir: str | None = None) -> dict[str, tuple[bytes | None, bytes | None, bytes | None]]:

@@ -174,21 +174,33 @@ def run(name: str, args: list[str]) -> int:
 
 
 def pre_commit() -> int:
-    from git_memex import git
+    """Refuse the commit when a memory file it records fails the checks (`scan.check_bytes`).
+
+    What the commit records is the index git names in GIT_INDEX_FILE (a temporary one for
+    `commit -a`, `commit -- PATHS`, `-i`, `-o`), read through `gitcmd`; a commit that stages no
+    memory file costs one `git diff-index` and no memory check can refuse it.
+    """
+    from git_memex.gitcmd import staged_memory_files
     from git_memex.paths import load_context
     from git_memex.scan import check_bytes
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
-    repo = git.open_repo(repo_info.work_tree)
+    try:
+        staged = staged_memory_files(repo_info.work_tree, ctx.memory_dir_rel)
+    except OSError as exc:
+        print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "
+              "with --no-verify)", file=sys.stderr)  # fmt: skip
+        return 1
     findings = []
-    for f in git.staged_memory_files(repo, ctx.memory_dir_rel):
-        findings.extend(check_bytes(f.path, f.data))
+    for path, data in staged:
+        findings.extend(check_bytes(path, data))
     for f in findings:
         print(str(f), file=sys.stderr)
     if findings:
-        print(f"git-memex: {len(findings)} problem(s) in staged memory files; commit refused (secrets are never shown)",
-              file=sys.stderr)  # fmt: skip
+        secret = any(f.secret for f in findings)
+        print(f"git-memex: {len(findings)} problem(s) in staged memory files; commit refused"
+              + (" (secrets are never shown)" if secret else ""), file=sys.stderr)  # fmt: skip
         return 1
     return 0
 

@@ -16,6 +16,7 @@ class Finding:
     path: str
     line: int
     rule: str
+    secret: bool = False  # a secret's rule (never the secret) rather than a format problem
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule}"
@@ -31,7 +32,7 @@ def _line_of(text: str, key: str) -> int:
 def check_secrets(path: str, text: str) -> list[Finding]:
     from git_memex.redact import scan_text
 
-    return [Finding(path, f.line, f.rule) for f in scan_text(text)]
+    return [Finding(path, f.line, f.rule, True) for f in scan_text(text)]
 
 
 def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]:
