@@ -36,7 +36,14 @@ def check_secrets(path: str, text: str) -> list[Finding]:
 
 
 def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]:
-    """Frontmatter that parses and validates; in a repo, never personal or private."""
+    """No unresolved merge conflict; frontmatter that parses and validates; in a repo, never
+    personal or private."""
+    from git_memex.store import conflict_marker_line
+
+    conflict = conflict_marker_line(text)
+    if conflict is not None:  # the rest would only report the markers' side effects
+        return [Finding(path, conflict, "conflict-markers (an unfinished merge; run `git memex resolve`, after "
+                        f"`git checkout -m -- {path}` if it was already `git add`ed)")]
     try:
         fm, body = frontmatter.parse(text)
     except frontmatter.FrontmatterError as exc:
