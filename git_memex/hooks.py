@@ -217,15 +217,17 @@ def post_update(name: str, args: list[str]) -> int:
 
     repo = git.open_repo(ctx.repo.work_tree)
     if name == "post-checkout":
-        old, new = (args + ["", ""])[:2]
         if len(args) >= 3 and args[2] == "0":
             return 0  # a file checkout: the next search notices it by stat
-    elif name == "post-rewrite":
-        old = "ORIG_HEAD" if (args[:1] == ["rebase"]) else git.head_reflog_previous(repo)
-        new = "HEAD"
-    else:
-        old, new = git.head_reflog_previous(repo), "HEAD"
-    paths = git.changed_memory_files(repo, old, new, ctx.memory_dir_rel)
+        pairs = [tuple((args + ["", ""])[:2])]
+    elif name == "post-rewrite" and args[:1] == ["rebase"]:
+        steps = git.rebase_steps(repo)  # HEAD before the rebase to now, and every step between
+        pairs = [(steps[-1][0], "HEAD"), *steps] if steps else [("ORIG_HEAD", "HEAD")]
+    else:  # post-merge, post-rewrite after amend
+        pairs = [(git.head_reflog_previous(repo), "HEAD")]
+    paths: list[str] = []
+    for old, new in pairs:  # a file any step touched may be stale in the index: reread it
+        paths.extend(p for p in git.changed_memory_files(repo, old, new, ctx.memory_dir_rel) if p not in paths)
     if not paths:
         return 0
     from git_memex.sync import reindex_paths
