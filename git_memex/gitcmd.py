@@ -5,17 +5,19 @@ Only `os` and `subprocess` are imported, because the pre-commit hook uses this o
 Environment policy (`git_env`). git exports variables to the hooks it runs, and a child git
 inherits them. What the child gets:
 
-Kept, made absolute against this process's working folder (git runs hooks at the work tree
-root and may give them relative):
+Kept, made absolute (so that a call run in another folder still means the same thing):
   GIT_INDEX_FILE  the index a commit records. `git commit -a`, `git commit -- PATHS`, `-i` and
                   `-o` stage into a temporary index (`.git/index.lock`, `.git/next-index-*.lock`)
                   and point this at it for the pre-commit hook; `.git/index` still holds the old
-                  content then, so reading it would check the wrong thing.
-  GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR, GIT_OBJECT_DIRECTORY, GIT_ALTERNATE_OBJECT_DIRECTORIES
-                  which repository (and object store) the hook belongs to; an absolute path
-                  still names it when a call runs in another folder.
-Kept as they are: everything else, among them GIT_CONFIG_PARAMETERS / GIT_CONFIG_COUNT and
-  friends (the user's `git -c` settings) and GIT_TRACE*.
+                  content then, so reading it would check the wrong thing. git gives hooks a
+                  relative `.git/index` and reads a relative value against the work tree root,
+                  so that is what it is joined to (`run_git`'s `cwd`, the root in every call).
+  GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR
+                  which repository the hook belongs to; git reads relative values against the
+                  folder it was started in, which is this process's working folder.
+Kept as they are: everything else, among them GIT_OBJECT_DIRECTORY and
+  GIT_ALTERNATE_OBJECT_DIRECTORIES (git sets them, absolute, while objects are quarantined),
+  GIT_CONFIG_PARAMETERS / GIT_CONFIG_COUNT and friends (the user's `git -c` settings), GIT_TRACE*.
 Dropped:
   GIT_LITERAL_PATHSPECS, GIT_GLOB_PATHSPECS, GIT_NOGLOB_PATHSPECS, GIT_ICASE_PATHSPECS
                   they change what a pathspec means; every call here passes `--literal-pathspecs`
@@ -32,24 +34,23 @@ import os
 import subprocess
 from pathlib import Path
 
-_ABSOLUTE = ("GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+_FROM_CWD = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 _DROPPED = ("GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
             "GIT_PREFIX")  # fmt: skip
 
 
-def git_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment a child git gets (see the module docstring)."""
+def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a child git gets (see the module docstring). A relative GIT_INDEX_FILE is
+    joined to `work_tree`, and left as it is when that is not known."""
     env = dict(os.environ if base is None else base)
     here = os.getcwd()
-    for key in _ABSOLUTE:
+    for key in _FROM_CWD:
         value = env.get(key)
         if value and not os.path.isabs(value):
             env[key] = os.path.join(here, value)
-    alt = env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES")
-    if alt:
-        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = os.pathsep.join(
-            p if not p or os.path.isabs(p) else os.path.join(here, p) for p in alt.split(os.pathsep)
-        )
+    index = env.get("GIT_INDEX_FILE")
+    if index and work_tree is not None and not os.path.isabs(index):
+        env["GIT_INDEX_FILE"] = os.path.join(os.path.abspath(work_tree), index)
     for key in _DROPPED:
         env.pop(key, None)
     env["GIT_OPTIONAL_LOCKS"] = "0"
@@ -58,12 +59,12 @@ def git_env(base: dict[str, str] | None = None) -> dict[str, str]:
 
 def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = None,
             timeout: float | None = 120) -> subprocess.CompletedProcess[bytes] | None:  # fmt: skip
-    """`git --literal-pathspecs ARGS` with `git_env()`; raw bytes out. None when git could not be
-    started or did not finish within `timeout` seconds."""
+    """`git --literal-pathspecs ARGS` in `cwd` (the work tree root) with `git_env(cwd)`; raw bytes
+    out. None when git could not be started or did not finish within `timeout` seconds."""
     try:
         return subprocess.run(["git", "--literal-pathspecs", *args], cwd=cwd, input=input,
                               stdin=None if input is not None else subprocess.DEVNULL,
-                              capture_output=True, env=git_env(), timeout=timeout, check=False)  # fmt: skip
+                              capture_output=True, env=git_env(cwd), timeout=timeout, check=False)  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
 

@@ -195,6 +195,12 @@ def test_scan_staged_reads_the_index_git_index_file_names(memrepo, tmp_path: Pat
     r = run_cli("scan", "--staged", env={"GIT_INDEX_FILE": str(temp_index)})
     assert r.code == 1 and f"{rel}:" in r.out and "github-pat" in r.out and SECRET not in r.out
     assert run_cli("scan", "--staged").code == 0  # the repository's own index holds the good file
+    # git reads a relative GIT_INDEX_FILE against the work tree root (it gives hooks `.git/index`),
+    # also when started in a subfolder
+    (work / "sub").mkdir()
+    rel_index = os.path.relpath(temp_index, work)
+    r = run_cli("scan", "--staged", cwd=work / "sub", env={"GIT_INDEX_FILE": rel_index})
+    assert r.code == 1 and "github-pat" in r.out, r.out + r.err
 
 
 def test_pre_commit_framework_sees_commit_a(memrepo):
