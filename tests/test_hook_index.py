@@ -3,7 +3,7 @@
 `git commit -a`, `git commit -- PATHS`, `-i` and `-o` stage into a temporary index and name it
 in GIT_INDEX_FILE for the hook; `.git/index` still holds the old content then. Each commit form
 below is made by git itself in a repository where `git memex init` installed the hooks, with
-each kind of bad memory: a secret, broken frontmatter, a personal memory.
+each kind of bad memory: a secret, broken frontmatter, a personal memory, conflict markers.
 
 What git runs (measured with git 2.39): pre-commit for `git commit` in every form (also after
 `merge --squash`, `cherry-pick -n`, a conflicted merge, and `cherry-pick --continue` after a
@@ -31,6 +31,7 @@ KINDS = {
     "secret": "github-pat",
     "frontmatter": "invalid-frontmatter",
     "personal": "personal-memory-in-repo",
+    "conflict": "conflict-markers",
 }
 
 
@@ -44,6 +45,9 @@ def spoil(text: str, kind: str) -> str:
         return text.rstrip("\n") + f"\nThe release bot uses {SECRET}.\n"
     if kind == "frontmatter":
         return text.replace("\nid: ", "\nid: [broken ", 1)
+    if kind == "conflict":
+        return text.replace("The changelog is generated.\n", "<<<<<<< ours\nThe changelog is generated.\n"
+                            "=======\nThe changelog is written by hand.\n>>>>>>> theirs\n")
     assert "\nscope: project\n" in text
     return text.replace("\nscope: project\n", "\nscope: personal\n", 1)
 
