@@ -229,3 +229,30 @@ def test_pre_commit_framework_sees_commit_a(memrepo):
     (work / rel).write_text(spoil(text, "personal"))
     r = subprocess.run(["git", "commit", "-m", "x", "--", rel], cwd=work, env=env, capture_output=True, text=True)
     assert r.returncode != 0 and "personal-memory-in-repo" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("kind", ["good", "secret"])
+def test_the_first_commit_of_a_repository_is_checked(tmp_path: Path, monkeypatch, kind: str):
+    work = tmp_path / "fresh"
+    work.mkdir()
+    git("init", "-q", "-b", "main", cwd=work)
+    monkeypatch.chdir(work)
+    assert run_cli("init", "--yes").code == 0
+    mid, text = memory_text("The first memory of this repository.")
+    (work / MEM / f"{mid}.md").write_text(text if kind == "good" else spoil(text, kind))
+    git("add", "-A", cwd=work)
+    r = git("commit", "-q", "-m", "first", cwd=work, check=False)
+    assert (r.returncode == 0) == (kind == "good"), r.stderr
+    if kind != "good":
+        assert "github-pat" in r.stderr and "unborn" not in r.stderr
+
+
+def test_commit_a_in_a_linked_worktree_is_checked(memrepo, tmp_path: Path):
+    work, rel, text = memrepo
+    other = tmp_path / "linked"
+    git("worktree", "add", "-q", "-b", "other", str(other), cwd=work)
+    (other / rel).write_text(spoil(text, "secret"))
+    r = git("commit", "-q", "-am", "x", cwd=other, check=False)
+    assert r.returncode == 1 and f"{rel}:" in r.stderr and "github-pat" in r.stderr, r.stderr
+    (other / rel).write_text(text.replace("is generated.", "is generated weekly."))
+    assert git("commit", "-q", "-am", "x", cwd=other, check=False).returncode == 0
