@@ -76,6 +76,29 @@ def head_reflog_previous(repo: pygit2.Repository) -> str | None:
     return None
 
 
+def rebase_steps(repo: pygit2.Repository, limit: int = 100_000) -> list[tuple[str, str]]:
+    """Every (old, new) move of HEAD in the rebase that just finished, newest first: HEAD's
+    reflog back to and including the rebase's `... (start): ...` entry, whose old side is HEAD
+    before the rebase. Empty when the reflog shows no such entry (then ORIG_HEAD is all we have).
+
+    post-rewrite needs them all: a rebase checks out the new base (running post-checkout, which
+    updates the index to it) and then applies commits with no hook, and `git pull --rebase`
+    leaves ORIG_HEAD where the branch was, so ORIG_HEAD..HEAD alone misses a memory that the
+    checkout removed from the index and a later pick brought back unchanged.
+    """
+    out: list[tuple[str, str]] = []
+    try:
+        for n, entry in enumerate(repo.references["HEAD"].log()):
+            out.append((str(entry.oid_old), str(entry.oid_new)))
+            if " (start): " in (entry.message or ""):
+                return out
+            if n >= limit:
+                break
+    except (pygit2.GitError, KeyError, ValueError):
+        pass
+    return []
+
+
 def conflicts(repo: pygit2.Repository, memory_dir: str | None = None) -> dict[str, tuple[bytes | None, bytes | None, bytes | None]]:
     """Conflicted paths with their (base, ours, theirs) blobs from index stages 1/2/3."""
     out: dict[str, tuple[bytes | None, bytes | None, bytes | None]] = {}
@@ -199,29 +222,6 @@ def path_history(repo: pygit2.Repository, path: str, limit: int = 200) -> list[p
 
 
 # ------------------------------------------------------------------ pull
-def rebase_steps(repo: pygit2.Repository, limit: int = 100_000) -> list[tuple[str, str]]:
-    """Every (old, new) move of HEAD in the rebase that just finished, newest first: HEAD's
-    reflog back to and including the rebase's `... (start): ...` entry, whose old side is HEAD
-    before the rebase. Empty when the reflog shows no such entry (then ORIG_HEAD is all we have).
-
-    post-rewrite needs them all: a rebase checks out the new base (running post-checkout, which
-    updates the index to it) and then applies commits with no hook, and `git pull --rebase`
-    leaves ORIG_HEAD where the branch was, so ORIG_HEAD..HEAD alone misses a memory that the
-    checkout removed from the index and a later pick brought back unchanged.
-    """
-    out: list[tuple[str, str]] = []
-    try:
-        for n, entry in enumerate(repo.references["HEAD"].log()):
-            out.append((str(entry.oid_old), str(entry.oid_new)))
-            if " (start): " in (entry.message or ""):
-                return out
-            if n >= limit:
-                break
-    except (pygit2.GitError, KeyError, ValueError):
-        pass
-    return []
-
-
 @record(frozen=True)
 class PullResult:
     state: str  # "up-to-date" | "fast-forward"

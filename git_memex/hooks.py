@@ -219,7 +219,8 @@ def post_update(name: str, args: list[str]) -> int:
     if name == "post-checkout":
         if len(args) >= 3 and args[2] == "0":
             return 0  # a file checkout: the next search notices it by stat
-        pairs = [tuple((args + ["", ""])[:2])]
+        old, new = (args + ["", ""])[:2]
+        pairs: list[tuple[str | None, str]] = [(old, new)]
     elif name == "post-rewrite" and args[:1] == ["rebase"]:
         steps = git.rebase_steps(repo)  # HEAD before the rebase to now, and every step between
         pairs = [(steps[-1][0], "HEAD"), *steps] if steps else [("ORIG_HEAD", "HEAD")]
