@@ -84,8 +84,9 @@ def staged_memory_files(work_tree: Path, memory_dir: str) -> list[tuple[str, byt
     Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
     """
     folder = memory_dir.rstrip("/") + "/"
-    r = run_git(["diff-index", "--cached", "--no-renames", "--name-only", "-z", "--diff-filter=d",
-                 "HEAD", "--", folder], cwd=work_tree)  # fmt: skip
+    # --ita-invisible-in-index: a `git add -N` entry is not part of the commit
+    r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--no-renames", "--name-only", "-z",
+                 "--diff-filter=d", "HEAD", "--", folder], cwd=work_tree)  # fmt: skip
     if r is not None and r.returncode != 0:
         head = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=work_tree)
         if head is not None and head.returncode != 0:  # unborn branch: every staged file is new

@@ -256,3 +256,16 @@ def test_commit_a_in_a_linked_worktree_is_checked(memrepo, tmp_path: Path):
     assert r.returncode == 1 and f"{rel}:" in r.stderr and "github-pat" in r.stderr, r.stderr
     (other / rel).write_text(text.replace("is generated.", "is generated weekly."))
     assert git("commit", "-q", "-am", "x", cwd=other, check=False).returncode == 0
+
+
+def test_an_intent_to_add_memory_is_not_part_of_the_commit(memrepo):
+    """`git add -N` records an empty placeholder that a plain `git commit` leaves out."""
+    work, rel, _text = memrepo
+    draft = work / MEM / "01JHFQ8PMWKVX6KGZH2MXR6QJA.md"
+    draft.write_text("half written\n")
+    git("add", "-N", str(draft), cwd=work)
+    (work / "other.txt").write_text("two\n")
+    git("add", "other.txt", cwd=work)
+    r = git("commit", "-q", "-m", "other", cwd=work, check=False)
+    assert r.returncode == 0, r.stderr
+    assert git("show", "--name-only", "--format=", "HEAD", cwd=work).stdout.split() == ["other.txt"]
