@@ -99,6 +99,7 @@ def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.hooks import hook_status
     from git_memex.install import attributes_configured, merge_driver_configured
     from git_memex.scan import check_text
+    from git_memex.store import conflict_marker_line
 
     assert ctx.repo is not None and ctx.memory_dir is not None
     set_up = ctx.memory_dir.is_dir() or attributes_configured(ctx)
@@ -123,6 +124,8 @@ def _check_repo(ctx: Context, rep: Report) -> None:
         except (OSError, UnicodeDecodeError):
             continue
         rel = str(path.relative_to(ctx.repo.work_tree))
+        if conflict_marker_line(text) is not None:
+            continue  # already reported as unreadable, with the line and `git memex resolve`
         try:
             frontmatter.parse(text)
         except frontmatter.FrontmatterError:

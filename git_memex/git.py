@@ -1,7 +1,8 @@
 """Local git work through pygit2 (the only module that imports it).
 
 Network transport (fetch) goes through the user's own `git` so that their
-credentials, proxies and SSH set-up apply; everything local goes through libgit2.
+credentials, proxies and SSH set-up apply; everything local goes through libgit2, except
+what hooks read from the index being committed (gitcmd.py: libgit2 ignores GIT_INDEX_FILE).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DeltaStatus, FileMode, MergeAnalysis
+from pygit2.enums import FileMode, MergeAnalysis
 
 from git_memex.errors import MemexError
 from git_memex.record import record
@@ -37,7 +38,9 @@ def resolve_commit(repo: pygit2.Repository, rev: str | None) -> pygit2.Commit | 
 
 
 def _in_dir(path: str, memory_dir: str) -> bool:
-    return path.startswith(memory_dir.rstrip("/") + "/") and path.endswith(".md") and "/" not in path[len(memory_dir) + 1:]
+    from git_memex.gitcmd import in_memory_dir
+
+    return in_memory_dir(path, memory_dir)
 
 
 def changed_memory_files(repo: pygit2.Repository, old: str | None, new: str | None, memory_dir: str) -> list[str]:
@@ -73,36 +76,27 @@ def head_reflog_previous(repo: pygit2.Repository) -> str | None:
     return None
 
 
-@record(frozen=True)
-class StagedFile:
-    path: str
-    data: bytes
+def rebase_steps(repo: pygit2.Repository, limit: int = 100_000) -> list[tuple[str, str]]:
+    """Every (old, new) move of HEAD in the rebase that just finished, newest first: HEAD's
+    reflog back to and including the rebase's `... (start): ...` entry, whose old side is HEAD
+    before the rebase. Empty when the reflog shows no such entry (then ORIG_HEAD is all we have).
 
-
-def staged_memory_files(repo: pygit2.Repository, memory_dir: str) -> list[StagedFile]:
-    """Memory files whose staged blob differs from HEAD: the content a commit would record."""
-    idx = repo.index
+    post-rewrite needs them all: a rebase checks out the new base (running post-checkout, which
+    updates the index to it) and then applies commits with no hook, and `git pull --rebase`
+    leaves ORIG_HEAD where the branch was, so ORIG_HEAD..HEAD alone misses a memory that the
+    checkout removed from the index and a later pick brought back unchanged.
+    """
+    out: list[tuple[str, str]] = []
     try:
-        head_tree = repo.head.peel(pygit2.Commit).tree
-        diff = idx.diff_to_tree(head_tree)
-        paths = []
-        for d in diff.deltas:
-            if d.status == DeltaStatus.DELETED:
-                continue
-            # diff_to_tree compares tree (old) to index (new)
-            p = d.new_file.path
-            if _in_dir(p, memory_dir):
-                paths.append(p)
-    except (pygit2.GitError, KeyError):  # unborn HEAD: everything staged is new
-        paths = [e.path for e in idx if _in_dir(e.path, memory_dir)]
-    out = []
-    for p in paths:
-        try:
-            entry = idx[p]
-        except KeyError:
-            continue
-        out.append(StagedFile(p, repo[entry.id].data))
-    return out
+        for n, entry in enumerate(repo.references["HEAD"].log()):
+            out.append((str(entry.oid_old), str(entry.oid_new)))
+            if " (start): " in (entry.message or ""):
+                return out
+            if n >= limit:
+                break
+    except (pygit2.GitError, KeyError, ValueError):
+        pass
+    return []
 
 
 def conflicts(repo: pygit2.Repository, memory_dir: str | None = None) -> dict[str, tuple[bytes | None, bytes | None, bytes | None]]:

@@ -252,21 +252,33 @@ def run(name: str, args: list[str]) -> int:
 
 
 def pre_commit() -> int:
-    from git_memex import git
+    """Refuse the commit when a memory file it records fails the checks (`scan.check_bytes`).
+
+    What the commit records is the index git names in GIT_INDEX_FILE (a temporary one for
+    `commit -a`, `commit -- PATHS`, `-i`, `-o`), read through `gitcmd`; a commit that stages no
+    memory file costs one `git diff-index` and no memory check can refuse it.
+    """
+    from git_memex.gitcmd import staged_memory_files
     from git_memex.paths import load_context
     from git_memex.scan import check_bytes
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
-    repo = git.open_repo(repo_info.work_tree)
+    try:
+        staged = staged_memory_files(repo_info.work_tree, ctx.memory_dir_rel)
+    except OSError as exc:
+        print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "
+              "with --no-verify)", file=sys.stderr)  # fmt: skip
+        return 1
     findings = []
-    for f in git.staged_memory_files(repo, ctx.memory_dir_rel):
-        findings.extend(check_bytes(f.path, f.data))
+    for path, data in staged:
+        findings.extend(check_bytes(path, data))
     for f in findings:
         print(str(f), file=sys.stderr)
     if findings:
-        print(f"git-memex: {len(findings)} problem(s) in staged memory files; commit refused (secrets are never shown)",
-              file=sys.stderr)  # fmt: skip
+        secret = any(f.secret for f in findings)
+        print(f"git-memex: {len(findings)} problem(s) in staged memory files; commit refused"
+              + (" (secrets are never shown)" if secret else ""), file=sys.stderr)  # fmt: skip
         return 1
     return 0
 
@@ -283,15 +295,18 @@ def post_update(name: str, args: list[str]) -> int:
 
     repo = git.open_repo(ctx.repo.work_tree)
     if name == "post-checkout":
-        old, new = (args + ["", ""])[:2]
         if len(args) >= 3 and args[2] == "0":
             return 0  # a file checkout: the next search notices it by stat
-    elif name == "post-rewrite":
-        old = "ORIG_HEAD" if (args[:1] == ["rebase"]) else git.head_reflog_previous(repo)
-        new = "HEAD"
-    else:
-        old, new = git.head_reflog_previous(repo), "HEAD"
-    paths = git.changed_memory_files(repo, old, new, ctx.memory_dir_rel)
+        old, new = (args + ["", ""])[:2]
+        pairs: list[tuple[str | None, str]] = [(old, new)]
+    elif name == "post-rewrite" and args[:1] == ["rebase"]:
+        steps = git.rebase_steps(repo)  # HEAD before the rebase to now, and every step between
+        pairs = [(steps[-1][0], "HEAD"), *steps] if steps else [("ORIG_HEAD", "HEAD")]
+    else:  # post-merge, post-rewrite after amend
+        pairs = [(git.head_reflog_previous(repo), "HEAD")]
+    paths: list[str] = []
+    for old, new in pairs:  # a file any step touched may be stale in the index: reread it
+        paths.extend(p for p in git.changed_memory_files(repo, old, new, ctx.memory_dir_rel) if p not in paths)
     if not paths:
         return 0
     from git_memex.sync import reindex_paths

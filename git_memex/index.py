@@ -372,7 +372,7 @@ def _parse_for_index(path: Path, raw: bytes) -> Memory:
     from git_memex.model import from_parsed, is_valid_id
 
     try:
-        if len(raw) > frontmatter.MAX_FILE_BYTES:
+        if len(raw) > frontmatter.MAX_FILE_BYTES or b"<<<<<<<" in raw:  # the full reader refuses conflicts
             raise ValueError
         fm_text, body = frontmatter.split(raw.decode("utf-8"))
     except (ValueError, frontmatter.FrontmatterError):  # UnicodeDecodeError is a ValueError

@@ -16,6 +16,7 @@ class Finding:
     path: str
     line: int
     rule: str
+    secret: bool = False  # a secret's rule (never the secret) rather than a format problem
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule}"
@@ -31,11 +32,18 @@ def _line_of(text: str, key: str) -> int:
 def check_secrets(path: str, text: str) -> list[Finding]:
     from git_memex.redact import scan_text
 
-    return [Finding(path, f.line, f.rule) for f in scan_text(text)]
+    return [Finding(path, f.line, f.rule, True) for f in scan_text(text)]
 
 
 def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]:
-    """Frontmatter that parses and validates; in a repo, never personal or private."""
+    """No unresolved merge conflict; frontmatter that parses and validates; in a repo, never
+    personal or private."""
+    from git_memex.store import conflict_marker_line
+
+    conflict = conflict_marker_line(text)
+    if conflict is not None:  # the rest would only report the markers' side effects
+        return [Finding(path, conflict, "conflict-markers (an unfinished merge; run `git memex resolve`, after "
+                        f"`git checkout -m -- {path}` if it was already `git add`ed)")]
     try:
         fm, body = frontmatter.parse(text)
     except frontmatter.FrontmatterError as exc:

@@ -19,6 +19,33 @@ class UnreadableMemory(ValueError):
     """A file in a memory folder that cannot be used; the message says why (quarantine reason)."""
 
 
+def conflict_marker_line(text: str) -> int | None:
+    """The line (1-based) of the first unresolved merge conflict in `text`, or None.
+
+    A conflict is the full triple git (and the memex merge driver) writes, in order: a line
+    starting with `<<<<<<<` (alone or followed by a space and a label), later a line that is
+    exactly `=======`, later one starting with `>>>>>>>`. A lone `=======` is a markdown setext
+    heading underline, not a conflict.
+    """
+    if "<<<<<<<" not in text:
+        return None
+    start = None
+    seen_middle = False
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
+        if line.startswith("<<<<<<<") and line[7:8] in ("", " "):
+            start, seen_middle = n, False
+        elif start is not None and line == "=======":
+            seen_middle = True
+        elif start is not None and seen_middle and line.startswith(">>>>>>>") and line[7:8] in ("", " "):
+            return start
+    return None
+
+
+def conflict_reason(line: int) -> str:
+    return f"has conflict markers at line {line}; run `git memex resolve` to finish the merge"
+
+
 def fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
@@ -134,6 +161,10 @@ def read_raw(path: Path) -> tuple[dict, str]:
             raw = fh.read(frontmatter.MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
+    if b"<<<<<<<" in raw:
+        line = conflict_marker_line(raw.decode("utf-8", "replace"))
+        if line is not None:
+            raise UnreadableMemory(conflict_reason(line))
     try:
         return frontmatter.parse_bytes(raw)
     except frontmatter.FrontmatterError as exc:

@@ -27,11 +27,14 @@ def run(args: argparse.Namespace) -> int:
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only}
     findings = []
     if args.staged:
-        from git_memex import git
+        from git_memex.gitcmd import staged_memory_files
 
-        repo = git.open_repo(ctx.require_repo("scan --staged").work_tree)
-        for f in git.staged_memory_files(repo, ctx.memory_dir_rel):
-            findings.extend(check_bytes(f.path, f.data, **kw))
+        try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
+            staged = staged_memory_files(ctx.require_repo("scan --staged").work_tree, ctx.memory_dir_rel)
+        except OSError as exc:
+            raise MemexError(f"{exc}; nothing was scanned", 2) from None
+        for path, data in staged:
+            findings.extend(check_bytes(path, data, **kw))
     else:
         paths = [Path(p) for p in args.paths]
         if not paths:

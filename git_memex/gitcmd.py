@@ -1,0 +1,116 @@
+"""Running the user's `git` from git-memex, hooks included: one helper and its environment policy.
+
+Only `os` and `subprocess` are imported, because the pre-commit hook uses this on every commit.
+
+Environment policy (`git_env`). git exports variables to the hooks it runs, and a child git
+inherits them. What the child gets:
+
+Kept, made absolute (so that a call run in another folder still means the same thing):
+  GIT_INDEX_FILE  the index a commit records. `git commit -a`, `git commit -- PATHS`, `-i` and
+                  `-o` stage into a temporary index (`.git/index.lock`, `.git/next-index-*.lock`)
+                  and point this at it for the pre-commit hook; `.git/index` still holds the old
+                  content then, so reading it would check the wrong thing. git gives hooks a
+                  relative `.git/index` and reads a relative value against the work tree root,
+                  so that is what it is joined to (`run_git`'s `cwd`, the root in every call).
+  GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR
+                  which repository the hook belongs to; git reads relative values against the
+                  folder it was started in, which is this process's working folder.
+Kept as they are: everything else, among them GIT_OBJECT_DIRECTORY and
+  GIT_ALTERNATE_OBJECT_DIRECTORIES (git sets them, absolute, while objects are quarantined),
+  GIT_CONFIG_PARAMETERS / GIT_CONFIG_COUNT and friends (the user's `git -c` settings), GIT_TRACE*.
+Dropped:
+  GIT_LITERAL_PATHSPECS, GIT_GLOB_PATHSPECS, GIT_NOGLOB_PATHSPECS, GIT_ICASE_PATHSPECS
+                  they change what a pathspec means; every call here passes `--literal-pathspecs`
+                  and repo-relative paths, so a path means exactly that path.
+  GIT_PREFIX      the subfolder git was started in; paths here are relative to the root.
+Set:
+  GIT_OPTIONAL_LOCKS=0  never take the index lock for an opportunistic refresh: during a commit
+                  the parent git holds it, and a read must not write the index.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+_FROM_CWD = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+_DROPPED = ("GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
+            "GIT_PREFIX")  # fmt: skip
+
+
+def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a child git gets (see the module docstring). A relative GIT_INDEX_FILE is
+    joined to `work_tree`, and left as it is when that is not known."""
+    env = dict(os.environ if base is None else base)
+    here = os.getcwd()
+    for key in _FROM_CWD:
+        value = env.get(key)
+        if value and not os.path.isabs(value):
+            env[key] = os.path.join(here, value)
+    index = env.get("GIT_INDEX_FILE")
+    if index and work_tree is not None and not os.path.isabs(index):
+        env["GIT_INDEX_FILE"] = os.path.join(os.path.abspath(work_tree), index)
+    for key in _DROPPED:
+        env.pop(key, None)
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = None,
+            timeout: float | None = 120) -> subprocess.CompletedProcess[bytes] | None:  # fmt: skip
+    """`git --literal-pathspecs ARGS` in `cwd` (the work tree root) with `git_env(cwd)`; raw bytes
+    out. None when git could not be started or did not finish within `timeout` seconds."""
+    try:
+        return subprocess.run(["git", "--literal-pathspecs", *args], cwd=cwd, input=input,
+                              stdin=None if input is not None else subprocess.DEVNULL,
+                              capture_output=True, env=git_env(cwd), timeout=timeout, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def in_memory_dir(path: str, memory_dir: str) -> bool:
+    """A memory file: `<memory_dir>/<name>.md`, directly in the folder."""
+    prefix = memory_dir.rstrip("/") + "/"
+    return path.startswith(prefix) and path.endswith(".md") and "/" not in path[len(prefix):]
+
+
+def staged_memory_files(work_tree: Path, memory_dir: str) -> list[tuple[str, bytes]]:
+    """(path, blob) of the memory files whose entry in the index git is recording differs from
+    HEAD (all of them on an unborn branch): the content the commit being made will hold.
+
+    The index is the one `GIT_INDEX_FILE` names, else the repository's own, exactly as for git.
+    One `git diff-index` call; a second (`cat-file --batch`) only when a memory file is staged.
+    Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
+    """
+    folder = memory_dir.rstrip("/") + "/"
+    # --ita-invisible-in-index: a `git add -N` entry is not part of the commit
+    r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--no-renames", "--name-only", "-z",
+                 "--diff-filter=d", "HEAD", "--", folder], cwd=work_tree)  # fmt: skip
+    if r is not None and r.returncode != 0:
+        head = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=work_tree)
+        if head is not None and head.returncode != 0:  # unborn branch: every staged file is new
+            r = run_git(["ls-files", "--cached", "-z", "--", folder], cwd=work_tree)
+    if r is None or r.returncode != 0:
+        detail = (r.stderr.decode("utf-8", "replace").strip().splitlines() or ["no answer"])[-1] if r else "git did not run"
+        raise OSError(f"git could not list the staged memory files ({detail})")
+    paths = [p for p in dict.fromkeys(r.stdout.decode("utf-8", "surrogateescape").split("\0"))
+             if p and in_memory_dir(p, memory_dir)]  # fmt: skip
+    if not paths:
+        return []
+    request = b"".join(b":" + p.encode("utf-8", "surrogateescape") + b"\n" for p in paths)
+    blobs = run_git(["cat-file", "--batch"], cwd=work_tree, input=request)
+    if blobs is None or blobs.returncode != 0:
+        raise OSError("git could not read the staged memory files")
+    out: list[tuple[str, bytes]] = []
+    data, pos = blobs.stdout, 0
+    for p in paths:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or header[1] != b"blob":  # "missing": a gitlink or vanished entry
+            continue
+        size = int(header[2])
+        out.append((p, data[pos:pos + size]))
+        pos += size + 1
+    return out
