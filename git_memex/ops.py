@@ -162,17 +162,26 @@ def add(
         file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
     except ValidationError as exc:
         raise _invalid(exc) from None
+    from git_memex.locks import held
+
     with opened(ctx, stores) as st:
         st.refresh()
         dup = find_duplicate(st, scope, body)
         if dup is not None:
             return AddResult(None, scope, None, dup, [], list(red.masked), red.private_spans)
-        near = find_near_duplicates(st, scope, body)
+        near = find_near_duplicates(st, scope, body)  # advice only: outside the lock
         loc = location_for(scope, m.fm.get("visibility"))
-        src = st.source(loc)
-        write_memory(src.folder, m, private=loc != "repo")
-        crash_point("add.after_write")
-        st.index_for(loc).upsert(m, src)
+        # One writer at a time per dedup domain, from the duplicate check to the index row, across
+        # processes: concurrent adds of one text keep one file, the others get duplicate_of.
+        lock = "add-personal" if scope == "personal" else f"add-project-{ctx.project_key}"
+        with held(ctx.data_root, lock):
+            dup = find_duplicate(st, scope, body)
+            if dup is not None:
+                return AddResult(None, scope, None, dup, [], list(red.masked), red.private_spans)
+            src = st.source(loc)
+            write_memory(src.folder, m, private=loc != "repo")
+            crash_point("add.after_write")
+            st.index_for(loc).upsert(m, src)
         return AddResult(
             m.id, scope, m.review_state, None, near, list(red.masked), red.private_spans,
             str(m.path), loc, m.body,
