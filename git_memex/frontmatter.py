@@ -57,6 +57,8 @@ _RANK = {k: i for i, k in enumerate(KEY_ORDER)}
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FRONTMATTER_BYTES = 64 * 1024
+MAX_BODY_BYTES = 64 * 1024
+"""Largest body a write path accepts (UTF-8 bytes). Readers accept any body in a 1 MiB file."""
 MAX_DEPTH = 6
 
 _FENCE_RE = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*$\n?", re.S | re.M)

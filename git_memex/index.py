@@ -36,7 +36,7 @@ from typing import Any
 
 from git_memex.model import Memory, parse_time
 from git_memex.record import field, record
-from git_memex.store import UnreadableMemory, read_memory
+from git_memex.store import UnreadableMemory, parse_memory_bytes, read_memory
 
 SCHEMA_VERSION = "11"
 
@@ -366,8 +366,9 @@ def fast_frontmatter(fm_text: str) -> dict[str, Any] | None:
     return out
 
 
-def _parse_for_index(path: Path, raw: bytes) -> Memory:
-    """The Memory in `raw` (the bytes just read from path); the full reader decides anything unusual."""
+def parse_for_index(path: Path, raw: bytes) -> Memory:
+    """The Memory in `raw` (the bytes read from the regular file `path`); the full reader decides
+    anything unusual. `store.file_text` runs it on every file before it is written."""
     from git_memex import frontmatter
     from git_memex.model import from_parsed, is_valid_id
 
@@ -376,11 +377,11 @@ def _parse_for_index(path: Path, raw: bytes) -> Memory:
             raise ValueError
         fm_text, body = frontmatter.split(raw.decode("utf-8"))
     except (ValueError, frontmatter.FrontmatterError):  # UnicodeDecodeError is a ValueError
-        return read_memory(path)
+        return parse_memory_bytes(raw, path)
     fm = fast_frontmatter(fm_text) if len(fm_text) <= frontmatter.MAX_FRONTMATTER_BYTES else None
     mid = fm.get("id") if fm is not None else None
     if fm is None or mid is None or not is_valid_id(str(mid)) or str(mid) != path.stem:
-        return read_memory(path)  # the full reader, with its exact reasons for refusing a file
+        return parse_memory_bytes(raw, path)  # the full reader, with its exact reasons for refusing a file
     fm["id"] = str(mid)
     return from_parsed(fm, body, path)
 
@@ -412,7 +413,7 @@ def _load(path: Path) -> tuple[bytes, Memory | None, str | None]:
     """(raw bytes, memory, None) or (raw bytes, None, quarantine reason)."""
     raw = _read_bytes(str(path))
     try:
-        m = read_memory(path) if raw is None else _parse_for_index(path, raw)
+        m = read_memory(path) if raw is None else parse_for_index(path, raw)
         return raw or b"", m, None
     except UnreadableMemory as exc:
         return raw or b"", None, str(exc)

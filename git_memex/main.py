@@ -121,6 +121,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+    """The parser of `command`, or `parser` itself when there is none."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    return parser
+
+
 # The agent hooks' exact command lines (as `clients.hook_commands` writes them) skip argparse:
 # building a parser loads gettext, locale and shutil (~12 ms), and these run on every prompt.
 HOOKS = {
@@ -141,7 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         first = args_list[0] if args_list else None
         parser = build_parser(first if first in available_commands() else None)
-        args = parser.parse_args(args_list)
+        args, extras = parser.parse_known_args(args_list)
+        if extras:  # argparse would blame the top-level parser; the subcommand's help is the useful one
+            _subparser(parser, getattr(args, "command", None)).error(
+                f"unrecognized arguments: {' '.join(extras)}")
         if not getattr(args, "func", None):
             parser.print_help()
             return 1

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from git_memex.errors import USAGE, MemexError
 from git_memex.record import field, record
 
 SCHEMA_VERSION = 2
@@ -73,8 +74,11 @@ V1_TYPE_MAP = {
 }
 
 
-class ValidationError(ValueError):
-    """A memory does not satisfy the protocol; the message is one sentence."""
+class ValidationError(MemexError, ValueError):
+    """A memory does not satisfy the protocol; the message is one sentence (exit 1, usage)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, USAGE)
 
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

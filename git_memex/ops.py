@@ -16,11 +16,20 @@ from git_memex.index import RefreshStats, Source
 from git_memex.model import Memory, ValidationError
 from git_memex.paths import Context
 from git_memex.record import field, record
-from git_memex.store import UnreadableMemory, crash_point, delete_file, read_memory, write_memory
+from git_memex.store import (
+    UnreadableMemory,
+    crash_point,
+    delete_file,
+    file_text,
+    read_memory,
+    write_memory,
+)
 from git_memex.stores import Found, Stores, opened
 
 LIFECYCLE_TARGETS = ("active", "deprecated", "retracted", "archived")
 NEAR_DUP_CANDIDATES = 20
+MAX_QUERY_CHARS = 2000
+"""Longest query `search` (CLI and MCP) accepts; a longer one is refused, not truncated."""
 
 
 def _invalid(exc: ValidationError) -> UsageError:
@@ -153,19 +162,29 @@ def add(
             repo_id=ctx.repo_id,
             paths=paths,
         )
+        file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
     except ValidationError as exc:
         raise _invalid(exc) from None
+    from git_memex.locks import held
+
     with opened(ctx, stores) as st:
         st.refresh()
         dup = find_duplicate(st, scope, body)
         if dup is not None:
             return AddResult(None, scope, None, dup, [], list(red.masked), red.private_spans)
-        near = find_near_duplicates(st, scope, body)
+        near = find_near_duplicates(st, scope, body)  # advice only: outside the lock
         loc = location_for(scope, m.fm.get("visibility"))
-        src = st.source(loc)
-        write_memory(src.folder, m, private=loc != "repo")
-        crash_point("add.after_write")
-        st.index_for(loc).upsert(m, src)
+        # One writer at a time per dedup domain, from the duplicate check to the index row, across
+        # processes: concurrent adds of one text keep one file, the others get duplicate_of.
+        lock = "add-personal" if scope == "personal" else f"add-project-{ctx.project_key}"
+        with held(ctx.data_root, lock):
+            dup = find_duplicate(st, scope, body)
+            if dup is not None:
+                return AddResult(None, scope, None, dup, [], list(red.masked), red.private_spans)
+            src = st.source(loc)
+            write_memory(src.folder, m, private=loc != "repo")
+            crash_point("add.after_write")
+            st.index_for(loc).upsert(m, src)
         return AddResult(
             m.id, scope, m.review_state, None, near, list(red.masked), red.private_spans,
             str(m.path), loc, m.body,
@@ -284,6 +303,11 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
 
     if not query or not query.strip():
         raise UsageError("search needs a query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}, "
+                         "so search for its key words instead")
+    if limit < 1:
+        raise UsageError(f"--limit must be at least 1 (got {limit})")
     with opened(ctx, stores) as st:
         res = run(st, query, scope=scope, type=type, limit=limit, explain=explain)
         from git_memex.guard import safe_bodies
@@ -341,9 +365,10 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
                 repo_id=ctx.repo_id,
                 paths=old.paths,
             )
+            new.fm["supersedes"] = old.id
+            file_text(new, Path(f"{new.id}.md"))
         except ValidationError as exc:
             raise _invalid(exc) from None
-        new.fm["supersedes"] = old.id
         loc = found.source.location
         if loc == "repo":
             loc = "outbox"  # a replacement of team knowledge goes through review too

@@ -247,9 +247,10 @@ _URL_CREDS = _lazy(
 _CLI_PASSWORD = (
     # .netrc: "machine H login U password P"
     _lazy(r"\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+\"?(?P<v>[^\s\"]+)"),
-    # docker/podman/helm … login -p P, and mysql/mysqldump -pP (glued, as mysql wants it)
-    _lazy(r"\blogin\b[^\n]*?[ \t]-p[ \t]+(?P<v>[^\s\"']+)"),
-    _lazy(r"\bmysql(?:dump|admin|sh)?\b[^\n]*?[ \t]-p(?P<v>[^\s\"']+)"),
+    # docker/podman/helm … login -p P, and mysql/mysqldump -pP (glued, as mysql wants it). The
+    # gap is bounded (1,000 characters): unbounded, every `login` of a long line rescanned it.
+    _lazy(r"\blogin\b[^\n]{0,1000}?[ \t]-p[ \t]+(?P<v>[^\s\"']+)"),
+    _lazy(r"\bmysql(?:dump|admin|sh)?\b[^\n]{0,1000}?[ \t]-p(?P<v>[^\s\"']+)"),
     # .pgpass: host:port:database:user:password
     _lazy(r"(?m)^[\w.*-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<v>\S+)$"),
 )
@@ -359,7 +360,7 @@ _IS_ASSIGN = _lazy(
 )
 # Cookies carry sessions: "Cookie: session=…", "Set-Cookie: sid=…".
 _COOKIE = _lazy(
-    r"(?i)\b(?:set-)?cookie:[^\n]*?\b(?:session|sess|sid|sessionid|connect\.sid|auth|token|jwt|"
+    r"(?i)\b(?:set-)?cookie:[^\n]{0,1000}?\b(?:session|sess|sid|sessionid|connect\.sid|auth|token|jwt|"
     r"remember_token|_session)[\w.-]*=(?P<v>[^;\s\"']{16,})"
 )
 # Kubernetes / ECS env lists: "- name: DB_PASSWORD" with "value: …" on the next line.
@@ -631,7 +632,9 @@ _DS_HINT = _lazy(
     # IBM Cloud IAM, IBM COS HMAC, SoftLayer, Cloudant: a keyword assigned a long value, or a URL
     r"(?i:key|pwd|pw|pass|token)[\"'\]]{0,2} *(?:=|:|:=|=>|::)? *[\"']?[\w-]{24}"
     r"|(?i:cloudant\.com|api\.softlayer\.com)"
-    r"|://[^\s]*:[^\s]*@"  # basic auth
+    # basic auth: the plugin's own pattern; its classes stop at ':', '/' and '@', so one pass
+    # (the old `://[^\s]*:[^\s]*@` rescanned the line from every colon: ~40 s on 20k chars)
+    r"|://[^:/?#\[\]@!$&'()*+,;=\s]+:[^:/?#\[\]@!$&'()*+,;=\s]+@"
     r"|(?:AC|SK)[a-z0-9]{32}"  # twilio
     r"|[0-9a-z]{32}-us[0-9]"  # mailchimp
     r"|SG\.[\w-]{22}\."  # sendgrid
@@ -697,6 +700,13 @@ def _ds_patterns() -> list[tuple[str, re.Pattern[str], int | None]]:
     return _ds_cache
 
 
+def _bounded(source: str) -> str:
+    """KeywordDetector's `(password|…)\\w*` rescans the rest of a long word from every keyword in
+    it (quadratic: a line of 20k characters of `passwordpassword…` took ~3 s). A key name has no
+    more than 64 word characters after its keyword, so the run is bounded there."""
+    return source.replace(")\\w*", ")\\w{0,64}")
+
+
 def _ds_specs_from_library() -> list[tuple[str, str, int, int | None]]:
     import importlib
 
@@ -704,13 +714,13 @@ def _ds_specs_from_library() -> list[tuple[str, str, int, int | None]]:
     for module, cls_name in _DS_REGEX_PLUGINS:
         cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls_name)
         for regex in cls.denylist:
-            specs.append((f"detect-secrets:{cls_name}", regex.pattern, regex.flags, None))
+            specs.append((f"detect-secrets:{cls_name}", _bounded(regex.pattern), regex.flags, None))
     from detect_secrets.plugins import keyword
 
     # Only its quotes-required forms: the unquoted config forms are what our own assignment
     # rule does with more guards ("if password == confirm_password:" is code, not a secret).
     for regex, group in keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
-        specs.append(("detect-secrets:KeywordDetector", regex.pattern, regex.flags, group))
+        specs.append(("detect-secrets:KeywordDetector", _bounded(regex.pattern), regex.flags, group))
     return specs
 
 
@@ -731,7 +741,8 @@ def _ds_cache_place() -> tuple[str, str | None]:
             parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
         from git_memex.paths import data_root
 
-        return plugins + "|" + ";".join(parts), str(data_root() / "cache" / "detect-secrets-patterns.json")
+        # "bounded": the patterns as `_bounded` rewrites them; a cache from before is rebuilt
+        return plugins + "|bounded|" + ";".join(parts), str(data_root() / "cache" / "detect-secrets-patterns.json")
     except (OSError, ImportError, ValueError):
         return "", None
 

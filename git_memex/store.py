@@ -131,11 +131,40 @@ def memory_path(folder: Path, memory_id: str) -> Path:
     return folder / f"{memory_id}.md"
 
 
-def write_memory(folder: Path, m: Memory, *, private: bool = False) -> Path:
-    """Validate and write one memory into folder as <id>.md."""
+def file_text(m: Memory, path: Path) -> str:
+    """The exact text `write_memory` writes for `m` at `path`, once the reader accepts it.
+
+    The bytes go through the index's own reader (`index.parse_for_index`, which falls back to
+    `parse_memory_bytes`), so a memory that a write path accepts is one a full reindex reads back,
+    never one it quarantines. Raises ValidationError with one sentence."""
     validate(m)
+    text = frontmatter.serialize(m.fm, m.body)
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(text[exc.start])
+        raise ValidationError(f"memory holds U+{bad:04X}, a lone surrogate that is not valid Unicode; "
+                              "it cannot be written as UTF-8") from None
+    if "\x00" in text:
+        raise ValidationError("memory holds a NUL byte, which a memory file cannot contain")
+    body_bytes = len(m.body.encode("utf-8"))
+    if body_bytes > frontmatter.MAX_BODY_BYTES:
+        raise ValidationError(f"memory text is {body_bytes:,} bytes; the limit is "
+                              f"{frontmatter.MAX_BODY_BYTES:,} bytes ({frontmatter.MAX_BODY_BYTES // 1024} KiB)")
+    from git_memex.index import parse_for_index
+
+    try:
+        parse_for_index(path, raw)
+    except UnreadableMemory as exc:
+        raise ValidationError(f"memory cannot be saved: its file would be unreadable ({exc})") from None
+    return text
+
+
+def write_memory(folder: Path, m: Memory, *, private: bool = False) -> Path:
+    """Validate and write one memory into folder as <id>.md; refuse what the reader would not read."""
     path = memory_path(folder, m.id)
-    atomic_write_text(path, frontmatter.serialize(m.fm, m.body), mode=0o600 if private else None)
+    text = file_text(m, path)
+    atomic_write_text(path, text, mode=0o600 if private else None)
     m.path = path
     return path
 
@@ -161,6 +190,10 @@ def read_raw(path: Path) -> tuple[dict, str]:
             raw = fh.read(frontmatter.MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
+    return _parse_raw(raw)
+
+
+def _parse_raw(raw: bytes) -> tuple[dict, str]:
     if b"<<<<<<<" in raw:
         line = conflict_marker_line(raw.decode("utf-8", "replace"))
         if line is not None:
@@ -174,6 +207,16 @@ def read_raw(path: Path) -> tuple[dict, str]:
 def read_memory(path: Path) -> Memory:
     """Read a memory file for use: parsed, normalised, its id checked against its name."""
     fm, body = read_raw(path)
+    return _checked(fm, body, path)
+
+
+def parse_memory_bytes(raw: bytes, path: Path) -> Memory:
+    """`read_memory` on bytes already read from the regular file `path` (or about to be written)."""
+    fm, body = _parse_raw(raw)
+    return _checked(fm, body, path)
+
+
+def _checked(fm: dict, body: str, path: Path) -> Memory:
     mid = fm.get("id")
     if mid is None:
         raise UnreadableMemory("has no id in its frontmatter")

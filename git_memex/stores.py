@@ -165,11 +165,29 @@ class Stores:
                 matches.append(Found(row, index, self._source_of(row)))
         ids = {f.row["id"] for f in matches}
         if not matches:
+            self._refuse_unreadable(mid)
             raise NotFound(f"no memory with id {mid}; `git memex list` shows the ids")
         if len(ids) > 1:
             raise MemexError(f"id prefix {mid} is ambiguous ({len(ids)} memories); give more characters", 1)
         matches.sort(key=lambda f: LOCATIONS.index(f.row["location"]))
         return matches[0]
+
+    def _refuse_unreadable(self, mid: str) -> None:
+        """A quarantined file named for `mid` (or an id prefix of 6+): say why it cannot be used."""
+        folders = [str(src.folder) for src in self.home_sources()]
+        if self.repo is not None and self.ctx.memory_dir is not None:
+            folders.append(str(self.ctx.memory_dir))
+        exact = len(mid) >= 26 or len(mid) < 6
+        for index in (self.repo, self.home):
+            if index is None:
+                continue
+            for path, error in index.quarantined():
+                p = Path(path)
+                stem = p.name[:-3] if p.name.endswith(".md") else p.name
+                hit = stem == mid if exact else stem.upper().startswith(mid.upper())
+                if hit and str(p.parent) in folders:
+                    raise MemexError(f"memory {stem} is unreadable ({path}: {error}); fix or remove "
+                                     "the file, `git memex doctor` lists such files", 2)  # fmt: skip
 
     def find_all(self, memory_id: str) -> list[Found]:
         out = []

@@ -191,13 +191,14 @@ def cjk_entries_in(run: str) -> list[str]:
         while start != -1:
             spans.append((start, start + len(word), word))
             start = run.find(word, start + 1)
-    kept: list[tuple[int, int, str]] = []
-    for s, e, w in spans:
-        inside = any(s2 <= s and e <= e2 and (e2 - s2) > (e - s) for s2, e2, _ in spans)
-        if not inside:
-            kept.append((s, e, w))
-    kept.sort()
+    # Sorted by start, longer first: a span lies inside a longer one exactly when some span
+    # before it in this order ends at or after its end (one pass; a pairwise test was
+    # quadratic, ~3 s on a run of 10k repeated entries).
+    spans.sort(key=lambda sp: (sp[0], -sp[1]))
     out: dict[str, None] = {}
-    for _, _, w in kept:
-        out[w] = None
+    reach = -1
+    for _s, e, w in spans:
+        if e > reach:
+            out[w] = None
+            reach = e
     return list(out)

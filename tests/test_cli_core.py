@@ -252,3 +252,49 @@ def test_corrupt_index_is_rebuilt(repo: Path, isolated_env: Path):
     assert [h["id"] for h in hits] == [a["id"]]
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+# ------------------------------------------------------------------ refusals and human output
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_search_limit_zero_and_an_overlong_query_are_refused(repo: Path):
+    run_cli("add", "the deploy needs approval")
+    r = run_cli("search", "deploy", "--limit", "0")
+    assert r.code == 1 and r.out == "" and "at least 1" in _one_line(r.err)
+    r = run_cli("search", "deploy " * 300)
+    assert r.code == 1 and "2,000" in _one_line(r.err)
+
+
+def test_show_forget_status_on_a_quarantined_file_say_why(repo: Path, isolated_env: Path):
+    mid = run_cli("add", "a memory about to be broken by hand", "--json").json()["id"]
+    path = next((isolated_env / "data" / "memories").rglob(f"{mid}.md"))
+    path.write_bytes(b"---\nid: " + mid.encode() + b"\nx: [\n---\n\nbroken\n")
+    for args in (("show", mid), ("show", mid[:10]), ("forget", mid), ("status", mid, "archived")):
+        r = run_cli(*args)
+        msg = _one_line(r.err)
+        assert r.code == 2 and "unreadable" in msg and "not valid YAML" in msg and "no memory" not in msg, (args, msg)
+    assert path.exists()
+    r = run_cli("show", "01JHFQ8PMWKVX6KGZH2MXR6QJA")
+    assert r.code == 1 and "no memory with id" in r.err
+
+
+def test_human_search_scores_are_relative_to_the_top_hit(repo: Path):
+    run_cli("add", "deploy uses blue green switching")
+    run_cli("add", "deploy needs approval")
+    r = run_cli("search", "deploy", "blue")
+    assert r.code == 0
+    lines = r.out.splitlines()
+    assert len(lines) == 2 and "0.000" not in r.out
+    assert "  1.00  " in lines[0]
+    assert isinstance(run_cli("search", "deploy", "--json").json()["hits"][0]["score"], float)
+
+
+def test_an_unknown_option_points_at_the_subcommand_help(repo: Path):
+    for args, name in ((("add", "x", "--bogus"), "add"), (("search", "x", "--bogus"), "search"),
+                       (("add", "x", "y"), "add")):  # fmt: skip
+        r = run_cli(*args)
+        assert r.code == 1 and f"`git memex {name} --help`" in _one_line(r.err), r.err

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -80,3 +81,62 @@ def test_huge_scalar_and_deep_nesting_are_refused_quickly():
         else:
             raise AssertionError("accepted")
     assert time.perf_counter() - t < 5
+
+
+# ------------------------------------------------------------------ pathological lengths
+# Each case is a long word, a long line or a run of one character, at 64 KiB (the largest body a
+# write accepts). The budget is seconds, far above the linear cost (a few ms to ~1 s on a loaded
+# machine), and far below the quadratic one that used to be paid (the 30k-letter word: ~11 s).
+PATHOLOGICAL_UNITS = ["a1", "a", "发布", "中", "a-", "a/", "/", "_", "a_", "a ", "https://a", "://",
+                      "password", "api_key", "cookie: ", "login ", "mysql ", "secret:'a", "Ab3+"]
+BUDGET_S = 4.0
+
+
+def _long(unit: str, n: int | None = None) -> str:
+    """`unit` repeated to n characters, or to the most that fits in a 64 KiB body."""
+    if n is None:
+        n = frontmatter.MAX_BODY_BYTES // (len(unit.encode("utf-8")) // len(unit))
+    return (unit * n)[:n]
+
+
+def _timed(fn, arg) -> float:
+    import time
+
+    t = time.perf_counter()
+    fn(arg)
+    return time.perf_counter() - t
+
+
+@pytest.mark.parametrize("unit", PATHOLOGICAL_UNITS)
+def test_text_processing_is_linear_on_long_runs(unit: str):
+    from git_memex import capture, redact, synonyms, textproc
+
+    text = _long(unit)
+    for name, fn in (("parse_query", parse_query), ("similarity", textproc.similarity_tokens),
+                     ("cjk_entries", synonyms.cjk_entries_in), ("redact", redact.redact),
+                     ("capture", capture.scan), ("frontmatter", _roundtrip)):  # fmt: skip
+        took = _timed(fn, text)
+        assert took < BUDGET_S, f"{name} took {took:.1f} s on {len(text)} × {unit!r}"
+
+
+def _roundtrip(body: str) -> None:
+    from git_memex import model
+
+    m = model.create(body)
+    frontmatter.parse(frontmatter.serialize(m.fm, m.body))
+
+
+def test_add_and_search_of_a_long_word_finish_in_seconds(repo):
+    from conftest import run_cli
+
+    word = _long("a1", 60_000)
+    import time
+
+    t = time.perf_counter()
+    r = run_cli("add", "-", input=word)
+    assert r.code == 0, r.err
+    assert time.perf_counter() - t < 2 * BUDGET_S
+    t = time.perf_counter()
+    r = run_cli("search", word[:1900])
+    assert r.code == 0, r.err
+    assert time.perf_counter() - t < BUDGET_S

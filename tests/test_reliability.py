@@ -350,3 +350,29 @@ def test_config_validates_keys_and_values(repo: Path):
     listed = run_cli("config", "list", "--json").json()["settings"]
     assert {s["key"] for s in listed} >= {"memex.memoryDir", "memex.injectMaxTokens", "memex.cjkTokenizer"}
     assert os.environ.get("GIT_MEMEX_HOME")
+
+
+def test_concurrent_adds_of_one_text_keep_one_file(repo: Path, isolated_env: Path):
+    """6 real processes add the same text at the same moment: one file, one id for all of them."""
+    import subprocess
+
+    text = "the staging database is reset every sunday at 02:00 utc"
+    run_cli("search", "warm up the index")  # the index exists, so no process is slowed by creating it
+    start = time.time() + 1.5  # every process imports, then waits for the same instant
+    code = ("import sys, time; from git_memex.main import main; "
+            f"time.sleep(max(0.0, {start} - time.time())); "
+            "sys.exit(main(['add', sys.argv[1], '--json']))")  # fmt: skip
+    procs = [subprocess.Popen([sys.executable, "-c", code, text], cwd=repo, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(6)]  # fmt: skip
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        results.append(json.loads(out))
+    files = all_memory_files(isolated_env)
+    assert len(files) == 1, [f.name for f in files]
+    winners = [r["id"] for r in results if r["id"]]
+    assert winners == [files[0].stem]
+    assert {r["duplicate_of"] for r in results if not r["id"]} == {files[0].stem}
+    locks = list((isolated_env / "data" / "locks").glob("*.lock"))
+    assert locks and all(p.stat().st_mode & 0o777 == 0o600 for p in locks)

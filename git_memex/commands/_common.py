@@ -26,6 +26,25 @@ def context():  # -> Context; imported lazily so --help stays cheap
     return load_context()
 
 
+def read_text_arg(value: str) -> str:
+    """A memory text argument: `-` reads stdin as UTF-8. Bytes that are not UTF-8 (stdin, or an
+    argument the OS decoded with surrogate escapes) are refused with one sentence."""
+    from git_memex.errors import UsageError
+
+    if value == "-":
+        raw = sys.stdin.buffer.read()
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"the text on stdin is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"the memory text is not valid UTF-8 (character {exc.start}); "
+                         "pass it as UTF-8 or on stdin with -") from None
+    return value
+
+
 def short(mid: str | None) -> str:
     return (mid or "")[:10]
 

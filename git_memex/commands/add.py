@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from git_memex import model
-from git_memex.commands._common import add_json, context, emit_json, short
+from git_memex.commands._common import add_json, context, emit_json, read_text_arg, short
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from git_memex.ops import add
 
-    text = sys.stdin.read() if args.text == "-" else args.text
+    text = read_text_arg(args.text)
     res = add(
         context(), text, scope=args.scope, type=args.type,
         tags=[t for t in args.tags.split(",") if t.strip()], importance=args.importance,

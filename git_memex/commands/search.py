@@ -35,10 +35,21 @@ def run(args: argparse.Namespace) -> int:
     if not res["hits"]:
         print(f"no memories match {q!r}")
         return 0
-    for h in res["hits"]:
-        print(f"{short(h['id'])}  {label(h):28}  {h['score']:.3f}  {h['snippet']}")
+    for rank, h in enumerate(res["hits"], 1):
+        print(f"{short(h['id'])}  {label(h):28}  {relevance(h['score'], res['hits'], rank)}  {h['snippet']}")
         if args.explain:
             e = h["explain"]
             b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())
             print(f"    rank {e['rank']}: bm25 {e['bm25']} {b} lanes {','.join(h['lanes'])}" + (f" ({e['note']})" if "note" in e else ""))
     return 0
+
+
+def relevance(score: float, hits: list[dict], rank: int) -> str:
+    """A hit's score relative to the best one (1.00 = as good as the top hit), for people.
+
+    Raw BM25 scores depend on the store's size: in a small store every hit scores about 3e-06,
+    which `:.3f` printed as 0.000. Where scores cannot be compared (none positive), the rank."""
+    top = max((h["score"] for h in hits), default=0.0)
+    if top > 0 and score >= 0:
+        return f"{score / top:4.2f}"
+    return f"#{rank:<3}"

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from git_memex.commands._common import add_json, context, emit_json
+from git_memex.commands._common import add_json, context, emit_json, read_text_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from git_memex.ops import supersede
 
-    text = sys.stdin.read() if args.text == "-" else args.text
+    text = read_text_arg(args.text)
     res = supersede(context(), args.id, text)
     if args.json:
         emit_json({"id": res["id"], "supersedes": res["supersedes"], "masked": res["masked"]})
