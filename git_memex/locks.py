@@ -35,9 +35,12 @@ def held(data_root: Path, name: str, wait_s: float = WAIT_S) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
+    from git_memex.paths import prepare_data_root
+
+    prepare_data_root(data_root)  # a root that is not a folder gets its own sentence
     folder = data_root / "locks"
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder.mkdir(exist_ok=True, mode=0o700)
         path = folder / f"{_safe_name(name)}.lock"
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(path, flags, 0o600)
