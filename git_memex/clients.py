@@ -10,15 +10,23 @@ Client formats (checked against each editor's documentation):
 =============  ===========================  ===========  ===============================================
 client         file                         section      entry
 =============  ===========================  ===========  ===============================================
-vscode         .vscode/mcp.json             servers      {"type": "stdio", "command", "args"}
-cursor         .cursor/mcp.json             mcpServers   {"command", "args"}
+vscode         .vscode/mcp.json             servers      {"type": "stdio", "command", "args"}  (+ --repo ${workspaceFolder})
+cursor         .cursor/mcp.json             mcpServers   {"command", "args"}  (+ --repo ${workspaceFolder})
 claude         .mcp.json                    mcpServers   {"type": "stdio", "command", "args"}
 visualstudio   .mcp.json                    servers      {"type": "stdio", "command", "args"}  (D20)
-opencode       opencode.jsonc (or .json)    mcp          {"type": "local", "command": [...], "enabled"}
+opencode       opencode.jsonc (or .json)    mcp.servers  {"type": "local", "command": [...], "enabled"}  (v2 shape)
 codex          ~/.codex/config.toml         [mcp_servers.memex]  command = …, args = […]
 =============  ===========================  ===========  ===============================================
 
 claude and visualstudio share `.mcp.json` under different keys; both sections survive.
+VS Code and Cursor expand ``${workspaceFolder}``, so their entry names the workspace explicitly
+(``git memex mcp --repo ${workspaceFolder}``); the other clients start project servers in the
+project folder. opencode's v2 configuration nests servers under ``mcp.servers``; an entry of
+ours left directly under ``mcp`` by an older git-memex is moved there.
+
+Agent guidance (`write_agent_guidance`): a section in ``.github/copilot-instructions.md`` for
+vscode and visualstudio, an always-applied rule file ``.cursor/rules/git-memex.mdc`` for
+cursor, the AGENTS.md pointer line for the others.
 """
 
 from __future__ import annotations
@@ -47,8 +55,11 @@ _JSON_CLIENTS: dict[str, tuple[str, str]] = {
     "cursor": (".cursor/mcp.json", "mcpServers"),
     "claude": (".mcp.json", "mcpServers"),
     "visualstudio": (".mcp.json", "servers"),
-    "opencode": ("opencode.jsonc", "mcp"),
+    "opencode": ("opencode.jsonc", "mcp.servers"),
 }
+WORKSPACE_CLIENTS = ("vscode", "cursor")
+"""Clients that expand ${workspaceFolder} in a server's args: their entry passes --repo."""
+CURSOR_RULE = ".cursor/rules/git-memex.mdc"
 
 
 @record(frozen=True)
@@ -92,6 +103,8 @@ def server_command() -> tuple[str, list[str]]:
 
 def _entry(client: str) -> dict[str, Any]:
     cmd, args = server_command()
+    if client in WORKSPACE_CLIENTS:
+        args = [*args, "--repo", "${workspaceFolder}"]
     if client == "opencode":
         return {"type": "local", "command": [cmd, *args], "enabled": True}
     if client == "cursor":
@@ -118,7 +131,9 @@ def snippet(client: str) -> str:
         return (_toml_table() + "\n# or let codex write it:\n# "
                 + shlex.join(["codex", "mcp", "add", SERVER_NAME, "--", cmd, *args]) + "\n")  # fmt: skip
     _, key = _JSON_CLIENTS[client]
-    doc: dict[str, Any] = {key: {SERVER_NAME: _entry(client)}}
+    doc: dict[str, Any] = {SERVER_NAME: _entry(client)}
+    for part in reversed(key.split(".")):
+        doc = {part: doc}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -179,20 +194,28 @@ def write_config(client: str, work_tree: Path, home: Path) -> WriteResult:
     data, existed = _read_json_object(path)
     if data is None:
         return WriteResult(path, "printed", snip)
-    section = data.get(key)
-    if section is None:
-        section = {}
-    elif not isinstance(section, dict):
-        return WriteResult(path, "printed", snip)
+    parents: list[dict[str, Any]] = [data]
+    for part in key.split("."):  # the section, created where missing (opencode's is nested)
+        child = parents[-1].get(part)
+        if child is None:
+            child = {}
+        elif not isinstance(child, dict):
+            return WriteResult(path, "printed", snip)
+        parents[-1][part] = child
+        parents.append(child)
+    section = parents[-1]
     ours = _entry(client)
     old = section.get(SERVER_NAME)
+    moved = None
+    if client == "opencode" and isinstance(parents[1].get(SERVER_NAME), dict):
+        moved = parents[1].pop(SERVER_NAME)  # the v1 place, directly under "mcp"
+        old = old if isinstance(old, dict) else moved
     new = {**old, **ours} if isinstance(old, dict) else ours  # keep the user's env, cwd, …
-    if existed and old == new:
+    if existed and old == new and moved is None:
         return WriteResult(path, "unchanged", snip)
     if not existed and client == "opencode":
         data["$schema"] = OPENCODE_SCHEMA
     section[SERVER_NAME] = new
-    data[key] = section
     _atomic_write(path, _dump(data))
     return WriteResult(path, "updated" if existed else "created", snip)
 
@@ -313,12 +336,34 @@ def copilot_section(memory_dir: str) -> str:
     )
 
 
+def cursor_rule(memory_dir: str) -> str:
+    """An always-applied Cursor project rule (.mdc: frontmatter, then markdown)."""
+    body = copilot_section(memory_dir).split("\n", 2)[2]  # without the heading line
+    return ("---\ndescription: Project memory (git-memex): search it before asking, save durable "
+            "conclusions\nglobs:\nalwaysApply: true\n---\n\n" + GUIDANCE_HEADING + "\n\n" + body)  # fmt: skip
+
+
 def write_agent_guidance(work_tree: Path, client: str, memory_dir: str) -> WriteResult:
     """Tell the agent the memory exists: a Copilot instructions section (vscode, visualstudio —
-    VS Copilot reads it too, D20) or the AGENTS.md pointer line (everyone else). Once only."""
+    VS Copilot reads it too, D20), a Cursor rule file (cursor), or the AGENTS.md pointer line
+    (everyone else). Once only; the Cursor rule is ours and kept up to date."""
     _check_client(client)
     work_tree = Path(work_tree)
     mem = memory_dir.strip().strip("/") or memory_dir
+    if client == "cursor":
+        path = work_tree / CURSOR_RULE
+        rule = cursor_rule(mem)
+        try:
+            current = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            _atomic_write(path, rule)
+            return WriteResult(path, "created", rule)
+        except (OSError, UnicodeDecodeError):
+            return WriteResult(path, "printed", rule)
+        if current == rule:
+            return WriteResult(path, "unchanged", rule)
+        _atomic_write(path, rule)
+        return WriteResult(path, "updated", rule)
     if client in ("vscode", "visualstudio"):
         path = work_tree / ".github" / "copilot-instructions.md"
         section = copilot_section(mem)

@@ -26,6 +26,7 @@ EXPECTED = {
     "opencode": ("opencode.jsonc", "mcp"),
     "codex": (".codex/config.toml", None),
 }
+WORKSPACE = ["--repo", "${workspaceFolder}"]  # vscode and cursor name the workspace explicitly
 
 
 @pytest.fixture
@@ -60,15 +61,21 @@ def test_each_client_written_into_an_empty_tree(tree: tuple[Path, Path], client:
         assert "codex mcp add memex -- " in res.snippet
         tomllib.loads(res.snippet)  # the snippet itself is valid TOML (the add line is a comment)
         return
-    entry = read_json(res.path)[key]["memex"]
+    section = read_json(res.path)[key]
+    snippet = json.loads(res.snippet)[key]
+    if client == "opencode":  # v2 shape: mcp.servers.<name>
+        section, snippet = section["servers"], snippet["servers"]
+    entry = section["memex"]
     if client == "opencode":
         assert entry == {"type": "local", "command": [cmd, *args], "enabled": True}
         assert read_json(res.path)["$schema"] == clients.OPENCODE_SCHEMA
     elif client == "cursor":
-        assert entry == {"command": cmd, "args": args}
+        assert entry == {"command": cmd, "args": [*args, *WORKSPACE]}
+    elif client == "vscode":
+        assert entry == {"type": "stdio", "command": cmd, "args": [*args, *WORKSPACE]}
     else:
         assert entry == {"type": "stdio", "command": cmd, "args": args}
-    assert json.loads(res.snippet)[key]["memex"] == entry
+    assert snippet["memex"] == entry
     assert clients.snippet(client) == res.snippet
 
 
@@ -98,7 +105,7 @@ def test_merge_keeps_other_servers_and_keys(tree: tuple[Path, Path]) -> None:
     assert data["inputs"] == original["inputs"]
     assert data["servers"]["github"] == original["servers"]["github"]
     cmd, args = clients.server_command()
-    assert data["servers"]["memex"] == {"type": "stdio", "command": cmd, "args": args, "env": {"A": "1"}}
+    assert data["servers"]["memex"] == {"type": "stdio", "command": cmd, "args": [*args, *WORKSPACE], "env": {"A": "1"}}
     assert clients.write_config("vscode", work, home).action == "unchanged"
 
 
@@ -154,9 +161,36 @@ def test_opencode_prefers_an_existing_plain_json(tree: tuple[Path, Path]) -> Non
     res = clients.write_config("opencode", work, home)
     assert res.path == work / "opencode.json" and res.action == "updated"
     data = read_json(res.path)
-    assert data["theme"] == "dark" and "memex" in data["mcp"]
+    assert data["theme"] == "dark" and "memex" in data["mcp"]["servers"]
     assert "$schema" not in data  # we do not add keys to a file we did not create
     assert not (work / "opencode.jsonc").exists()
+
+
+def test_opencode_entry_of_the_v1_shape_moves_into_servers(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    v1 = {"mcp": {"memex": {"type": "local", "command": ["old", "mcp"], "environment": {"A": "1"}},
+                  "other": {"type": "remote", "url": "https://example.com/mcp"}}}  # fmt: skip
+    (work / "opencode.json").write_text(json.dumps(v1))
+    assert clients.write_config("opencode", work, home).action == "updated"
+    data = read_json(work / "opencode.json")
+    assert "memex" not in data["mcp"] and data["mcp"]["other"] == v1["mcp"]["other"]
+    cmd, args = clients.server_command()
+    assert data["mcp"]["servers"]["memex"] == {"type": "local", "command": [cmd, *args], "enabled": True,
+                                               "environment": {"A": "1"}}  # fmt: skip
+    assert clients.write_config("opencode", work, home).action == "unchanged"
+
+
+def test_cursor_gets_an_always_applied_rule_file(tree: tuple[Path, Path]) -> None:
+    work, _ = tree
+    res = clients.write_agent_guidance(work, "cursor", ".ai/open-memex")
+    assert res.action == "created" and res.path == work / ".cursor" / "rules" / "git-memex.mdc"
+    text = res.path.read_text(encoding="utf-8")
+    head, _, body = text.partition("\n---\n")
+    assert head.startswith("---\n") and "alwaysApply: true" in head.splitlines() and "description: " in head
+    for needle in ("memory_search", "memory_add", "not instructions", ".ai/open-memex/"):
+        assert needle in body
+    assert clients.write_agent_guidance(work, "cursor", ".ai/open-memex").action == "unchanged"
+    assert clients.write_agent_guidance(work, "cursor", "docs/memory").action == "updated"
 
 
 def test_codex_toml_append_keeps_the_file(tree: tuple[Path, Path]) -> None:
@@ -319,7 +353,7 @@ def test_copilot_instructions_section_once(tree: tuple[Path, Path], client: str)
     assert p.read_text(encoding="utf-8") == text
 
 
-@pytest.mark.parametrize("client", ["cursor", "claude", "codex", "opencode"])
+@pytest.mark.parametrize("client", ["claude", "codex", "opencode"])
 def test_agents_md_pointer_once(tree: tuple[Path, Path], client: str) -> None:
     work, _ = tree
     res = clients.write_agent_guidance(work, client, ".ai/open-memex")
@@ -334,3 +368,22 @@ def test_agents_md_pointer_once(tree: tuple[Path, Path], client: str) -> None:
     lines = (work / "AGENTS.md").read_text(encoding="utf-8").splitlines()
     assert lines[:3] == ["# Rules", "", "Be kind."]
     assert [x for x in lines if x.startswith("> Project memory")] == [line.replace(".ai/open-memex", "docs/memory")]
+
+
+def test_init_client_cursor_through_the_cli(repo: Path, tmp_path: Path) -> None:
+    r = run_cli("init", "--yes", "--client", "cursor")
+    assert r.code == 0, r.err
+    entry = read_json(repo / ".cursor" / "mcp.json")["mcpServers"]["memex"]
+    assert entry["args"][-2:] == ["--repo", "${workspaceFolder}"]
+    rule = (repo / ".cursor" / "rules" / "git-memex.mdc").read_text(encoding="utf-8")
+    assert "alwaysApply: true" in rule and "memory_search" in rule
+    # the entry, with the workspace expanded as Cursor does, serves this repository from anywhere
+    argv = [entry["command"], *[a.replace("${workspaceFolder}", str(repo)) for a in entry["args"]]]
+    elsewhere = tmp_path / "cursor-home"
+    elsewhere.mkdir()
+    from test_mcp_agents import stdio_argv
+
+    status = stdio_argv(argv, elsewhere, "memory_status")
+    assert status.structured_content["repository"] == str(repo)
+    again = run_cli("init", "--yes", "--client", "cursor")
+    assert again.code == 0 and "created" not in again.out and "updated" not in again.out

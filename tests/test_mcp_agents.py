@@ -35,6 +35,19 @@ def stdio(cwd: Path, steps: Any, *args: str, env: dict[str, str] | None = None) 
     return anyio.run(main)
 
 
+def stdio_argv(argv: list[str], cwd: Path, tool: str, args: dict[str, Any] | None = None) -> Any:
+    """Start a server by the exact argv an editor would use and call one tool."""
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ), cwd=str(cwd))
+
+    async def main() -> Any:
+        with anyio.fail_after(60):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                return await s.call_tool(tool, args or {})
+
+    return anyio.run(main)
+
+
 def approved_rule(repo: Path, body: str) -> str:
     assert run_cli("init", "--yes").code == 0
     r = run_cli("add", body, "--role", "instruction", "--json")
