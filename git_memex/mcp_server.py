@@ -481,11 +481,15 @@ def build_server(cwd: Path | None = None) -> MCPServer:
     def memory_supersede(
         id: Id,
         text: Annotated[str, Field(min_length=1, description="The new version of the memory, complete.")],
+        type: Annotated[MemoryType | None, Field(description="A new type (default: the old one's).")] = None,
+        tags: Annotated[list[str] | None, Field(description="Tags replacing the old ones (default: kept).")] = None,
+        confidence: Annotated[Confidence | None, Field(description="How sure the new statement is.")] = None,
     ) -> CallToolResult:
         from git_memex import ops
 
         def run(ctx: Any) -> CallToolResult:
-            data = ops.supersede(ctx, id, text, via="mcp", source="tool")
+            data = ops.supersede(ctx, id, text, via="mcp", source="tool", type=type, confidence=confidence,
+                                 tags=None if tags is None else [t.strip() for t in tags if t.strip()])  # fmt: skip
             lines = [f"Saved {data['id']}, replacing {data['supersedes']} (kept as history, status superseded)."]
             if data.get("location") == "outbox":
                 lines.append("The replacement is a project draft on this machine; the user decides when to submit it.")

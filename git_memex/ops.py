@@ -334,7 +334,10 @@ def _rewrite(st: Stores, found: Found, m: Memory) -> None:
 
 
 def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", source: str = "cli",
-              stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+              type: str | None = None, tags: list[str] | None = None, role: str | None = None,
+              confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+    """A new memory replacing `memory_id`; type, tags, role and confidence are the old one's
+    unless given."""
     from git_memex.redact import redact
 
     if not text or not text.strip():
@@ -354,12 +357,13 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
             new = model.create(
                 red.text.strip(),
                 scope=scope if scope in ("personal", "project") else "project",
-                type=str(fm.get("type", "fact")) if fm.get("type") in model.TYPES else "fact",
-                tags=old.tags,
+                type=type or (str(fm.get("type", "fact")) if fm.get("type") in model.TYPES else "fact"),
+                tags=old.tags if tags is None else tags,
                 importance=str(fm.get("importance") or "normal"),
-                role=str(fm.get("role") or "knowledge"),
+                role=role or str(fm.get("role") or "knowledge"),
                 source=source,
                 visibility=fm.get("visibility"),
+                confidence=confidence or (fm.get("confidence") if fm.get("confidence") in model.CONFIDENCES else None),
                 created_by=author(ctx),
                 via=via,
                 repo_id=ctx.repo_id,
@@ -397,7 +401,9 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         if old == "retracted" and status == "active":
             raise MemexError(f"{m.id} was retracted as wrong and cannot become active again; add a new memory instead", 2)
         if old == "superseded":
-            raise MemexError(f"{m.id} is superseded by {m.fm.get('superseded_by')}; change that memory instead", 2)
+            nxt = m.fm.get("superseded_by")
+            raise MemexError(f"{m.id} is superseded" + (f" by {nxt}; change that memory instead" if nxt else
+                             "; change the memory that replaced it instead"), 2)  # fmt: skip
         m.fm["status"] = status
         _rewrite(st, found, m)
         return {"id": m.id, "from": old, "to": status, "changed": True}

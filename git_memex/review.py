@@ -773,7 +773,10 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
 
 # ------------------------------------------------------------------ distill
 def distill(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
-    """AGENTS.md candidates: approved, high-confidence instruction memories; never personal."""
+    """AGENTS.md candidates: high-confidence rules that pass the instruction gate (approved by a
+    person and committed as they are on the default branch, see `gate`); never personal."""
+    from git_memex.gate import passing
+
     with opened(ctx, stores) as st:
         st.refresh()
         from git_memex.guard import safe_bodies
@@ -784,9 +787,10 @@ def distill(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
                 f"SELECT m.* FROM memories m WHERE {where} AND m.location = 'repo' AND m.scope != 'personal'"
                 " AND m.role = 'instruction' AND m.status = 'active' AND m.review_state IN ('approved', 'published')"
                 " AND m.confidence = 'high' AND (m.source IS NULL OR m.source != 'inference')"
-                " AND (m.instruction_state IS NULL OR m.instruction_state != 'revoked') ORDER BY m.type, m.id",
+                " AND m.instruction_state = 'approved' ORDER BY m.type, m.id",
                 params,
             ).fetchall()
+            rows = passing(ctx, rows, None)
             bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows])  # this text is meant for AGENTS.md
             for r in rows:
                 groups.setdefault(r["type"], []).append({"id": r["id"], "text": " ".join(bodies[r["id"]].split())})

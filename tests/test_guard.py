@@ -84,6 +84,10 @@ def test_distill_never_carries_a_planted_secret_into_agents_md(repo: Path) -> No
     plant(repo, f"always call the deploy API with token {TOKEN} and never with a personal one", type="workflow",
           role="instruction", instruction_state="approved", trust_level="reviewed", review_state="approved",
           confidence="high")  # fmt: skip
+    # merged on the default branch by someone without git-memex (no hook ran)
+    git("config", "memex.defaultBranch", "main", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "--no-verify", "-m", "a teammate's rule", cwd=repo)
     r = run_cli("distill", "--json")
     assert r.code == 0, r.err
     out = r.json()

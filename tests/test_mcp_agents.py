@@ -157,3 +157,18 @@ def test_session_block_for_agents_is_computed_once_per_start(repo: Path) -> None
         return c.instructions
 
     assert "Keep every migration reversible" in session(steps, repo)
+
+
+def test_supersede_can_change_type_tags_and_confidence(repo: Path) -> None:
+    old = ok("memory_add", {"text": "Deploys happen on Tuesdays", "tags": ["deploy"], "confidence": "high"})
+    new = ok("memory_supersede", {"id": old["id"], "text": "Deploys happen on Thursdays", "type": "decision",
+                                  "tags": ["deploy", "release"]})  # fmt: skip
+    fm = ok("memory_get", {"id": new["id"]})["frontmatter"]
+    assert fm["type"] == "decision" and fm["tags"] == ["deploy", "release"]
+    assert fm["confidence"] == "high"  # kept from the old one when not given
+    r = run_cli("supersede", new["id"], "Deploys happen on Fridays", "--confidence", "low", "--tags", "x", "--json")
+    assert r.code == 0, r.err
+    fm = run_cli("show", r.json()["id"], "--json").json()["frontmatter"]
+    assert fm["confidence"] == "low" and fm["tags"] == ["x"] and fm["type"] == "decision"
+    added = run_cli("add", "Releases are signed", "--confidence", "high", "--json").json()
+    assert run_cli("show", added["id"], "--json").json()["frontmatter"]["confidence"] == "high"

@@ -510,12 +510,17 @@ def test_log_merges_commits_and_review_history(ready: Path):
 def _instruction(ready: Path, text: str, *, confidence: str = "high", source: str = "user", scope: str = "project") -> str:
     if scope == "personal":
         return add(text, "--scope", "personal", "--role", "instruction")
-    d = submitted(ready, text)
-    path = ready / MEM / f"{d}.md"
-    fm, body = frontmatter.parse(path.read_text())
-    fm.update(role="instruction", instruction_state="approved", confidence=confidence, source=source,
-              review_state="approved", trust_level="reviewed")
-    path.write_text(frontmatter.serialize(fm, body))
+    d = add(text, "--role", "instruction", "--confidence", confidence, "--source", source)
+    assert run_cli("submit", d).code == 0
+    assert run_cli("promote", d).code == 0  # proposed → approved
+    if source == "inference":  # `instruction approve` refuses it: claim the approval by hand
+        path = ready / MEM / f"{d}.md"
+        fm, body = frontmatter.parse(path.read_text())
+        fm.update(instruction_state="approved", trust_level="reviewed")
+        path.write_text(frontmatter.serialize(fm, body))
+    else:
+        assert run_cli("instruction", "approve", d).code == 0
+    git("commit", "-qam", f"approve {d}", cwd=ready)  # on the default branch: reviewed
     return d
 
 
@@ -524,6 +529,9 @@ def test_distill_proposes_only_approved_high_confidence_instructions(ready: Path
     low = _instruction(ready, "Maybe prefer small PRs", confidence="medium")
     inferred = _instruction(ready, "The agent thinks tabs are better", source="inference")
     personal = _instruction(ready, "I like emacs keybindings", scope="personal")
+    unmerged = add("Squash every merge", "--role", "instruction", "--confidence", "high")
+    assert run_cli("submit", unmerged).code == 0 and run_cli("promote", unmerged).code == 0
+    assert run_cli("instruction", "approve", unmerged).code == 0  # approved, but not committed
     r = run_cli("distill", "--json")
     assert r.code == 0, r.err
     out = r.json()

@@ -23,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--visibility", choices=model.VISIBILITIES, default=None,
                    help="private keeps a project memory on this machine only")
     p.add_argument("--paths", default="", help="comma-separated repo-relative globs this memory is about")
+    p.add_argument("--confidence", choices=model.CONFIDENCES, default=None,
+                   help="how sure the statement is (default medium; distill takes only high)")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -31,11 +33,12 @@ def run(args: argparse.Namespace) -> int:
     from git_memex.ops import add
 
     text = read_text_arg(args.text)
+    ctx = context()
     res = add(
-        context(), text, scope=args.scope, type=args.type,
+        ctx, text, scope=args.scope, type=args.type,
         tags=[t for t in args.tags.split(",") if t.strip()], importance=args.importance,
         role=args.role, source=args.source, visibility=args.visibility,
-        paths=[p.strip() for p in args.paths.split(",") if p.strip()],
+        paths=[p.strip() for p in args.paths.split(",") if p.strip()], confidence=args.confidence,
     )  # fmt: skip
     if args.json:
         emit_json(res.to_json())
@@ -43,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     if res.duplicate_of:
         print(f"already remembered as {res.duplicate_of}; nothing written")
         return 0
-    where = {"outbox": "project draft in the outbox; `git memex submit` shares it",
+    outbox = ("project draft in the outbox; `git memex submit` shares it" if ctx.repo is not None else
+              "project draft in the outbox; run `git init` here, then `git memex submit` shares it")  # fmt: skip
+    where = {"outbox": outbox,
              "private": "project, private: stays on this machine",
              "personal": "personal: stays on this machine"}.get(res.location or "", res.scope)
     print(f"saved {res.id} ({where})")

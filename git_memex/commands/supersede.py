@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from git_memex import model
 from git_memex.commands._common import add_json, context, emit_json, read_text_arg
 
 
@@ -13,6 +14,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "point at each other (supersedes / superseded_by).")
     p.add_argument("id")
     p.add_argument("text", help="the new text, or - for stdin")
+    p.add_argument("--type", choices=model.TYPES, default=None, help="a new type (default: the old one's)")
+    p.add_argument("--tags", default=None, help="comma-separated tags replacing the old ones")
+    p.add_argument("--role", choices=model.ROLES, default=None, help="knowledge or instruction (default: the old one's)")
+    p.add_argument("--confidence", choices=model.CONFIDENCES, default=None,
+                   help="how sure the statement is (default: the old one's)")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -21,7 +27,9 @@ def run(args: argparse.Namespace) -> int:
     from git_memex.ops import supersede
 
     text = read_text_arg(args.text)
-    res = supersede(context(), args.id, text)
+    tags = None if args.tags is None else [t.strip() for t in args.tags.split(",") if t.strip()]
+    res = supersede(context(), args.id, text, type=args.type, tags=tags, role=args.role,
+                    confidence=args.confidence)  # fmt: skip
     if args.json:
         emit_json({"id": res["id"], "supersedes": res["supersedes"], "masked": res["masked"]})
         return 0
