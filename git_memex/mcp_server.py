@@ -408,6 +408,13 @@ def build_server(cwd: Path | None = None) -> MCPServer:
         def run(ctx: Any) -> CallToolResult:
             if scope == "project" and ctx.repo is None:
                 return error(no_repository(ctx), 1)
+            echo = ops.find_turn_echo(ctx, scope, text)
+            if echo is not None:
+                return ok(f"The user's own words were saved a moment ago as {echo} (keyword capture); this reads as "
+                          "the same fact, so nothing was written. If it is a different fact, reword it to say what "
+                          "is new; if it corrects that one, use memory_supersede.",
+                          {"id": echo, "scope": scope, "duplicate_of": echo, "echo_of": echo,
+                           "near_duplicates": [], "masked": []})  # fmt: skip
             res = ops.add(ctx, text, scope=scope, type=type, importance=importance, source=source, via="mcp",
                           tags=[t.strip() for t in tags or [] if t.strip()], role=role, visibility=visibility,
                           paths=[p.strip() for p in paths or [] if p.strip()] or None,

@@ -96,6 +96,34 @@ def find_duplicate(stores: Stores, scope: str, body: str) -> str | None:
     return None
 
 
+def find_turn_echo(ctx: Context, scope: str, text: str, *, now: float | None = None) -> str | None:
+    """The id of a memory the keyword capture saved in the last TURN_ECHO_WINDOW_S seconds, in
+    the same scope, that `text` rewords (Jaccard ≥ TURN_ECHO_THRESHOLD); None when there is none.
+
+    An agent told "remember that …" often saves the same fact again in its own words right after
+    the capture hook saved the user's: the second copy is reported, not written."""
+    import time
+
+    from git_memex.textproc import TURN_ECHO_THRESHOLD, TURN_ECHO_WINDOW_S, jaccard
+
+    since = (time.time() if now is None else now) - TURN_ECHO_WINDOW_S
+    locs = _scope_locations(scope)
+    marks = ",".join("?" * len(locs))
+    best: tuple[float, str] | None = None
+    with opened(ctx, None) as st:
+        st.refresh()
+        for index, where, params in st.dbs():
+            for r in index.conn.execute(
+                f"SELECT m.id, m.body FROM memories m WHERE m.source = 'keyword' AND m.status = 'active'"
+                f" AND m.updated_ts >= ? AND m.location IN ({marks}) AND {where}",
+                (since, *locs, *params),
+            ):  # fmt: skip
+                sim = jaccard(text, r["body"] or "")
+                if sim >= TURN_ECHO_THRESHOLD and (best is None or sim > best[0]):
+                    best = (sim, str(r["id"]))
+    return best[1] if best else None
+
+
 def find_near_duplicates(stores: Stores, scope: str, body: str, exclude: str | None = None) -> list[str]:
     from git_memex.search import search
     from git_memex.textproc import NEAR_DUP_THRESHOLD, jaccard

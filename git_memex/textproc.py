@@ -55,6 +55,11 @@ _WORD_RE = re.compile(r"[^\W_]+")
 
 NEAR_DUP_THRESHOLD = 0.8
 """Jaccard similarity at or above which two memory bodies count as near-duplicates."""
+TURN_ECHO_THRESHOLD = 0.28
+"""Jaccard similarity at or above which an agent's memory_add counts as a rewording of what the
+keyword capture saved from the user's own message moments before (the protocol's turn echo)."""
+TURN_ECHO_WINDOW_S = 600
+"""How recent that capture must be."""
 
 # English function words: they match nearly everything and drown the content words in BM25.
 _STOPWORD_TEXT = """

@@ -172,3 +172,16 @@ def test_supersede_can_change_type_tags_and_confidence(repo: Path) -> None:
     assert fm["confidence"] == "low" and fm["tags"] == ["x"] and fm["type"] == "decision"
     added = run_cli("add", "Releases are signed", "--confidence", "high", "--json").json()
     assert run_cli("show", added["id"], "--json").json()["frontmatter"]["confidence"] == "high"
+
+
+def test_an_agent_rewording_a_fresh_capture_is_not_saved_twice(repo: Path) -> None:
+    said = "remember that the payments service retries failed webhooks five times with exponential backoff"
+    cap = run_cli("capture", said, "--json")
+    assert cap.code == 0 and len(cap.json()["saved"]) == 1, cap.err
+    captured = cap.json()["saved"][0]["id"]
+    echo = call("memory_add", {"text": "Payments service retries webhooks five times, backoff is exponential"})
+    assert not echo.is_error and echo.structured_content["echo_of"] == captured
+    assert "nothing was written" in text(echo)
+    assert ok("memory_list", {})["total"] == 1
+    fresh = ok("memory_add", {"text": "Frontend bundles are built with esbuild in CI"})
+    assert fresh["duplicate_of"] is None and ok("memory_list", {})["total"] == 2

@@ -21,6 +21,7 @@ from git_memex import synonyms
 from git_memex.textproc import (
     CJK_RE,
     NEAR_DUP_THRESHOLD,
+    TURN_ECHO_THRESHOLD,
     Query,
     cjk_index_text,
     cjk_terms,
@@ -35,11 +36,7 @@ from git_memex.textproc import (
     similarity_tokens,
 )
 
-from conftest import PEER_MISSING, own_cases, peer_cases, vectors
-
-# Our own constant, checked against the reference tool's where its vectors are beside us.
-TURN_ECHO_THRESHOLD = own_cases()["_meta"]["constants"]["TURN_ECHO_THRESHOLD"]
-
+from conftest import PEER_MISSING, peer_cases, vectors
 
 SCHEMA = (
     "CREATE VIRTUAL TABLE memories_fts USING fts5(body, tags, type, cjk, "
