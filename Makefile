@@ -8,9 +8,16 @@ BIN    := $(VENV)/bin
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-install: $(BIN)/python
+install: $(BIN)/python $(VENV)/node/node_modules/gpt-tokenizer
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+
+# A real BPE tokenizer (o200k_base, cl100k_base; offline, MIT) that tests/test_token_budget.py
+# checks the session block's token estimate against. Only for the tests; skipped without npm.
+$(VENV)/node/node_modules/gpt-tokenizer: | $(BIN)/python
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --prefix $(VENV)/node --no-audit --no-fund --silent gpt-tokenizer@2.9.0; \
+	else echo "npm not found: tests/test_token_budget.py will be skipped"; fi
 
 lint: install
 	$(BIN)/ruff check git_memex tests bench

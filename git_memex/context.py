@@ -18,8 +18,9 @@ Before the closing footer, a repository with an origin that was last fetched ove
 never) gets one line saying so (D12: session start never pulls, it says how old its knowledge
 may be).
 
-The whole text fits ``memex.injectMaxTokens`` as counted by `textproc.estimate_tokens`; the
-lowest-ranked items are dropped first. An empty selection gives an empty text.
+The whole text fits ``memex.injectMaxTokens`` as counted by `textproc.estimate_tokens` (which
+tracks BPE tokenizers, see docs/agents.md); the lowest-ranked items are dropped first. Ids are
+shortened to unique prefixes (`short_ids`). An empty selection gives an empty text.
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ STALE_AFTER_S = 24 * 3600
 """Project memories count as stale when origin was last fetched longer ago than this (D12)."""
 
 LINE_CHARS = 240
-"""An item's text is cut to this many characters (V2 user guide §3: ~60 tokens a line)."""
+"""An item's text is cut to this many characters (V2 user guide §3: ~60 tokens a line)..."""
+LINE_TOKENS = 64
+"""...and further, to this many estimated tokens: 240 Chinese characters would be ~300."""
 MAX_CHANGED_PATHS = 50
 MAX_WARNINGS = 3
 """A nudge is a signal only while it is rare: at most this many warnings per block."""
@@ -405,9 +408,54 @@ def _label(row: sqlite3.Row, *, instruction: bool = False) -> str:
     return out + "".join(", " + e for e in extra)
 
 
-def _line(row: sqlite3.Row, body: str, *, instruction: bool = False) -> str:
-    """One item line; `body` is the row's body as `guard.safe_bodies` gives it."""
-    return f"- [{_label(row, instruction=instruction)}] {squeeze(body)} (id {row['id']})"
+def _line(row: sqlite3.Row, body: str, *, instruction: bool = False, shown_id: str | None = None) -> str:
+    """One item line; `body` is the row's body as `guard.safe_bodies` gives it, `shown_id` the
+    id as the block spells it (a unique prefix, see `short_ids`)."""
+    return f"- [{_label(row, instruction=instruction)}] {squeeze_tokens(body)} (id {shown_id or row['id']})"
+
+
+def squeeze_tokens(text: str, limit: int = LINE_TOKENS) -> str:
+    """`squeeze`, then cut further (at a character, with an ellipsis) until the estimate is at
+    most `limit` tokens; a handful of estimates by bisection."""
+    from git_memex.textproc import estimate_tokens
+
+    one = squeeze(text)
+    if estimate_tokens(one) <= limit:
+        return one
+    lo, hi = 1, len(one) - 1  # the longest cut that fits lies in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(one[:mid].rstrip() + "…") <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return one[:lo].rstrip() + "…"
+
+
+SHORT_ID = 10
+"""Ids in the block are cut to this many characters (the ULID's time part), longer only where
+another memory shares the prefix: a full 26-character ULID costs ~18 BPE tokens, 10 characters
+~7, and every tool and command takes a unique prefix of 6 or more."""
+
+
+def short_ids(stores: Stores, ids: Iterable[str]) -> dict[str, str]:
+    """Each id's shortest prefix of at least SHORT_ID characters that no other memory in any
+    index starts with (one indexed range count per id and length)."""
+    out: dict[str, str] = {}
+    for mid in ids:
+        n = min(SHORT_ID, len(mid))
+        while n < len(mid):
+            prefix = mid[:n]
+            others = 0
+            for index, _where, _params in stores.dbs():
+                others += index.conn.execute(
+                    "SELECT count(DISTINCT id) FROM memories WHERE id >= ? AND id < ? AND id != ?",
+                    (prefix, prefix + "\U0010ffff", mid)).fetchone()[0]  # fmt: skip
+            if not others:
+                break
+            n += 1
+        out[mid] = mid[:n]
+    return out
 
 
 def _entry(row: sqlite3.Row, line: str, score: float | None = None,
@@ -728,9 +776,10 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
 
     shown_rows = [*instructions, *(r for r, _ in fired), *(r for _, r, _ in ranked)]
     safe = safe_bodies(st, [(r["id"], r["body"]) for r in shown_rows])
-    instr_lines = [(r, _line(r, safe[r["id"]], instruction=True)) for r in instructions]
-    warn_lines = [(r, _line(r, safe[r["id"]]), why) for r, why in fired]
-    know_lines = [(s, r, _line(r, safe[r["id"]]), why) for s, r, why in ranked]
+    sid = short_ids(st, [r["id"] for r in shown_rows])
+    instr_lines = [(r, _line(r, safe[r["id"]], instruction=True, shown_id=sid[r["id"]])) for r in instructions]
+    warn_lines = [(r, _line(r, safe[r["id"]], shown_id=sid[r["id"]]), why) for r, why in fired]
+    know_lines = [(s, r, _line(r, safe[r["id"]], shown_id=sid[r["id"]]), why) for s, r, why in ranked]
     keep_i: list[tuple[sqlite3.Row, str]] = []
     keep_w: list[tuple[sqlite3.Row, str, list[str]]] = []
     keep_k: list[tuple[float, sqlite3.Row, str, list[str]]] = []

@@ -208,7 +208,7 @@ def test_block_shape_disclaimer_and_footer(repo: Path) -> None:
     assert lines[0] == DISCLAIMER
     assert lines[-1] == FOOTER
     assert "## Knowledge" in lines
-    assert f"- [project/decision, draft] We deploy with blue-green on Fridays (id {mid})" in lines
+    assert f"- [project/decision, draft] We deploy with blue-green on Fridays (id {mid[:10]})" in lines
     assert "## Instructions" not in lines  # nothing passes the gate yet
 
 
@@ -244,6 +244,7 @@ def test_budget_is_respected(repo: Path, lang: str) -> None:
         for item in block["items"]:
             body_part = item["line"].split("] ", 1)[1].rsplit(" (id ", 1)[0]
             assert len(body_part) <= 240 and "\n" not in item["line"]
+            assert estimate_tokens(body_part) <= 64  # ~60 tokens a line, in Chinese too
     small = context()["items"]
     set_config("injectMaxTokens", "800")
     big = context()["items"]
@@ -318,7 +319,7 @@ def test_warning_fires_on_paths_glob_and_changed_file(repo: Path) -> None:
     block = context()
     assert [x["id"] for x in block["warnings"]] == [w]
     assert block["warnings"][0]["reasons"] == ["paths"]
-    assert w in section(block["text"], "Warnings")
+    assert w[:10] in section(block["text"], "Warnings")
     # a committed file that is modified again also counts
     git("add", ".")
     git("commit", "-q", "-m", "payments")
@@ -370,7 +371,7 @@ def test_only_gate_passing_memories_are_instructions(repo: Path) -> None:
     block = context()
     instr = section(block["text"], "Instructions")
     assert [i["id"] for i in block["instructions"]] == [good]
-    assert f"- [project/constraint] Run database migrations with --lock-timeout 5s (id {good})" in instr
+    assert f"- [project/constraint] Run database migrations with --lock-timeout 5s (id {good[:10]})" in instr
     # failing the gate keeps a pending rule out of the block entirely, not just out of Instructions
     for mid in (pending, inferred):
         assert mid not in block["text"]

@@ -611,10 +611,13 @@ def test_estimate_tokens() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("a") == 1
     assert estimate_tokens(" ") == 1
-    assert estimate_tokens("中文记忆") == 4
-    assert estimate_tokens("x" * 400) == 100
-    assert estimate_tokens("部署 deploy") == 2 + 2
-    assert estimate_tokens("naïve café") == 2 + 1  # 8 ASCII chars, 2 others
+    assert estimate_tokens("中文记忆") == 5  # 1.25 a CJK character
+    assert estimate_tokens("x" * 400) == 81  # 1 + (400 - 4) / 5, rounded up
+    assert estimate_tokens("deploy") == 1 and estimate_tokens("deployment") == 3  # 1 + 6/5 → 3
+    assert estimate_tokens("部署 deploy") == 4  # 2.5 + 1
+    assert estimate_tokens("naïve café") == 5  # na, ïve (1.5), caf, é
+    assert estimate_tokens("(id 01M8NMNNAK)") == 7  # ( id 01 M 8 NMNNAK ) — ids cost punctuation-like
+    assert estimate_tokens("a\nb\nc") == 5
 
 
 def test_import_is_cheap(tmp_path: Path) -> None:
