@@ -276,7 +276,11 @@ def argument_error(tool: str, exc: ArgumentError) -> str:
 class MemexMCPServer(MCPServer):
     """MCPServer whose argument-validation failures read as one sentence, not a pydantic dump."""
 
+    adapter: Adapter | None = None
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self.adapter is not None and self.adapter.wants_roots():
+            await self.adapter.take_roots(context)
         known = self._tool_manager.get_tool(name)
         if known is not None:
             allowed = set((known.parameters or {}).get("properties", {}))
@@ -298,12 +302,50 @@ class Adapter:
     """Runs one core operation per tool call: a context as fresh as its config files (`ContextCache`),
     one lock, stdout kept clean."""
 
-    def __init__(self, cwd: Path | None) -> None:
+    def __init__(self, cwd: Path | None, *, explicit: bool = False) -> None:
         from git_memex.paths import ContextCache
 
         self.cwd = Path(cwd) if cwd is not None else None
         self.lock = threading.Lock()
         self.contexts = ContextCache(self.cwd)
+        self.roots_asked = explicit  # --repo / GIT_MEMEX_REPO: never ask the client
+
+    def wants_roots(self) -> bool:
+        """Only as a fallback: no repository was named and the working folder is in none."""
+        if self.roots_asked:
+            return False
+        with self.lock:
+            if self.contexts.get().repo is not None:
+                self.roots_asked = True
+        return not self.roots_asked
+
+    async def take_roots(self, context: Any) -> None:
+        """Serve the first repository among the client's roots, when the client still sends them
+        (roots are deprecated in the 2026-07-28 MCP specification: never depended upon)."""
+        import warnings
+        from urllib.parse import unquote, urlparse
+
+        from git_memex.paths import ContextCache, discover_repo
+
+        self.roots_asked = True
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                listed = await context.request_context.session.list_roots()
+            uris = [str(r.uri) for r in listed.roots]
+        except Exception as exc:  # noqa: BLE001 - a client without roots: keep the working folder
+            log.debug("no roots from the client (%s)", exc)
+            return
+        for uri in uris:
+            parsed = urlparse(uri)
+            if parsed.scheme != "file":
+                continue
+            folder = Path(unquote(parsed.path))
+            if folder.is_dir() and discover_repo(folder) is not None:
+                with self.lock:
+                    self.cwd, self.contexts = folder, ContextCache(folder)
+                log.info("serving %s, the client's root", folder)
+                return
 
     def call(self, tool: str, fn: Callable[[Any], CallToolResult]) -> CallToolResult:
         from git_memex.model import ValidationError
@@ -350,7 +392,7 @@ def session_text(cwd: Path | None) -> str:
     return text
 
 
-def build_server(cwd: Path | None = None) -> MCPServer:
+def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServer:
     """The server with its tools; `cwd` is where the repository is looked up on each call.
 
     The handshake's `instructions` carry the session context block computed at start-up (most
@@ -361,7 +403,8 @@ def build_server(cwd: Path | None = None) -> MCPServer:
     instructions = INSTRUCTIONS + ("\n## This session's memory\n\n" + block if block else "")
     server = MemexMCPServer(name=SERVER_NAME, title="git-memex", version=__version__,
                             instructions=instructions, log_level=level)  # fmt: skip
-    a = Adapter(cwd)
+    a = Adapter(cwd, explicit=explicit)
+    server.adapter = a
 
     @server.prompt(name="memex_context", title="Project memory for this session",
                    description="The session context block: approved rules, matching warnings and the most "
@@ -714,5 +757,6 @@ def format_status(d: dict[str, Any]) -> str:
 
 
 def serve(cwd: Path | None = None) -> None:
-    """Run the server on stdio until the client closes stdin."""
-    build_server(cwd or Path.cwd()).run("stdio")
+    """Run the server on stdio until the client closes stdin; `cwd` is the repository named by
+    --repo or GIT_MEMEX_REPO (None: the working folder, with the client's roots as a fallback)."""
+    build_server(cwd or Path.cwd(), explicit=cwd is not None).run("stdio")

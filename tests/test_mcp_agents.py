@@ -185,3 +185,35 @@ def test_an_agent_rewording_a_fresh_capture_is_not_saved_twice(repo: Path) -> No
     assert ok("memory_list", {})["total"] == 1
     fresh = ok("memory_add", {"text": "Frontend bundles are built with esbuild in CI"})
     assert fresh["duplicate_of"] is None and ok("memory_list", {})["total"] == 2
+
+
+def test_client_roots_are_a_fallback_only(repo: Path, tmp_path: Path) -> None:
+    import warnings
+
+    from mcp import types
+
+    elsewhere = tmp_path / "editor-folder"
+    elsewhere.mkdir()
+    other = tmp_path / "other-repo"
+    other.mkdir()
+    git("init", "-q", "-b", "main", str(other))
+
+    async def roots(_context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=repo.as_uri(), name="work")])
+
+    def status(cwd: Path, *args: str) -> Any:
+        params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env=dict(os.environ), cwd=str(cwd))
+
+        async def main() -> Any:
+            with anyio.fail_after(60), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                async with stdio_client(params) as (read, write), \
+                        ClientSession(read, write, list_roots_callback=roots) as s:  # fmt: skip
+                    await s.initialize()
+                    return (await s.call_tool("memory_status", {})).structured_content["repository"]
+
+        return anyio.run(main)
+
+    assert status(elsewhere) == str(repo)  # no repository here: the client's root is taken
+    assert status(other) == str(other)  # the working folder's repository wins over roots
+    assert status(elsewhere, "--repo", str(other)) == str(other)  # and --repo over both
