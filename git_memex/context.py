@@ -831,7 +831,8 @@ def _terms(text: str) -> set[str]:
 
 
 def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
-                    exclude: frozenset[str] | set[str] = frozenset()) -> tuple[str, list[dict[str, Any]]]:  # fmt: skip
+                    exclude: frozenset[str] | set[str] = frozenset(),
+                    refresh: bool = True) -> tuple[str, list[dict[str, Any]]]:  # fmt: skip
     """The few memories that strongly match a user's prompt, as a block for the agent (the
     Claude Code UserPromptSubmit hook); ("", []) when nothing fits the relevance floor.
 
@@ -846,7 +847,7 @@ def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
         return "", []
     floor = max(PROMPT_MIN_SHARED, math.ceil(PROMPT_SHARE * min(len(want), 8)))
     with Stores(ctx) as st:
-        res = search(st, prompt, limit=10)
+        res = search(st, prompt, limit=10, refresh=refresh)
         hits = [h for h in res.hits if h.role != "instruction" and h.status == "active" and h.id not in exclude
                 and h.review_state != "rejected"]  # fmt: skip
         strong = [h for h in hits if len(want & _terms(h.body)) >= floor][:limit]

@@ -169,7 +169,8 @@ def run_hook(dry_run: bool = False) -> int:
                 lines.append("Mention it briefly to the user; `git memex forget ID` undoes it.")
         from git_memex.context import prompt_memories
 
-        block, _items = prompt_memories(ctx, prompt, exclude={str(e["id"]) for e in saved})
+        # the capture above refreshed the index a moment ago in this process: no second stat scan
+        block, _items = prompt_memories(ctx, prompt, exclude={str(e["id"]) for e in saved}, refresh=not saved)
         if block:
             lines += ([""] if lines else []) + [block]
         if not lines:
