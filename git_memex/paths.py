@@ -130,6 +130,11 @@ def _root_name(root: Path) -> str:
     return f"GIT_MEMEX_HOME {root}" if os.environ.get("GIT_MEMEX_HOME") else f"the data root {root}"
 
 
+def _under_a_file(root: Path) -> MemexError:
+    return MemexError(f"{_root_name(root)} is not a folder (a part of its path is a file); "
+                      "point GIT_MEMEX_HOME at a folder", 2)  # fmt: skip
+
+
 def prepare_data_root(root: Path) -> None:
     """Make sure the data root is a private folder, once per process: created 0700 when missing;
     an existing one with any group or other permission bit is repaired (the root chmod 0700 and
@@ -144,8 +149,7 @@ def prepare_data_root(root: Path) -> None:
     except FileNotFoundError:
         st = None
     except NotADirectoryError:
-        raise MemexError(f"{_root_name(root)} is not a folder (a part of its path is a file); "
-                         "point GIT_MEMEX_HOME at a folder", 2) from None  # fmt: skip
+        raise _under_a_file(root) from None
     except OSError as exc:
         raise MemexError(f"cannot use {_root_name(root)} ({exc.strerror}); "
                          "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
@@ -156,8 +160,7 @@ def prepare_data_root(root: Path) -> None:
         except FileExistsError:
             pass  # created meanwhile by another process
         except NotADirectoryError:
-            raise MemexError(f"{_root_name(root)} is not a folder (a part of its path is a file); "
-                             "point GIT_MEMEX_HOME at a folder", 2) from None  # fmt: skip
+            raise _under_a_file(root) from None
         except OSError as exc:
             raise MemexError(f"cannot create {_root_name(root)} ({exc.strerror}); "
                              "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
