@@ -445,6 +445,11 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
         paths: Annotated[list[str] | None, Field(description="Optional file globs it is about (e.g. src/auth/**); "
                                                  "it is brought up when those files change.")] = None,
         confidence: Annotated[Confidence | None, Field(description="How sure the statement is.")] = None,
+        aliases: Annotated[list[str] | None, Field(max_length=4, description="Other words it should be found by "
+                                                   "(synonyms, the user's language), at most 4.")] = None,
+        alias: Annotated[str | None, Field(min_length=1, max_length=200, description="With target: a vocabulary "
+                                           "entry; alias is another name for target (search expands both ways).")] = None,
+        target: Annotated[str | None, Field(min_length=1, max_length=200, description="See alias.")] = None,
     ) -> CallToolResult:
         from git_memex import ops
 
@@ -461,7 +466,7 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
             res = ops.add(ctx, text, scope=scope, type=type, importance=importance, source=source, via="mcp",
                           tags=[t.strip() for t in tags or [] if t.strip()], role=role, visibility=visibility,
                           paths=[p.strip() for p in paths or [] if p.strip()] or None,
-                          confidence=confidence)  # fmt: skip
+                          confidence=confidence, aliases=aliases, alias=alias, target=target)  # fmt: skip
             data = res.to_json()
             if res.duplicate_of:
                 return ok(f"Already remembered as {res.duplicate_of}; nothing written.", data)

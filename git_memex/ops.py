@@ -143,6 +143,27 @@ def find_near_duplicates(stores: Stores, scope: str, body: str, exclude: str | N
     return out
 
 
+ALIASES_MAX = 4
+"""Capture-time aliases a memory may carry (the reference tool's limit)."""
+
+
+def _vocabulary(aliases: list[str] | None, alias: str | None, target: str | None) -> dict[str, Any]:
+    from git_memex.redact import redact
+
+    out: dict[str, Any] = {}
+    words = [" ".join(a.split()) for a in aliases or [] if a and a.strip()]
+    if len(words) > ALIASES_MAX:
+        raise UsageError(f"a memory takes at most {ALIASES_MAX} aliases, not {len(words)}")
+    if words:
+        out["aliases"] = [redact(w).text for w in words]
+    a, t = (alias or "").strip(), (target or "").strip()
+    if bool(a) != bool(t):
+        raise UsageError("alias and target go together: the alias is another name for the target")
+    if a:
+        out["alias"], out["target"] = redact(a).text, redact(t).text
+    return out
+
+
 def add(
     ctx: Context,
     text: str,
@@ -157,10 +178,17 @@ def add(
     via: str = "cli",
     confidence: str | None = None,
     paths: list[str] | None = None,
+    aliases: list[str] | None = None,
+    alias: str | None = None,
+    target: str | None = None,
     stores: Stores | None = None,
 ) -> AddResult:
+    """A new memory. `aliases` are other words it should be found by (at most ALIASES_MAX);
+    `alias` and `target` together are a vocabulary entry (the reference tool's: a search for
+    either finds memories with the other). Both are masked like the body."""
     from git_memex.redact import redact
 
+    extra = _vocabulary(aliases, alias, target)
     if scope not in ("project", "personal"):
         if scope in model.RESERVED_SCOPES:
             raise UsageError(f"scope {scope!r} is reserved by the protocol; use project or personal")
@@ -189,6 +217,7 @@ def add(
             via=via,
             repo_id=ctx.repo_id,
             paths=paths,
+            extra=extra or None,
         )
         file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
     except ValidationError as exc:

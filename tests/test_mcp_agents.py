@@ -217,3 +217,21 @@ def test_client_roots_are_a_fallback_only(repo: Path, tmp_path: Path) -> None:
     assert status(elsewhere) == str(repo)  # no repository here: the client's root is taken
     assert status(other) == str(other)  # the working folder's repository wins over roots
     assert status(elsewhere, "--repo", str(other)) == str(other)  # and --repo over both
+
+
+def test_memory_add_takes_aliases_and_a_vocabulary_entry(repo: Path) -> None:
+    saved = ok("memory_add", {"text": "The on-call rota is in PagerDuty under team Phoenix",
+                              "aliases": ["pager schedule", "值班表"]})  # fmt: skip
+    hits = ok("memory_search", {"query": "pager schedule"})["hits"]
+    assert hits and hits[0]["id"] == saved["id"]
+    assert ok("memory_search", {"query": "值班表"})["hits"][0]["id"] == saved["id"]
+    ok("memory_add", {"text": "Blue-green deploys switch the ALB target group", "alias": "bg", "target": "blue-green"})
+    fm = ok("memory_get", {"id": ok("memory_search", {"query": "ALB"})["hits"][0]["id"]})["frontmatter"]
+    assert fm["alias"] == "bg" and fm["target"] == "blue-green"
+    msg = err("memory_add", {"text": "half a vocabulary entry", "alias": "x"})
+    assert "alias and target go together" in msg
+    assert "`aliases`" in err("memory_add", {"text": "too many", "aliases": ["a", "b", "c", "d", "e"]})
+    r = run_cli("add", "too many aliases", "--aliases", "a,b,c,d,e")
+    assert r.code == 1 and "at most 4 aliases" in r.err
+    r = run_cli("add", "Nightly builds run at 02:00 UTC", "--aliases", "cron build", "--json")
+    assert r.code == 0 and run_cli("search", "cron build", "--json").json()["hits"][0]["id"] == r.json()["id"]

@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--visibility", choices=model.VISIBILITIES, default=None,
                    help="private keeps a project memory on this machine only")
     p.add_argument("--paths", default="", help="comma-separated repo-relative globs this memory is about")
+    p.add_argument("--aliases", default="", help="comma-separated other words to find it by (at most 4)")
+    p.add_argument("--alias", default=None, help="with --target: a vocabulary entry, ALIAS is another name for TARGET")
+    p.add_argument("--target", default=None, help="see --alias")
     p.add_argument("--confidence", choices=model.CONFIDENCES, default=None,
                    help="how sure the statement is (default medium; distill takes only high)")
     add_json(p)
@@ -39,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
         tags=[t for t in args.tags.split(",") if t.strip()], importance=args.importance,
         role=args.role, source=args.source, visibility=args.visibility,
         paths=[p.strip() for p in args.paths.split(",") if p.strip()], confidence=args.confidence,
+        aliases=[a.strip() for a in args.aliases.split(",") if a.strip()], alias=args.alias, target=args.target,
     )  # fmt: skip
     if args.json:
         emit_json(res.to_json())
