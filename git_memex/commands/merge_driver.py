@@ -1,8 +1,9 @@
 """`git-memex merge-driver %O %A %B %P`: the git merge driver for memory files.
 
 git runs this once per file that both branches changed and reads the result back from %A.
-Exit 0 tells git the file is merged, any other status up to 128 that a conflict remains, and
-above 128 makes git abort the whole merge. So this never exits above 1 and never lets an
+Exit 0 tells git the file is merged, any other status up to 128 that a conflict remains; git's
+documentation says above 128 means a crash that fails the merge (git 2.39 treats it as a
+conflict and keeps ours untouched). So this never exits above 1 and never lets an
 exception out: whatever happens, %A ends up holding something a human can finish (a
 conflict-marked merge) or is left as it was. Only `os`/`sys` and the pure merge engine are
 imported, because this runs in a fresh process for every conflicted file.
