@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, peer_cases, run_cli
+from conftest import git, own_cases, run_cli
 
 
 def add(*args: str, **kw) -> str:
@@ -120,7 +120,7 @@ def test_worktree_index_files_are_owner_only(repo: Path) -> None:
 
 def test_migrate_backups_are_private(nogit: Path, isolated_env: Path) -> None:
     root = data(isolated_env)
-    cases = [c for c in peer_cases()["migration"] if "v1_file" in c]
+    cases = [c for c in own_cases()["migration"] if "v1_file" in c]
     legacy = root / "memories" / "user"
     legacy.mkdir(parents=True)
     for case in cases:
