@@ -132,8 +132,6 @@ def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
     """The ids of repository rows whose work tree file is byte-identical to the blob committed
     at the same path on the default branch. One `git cat-file --batch-check` for all of them;
     any failure means "none"."""
-    import subprocess
-
     ref = default_branch(ctx)
     if ctx.repo is None or ref is None:
         return set()
@@ -156,17 +154,15 @@ def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
         wanted[rel] = (mid, data)
     if not wanted:
         return set()
+    from git_memex.gitcmd import run_git
+
     rels = list(wanted)
     query = "".join(f"{ref.ref}:{rel}\n" for rel in rels)
-    try:
-        r = subprocess.run(["git", "cat-file", "--batch-check=%(objectname) %(objecttype)"], cwd=work,
-                           input=query, capture_output=True, text=True, encoding="utf-8",
-                           errors="replace", timeout=20, check=False)  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
+    r = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], work, input=query.encode("utf-8"),
+                timeout=20)  # fmt: skip
+    if r is None or r.returncode != 0:
         return set()
-    if r.returncode != 0:
-        return set()
-    answers = r.stdout.splitlines()
+    answers = r.stdout.decode("utf-8", "replace").splitlines()
     if len(answers) != len(rels):
         return set()
     out: set[str] = set()
@@ -190,8 +186,10 @@ def passing(ctx: Context, rows: Iterable[sqlite3.Row], current_user: str | None)
             if r["location"] == "personal" or (r["location"] == "repo" and r["id"] in reviewed)]  # fmt: skip
 
 
-def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None) -> str | None:
-    """None when the row passes the gate, else one phrase saying why not (for `instruction list`)."""
+def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None,
+            reviewed: set[str] | None = None) -> str | None:  # fmt: skip
+    """None when the row passes the gate, else one phrase saying why not (for `instruction list`).
+    `reviewed` is `reviewed_ids` of the rows being listed, asked once for all of them."""
     if _field(row, "role") != "instruction":
         return "not a rule (role knowledge)"
     state = _field(row, "instruction_state") or "draft"
@@ -207,6 +205,6 @@ def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: st
     ref = default_branch(ctx)
     if ref is None:
         return "the project's default branch is unknown: set memex.defaultBranch"
-    if _field(row, "id") not in reviewed_ids(ctx, [row]):
+    if _field(row, "id") not in (reviewed_ids(ctx, [row]) if reviewed is None else reviewed):
         return f"not committed as it is on {ref.branch} ({ref.ref}): commit it and merge it there"
     return None

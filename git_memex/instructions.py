@@ -34,14 +34,6 @@ def _load_rule(st: Stores, memory_id: str) -> tuple[Any, model.Memory]:
     return found, m
 
 
-def _history(m: model.Memory, frm: str, to: str, by: str, note: str | None) -> None:
-    hist = m.fm.get("review_history")
-    if not isinstance(hist, list):
-        hist = []
-    hist.append({"at": model.now(), "by": by, "from": frm, "to": to, "note": note, "field": "instruction_state"})
-    m.fm["review_history"] = hist
-
-
 def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
     """Team mode (a repository with an origin remote) and the approver proposed the rule."""
     if not ctx.origin_url:
@@ -56,7 +48,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
     """Open the gate for one submitted rule (or one of your own personal rules)."""
     from git_memex.gate import default_branch
-    from git_memex.review import user_name
+    from git_memex.review import _history, user_name
     from git_memex.store import write_memory
 
     if trust not in TRUST_CHOICES:
@@ -88,7 +80,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             m.fm["instruction_state"] = "approved"
             m.fm["trust_level"] = trust
             m.fm["approved_by"] = who
-            _history(m, before, "approved", who, note.strip() if note else None)
+            _history(m, before, "approved", who, note.strip() if note else None, field="instruction_state")
             model.touch(m)
             write_memory(found.source.folder, m, private=where != "repo")
             found.index.upsert(m, found.source)
@@ -109,7 +101,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
 def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | None = None,
            stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
     """Close the gate for one rule: it stays as history, never again as an instruction."""
-    from git_memex.review import user_name
+    from git_memex.review import _history, user_name
     from git_memex.store import write_memory
 
     with opened(ctx, stores) as st:
@@ -120,7 +112,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
         changed = before != "revoked"
         if changed:
             m.fm["instruction_state"] = "revoked"
-            _history(m, before, "revoked", who, note.strip() if note else None)
+            _history(m, before, "revoked", who, note.strip() if note else None, field="instruction_state")
             model.touch(m)
             write_memory(found.source.folder, m, private=found.row["location"] != "repo")
             found.index.upsert(m, found.source)
@@ -135,7 +127,7 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
     """Every rule (role: instruction) grouped pending / approved / revoked, with whether the
     gate lets it through and, when not, why."""
     from git_memex.context import current_user
-    from git_memex.gate import why_not
+    from git_memex.gate import reviewed_ids, why_not
 
     groups: dict[str, list[dict[str, Any]]] = {"pending": [], "approved": [], "revoked": []}
     with opened(ctx, stores) as st:
@@ -147,13 +139,15 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
                 " AND m.status NOT IN ('retracted', 'archived') ORDER BY m.updated_ts DESC, m.id", params):
                 rows.setdefault(r["id"], r)
         user = current_user(ctx) if any(r["location"] == "personal" for r in rows.values()) else None
+        # one git call for every approved repository rule, not one per rule
+        reviewed = reviewed_ids(ctx, [r for r in rows.values() if r["instruction_state"] == "approved"])
         from git_memex.guard import safe_bodies
 
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows.values()])
         for r in rows.values():
             state = r["instruction_state"] or "draft"
             group = "approved" if state == "approved" else "revoked" if state == "revoked" else "pending"
-            reason = why_not(ctx, r, user) if group == "approved" else None
+            reason = why_not(ctx, r, user, reviewed) if group == "approved" else None
             groups[group].append({
                 "id": r["id"], "scope": r["scope"], "location": r["location"], "status": r["status"],
                 "review_state": r["review_state"], "instruction_state": state,

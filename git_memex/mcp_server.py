@@ -411,13 +411,13 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
                    "relevant project and personal memories, as historical knowledge.")  # fmt: skip
     def memex_context() -> str:
         with a.lock:
-            return session_text(cwd) or DISCLAIMER + "\n\nNo memories to show yet."
+            return session_text(a.cwd) or DISCLAIMER + "\n\nNo memories to show yet."
 
     @server.resource("memex://context", name="session-context", title="Project memory for this session",
                      description="The session context block, computed afresh.", mime_type="text/markdown")  # fmt: skip
     def context_resource() -> str:
         with a.lock:
-            return session_text(cwd) or DISCLAIMER + "\n\nNo memories to show yet."
+            return session_text(a.cwd) or DISCLAIMER + "\n\nNo memories to show yet."
 
     def tool(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
         name = fn.__name__

@@ -29,8 +29,12 @@ def user_name(ctx: Context) -> str:
     return ctx.config.get("user.name") or ctx.config.get("user.email") or os.environ.get("USER") or "unknown"
 
 
-def _history(m: Memory, frm: str | None, to: str, by: str, note: str | None = None) -> None:
-    entry = {"at": model.now(), "by": by, "from": frm, "to": to, "note": note}
+def _history(m: Memory, frm: str | None, to: str, by: str, note: str | None = None,
+             field: str | None = None) -> None:  # fmt: skip
+    """Append a review_history entry; `field` names what changed when it is not review_state."""
+    entry: dict[str, Any] = {"at": model.now(), "by": by, "from": frm, "to": to, "note": note}
+    if field:
+        entry["field"] = field
     hist = m.fm.get("review_history")
     if not isinstance(hist, list):
         hist = []
