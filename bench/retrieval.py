@@ -4,7 +4,7 @@
 
 Every memory of a dataset is written as a real memory file (our model and serialiser, with
 its tags, type, capture-time aliases and alias/target vocabulary) into a temporary data
-root, indexed by our index code, and every query runs through `git_memex.search.search`,
+root, indexed by our index code, and every query runs through `git_memex.search.engine.search`,
 the function `git memex search` and the MCP server call. Nothing is re-implemented here.
 
 - LoCoMo: each conversation (`group`) gets a data root of its own, and its queries search
@@ -97,9 +97,9 @@ def load(name: str) -> dict[str, Any]:
 
 def build_store(root: Path, memories: Iterable[dict[str, Any]]) -> tuple[Any, dict[str, str]]:
     """Write the memories as files under a fresh data root and index them; (stores, ulid -> dataset id)."""
-    from git_memex import frontmatter, model
-    from git_memex.paths import Context
-    from git_memex.stores import Stores
+    from git_memex.core import frontmatter, model
+    from git_memex.core.paths import Context
+    from git_memex.index.stores import Stores
 
     ctx = Context(data_root=root, cwd=root, repo=None, config={})
     folder = ctx.personal_dir
@@ -155,7 +155,7 @@ def baseline_scores(data: dict[str, Any], group_names: list[str | None]) -> dict
 
 def score_dataset(name: str, *, groups: int | None = None, misses: bool = False,
                   query_filter: Any = None) -> dict[str, Any]:  # fmt: skip
-    from git_memex.search import search
+    from git_memex.search.engine import search
 
     data = load(name)
     by_group: dict[str | None, list[dict[str, Any]]] = {}

@@ -33,9 +33,9 @@ def load_queries(path: str) -> list[dict[str, Any]]:
 
 
 def inproc(args: dict[str, Any]) -> dict[str, Any]:
-    from git_memex.paths import load_context
-    from git_memex.search import search
-    from git_memex.stores import Stores
+    from git_memex.core.paths import load_context
+    from git_memex.index.stores import Stores
+    from git_memex.search.engine import search
 
     queries = load_queries(args["queries"])
     ctx = load_context(Path(args["repo"]))

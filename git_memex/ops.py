@@ -10,13 +10,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from git_memex import model
-from git_memex.errors import MemexError, NotFound, UsageError
-from git_memex.index import RefreshStats, Source
-from git_memex.model import Memory, ValidationError
-from git_memex.paths import Context
-from git_memex.record import field, record
-from git_memex.store import (
+from git_memex.core import model
+from git_memex.core.files import (
     UnreadableMemory,
     crash_point,
     delete_file,
@@ -24,7 +19,12 @@ from git_memex.store import (
     read_memory,
     write_memory,
 )
-from git_memex.stores import Found, Stores, opened
+from git_memex.core.model import Memory, ValidationError
+from git_memex.core.paths import Context
+from git_memex.core.record import field, record
+from git_memex.errors import MemexError, NotFound, UsageError
+from git_memex.index.refresh import RefreshStats, Source
+from git_memex.index.stores import Found, Stores, opened
 
 LIFECYCLE_TARGETS = ("active", "deprecated", "retracted", "archived")
 NEAR_DUP_CANDIDATES = 20
@@ -80,7 +80,7 @@ def _scope_locations(scope: str) -> tuple[str, ...]:
 
 
 def find_duplicate(stores: Stores, scope: str, body: str) -> str | None:
-    from git_memex.textproc import content_hash
+    from git_memex.core.textproc import content_hash
 
     h = content_hash(body)
     locs = _scope_locations(scope)
@@ -104,7 +104,7 @@ def find_turn_echo(ctx: Context, scope: str, text: str, *, now: float | None = N
     the capture hook saved the user's: the second copy is reported, not written."""
     import time
 
-    from git_memex.textproc import TURN_ECHO_THRESHOLD, TURN_ECHO_WINDOW_S, jaccard
+    from git_memex.core.textproc import TURN_ECHO_THRESHOLD, TURN_ECHO_WINDOW_S, jaccard
 
     since = (time.time() if now is None else now) - TURN_ECHO_WINDOW_S
     locs = _scope_locations(scope)
@@ -125,8 +125,8 @@ def find_turn_echo(ctx: Context, scope: str, text: str, *, now: float | None = N
 
 
 def find_near_duplicates(stores: Stores, scope: str, body: str, exclude: str | None = None) -> list[str]:
-    from git_memex.search import search
-    from git_memex.textproc import NEAR_DUP_THRESHOLD, jaccard
+    from git_memex.core.textproc import NEAR_DUP_THRESHOLD, jaccard
+    from git_memex.search.engine import search
 
     res = search(stores, body, scope="personal" if scope == "personal" else "project",
                  limit=NEAR_DUP_CANDIDATES, refresh=False)  # fmt: skip
@@ -148,7 +148,7 @@ ALIASES_MAX = 4
 
 
 def _vocabulary(aliases: list[str] | None, alias: str | None, target: str | None) -> dict[str, Any]:
-    from git_memex.redact import redact
+    from git_memex.secrets.redact import redact
 
     out: dict[str, Any] = {}
     words = [" ".join(a.split()) for a in aliases or [] if a and a.strip()]
@@ -186,7 +186,7 @@ def add(
     """A new memory. `aliases` are other words it should be found by (at most ALIASES_MAX);
     `alias` and `target` together are a vocabulary entry (the reference tool's: a search for
     either finds memories with the other). Both are masked like the body."""
-    from git_memex.redact import redact
+    from git_memex.secrets.redact import redact
 
     extra = _vocabulary(aliases, alias, target)
     if scope not in ("project", "personal"):
@@ -222,7 +222,7 @@ def add(
         file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
     except ValidationError as exc:
         raise _invalid(exc) from None
-    from git_memex.locks import held
+    from git_memex.core.locks import held
 
     with opened(ctx, stores) as st:
         st.refresh()
@@ -258,7 +258,7 @@ def load(found: Found) -> Memory:
 
 def chain_warnings(stores: Stores, m: Memory) -> list[str]:
     """Repair a hand-broken supersede chain in what we return, and say so."""
-    from git_memex.chains import successor
+    from git_memex.search.chains import successor
 
     out: list[str] = []
     mid = m.id
@@ -302,8 +302,8 @@ def list_memories(
     review_state: str | None = None,
     stores: Stores | None = None,
 ) -> dict[str, Any]:
-    from git_memex.chains import superseded_ids
-    from git_memex.search import scope_filter
+    from git_memex.search.chains import superseded_ids
+    from git_memex.search.engine import scope_filter
 
     with opened(ctx, stores) as st:
         st.refresh()
@@ -327,7 +327,7 @@ def list_memories(
                 rows.pop(g, None)
         ordered = sorted(rows.values(), key=lambda r: (r["updated_ts"] or 0, r["id"]), reverse=True)
         total = len(ordered)
-        from git_memex.guard import safe_bodies
+        from git_memex.secrets.guard import safe_bodies
 
         page = ordered[: max(limit, 0)]
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in page])
@@ -336,7 +336,7 @@ def list_memories(
 
 def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
     """A listing entry; `body` is the row's body as `guard.safe_bodies` gives it."""
-    from git_memex.search import _snippet
+    from git_memex.search.engine import _snippet
 
     return {
         "id": r["id"],
@@ -356,7 +356,7 @@ def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
 
 def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = None,
            limit: int = 8, explain: bool = False, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
-    from git_memex.search import search as run
+    from git_memex.search.engine import search as run
 
     if not query or not query.strip():
         raise UsageError("search needs a query")
@@ -367,8 +367,8 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         raise UsageError(f"--limit must be at least 1 (got {limit})")
     with opened(ctx, stores) as st:
         res = run(st, query, scope=scope, type=type, limit=limit, explain=explain)
-        from git_memex.guard import safe_bodies
-        from git_memex.search import _snippet
+        from git_memex.search.engine import _snippet
+        from git_memex.secrets.guard import safe_bodies
 
         safe = safe_bodies(st, [(h.id, h.body) for h in res.hits])
         for h in res.hits:
@@ -395,7 +395,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
               confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
     """A new memory replacing `memory_id`; type, tags, role and confidence are the old one's
     unless given."""
-    from git_memex.redact import redact
+    from git_memex.secrets.redact import redact
 
     if not text or not text.strip():
         raise UsageError("the new memory text is empty")
@@ -502,7 +502,7 @@ def repair_chains(st: Stores) -> list[str]:
     This is what an interrupted `supersede` leaves (the new memory is written first), and what a
     hand edit of only one side leaves. Only the old file's status and superseded_by change.
     """
-    from git_memex.chains import replacements
+    from git_memex.search.chains import replacements
 
     repaired: list[str] = []
     for new_id, old_id in replacements(st):

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_memex import frontmatter
-from git_memex.index import Index, Source, fast_frontmatter
+from git_memex.core import frontmatter
+from git_memex.index.refresh import Index, Source, fast_frontmatter
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -97,7 +97,7 @@ def test_fast_frontmatter_agrees_with_yaml_or_declines(text: str) -> None:
 
 
 def test_fast_frontmatter_reads_the_shapes_writers_produce() -> None:
-    from git_memex import model
+    from git_memex.core import model
 
     m = model.create("the db 数据库 backup at 2am: see docs", scope="personal", tags=["a b", "数据库"])
     m.fm["aliases"] = ["how to undo", "git 中文乱码"]

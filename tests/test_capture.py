@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_memex.capture import (
+from git_memex.agents.triggers import (
     MAX_CAPTURE_CHARS,
     MIN_CAPTURE_CHARS,
     CaptureHit,
@@ -268,7 +268,7 @@ def test_import_pulls_in_only_re() -> None:
     (not `dataclasses`, not `typing`: ~12 ms of start-up between them)."""
     probe = (
         "import sys; a = set(sys.modules); import re; b = set(sys.modules); "
-        "import git_memex.capture; c = set(sys.modules); print(sorted(c - b))"
+        "import git_memex.agents.triggers; c = set(sys.modules); print(sorted(c - b))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe],
@@ -278,7 +278,7 @@ def test_import_pulls_in_only_re() -> None:
         cwd=Path(__file__).resolve().parents[1],
     ).stdout
     extra = set(json.loads(out.replace("'", '"')))
-    assert extra <= {"git_memex", "git_memex.capture", "git_memex.record", "__future__"}
+    assert extra <= {"git_memex", "git_memex.agents", "git_memex.core", "git_memex.agents.triggers", "git_memex.core.record", "__future__"}
 
 
 # --- property test -------------------------------------------------------------------------------

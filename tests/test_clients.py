@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memex import clients
+from git_memex.agents import clients
 from git_memex.errors import UsageError
 
 from conftest import git, run_cli

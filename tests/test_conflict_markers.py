@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from git_memex import frontmatter, model
-from git_memex.store import conflict_marker_line
+from git_memex.core import frontmatter, model
+from git_memex.core.files import conflict_marker_line
 
 from conftest import git, run_cli
 

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from git_memex import frontmatter
-from git_memex.context import (
+from git_memex.agents.gate import passes_claims as passes_instruction_gate
+from git_memex.agents.session import (
     DISCLAIMER,
     FOOTER,
     glob_matches,
     squeeze,
     topic_words,
 )
-from git_memex.gate import passes_claims as passes_instruction_gate
-from git_memex.textproc import estimate_tokens
+from git_memex.core import frontmatter
+from git_memex.core.textproc import estimate_tokens
 
 from conftest import git, run_cli
 
@@ -462,8 +462,8 @@ def test_hook_fast_path_answers_like_the_parsed_command(repo: Path) -> None:
 def test_rare_pools_read_their_partial_index(repo: Path, pool: str) -> None:
     """Without its partial index a rare pool walks every row of the index newest first
     (~9 ms at 10k memories, paid by each session start); the plan must name the index."""
-    from git_memex import context as ctxmod
-    from git_memex.index import Index
+    from git_memex.agents import session as ctxmod
+    from git_memex.index.refresh import Index
 
     add("a fact so that the index exists")
     db = next(repo.joinpath(".git").rglob("index.db"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_memex.paths import ContextCache
+from git_memex.core.paths import ContextCache
 
 from conftest import git
 

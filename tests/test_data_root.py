@@ -196,9 +196,9 @@ def test_unusable_data_root_outside_a_repository_is_one_sentence(nogit: Path, tm
 
 # ------------------------------------------------------------------ small items
 def test_relative_data_root_does_not_move_with_cd(repo: Path, tmp_path: Path) -> None:
-    from git_memex import paths
+    from git_memex.core import paths
 
-    code = ("import os, sys; from git_memex.paths import data_root; a = data_root(); os.chdir(sys.argv[1]); "
+    code = ("import os, sys; from git_memex.core.paths import data_root; a = data_root(); os.chdir(sys.argv[1]); "
             "print(a); print(data_root())")  # fmt: skip
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -1,10 +1,10 @@
-"""`git_memex.digest`: the built-in hash modules give exactly hashlib's digests."""
+"""`git_memex.core.digest`: the built-in hash modules give exactly hashlib's digests."""
 
 from __future__ import annotations
 
 import hashlib
 
-from git_memex.digest import sha1_hex, sha256_hex
+from git_memex.core.digest import sha1_hex, sha256_hex
 
 
 def test_builtin_digests_equal_hashlib() -> None:

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_memex import frontmatter
-from git_memex.frontmatter import FrontmatterError, parse, parse_bytes, serialize
+from git_memex.core import frontmatter
+from git_memex.core.frontmatter import FrontmatterError, parse, parse_bytes, serialize
 
 REFERENCE_FILE = """---
 id: 01K6AB3XZQ7WVD9J1M2N4P5Q6R
@@ -178,7 +178,7 @@ def test_fast_writer_gives_pyyaml_bytes_or_steps_aside(key: str, value: object) 
 
 def test_fast_writer_covers_what_we_write() -> None:
     """A memory as `ops.add` writes it is written without PyYAML, and byte for byte as PyYAML would."""
-    from git_memex.model import create
+    from git_memex.core.model import create
 
     m = create("the staging database is rebuilt nightly", scope="project", type="fact", tags=["db", "ops-night"],
                source="keyword", created_by="local:dev@example.com", via="claude",

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_memex import frontmatter
-from git_memex.frontmatter import FrontmatterError
-from git_memex.merge import merge_texts
-from git_memex.textproc import parse_query
+from git_memex.core import frontmatter
+from git_memex.core.frontmatter import FrontmatterError
+from git_memex.core.textproc import parse_query
+from git_memex.git.merge import merge_texts
 
 FUZZ = settings(max_examples=2000, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 
@@ -109,18 +109,21 @@ def _timed(fn, arg) -> float:
 
 @pytest.mark.parametrize("unit", PATHOLOGICAL_UNITS)
 def test_text_processing_is_linear_on_long_runs(unit: str):
-    from git_memex import capture, redact, synonyms, textproc
+    from git_memex.agents import triggers
+    from git_memex.core import textproc
+    from git_memex.search import synonyms
+    from git_memex.secrets import redact
 
     text = _long(unit)
     for name, fn in (("parse_query", parse_query), ("similarity", textproc.similarity_tokens),
                      ("cjk_entries", synonyms.cjk_entries_in), ("redact", redact.redact),
-                     ("capture", capture.scan), ("frontmatter", _roundtrip)):  # fmt: skip
+                     ("capture", triggers.scan), ("frontmatter", _roundtrip)):  # fmt: skip
         took = _timed(fn, text)
         assert took < BUDGET_S, f"{name} took {took:.1f} s on {len(text)} × {unit!r}"
 
 
 def _roundtrip(body: str) -> None:
-    from git_memex import model
+    from git_memex.core import model
 
     m = model.create(body)
     frontmatter.parse(frontmatter.serialize(m.fm, m.body))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from git_memex import frontmatter, model
-from git_memex.paths import normalize_remote_url, repo_identity
+from git_memex.core import frontmatter, model
+from git_memex.core.paths import normalize_remote_url, repo_identity
 
 from conftest import git, run_cli
 
@@ -194,7 +194,7 @@ def test_plain_git_pull_reindexes_through_the_hook(clones):
     r = git("pull", cwd=b)
     assert "git-memex: index updated (1 added" in r.stderr
     # the hook already indexed it: look in b's index without refreshing
-    from git_memex.index import Index
+    from git_memex.index.refresh import Index
 
     db = b / ".git" / "memex" / "index.db"
     with Index(db) as idx:

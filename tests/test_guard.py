@@ -8,8 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from git_memex import frontmatter
-from git_memex.model import create
+from git_memex.core import frontmatter
+from git_memex.core.model import create
 
 from conftest import git, run_cli
 

@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 
-from git_memex import model
+from git_memex.core import model
 
 from conftest import run_cli
 

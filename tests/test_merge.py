@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from git_memex.frontmatter import FrontmatterError, parse, serialize
-from git_memex.merge import (
+from git_memex.core.frontmatter import FrontmatterError, parse, serialize
+from git_memex.git.merge import (
     MergeResult,
     merge2_lines,
     merge3_lines,

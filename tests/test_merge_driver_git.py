@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_memex.frontmatter import parse, serialize
-from git_memex.merge import merge3_lines
+from git_memex.core.frontmatter import parse, serialize
+from git_memex.git.merge import merge3_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 MID = "01JHFQ8PMWKVX6KGZH2MXR6QJA"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memex import frontmatter
+from git_memex.core import frontmatter
 
 from conftest import PEER_MISSING, own_cases, peer_cases, run_cli
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from git_memex import model
-from git_memex.model import ValidationError
+from git_memex.core import model
+from git_memex.core.model import ValidationError
 
 from conftest import vectors
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from git_memex import frontmatter, model
-from git_memex.index import Index
+from git_memex.core import frontmatter, model
+from git_memex.index.refresh import Index
 
 from conftest import git, run_cli
 

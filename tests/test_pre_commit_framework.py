@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memex import frontmatter, model
+from git_memex.core import frontmatter, model
 
 from conftest import git
 

@@ -1,4 +1,4 @@
-"""`git_memex.record`: the slice of @dataclass the package uses, checked against @dataclass itself."""
+"""`git_memex.core.record`: the slice of @dataclass the package uses, checked against @dataclass itself."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from git_memex.record import field, fields, record
+from git_memex.core.record import field, fields, record
 
 
 @record
@@ -93,8 +93,8 @@ def test_bad_declarations_are_refused() -> None:
 def test_hot_modules_do_not_import_dataclasses_or_inspect() -> None:
     """The reason the module exists: the command path of search/context/capture stays off them."""
     probe = (
-        "import sys; import git_memex.search, git_memex.context, git_memex.capture, git_memex.ops, "
-        "git_memex.redact, git_memex.merge; print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))"
+        "import sys; import git_memex.search.engine, git_memex.agents.session, git_memex.agents.triggers, git_memex.ops, "
+        "git_memex.secrets.redact, git_memex.git.merge; print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

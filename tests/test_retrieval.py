@@ -1,7 +1,7 @@
 """Retrieval quality of the real search code on the shared datasets (bench/retrieval.py).
 
 Each memory is written as a real memory file into a temp data root, indexed by our index code
-and searched with `git_memex.search.search`. openmemex-eval runs whole (44 queries); LoCoMo
+and searched with `git_memex.search.engine.search`. openmemex-eval runs whole (44 queries); LoCoMo
 runs on a fixed subset of three conversations and is compared with the README's FTS5 scorer
 (../shared/bench/retrieval_baseline.py) measured on the same three conversations.
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memex import frontmatter
+from git_memex.core import frontmatter
 
 from conftest import git, run_cli
 

@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from git_memex.store import atomic_write_text, create_temp_beside
+from git_memex.core.files import atomic_write_text, create_temp_beside
 
 
 def test_temp_file_is_private_hidden_and_unique(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Tests for git_memex.textproc and git_memex.synonyms, against a real SQLite FTS5 table.
+"""Tests for git_memex.core.textproc and git_memex.search.synonyms, against a real SQLite FTS5 table.
 
 No mocks: every FTS5 expression built here is run as a MATCH on a table of the shape the index
 uses, so a syntax error or a non-matching encoding fails the test.
@@ -17,8 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_memex import synonyms
-from git_memex.textproc import (
+from git_memex.core.textproc import (
     CJK_RE,
     NEAR_DUP_THRESHOLD,
     TURN_ECHO_THRESHOLD,
@@ -35,6 +34,7 @@ from git_memex.textproc import (
     parse_query,
     similarity_tokens,
 )
+from git_memex.search import synonyms
 
 from conftest import PEER_MISSING, peer_cases, vectors
 
@@ -509,7 +509,7 @@ def test_synonym_table_shape() -> None:
 
 
 def latin_terms_raw(s: str) -> list[str]:
-    from git_memex.textproc import _raw_latin_tokens
+    from git_memex.core.textproc import _raw_latin_tokens
 
     return _raw_latin_tokens(s)
 
@@ -631,7 +631,7 @@ def test_import_is_cheap(tmp_path: Path) -> None:
         "import sys, time, re\n"
         "before = set(sys.modules)\n"
         "t = time.perf_counter()\n"
-        "import git_memex.textproc\n"
+        "import git_memex.core.textproc\n"
         "ms = (time.perf_counter() - t) * 1000\n"
         "print(ms, ' '.join(sorted(set(sys.modules) - before)))\n"
     )
@@ -647,5 +647,5 @@ def test_import_is_cheap(tmp_path: Path) -> None:
         ).stdout.split()
         timings.append(float(out[0]))
         new = set(out[1:])
-        assert new <= {"git_memex", "git_memex.textproc", "git_memex.synonyms"}, new
+        assert new <= {"git_memex", "git_memex.core", "git_memex.search", "git_memex.core.textproc", "git_memex.search.synonyms"}, new
     assert min(timings[1:]) < 3.0, timings

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memex.textproc import estimate_tokens
+from git_memex.core.textproc import estimate_tokens
 
 from conftest import git, run_cli
 

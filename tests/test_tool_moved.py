@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from git_memex.frontmatter import serialize
-from git_memex.hooks import driver_command
+from git_memex.core.frontmatter import serialize
+from git_memex.git.githooks import driver_command
 
 from conftest import run_cli
 

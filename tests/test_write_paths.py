@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_memex import frontmatter
+from git_memex.core import frontmatter
 
 from conftest import run_cli
 
@@ -89,8 +89,8 @@ _texts = st.one_of(
 @given(text=_texts, tags=st.lists(st.text(_ALPHABET, max_size=12), max_size=3))
 def test_anything_a_write_accepts_a_full_reindex_reads_back(repo: Path, text: str, tags: list[str]):
     from git_memex import ops
+    from git_memex.core.paths import load_context
     from git_memex.errors import MemexError
-    from git_memex.paths import load_context
 
     ctx = load_context()
     try:

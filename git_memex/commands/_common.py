@@ -6,7 +6,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from git_memex import model
+from git_memex.core import model
 
 if TYPE_CHECKING:
     import argparse
@@ -21,7 +21,7 @@ def emit_json(obj: Any) -> None:
 
 
 def context():  # -> Context; imported lazily so --help stays cheap
-    from git_memex.paths import load_context
+    from git_memex.core.paths import load_context
 
     return load_context()
 

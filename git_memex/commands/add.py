@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from git_memex import model
 from git_memex.commands._common import add_json, context, emit_json, read_text_arg, short
+from git_memex.core import model
 
 
 def register(sub: argparse._SubParsersAction) -> None:

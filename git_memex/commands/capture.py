@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _dropped_reason(line: str) -> str:
-    from git_memex.capture import MAX_CAPTURE_CHARS
+    from git_memex.agents.triggers import MAX_CAPTURE_CHARS
 
     return "too long" if len(line) > MAX_CAPTURE_CHARS else "too short"
 
@@ -55,7 +55,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
     ``{"enabled", "dry_run", "saved": [...], "duplicates": [...], "would_save": [...],
     "dropped": [{"line", "reason"}]}``; saved entries carry the body as stored (masked).
     """
-    from git_memex.capture import scan
+    from git_memex.agents.triggers import scan
 
     out: dict[str, Any] = {"enabled": True, "dry_run": dry_run, "saved": [], "duplicates": [],
                            "would_save": [], "dropped": []}  # fmt: skip
@@ -69,7 +69,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
     from git_memex.errors import MemexError
 
     if dry_run:
-        from git_memex.redact import redact
+        from git_memex.secrets.redact import redact
 
         for hit in found.hits:
             red = redact(hit.body)
@@ -78,8 +78,8 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
                                       "masked": list(red.masked)})  # fmt: skip
         return out
 
+    from git_memex.index.stores import Stores
     from git_memex.ops import add
-    from git_memex.stores import Stores
 
     with Stores(ctx) as st:
         if st.degraded:  # capture only writes: an unusable data root is its failure
@@ -150,7 +150,7 @@ def run_hook(dry_run: bool = False) -> int:
         prompt = payload.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             return 0
-        from git_memex.capture import scan
+        from git_memex.agents.triggers import scan
 
         ctx = hook_context(payload)
         lines: list[str] = []
@@ -167,7 +167,7 @@ def run_hook(dry_run: bool = False) -> int:
                         body = body[:199] + "…"
                     lines.append(f"- [{e['scope']}/{e['type']}] {body} (id {e['id']})")
                 lines.append("Mention it briefly to the user; `git memex forget ID` undoes it.")
-        from git_memex.context import prompt_memories
+        from git_memex.agents.session import prompt_memories
 
         # the capture above refreshed the index a moment ago in this process: no second stat scan
         block, _items = prompt_memories(ctx, prompt, exclude={str(e["id"]) for e in saved}, refresh=not saved)

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.paths import SETTINGS, canonical_key, load_context, validate_setting
+    from git_memex.core.paths import SETTINGS, canonical_key, load_context, validate_setting
 
     ctx = load_context()
     if args.action in (None, "list"):

@@ -56,7 +56,7 @@ def read_hook_payload() -> dict[str, Any]:
 
 def hook_context(payload: dict[str, Any]):  # -> Context
     """The context of the hook's `cwd` when it names a folder, else of the process's cwd."""
-    from git_memex.paths import load_context
+    from git_memex.core.paths import load_context
 
     cwd = payload.get("cwd")
     if isinstance(cwd, str) and cwd and os.path.isdir(cwd):
@@ -82,7 +82,7 @@ def hook_failed(command: str, exc: BaseException) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.hook:
         return run_hook(query=args.query)
-    from git_memex.context import build_context
+    from git_memex.agents.session import build_context
 
     block = build_context(context(), query=args.query)
     if args.json:
@@ -97,7 +97,7 @@ def run_hook(query: str | None = None) -> int:
     """Claude Code's SessionStart hook (also reached without argparse: see `main.HOOKS`)."""
     try:
         payload = read_hook_payload()
-        from git_memex.context import build_context
+        from git_memex.agents.session import build_context
 
         block = build_context(hook_context(payload), query=query)
         if block.text:

@@ -34,9 +34,9 @@ def _ask(question: str, default: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from git_memex.commands._common import emit_json
+    from git_memex.core.paths import load_context
     from git_memex.errors import MemexError
-    from git_memex.install import init_repo, uninstall
-    from git_memex.paths import load_context
+    from git_memex.git.install import init_repo, uninstall
 
     ctx = load_context()
     if ctx.repo is None:
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
                 claude_hooks = _ask("Add Claude Code session hooks (context + keyword capture)? (y/n)", "y").lower().startswith("y")
         rep = init_repo(ctx, hooks=hooks)
         if client:
-            from git_memex import clients
+            from git_memex.agents import clients
 
             w = clients.write_config(client, ctx.repo.work_tree, Path.home())
             rep.add(f"{client} MCP config {w.path}", w.action)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-# Kept here (not imported from git_memex.clients) so that building the parser imports nothing.
+# Kept here (not imported from git_memex.agents.clients) so that building the parser imports nothing.
 CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
 
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.print_config:
-        from git_memex import clients
+        from git_memex.agents import clients
 
         sys.stdout.write(clients.snippet(args.print_config))
         return 0
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             what = "--repo" if args.repo else "GIT_MEMEX_REPO"
             raise UsageError(f"{what} {where!r} is not a folder; give the path of the repository to serve")
         folder = folder.resolve()
-    from git_memex.mcp_server import serve
+    from git_memex.agents.mcp_server import serve
 
     serve(folder)
     return 0

@@ -65,7 +65,7 @@ def _write_atomic(target: str, data: bytes) -> None:
 
 def _plain_merge(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     """The last-resort result: a conflict-marked line merge of the raw bytes."""
-    from git_memex.merge import merge2_lines, merge3_lines, split_lines
+    from git_memex.git.merge import merge2_lines, merge3_lines, split_lines
 
     o, t = split_lines(_decode(ours)), split_lines(_decode(theirs))
     lines, _ = merge3_lines(split_lines(_decode(base)), o, t) if base else merge2_lines(o, t)
@@ -86,7 +86,7 @@ def run(base_path: str, ours_path: str, theirs_path: str, path: str) -> int:
         return 1
 
     try:
-        from git_memex.merge import merge_texts
+        from git_memex.git.merge import merge_texts
 
         # git hands an empty %O when the file was added on both sides.
         result = merge_texts(_decode(base) if base else None, _decode(ours), _decode(theirs))
@@ -95,7 +95,7 @@ def run(base_path: str, ours_path: str, theirs_path: str, path: str) -> int:
         if not result.fallback:
             # The driver writes a memory file, so secrets are masked here as on every write path:
             # a side committed with --no-verify cannot carry one through a merge.
-            from git_memex.redact import redact
+            from git_memex.secrets.redact import redact
 
             red = redact(result.text)
             if red.masked:

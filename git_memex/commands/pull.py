@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.sync import pull
+    from git_memex.git.sync import pull
 
     res = pull(context())
     if args.json:

@@ -25,7 +25,7 @@ def _fmt(v: object) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.sync import list_conflicts, resolve
+    from git_memex.git.sync import list_conflicts, resolve
 
     ctx = context()
     if not args.target:

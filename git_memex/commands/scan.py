@@ -19,15 +19,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from git_memex.core.paths import load_context
     from git_memex.errors import MemexError
-    from git_memex.paths import load_context
-    from git_memex.scan import check_bytes
+    from git_memex.secrets.checks import check_bytes
 
     ctx = load_context()
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only}
     findings = []
     if args.staged:
-        from git_memex.gitcmd import staged_memory_files
+        from git_memex.git.gitcmd import staged_memory_files
 
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
             staged = staged_memory_files(ctx.require_repo("scan --staged").work_tree, ctx.memory_dir_rel)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex import model
 from git_memex.commands._common import add_json, context, emit_json, label, short, warn
+from git_memex.core import model
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex import frontmatter
+    from git_memex.core import frontmatter
     from git_memex.ops import show
 
     res = show(context(), args.id)

@@ -1,0 +1,210 @@
+"""The instruction gate: when may a memory be shown to an agent as a rule to follow?
+
+Trust comes from history, not from content. What a file says about itself (``role:
+instruction``, ``instruction_state: approved``, ``trust_level: trusted``) is data anyone can
+type; what a person reviewed is what reached the project's default branch through a commit.
+So a memory passes only when both hold (docs/agents.md, "The instruction gate"):
+
+* **its claims** (`passes_claims`): role instruction, approved, trust reviewed or trusted, not
+  inferred, active, not rejected; org rules need ``trusted``; a personal rule only for its
+  owner and only from this machine's personal store;
+* **its history** (`reviewed_ids`): a repository memory's exact bytes are the blob committed at
+  ``<memoryDir>/<id>.md`` on the default branch *and* the work tree file is unchanged. An
+  outbox draft, a private memory, a file edited since, or one only on a feature branch fails.
+  Personal rules live on this machine only and have no history: the owner is the reviewer.
+
+The default branch (`default_branch`) is origin's HEAD branch when origin has one, else
+``memex.defaultBranch``, else the branch ``git memex init`` ran on (``memex.initBranch``).
+With an origin remote the reviewed copy is the remote-tracking branch (what reached the
+team's branch), without one the local branch. When none can be found the gate stays closed.
+
+The gate is closed by default: any unknown value, a git failure or a missing file fails.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from git_memex.core.record import record
+
+if TYPE_CHECKING:
+    from git_memex.core.paths import Context
+
+
+def _field(obj: Any, key: str) -> str | None:
+    """A value from a frontmatter dict or an index row (sqlite3.Row has no .get)."""
+    try:
+        v = obj[key]
+    except (KeyError, IndexError, TypeError):
+        return None
+    if v is None:
+        return None
+    return str(v).strip()
+
+
+def passes_claims(memory: Mapping[str, Any] | sqlite3.Row, current_user: str | None) -> bool:
+    """The first half of the gate: what the memory's own fields must say.
+
+    All of: ``role: instruction``, ``instruction_state: approved``, ``trust_level`` reviewed or
+    trusted, ``source`` not ``inference``, ``status`` active (a deprecated or superseded
+    instruction is history), ``review_state`` not rejected. Org scope needs ``trusted``. A
+    personal memory passes only for its owner: ``created_by`` must equal `current_user`
+    (``local:<email or name>``), and a row read from anywhere but this machine's personal store
+    (a personal file copied into the repo) never passes. Unknown values fail.
+    """
+    if _field(memory, "role") != "instruction":
+        return False
+    if _field(memory, "instruction_state") != "approved":
+        return False
+    trust = _field(memory, "trust_level")
+    if trust not in ("reviewed", "trusted"):
+        return False
+    if _field(memory, "source") == "inference":
+        return False
+    if (_field(memory, "status") or "active") != "active":
+        return False
+    if _field(memory, "review_state") == "rejected":
+        return False
+    scope = _field(memory, "scope") or "project"
+    if scope == "project":
+        return True
+    if scope == "org":
+        return trust == "trusted"
+    if scope == "personal":
+        location = _field(memory, "location")
+        if location is not None and location != "personal":
+            return False
+        owner = _field(memory, "created_by")
+        return bool(current_user) and bool(owner) and owner == current_user
+    return False
+
+
+# --------------------------------------------------------------------- the default branch
+@record(frozen=True)
+class ReviewedRef:
+    """Where reviewed memories are read from: a branch name and the ref that holds it."""
+
+    branch: str
+    ref: str  # refs/remotes/origin/<branch> with an origin remote, else refs/heads/<branch>
+    source: str  # origin-head | memex.defaultBranch | memex.initBranch
+
+
+def _origin_head(ctx: Context) -> str | None:
+    """origin's HEAD branch, read from the symbolic ref file (symbolic refs are never packed)."""
+    if ctx.repo is None:
+        return None
+    try:
+        text = (ctx.repo.common_dir / "refs" / "remotes" / "origin" / "HEAD").read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    prefix = "ref: refs/remotes/origin/"
+    return text[len(prefix):] if text.startswith(prefix) and len(text) > len(prefix) else None
+
+
+def default_branch(ctx: Context) -> ReviewedRef | None:
+    """The project's default branch and the ref whose tree counts as reviewed (None: unknown)."""
+    if ctx.repo is None:
+        return None
+    has_origin = bool(ctx.origin_url)
+    head = _origin_head(ctx) if has_origin else None
+    if head:
+        return ReviewedRef(head, f"refs/remotes/origin/{head}", "origin-head")
+    for key in ("defaultBranch", "initBranch"):
+        name = ctx.setting(key)  # validated: an invalid value reads as unset
+        if name:
+            ref = f"refs/remotes/origin/{name}" if has_origin else f"refs/heads/{name}"
+            return ReviewedRef(name, ref, f"memex.{key}")
+    return None
+
+
+# --------------------------------------------------------------------- history
+def blob_id(data: bytes, *, sha256: bool = False) -> str:
+    """The id git gives a blob of these bytes (the hash of ``blob <size>\\0<data>``)."""
+    from git_memex.core.digest import sha1_hex, sha256_hex
+
+    return (sha256_hex if sha256 else sha1_hex)(b"blob %d\0" % len(data) + data)
+
+
+def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> set[str]:
+    """The ids of repository rows whose work tree file is byte-identical to the blob committed
+    at the same path on the default branch. One `git cat-file --batch-check` for all of them;
+    any failure means "none"."""
+    ref = default_branch(ctx)
+    if ctx.repo is None or ref is None:
+        return set()
+    work = ctx.repo.work_tree
+    wanted: dict[str, tuple[str, bytes]] = {}  # rel path -> (id, work tree bytes)
+    for r in rows:
+        if _field(r, "location") != "repo":
+            continue
+        mid, path = _field(r, "id"), _field(r, "path")
+        if not mid or not path:
+            continue
+        try:
+            rel = os.path.relpath(path, work).replace(os.sep, "/")
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except (OSError, ValueError):
+            continue
+        if rel.startswith("../") or "\n" in rel:
+            continue
+        wanted[rel] = (mid, data)
+    if not wanted:
+        return set()
+    from git_memex.git.gitcmd import run_git
+
+    rels = list(wanted)
+    query = "".join(f"{ref.ref}:{rel}\n" for rel in rels)
+    r = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], work, input=query.encode("utf-8"),
+                timeout=20)  # fmt: skip
+    if r is None or r.returncode != 0:
+        return set()
+    answers = r.stdout.decode("utf-8", "replace").splitlines()
+    if len(answers) != len(rels):
+        return set()
+    out: set[str] = set()
+    for rel, answer in zip(rels, answers, strict=True):
+        oid, _, kind = answer.partition(" ")
+        mid, data = wanted[rel]
+        if kind == "blob" and oid == blob_id(data, sha256=len(oid) == 64):
+            out.add(mid)
+    return out
+
+
+def passing(ctx: Context, rows: Iterable[sqlite3.Row], current_user: str | None) -> list[sqlite3.Row]:
+    """The rows that pass the whole gate: their claims, and for repository rows their history.
+
+    Outbox and private rows never pass (nothing there was reviewed); personal rows pass on their
+    claims alone (owner only, see `passes_claims`)."""
+    claimed = [r for r in rows if passes_claims(r, current_user)]
+    repo_rows = [r for r in claimed if r["location"] == "repo"]
+    reviewed = reviewed_ids(ctx, repo_rows) if repo_rows else set()
+    return [r for r in claimed
+            if r["location"] == "personal" or (r["location"] == "repo" and r["id"] in reviewed)]  # fmt: skip
+
+
+def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None,
+            reviewed: set[str] | None = None) -> str | None:  # fmt: skip
+    """None when the row passes the gate, else one phrase saying why not (for `instruction list`).
+    `reviewed` is `reviewed_ids` of the rows being listed, asked once for all of them."""
+    if _field(row, "role") != "instruction":
+        return "not a rule (role knowledge)"
+    state = _field(row, "instruction_state") or "draft"
+    if state != "approved":
+        return f"instruction_state {state}"
+    if not passes_claims(row, current_user):
+        return "its fields fail the gate (trust level, source, status or owner)"
+    loc = _field(row, "location")
+    if loc == "personal":
+        return None
+    if loc != "repo":
+        return f"in the {loc}, not the repository: submit it for review"
+    ref = default_branch(ctx)
+    if ref is None:
+        return "the project's default branch is unknown: set memex.defaultBranch"
+    if _field(row, "id") not in (reviewed_ids(ctx, [row]) if reviewed is None else reviewed):
+        return f"not committed as it is on {ref.branch} ({ref.ref}): commit it and merge it there"
+    return None

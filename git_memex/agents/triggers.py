@@ -1,0 +1,214 @@
+"""Keyword-triggered capture: find "remember …" / "记住…" memories in a user's message.
+
+Pure and dependency-free so the per-prompt hook stays cheap. Callers pass only USER text:
+an assistant saying "remember that …" must never become a memory.
+
+Routing follows D18: "我" (me) → personal, "我们" (we) → the current project. English
+``remember …`` is project; ``remember for me …`` is personal. Personal patterns are tried first
+and *claim* the line: once one matches, no other pattern sees that line, even if its body is
+rejected. Otherwise ``记住我：OK`` would fall through to the generic ``记住`` and save ``我：OK``
+to the project.
+
+Every pattern is anchored at the start of a line (after optional whitespace, a list bullet and
+a polite lead-in such as "please" or 请). A trigger word in the middle of a sentence is narration
+("I can't remember that …"), not an instruction.
+"""
+
+from __future__ import annotations
+
+import re
+
+from git_memex.core.record import record
+
+__all__ = ["MAX_CAPTURE_CHARS", "MIN_CAPTURE_CHARS", "CaptureHit", "CaptureScan", "scan"]
+
+MIN_CAPTURE_CHARS = 3
+MAX_CAPTURE_CHARS = 2000
+
+PERSONAL = "personal"
+PROJECT = "project"
+
+
+@record(frozen=True)
+class CaptureHit:
+    """One memory found in one line of the user's message."""
+
+    body: str
+    scope: str  # "personal" | "project"
+    trigger: str  # the pattern name that fired, e.g. "remember", "til", "zh-jizhu"
+    line: str  # the source line
+
+
+@record(frozen=True)
+class CaptureScan:
+    """Result of a scan. Rejected bodies are reported so a capture never vanishes silently."""
+
+    hits: tuple[CaptureHit, ...]
+    dropped: tuple[str, ...]  # lines whose trigger fired but whose body was too short/long
+
+
+# --- pattern pieces ---------------------------------------------------------------------------
+# Start of line: optional indentation and a Markdown-style bullet, so "- remember that …" in a
+# list still counts.
+_START = r"^\s*+(?:[-*•]\s++)?"
+# Polite English lead-ins that do not change the meaning ("Please note that …", "OK, TIL: …").
+_LEAD_EN = _START + r"(?:(?:please|pls|plz|also|and|btw|ok|okay|oh|hey)\b[\s,，]*)*"
+_LEAD_ZH = _START + r"请?"
+# An English keyword must be followed by a separator, or end the line (give or take a full
+# stop), so "remembered" and "notes" never fire. The separator itself is consumed.
+_EOL = r"[.。!！]*\s*$"
+_SEP_EN = r"(?:\s*[:：,，]\s*|\s+|(?=" + _EOL + r"))"
+# Chinese needs no separator ("记住这个配置"); any that is present is consumed.
+_SEP_ZH = r"(?:[:：,，]|\s)*"
+# Same, but at least one punctuation mark is required: for triggers whose bare form is
+# narration or an editor request ("别忘了带伞", "保存一下这个文件").
+_SEP_ZH_REQUIRED = r"\s*[:：,，]" + _SEP_ZH
+# An optional "that"/"to" after the keyword. The look-ahead keeps "to" from eating the start of
+# "Toronto" and "that" from eating "that's"; "Remember that." has an empty body and is dropped.
+_FOLLOWS = r"(?=[\s:：,，]|" + _EOL + r")"
+_THAT = r"(?:\s+that" + _FOLLOWS + r")?"
+_THAT_TO = r"(?:\s+(?:that|to)" + _FOLLOWS + r")?"
+# The "write it down" verb after 帮我/替我/帮我们. Complete verb phrases need no separator
+# ("帮我记一下这个配置"); a bare 记/记录 needs one ("帮我记：…"), so 记得/记着 (keep in mind,
+# narration) never fire.
+_VERB_ZH = (
+    r"(?:记(?:住|一下|录一下|下来?)(?![了吗没着得来])"
+    + _SEP_ZH
+    + r"|记录?"
+    + _SEP_ZH_REQUIRED
+    + r")"
+)
+_BODY = r"(?P<body>.*)"
+
+
+def _statement(verb: str) -> str:
+    """Opinion/decision verbs belong to the statement ("我喜欢用 tabs"), so the body keeps the
+    verb, but the length floor applies to what follows it: a bare "我们决定" is dropped."""
+    return _START + r"(?P<body>" + verb + _SEP_ZH + r"(?P<payload>.*))"
+
+
+# (trigger name, scope, literal, regex, case-insensitive). Order matters: the first match claims
+# the line, and every personal pattern comes before every project pattern. ``literal`` must occur
+# in the lower-cased line for the regex to have any chance; it lets scan() skip (and never
+# compile) the patterns that cannot match.
+_RULE_SOURCES: tuple[tuple[str, str, str, str, bool], ...] = (
+    # --- personal ---
+    (
+        "remember-for-me",
+        PERSONAL,
+        "remember",
+        _LEAD_EN + r"remember\s+for\s+me" + _THAT + _SEP_EN,
+        True,
+    ),
+    (
+        "help-me-remember",
+        PERSONAL,
+        "remember",
+        _LEAD_EN + r"help\s+me\s+remember" + _THAT + _SEP_EN,
+        True,
+    ),
+    ("note-to-self", PERSONAL, "note", _LEAD_EN + r"note\s+to\s+self" + _SEP_EN, True),
+    ("zh-personal-tag", PERSONAL, "个人", _LEAD_ZH + r"记住[（(]个人[）)]" + _SEP_ZH, False),
+    # 记住我：… marks the scope, so 我 and the separator are dropped. 记住我不喜欢… has 我 as the
+    # subject of the memory, so the body keeps it. (?!们): 记住我们… is project.
+    (
+        "zh-personal-wo",
+        PERSONAL,
+        "记住我",
+        _LEAD_ZH + r"记住(?:我(?:[:：,，]|\s)+|(?=我(?!们)))",
+        False,
+    ),
+    ("zh-personal-ti", PERSONAL, "替我", _LEAD_ZH + r"替我(?!们)" + _VERB_ZH, False),
+    ("zh-personal-bang", PERSONAL, "帮我", _LEAD_ZH + r"帮我(?!们)" + _VERB_ZH, False),
+    ("zh-personal-juede", PERSONAL, "我觉得", _statement("我觉得"), False),
+    ("zh-personal-xihuan", PERSONAL, "我喜欢", _statement("我喜欢"), False),
+    # --- project ---
+    ("zh-women-renwei", PROJECT, "我们认为", _statement("我们认为"), False),
+    ("zh-women-jueding", PROJECT, "我们决定", _statement("我们决定"), False),
+    ("zh-bang-women", PROJECT, "我们记", _LEAD_ZH + r"[帮替]我们" + _VERB_ZH, False),
+    # 记住了 / 记住吗 / 记住没 are replies and questions, not instructions.
+    ("zh-jizhu", PROJECT, "记住", _LEAD_ZH + r"记住(?![了吗没啦])" + _SEP_ZH, False),
+    ("zh-jiyixia", PROJECT, "记一下", _LEAD_ZH + r"记一下" + _SEP_ZH, False),
+    ("zh-jilu", PROJECT, "记录一下", _LEAD_ZH + r"记录一下" + _SEP_ZH, False),
+    (
+        "zh-biewangle",
+        PROJECT,
+        "忘",
+        _LEAD_ZH + r"(?:别|不要)忘(?:了|记)" + _SEP_ZH_REQUIRED,
+        False,
+    ),
+    ("zh-baocun", PROJECT, "保存一下", _LEAD_ZH + r"保存一下" + _SEP_ZH_REQUIRED, False),
+    (
+        "remember",
+        PROJECT,
+        "remember",
+        _LEAD_EN + r"(?:help\s+us\s+)?remember" + _THAT_TO + _SEP_EN,
+        True,
+    ),
+    ("note", PROJECT, "note", _LEAD_EN + r"note" + _THAT + _SEP_EN, True),
+    # Upper-case TIL, or any case when a colon follows: lower-case "til tomorrow" means "till".
+    (
+        "til",
+        PROJECT,
+        "til",
+        _LEAD_EN + r"(?:(?-i:TIL)|til(?=\s*[:：]))" + _THAT + _SEP_EN,
+        True,
+    ),
+    (
+        "save-this",
+        PROJECT,
+        "save",
+        _LEAD_EN + r"save\s+(?:this|to\s+memory)" + _SEP_ZH_REQUIRED,
+        True,
+    ),
+    ("for-the-record", PROJECT, "record", _LEAD_EN + r"for\s+the\s+record" + _SEP_EN, True),
+    # "don't forget the wifi password" is a reminder, so "that" or punctuation is required.
+    (
+        "dont-forget",
+        PROJECT,
+        "forget",
+        _LEAD_EN
+        + r"(?:don['’]?t|do\s+not)\s+forget(?:\s+that"
+        + _FOLLOWS
+        + _SEP_EN
+        + r"|"
+        + _SEP_ZH_REQUIRED
+        + r")",
+        True,
+    ),
+)
+
+# Compiled lazily, one pattern at a time: compiling all of them costs ~10 ms, more than the
+# rest of a hook run, and most messages contain none of the literals.
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(name: str, src: str, fold: bool) -> re.Pattern[str]:
+    """Compile one rule on first use and keep it for the life of the process."""
+    rx = _compiled.get(name)
+    if rx is None:
+        full = src if "(?P<body>" in src else src + _BODY
+        rx = _compiled[name] = re.compile(full, re.IGNORECASE if fold else 0)
+    return rx
+
+
+def scan(text: str) -> CaptureScan:
+    """Find keyword-triggered memories in a user's message, at most one per line."""
+    hits: list[CaptureHit] = []
+    dropped: list[str] = []
+    for line in text.splitlines():
+        folded = line.lower()
+        for name, scope, literal, src, fold in _RULE_SOURCES:
+            if literal not in folded:
+                continue
+            m = _pattern(name, src, fold).match(line)
+            if m is None:
+                continue
+            body = m.group("body").strip()
+            payload = m.group("payload").strip() if "payload" in m.re.groupindex else body
+            if len(payload) >= MIN_CAPTURE_CHARS and len(body) <= MAX_CAPTURE_CHARS:
+                hits.append(CaptureHit(body=body, scope=scope, trigger=name, line=line))
+            else:
+                dropped.append(line)
+            break  # the first matching pattern claims the line, hit or not
+    return CaptureScan(hits=tuple(hits), dropped=tuple(dropped))

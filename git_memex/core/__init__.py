@@ -1,0 +1,1 @@
+"""The memory itself: the record and its file format, files on disk, where they live, text helpers."""

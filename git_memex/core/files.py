@@ -1,0 +1,245 @@
+"""Memory files on disk: atomic writes, careful reads, deletes.
+
+A write is a temp file in the same folder, fsynced, then renamed over the target,
+so a reader (or a crash) sees the old file or the new one, never half of either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+
+from git_memex.core import frontmatter
+from git_memex.core.model import Memory, ValidationError, from_parsed, is_valid_id, validate
+
+
+class UnreadableMemory(ValueError):
+    """A file in a memory folder that cannot be used; the message says why (quarantine reason)."""
+
+
+def conflict_marker_line(text: str) -> int | None:
+    """The line (1-based) of the first unresolved merge conflict in `text`, or None.
+
+    A conflict is the full triple git (and the memex merge driver) writes, in order: a line
+    starting with `<<<<<<<` (alone or followed by a space and a label), later a line that is
+    exactly `=======`, later one starting with `>>>>>>>`. A lone `=======` is a markdown setext
+    heading underline, not a conflict.
+    """
+    if "<<<<<<<" not in text:
+        return None
+    start = None
+    seen_middle = False
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
+        if line.startswith("<<<<<<<") and line[7:8] in ("", " "):
+            start, seen_middle = n, False
+        elif start is not None and line == "=======":
+            seen_middle = True
+        elif start is not None and seen_middle and line.startswith(">>>>>>>") and line[7:8] in ("", " "):
+            return start
+    return None
+
+
+def conflict_reason(line: int) -> str:
+    return f"has conflict markers at line {line}; run `git memex resolve` to finish the merge"
+
+
+def fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+_TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_BINARY", 0))  # fmt: skip
+
+
+def create_temp_beside(path: Path) -> tuple[int, str]:
+    """A new, empty, private (0600) file next to `path`, named ``.<name>.<random>.tmp`` so that no
+    folder scan takes it for a memory. `tempfile.mkstemp` does the same but imports shutil and
+    random (~4 ms) into every command that writes."""
+    for _ in range(100):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
+    """Write `text` to `path` in one step. A file in the data root is always 0600 in 0700
+    folders, and a failure there is one sentence (MemexError, exit 2); elsewhere `mode`, or
+    0666 less the umask."""
+    from git_memex.core.paths import in_data_root
+
+    if in_data_root(path):
+        from git_memex.core.paths import data_root, prepare_data_root
+        from git_memex.errors import MemexError
+
+        prepare_data_root(data_root())
+        try:
+            _write(path, text, 0o600)
+        except OSError as exc:
+            raise MemexError(f"cannot write {path} ({exc.strerror}); nothing was changed", 2) from None
+        return
+    _write(path, text, mode)
+
+
+def _write(path: Path, text: str, mode: int | None) -> None:
+    if mode is not None and not mode & 0o077:
+        from git_memex.core.paths import private_mkdir
+
+        private_mkdir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = create_temp_beside(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        crash_point("store.before_rename")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def crash_point(name: str) -> None:
+    """Fault injection for crash-safety tests: GIT_MEMEX_CRASH_AT=<name> kills the process here."""
+    if os.environ.get("GIT_MEMEX_CRASH_AT") == name:
+        os._exit(137)
+
+
+def memory_path(folder: Path, memory_id: str) -> Path:
+    if not is_valid_id(memory_id):
+        raise ValidationError(f"{memory_id!r} is not a memory id")
+    return folder / f"{memory_id}.md"
+
+
+def file_text(m: Memory, path: Path) -> str:
+    """The exact text `write_memory` writes for `m` at `path`, once the reader accepts it.
+
+    The bytes go through the index's own reader (`index.parse_for_index`, which falls back to
+    `parse_memory_bytes`), so a memory that a write path accepts is one a full reindex reads back,
+    never one it quarantines. Raises ValidationError with one sentence."""
+    validate(m)
+    text = frontmatter.serialize(m.fm, m.body)
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(text[exc.start])
+        raise ValidationError(f"memory holds U+{bad:04X}, a lone surrogate that is not valid Unicode; "
+                              "it cannot be written as UTF-8") from None
+    if "\x00" in text:
+        raise ValidationError("memory holds a NUL byte, which a memory file cannot contain")
+    body_bytes = len(m.body.encode("utf-8"))
+    if body_bytes > frontmatter.MAX_BODY_BYTES:
+        raise ValidationError(f"memory text is {body_bytes:,} bytes; the limit is "
+                              f"{frontmatter.MAX_BODY_BYTES:,} bytes ({frontmatter.MAX_BODY_BYTES // 1024} KiB)")
+    from git_memex.index.refresh import parse_for_index
+
+    try:
+        parse_for_index(path, raw)
+    except UnreadableMemory as exc:
+        raise ValidationError(f"memory cannot be saved: its file would be unreadable ({exc})") from None
+    return text
+
+
+def write_memory(folder: Path, m: Memory, *, private: bool = False) -> Path:
+    """Validate and write one memory into folder as <id>.md; refuse what the reader would not read."""
+    path = memory_path(folder, m.id)
+    text = file_text(m, path)
+    atomic_write_text(path, text, mode=0o600 if private else None)
+    m.path = path
+    return path
+
+
+def read_raw(path: Path) -> tuple[dict, str]:
+    """Parse a memory file as written (no normalisation); refuses links and oddities."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise UnreadableMemory("file is gone") from None
+    except OSError as exc:
+        raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnreadableMemory("is a symbolic link; memory files must be regular files")
+    if not stat.S_ISREG(st.st_mode):
+        raise UnreadableMemory("is not a regular file")
+    if st.st_size > frontmatter.MAX_FILE_BYTES:
+        raise UnreadableMemory(f"is larger than {frontmatter.MAX_FILE_BYTES // 1024} KiB")
+    try:
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags)
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read(frontmatter.MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
+    return _parse_raw(raw)
+
+
+def _parse_raw(raw: bytes) -> tuple[dict, str]:
+    if b"<<<<<<<" in raw:
+        line = conflict_marker_line(raw.decode("utf-8", "replace"))
+        if line is not None:
+            raise UnreadableMemory(conflict_reason(line))
+    try:
+        return frontmatter.parse_bytes(raw)
+    except frontmatter.FrontmatterError as exc:
+        raise UnreadableMemory(str(exc)) from None
+
+
+def read_memory(path: Path) -> Memory:
+    """Read a memory file for use: parsed, normalised, its id checked against its name."""
+    fm, body = read_raw(path)
+    return _checked(fm, body, path)
+
+
+def parse_memory_bytes(raw: bytes, path: Path) -> Memory:
+    """`read_memory` on bytes already read from the regular file `path` (or about to be written)."""
+    fm, body = _parse_raw(raw)
+    return _checked(fm, body, path)
+
+
+def _checked(fm: dict, body: str, path: Path) -> Memory:
+    mid = fm.get("id")
+    if mid is None:
+        raise UnreadableMemory("has no id in its frontmatter")
+    if not is_valid_id(str(mid)):
+        raise UnreadableMemory(f"has an id {mid!r} that is not a valid memory id")
+    if str(mid) != path.stem:
+        raise UnreadableMemory(f"has id {mid} but is named {path.name}; the id must equal the file name")
+    fm["id"] = str(mid)
+    return from_parsed(fm, body, path)
+
+
+def delete_file(path: Path) -> bool:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    fsync_dir(path.parent)
+    return True
+
+
+def list_md(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return [e for e in it if e.name.endswith(".md") and not e.name.startswith(".")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []

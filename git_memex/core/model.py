@@ -1,0 +1,395 @@
+"""The memory record: enums of protocol v0.2, validation on write, lenient v1 reading."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from git_memex.core.record import field, record
+from git_memex.errors import USAGE, MemexError
+
+SCHEMA_VERSION = 2
+
+SCOPES = ("personal", "project", "org")
+RESERVED_SCOPES = ("team", "public")
+VISIBILITIES = ("private", "internal", "shared")
+TYPES = (
+    "preference",
+    "fact",
+    "decision",
+    "lesson",
+    "warning",
+    "workflow",
+    "architecture",
+    "constraint",
+    "todo",
+    "knowledge",
+    "observation",
+    "howto",
+    "gotcha",
+    "reference",
+)
+ROLES = ("knowledge", "instruction")
+IMPORTANCES = ("low", "normal", "high")
+INSTRUCTION_STATES = ("draft", "approved", "revoked")
+TRUST_LEVELS = ("untrusted", "reviewed", "trusted")
+STATUSES = ("active", "superseded", "deprecated", "retracted", "archived")
+REVIEW_STATES = ("draft", "proposed", "approved", "rejected", "published")
+SOURCES = ("user", "tool", "keyword", "inference", "import", "cli")
+CONFIDENCES = ("high", "medium", "low")
+
+ENUMS: dict[str, tuple[str, ...]] = {
+    "scope": SCOPES,
+    "visibility": VISIBILITIES,
+    "type": TYPES,
+    "role": ROLES,
+    "importance": IMPORTANCES,
+    "instruction_state": INSTRUCTION_STATES,
+    "trust_level": TRUST_LEVELS,
+    "status": STATUSES,
+    "review_state": REVIEW_STATES,
+    "source": SOURCES,
+    "confidence": CONFIDENCES,
+}
+LIST_KEYS = ("tags", "paths", "related", "aliases")
+TIME_KEYS = ("created_at", "updated_at", "expires_at")
+
+ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
+# Ids we read: ULIDs, and the shorter ids of v1/reference-tool files. Never a path.
+SAFE_ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
+RFC3339_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+# v1 → v2 type names the reference tool used (V2-DESIGN §19).
+V1_TYPE_MAP = {
+    "note": "knowledge",
+    "error-solution": "lesson",
+    "instruction": "knowledge",
+    "convention": "constraint",
+    "tip": "howto",
+    "bug": "gotcha",
+    "pattern": "knowledge",
+}
+
+
+class ValidationError(MemexError, ValueError):
+    """A memory does not satisfy the protocol; the message is one sentence (exit 1, usage)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, USAGE)
+
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_last_id: tuple[int, int] = (0, 0)
+
+
+def new_id() -> str:
+    """A ULID: 48-bit millisecond time + 80 random bits, Crockford base32, monotonic per process.
+
+    Written here rather than imported: python-ulid's import costs 40-80 ms (it loads
+    importlib.metadata), paid by every `add` and capture hook. Tests check our ids against it.
+    """
+    import os
+
+    global _last_id
+    ms = time.time_ns() // 1_000_000
+    rnd = int.from_bytes(os.urandom(10), "big")
+    last_ms, last_rnd = _last_id
+    if ms <= last_ms:  # same millisecond (or a clock step back): keep the order, add one
+        ms, rnd = last_ms, (last_rnd + 1) & ((1 << 80) - 1)
+    _last_id = (ms, rnd)
+    value = (ms << 80) | rnd
+    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def epoch_ms_to_rfc3339(ms: int | float) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def is_valid_id(value: object) -> bool:
+    return isinstance(value, str) and bool(SAFE_ID_RE.match(value))
+
+
+def check_id_arg(value: str) -> str:
+    """Ids come from users and agents; refuse anything that could name a path."""
+    v = value.strip()
+    if not SAFE_ID_RE.match(v):
+        raise ValidationError(f"{value!r} is not a memory id (expected a ULID such as 01JHFQ8PMWKVX6KGZH2MXR6QJA)")
+    return v
+
+
+def parse_time(value: object) -> float | None:
+    """Seconds since the epoch for an RFC 3339 string (or v1 epoch ms); None if absent/bad."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value / 1000 if value > 1e11 else float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+@record
+class Memory:
+    """One memory: its frontmatter (all keys, known and unknown) and body."""
+
+    fm: dict[str, Any]
+    body: str
+    path: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return str(self.fm.get("id", ""))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        v = self.fm.get(key)
+        return default if v is None else v
+
+    @property
+    def scope(self) -> str:
+        return str(self.get("scope", "project"))
+
+    @property
+    def type(self) -> str:
+        return str(self.get("type", "fact"))
+
+    @property
+    def status(self) -> str:
+        return str(self.get("status", "active"))
+
+    @property
+    def review_state(self) -> str | None:
+        v = self.fm.get("review_state")
+        return None if v is None else str(v)
+
+    @property
+    def tags(self) -> list[str]:
+        return _str_list(self.fm.get("tags"))
+
+    @property
+    def paths(self) -> list[str]:
+        return _str_list(self.fm.get("paths"))
+
+
+def _str_list(v: Any) -> list[str]:
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return [s.strip() for s in v.split(",") if s.strip()]
+    if isinstance(v, list):
+        return [str(x) for x in v if x is not None and not isinstance(x, (dict, list))]
+    return [str(v)]
+
+
+def normalize_tags(tags: list[str] | str | None) -> list[str]:
+    out: list[str] = []
+    for t in _str_list(tags):
+        t = t.strip().lower()
+        t = re.sub(r"\s+", "-", t)
+        if t and t not in out:
+            out.append(t)
+    return out
+
+
+def create(
+    body: str,
+    *,
+    scope: str = "project",
+    type: str = "fact",
+    tags: list[str] | None = None,
+    importance: str = "normal",
+    role: str = "knowledge",
+    source: str = "cli",
+    visibility: str | None = None,
+    review_state: str | None = None,
+    confidence: str | None = None,
+    created_by: str | None = None,
+    via: str = "cli",
+    repo_id: str | None = None,
+    language: str | None = None,
+    paths: list[str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Memory:
+    """A new memory with every protocol key set, validated."""
+    ts = now()
+    if visibility is None:
+        visibility = "private" if scope == "personal" else "internal"
+    if review_state is None and scope != "personal":
+        review_state = "draft"
+    fm: dict[str, Any] = {
+        "id": new_id(),
+        "schema_version": SCHEMA_VERSION,
+        "revision": 1,
+        "scope": scope,
+        "visibility": visibility,
+        "type": type,
+        "role": role,
+        "importance": importance,
+        "instruction_state": "draft" if role == "instruction" else None,
+        # An agent's own memory (MCP, or inferred) starts untrusted: only a person raises trust
+        # (`git memex instruction approve`); what a person typed or said starts reviewed.
+        "trust_level": "untrusted" if source == "inference" or via == "mcp" else "reviewed",
+        "status": "active",
+        "review_state": review_state,
+        "source": source,
+        "confidence": confidence or ("low" if source == "inference" else "medium"),
+        "created_by": created_by,
+        "via": via,
+        "created_at": ts,
+        "updated_at": ts,
+        "supersedes": None,
+        "superseded_by": None,
+        "repo_id": repo_id if scope != "personal" else None,
+        "language": language,
+        "tags": normalize_tags(tags),
+        "paths": list(paths or []),
+        "related": [],
+    }
+    if extra:
+        fm.update(extra)
+    m = Memory(fm=fm, body=body)
+    validate(m)
+    return m
+
+
+def validate(m: Memory) -> None:
+    """Strict checks before any write; raises ValidationError with one sentence."""
+    fm = m.fm
+    if not is_valid_id(fm.get("id")):
+        raise ValidationError(f"memory id {fm.get('id')!r} is not a valid id")
+    scope = fm.get("scope")
+    if scope in RESERVED_SCOPES:
+        raise ValidationError(f"scope {scope!r} is reserved by the protocol; use one of: {', '.join(SCOPES)}")
+    for key, allowed in ENUMS.items():
+        v = fm.get(key)
+        if v is None:
+            if key in ("scope", "type", "status"):
+                raise ValidationError(f"{key} is required; use one of: {', '.join(allowed)}")
+            continue
+        if v not in allowed:
+            raise ValidationError(f"{key} {v!r} is not valid; use one of: {', '.join(allowed)}")
+    if fm.get("role") == "instruction" and fm.get("instruction_state") is None:
+        fm["instruction_state"] = "draft"
+    for key in TIME_KEYS:
+        v = fm.get(key)
+        if v is not None and not (isinstance(v, str) and RFC3339_RE.match(v)):
+            raise ValidationError(f"{key} {v!r} is not an RFC 3339 time such as 2026-09-26T12:00:00Z")
+    for key in LIST_KEYS:
+        v = fm.get(key)
+        if v is not None and not isinstance(v, list):
+            raise ValidationError(f"{key} must be a list")
+    for key in ("supersedes", "superseded_by"):
+        v = fm.get(key)
+        if v is not None and not is_valid_id(v):
+            raise ValidationError(f"{key} {v!r} is not a memory id")
+    if not m.body.strip():
+        raise ValidationError("memory text is empty")
+
+
+def is_v1(fm: dict[str, Any]) -> bool:
+    return fm.get("schema_version") in (None, 1) and (
+        "scope_kind" in fm
+        or "priority" in fm
+        or isinstance(fm.get("created_at"), (int, float))
+        or fm.get("scope_key") == "user"
+        or fm.get("scope") == "user"
+    )
+
+
+def _importance_from_priority(p: Any) -> str:
+    try:
+        n = int(p)
+    except (TypeError, ValueError):
+        return "normal"
+    return "low" if n <= 3 else "high" if n >= 8 else "normal"
+
+
+def normalize(fm: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Lenient reading: map v1 and reference-tool frontmatter onto v2; return (fm, changes).
+
+    Unknown keys are kept. The input dict is not modified.
+    """
+    out = dict(fm)
+    changes: list[str] = []
+    scope = out.get("scope") or out.get("scope_kind")
+    if scope == "user" or (scope is None and out.get("scope_key") == "user"):
+        out["scope"] = "personal"
+        if out.get("scope_key") == "user":
+            out["scope_key"] = "personal"
+        if out.get("visibility") is None:
+            out["visibility"] = "private"
+        changes.append("scope user → personal")
+    elif scope is not None and out.get("scope") is None:
+        out["scope"] = scope
+    if "scope_kind" in out:
+        out.pop("scope_kind")
+        changes.append("scope_kind folded into scope")
+    if out.get("scope") == "project" and out.get("visibility") is None:
+        out["visibility"] = "internal"
+    t = out.get("type")
+    if t == "instruction":
+        out["type"] = "knowledge"
+        out["role"] = "instruction"
+        out.setdefault("instruction_state", "draft")
+        changes.append('type "instruction" → knowledge + role instruction')
+    elif isinstance(t, str) and t not in TYPES:
+        mapped = V1_TYPE_MAP.get(t, "knowledge")
+        out["type"] = mapped
+        changes.append(f'type "{t}" → {mapped}')
+    if out.get("role") is None:
+        out["role"] = "knowledge"
+    if "priority" in out:
+        p = out.pop("priority")
+        if out.get("importance") is None:
+            out["importance"] = _importance_from_priority(p)
+        changes.append(f"priority {p} → importance {out['importance']}")
+    for key in TIME_KEYS:
+        v = out.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[key] = epoch_ms_to_rfc3339(v)  # v1 wrote epoch milliseconds
+            changes.append(f"{key} epoch → RFC 3339")
+    if out.get("status") is None:
+        out["status"] = "active"
+    if out.get("schema_version") != SCHEMA_VERSION:
+        changes.append(f"schema_version {out.get('schema_version')} → {SCHEMA_VERSION}")
+        out["schema_version"] = SCHEMA_VERSION
+    src = out.get("source")
+    if src is not None and src not in SOURCES:
+        out["source"] = "import"
+        changes.append(f'source "{src}" → import')
+    if out.get("tags") is not None and not isinstance(out.get("tags"), list):
+        out["tags"] = _str_list(out.get("tags"))
+    return out, changes
+
+
+def from_parsed(fm: dict[str, Any], body: str, path: Path | None = None) -> Memory:
+    """A Memory from a file's parsed frontmatter, normalised for reading (not for writing back)."""
+    norm, changes = normalize(fm) if is_v1(fm) or fm.get("type") not in TYPES else (fm, [])
+    m = Memory(fm=norm, body=body, path=path)
+    if changes:
+        m.warnings.extend(changes)
+    return m
+
+
+def touch(m: Memory) -> None:
+    """Mark a rewrite: updated_at now, revision + 1."""
+    m.fm["updated_at"] = now()
+    rev = m.fm.get("revision")
+    m.fm["revision"] = (rev + 1) if isinstance(rev, int) and not isinstance(rev, bool) else 2
+
+
+def age_days(m: Memory, at: float | None = None) -> float:
+    t = parse_time(m.fm.get("updated_at")) or parse_time(m.fm.get("created_at"))
+    if t is None:
+        return 3650.0
+    return max(0.0, ((at or time.time()) - t) / 86400)

@@ -1,0 +1,538 @@
+"""Where memories live: the data root, the current repository, and the project identity.
+
+Repository discovery asks the user's `git` (two short subprocess calls) rather than
+importing pygit2, so that short-lived commands such as `search` start fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from git_memex.core.record import field, record
+from git_memex.errors import MemexError, UsageError
+
+DEFAULT_MEMORY_DIR = ".ai/open-memex"
+INDEX_NAME = "index.db"
+
+
+# ----------------------------------------------------------------- settings
+@record(frozen=True)
+class Setting:
+    key: str
+    default: str
+    kind: str  # "int" | "bool" | "path" | "choice" | "branch"
+    choices: tuple[str, ...] = ()
+    lo: int = 0
+    hi: int = 0
+    help: str = ""
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in (
+        Setting("memoryDir", DEFAULT_MEMORY_DIR, "path", help="in-repo memory folder, relative to the work tree root"),
+        Setting("maxProjectMemories", "8", "int", lo=0, hi=200, help="project memories in the session context"),
+        Setting("maxProfileItems", "5", "int", lo=0, hi=200, help="personal memories in the session context"),
+        Setting("injectMaxTokens", "800", "int", lo=50, hi=50000, help="token budget of the session context"),
+        Setting("keywordCapture", "true", "bool", help="capture 'remember …' messages as memories"),
+        Setting("autoPull", "false", "bool", help="reserved: pull is always explicit (D12)"),
+        Setting("cjkTokenizer", "bigram", "choice", choices=("bigram",), help="CJK indexing (bigram: characters + overlapping bigrams)"),
+        Setting("defaultBranch", "", "branch", help="the reviewed branch when origin has no HEAD (instruction gate)"),
+        Setting("initBranch", "", "branch", help="the branch `init` ran on (set by init; the gate's last fallback)"),
+    )
+}
+_LOWER = {k.lower(): k for k in SETTINGS}
+_BRANCH_RE = re.compile(r"[A-Za-z0-9._/+-]+")
+"""A conservative subset of what `git check-ref-format --branch` accepts (no subprocess)."""
+
+
+def canonical_key(key: str) -> str:
+    k = key[6:] if key.lower().startswith("memex.") else key
+    if k.lower() not in _LOWER:
+        raise UsageError(f"unknown setting {key!r}; known settings: {', '.join('memex.' + s for s in SETTINGS)}")
+    return _LOWER[k.lower()]
+
+
+def validate_setting(key: str, value: str) -> str:
+    """Return the value in canonical form or raise a one-sentence UsageError."""
+    s = SETTINGS[canonical_key(key)]
+    v = value.strip()
+    if s.kind == "int":
+        if not re.fullmatch(r"\d+", v) or not (s.lo <= int(v) <= s.hi):
+            raise UsageError(f"memex.{s.key} takes a whole number from {s.lo} to {s.hi}, not {value!r}")
+        return str(int(v))
+    if s.kind == "bool":
+        low = v.lower()
+        if low in ("true", "yes", "on", "1"):
+            return "true"
+        if low in ("false", "no", "off", "0"):
+            return "false"
+        raise UsageError(f"memex.{s.key} takes true or false, not {value!r}")
+    if s.kind == "branch":
+        if not _BRANCH_RE.fullmatch(v) or ".." in v or "@{" in v or v.endswith((".lock", "/", ".")) or v.startswith(("-", "/", ".")) or "//" in v:
+            raise UsageError(f"memex.{s.key} takes a branch name such as main, not {value!r}")
+        return v
+    if s.kind == "choice":
+        if v not in s.choices:
+            raise UsageError(f"memex.{s.key} takes one of: {', '.join(s.choices)}; not {value!r}")
+        return v
+    # path: relative, inside the work tree, no parent references
+    p = v.replace("\\", "/").strip("/")
+    if not p or p.startswith("~") or os.path.isabs(v) or any(part in ("..", ".git", "") for part in p.split("/")):
+        raise UsageError(f"memex.{s.key} must be a relative folder inside the work tree, not {value!r}")
+    return p
+
+
+# ----------------------------------------------------------------- data root
+try:
+    _START_CWD: str | None = os.getcwd()  # a relative GIT_MEMEX_HOME means relative to this
+except OSError:  # the cwd was removed before we started
+    _START_CWD = None
+
+
+def data_root() -> Path:
+    """The folder of this user's memories and indexes; always absolute (a relative
+    GIT_MEMEX_HOME or XDG_DATA_HOME is taken from the cwd the process started in, so that it
+    does not move when the process changes folder)."""
+    env = os.environ.get("GIT_MEMEX_HOME")
+    if env:
+        return _absolute(Path(env).expanduser())
+    if sys.platform == "win32" and os.environ.get("APPDATA"):
+        return _absolute(Path(os.environ["APPDATA"]) / "git-memex")
+    xdg = os.environ.get("XDG_DATA_HOME")
+    if xdg:
+        return _absolute(Path(xdg) / "git-memex")
+    return Path.home() / ".local" / "share" / "git-memex"
+
+
+def _absolute(p: Path) -> Path:
+    if p.is_absolute():
+        return p
+    return Path(_START_CWD or os.getcwd()) / p
+
+
+# ----------------------------------------------------------------- private files
+# Everything in the data root is the user's alone: folders 0700, files 0600 (personal and
+# private bodies are in the memory files and in index.db). The umask may be 022, so modes are
+# given explicitly on every create rather than left to it.
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+_READY_ROOTS: set[str] = set()
+
+
+def _root_name(root: Path) -> str:
+    return f"GIT_MEMEX_HOME {root}" if os.environ.get("GIT_MEMEX_HOME") else f"the data root {root}"
+
+
+def _under_a_file(root: Path) -> MemexError:
+    return MemexError(f"{_root_name(root)} is not a folder (a part of its path is a file); "
+                      "point GIT_MEMEX_HOME at a folder", 2)  # fmt: skip
+
+
+def prepare_data_root(root: Path) -> None:
+    """Make sure the data root is a private folder, once per process: created 0700 when missing;
+    an existing one with any group or other permission bit is repaired (the root chmod 0700 and
+    one walk taking those bits off everything in it). The common path is a single stat.
+
+    Raises a one-sentence MemexError (exit 2) when the root is not a folder or cannot be created."""
+    key = str(root)
+    if key in _READY_ROOTS:
+        return
+    try:
+        st = os.stat(root)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise _under_a_file(root) from None
+    except OSError as exc:
+        raise MemexError(f"cannot use {_root_name(root)} ({exc.strerror}); "
+                         "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
+    if st is None:
+        try:
+            root.parent.mkdir(parents=True, exist_ok=True)  # the user's folders: their own modes
+            os.mkdir(root, PRIVATE_DIR)
+        except FileExistsError:
+            pass  # created meanwhile by another process
+        except NotADirectoryError:
+            raise _under_a_file(root) from None
+        except OSError as exc:
+            raise MemexError(f"cannot create {_root_name(root)} ({exc.strerror}); "
+                             "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
+        st = os.stat(root)
+    if not stat.S_ISDIR(st.st_mode):
+        raise MemexError(f"{_root_name(root)} is not a folder; point GIT_MEMEX_HOME at a folder", 2)
+    # Not on Windows (no such bits: every folder reads 0777), nor on someone else's folder (the
+    # chmod would fail, and every process would walk it again).
+    if os.name == "posix" and st.st_mode & 0o077 and st.st_uid == os.geteuid():
+        repair_modes(root)
+    _READY_ROOTS.add(key)
+
+
+def repair_modes(root: Path) -> int:
+    """Take the group and other bits off `root` and every folder and file in it (symbolic links
+    are left alone, never followed); returns how many were changed. Best effort: what cannot be
+    changed (another owner, a read-only file system) stays as it is."""
+    changed = 0
+
+    def fix(path: str) -> None:
+        nonlocal changed
+        try:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o077:
+                return
+            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
+            changed += 1
+        except OSError:
+            pass
+
+    fix(str(root))
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            fix(os.path.join(folder, name))
+    return changed
+
+
+def private_mkdir(folder: Path) -> None:
+    """Create `folder` and any missing parents as 0700 folders (existing ones are not changed);
+    costs one mkdir call when it exists."""
+    try:
+        os.mkdir(folder, PRIVATE_DIR)
+    except FileExistsError:
+        if not folder.is_dir():
+            raise
+    except FileNotFoundError:
+        if folder.parent == folder:
+            raise
+        private_mkdir(folder.parent)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, PRIVATE_DIR)
+
+
+def in_data_root(path: Path) -> bool:
+    return Path(os.path.abspath(path)).is_relative_to(data_root())
+
+
+def private_db_file(path: Path) -> None:
+    """Create an SQLite database file 0600 before SQLite does (it would use 0644 less the umask,
+    and gives its -wal and -shm files the database's mode); an existing one with group or other
+    bits is repaired, with its -wal, -shm and -journal. Best effort: SQLite reports what fails."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                     PRIVATE_FILE)  # fmt: skip
+    except OSError:
+        return
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077 and os.name == "posix":
+            os.chmod(path, mode & 0o600)
+            for suffix in ("-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.chmod(f"{path}{suffix}", PRIVATE_FILE)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# ----------------------------------------------------------------- git
+@record(frozen=True)
+class Repo:
+    work_tree: Path
+    git_dir: Path  # per-worktree git dir (holds this work tree's index of memories)
+    common_dir: Path  # shared by all worktrees of the repository
+    origin_url: str | None
+
+
+def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str] | None:
+    return finish_git(start_git(args, cwd))
+
+
+def start_git(args: list[str], cwd: Path | None) -> subprocess.Popen[bytes] | None:
+    """Start `git ARGS` and return at once, so that independent calls (or other work) overlap;
+    None when git cannot be started."""
+    try:
+        return subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)  # fmt: skip
+    except OSError:  # no git, a missing or unreadable folder, no processes left
+        return None
+
+
+def finish_git(proc: subprocess.Popen[bytes] | None,
+               timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:  # fmt: skip
+    """The outcome of a `start_git` process (output decoded leniently); None when it was not
+    started, or was killed after `timeout` seconds."""
+    if proc is None:
+        return None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        proc.kill()
+        proc.wait()
+        return None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out.decode("utf-8", "replace"),
+                                       err.decode("utf-8", "replace"))  # fmt: skip
+
+
+_REV_PARSE = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
+_CONFIG = ["config", "-z", "--get-regexp", r"^(memex\.|remote\.origin\.url$|user\.name$|user\.email$)"]
+
+
+def discover_repo(cwd: Path | None = None) -> Repo | None:
+    """The repository around cwd, or None (no git, or not inside a work tree)."""
+    return _repo_from(_git(_REV_PARSE, cwd), cwd)
+
+
+def _repo_from(r: subprocess.CompletedProcess[str] | None, cwd: Path | None) -> Repo | None:
+    if r is None or r.returncode != 0:
+        return None
+    lines = r.stdout.splitlines()
+    if len(lines) < 3 or not lines[0]:
+        return None  # bare repository or inside .git
+    base = Path(cwd or os.getcwd())
+    common = Path(lines[2])
+    if not common.is_absolute():
+        common = (base / common).resolve()
+    return Repo(work_tree=Path(lines[0]), git_dir=Path(lines[1]), common_dir=common, origin_url=None)
+
+
+def read_config(cwd: Path | None = None) -> dict[str, str]:
+    """memex.* settings (repo overrides global), the origin URL and the user, from one `git config` call."""
+    return _config_from(_git(_CONFIG, cwd))
+
+
+def _config_from(r: subprocess.CompletedProcess[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if r is None or r.returncode not in (0, 1):
+        return out
+    for item in r.stdout.split("\0"):
+        if not item:
+            continue
+        key, _, value = item.partition("\n")
+        out[key.lower()] = value  # later (more local) entries win
+    return out
+
+
+# ----------------------------------------------------------------- identity
+_SCP_RE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
+
+
+def normalize_remote_url(url: str) -> str:
+    """One spelling for the ssh and https forms of the same remote: host/path, lower case."""
+    u = url.strip()
+    m = re.match(r"^[a-z][a-z0-9+.-]*://", u, re.I)
+    if m:
+        rest = u[m.end():]
+        rest = rest.split("@", 1)[1] if "@" in rest.split("/", 1)[0] else rest
+        host, _, path = rest.partition("/")
+        host = host.split(":", 1)[0]  # drop ports
+    else:
+        sm = _SCP_RE.match(u)
+        if sm:
+            host, path = sm.group(1), sm.group(2)
+        else:
+            host, path = "", u
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[:-4]
+    return f"{host.lower()}/{path.lower()}".strip("/")
+
+
+def _sha(text: str) -> str:
+    from git_memex.core.digest import sha256_hex
+
+    return sha256_hex(text.encode("utf-8"))
+
+
+def repo_identity(origin_url: str | None, fallback_path: Path) -> str:
+    if origin_url:
+        return "git-origin-sha256:" + _sha(normalize_remote_url(origin_url))
+    return "path-sha256:" + _sha(str(fallback_path.resolve()))
+
+
+def _slug(name: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
+    return s[:40] or "project"
+
+
+# ----------------------------------------------------------------- context
+@record
+class Context:
+    """Everything a command needs to know about where it runs; built once per process."""
+
+    data_root: Path
+    cwd: Path
+    repo: Repo | None
+    config: dict[str, str] = field(default_factory=dict)
+
+    def setting(self, key: str) -> str:
+        s = SETTINGS[key]
+        raw = self.config.get(f"memex.{key.lower()}")
+        if raw is None:
+            return s.default
+        try:
+            return validate_setting(key, raw)
+        except UsageError:
+            return s.default
+
+    def int_setting(self, key: str) -> int:
+        return int(self.setting(key))
+
+    def bool_setting(self, key: str) -> bool:
+        return self.setting(key) == "true"
+
+    @property
+    def origin_url(self) -> str | None:
+        return self.config.get("remote.origin.url") or None
+
+    @property
+    def project_root(self) -> Path:
+        """The main work tree (shared by worktrees), or cwd outside git."""
+        if self.repo is None:
+            return self.cwd
+        c = self.repo.common_dir
+        return c.parent if c.name == ".git" else c
+
+    @property
+    def repo_id(self) -> str:
+        return repo_identity(self.origin_url, self.project_root)
+
+    @property
+    def project_name(self) -> str:
+        url = self.origin_url
+        if url:
+            return normalize_remote_url(url).rsplit("/", 1)[-1]
+        return self.project_root.name
+
+    @property
+    def project_key(self) -> str:
+        return f"{_slug(self.project_name)}-{self.repo_id.split(':', 1)[1][:12]}"
+
+    # folders in the data root
+    @property
+    def personal_dir(self) -> Path:
+        return self.data_root / "memories" / "personal"
+
+    @property
+    def outbox_dir(self) -> Path:
+        return self.data_root / "memories" / "outbox" / self.project_key
+
+    @property
+    def private_dir(self) -> Path:
+        return self.data_root / "memories" / "private" / self.project_key
+
+    @property
+    def home_index(self) -> Path:
+        return self.data_root / INDEX_NAME
+
+    # the repository
+    @property
+    def memory_dir_rel(self) -> str:
+        return self.setting("memoryDir")
+
+    @property
+    def memory_dir(self) -> Path | None:
+        if self.repo is None:
+            return None
+        return self.repo.work_tree / self.memory_dir_rel
+
+    @property
+    def repo_index(self) -> Path | None:
+        if self.repo is None:
+            return None
+        return self.repo.git_dir / "memex" / INDEX_NAME
+
+    def require_repo(self, what: str) -> Repo:
+        if self.repo is None:
+            raise MemexError(f"{what} needs a git repository; run it inside one (cd into your project)", 1)
+        return self.repo
+
+
+def load_context(cwd: Path | None = None) -> Context:
+    here = Path(cwd or os.getcwd())
+    # Both git calls at once: they are independent, and each costs a process start.
+    rev_parse, config = start_git(_REV_PARSE, here), start_git(_CONFIG, here)
+    repo = _repo_from(finish_git(rev_parse), here)
+    return Context(data_root=data_root(), cwd=here, repo=repo, config=_config_from(finish_git(config)))
+
+
+# ----------------------------------------------------------------- long-lived processes
+class ContextCache:
+    """A `Context` reused by a long-lived process (the MCP server) while nothing it was read from
+    has changed: the two git calls of `load_context` cost ~3 ms, most of a tool call.
+
+    Checked on every `get`, by one stat each: every file `git config --list --show-origin`
+    names (system, global, repository and included files) and every include target (an empty
+    or missing one may hold settings later), the places a global or repository config file may
+    yet be created, and the `.git` of the cwd and of each folder above it (a repository created
+    or removed). A change in any of them (time, size or inode) loads the context again.
+    """
+
+    def __init__(self, cwd: Path | None = None) -> None:
+        self.cwd = Path(cwd or os.getcwd())
+        self._ctx: Context | None = None
+        self._files: tuple[str, ...] = ()
+        self._sig: tuple[tuple[int, int, int] | None, ...] = ()
+
+    def get(self) -> Context:
+        if self._ctx is not None and _signature(self._files) == self._sig:
+            return self._ctx
+        first = load_context(self.cwd)  # to learn which files to watch
+        for _ in range(3):
+            files = _watched_files(self.cwd, first)
+            sig = _signature(files)
+            # Loaded after the signature was taken: a change racing this shows up as a different
+            # signature at the next call, never as a missed one.
+            ctx = load_context(self.cwd)
+            if ctx.repo == first.repo:
+                break
+            first = ctx  # a repository appeared or went away meanwhile: watch the right files
+        self._ctx, self._files, self._sig = ctx, files, sig
+        return ctx
+
+
+def _signature(files: tuple[str, ...]) -> tuple[tuple[int, int, int] | None, ...]:
+    out: list[tuple[int, int, int] | None] = []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_mtime_ns, st.st_size, st.st_ino))  # git renames config files into place
+    return tuple(out)
+
+
+def _watched_files(cwd: Path, ctx: Context) -> tuple[str, ...]:
+    files: set[str] = set()
+    # git prints repository-level origins relative to the top of the work tree, not to the cwd
+    base = ctx.repo.work_tree if ctx.repo is not None else cwd
+    r = _git(["config", "--list", "--show-origin", "-z"], cwd)
+    if r is not None and r.returncode == 0:
+        items = r.stdout.split("\0")
+        for origin, entry in zip(items[0::2], items[1::2], strict=False):
+            if not origin.startswith("file:"):
+                continue
+            source = Path(origin[5:]) if os.path.isabs(origin[5:]) else base / origin[5:]
+            files.add(str(source))
+            key, _, value = entry.partition("\n")
+            key = key.lower()
+            if key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")):
+                # an include target may be empty or missing today and hold settings tomorrow
+                target = Path(value).expanduser()
+                files.add(str(target if target.is_absolute() else source.parent / target))
+    home = Path.home()
+    glob_cfg = os.environ.get("GIT_CONFIG_GLOBAL")
+    files |= {glob_cfg} if glob_cfg else {str(home / ".gitconfig"),
+                                          str(Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config")}  # fmt: skip
+    if ctx.repo is not None:
+        files |= {str(ctx.repo.common_dir / "config"), str(ctx.repo.git_dir / "config.worktree"),
+                  str(ctx.repo.git_dir), str(ctx.repo.work_tree / ".git")}  # fmt: skip
+    for folder in (cwd, *cwd.parents):
+        files.add(str(folder / ".git"))
+    return tuple(sorted(files))

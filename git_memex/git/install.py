@@ -1,0 +1,152 @@
+"""Setting a repository up for git-memex, idempotently: folder, attributes, driver, hooks, pointer."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from git_memex.core.paths import Context
+from git_memex.core.record import field, record
+from git_memex.errors import MemexError
+
+AGENTS_POINTER = "> Project memory lives in {dir}/ — query it with memory_search before answering."
+PRE_COMMIT_SNIPPET = """\
+  - repo: local
+    hooks:
+      - id: memex-secrets
+        name: git-memex secret scan
+        entry: git-memex scan --secrets-only
+        language: system
+        files: ^{dir_re}/[^/]+\\.md$
+      - id: memex-validate
+        name: git-memex memory validation
+        entry: git-memex scan --format-only
+        language: system
+        files: ^{dir_re}/[^/]+\\.md$"""
+
+
+@record
+class Step:
+    what: str
+    action: str  # created | updated | unchanged | skipped | removed | printed
+    detail: str = ""
+
+
+@record
+class InitReport:
+    steps: list[Step] = field(default_factory=list)
+    snippets: list[str] = field(default_factory=list)
+
+    def add(self, what: str, action: str, detail: str = "") -> None:
+        self.steps.append(Step(what, action, detail))
+
+    @property
+    def changed(self) -> bool:
+        return any(s.action not in ("unchanged", "skipped") for s in self.steps)
+
+
+def _git_config(work_tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "config", *args], cwd=work_tree, capture_output=True, text=True, check=False)
+
+
+def _ensure_line(path: Path, line: str, header: str | None = None) -> str:
+    """Append line to a text file once; return created/updated/unchanged."""
+    from git_memex.core.files import atomic_write_text
+
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        if any(existing.strip() == line.strip() for existing in text.splitlines()):
+            return "unchanged"
+        sep = "" if text.endswith("\n") or not text else "\n"
+        atomic_write_text(path, text + sep + line + "\n")
+        return "updated"
+    atomic_write_text(path, ((header + "\n\n") if header else "") + line + "\n")
+    return "created"
+
+
+def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
+    from git_memex.git.githooks import driver_command, install_hooks
+
+    repo = ctx.require_repo("init")
+    work = repo.work_tree
+    rep = InitReport()
+    mem_rel = ctx.memory_dir_rel
+    folder = work / mem_rel
+    if folder.is_dir():
+        rep.add(f"{mem_rel}/", "unchanged")
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        rep.add(f"{mem_rel}/", "created")
+    keep = folder / ".gitkeep"
+    if not keep.exists() and not any(folder.glob("*.md")):
+        keep.write_text("")
+    rep.add(".gitattributes", _ensure_line(work / ".gitattributes", f"{mem_rel}/*.md merge=memex"))
+    _record_init_branch(ctx, work, rep)
+    cmd = driver_command()
+    current = _git_config(work, "--local", "--get", "merge.memex.driver").stdout.strip()
+    if current == cmd:
+        rep.add("merge driver (git config merge.memex)", "unchanged")
+    else:
+        for key, value in (("merge.memex.name", "git-memex memory file merge"), ("merge.memex.driver", cmd)):
+            r = _git_config(work, "--local", key, value)
+            if r.returncode != 0:
+                raise MemexError(f"could not write git config {key} ({r.stderr.strip()})", 2)
+        rep.add("merge driver (git config merge.memex)", "updated" if current else "created")
+    if hooks:
+        has_framework = (work / ".pre-commit-config.yaml").exists()
+        for h in install_hooks(work, skip_pre_commit=has_framework):
+            rep.add(f"hook {h.name}", {"installed": "created", "chained": "created"}.get(h.action, h.action),
+                    "existing hook kept and chained" if h.action == "chained" else h.detail)  # fmt: skip
+        if has_framework:
+            dir_re = mem_rel.replace(".", "\\.")
+            rep.snippets.append(
+                "This repository uses the pre-commit framework; add these hooks to .pre-commit-config.yaml:\n"
+                + PRE_COMMIT_SNIPPET.format(dir_re=dir_re)
+            )
+    else:
+        rep.add("hooks", "skipped", "--no-hooks")
+    rep.add("AGENTS.md", _ensure_line(work / "AGENTS.md", AGENTS_POINTER.format(dir=mem_rel), header="# AGENTS.md"))
+    return rep
+
+
+def uninstall(ctx: Context) -> InitReport:
+    from git_memex.git.githooks import uninstall_hooks
+
+    repo = ctx.require_repo("init --uninstall")
+    rep = InitReport()
+    for h in uninstall_hooks(repo.work_tree):
+        rep.add(f"hook {h.name}", h.action, "previous hook restored" if h.action == "restored" else "")
+    r = _git_config(repo.work_tree, "--local", "--remove-section", "merge.memex")
+    rep.add("merge driver (git config merge.memex)", "removed" if r.returncode == 0 else "unchanged")
+    return rep
+
+
+def merge_driver_configured(ctx: Context) -> bool:
+    if ctx.repo is None:
+        return False
+    r = _git_config(ctx.repo.work_tree, "--get", "merge.memex.driver")
+    return r.returncode == 0 and "merge-driver" in r.stdout
+
+
+def attributes_configured(ctx: Context) -> bool:
+    if ctx.repo is None:
+        return False
+    attrs = ctx.repo.work_tree / ".gitattributes"
+    line = f"{ctx.memory_dir_rel}/*.md merge=memex"
+    return attrs.exists() and any(x.strip() == line for x in attrs.read_text(encoding="utf-8").splitlines())
+
+
+def _record_init_branch(ctx: Context, work: Path, rep: InitReport) -> None:
+    """Remember the branch init ran on (memex.initBranch): the instruction gate's default branch
+    when origin has no HEAD and memex.defaultBranch is unset (see `gate.default_branch`)."""
+    if ctx.config.get("memex.initbranch"):
+        return
+    from git_memex.agents.session import current_branch
+
+    branch = current_branch(ctx)
+    if not branch:
+        return
+    r = _git_config(work, "--local", "memex.initBranch", branch)
+    if r.returncode != 0:
+        raise MemexError(f"could not write git config memex.initBranch ({r.stderr.strip()})", 2)
+    rep.add("default branch for reviewed rules (git config memex.initBranch)", "created", branch)

@@ -1,0 +1,322 @@
+"""Local git work through pygit2 (the only module that imports it).
+
+Network transport (fetch) goes through the user's own `git` so that their
+credentials, proxies and SSH set-up apply; everything local goes through libgit2, except
+what hooks read from the index being committed (gitcmd.py: libgit2 ignores GIT_INDEX_FILE).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileMode, MergeAnalysis
+
+from git_memex.core.record import record
+from git_memex.errors import MemexError
+
+ZERO = "0" * 40
+
+
+def open_repo(path: Path) -> pygit2.Repository:
+    try:
+        return pygit2.Repository(str(path))
+    except pygit2.GitError as exc:
+        raise MemexError(f"cannot open the git repository at {path} ({exc})", 2) from None
+
+
+def resolve_commit(repo: pygit2.Repository, rev: str | None) -> pygit2.Commit | None:
+    if not rev or rev == ZERO:
+        return None
+    try:
+        obj = repo.revparse_single(rev)
+        return obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def _in_dir(path: str, memory_dir: str) -> bool:
+    from git_memex.git.gitcmd import in_memory_dir
+
+    return in_memory_dir(path, memory_dir)
+
+
+def changed_memory_files(repo: pygit2.Repository, old: str | None, new: str | None, memory_dir: str) -> list[str]:
+    """Repo-relative paths of memory files that differ between two commits (either may be None)."""
+    a = resolve_commit(repo, old)
+    b = resolve_commit(repo, new)
+    if a is None and b is None:
+        return []
+    if a is not None and b is not None and a.id == b.id:
+        return []
+    if a is None:
+        assert b is not None
+        diff = b.tree.diff_to_tree(swap=True)
+    elif b is None:
+        diff = a.tree.diff_to_tree()
+    else:
+        diff = repo.diff(a.tree, b.tree)
+    out: list[str] = []
+    for delta in diff.deltas:
+        for p in {delta.old_file.path, delta.new_file.path}:
+            if p and _in_dir(p, memory_dir) and p not in out:
+                out.append(p)
+    return out
+
+
+def head_reflog_previous(repo: pygit2.Repository) -> str | None:
+    """HEAD before the last operation (what a post-merge hook compares against)."""
+    try:
+        for entry in repo.head.log():
+            return str(entry.oid_old)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    return None
+
+
+def rebase_steps(repo: pygit2.Repository, limit: int = 100_000) -> list[tuple[str, str]]:
+    """Every (old, new) move of HEAD in the rebase that just finished, newest first: HEAD's
+    reflog back to and including the rebase's `... (start): ...` entry, whose old side is HEAD
+    before the rebase. Empty when the reflog shows no such entry (then ORIG_HEAD is all we have).
+
+    post-rewrite needs them all: a rebase checks out the new base (running post-checkout, which
+    updates the index to it) and then applies commits with no hook, and `git pull --rebase`
+    leaves ORIG_HEAD where the branch was, so ORIG_HEAD..HEAD alone misses a memory that the
+    checkout removed from the index and a later pick brought back unchanged.
+    """
+    out: list[tuple[str, str]] = []
+    try:
+        for n, entry in enumerate(repo.references["HEAD"].log()):
+            out.append((str(entry.oid_old), str(entry.oid_new)))
+            if " (start): " in (entry.message or ""):
+                return out
+            if n >= limit:
+                break
+    except (pygit2.GitError, KeyError, ValueError):
+        pass
+    return []
+
+
+def conflicts(repo: pygit2.Repository, memory_dir: str | None = None) -> dict[str, tuple[bytes | None, bytes | None, bytes | None]]:
+    """Conflicted paths with their (base, ours, theirs) blobs from index stages 1/2/3."""
+    out: dict[str, tuple[bytes | None, bytes | None, bytes | None]] = {}
+    c = repo.index.conflicts
+    if c is None:
+        return out
+    for base, ours, theirs in c:
+        path = next(e.path for e in (ours, theirs, base) if e is not None)
+        if memory_dir is not None and not _in_dir(path, memory_dir):
+            continue
+        out[path] = tuple(repo[e.id].data if e is not None else None for e in (base, ours, theirs))  # type: ignore[assignment]
+    return out
+
+
+def stage_resolved(repo: pygit2.Repository, path: str, data: bytes) -> None:
+    """Record a resolution: write the file and replace its conflict stages with one entry."""
+    idx = repo.index
+    idx.read()
+    workdir = Path(repo.workdir)
+    from git_memex.core.files import atomic_write_text
+
+    atomic_write_text(workdir / path, data.decode("utf-8"))
+    if idx.conflicts is not None:
+        with contextlib.suppress(KeyError):
+            del idx.conflicts[path]
+    idx.add(path)
+    idx.write()
+
+
+def commit_files(
+    repo: pygit2.Repository,
+    files: dict[str, bytes],
+    message: str,
+    *,
+    branch: str | None = None,
+) -> str:
+    """Commit exactly these files on top of HEAD (or on a branch), leaving the user's index alone.
+
+    The new tree is HEAD's tree plus these blobs. Afterwards the index entries of these
+    paths are set to the committed blobs (so they don't show as staged changes), and
+    every other index entry — the user's staged work — is untouched.
+    """
+    sig = repo.default_signature
+    try:
+        parent = repo.head.peel(pygit2.Commit)
+        base_tree = parent.tree
+        parents = [parent.id]
+    except (pygit2.GitError, KeyError):
+        base_tree = None
+        parents = []
+    blobs = {p: repo.create_blob(d) for p, d in files.items()}
+    tree_id = _tree_with(repo, base_tree, blobs)
+    ref = "HEAD" if branch is None else f"refs/heads/{branch}"
+    commit_id = repo.create_commit(ref, sig, sig, message, tree_id, parents)
+    idx = repo.index
+    idx.read()
+    for p, oid in blobs.items():
+        idx.add(pygit2.IndexEntry(p, oid, FileMode.BLOB))
+    idx.write()
+    return str(commit_id)
+
+
+def _tree_with(repo: pygit2.Repository, tree: pygit2.Tree | None, blobs: dict[str, pygit2.Oid]) -> pygit2.Oid:
+    here: dict[str, pygit2.Oid] = {}
+    deeper: dict[str, dict[str, pygit2.Oid]] = {}
+    for path, oid in blobs.items():
+        head, sep, rest = path.partition("/")
+        if sep:
+            deeper.setdefault(head, {})[rest] = oid
+        else:
+            here[head] = oid
+    tb = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    for name, oid in here.items():
+        tb.insert(name, oid, FileMode.BLOB)
+    for name, sub in deeper.items():
+        sub_tree = None
+        if tree is not None and name in tree:
+            obj = repo[tree[name].id]
+            if isinstance(obj, pygit2.Tree):
+                sub_tree = obj
+        tb.insert(name, _tree_with(repo, sub_tree, sub), FileMode.TREE)
+    return tb.write()
+
+
+def current_branch(repo: pygit2.Repository) -> str | None:
+    try:
+        if repo.head_is_detached:
+            return None
+        return repo.head.shorthand
+    except (pygit2.GitError, KeyError):
+        try:
+            return repo.references["HEAD"].target.removeprefix("refs/heads/")  # type: ignore[union-attr]
+        except (KeyError, AttributeError):
+            return None
+
+
+def path_history(repo: pygit2.Repository, path: str, limit: int = 200) -> list[pygit2.Commit]:
+    """Commits that changed one file, oldest first."""
+    out = []
+    try:
+        walker = repo.walk(repo.head.target, pygit2.enums.SortMode.TIME)
+    except (pygit2.GitError, KeyError):
+        return out
+    for commit in walker:
+        try:
+            now = commit.tree[path].id
+        except KeyError:
+            now = None
+        before = None
+        if commit.parents:
+            try:
+                before = commit.parents[0].tree[path].id
+            except KeyError:
+                before = None
+        if now != before:
+            out.append(commit)
+            if len(out) >= limit:
+                break
+    out.reverse()
+    return out
+
+
+# ------------------------------------------------------------------ pull
+@record(frozen=True)
+class PullResult:
+    state: str  # "up-to-date" | "fast-forward"
+    old: str
+    new: str
+    changed: list[str]
+
+
+def git_error_line(stderr: str) -> str:
+    """The line of git's stderr that says what went wrong: its first `fatal:` or `error:` line
+    (the last line is often advice such as "and the repository exists.")."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for prefix in ("fatal:", "error:"):
+        for line in lines:
+            if line.lower().startswith(prefix):
+                return line[len(prefix):].strip()
+    return lines[-1] if lines else "unknown error"
+
+
+def _config_str(repo: pygit2.Repository, key: str) -> str | None:
+    try:
+        value = repo.config[key]
+    except (KeyError, pygit2.GitError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def upstream_of(repo: pygit2.Repository) -> tuple[str, str, str]:
+    """(branch, remote name, remote-tracking ref) of the current branch's upstream, or a clear error.
+
+    An upstream that is configured but whose remote-tracking ref is missing (never fetched, or
+    pruned after the remote deleted it) is still returned: the fetch that follows decides.
+    """
+    import shlex
+
+    branch = current_branch(repo)
+    if branch is None:
+        raise MemexError("HEAD is detached; check out a branch before `git memex pull`", 2)
+    try:
+        local = repo.branches.local[branch]
+    except KeyError:
+        raise MemexError(f"branch {branch} has no commits yet; nothing to pull", 2) from None
+    up = local.upstream
+    if up is not None:
+        return branch, up.remote_name, up.name
+    remote = _config_str(repo, f"branch.{branch}.remote")
+    merge = _config_str(repo, f"branch.{branch}.merge")
+    if remote and remote != "." and merge and merge.startswith("refs/heads/"):
+        return branch, remote, f"refs/remotes/{remote}/{merge.removeprefix('refs/heads/')}"
+    names = [r.name for r in repo.remotes]
+    if not names:
+        raise MemexError("this repository has no remote; add one with `git remote add origin URL`", 2)
+    remote = "origin" if "origin" in names else names[0]
+    q = shlex.quote
+    if f"{remote}/{branch}" in repo.branches.remote:
+        raise MemexError(f"branch {branch} has no upstream; set one with "
+                         f"`git branch --set-upstream-to={q(remote + '/' + branch)}`", 2)  # fmt: skip
+    raise MemexError(f"branch {branch} has no upstream, and {remote} has no branch {branch} that this clone "
+                     f"knows of; publish yours with `git push -u {q(remote)} {q(branch)}`", 2)  # fmt: skip
+
+
+def fetch(remote: str, cwd: Path) -> None:
+    try:
+        r = subprocess.run(["git", "fetch", "--quiet", remote], cwd=cwd, capture_output=True, text=True,
+                           check=False, timeout=600)  # fmt: skip
+    except FileNotFoundError:
+        raise MemexError("git is not installed or not on PATH; local memories still work", 2) from None
+    except subprocess.TimeoutExpired:
+        raise MemexError(f"fetching from {remote} took more than 10 minutes; nothing was changed", 2) from None
+    if r.returncode != 0:
+        raise MemexError(f"could not fetch from {remote} ({git_error_line(r.stderr)}); nothing was changed", 2)
+
+
+def fast_forward(repo: pygit2.Repository, upstream_ref: str, memory_dir: str) -> PullResult:
+    head = repo.head.peel(pygit2.Commit)
+    try:
+        target = repo.references[upstream_ref].peel(pygit2.Commit)
+    except KeyError:
+        raise MemexError(f"the upstream {upstream_ref} does not exist after fetching; check the branch's upstream", 2) from None
+    if head.id == target.id:
+        return PullResult("up-to-date", str(head.id), str(head.id), [])
+    analysis, _pref = repo.merge_analysis(target.id)
+    if analysis & MergeAnalysis.UP_TO_DATE:
+        return PullResult("up-to-date", str(head.id), str(head.id), [])
+    if not analysis & MergeAnalysis.FASTFORWARD:
+        raise MemexError(
+            "your branch and its upstream have diverged; nothing was changed. Run `git pull --rebase` "
+            "(or merge) yourself, then `git memex reindex`",
+            2,
+        )
+    changed = changed_memory_files(repo, str(head.id), str(target.id), memory_dir)
+    try:
+        repo.checkout_tree(target.tree)  # SAFE: refuses to overwrite local changes
+    except pygit2.GitError as exc:
+        raise MemexError(f"local changes would be overwritten by the fast-forward ({exc}); commit or stash them first", 2) from None
+    ref = repo.head
+    ref.set_target(target.id, f"git-memex pull: fast-forward to {upstream_ref}")
+    return PullResult("fast-forward", str(head.id), str(target.id), changed)

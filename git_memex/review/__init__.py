@@ -1,0 +1,1 @@
+"""Team review: personal → outbox → repository by explicit steps."""

@@ -1,0 +1,1 @@
+"""Finding memories: query building, ranking, synonyms, supersede chains."""

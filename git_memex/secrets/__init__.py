@@ -1,0 +1,1 @@
+"""Keeping secrets and private text out: redaction on write, masking on read, commit checks."""

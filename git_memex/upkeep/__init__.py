@@ -1,0 +1,1 @@
+"""Looking after a memory store over time: doctor's checks, migration."""

@@ -1,0 +1,271 @@
+"""`doctor`: every check that something is wrong, each with the command that fixes it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from git_memex.core.paths import Context
+from git_memex.core.record import field, record
+
+
+@record
+class Check:
+    name: str
+    level: str  # ok | warn | fail
+    detail: str = ""
+
+
+@record
+class Report:
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, name: str, level: str, detail: str = "") -> None:
+        self.checks.append(Check(name, level, detail))
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.level == "fail" for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "checks": [c.__dict__ for c in self.checks]}
+
+
+def run(ctx: Context) -> Report:
+    from git_memex.index.stores import Stores
+
+    rep = Report()
+    with Stores(ctx) as st:
+        if st.degraded:
+            rep.add("data root", "fail", st.degraded)
+        stats = st.refresh(trigger="doctor")
+        if stats.touched:
+            rep.add("index", "warn", f"index was behind the files by {stats.touched} change(s); refreshed")
+        else:
+            rep.add("index", "ok", "in step with the files")
+        for index in [st.home] + ([st.repo] if st.repo else []):
+            for path, why in index.quarantined():
+                rep.add("unreadable file", "fail", f"{path}: {why}")
+        _check_chains(st, rep)
+        _check_duplicates(st, rep)
+        _check_contradictions(ctx, st, rep)
+    if ctx.repo is not None and ctx.memory_dir is not None:
+        _check_repo(ctx, rep)
+        _check_driver_command(ctx, rep)
+        _check_hook_commands(ctx, rep)
+        _check_submit_journal(ctx, rep)
+    return rep
+
+
+def _rows(st: Any) -> list[Any]:
+    rows = []
+    for index, where, params in st.dbs():
+        rows.extend(index.conn.execute(f"SELECT m.* FROM memories m WHERE {where}", params).fetchall())
+    return rows
+
+
+def _check_chains(st: Any, rep: Report) -> None:
+    from git_memex.search.chains import disagreements
+
+    found = disagreements({r["id"]: r for r in _rows(st)})
+    for severity, message in found:
+        rep.add("supersede chain", severity, message)
+    if not any(sev == "fail" for sev, _ in found):
+        rep.add("supersede chains", "ok")
+
+
+def _check_duplicates(st: Any, rep: Report) -> None:
+    seen: dict[str, list[str]] = {}
+    for r in _rows(st):
+        seen.setdefault(r["id"], []).append(r["path"])
+    dups = {k: v for k, v in seen.items() if len(v) > 1}
+    for mid, paths in dups.items():
+        rep.add("duplicate id", "warn", f"{mid} exists in {len(paths)} places: {', '.join(paths)}")
+    if not dups:
+        rep.add("unique ids", "ok")
+
+
+def _check_contradictions(ctx: Context, st: Any, rep: Report) -> None:
+    try:
+        from git_memex.review.workflow import contradictions
+    except ImportError:
+        return
+    pairs = contradictions(ctx, stores=st)
+    for p in pairs:
+        rep.add("possible contradiction", "warn", f"{p['a']} and {p['b']} look like the same subject with different content; a human decides")
+
+
+def _check_repo(ctx: Context, rep: Report) -> None:
+    from git_memex.core import frontmatter
+    from git_memex.core.files import conflict_marker_line
+    from git_memex.git.githooks import hook_status
+    from git_memex.git.install import attributes_configured, merge_driver_configured
+    from git_memex.secrets.checks import check_text
+
+    assert ctx.repo is not None and ctx.memory_dir is not None
+    set_up = ctx.memory_dir.is_dir() or attributes_configured(ctx)
+    if not set_up:
+        rep.add("repository", "warn", "not set up for git-memex; run `git memex init`")
+        return
+    rep.add(".gitattributes", "ok" if attributes_configured(ctx) else "fail",
+            "" if attributes_configured(ctx) else "missing the merge=memex line; run `git memex init`")  # fmt: skip
+    rep.add("merge driver", "ok" if merge_driver_configured(ctx) else "fail",
+            "" if merge_driver_configured(ctx) else "not registered in this clone's git config; run `git memex init`")  # fmt: skip
+    missing = [name for name, ok in hook_status(ctx.repo.work_tree).items() if not ok]
+    if missing:
+        pre_commit_framework = (ctx.repo.work_tree / ".pre-commit-config.yaml").exists()
+        level = "warn" if missing == ["pre-commit"] and pre_commit_framework else "fail"
+        rep.add("git hooks", level, f"not installed: {', '.join(missing)}; run `git memex init`")
+    else:
+        rep.add("git hooks", "ok")
+    problems = 0
+    for path in sorted(ctx.memory_dir.glob("*.md")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        rel = str(path.relative_to(ctx.repo.work_tree))
+        if conflict_marker_line(text) is not None:
+            continue  # already reported as unreadable, with the line and `git memex resolve`
+        try:
+            frontmatter.parse(text)
+        except frontmatter.FrontmatterError:
+            continue  # already reported as unreadable
+        for f in check_text(rel, text):
+            problems += 1
+            rep.add("memory file", "fail", str(f))
+    if not problems:
+        rep.add("memory files in the repository", "ok", "no secrets, no personal or private memories")
+
+
+def _runnable(command: str) -> bool:
+    """Whether `command` (a path, or a bare name looked up on PATH) can be executed: it exists,
+    is executable, and a `#!` script's interpreter does too (a moved or upgraded venv leaves
+    scripts whose interpreter is gone)."""
+    import os
+    import shutil
+
+    path = command if os.sep in command else shutil.which(command)
+    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(4096)
+    except OSError:
+        return False
+    if not first.startswith(b"#!"):
+        return True
+    words = first[2:].decode("utf-8", "replace").split()
+    return bool(words) and os.path.isfile(words[0]) and os.access(words[0], os.X_OK)
+
+
+def _command_state(command: str | None) -> tuple[str, str]:
+    """(level, why) for a command a hook or the driver runs, with `git-memex` on PATH as fallback."""
+    import shutil
+
+    if command is not None and _runnable(command):
+        return "ok", ""
+    on_path = shutil.which("git-memex") is not None and _runnable("git-memex")
+    gone = f"{command} cannot be run" if command else "no absolute command is recorded"
+    if on_path:
+        return "warn", f"{gone}; git-memex on PATH is used instead, which only works where PATH has it"
+    return "fail", f"{gone} and no git-memex is on PATH"
+
+
+def _check_driver_command(ctx: Context, rep: Report) -> None:
+    """The registered merge driver can really be run by git, whatever PATH git is started with."""
+    import shlex
+
+    from git_memex.git.githooks import registered_command
+    from git_memex.git.install import _git_config
+
+    assert ctx.repo is not None
+    value = _git_config(ctx.repo.work_tree, "--get", "merge.memex.driver").stdout.strip()
+    if not value or "merge-driver" not in value:
+        return  # not registered: _check_repo says so
+    command = registered_command(value)
+    if command is None:  # written by an older git-memex: `CMD merge-driver %O %A %B %P`
+        try:
+            first = shlex.split(value)[0]
+        except (ValueError, IndexError):
+            first = ""
+        if _runnable(first):
+            level, why = "warn", ("registered by bare name, so only git started with git-memex on PATH can run it"
+                                  if "/" not in first else "registered without a fallback")
+        else:
+            level, why = "fail", f"{first or 'the registered command'} cannot be run"
+        rep.add("merge driver command", level, f"{why}; when git cannot run the driver it keeps our side "
+                "without conflict markers; run `git memex init` to register it by absolute path with fallbacks")
+        return
+    command = command.replace("%%", "%")  # as git expands it
+    level, why = _command_state(command)
+    if level == "ok":
+        rep.add("merge driver command", "ok", command)
+    else:
+        rep.add("merge driver command", level, f"{why}: memory files would be merged as plain text with "
+                "conflict markers; run `git memex init` (with git-memex installed) to register it again")
+
+
+def _check_hook_commands(ctx: Context, rep: Report) -> None:
+    """Each installed shim's command can be run (a dangling shim refuses memory-file commits)."""
+    import re
+
+    from git_memex.errors import MemexError
+    from git_memex.git.githooks import HOOK_NAMES, hooks_dir, is_ours, registered_command
+
+    assert ctx.repo is not None
+    try:
+        folder = hooks_dir(ctx.repo.work_tree)
+    except MemexError:
+        return
+    states: dict[tuple[str, str], list[str]] = {}
+    for name in HOOK_NAMES:
+        path = folder / name
+        if not is_ours(path):
+            continue  # not installed: _check_repo says so
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        command = registered_command(text)
+        if command is None:  # an older shim: `command -v CMD` then `exec CMD hook NAME`
+            m = re.search(r"command -v ('[^']*'|\S+)", text)
+            old = m.group(1).strip("'") if m else None
+            level = "fail" if old is None or not _runnable(old) else "warn"
+            why = ("written by an older git-memex, which refuses every commit once the tool moves"
+                   + ("" if level == "warn" else f", and {old} cannot be run"))
+            states.setdefault((level, why), []).append(name)
+            continue
+        level, why = _command_state(command)
+        if level == "fail":
+            why = f"dangling: {why}, so commits that stage memory files are refused"
+        states.setdefault((level, why), []).append(name)
+    for (level, why), names in sorted(states.items()):
+        if level == "ok":
+            rep.add("hook commands", "ok", ", ".join(names))
+        else:
+            rep.add("hook commands", level, f"{', '.join(names)}: {why}; run `git memex init`")
+def _check_submit_journal(ctx: Context, rep: Report) -> None:
+    """A submit journal left behind (an interrupted submit) and plans set aside as `.failed`."""
+    import json
+
+    from git_memex.git import pygit
+    from git_memex.review.workflow import _journal_path, plan_problem
+
+    assert ctx.repo is not None
+    journal = _journal_path(ctx)
+    if journal.exists():
+        try:
+            why = plan_problem(ctx, pygit.open_repo(ctx.repo.work_tree), json.loads(journal.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError):
+            why = "it is not readable JSON"
+        if why:
+            rep.add("submit journal", "warn", f"{journal} holds a plan that cannot be completed ({why}); "
+                    "the next `git memex submit` sets it aside")  # fmt: skip
+        else:
+            rep.add("submit journal", "warn", f"an interrupted submit left {journal}; rerun "
+                    "`git memex submit ID` to finish it")  # fmt: skip
+    failed = sorted(journal.parent.glob(journal.name + "*.failed")) if journal.parent.is_dir() else []
+    for f in failed:
+        rep.add("submit journal", "warn", f"{f} is a submit plan that was set aside; read it, then delete it")
+    if not journal.exists() and not failed:
+        rep.add("submit journal", "ok", "no interrupted submit")
