@@ -67,7 +67,7 @@ class Hit:
     role: str = "knowledge"  # "instruction": a rule (served as one only through the gate)
     source: str | None = None  # "inference": an agent's own conclusion
     explain: dict[str, Any] = field(default_factory=dict)
-    body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (guard.py)
+    body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (secrets/guard.py)
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
