@@ -36,11 +36,13 @@ import subprocess
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from git_memex.core.record import field, record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from git_memex.core.paths import Context
     from git_memex.index.stores import Stores
 

@@ -24,10 +24,13 @@ import math
 import re
 import sqlite3
 import time
-from typing import Any
 
 from git_memex.core.record import field, record
 from git_memex.index.stores import Stores
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # BM25 column weights: body, tags, type, cjk, aliases.
 BM25_WEIGHTS = (1.0, 2.0, 0.5, 1.0, 1.5)
