@@ -13,13 +13,9 @@ from pathlib import Path
 import pytest
 
 from git_memex.agents.gate import passes_claims as passes_instruction_gate
-from git_memex.agents.session import (
-    DISCLAIMER,
-    FOOTER,
-    glob_matches,
-    squeeze,
-    topic_words,
-)
+from git_memex.agents.globs import glob_matches
+from git_memex.agents.render import DISCLAIMER, FOOTER, squeeze
+from git_memex.agents.workspace import topic_words
 from git_memex.core import frontmatter
 from git_memex.core.textproc import estimate_tokens
 
@@ -462,7 +458,7 @@ def test_hook_fast_path_answers_like_the_parsed_command(repo: Path) -> None:
 def test_rare_pools_read_their_partial_index(repo: Path, pool: str) -> None:
     """Without its partial index a rare pool walks every row of the index newest first
     (~9 ms at 10k memories, paid by each session start); the plan must name the index."""
-    from git_memex.agents import session as ctxmod
+    from git_memex.agents import relevance as ctxmod
     from git_memex.index.refresh import Index
 
     add("a fact so that the index exists")

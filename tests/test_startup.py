@@ -38,12 +38,13 @@ SEARCH_CORE = {"git_memex.main", "git_memex.errors", "git_memex.commands._common
                "git_memex.core.record", "git_memex.core.model", "git_memex.core.files",
                "git_memex.core.frontmatter", "git_memex.core.digest", "git_memex.core.textproc",
                "git_memex.search.synonyms", "git_memex.search.engine", "git_memex.search.chains",
-               "git_memex.secrets.guard", "git_memex.secrets.redact"}  # fmt: skip
+               "git_memex.secrets.guard", "git_memex.secrets.redact", "git_memex.agents.session",
+               "git_memex.agents.render", "git_memex.agents.relevance", "git_memex.agents.workspace",
+               "git_memex.agents.globs"}  # fmt: skip
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
-                                   "git_memex.agents.triggers", "git_memex.agents.session"},
-    "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.session",
-                                          "git_memex.agents.gate"},
+                                   "git_memex.agents.triggers"},
+    "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.gate"},
     "merge-driver": {"git_memex.main", "git_memex.errors", "git_memex.commands.merge_driver",
                      "git_memex.git.merge", "git_memex.core.frontmatter", "git_memex.core.record",
                      "git_memex.core.files", "git_memex.core.model",

@@ -141,7 +141,7 @@ def _record_init_branch(ctx: Context, work: Path, rep: InitReport) -> None:
     when origin has no HEAD and memex.defaultBranch is unset (see `gate.default_branch`)."""
     if ctx.config.get("memex.initbranch"):
         return
-    from git_memex.agents.session import current_branch
+    from git_memex.agents.workspace import current_branch
 
     branch = current_branch(ctx)
     if not branch:
