@@ -273,8 +273,7 @@ def chain_warnings(stores: Stores, m: Memory) -> list[str]:
     sb = m.fm.get("superseded_by")
     if sb and not newer:
         try:
-            successor = stores.find(str(sb))
-            succ = load(successor)
+            succ = load(stores.find(str(sb)))
             if succ.fm.get("supersedes") != mid:
                 out.append(f"{sb} replaces {mid} but does not name it in `supersedes`; chain completed in this view")
         except NotFound:

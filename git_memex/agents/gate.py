@@ -158,11 +158,11 @@ def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
 
     rels = list(wanted)
     query = "".join(f"{ref.ref}:{rel}\n" for rel in rels)
-    r = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], work, input=query.encode("utf-8"),
-                timeout=20)  # fmt: skip
-    if r is None or r.returncode != 0:
+    proc = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], work, input=query.encode("utf-8"),
+                   timeout=20)  # fmt: skip
+    if proc is None or proc.returncode != 0:
         return set()
-    answers = r.stdout.decode("utf-8", "replace").splitlines()
+    answers = proc.stdout.decode("utf-8", "replace").splitlines()
     if len(answers) != len(rels):
         return set()
     out: set[str] = set()

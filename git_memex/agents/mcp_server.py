@@ -157,12 +157,12 @@ DESCRIPTIONS: dict[str, str] = {
     ),
 }
 
-_READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+_READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
 def _write(title: str, *, destructive: bool = False, idempotent: bool = False, open_world: bool = False) -> ToolAnnotations:
-    return ToolAnnotations(title=title, readOnlyHint=False, destructiveHint=destructive,
-                           idempotentHint=idempotent, openWorldHint=open_world)  # fmt: skip
+    return ToolAnnotations(title=title, read_only_hint=False, destructive_hint=destructive,
+                           idempotent_hint=idempotent, open_world_hint=open_world)  # fmt: skip
 
 
 def _read(title: str) -> ToolAnnotations:
@@ -399,7 +399,7 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
     The handshake's `instructions` carry the session context block computed at start-up (most
     clients put server instructions into the system prompt); the `memex_context` prompt and the
     `memex://context` resource give the same block, computed afresh, on request."""
-    level = "DEBUG" if os.environ.get("GIT_MEMEX_DEBUG") else "WARNING"
+    level: Literal["DEBUG", "WARNING"] = "DEBUG" if os.environ.get("GIT_MEMEX_DEBUG") else "WARNING"
     block = session_text(cwd)
     instructions = INSTRUCTIONS + ("\n## This session's memory\n\n" + block if block else "")
     server = MemexMCPServer(name=SERVER_NAME, title="git-memex", version=__version__,

@@ -19,6 +19,8 @@ from git_memex.commands._common import add_json, context, emit_json
 if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast path skips
     import argparse
 
+    from git_memex.core.paths import Context
+
 HOOK_CLIENTS = ("claude",)
 MAX_HOOK_INPUT = 4 * 1024 * 1024
 
@@ -54,7 +56,7 @@ def read_hook_payload() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def hook_context(payload: dict[str, Any]):  # -> Context
+def hook_context(payload: dict[str, Any]) -> Context:
     """The context of the hook's `cwd` when it names a folder, else of the process's cwd."""
     from git_memex.core.paths import load_context
 

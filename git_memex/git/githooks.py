@@ -305,8 +305,8 @@ def post_update(name: str, args: list[str]) -> int:
     else:  # post-merge, post-rewrite after amend
         pairs = [(pygit.head_reflog_previous(repo), "HEAD")]
     paths: list[str] = []
-    for old, new in pairs:  # a file any step touched may be stale in the index: reread it
-        paths.extend(p for p in pygit.changed_memory_files(repo, old, new, ctx.memory_dir_rel) if p not in paths)
+    for before, after in pairs:  # a file any step touched may be stale in the index: reread it
+        paths.extend(p for p in pygit.changed_memory_files(repo, before, after, ctx.memory_dir_rel) if p not in paths)
     if not paths:
         return 0
     from git_memex.git.sync import reindex_paths

@@ -849,13 +849,13 @@ class Index:
         if snap is not None:
             # The listing of the last complete scan (+ what was written since): compare in memory and
             # read rows only for the files that differ, instead of every row of the folder.
-            racy = {r[0][len(prefix):] for r in self.conn.execute(
+            racy_names = {r[0][len(prefix):] for r in self.conn.execute(
                 "SELECT path FROM files WHERE path >= ? AND path < ? AND racy = 1", _under(folder))}  # fmt: skip
             get = snap.get
             suspects = [i for i, name in enumerate(names) if get(name) != sigs[i]]  # new or changed
-            if racy:
+            if racy_names:
                 flagged = set(suspects)
-                suspects += [i for i, name in enumerate(names) if name in racy and i not in flagged]
+                suspects += [i for i, name in enumerate(names) if name in racy_names and i not in flagged]
             stats.unchanged += len(names) - len(suspects)
             lookup = self.conn.execute
             for i in suspects:
@@ -1026,12 +1026,12 @@ class Index:
         """Re-read exactly these files of one source (e.g. from a git tree diff)."""
         stats = RefreshStats()
         now_ns = time.time_ns()
-        loaded = []
+        loaded: list[tuple[Path, os.stat_result | None, bytes, Memory | None, str | None]] = []
         for path in paths:
             try:
-                st = os.lstat(path)
+                st: os.stat_result | None = os.lstat(path)
             except FileNotFoundError:
-                loaded.append((path, None, None, None, None))
+                loaded.append((path, None, b"", None, None))  # gone: only `st is None` is read
                 continue
             raw, m, error = _load(path)
             loaded.append((path, st, raw, m, error))

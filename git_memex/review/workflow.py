@@ -368,7 +368,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
             try:
                 if plan["new_branch"] and pygit.current_branch(repo) != target:
                     if not _branch_exists(repo, target):
-                        repo.branches.local.create(target, repo.head.peel())
+                        repo.branches.local.create(target, repo.head.peel())  # type: ignore[arg-type]  # HEAD names a commit
                     # like `git switch -c`: the new branch is HEAD's commit, so the work tree and the
                     # user's staged changes stay exactly as they are; only HEAD moves to the branch
                     started = True
@@ -618,7 +618,7 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
     from git_memex.search.engine import search
 
     with opened(ctx, stores) as st:
-        rows = []
+        rows: list[Any] = []
         for index, where, params in st.dbs():
             rows.extend(index.conn.execute(
                 f"SELECT m.id, m.body, m.type, m.location, m.supersedes, m.superseded_by, m.updated_ts FROM memories m"
@@ -693,7 +693,7 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
     state = pr.get("state") or ""
     with opened(ctx, stores) as st:
         st.refresh()
-        items = []
+        items: list[dict[str, Any]] = []
         for mid in ids:
             try:
                 found = st.find(mid)
