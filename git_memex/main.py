@@ -63,9 +63,9 @@ def parser_class() -> type[argparse.ArgumentParser]:
         with zlib/bz2/lzma) for `shutil.get_terminal_size` on every parser built."""
 
         def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                     width: int | None = None) -> None:  # fmt: skip
+                     width: int | None = None) -> None:
             super().__init__(prog, indent_increment, max_help_position,
-                             terminal_columns() - 2 if width is None else width)  # fmt: skip
+                             terminal_columns() - 2 if width is None else width)
 
     class Parser(argparse.ArgumentParser):
         def __init__(self, *args: Any, **kwargs: Any) -> None:

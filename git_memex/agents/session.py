@@ -115,7 +115,7 @@ def current_user(ctx: Context) -> str | None:
             ["git", "config", "--get-regexp", r"^user\.(email|name)$"],
             cwd=ctx.cwd, capture_output=True, text=True, encoding="utf-8", errors="replace",
             check=False, timeout=10,
-        )  # fmt: skip
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     values: dict[str, str] = {}
@@ -151,7 +151,7 @@ def start_changed_paths(ctx: Context) -> subprocess.Popen[bytes] | None:
     if ctx.repo is None:
         return None
     return start_git(["--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames",
-                      "--untracked-files=all"], ctx.repo.work_tree)  # fmt: skip
+                      "--untracked-files=all"], ctx.repo.work_tree)
 
 
 def finish_changed_paths(proc: subprocess.Popen[bytes] | None, limit: int = MAX_CHANGED_PATHS) -> list[str]:
@@ -230,7 +230,7 @@ def staleness_line(ctx: Context, now: float) -> tuple[str, dict[str, Any] | None
     info: dict[str, Any] = {"last_fetch": None if at is None else epoch_ms_to_rfc3339(at * 1000), "stale": True}
     if at is None:
         return ("Project memories have never been fetched from origin here; teammates' memories "
-                "arrive with `git memex pull`."), info  # fmt: skip
+                "arrive with `git memex pull`."), info
     age = now - at
     if age <= STALE_AFTER_S:
         info["stale"] = False
@@ -238,7 +238,7 @@ def staleness_line(ctx: Context, now: float) -> tuple[str, dict[str, Any] | None
     hours = int(age // 3600)
     ago = f"{hours} hours" if hours < 48 else f"{hours // 24} days"
     return (f"Project memories were last fetched from origin {ago} ago; teammates' newer memories "
-            "arrive with `git memex pull`."), info  # fmt: skip
+            "arrive with `git memex pull`."), info
 
 
 def changed_paths(ctx: Context, limit: int = MAX_CHANGED_PATHS) -> list[str]:
@@ -450,7 +450,7 @@ def short_ids(stores: Stores, ids: Iterable[str]) -> dict[str, str]:
             for index, _where, _params in stores.dbs():
                 others += index.conn.execute(
                     "SELECT count(DISTINCT id) FROM memories WHERE id >= ? AND id < ? AND id != ?",
-                    (prefix, prefix + "\U0010ffff", mid)).fetchone()[0]  # fmt: skip
+                    (prefix, prefix + "\U0010ffff", mid)).fetchone()[0]
             if not others:
                 break
             n += 1
@@ -459,7 +459,7 @@ def short_ids(stores: Stores, ids: Iterable[str]) -> dict[str, str]:
 
 
 def _entry(row: sqlite3.Row, line: str, score: float | None = None,
-           reasons: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+           reasons: list[str] | None = None) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": row["id"],
         "scope": row["scope"],
@@ -497,7 +497,7 @@ INSTRUCTION_POOL = "m.role = 'instruction' AND m.instruction_state = 'approved' 
 NOT_REJECTED = "m.review_state IS NOT 'rejected'"
 WARNING_POOL = "m.type = 'warning' AND m.status = 'active' AND " + NOT_REJECTED
 KNOWLEDGE_POOL = ("m.status IN ('active', 'deprecated') AND m.type != 'warning' AND m.role != 'instruction'"
-                  " AND " + NOT_REJECTED)  # fmt: skip
+                  " AND " + NOT_REJECTED)
 HIGH_POOL = KNOWLEDGE_POOL + " AND m.importance = 'high'"
 PATHS_POOL = KNOWLEDGE_POOL + " AND m.paths != '[]'"
 
@@ -592,7 +592,7 @@ def _topic_terms(text: str) -> set[str]:
 
 
 def warning_trigger(row: sqlite3.Row, *, paths: list[str], cwd_paths: list[str], words: set[str],
-                    topic: str, topic_rank: dict[str, int]) -> list[str]:  # fmt: skip
+                    topic: str, topic_rank: dict[str, int]) -> list[str]:
     """Why a warning memory fires, or [] when it must not (V2-DESIGN §7 proactive nudge).
 
     (a) ``paths``: one of its globs matches a changed/open file, or the cwd is under a matched
@@ -669,7 +669,7 @@ def build_context(
 
 
 def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
-           changed: list[str] | None) -> ContextBlock:  # fmt: skip
+           changed: list[str] | None) -> ContextBlock:
     from git_memex.core.textproc import cjk_terms, estimate_tokens, latin_terms
 
     budget = ctx.int_setting("injectMaxTokens")
@@ -692,7 +692,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     topic = query or branch_text
     stale, fetch_info = staleness_line(ctx, now)
     signals: dict[str, Any] = {"query": query or None, "branch": branch or None, "branch_words": b_words,
-                               "changed_paths": changed, "path_words": f_words, "fetch": fetch_info}  # fmt: skip
+                               "changed_paths": changed, "path_words": f_words, "fetch": fetch_info}
 
     # -- relevance signals
     q_rel, q_hits = _normalised_hits(st, query) if query else ({}, [])
@@ -711,7 +711,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
 
     instructions = passing(ctx, instr_rows.values(), user)
     instructions.sort(key=lambda r: (r["location"] == "personal", -IMPORTANCE_WEIGHT.get(r["importance"], 1.0),
-                                     -(r["updated_ts"] or 0.0), r["id"]))  # fmt: skip
+                                     -(r["updated_ts"] or 0.0), r["id"]))
     shown = {r["id"] for r in instructions}
 
     # -- warnings (proactive nudge)
@@ -722,7 +722,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         if r["id"] in shown:
             continue
         why = warning_trigger(r, paths=changed, cwd_paths=cwd_paths, words=words, topic=topic,
-                              topic_rank=topic_rank)  # fmt: skip
+                              topic_rank=topic_rank)
         if why:
             fired.append((r, why))
     fired.sort(key=lambda x: (x[1] == ["paths"], x[0]["updated_ts"] or 0.0, x[0]["id"]), reverse=True)
@@ -832,7 +832,7 @@ def _terms(text: str) -> set[str]:
 
 def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
                     exclude: frozenset[str] | set[str] = frozenset(),
-                    refresh: bool = True) -> tuple[str, list[dict[str, Any]]]:  # fmt: skip
+                    refresh: bool = True) -> tuple[str, list[dict[str, Any]]]:
     """The few memories that strongly match a user's prompt, as a block for the agent (the
     Claude Code UserPromptSubmit hook); ("", []) when nothing fits the relevance floor.
 
@@ -849,7 +849,7 @@ def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
     with Stores(ctx) as st:
         res = search(st, prompt, limit=10, refresh=refresh)
         hits = [h for h in res.hits if h.role != "instruction" and h.status == "active" and h.id not in exclude
-                and h.review_state != "rejected"]  # fmt: skip
+                and h.review_state != "rejected"]
         strong = [h for h in hits if len(want & _terms(h.body)) >= floor][:limit]
         if not strong:
             return "", []

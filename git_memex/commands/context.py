@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Print the compact memory block an agent gets at session start: approved "
                        "instructions, warnings that match what you are working on, and the most relevant project "
                        "and personal memories (query-aware: --query, the branch name and changed files), within "
-                       "memex.injectMaxTokens. Prints nothing when there is nothing to say.")  # fmt: skip
+                       "memex.injectMaxTokens. Prints nothing when there is nothing to say.")
     p.add_argument("--query", "-q", default=None, help="what the session is about (optional)")
     p.add_argument("--hook", choices=HOOK_CLIENTS, default=None,
                    help="run as the agent's session-start hook: read its JSON from stdin, print its output JSON")

@@ -86,7 +86,7 @@ def _make(cls: type[T], frozen: bool) -> type[T]:
         elif value is not _MISSING:
             if isinstance(value, (list, dict, set)):
                 raise ValueError(f"{cls.__name__}.{name}: mutable default {type(value).__name__}; "
-                                 "use field(default_factory=...)")  # fmt: skip
+                                 "use field(default_factory=...)")
             env[f"_default_{name}"] = value
             params.append(f"{name}=_default_{name}")
             expr = name

@@ -278,15 +278,15 @@ def upstream_of(repo: pygit2.Repository) -> tuple[str, str, str]:
     q = shlex.quote
     if f"{remote}/{branch}" in repo.branches.remote:
         raise MemexError(f"branch {branch} has no upstream; set one with "
-                         f"`git branch --set-upstream-to={q(remote + '/' + branch)}`", 2)  # fmt: skip
+                         f"`git branch --set-upstream-to={q(remote + '/' + branch)}`", 2)
     raise MemexError(f"branch {branch} has no upstream, and {remote} has no branch {branch} that this clone "
-                     f"knows of; publish yours with `git push -u {q(remote)} {q(branch)}`", 2)  # fmt: skip
+                     f"knows of; publish yours with `git push -u {q(remote)} {q(branch)}`", 2)
 
 
 def fetch(remote: str, cwd: Path) -> None:
     try:
         r = subprocess.run(["git", "fetch", "--quiet", remote], cwd=cwd, capture_output=True, text=True,
-                           check=False, timeout=600)  # fmt: skip
+                           check=False, timeout=600)
     except FileNotFoundError:
         raise MemexError("git is not installed or not on PATH; local memories still work", 2) from None
     except subprocess.TimeoutExpired:
