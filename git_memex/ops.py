@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from git_memex.core import model
 from git_memex.core.files import (
@@ -25,6 +24,10 @@ from git_memex.core.record import field, record
 from git_memex.errors import MemexError, NotFound, UsageError
 from git_memex.index.refresh import RefreshStats, Source
 from git_memex.index.stores import Found, Stores, opened
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LIFECYCLE_TARGETS = ("active", "deprecated", "retracted", "archived")
 NEAR_DUP_CANDIDATES = 20

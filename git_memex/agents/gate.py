@@ -26,11 +26,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from git_memex.core.record import record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from git_memex.core.paths import Context
 
 

@@ -36,11 +36,13 @@ import subprocess
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from git_memex.core.record import field, record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from git_memex.core.paths import Context
     from git_memex.index.stores import Stores
 
@@ -489,7 +491,7 @@ def _render(instructions: list[str], warnings: list[str], knowledge: list[str], 
 
 
 # The candidate pools, newest first. Each rare kind has a partial index on updated_ts in
-# index.py (instruction, warning, high importance, with paths) whose WHERE term appears here
+# index/refresh.py (instruction, warning, high importance, with paths) whose WHERE term appears here
 # verbatim: SQLite then reads only the rows of that kind, not every row of a 10k-memory index.
 INSTRUCTION_POOL = "m.role = 'instruction' AND m.instruction_state = 'approved' AND m.status = 'active'"
 # A memory a reviewer rejected is left out: shown unlabelled it would look more trustworthy than

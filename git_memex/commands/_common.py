@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
 
-from git_memex.core import model
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
     from git_memex.core.paths import Context
 
@@ -68,4 +67,3 @@ def warn(lines: list[str] | None) -> None:
         print(f"warning: {w}", file=sys.stderr)
 
 
-TYPES = model.TYPES

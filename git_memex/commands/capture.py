@@ -12,12 +12,13 @@ something to save. A hook never blocks the prompt: any failure is one stderr lin
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
 from git_memex.commands._common import add_json, context, emit_json, short
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast path skips
     import argparse
+    from typing import Any
 
 # The statement patterns say what kind of memory it is; everything else is a plain fact.
 TRIGGER_TYPES = {

@@ -12,12 +12,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from git_memex.commands._common import add_json, context, emit_json
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast path skips
     import argparse
+    from typing import Any
 
     from git_memex.core.paths import Context
 

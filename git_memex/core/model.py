@@ -6,10 +6,13 @@ import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from git_memex.core.record import field, record
 from git_memex.errors import USAGE, MemexError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = 2
 

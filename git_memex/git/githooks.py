@@ -117,6 +117,13 @@ def hooks_dir(work_tree: Path) -> Path:
     return p if p.is_absolute() else (work_tree / p)
 
 
+# The shims `init` installs are real files in git_memex/hooks/, one per hook, readable as they
+# land in .git/hooks: `init` changes only the `memex=git-memex` line (to the absolute command it
+# found) and, for a `python -m git_memex` command, the arguments on the line that runs it.
+SHIMS_DIR = Path(__file__).resolve().parents[1] / "hooks"
+_PLACEHOLDER = "\nmemex=git-memex\n"
+
+
 def shim_text(name: str, command: list[str]) -> str:
     """The hook file `init` writes for one git hook: run the chained hook, then git-memex.
 
@@ -126,43 +133,10 @@ def shim_text(name: str, command: list[str]) -> str:
     memory file (`git diff --cached` reads the index git exported in GIT_INDEX_FILE) and refuses
     one that does, in one line that says how to fix it.
     """
+    text = (SHIMS_DIR / name).read_text(encoding="utf-8")
     rest = "".join(" " + shlex.quote(c) for c in command[1:])
-    lines = [
-        "#!/bin/sh",
-        f"{MARKER} ({name}). Installed by `git memex init`; `git memex init --uninstall` removes it",
-        "# and restores the hook it replaced, which still runs first (chained).",
-        f'chained="$(dirname "$0")/{name}{CHAINED_SUFFIX}"',
-        "status=0",
-    ]
-    if name == "post-rewrite":
-        lines += ['input="$(cat)"', 'if [ -x "$chained" ]; then printf "%s\\n" "$input" | "$chained" "$@"; status=$?; fi']
-    else:
-        lines += ['if [ -x "$chained" ]; then "$chained" "$@"; status=$?; fi']
-    if name in BLOCKING:
-        lines += ['[ "$status" -eq 0 ] || exit "$status"']
-    lines += [
-        "# git-memex as `git memex init` found it; if that cannot run, git-memex on PATH.",
-        f"memex={shlex.quote(command[0])}",
-        _RUNS_SH,
-        "ran=127",
-        f'if runs "$memex"; then "$memex"{rest} hook {name} "$@"; ran=$?; fi',
-        _path_fallback(f'hook {name} "$@"'),
-    ]
-    if name in BLOCKING:
-        lines += [
-            'case $ran in 126|127) ;; *) exit "$ran";; esac',
-            "# git-memex cannot run: a commit that stages no memory file goes through.",
-            'dir="$(git config memex.memoryDir)" || dir=.ai/open-memex',
-            'staged="$(git diff --cached --name-only --diff-filter=d -- ":(top,glob)${dir%/}/*.md")" || staged=unknown',
-            '[ -z "$staged" ] && exit 0',
-            "echo \"git-memex: cannot run ($memex is missing or broken, and no git-memex is on"
-            " PATH), so the staged memory files cannot be checked and the commit is refused; reinstall git-memex and run \\`git memex"
-            " init\\` (or commit with --no-verify)\" >&2",
-            "exit 1",
-        ]
-    else:
-        lines += ['exit "$status"']
-    return "\n".join(lines) + "\n"
+    text = text.replace(_PLACEHOLDER, f"\nmemex={shlex.quote(command[0])}\n", 1)
+    return text.replace('"$memex" hook ', f'"$memex"{rest} hook ', 1)
 
 
 def is_ours(path: Path) -> bool:

@@ -32,11 +32,14 @@ import time
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from git_memex.core.files import UnreadableMemory, parse_memory_bytes, read_memory
 from git_memex.core.model import Memory, parse_time
 from git_memex.core.record import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = "11"
 

@@ -7,13 +7,16 @@ import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from git_memex.core.model import SAFE_ID_RE
 from git_memex.core.paths import Context, prepare_data_root
 from git_memex.core.record import record
 from git_memex.errors import MemexError, NotFound
 from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LOCATIONS = ("repo", "outbox", "private", "personal")
 _WARNED: set[str] = set()

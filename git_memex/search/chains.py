@@ -11,9 +11,10 @@ sides disagree.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from git_memex.index.stores import Stores
 
 # A replacement that was itself retracted or archived replaces nothing.

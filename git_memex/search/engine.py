@@ -24,10 +24,13 @@ import math
 import re
 import sqlite3
 import time
-from typing import Any
 
 from git_memex.core.record import field, record
 from git_memex.index.stores import Stores
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # BM25 column weights: body, tags, type, cjk, aliases.
 BM25_WEIGHTS = (1.0, 2.0, 0.5, 1.0, 1.5)
@@ -67,7 +70,7 @@ class Hit:
     role: str = "knowledge"  # "instruction": a rule (served as one only through the gate)
     source: str | None = None  # "inference": an agent's own conclusion
     explain: dict[str, Any] = field(default_factory=dict)
-    body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (guard.py)
+    body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (secrets/guard.py)
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
