@@ -106,7 +106,7 @@ def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse
 
 # The agent hooks' exact command lines (as `clients.hook_commands` writes them) skip argparse:
 # building a parser loads gettext, locale and shutil (~12 ms), and these run on every prompt.
-HOOKS = {
+HOOKS: dict[tuple[str, ...], str] = {
     ("context", "--hook", "claude"): "git_memex.commands.context",
     ("capture", "--hook", "claude"): "git_memex.commands.capture",
 }

@@ -120,7 +120,7 @@ def find_turn_echo(ctx: Context, scope: str, text: str, *, now: float | None = N
                 f"SELECT m.id, m.body FROM memories m WHERE m.source = 'keyword' AND m.status = 'active'"
                 f" AND m.updated_ts >= ? AND m.location IN ({marks}) AND {where}",
                 (since, *locs, *params),
-            ):  # fmt: skip
+            ):
                 sim = jaccard(text, r["body"] or "")
                 if sim >= TURN_ECHO_THRESHOLD and (best is None or sim > best[0]):
                     best = (sim, str(r["id"]))
@@ -132,7 +132,7 @@ def find_near_duplicates(stores: Stores, scope: str, body: str, exclude: str | N
     from git_memex.search.engine import search
 
     res = search(stores, body, scope="personal" if scope == "personal" else "project",
-                 limit=NEAR_DUP_CANDIDATES, refresh=False)  # fmt: skip
+                 limit=NEAR_DUP_CANDIDATES, refresh=False)
     out = []
     for h in res.hits:
         if h.id == exclude:
@@ -198,7 +198,7 @@ def add(
         raise UsageError(f"scope {scope!r} is not valid; use project or personal")
     if scope == "personal" and visibility not in (None, "private"):
         raise UsageError(f"a personal memory never leaves this machine, so it cannot be {visibility}; "
-                         "drop --visibility or use --scope project")  # fmt: skip
+                         "drop --visibility or use --scope project")
     if text is None or not text.strip():
         raise UsageError("memory text is empty; give the text to remember")
     red = redact(text.strip())
@@ -248,7 +248,7 @@ def add(
         return AddResult(
             m.id, scope, m.review_state, None, near, list(red.masked), red.private_spans,
             str(m.path), loc, m.body,
-        )  # fmt: skip
+        )
 
 
 # ------------------------------------------------------------------ read
@@ -276,8 +276,7 @@ def chain_warnings(stores: Stores, m: Memory) -> list[str]:
     sb = m.fm.get("superseded_by")
     if sb and not newer:
         try:
-            successor = stores.find(str(sb))
-            succ = load(successor)
+            succ = load(stores.find(str(sb)))
             if succ.fm.get("supersedes") != mid:
                 out.append(f"{sb} replaces {mid} but does not name it in `supersedes`; chain completed in this view")
         except NotFound:
@@ -292,7 +291,7 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
         m = load(found)
         warnings = chain_warnings(st, m) + list(m.warnings)
         return {"id": m.id, "path": str(found.path), "location": found.row["location"],
-                "frontmatter": m.fm, "body": m.body, "warnings": warnings}  # fmt: skip
+                "frontmatter": m.fm, "body": m.body, "warnings": warnings}
 
 
 def list_memories(
@@ -358,7 +357,7 @@ def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
 
 
 def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = None,
-           limit: int = 8, explain: bool = False, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+           limit: int = 8, explain: bool = False, stores: Stores | None = None) -> dict[str, Any]:
     from git_memex.search.engine import search as run
 
     if not query or not query.strip():
@@ -395,7 +394,7 @@ def _rewrite(st: Stores, found: Found, m: Memory) -> None:
 
 def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", source: str = "cli",
               type: str | None = None, tags: list[str] | None = None, role: str | None = None,
-              confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+              confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """A new memory replacing `memory_id`; type, tags, role and confidence are the old one's
     unless given."""
     from git_memex.secrets.redact import redact
@@ -463,7 +462,7 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         if old == "superseded":
             nxt = m.fm.get("superseded_by")
             raise MemexError(f"{m.id} is superseded" + (f" by {nxt}; change that memory instead" if nxt else
-                             "; change the memory that replaced it instead"), 2)  # fmt: skip
+                             "; change the memory that replaced it instead"), 2)
         m.fm["status"] = status
         _rewrite(st, found, m)
         return {"id": m.id, "from": old, "to": status, "changed": True}
@@ -551,7 +550,7 @@ def where(ctx: Context) -> dict[str, Any]:
 def source_for_path(ctx: Context, path: Path) -> Source | None:
     parent = path.parent
     for loc, folder in (("personal", ctx.personal_dir), ("outbox", ctx.outbox_dir),
-                        ("private", ctx.private_dir), ("repo", ctx.memory_dir)):  # fmt: skip
+                        ("private", ctx.private_dir), ("repo", ctx.memory_dir)):
         if folder is not None and parent == folder:
             return Source(loc, folder, None if loc == "personal" else ctx.project_key)
     return None

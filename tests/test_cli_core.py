@@ -295,6 +295,6 @@ def test_human_search_scores_are_relative_to_the_top_hit(repo: Path):
 
 def test_an_unknown_option_points_at_the_subcommand_help(repo: Path):
     for args, name in ((("add", "x", "--bogus"), "add"), (("search", "x", "--bogus"), "search"),
-                       (("add", "x", "y"), "add")):  # fmt: skip
+                       (("add", "x", "y"), "add")):
         r = run_cli(*args)
         assert r.code == 1 and f"`git memex {name} --help`" in _one_line(r.err), r.err

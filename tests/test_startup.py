@@ -19,7 +19,7 @@ from conftest import git, run_cli
 
 # Libraries the per-prompt and per-file paths never need: each costs milliseconds to import.
 HEAVY = {"pygit2", "yaml", "detect_secrets", "mcp", "pydantic", "anyio", "numpy", "dataclasses",
-         "inspect", "argparse", "logging", "asyncio", "hashlib", "typing", "ast", "tokenize"}  # fmt: skip
+         "inspect", "argparse", "logging", "asyncio", "hashlib", "typing", "ast", "tokenize"}
 
 PROBE = """
 import atexit, json, sys
@@ -40,7 +40,7 @@ SEARCH_CORE = {"git_memex.main", "git_memex.errors", "git_memex.commands._common
                "git_memex.search.synonyms", "git_memex.search.engine", "git_memex.search.chains",
                "git_memex.secrets.guard", "git_memex.secrets.redact", "git_memex.agents.session",
                "git_memex.agents.render", "git_memex.agents.relevance", "git_memex.agents.workspace",
-               "git_memex.agents.globs"}  # fmt: skip
+               "git_memex.agents.globs"}
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.triggers"},
@@ -49,7 +49,7 @@ ALLOWED = {
                      "git_memex.git.merge", "git_memex.core.frontmatter", "git_memex.core.record",
                      "git_memex.core.files", "git_memex.core.model",
                      "git_memex.secrets.redact"},  # the merged text is masked like any write
-}  # fmt: skip
+}
 
 NEEDED = {"merge-driver": {"yaml"}}  # a merge parses both sides' frontmatter with PyYAML
 
@@ -61,7 +61,7 @@ def _index_modules(mods: set[str]) -> set[str]:
 def loaded(args: list[str], *, cwd: Path, tmp_path: Path, stdin: str = "") -> set[str]:
     out = tmp_path / "modules.json"
     r = subprocess.run([sys.executable, "-c", PROBE, str(out), *args], cwd=cwd, input=stdin,
-                       capture_output=True, text=True, check=False)  # fmt: skip
+                       capture_output=True, text=True, check=False)
     assert r.returncode in (0, 1), r.stderr
     return set(json.loads(out.read_text()))
 
@@ -84,13 +84,13 @@ def memrepo(repo: Path) -> Path:
 
 def test_the_capture_hook_on_a_prompt_without_a_trigger(memrepo: Path, tmp_path: Path):
     payload = json.dumps({"prompt": "please fix the failing build", "session_id": "s1",
-                          "cwd": str(memrepo), "hook_event_name": "UserPromptSubmit"})  # fmt: skip
+                          "cwd": str(memrepo), "hook_event_name": "UserPromptSubmit"})
     check("capture-hook", loaded(["capture", "--hook", "claude"], cwd=memrepo, tmp_path=tmp_path, stdin=payload))
 
 
 def test_the_context_hook_on_a_prompt(memrepo: Path, tmp_path: Path):
     payload = json.dumps({"prompt": "what is the kestrel proxy timeout", "session_id": "s1",
-                          "cwd": str(memrepo), "hook_event_name": "UserPromptSubmit"})  # fmt: skip
+                          "cwd": str(memrepo), "hook_event_name": "UserPromptSubmit"})
     check("context-hook-prompt", loaded(["context", "--hook", "claude"], cwd=memrepo, tmp_path=tmp_path, stdin=payload))
 
 

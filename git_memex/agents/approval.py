@@ -30,7 +30,7 @@ def _load_rule(st: Stores, memory_id: str) -> tuple[Any, model.Memory]:
     m = read_memory(found.path)
     if (m.fm.get("role") or "knowledge") != "instruction":
         raise MemexError(f"{m.id} is knowledge, not a rule; only role: instruction memories are approved "
-                         f"(`git memex supersede {m.id} TEXT --role instruction` makes a rule of it)", 1)  # fmt: skip
+                         f"(`git memex supersede {m.id} TEXT --role instruction` makes a rule of it)", 1)
     return found, m
 
 
@@ -45,7 +45,7 @@ def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
 
 
 def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str | None = None,
-            by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+            by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """Open the gate for one submitted rule (or one of your own personal rules)."""
     from git_memex.agents.gate import default_branch
     from git_memex.core.files import write_memory
@@ -59,16 +59,16 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         where = found.row["location"]
         if where in ("outbox", "private"):
             hint = (f"submit it for review first (`git memex submit {m.id}`)" if where == "outbox"
-                    else "a private memory never reaches the team; approve a submitted copy")  # fmt: skip
+                    else "a private memory never reaches the team; approve a submitted copy")
             raise MemexError(f"{m.id} is in the {where}, not the repository; {hint}", 1)
         if m.status != "active":
             raise MemexError(f"{m.id} is {m.status}; only an active rule can be approved", 1)
         if m.fm.get("review_state") == "rejected":
             raise MemexError(f"{m.id} was rejected in review; resubmit it (`git memex promote {m.id} --resubmit`) "
-                             "before approving it as a rule", 1)  # fmt: skip
+                             "before approving it as a rule", 1)
         if m.fm.get("source") == "inference":
             raise MemexError(f"{m.id} was inferred by an agent (source: inference) and can never be a rule; "
-                             "write the rule yourself with `git memex add --role instruction`", 1)  # fmt: skip
+                             "write the rule yourself with `git memex add --role instruction`", 1)
         who = by or user_name(ctx)
         before = str(m.fm.get("instruction_state") or "draft")
         warnings: list[str] = []
@@ -90,16 +90,16 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             nxt = "it is one of your personal rules: it reaches your agents now, and nobody else's"
         elif ref is None:
             nxt = ("commit it; the project's default branch is unknown, so set it with "
-                   "`git memex config set memex.defaultBranch NAME`")  # fmt: skip
+                   "`git memex config set memex.defaultBranch NAME`")
         else:
             nxt = f"commit it; it reaches agents once it is on {ref.branch} as it is now (merge the PR)"
         return {"id": m.id, "from": before, "to": "approved", "trust_level": trust, "by": who,
                 "changed": changed, "path": str(found.path), "location": where, "next": nxt,
-                "warnings": warnings}  # fmt: skip
+                "warnings": warnings}
 
 
 def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | None = None,
-           stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+           stores: Stores | None = None) -> dict[str, Any]:
     """Close the gate for one rule: it stays as history, never again as an instruction."""
     from git_memex.core.files import write_memory
     from git_memex.review.workflow import _history, user_name
@@ -118,9 +118,9 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
             found.index.upsert(m, found.source)
         where = found.row["location"]
         nxt = ("agents in this work tree stop seeing it now; commit it so that the team's do too"
-               if where == "repo" else "your agents stop seeing it now")  # fmt: skip
+               if where == "repo" else "your agents stop seeing it now")
         return {"id": m.id, "from": before, "to": "revoked", "by": who, "changed": changed,
-                "path": str(found.path), "location": where, "next": nxt}  # fmt: skip
+                "path": str(found.path), "location": where, "next": nxt}
 
 
 def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
@@ -153,5 +153,5 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
                 "review_state": r["review_state"], "instruction_state": state,
                 "trust_level": r["trust_level"], "served": group == "approved" and reason is None,
                 "why_not": reason, "text": " ".join((bodies.get(r["id"]) or "").split()),
-            })  # fmt: skip
+            })
     return groups

@@ -120,7 +120,7 @@ def _toml_str(s: str) -> str:
 def _toml_table() -> str:
     cmd, args = server_command()
     return (f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_str(cmd)}\n"
-            f"args = [{', '.join(_toml_str(a) for a in args)}]\n")  # fmt: skip
+            f"args = [{', '.join(_toml_str(a) for a in args)}]\n")
 
 
 def snippet(client: str) -> str:
@@ -129,7 +129,7 @@ def snippet(client: str) -> str:
     if client == "codex":
         cmd, args = server_command()
         return (_toml_table() + "\n# or let codex write it:\n# "
-                + shlex.join(["codex", "mcp", "add", SERVER_NAME, "--", cmd, *args]) + "\n")  # fmt: skip
+                + shlex.join(["codex", "mcp", "add", SERVER_NAME, "--", cmd, *args]) + "\n")
     _, key = _JSON_CLIENTS[client]
     doc: dict[str, Any] = {SERVER_NAME: _entry(client)}
     for part in reversed(key.split(".")):
@@ -273,7 +273,7 @@ def _is_ours(command: Any, subcommand: str) -> bool:
 def claude_hooks_snippet() -> str:
     cmds = hook_commands()
     doc = {"hooks": {event: [{"hooks": [{"type": "command", "command": c, "timeout": HOOK_TIMEOUT_S}]}]
-                     for event, c in cmds.items()}}  # fmt: skip
+                     for event, c in cmds.items()}}
     return _dump(doc)
 
 
@@ -340,7 +340,7 @@ def cursor_rule(memory_dir: str) -> str:
     """An always-applied Cursor project rule (.mdc: frontmatter, then markdown)."""
     body = copilot_section(memory_dir).split("\n", 2)[2]  # without the heading line
     return ("---\ndescription: Project memory (git-memex): search it before asking, save durable "
-            "conclusions\nglobs:\nalwaysApply: true\n---\n\n" + GUIDANCE_HEADING + "\n\n" + body)  # fmt: skip
+            "conclusions\nglobs:\nalwaysApply: true\n---\n\n" + GUIDANCE_HEADING + "\n\n" + body)
 
 
 def write_agent_guidance(work_tree: Path, client: str, memory_dir: str) -> WriteResult:

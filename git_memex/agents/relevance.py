@@ -61,7 +61,7 @@ INSTRUCTION_POOL = "m.role = 'instruction' AND m.instruction_state = 'approved' 
 NOT_REJECTED = "m.review_state IS NOT 'rejected'"
 WARNING_POOL = "m.type = 'warning' AND m.status = 'active' AND " + NOT_REJECTED
 KNOWLEDGE_POOL = ("m.status IN ('active', 'deprecated') AND m.type != 'warning' AND m.role != 'instruction'"
-                  " AND " + NOT_REJECTED)  # fmt: skip
+                  " AND " + NOT_REJECTED)
 HIGH_POOL = KNOWLEDGE_POOL + " AND m.importance = 'high'"
 PATHS_POOL = KNOWLEDGE_POOL + " AND m.paths != '[]'"
 
@@ -156,7 +156,7 @@ def _topic_terms(text: str) -> set[str]:
 
 
 def warning_trigger(row: sqlite3.Row, *, paths: list[str], cwd_paths: list[str], words: set[str],
-                    topic: str, topic_rank: dict[str, int]) -> list[str]:  # fmt: skip
+                    topic: str, topic_rank: dict[str, int]) -> list[str]:
     """Why a warning memory fires, or [] when it must not (V2-DESIGN §7 proactive nudge).
 
     (a) ``paths``: one of its globs matches a changed/open file, or the cwd is under a matched

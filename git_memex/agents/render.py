@@ -116,7 +116,7 @@ def short_ids(stores: Stores, ids: Iterable[str]) -> dict[str, str]:
             for index, _where, _params in stores.dbs():
                 others += index.conn.execute(
                     "SELECT count(DISTINCT id) FROM memories WHERE id >= ? AND id < ? AND id != ?",
-                    (prefix, prefix + "\U0010ffff", mid)).fetchone()[0]  # fmt: skip
+                    (prefix, prefix + "\U0010ffff", mid)).fetchone()[0]
             if not others:
                 break
             n += 1
@@ -125,7 +125,7 @@ def short_ids(stores: Stores, ids: Iterable[str]) -> dict[str, str]:
 
 
 def entry(row: sqlite3.Row, line: str, score: float | None = None,
-           reasons: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+           reasons: list[str] | None = None) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": row["id"],
         "scope": row["scope"],

@@ -56,7 +56,7 @@ def current_user(ctx: Context) -> str | None:
             ["git", "config", "--get-regexp", r"^user\.(email|name)$"],
             cwd=ctx.cwd, capture_output=True, text=True, encoding="utf-8", errors="replace",
             check=False, timeout=10,
-        )  # fmt: skip
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     values: dict[str, str] = {}
@@ -109,7 +109,7 @@ def build_context(
 
 
 def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
-           changed: list[str] | None) -> render.ContextBlock:  # fmt: skip
+           changed: list[str] | None) -> render.ContextBlock:
     from git_memex.core.textproc import cjk_terms, estimate_tokens, latin_terms
 
     budget = ctx.int_setting("injectMaxTokens")
@@ -132,7 +132,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     topic = query or branch_text
     stale, fetch_info = workspace.staleness_line(ctx, now)
     signals: dict[str, Any] = {"query": query or None, "branch": branch or None, "branch_words": b_words,
-                               "changed_paths": changed, "path_words": f_words, "fetch": fetch_info}  # fmt: skip
+                               "changed_paths": changed, "path_words": f_words, "fetch": fetch_info}
 
     # -- relevance signals
     q_rel, q_hits = relevance.normalised_hits(st, query) if query else ({}, [])
@@ -151,7 +151,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
 
     instructions = passing(ctx, instr_rows.values(), user)
     instructions.sort(key=lambda r: (r["location"] == "personal", -relevance.IMPORTANCE_WEIGHT.get(r["importance"], 1.0),
-                                     -(r["updated_ts"] or 0.0), r["id"]))  # fmt: skip
+                                     -(r["updated_ts"] or 0.0), r["id"]))
     shown = {r["id"] for r in instructions}
 
     # -- warnings (proactive nudge)
@@ -162,7 +162,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         if r["id"] in shown:
             continue
         why = relevance.warning_trigger(r, paths=changed, cwd_paths=cwd_paths, words=words, topic=topic,
-                              topic_rank=topic_rank)  # fmt: skip
+                              topic_rank=topic_rank)
         if why:
             fired.append((r, why))
     fired.sort(key=lambda x: (x[1] == ["paths"], x[0]["updated_ts"] or 0.0, x[0]["id"]), reverse=True)
@@ -272,7 +272,7 @@ def _terms(text: str) -> set[str]:
 
 def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
                     exclude: frozenset[str] | set[str] = frozenset(),
-                    refresh: bool = True) -> tuple[str, list[dict[str, Any]]]:  # fmt: skip
+                    refresh: bool = True) -> tuple[str, list[dict[str, Any]]]:
     """The few memories that strongly match a user's prompt, as a block for the agent (the
     Claude Code UserPromptSubmit hook); ("", []) when nothing fits the relevance floor.
 
@@ -289,7 +289,7 @@ def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
     with Stores(ctx) as st:
         res = search(st, prompt, limit=10, refresh=refresh)
         hits = [h for h in res.hits if h.role != "instruction" and h.status == "active" and h.id not in exclude
-                and h.review_state != "rejected"]  # fmt: skip
+                and h.review_state != "rejected"]
         strong = [h for h in hits if len(want & _terms(h.body)) >= floor][:limit]
         if not strong:
             return "", []

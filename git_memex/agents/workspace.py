@@ -58,7 +58,7 @@ def start_changed_paths(ctx: Context) -> subprocess.Popen[bytes] | None:
     if ctx.repo is None:
         return None
     return start_git(["--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames",
-                      "--untracked-files=all"], ctx.repo.work_tree)  # fmt: skip
+                      "--untracked-files=all"], ctx.repo.work_tree)
 
 
 def finish_changed_paths(proc: subprocess.Popen[bytes] | None, limit: int = MAX_CHANGED_PATHS) -> list[str]:
@@ -137,7 +137,7 @@ def staleness_line(ctx: Context, now: float) -> tuple[str, dict[str, Any] | None
     info: dict[str, Any] = {"last_fetch": None if at is None else epoch_ms_to_rfc3339(at * 1000), "stale": True}
     if at is None:
         return ("Project memories have never been fetched from origin here; teammates' memories "
-                "arrive with `git memex pull`."), info  # fmt: skip
+                "arrive with `git memex pull`."), info
     age = now - at
     if age <= STALE_AFTER_S:
         info["stale"] = False
@@ -145,7 +145,7 @@ def staleness_line(ctx: Context, now: float) -> tuple[str, dict[str, Any] | None
     hours = int(age // 3600)
     ago = f"{hours} hours" if hours < 48 else f"{hours // 24} days"
     return (f"Project memories were last fetched from origin {ago} ago; teammates' newer memories "
-            "arrive with `git memex pull`."), info  # fmt: skip
+            "arrive with `git memex pull`."), info
 
 
 def changed_paths(ctx: Context, limit: int = MAX_CHANGED_PATHS) -> list[str]:

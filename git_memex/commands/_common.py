@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
+    from git_memex.core.paths import Context
+
 
 def add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout (for scripts)")
@@ -19,7 +21,7 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def context():  # -> Context; imported lazily so --help stays cheap
+def context() -> Context:  # imported lazily so --help stays cheap
     from git_memex.core.paths import load_context
 
     return load_context()

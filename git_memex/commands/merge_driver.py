@@ -15,6 +15,10 @@ import contextlib
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # argparse (and `typing`) stay out of the merge driver's start-up
+    import argparse
+
 PREFIX = "git-memex merge-driver"
 
 
@@ -165,7 +169,7 @@ def _help() -> int:
     return 0
 
 
-def register(sub):  # type: ignore[no-untyped-def]
+def register(sub: argparse._SubParsersAction) -> None:
     """Only for --help and the man page: git-memex's main() runs main() above before argparse."""
     p = sub.add_parser("merge-driver", help="git merge driver for memory files (%%O %%A %%B %%P)",
                        description="Field-level 3-way merge of one memory file, as git's merge driver "

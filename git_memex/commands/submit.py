@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     for mid in res.skipped_identical:
         print(f"already in the repository: {mid}")
     if res.committed:
-        print(f"committed {res.commit[:10]} on {res.branch}")
+        print(f"committed {(res.commit or '')[:10]} on {res.branch}")
     else:
         print(f"nothing new to commit on {res.branch}")
     if not res.submitted:

@@ -132,7 +132,7 @@ def _root_name(root: Path) -> str:
 
 def _under_a_file(root: Path) -> MemexError:
     return MemexError(f"{_root_name(root)} is not a folder (a part of its path is a file); "
-                      "point GIT_MEMEX_HOME at a folder", 2)  # fmt: skip
+                      "point GIT_MEMEX_HOME at a folder", 2)
 
 
 def prepare_data_root(root: Path) -> None:
@@ -152,7 +152,7 @@ def prepare_data_root(root: Path) -> None:
         raise _under_a_file(root) from None
     except OSError as exc:
         raise MemexError(f"cannot use {_root_name(root)} ({exc.strerror}); "
-                         "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
+                         "point GIT_MEMEX_HOME at a writable folder", 2) from None
     if st is None:
         try:
             root.parent.mkdir(parents=True, exist_ok=True)  # the user's folders: their own modes
@@ -163,7 +163,7 @@ def prepare_data_root(root: Path) -> None:
             raise _under_a_file(root) from None
         except OSError as exc:
             raise MemexError(f"cannot create {_root_name(root)} ({exc.strerror}); "
-                             "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
+                             "point GIT_MEMEX_HOME at a writable folder", 2) from None
         st = os.stat(root)
     if not stat.S_ISDIR(st.st_mode):
         raise MemexError(f"{_root_name(root)} is not a folder; point GIT_MEMEX_HOME at a folder", 2)
@@ -224,7 +224,7 @@ def private_db_file(path: Path) -> None:
     bits is repaired, with its -wal, -shm and -journal. Best effort: SQLite reports what fails."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
-                     PRIVATE_FILE)  # fmt: skip
+                     PRIVATE_FILE)
     except OSError:
         return
     try:
@@ -258,13 +258,13 @@ def start_git(args: list[str], cwd: Path | None) -> subprocess.Popen[bytes] | No
     None when git cannot be started."""
     try:
         return subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)  # fmt: skip
+                                stderr=subprocess.PIPE)
     except OSError:  # no git, a missing or unreadable folder, no processes left
         return None
 
 
 def finish_git(proc: subprocess.Popen[bytes] | None,
-               timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:  # fmt: skip
+               timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:
     """The outcome of a `start_git` process (output decoded leniently); None when it was not
     started, or was killed after `timeout` seconds."""
     if proc is None:
@@ -276,7 +276,7 @@ def finish_git(proc: subprocess.Popen[bytes] | None,
         proc.wait()
         return None
     return subprocess.CompletedProcess(proc.args, proc.returncode, out.decode("utf-8", "replace"),
-                                       err.decode("utf-8", "replace"))  # fmt: skip
+                                       err.decode("utf-8", "replace"))
 
 
 _REV_PARSE = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
@@ -529,10 +529,10 @@ def _watched_files(cwd: Path, ctx: Context) -> tuple[str, ...]:
     home = Path.home()
     glob_cfg = os.environ.get("GIT_CONFIG_GLOBAL")
     files |= {glob_cfg} if glob_cfg else {str(home / ".gitconfig"),
-                                          str(Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config")}  # fmt: skip
+                                          str(Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config")}
     if ctx.repo is not None:
         files |= {str(ctx.repo.common_dir / "config"), str(ctx.repo.git_dir / "config.worktree"),
-                  str(ctx.repo.git_dir), str(ctx.repo.work_tree / ".git")}  # fmt: skip
+                  str(ctx.repo.git_dir), str(ctx.repo.work_tree / ".git")}
     for folder in (cwd, *cwd.parents):
         files.add(str(folder / ".git"))
     return tuple(sorted(files))

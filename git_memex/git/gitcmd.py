@@ -36,7 +36,7 @@ from pathlib import Path
 
 _FROM_CWD = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 _DROPPED = ("GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
-            "GIT_PREFIX")  # fmt: skip
+            "GIT_PREFIX")
 
 
 def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -58,13 +58,13 @@ def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -
 
 
 def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = None,
-            timeout: float | None = 120) -> subprocess.CompletedProcess[bytes] | None:  # fmt: skip
+            timeout: float | None = 120) -> subprocess.CompletedProcess[bytes] | None:
     """`git --literal-pathspecs ARGS` in `cwd` (the work tree root) with `git_env(cwd)`; raw bytes
     out. None when git could not be started or did not finish within `timeout` seconds."""
     try:
         return subprocess.run(["git", "--literal-pathspecs", *args], cwd=cwd, input=input,
                               stdin=None if input is not None else subprocess.DEVNULL,
-                              capture_output=True, env=git_env(cwd), timeout=timeout, check=False)  # fmt: skip
+                              capture_output=True, env=git_env(cwd), timeout=timeout, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -86,7 +86,7 @@ def staged_memory_files(work_tree: Path, memory_dir: str) -> list[tuple[str, byt
     folder = memory_dir.rstrip("/") + "/"
     # --ita-invisible-in-index: a `git add -N` entry is not part of the commit
     r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--no-renames", "--name-only", "-z",
-                 "--diff-filter=d", "HEAD", "--", folder], cwd=work_tree)  # fmt: skip
+                 "--diff-filter=d", "HEAD", "--", folder], cwd=work_tree)
     if r is not None and r.returncode != 0:
         head = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=work_tree)
         if head is not None and head.returncode != 0:  # unborn branch: every staged file is new
@@ -95,7 +95,7 @@ def staged_memory_files(work_tree: Path, memory_dir: str) -> list[tuple[str, byt
         detail = (r.stderr.decode("utf-8", "replace").strip().splitlines() or ["no answer"])[-1] if r else "git did not run"
         raise OSError(f"git could not list the staged memory files ({detail})")
     paths = [p for p in dict.fromkeys(r.stdout.decode("utf-8", "surrogateescape").split("\0"))
-             if p and in_memory_dir(p, memory_dir)]  # fmt: skip
+             if p and in_memory_dir(p, memory_dir)]
     if not paths:
         return []
     request = b"".join(b":" + p.encode("utf-8", "surrogateescape") + b"\n" for p in paths)

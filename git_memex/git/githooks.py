@@ -110,7 +110,7 @@ def registered_command(text: str) -> str | None:
 def hooks_dir(work_tree: Path) -> Path:
     """The folder git really runs hooks from (core.hooksPath respected)."""
     r = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=work_tree, capture_output=True,
-                       text=True, check=False)  # fmt: skip
+                       text=True, check=False)
     if r.returncode != 0:
         raise MemexError("cannot find the git hooks folder; is this a git repository?", 2)
     p = Path(r.stdout.strip())
@@ -242,7 +242,7 @@ def pre_commit() -> int:
         staged = staged_memory_files(repo_info.work_tree, ctx.memory_dir_rel)
     except OSError as exc:
         print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "
-              "with --no-verify)", file=sys.stderr)  # fmt: skip
+              "with --no-verify)", file=sys.stderr)
         return 1
     findings = []
     for path, data in staged:
@@ -252,7 +252,7 @@ def pre_commit() -> int:
     if findings:
         secret = any(f.secret for f in findings)
         print(f"git-memex: {len(findings)} problem(s) in staged memory files; commit refused"
-              + (" (secrets are never shown)" if secret else ""), file=sys.stderr)  # fmt: skip
+              + (" (secrets are never shown)" if secret else ""), file=sys.stderr)
         return 1
     return 0
 
@@ -279,8 +279,8 @@ def post_update(name: str, args: list[str]) -> int:
     else:  # post-merge, post-rewrite after amend
         pairs = [(pygit.head_reflog_previous(repo), "HEAD")]
     paths: list[str] = []
-    for old, new in pairs:  # a file any step touched may be stale in the index: reread it
-        paths.extend(p for p in pygit.changed_memory_files(repo, old, new, ctx.memory_dir_rel) if p not in paths)
+    for before, after in pairs:  # a file any step touched may be stale in the index: reread it
+        paths.extend(p for p in pygit.changed_memory_files(repo, before, after, ctx.memory_dir_rel) if p not in paths)
     if not paths:
         return 0
     from git_memex.git.sync import reindex_paths

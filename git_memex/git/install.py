@@ -96,7 +96,7 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
         has_framework = (work / ".pre-commit-config.yaml").exists()
         for h in install_hooks(work, skip_pre_commit=has_framework):
             rep.add(f"hook {h.name}", {"installed": "created", "chained": "created"}.get(h.action, h.action),
-                    "existing hook kept and chained" if h.action == "chained" else h.detail)  # fmt: skip
+                    "existing hook kept and chained" if h.action == "chained" else h.detail)
         if has_framework:
             dir_re = mem_rel.replace(".", "\\.")
             rep.snippets.append(

@@ -24,7 +24,7 @@ def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
     assert ctx.repo is not None and ctx.repo_index is not None and ctx.memory_dir is not None
     with Index(ctx.repo_index) as idx:
         return idx.apply_paths(Source("repo", ctx.memory_dir, ctx.project_key),
-                               [ctx.repo.work_tree / p for p in rel_paths], trigger=trigger)  # fmt: skip
+                               [ctx.repo.work_tree / p for p in rel_paths], trigger=trigger)
 
 
 # ------------------------------------------------------------------ pull
@@ -41,14 +41,14 @@ def pull(ctx: Context) -> dict[str, Any]:
         theirs = upstream.removeprefix(f"refs/remotes/{remote}/")
         raise MemexError(f"the upstream of {branch} is {remote}/{theirs}, and {remote} has no such branch (deleted?); "
                          f"nothing was changed. Publish yours with `git push -u {shlex.quote(remote)} "
-                         f"{shlex.quote(branch)}`, or pick another with `git branch --set-upstream-to`", 2)  # fmt: skip
+                         f"{shlex.quote(branch)}`, or pick another with `git branch --set-upstream-to`", 2)
     res = pygit.fast_forward(repo, upstream, ctx.memory_dir_rel)
     out: dict[str, Any] = {"state": res.state, "branch": branch, "upstream": upstream,
-                           "old": res.old, "new": res.new, "changed": res.changed}  # fmt: skip
+                           "old": res.old, "new": res.new, "changed": res.changed}
     stats = reindex_paths(ctx, res.changed, "pull") if res.changed else None
     if stats is not None:
         out["reindexed"] = {"added": stats.added, "changed": stats.changed, "removed": stats.removed,
-                            "quarantined": stats.quarantined}  # fmt: skip
+                            "quarantined": stats.quarantined}
     else:
         from git_memex.index.refresh import Index
 
@@ -122,7 +122,7 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
             wanted, False, list(result.auto_merged),
             [{"field": c.field, "kind": c.kind, "base": c.base, "ours": c.ours, "theirs": c.theirs} for c in result.conflicts],
             getattr(result, "note", ""),
-        )  # fmt: skip
+        )
     from git_memex.secrets.checks import check_text
 
     findings = check_text(wanted, result.text, fmt=False)

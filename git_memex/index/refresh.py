@@ -111,7 +111,7 @@ COLUMNS = (
     "created_by", "created_at", "updated_at", "updated_ts", "supersedes", "superseded_by",
     "derived_from", "tags", "paths", "content_hash", "body", "warnings", "aliases", "alias",
     "target",
-)  # fmt: skip
+)
 FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
 
 _INSERT_MEMORY = f"INSERT INTO memories(rid, {', '.join(COLUMNS)}) VALUES(?, {', '.join('?' * len(COLUMNS))})"
@@ -240,7 +240,7 @@ _YAML_BOOL = {
     "on": True, "On": True, "ON": True,
     "no": False, "No": False, "NO": False, "false": False, "False": False, "FALSE": False,
     "off": False, "Off": False, "OFF": False,
-}  # fmt: skip
+}
 _YAML_NULL = frozenset(("~", "null", "Null", "NULL"))
 _SIMPLE_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _YAML_NUMBER = re.compile(  # PyYAML's implicit int and float resolvers (YAML 1.1)
@@ -433,7 +433,7 @@ _IN_MASK = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)  # mo
 _IN_GONE = 0x400 | 0x800 | 0x8000  # delete_self, move_self, ignored
 _IN_OVERFLOW = 0x4000
 _LOCAL_FS = frozenset((0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0x794C7630, 0x2FC12FC1, 0xF2F52010,
-                       0xCA451A4E, 0x3153464A, 0x52654973))  # ext2-4 xfs btrfs tmpfs overlay zfs f2fs bcachefs jfs reiser  # fmt: skip
+                       0xCA451A4E, 0x3153464A, 0x52654973))  # ext2-4 xfs btrfs tmpfs overlay zfs f2fs bcachefs jfs reiser
 
 
 class _Watch:
@@ -600,7 +600,7 @@ class Index:
             private_mkdir(self.path.parent)
             private_db_file(self.path)  # before SQLite creates it (and its -wal, -shm) 0644
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                               cached_statements=256)  # fmt: skip
+                               cached_statements=256)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         return conn
@@ -749,7 +749,7 @@ class Index:
         )
 
     def _record_file(self, c: sqlite3.Connection, path: Path, folder: Path, sig: str, racy: bool,
-                     sha: str | None, error: str | None) -> None:  # fmt: skip
+                     sha: str | None, error: str | None) -> None:
         c.execute(_RECORD_FILE, (str(path), sig, int(racy), sha, error))
 
     def upsert(self, m: Memory, source: Source) -> None:
@@ -809,7 +809,7 @@ class Index:
     def _scan(self, src: Source, now_ns: int, stats: RefreshStats,
               plan: list[tuple[Source, str, str, str | None, bool]], gone: list[str],
               digests: dict[str, str], changed_digest: set[str],
-              listings: dict[str, tuple[list[str], list[tuple[int, int, int]]]]) -> None:  # fmt: skip
+              listings: dict[str, tuple[list[str], list[tuple[int, int, int]]]]) -> None:
         """Compare one folder with what the index last saw; add the work to plan/gone."""
         folder = str(src.folder)
         key = (str(self.path), folder)
@@ -821,7 +821,7 @@ class Index:
                 watcher.poll()
                 w = watcher.get(folder, create=True)
                 if w is not None and not w.dirty and w.digest is not None \
-                        and self.get_meta(self._digest_key(folder)) == w.digest:  # fmt: skip
+                        and self.get_meta(self._digest_key(folder)) == w.digest:
                     stats.unchanged += w.count  # nothing reported since the last complete scan
                     digests[folder] = w.digest
                     return
@@ -838,7 +838,7 @@ class Index:
             # Same names, sizes, inodes and times as at the last complete scan: only the files
             # that were racy then need a look (by content hash).
             racy = self.conn.execute("SELECT path, sig, sha FROM files WHERE path >= ? AND path < ? AND racy = 1",
-                                     _under(folder)).fetchall()  # fmt: skip
+                                     _under(folder)).fetchall()
             for p, sig, sha in racy:
                 plan.append((src, p, sig, sha, True))
             stats.unchanged += len(names) - len(racy)
@@ -852,13 +852,13 @@ class Index:
         if snap is not None:
             # The listing of the last complete scan (+ what was written since): compare in memory and
             # read rows only for the files that differ, instead of every row of the folder.
-            racy = {r[0][len(prefix):] for r in self.conn.execute(
-                "SELECT path FROM files WHERE path >= ? AND path < ? AND racy = 1", _under(folder))}  # fmt: skip
+            racy_names = {r[0][len(prefix):] for r in self.conn.execute(
+                "SELECT path FROM files WHERE path >= ? AND path < ? AND racy = 1", _under(folder))}
             get = snap.get
             suspects = [i for i, name in enumerate(names) if get(name) != sigs[i]]  # new or changed
-            if racy:
+            if racy_names:
                 flagged = set(suspects)
-                suspects += [i for i, name in enumerate(names) if name in racy and i not in flagged]
+                suspects += [i for i, name in enumerate(names) if name in racy_names and i not in flagged]
             stats.unchanged += len(names) - len(suspects)
             lookup = self.conn.execute
             for i in suspects:
@@ -877,7 +877,7 @@ class Index:
                 self._force(src, forced & set(names), {entry[1] for entry in plan}, plan, stats)
             return
         known = {r[0]: (r[1], r[2], r[3]) for r in self.conn.execute(
-            "SELECT path, sig, racy, sha FROM files WHERE path >= ? AND path < ?", _under(folder))}  # fmt: skip
+            "SELECT path, sig, racy, sha FROM files WHERE path >= ? AND path < ?", _under(folder))}
         seen: set[str] = set()
         for name, (mtime_ns, size, ino) in zip(names, sigs, strict=True):
             p = prefix + name
@@ -893,7 +893,7 @@ class Index:
             self._force(src, forced & set(names), {entry[1] for entry in plan}, plan, stats)
 
     def _force(self, src: Source, names: set[str], planned: set[str],
-               plan: list[tuple[Source, str, str, str | None, bool]], stats: RefreshStats) -> None:  # fmt: skip
+               plan: list[tuple[Source, str, str, str | None, bool]], stats: RefreshStats) -> None:
         """Re-check by content the files a watch reported, unless already planned: an edit that
         kept size and timestamp is invisible to stat but not to the kernel."""
         prefix = str(src.folder) + os.sep
@@ -933,7 +933,7 @@ class Index:
                 self._apply_batch(batch, gone if last else [], now_ns, stats,
                                   digests if last else None, trigger if last else None,
                                   lambda i, s=start: progress.update(s + i),
-                                  listings if last else None)  # fmt: skip
+                                  listings if last else None)
                 progress.update(min(start + BATCH, len(plan)))
         finally:
             progress.done()
@@ -956,7 +956,7 @@ class Index:
                      stats: RefreshStats, digests: dict[str, str] | None, trigger: str | None,
                      tick: Any = None,
                      listings: dict[str, tuple[list[str], list[tuple[int, int, int]]]] | None = None,
-                     ) -> None:  # fmt: skip
+                     ) -> None:
         # Read and parse outside the write transaction: other writers wait only for the writes.
         same: list[tuple[str, int, str]] = []  # (sig, racy, path): content unchanged, new stat
         rows: list[tuple[dict[str, Any], tuple[str, str, int, str, None]]] = []
@@ -1029,12 +1029,12 @@ class Index:
         """Re-read exactly these files of one source (e.g. from a git tree diff)."""
         stats = RefreshStats()
         now_ns = time.time_ns()
-        loaded = []
+        loaded: list[tuple[Path, os.stat_result | None, bytes, Memory | None, str | None]] = []
         for path in paths:
             try:
-                st = os.lstat(path)
+                st: os.stat_result | None = os.lstat(path)
             except FileNotFoundError:
-                loaded.append((path, None, None, None, None))
+                loaded.append((path, None, b"", None, None))  # gone: only `st is None` is read
                 continue
             raw, m, error = _load(path)
             loaded.append((path, st, raw, m, error))
@@ -1075,7 +1075,7 @@ class Index:
     # ------------------------------------------------------------ reads
     def quarantined(self) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in self.conn.execute(
-            "SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")]  # fmt: skip
+            "SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")]
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
@@ -1132,7 +1132,7 @@ def _listing_blob(names: list[str], sigs: list[tuple[int, int, int]]) -> tuple[b
     from itertools import chain
 
     return ("\0".join(names).encode("utf-8", "surrogateescape"),
-            array("q", chain.from_iterable(sigs)).tobytes())  # fmt: skip
+            array("q", chain.from_iterable(sigs)).tobytes())
 
 
 IN_CHUNK = 500

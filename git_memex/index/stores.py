@@ -74,7 +74,7 @@ class Stores:
         if self.degraded and not self._failed and self.degraded not in _WARNED:
             _WARNED.add(self.degraded)  # once per process (the MCP server opens many)
             print(f"git-memex: warning: {self.degraded}; showing the repository's memories only",
-                  file=sys.stderr)  # fmt: skip
+                  file=sys.stderr)
 
     def __enter__(self) -> Stores:
         return self
@@ -190,7 +190,7 @@ class Stores:
                 hit = stem == mid if exact else stem.upper().startswith(mid.upper())
                 if hit and str(p.parent) in folders:
                     raise MemexError(f"memory {stem} is unreadable ({path}: {error}); fix or remove "
-                                     "the file, `git memex doctor` lists such files", 2)  # fmt: skip
+                                     "the file, `git memex doctor` lists such files", 2)
 
     def find_all(self, memory_id: str) -> list[Found]:
         out = []

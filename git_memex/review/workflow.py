@@ -36,7 +36,7 @@ def user_name(ctx: Context) -> str:
 
 
 def _history(m: Memory, frm: str | None, to: str, by: str, note: str | None = None,
-             field: str | None = None) -> None:  # fmt: skip
+             field: str | None = None) -> None:
     """Append a review_history entry; `field` names what changed when it is not review_state."""
     entry: dict[str, Any] = {"at": model.now(), "by": by, "from": frm, "to": to, "note": note}
     if field:
@@ -64,7 +64,7 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
                 found = st.find(mid)
                 if found.row["location"] != "personal":
                     raise MemexError(f"{found.row['id']} is not a personal memory (it is in the {found.row['location']}); "
-                                     "only personal memories are proposed", 1)  # fmt: skip
+                                     "only personal memories are proposed", 1)
                 m = read_memory(found.path)
                 if m.status not in ("active", "deprecated"):
                     raise MemexError(f"{m.id} is {m.status}; only active memories can be proposed", 1)
@@ -149,7 +149,7 @@ def _pick_branch(repo: Any, wanted: str) -> str:
 
 def _default_base(ctx: Context, fallback: str) -> str:
     r = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"],
-                       cwd=ctx.repo.work_tree if ctx.repo else None, capture_output=True, text=True, check=False)  # fmt: skip
+                       cwd=ctx.repo.work_tree if ctx.repo else None, capture_output=True, text=True, check=False)
     if r.returncode == 0 and r.stdout.strip():
         return r.stdout.strip().split("/", 1)[-1]
     return fallback
@@ -172,7 +172,7 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
         loc = found.row["location"]
         if loc == "personal":
             raise MemexError(f"{found.row['id']} is a personal memory and never enters a repository; "
-                             "`git memex propose` copies it into the project outbox first", 1)  # fmt: skip
+                             "`git memex propose` copies it into the project outbox first", 1)
         if loc == "private":
             raise MemexError(f"{found.row['id']} is private (visibility: private) and never leaves this machine", 1)
         if loc == "repo":
@@ -198,7 +198,7 @@ def _branch_name_problem(name: str, cwd: Path) -> str | None:
     if not name or name.startswith("-") or name == "@":
         return "is not a valid git branch name"
     r = subprocess.run(["git", "check-ref-format", "--branch", name], cwd=cwd, capture_output=True, text=True,
-                       check=False)  # fmt: skip
+                       check=False)
     # --branch also expands @{-1} and friends: only a name that is itself valid is accepted
     if r.returncode != 0 or r.stdout.strip() != name:
         return "is not a valid git branch name (see `git check-ref-format --help`)"
@@ -222,7 +222,7 @@ def _check_base(repo: Any, base: str, cwd: Path) -> None:
     if any(r.split("/", 1)[-1] == base for r in repo.branches.remote if "/" in r):
         return
     raise UsageError(f"--base {shlex.quote(base)} is neither a local branch nor a branch of a remote this clone "
-                     "knows (`git fetch` first?); nothing was changed")  # fmt: skip
+                     "knows (`git fetch` first?); nothing was changed")
 
 
 def _set_aside(journal: Path) -> Path:
@@ -255,7 +255,7 @@ def plan_problem(ctx: Context, repo: Any, plan: Any) -> str | None:
             and isinstance(branch, str) and isinstance(plan.get("start"), str)
             and isinstance(plan.get("new_branch"), bool) and isinstance(plan.get("ids"), list)
             and all(isinstance(i, str) for i in plan["ids"])
-            and (plan.get("base") is None or isinstance(plan.get("base"), str))):  # fmt: skip
+            and (plan.get("base") is None or isinstance(plan.get("base"), str))):
         return "the journal is missing parts of a submit plan"
     prefix = ctx.memory_dir_rel.rstrip("/") + "/"
     for rel, text in files.items():
@@ -287,7 +287,7 @@ def plan_problem(ctx: Context, repo: Any, plan: Any) -> str | None:
 
 
 def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str | None = None,
-           stores: Stores | None = None) -> SubmitResult:  # fmt: skip
+           stores: Stores | None = None) -> SubmitResult:
     """Move named outbox drafts into the repository in one commit holding only them.
 
     Everything is checked before the journal is written (ids, branch and base names, secrets,
@@ -318,7 +318,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 if why:
                     aside = _set_aside(journal)
                     res.warnings.append(f"an interrupted submit could not be finished ({why}); "
-                                        f"its plan was set aside as {aside}")  # fmt: skip
+                                        f"its plan was set aside as {aside}")
                     plan = None
                 else:
                     res.resumed = True
@@ -343,19 +343,19 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     if clash:
                         raise UsageError(f"--branch {shlex.quote(target)} cannot coexist with the existing branch "
                                          f"{shlex.quote(clash)} (one name would be a folder of the other); pick "
-                                         "another name; nothing was changed")  # fmt: skip
+                                         "another name; nothing was changed")
                     if repo.head_is_unborn:
                         raise MemexError("this repository has no commits yet, so there is nothing to start "
-                                         f"--branch {shlex.quote(target)} from; commit once first (nothing was changed)", 2)  # fmt: skip
+                                         f"--branch {shlex.quote(target)} from; commit once first (nothing was changed)", 2)
                 plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
-                        "new_branch": bool(branch), "base": base}  # fmt: skip
+                        "new_branch": bool(branch), "base": base}
                 # the same id with different content already in the repository: a human decides
                 head = _head_files(repo, list(files))
                 for rel, text in files.items():
                     wt = repo_info.work_tree / rel
                     if rel in head and head[rel] != text:
                         raise MemexError(f"{rel} is already in the repository with different content; nothing was "
-                                         "changed (supersede it, or edit the file yourself)", 2)  # fmt: skip
+                                         "changed (supersede it, or edit the file yourself)", 2)
                     if rel not in head and wt.is_dir():
                         raise MemexError(f"{rel} is a folder in the work tree; nothing was changed", 2)
                     if rel not in head and wt.exists() and wt.read_text(encoding="utf-8") != text:
@@ -368,7 +368,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
             try:
                 if plan["new_branch"] and pygit.current_branch(repo) != target:
                     if not _branch_exists(repo, target):
-                        repo.branches.local.create(target, repo.head.peel())
+                        repo.branches.local.create(target, repo.head.peel())  # type: ignore[arg-type]  # HEAD names a commit
                     # like `git switch -c`: the new branch is HEAD's commit, so the work tree and the
                     # user's staged changes stay exactly as they are; only HEAD moves to the branch
                     started = True
@@ -397,7 +397,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     raise MemexError(f"submit failed ({detail}); nothing was changed", 2) from None
                 aside = _set_aside(journal)
                 raise MemexError(f"submit could not finish ({detail}); the drafts are still in the outbox and its plan "
-                                 f"was set aside as {aside} (`git memex doctor` shows it)", 2) from None  # fmt: skip
+                                 f"was set aside as {aside} (`git memex doctor` shows it)", 2) from None
             res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r])
             crash_point("submit.after_commit")
             from git_memex.index.refresh import Source
@@ -435,7 +435,7 @@ def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResu
     n = len(plan["files"])
     if target == "HEAD":
         res.note = ("HEAD is detached: create a branch for this commit (`git switch -c memex/review`) "
-                    "before pushing it")  # fmt: skip
+                    "before pushing it")
         return res
     q = shlex.quote
     res.push_command = f"git push -u origin {q(target)}"
@@ -444,11 +444,11 @@ def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResu
         return res
     if res.base == target:
         res.note = (f"the commit is on {target} itself, so there is no pull request to open; to have memories "
-                    "reviewed in one, submit them with --branch NAME (e.g. --branch memex/review)")  # fmt: skip
+                    "reviewed in one, submit them with --branch NAME (e.g. --branch memex/review)")
         return res
     title = f"memex: {n} memor{'y' if n == 1 else 'ies'} for review"
     res.pr_command = (f"gh pr create --base {q(res.base)} --head {q(target)} --title {q(title)} "
-                      f"--body {q('Memory files only; reviewers: is it true, durable, safe to share?')}")  # fmt: skip
+                      f"--body {q('Memory files only; reviewers: is it true, durable, safe to share?')}")
     return res
 
 
@@ -489,7 +489,7 @@ def _superseded_companions(ctx: Context, repo: Any, ids: list[str]) -> dict[str,
 
 # ------------------------------------------------------------------ promote
 def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | None = None,
-            resubmit: bool = False, by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+            resubmit: bool = False, by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     if reject and resubmit:
         raise UsageError("--reject and --resubmit cannot be combined")
     with opened(ctx, stores) as st:
@@ -556,7 +556,7 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
         ).fetchall()
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in drafts])
         outbox = [{"id": r["id"], "review_state": r["review_state"], "snippet": _snippet(bodies[r["id"]], [])}
-                  for r in drafts]  # fmt: skip
+                  for r in drafts]
         states: dict[str, list[str]] = {s: [] for s in (*LADDER, "rejected")}
         if st.repo is not None:
             for r in st.repo.conn.execute("SELECT id, review_state FROM memories ORDER BY id"):
@@ -564,12 +564,12 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
         uncommitted = []
         if ctx.repo is not None:
             r = subprocess.run(["git", "status", "--porcelain", "--", ctx.memory_dir_rel], cwd=ctx.repo.work_tree,
-                               capture_output=True, text=True, check=False)  # fmt: skip
+                               capture_output=True, text=True, check=False)
             uncommitted = [line[3:] for line in r.stdout.splitlines() if line[3:].endswith(".md")]
         conflicts = contradictions(ctx, stores=st)
         if outbox and ctx.repo is None:
             nxt = ("nothing can be submitted here: submit needs a git repository, and these drafts stay on this "
-                   "machine until this folder is one (`git init`, then `git memex submit ID`)")  # fmt: skip
+                   "machine until this folder is one (`git init`, then `git memex submit ID`)")
         elif outbox:
             nxt = f"git memex submit {' '.join(o['id'] for o in outbox[:3])}{' …' if len(outbox) > 3 else ''}"
         elif uncommitted:
@@ -587,7 +587,7 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
             "contradictions": conflicts,
             "next": nxt,
             "git": ctx.repo is not None,
-        }  # fmt: skip
+        }
 
 
 # ------------------------------------------------------------------ contradictions
@@ -618,11 +618,11 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
     from git_memex.search.engine import search
 
     with opened(ctx, stores) as st:
-        rows = []
+        rows: list[Any] = []
         for index, where, params in st.dbs():
             rows.extend(index.conn.execute(
                 f"SELECT m.id, m.body, m.type, m.location, m.supersedes, m.superseded_by, m.updated_ts FROM memories m"
-                f" WHERE {where} AND m.status = 'active' ORDER BY m.updated_ts DESC LIMIT ?", (*params, recent)))  # fmt: skip
+                f" WHERE {where} AND m.status = 'active' ORDER BY m.updated_ts DESC LIMIT ?", (*params, recent)))
         rows.sort(key=lambda r: -(r["updated_ts"] or 0))
         seen: set[tuple[str, str]] = set()
         out = []
@@ -687,13 +687,13 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
     prefix = ctx.memory_dir_rel.rstrip("/") + "/"
     ids = [Path(p).stem for p in files if p.startswith(prefix) and p.endswith(".md")]
     approvers = [rv.get("author", {}).get("login") for rv in pr.get("reviews") or []
-                 if isinstance(rv, dict) and rv.get("state") == "APPROVED"]  # fmt: skip
+                 if isinstance(rv, dict) and rv.get("state") == "APPROVED"]
     approver = next((a for a in reversed(approvers) if a), None)
     decision = pr.get("reviewDecision") or ""
     state = pr.get("state") or ""
     with opened(ctx, stores) as st:
         st.refresh()
-        items = []
+        items: list[dict[str, Any]] = []
         for mid in ids:
             try:
                 found = st.find(mid)
@@ -735,7 +735,7 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 found.index.upsert(m, found.source)
                 applied.append({"id": m.id, "from": it["current"], "to": it["target"], "by": by})
         return {"pr": {"number": pr.get("number"), "url": pr.get("url"), "state": state, "review_decision": decision},
-                "memories": items, "applied": applied}  # fmt: skip
+                "memories": items, "applied": applied}
 
 
 # ------------------------------------------------------------------ log
@@ -765,7 +765,7 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
                 for c in pygit.path_history(repo, rel):
                     at = model.epoch_ms_to_rfc3339(c.commit_time * 1000)
                     events.append({"at": at, "kind": "commit", "id": cid, "commit": str(c.id)[:10],
-                                   "by": c.author.name, "what": c.message.splitlines()[0] if c.message else ""})  # fmt: skip
+                                   "by": c.author.name, "what": c.message.splitlines()[0] if c.message else ""})
         for cid in chain:
             try:
                 mm = m if cid == m.id else read_memory(st.find(cid).path)
@@ -774,9 +774,9 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
             for h in mm.fm.get("review_history") or []:
                 if isinstance(h, dict):
                     events.append({"at": str(h.get("at", "")), "kind": "review", "id": cid, "by": h.get("by"),
-                                   "what": f"{h.get('from') or '(none)'} → {h.get('to') or '(none)'}" + (f": {h['note']}" if h.get("note") else "")})  # fmt: skip
+                                   "what": f"{h.get('from') or '(none)'} → {h.get('to') or '(none)'}" + (f": {h['note']}" if h.get("note") else "")})
             events.append({"at": str(mm.fm.get("created_at", "")), "kind": "created", "id": cid,
-                           "by": mm.fm.get("created_by"), "what": "created" + (f" (supersedes {mm.fm['supersedes']})" if mm.fm.get("supersedes") else "")})  # fmt: skip
+                           "by": mm.fm.get("created_by"), "what": "created" + (f" (supersedes {mm.fm['supersedes']})" if mm.fm.get("supersedes") else "")})
         events.sort(key=lambda e: (e["at"], {"created": 0, "commit": 1, "review": 2}[e["kind"]]))
         return {"id": m.id, "chain": chain, "events": events}
 

@@ -107,9 +107,9 @@ def _check_repo(ctx: Context, rep: Report) -> None:
         rep.add("repository", "warn", "not set up for git-memex; run `git memex init`")
         return
     rep.add(".gitattributes", "ok" if attributes_configured(ctx) else "fail",
-            "" if attributes_configured(ctx) else "missing the merge=memex line; run `git memex init`")  # fmt: skip
+            "" if attributes_configured(ctx) else "missing the merge=memex line; run `git memex init`")
     rep.add("merge driver", "ok" if merge_driver_configured(ctx) else "fail",
-            "" if merge_driver_configured(ctx) else "not registered in this clone's git config; run `git memex init`")  # fmt: skip
+            "" if merge_driver_configured(ctx) else "not registered in this clone's git config; run `git memex init`")
     missing = [name for name, ok in hook_status(ctx.repo.work_tree).items() if not ok]
     if missing:
         pre_commit_framework = (ctx.repo.work_tree / ".pre-commit-config.yaml").exists()
@@ -260,10 +260,10 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
             why = "it is not readable JSON"
         if why:
             rep.add("submit journal", "warn", f"{journal} holds a plan that cannot be completed ({why}); "
-                    "the next `git memex submit` sets it aside")  # fmt: skip
+                    "the next `git memex submit` sets it aside")
         else:
             rep.add("submit journal", "warn", f"an interrupted submit left {journal}; rerun "
-                    "`git memex submit ID` to finish it")  # fmt: skip
+                    "`git memex submit ID` to finish it")
     failed = sorted(journal.parent.glob(journal.name + "*.failed")) if journal.parent.is_dir() else []
     for f in failed:
         rep.add("submit journal", "warn", f"{f} is a submit plan that was set aside; read it, then delete it")
