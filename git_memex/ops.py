@@ -18,6 +18,7 @@ from git_memex.core.files import (
     read_memory,
     write_memory,
 )
+from git_memex.core.identity import person
 from git_memex.core.model import Memory, ValidationError
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
@@ -45,11 +46,6 @@ def location_for(scope: str, visibility: str | None) -> str:
     if visibility == "private":
         return "private"
     return "outbox"
-
-
-def author(ctx: Context) -> str | None:
-    name = ctx.config.get("user.email") or ctx.config.get("user.name")
-    return f"local:{name}" if name else None
 
 
 # ------------------------------------------------------------------ add
@@ -216,7 +212,7 @@ def add(
             source=source,
             visibility=visibility,
             confidence=confidence,
-            created_by=author(ctx),
+            created_by=person(ctx),
             via=via,
             repo_id=ctx.repo_id,
             paths=paths,
@@ -423,7 +419,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
                 source=source,
                 visibility=fm.get("visibility"),
                 confidence=confidence or (fm.get("confidence") if fm.get("confidence") in model.CONFIDENCES else None),
-                created_by=author(ctx),
+                created_by=person(ctx),
                 via=via,
                 repo_id=ctx.repo_id,
                 paths=old.paths,

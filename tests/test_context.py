@@ -21,7 +21,7 @@ from git_memex.core.textproc import estimate_tokens
 
 from conftest import git, run_cli
 
-ME = "local:test@example.com"  # conftest's git identity, as ops.author spells it
+ME = "local:test@example.com"  # conftest's git identity, as core.identity.person spells it
 
 
 # --------------------------------------------------------------------- helpers

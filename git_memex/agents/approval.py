@@ -38,9 +38,9 @@ def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
     """Team mode (a repository with an origin remote) and the approver proposed the rule."""
     if not ctx.origin_url:
         return False
-    from git_memex.ops import author
+    from git_memex.core.identity import spellings
 
-    mine = {me, author(ctx) or ""} - {""}
+    mine = spellings(ctx) | {me}
     return any(str(m.fm.get(k) or "") in mine for k in ("proposed_by", "created_by"))
 
 
@@ -49,7 +49,8 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
     """Open the gate for one submitted rule (or one of your own personal rules)."""
     from git_memex.agents.gate import default_branch
     from git_memex.core.files import write_memory
-    from git_memex.review.workflow import _history, user_name
+    from git_memex.core.identity import actor
+    from git_memex.review.workflow import _history
 
     if trust not in TRUST_CHOICES:
         raise UsageError(f"--trust takes one of: {', '.join(TRUST_CHOICES)}; not {trust!r}")
@@ -69,7 +70,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         if m.fm.get("source") == "inference":
             raise MemexError(f"{m.id} was inferred by an agent (source: inference) and can never be a rule; "
                              "write the rule yourself with `git memex add --role instruction`", 1)
-        who = by or user_name(ctx)
+        who = by or actor(ctx)
         before = str(m.fm.get("instruction_state") or "draft")
         warnings: list[str] = []
         if where == "repo" and _self_approval(ctx, m, who):
@@ -102,12 +103,13 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
            stores: Stores | None = None) -> dict[str, Any]:
     """Close the gate for one rule: it stays as history, never again as an instruction."""
     from git_memex.core.files import write_memory
-    from git_memex.review.workflow import _history, user_name
+    from git_memex.core.identity import actor
+    from git_memex.review.workflow import _history
 
     with opened(ctx, stores) as st:
         st.refresh()
         found, m = _load_rule(st, memory_id)
-        who = by or user_name(ctx)
+        who = by or actor(ctx)
         before = str(m.fm.get("instruction_state") or "draft")
         changed = before != "revoked"
         if changed:
@@ -127,7 +129,7 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
     """Every rule (role: instruction) grouped pending / approved / revoked, with whether the
     gate lets it through and, when not, why."""
     from git_memex.agents.gate import reviewed_ids, why_not
-    from git_memex.agents.session import current_user
+    from git_memex.core.identity import person
 
     groups: dict[str, list[dict[str, Any]]] = {"pending": [], "approved": [], "revoked": []}
     with opened(ctx, stores) as st:
@@ -138,7 +140,7 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
                 f"SELECT m.* FROM memories m WHERE {where} AND m.role = 'instruction'"
                 " AND m.status NOT IN ('retracted', 'archived') ORDER BY m.updated_ts DESC, m.id", params):
                 rows.setdefault(r["id"], r)
-        user = current_user(ctx) if any(r["location"] == "personal" for r in rows.values()) else None
+        user = person(ctx) if any(r["location"] == "personal" for r in rows.values()) else None
         # one git call for every approved repository rule, not one per rule
         reviewed = reviewed_ids(ctx, [r for r in rows.values() if r["instruction_state"] == "approved"])
         from git_memex.secrets.guard import safe_bodies

@@ -53,7 +53,7 @@ def passes_claims(memory: Mapping[str, Any] | sqlite3.Row, current_user: str | N
     All of: ``role: instruction``, ``instruction_state: approved``, ``trust_level`` reviewed or
     trusted, ``source`` not ``inference``, ``status`` active (a deprecated or superseded
     instruction is history), ``review_state`` not rejected. Org scope needs ``trusted``. A
-    personal memory passes only for its owner: ``created_by`` must equal `current_user`
+    personal memory passes only for its owner: ``created_by`` must equal `current_user` (`core.identity.person`)
     (``local:<email or name>``), and a row read from anywhere but this machine's personal store
     (a personal file copied into the repo) never passes. Unknown values fail.
     """

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-import subprocess
 import time
 
 from git_memex.agents import globs, relevance, render, workspace
@@ -38,34 +37,6 @@ if TYPE_CHECKING:
 
     from git_memex.core.paths import Context
     from git_memex.index.stores import Stores
-
-
-# --------------------------------------------------------------------- the instruction gate
-def current_user(ctx: Context) -> str | None:
-    """``local:<user.email or user.name>``, the identity `ops.add` writes into ``created_by``.
-
-    `ops.author` reads the loaded settings; when they do not carry the git identity, ask git.
-    """
-    from git_memex.ops import author
-
-    who = author(ctx)
-    if who:
-        return who
-    try:
-        r = subprocess.run(
-            ["git", "config", "--get-regexp", r"^user\.(email|name)$"],
-            cwd=ctx.cwd, capture_output=True, text=True, encoding="utf-8", errors="replace",
-            check=False, timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    values: dict[str, str] = {}
-    for line in r.stdout.splitlines():
-        key, _, value = line.partition(" ")
-        if value.strip():
-            values[key.lower()] = value.strip()
-    name = values.get("user.email") or values.get("user.name")
-    return f"local:{name}" if name else None
 
 
 def build_context(
@@ -146,7 +117,9 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     relevance.drop_superseded(st, instr_rows)
     user: str | None = None
     if any(r["scope"] == "personal" for r in instr_rows.values()):
-        user = current_user(ctx)
+        from git_memex.core.identity import person
+
+        user = person(ctx)
     from git_memex.agents.gate import passing
 
     instructions = passing(ctx, instr_rows.values(), user)

@@ -22,6 +22,7 @@ from git_memex.core.files import (
     read_memory,
     write_memory,
 )
+from git_memex.core.identity import actor
 from git_memex.core.model import Memory
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
@@ -29,10 +30,6 @@ from git_memex.errors import MemexError, NotFound, UsageError
 from git_memex.index.stores import Stores, opened
 
 LADDER = ("draft", "proposed", "approved", "published")
-
-
-def user_name(ctx: Context) -> str:
-    return ctx.config.get("user.name") or ctx.config.get("user.email") or os.environ.get("USER") or "unknown"
 
 
 def _history(m: Memory, frm: str | None, to: str, by: str, note: str | None = None,
@@ -71,7 +68,7 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
                 originals.append(m)
             out = []
             outbox = st.source("outbox")
-            me = user_name(ctx)
+            me = actor(ctx)
             for orig in originals:
                 existing = st.home.conn.execute(
                     "SELECT id, review_state FROM memories WHERE derived_from = ? AND location = 'outbox' AND project_key = ?",
@@ -163,7 +160,7 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
     files: dict[str, str] = {}
     origins: list[str] = []
     already: list[str] = []
-    me = user_name(ctx)
+    me = actor(ctx)
     for mid in ids:
         found = st.find(mid)
         # an outbox copy wins over a repository file of the same id: that is what is being submitted
@@ -501,7 +498,7 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
             raise MemexError(f"{found.row['id']} is in the {where}, not the repository; {hint}", 1)
         m = read_memory(found.path)
         cur = m.fm.get("review_state") or "draft"
-        who = by or user_name(ctx)
+        who = by or actor(ctx)
         if reject:
             if cur not in ("proposed", "approved"):
                 raise MemexError(f"{m.id} is {cur}; only proposed or approved memories can be rejected", 1)
