@@ -50,7 +50,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
     from git_memex.agents.gate import default_branch
     from git_memex.core.files import write_memory
     from git_memex.core.identity import actor
-    from git_memex.review.workflow import _history
+    from git_memex.review.history import record_step
 
     if trust not in TRUST_CHOICES:
         raise UsageError(f"--trust takes one of: {', '.join(TRUST_CHOICES)}; not {trust!r}")
@@ -81,7 +81,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             m.fm["instruction_state"] = "approved"
             m.fm["trust_level"] = trust
             m.fm["approved_by"] = who
-            _history(m, before, "approved", who, note.strip() if note else None, field="instruction_state")
+            record_step(m, before, "approved", who, note.strip() if note else None, field="instruction_state")
             model.touch(m)
             write_memory(found.source.folder, m, private=where != "repo")
             found.index.upsert(m, found.source)
@@ -104,7 +104,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
     """Close the gate for one rule: it stays as history, never again as an instruction."""
     from git_memex.core.files import write_memory
     from git_memex.core.identity import actor
-    from git_memex.review.workflow import _history
+    from git_memex.review.history import record_step
 
     with opened(ctx, stores) as st:
         st.refresh()
@@ -114,7 +114,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
         changed = before != "revoked"
         if changed:
             m.fm["instruction_state"] = "revoked"
-            _history(m, before, "revoked", who, note.strip() if note else None, field="instruction_state")
+            record_step(m, before, "revoked", who, note.strip() if note else None, field="instruction_state")
             model.touch(m)
             write_memory(found.source.folder, m, private=found.row["location"] != "repo")
             found.index.upsert(m, found.source)

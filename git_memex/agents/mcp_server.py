@@ -597,10 +597,10 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
 
     @tool
     def memory_status() -> CallToolResult:
-        from git_memex.review import workflow
+        from git_memex.review import unsynced
 
         def run(ctx: Any) -> CallToolResult:
-            data = workflow.sync_status(ctx)
+            data = unsynced.sync_status(ctx)
             data["repository"] = str(ctx.repo.work_tree) if ctx.repo is not None else None
             text = format_status(data)
             head = (f"serving repository: {data['repository']}" if ctx.repo is not None
@@ -617,10 +617,10 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
         base: Annotated[str | None, Field(min_length=1, description="The PR base branch to print "
                                           "(default: the branch submit started on).")] = None,
     ) -> CallToolResult:
-        from git_memex.review import workflow
+        from git_memex.review import submission
 
         def run(ctx: Any) -> CallToolResult:
-            res = workflow.submit(ctx, ids, branch=branch, base=base)
+            res = submission.submit(ctx, ids, branch=branch, base=base)
             lines = [f"submitted {s['id']} [{s['review_state']}]" for s in res.submitted]
             lines += [f"already in the repository: {mid}" for mid in res.skipped_identical]
             if res.committed:
@@ -646,10 +646,10 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
         local_approve: Annotated[bool, Field(description="Solo mode: mark the copies approved by the user "
                                              "right away (no team review).")] = False,
     ) -> CallToolResult:
-        from git_memex.review import workflow
+        from git_memex.review import outbox
 
         def run(ctx: Any) -> CallToolResult:
-            out = workflow.propose(ctx, ids, local_approve=local_approve)
+            out = outbox.propose(ctx, ids, local_approve=local_approve)
             lines = [f"proposed {o['source']} → {o['id']} [{o['review_state']}]"
                      + (" (already proposed)" if o.get("existing") else "") for o in out]
             lines.append("Next: memory_status, then memory_submit with the new ids once the user agrees.")
@@ -665,10 +665,10 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
         note: Annotated[str | None, Field(description="Why (required with reject).")] = None,
         by: Annotated[str | None, Field(min_length=1, description="Reviewer name (default: git user.name).")] = None,
     ) -> CallToolResult:
-        from git_memex.review import workflow
+        from git_memex.review import promotion
 
         def run(ctx: Any) -> CallToolResult:
-            data = workflow.promote(ctx, id, reject=reject, resubmit=resubmit, note=note, by=by)
+            data = promotion.promote(ctx, id, reject=reject, resubmit=resubmit, note=note, by=by)
             lines = [f"promote {data['id']}: {data['from']} → {data['to']} (by {data['by']})."]
             if data["to"] == "rejected":
                 lines.append("Nothing was deleted: the file stays. The author may revise it and resubmit, "
@@ -713,12 +713,12 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
         apply: Annotated[bool, Field(description="Perform the mapped review transitions locally (no push). "
                                      "Default: report only.")] = False,
     ) -> CallToolResult:
-        from git_memex.review import workflow
+        from git_memex.review import pull_requests
 
         def run(ctx: Any) -> CallToolResult:
-            data = workflow.pr_status(ctx, apply=apply)
+            data = pull_requests.pr_status(ctx, apply=apply)
             pr = data["pr"]
-            lines = [f"{workflow.pr_label(pr.get('number'))} {pr.get('state') or '?'}"
+            lines = [f"{pull_requests.pr_label(pr.get('number'))} {pr.get('state') or '?'}"
                      + (f", review: {pr['review_decision']}" if pr.get("review_decision") else "")
                      + (f" — {pr['url']}" if pr.get("url") else "")]
             lines += [f"- {it['id']}: {it['action']}" for it in data["memories"]] or ["(no memory files in this PR)"]

@@ -86,7 +86,7 @@ def _check_duplicates(st: Any, rep: Report) -> None:
 
 def _check_contradictions(ctx: Context, st: Any, rep: Report) -> None:
     try:
-        from git_memex.review.workflow import contradictions
+        from git_memex.review.contradictions import contradictions
     except ImportError:
         return
     pairs = contradictions(ctx, stores=st)
@@ -249,7 +249,7 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
     import json
 
     from git_memex.git import pygit
-    from git_memex.review.workflow import _journal_path, plan_problem
+    from git_memex.review.submission import _journal_path, plan_problem
 
     assert ctx.repo is not None
     journal = _journal_path(ctx)
