@@ -213,3 +213,29 @@ def test_deleting_a_successor_that_a_committed_memory_names_is_refused(team: Pat
     (team / MEM / f"{new}.md").unlink()
     r = commit(team, "-am", "drop it with -a")
     assert r.returncode != 0 and "dangling-superseded-by" in r.stderr
+
+
+def test_the_finders_take_index_rows_as_inventory_does(repo: Path):
+    """`inventory` reuses the finders on index rows (sqlite3.Row of `SELECT m.* FROM memories m`)."""
+    from git_memex.core.paths import load_context
+    from git_memex.index.stores import Stores
+
+    a = add("Releases are tagged from the main branch every Tuesday")
+    b = add("Releases are tagged from the main branch every Tuesday morning")
+    with Stores(load_context()) as st:
+        st.refresh()
+        rows = [r for index, where, params in st.dbs()
+                for r in index.conn.execute(f"SELECT m.* FROM memories m WHERE {where}", params)]
+        assert [(p.a, p.b) for p in near_duplicate_pairs(rows)] == [tuple(sorted((a, b)))]
+        assert stale_memories(rows) == [] and len(stale_memories(rows, days=1, now=4e9)) == 2
+        from git_memex.upkeep.audit import chain_problems
+
+        assert chain_problems(rows) == []
+
+
+def test_doctor_warns_about_a_dangling_successor(team: Path):
+    hidden = write_memory_file(team / MEM, "CI runs on every push", status="superseded",
+                               superseded_by="01ZZZZZZZZZZZZZZZZZZZZZZZZ")
+    r = run_cli("doctor", "--json")
+    msgs = [c["detail"] for c in r.json()["checks"] if c["name"] == "supersede chain"]
+    assert any(hidden in m and "does not exist" in m for m in msgs), msgs

@@ -261,3 +261,28 @@ def test_missing_file_and_project_memories_outside_a_repository(repo: Path, tmp_
     r = run_cli("export", "--scope", "project", cwd=nogit)
     assert r.code == 1
     one_sentence(r.err)
+
+
+def test_unreadable_files_are_left_out_with_a_warning(repo: Path, tmp_path: Path, isolated_env: Path):
+    add("I like tabs", "--scope", "personal")
+    broken = isolated_env / "data" / "memories" / "personal" / "01ZZZZZZZZZZZZZZZZZZZZZZZZ.md"
+    broken.write_text("---\nid: [not closed\n---\n\nbody\n")
+    r = run_cli("export", "--scope", "personal", "-o", str(tmp_path / "b.json"), "--json")
+    assert r.code == 0, r.err
+    assert r.json()["count"] == 1 and "1 unreadable memory file left out" in r.err
+
+
+def test_a_reference_tool_v1_entry_is_read_as_its_file_would_be(repo: Path, tmp_path: Path, other_machine):
+    p = add("I like tabs", "--scope", "personal")
+    out = tmp_path / "b.json"
+    export("--scope", "personal", "-o", str(out))
+    doc = json.loads(out.read_text())
+    fm = doc["memories"][0]["frontmatter"]
+    fm.pop("scope")
+    fm.pop("importance")
+    fm.update(scope_kind="user", scope_key="user", priority=9, schema_version=1, type="tip")
+    out.write_text(json.dumps(doc))
+    r = imp(str(out), env=other_machine)
+    assert r.code == 0 and "imported 1," in r.out, r.err
+    f = run_cli("show", p, "--json", env=other_machine).json()["frontmatter"]
+    assert (f["scope"], f["importance"], f["type"], f["schema_version"]) == ("personal", "high", "howto", 2)

@@ -123,6 +123,12 @@ def export(ctx: Context, *, scope: str = "both", type: str | None = None, tag: s
                 have = rows.get(r["id"])
                 if have is None or LOCATIONS.index(r["location"]) < LOCATIONS.index(have["location"]):
                     rows[r["id"]] = r
+        unreadable = [p for index, _w, _p in st.dbs() for p, _why in index.quarantined()
+                      if _location_of(st, p) in locs]  # fmt: skip
+        if unreadable:
+            n = len(unreadable)
+            res.warnings.append(f"{n} unreadable memory file{'' if n == 1 else 's'} left out of the bundle "
+                                "(`git memex doctor` lists them with the reason)")  # fmt: skip
         entries = []
         for mid in sorted(rows):
             r = rows[mid]
@@ -155,6 +161,18 @@ def export(ctx: Context, *, scope: str = "both", type: str | None = None, tag: s
         res.warnings.append(f"the bundle holds {res.private} private memor{'y' if res.private == 1 else 'ies'} "
                             "(--include-private): keep the file to yourself")  # fmt: skip
     return res
+
+
+def _location_of(st: Any, path: str) -> str | None:
+    """Which of this context's folders holds `path`, if any."""
+    folder = Path(path).parent
+    for loc in ("personal", "outbox", "private", "repo"):
+        try:
+            if Path(st.source(loc).folder) == folder:
+                return loc
+        except MemexError:
+            continue
+    return None
 
 
 def bundle_text(bundle: dict[str, Any]) -> str:
@@ -330,11 +348,11 @@ def _prepare(ctx: Context, name: str, doc: dict[str, Any]) -> list[Planned]:
         if mid in seen:
             raise _bundle_problem(name, f"holds memory {mid} twice")
         seen.add(mid)
-        dest = _destination(name, mid, loc, fm)
+        m = model.from_parsed(fm, body)  # a v1 or reference-tool file is read as any file is
+        dest = _destination(name, mid, loc, m.fm)
         if dest != "personal" and ctx.repo is None:
             raise MemexError(f"{name} holds project memories; run `git memex import` inside the project's "
                              "repository (nothing was imported)", 1)  # fmt: skip
-        m = model.from_parsed(fm, body)
         red = redact(m.body.strip())
         m.body = red.text.strip()
         if not m.body or m.body == "[REDACTED]":
