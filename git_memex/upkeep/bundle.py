@@ -343,6 +343,7 @@ def _prepare(ctx: Context, name: str, doc: dict[str, Any]) -> list[Planned]:
 
     out: list[Planned] = []
     seen: set[str] = set()
+    repo_id = ctx.repo_id if ctx.repo is not None else None  # computed once: it hashes the origin URL
     for i, e in enumerate(doc["memories"]):
         mid, loc, fm, body = _entry(name, i, e)
         if mid in seen:
@@ -365,7 +366,7 @@ def _prepare(ctx: Context, name: str, doc: dict[str, Any]) -> list[Planned]:
         if m.fm.get("trust_level") == "trusted":
             m.fm["trust_level"] = "reviewed"
         if dest != "personal":
-            m.fm["repo_id"] = ctx.repo_id
+            m.fm["repo_id"] = repo_id
             if loc == "repo":  # team knowledge of another checkout: reviewed again here, through submit
                 m.fm["review_state"] = "draft"
         try:
