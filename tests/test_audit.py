@@ -239,3 +239,16 @@ def test_doctor_warns_about_a_dangling_successor(team: Path):
     r = run_cli("doctor", "--json")
     msgs = [c["detail"] for c in r.json()["checks"] if c["name"] == "supersede chain"]
     assert any(hidden in m and "does not exist" in m for m in msgs), msgs
+
+
+def test_submit_refuses_a_draft_whose_successor_stays_behind(team: Path):
+    """submit commits through libgit2, which runs no hooks: it makes the hook's check itself."""
+    a = add("Releases are tagged from main")
+    b = run_cli("supersede", a, "Releases are tagged from release branches", "--json").json()["id"]
+    before = git("rev-parse", "HEAD", cwd=team).stdout
+    r = run_cli("submit", a)
+    assert r.code == 2 and f"submit {a} {b}" in r.err and "Traceback" not in r.err
+    assert git("rev-parse", "HEAD", cwd=team).stdout == before and not (team / MEM / f"{a}.md").exists()
+    r = run_cli("submit", a, b)
+    assert r.code == 0, r.err
+    assert audit()["chains"] == []
