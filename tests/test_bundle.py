@@ -286,3 +286,33 @@ def test_a_reference_tool_v1_entry_is_read_as_its_file_would_be(repo: Path, tmp_
     assert r.code == 0 and "imported 1," in r.out, r.err
     f = run_cli("show", p, "--json", env=other_machine).json()["frontmatter"]
     assert (f["scope"], f["importance"], f["type"], f["schema_version"]) == ("personal", "high", "howto", 2)
+
+
+def test_any_odd_value_in_an_entry_is_refused_or_read_never_a_crash(repo: Path, tmp_path: Path):
+    """Every frontmatter key and entry field set to each JSON kind: import (dry run, in-process)
+    either accepts the memory or raises MemexError (one sentence); nothing else escapes."""
+    from git_memex.core.paths import load_context
+    from git_memex.errors import MemexError
+    from git_memex.upkeep.bundle import import_bundle
+
+    add("I like tabs", "--scope", "personal", "--tags", "style")
+    out = tmp_path / "b.json"
+    export("--scope", "personal", "-o", str(out))
+    doc = json.loads(out.read_text())
+    entry = doc["memories"][0]
+    odd = [None, 0, -1, 1.5, True, "", "x" * 300, [], [1, {"a": None}], {}, {"k": [1]}, "../../etc/passwd"]
+    targets = [("frontmatter", k) for k in entry["frontmatter"]] + [("entry", k) for k in entry]
+    ctx = load_context()
+    outcomes = {"ok": 0, "refused": 0}
+    for where, key in targets:
+        for value in odd:
+            e = json.loads(json.dumps(entry))
+            (e["frontmatter"] if where == "frontmatter" else e)[key] = value
+            out.write_text(json.dumps({**doc, "memories": [e]}))
+            try:
+                import_bundle(ctx, str(out), dry_run=True)
+                outcomes["ok"] += 1
+            except MemexError as exc:
+                assert exc.message and "\n" not in exc.message
+                outcomes["refused"] += 1
+    assert outcomes["ok"] and outcomes["refused"]
