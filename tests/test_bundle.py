@@ -316,3 +316,25 @@ def test_any_odd_value_in_an_entry_is_refused_or_read_never_a_crash(repo: Path, 
                 assert exc.message and "\n" not in exc.message
                 outcomes["refused"] += 1
     assert outcomes["ok"] and outcomes["refused"]
+
+
+def test_a_bundle_printed_into_a_file_is_guarded_like_out(repo: Path, tmp_path: Path):
+    import subprocess
+    import sys
+
+    add("I like tabs", "--scope", "personal")
+
+    def to_file(path: Path) -> subprocess.CompletedProcess:
+        path.write_text("")
+        path.chmod(0o644)
+        with open(path, "w") as fh:  # as `git memex export > FILE` opens it
+            return subprocess.run([sys.executable, "-m", "git_memex", "export"], stdout=fh, stderr=subprocess.PIPE,
+                                  text=True, check=False)  # fmt: skip
+
+    outside = tmp_path / "b.json"
+    r = to_file(outside)
+    assert r.returncode == 0 and "readable by you only" in r.stderr
+    assert stat.S_IMODE(os.stat(outside).st_mode) == 0o600 and json.loads(outside.read_text())["count"] == 1
+    inside = repo / "b.json"
+    r = to_file(inside)
+    assert r.returncode == 2 and "work tree" in r.stderr and inside.read_text() == ""

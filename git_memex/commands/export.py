@@ -32,11 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.upkeep.bundle import bundle_text, export, write_bundle
+    from git_memex.upkeep.bundle import bundle_text, export, guard_stdout, write_bundle
 
     res = export(context(), scope=args.scope, type=args.type, tag=args.tag, all=args.all,
                  include_private=args.include_private)  # fmt: skip
     if args.out is None:
+        guard_stdout(res)
         warn(res.warnings)
         sys.stdout.write(bundle_text(res.bundle))  # the bundle is the one JSON document, --json or not
         return 0

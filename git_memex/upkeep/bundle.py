@@ -217,6 +217,41 @@ def write_bundle(res: ExportResult, out: str) -> Path:
     return path
 
 
+def guard_stdout(res: ExportResult, fd: int = 1) -> None:
+    """Before a bundle holding personal or private memories is printed: when stdout is a regular
+    file (`> FILE`), make it readable by its owner only, and refuse when it lies inside a git work
+    tree, exactly as for `-o FILE`. A pipe or a terminal is left alone."""
+    import os
+    import stat
+
+    if not (res.personal or res.private):
+        return
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        return
+    try:
+        where = Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        where = None
+    if where is not None and where.parent.is_dir():
+        tree = _work_tree_of(where.parent)
+        if tree is not None:
+            raise MemexError(f"stdout is {where}, inside the git work tree {tree}, and the bundle holds personal or "
+                             "private memories, which never enter a work tree; use -o FILE outside the repository "
+                             "(nothing was written)", 2)  # fmt: skip
+    if st.st_mode & 0o077:
+        try:
+            os.fchmod(fd, 0o600)
+            res.warnings.append("stdout is a file: it is now readable by you only, as the bundle holds personal or "
+                                "private memories")  # fmt: skip
+        except OSError:
+            res.warnings.append("stdout is a file other users may read, and the bundle holds personal or private "
+                                "memories: remove it or restrict it (chmod 600)")  # fmt: skip
+
+
 # ------------------------------------------------------------------ import
 @record
 class Planned:
