@@ -338,3 +338,17 @@ def test_a_bundle_printed_into_a_file_is_guarded_like_out(repo: Path, tmp_path: 
     inside = repo / "b.json"
     r = to_file(inside)
     assert r.returncode == 2 and "work tree" in r.stderr and inside.read_text() == ""
+
+
+def test_a_personal_file_misplaced_in_the_repository_is_left_out(repo: Path, tmp_path: Path, other_machine):
+    from git_memex.core import frontmatter, model
+
+    assert run_cli("init", "--yes").code == 0
+    m = model.create("I prefer rebase", scope="personal")
+    (repo / ".ai" / "open-memex" / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
+    d = add("Deploys are on Tuesdays")
+    out = tmp_path / "b.json"
+    r = run_cli("export", "--scope", "project", "-o", str(out), "--json")
+    assert r.code == 0 and r.json()["counts"] == {"outbox": 1} and "left out" in r.err
+    assert imp(str(out), env=other_machine).code == 0  # the bundle it wrote is one import takes
+    assert run_cli("show", d, env=other_machine).code == 0

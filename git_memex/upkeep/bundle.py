@@ -130,12 +130,18 @@ def export(ctx: Context, *, scope: str = "both", type: str | None = None, tag: s
             res.warnings.append(f"{n} unreadable memory file{'' if n == 1 else 's'} left out of the bundle "
                                 "(`git memex doctor` lists them with the reason)")  # fmt: skip
         entries = []
+        misplaced = 0
         for mid in sorted(rows):
             r = rows[mid]
             try:
                 m = read_memory(Path(r["path"]))
             except UnreadableMemory as exc:
                 res.warnings.append(f"{r['path']} {exc}; left out of the bundle")
+                continue
+            try:  # a file in the wrong folder (a personal memory in the repository) stays where it is
+                _destination("", m.id, r["location"], m.fm)
+            except MemexError:
+                misplaced += 1
                 continue
             red = redact(m.body)
             masked = list(red.masked) + _vocabulary_masked(m.fm)
@@ -154,6 +160,9 @@ def export(ctx: Context, *, scope: str = "both", type: str | None = None, tag: s
         "count": len(entries),
         "memories": entries,
     }
+    if misplaced:
+        res.warnings.append(f"{misplaced} memor{'y' if misplaced == 1 else 'ies'} in the wrong folder (a personal or "
+                            "private one in the repository) left out of the bundle; `git memex audit` lists them")  # fmt: skip
     if res.personal:
         res.warnings.append(f"the bundle holds {res.personal} personal memor{'y' if res.personal == 1 else 'ies'}: "
                             "keep the file to yourself, never commit or share it")  # fmt: skip
