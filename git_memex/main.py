@@ -49,6 +49,9 @@ COMMANDS: dict[str, str] = {
     "distill": "distill",
     "migrate": "migrate",
     "log": "log",
+    "export": "export",
+    "import": "import_",
+    "audit": "audit",
 }
 
 

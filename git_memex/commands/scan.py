@@ -27,14 +27,18 @@ def run(args: argparse.Namespace) -> int:
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only}
     findings = []
     if args.staged:
-        from git_memex.git.gitcmd import staged_memory_files
+        from git_memex.git.gitcmd import staged_memory_changes
+        from git_memex.secrets.checks import dangling_pointers
 
+        work_tree = ctx.require_repo("scan --staged").work_tree
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
-            staged = staged_memory_files(ctx.require_repo("scan --staged").work_tree, ctx.memory_dir_rel)
+            staged, deleted = staged_memory_changes(work_tree, ctx.memory_dir_rel)
+            for path, data in staged:
+                findings.extend(check_bytes(path, data, **kw))
+            if kw["fmt"]:  # what the pre-commit hook also refuses: a successor the commit lacks
+                findings.extend(dangling_pointers(work_tree, ctx.memory_dir_rel, staged, deleted))
         except OSError as exc:
             raise MemexError(f"{exc}; nothing was scanned", 2) from None
-        for path, data in staged:
-            findings.extend(check_bytes(path, data, **kw))
     else:
         paths = [Path(p) for p in args.paths]
         if not paths:

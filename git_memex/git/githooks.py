@@ -233,20 +233,21 @@ def pre_commit() -> int:
     memory file costs one `git diff-index` and no memory check can refuse it.
     """
     from git_memex.core.paths import load_context
-    from git_memex.git.gitcmd import staged_memory_files
-    from git_memex.secrets.checks import check_bytes
+    from git_memex.git.gitcmd import staged_memory_changes
+    from git_memex.secrets.checks import check_bytes, dangling_pointers
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
+    findings = []
     try:
-        staged = staged_memory_files(repo_info.work_tree, ctx.memory_dir_rel)
+        staged, deleted = staged_memory_changes(repo_info.work_tree, ctx.memory_dir_rel)
+        for path, data in staged:
+            findings.extend(check_bytes(path, data))
+        findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted))
     except OSError as exc:
         print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "
               "with --no-verify)", file=sys.stderr)
         return 1
-    findings = []
-    for path, data in staged:
-        findings.extend(check_bytes(path, data))
     for f in findings:
         print(str(f), file=sys.stderr)
     if findings:

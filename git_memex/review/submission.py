@@ -251,6 +251,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     findings = check_text(rel, text)
                     if findings:
                         raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", 2)
+                _check_successors(ctx, repo, files)
                 start_branch = pygit.current_branch(repo) or "HEAD"
                 target = _pick_branch(repo, branch) if branch else start_branch
                 if branch:
@@ -339,6 +340,22 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     res.commit = more.commit or res.commit
                     res.warnings.extend(more.warnings)
             return _finish(ctx, res, plan)
+
+
+def _check_successors(ctx: Context, repo: Any, files: dict[str, str]) -> None:
+    """What the pre-commit hook refuses, for this commit (pygit2 runs no hooks): a submitted
+    memory whose `superseded_by` names a memory neither submitted with it nor in HEAD."""
+    from git_memex.secrets.checks import successor_named
+
+    for rel, text in files.items():
+        found = successor_named(text)
+        if found is None:
+            continue
+        succ = f"{ctx.memory_dir_rel}/{found[0]}.md"
+        if succ not in files and not _head_files(repo, [succ]):
+            me = Path(rel).stem
+            raise MemexError(f"{me} names {found[0]} as its successor (superseded_by), which would not be in the "
+                             f"repository; submit both (`git memex submit {me} {found[0]}`); nothing was changed", 2)
 
 
 def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResult:

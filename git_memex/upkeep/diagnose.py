@@ -66,7 +66,12 @@ def _rows(st: Any) -> list[Any]:
 def _check_chains(st: Any, rep: Report) -> None:
     from git_memex.search.chains import disagreements
 
-    found = disagreements({r["id"]: r for r in _rows(st)})
+    rows = {r["id"]: r for r in _rows(st)}
+    found = disagreements(rows)
+    for r in rows.values():  # hidden as superseded, with nothing in its place
+        if r["superseded_by"] and r["superseded_by"] not in rows:
+            found.append(("warn", f"{r['id']} names {r['superseded_by']} as its successor, which does not exist, "
+                                  "so it is hidden for nothing; `git memex audit` lists such chains"))
     for severity, message in found:
         rep.add("supersede chain", severity, message)
     if not any(sev == "fail" for sev, _ in found):
