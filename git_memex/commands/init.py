@@ -19,7 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--claude-hooks", action="store_true",
                    help="with --client claude: also add SessionStart/UserPromptSubmit hooks to .claude/settings.json")
     p.add_argument("--no-hooks", action="store_true", help="do not install git hooks")
-    p.add_argument("--uninstall", action="store_true", help="remove our hooks (restoring chained ones) and the merge driver")
+    p.add_argument("--uninstall", action="store_true",
+                   help="undo init: our hooks (restoring chained ones), the merge driver, the .gitattributes line and "
+                   "our part of the editor and agent files; asks first on a terminal (--yes skips that); memories stay")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=run)
 
@@ -42,6 +44,18 @@ def run(args: argparse.Namespace) -> int:
     if ctx.repo is None:
         raise MemexError("not inside a git repository; run `git init` first, or cd into your project", 1)
     if args.uninstall:
+        if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
+            plan = uninstall(ctx, apply=False)
+            todo = [st for st in plan.steps if st.action != "unchanged"]
+            if not todo:
+                print("nothing of git-memex's set-up is left here; nothing changed")
+                return 0
+            print("git memex init --uninstall will change:")
+            for st in todo:
+                print(f"  {st.action:9}  {st.what}" + (f"  ({st.detail})" if st.detail else ""))
+            if not _ask("Go ahead? (y/n)", "n").lower().startswith("y"):
+                print("nothing changed")
+                return 0
         rep = uninstall(ctx)
     else:
         client = args.client
