@@ -426,11 +426,11 @@ def _is_our_server(entry: Any) -> bool:
     if not isinstance(entry, dict):
         return False
     command = entry.get("command")
-    words = list(command) if isinstance(command, list) else [command]
+    raw: list[Any] = list(command) if isinstance(command, list) else [command]
     args = entry.get("args")
     if isinstance(args, list):
-        words += args
-    words = [w for w in words if isinstance(w, str)]
+        raw += args
+    words = [w for w in raw if isinstance(w, str)]
     return "mcp" in words and any("memex" in w for w in words)
 
 
@@ -565,11 +565,11 @@ def _guidance_removals(work_tree: Path, memory_dir: str) -> list[Removal]:
         except (OSError, UnicodeDecodeError):
             text = ""
         pointer = re.compile(r"^" + re.escape(_POINTER_PREFIX) + r".+/ — query it with memory_search before answering\.$")
-        lines = text.splitlines(keepends=True)
-        rest = [x for x in lines if not pointer.match(x.strip())]
-        if len(rest) != len(lines):
-            left = "".join(rest)
-            only_header = all(x.strip() in ("", "# AGENTS.md") for x in rest)
+        agent_lines = text.splitlines(keepends=True)
+        kept = [x for x in agent_lines if not pointer.match(x.strip())]
+        if len(kept) != len(agent_lines):
+            left = "".join(kept)
+            only_header = all(x.strip() in ("", "# AGENTS.md") for x in kept)
             out.append(Removal("AGENTS.md pointer line", agents, "removed") if only_header
                        else Removal("AGENTS.md pointer line", agents, "updated", left))  # fmt: skip
     return out
