@@ -400,6 +400,8 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
 # ------------------------------------------------------------------ lifecycle
 def _rewrite(st: Stores, found: Found, m: Memory) -> None:
     model.touch(m)
+    if found.source.location == "repo":
+        model.stamp_reference(m.fm, st.ctx.reference_keys)
     write_memory(found.source.folder, m, private=found.source.location != "repo")
     found.index.upsert(m, found.source)
 

@@ -187,6 +187,7 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
             _history(m, "draft", "proposed", me)
         if not m.fm.get("proposed_by"):
             m.fm["proposed_by"] = me
+        model.stamp_reference(m.fm, ctx.reference_keys)  # so the reference tool sees it too
         rel = f"{ctx.memory_dir_rel}/{m.id}.md"
         files[rel] = frontmatter.serialize(m.fm, m.body)
         origins.append(str(found.path))
@@ -529,6 +530,7 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
         m.fm["review_state"] = new
         _history(m, cur, new, who, note.strip() if note else None)
         model.touch(m)
+        model.stamp_reference(m.fm, ctx.reference_keys)
         write_memory(found.source.folder, m)
         found.index.upsert(m, found.source)
         return {"id": m.id, "from": cur, "to": new, "by": who, "history": m.fm["review_history"]}
@@ -731,6 +733,7 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 m.fm["review_state"] = it["target"]
                 _history(m, cur, it["target"], by, f"{pr_label(pr.get('number'))} {state.lower() or decision.lower()}".rstrip())
                 model.touch(m)
+                model.stamp_reference(m.fm, ctx.reference_keys)
                 write_memory(found.source.folder, m)
                 found.index.upsert(m, found.source)
                 applied.append({"id": m.id, "from": it["current"], "to": it["target"], "by": by})
