@@ -169,3 +169,12 @@ def test_uninstall_asks_on_a_terminal(repo: Path):
     assert run_cli("init", "--yes", "--client", "vscode").code == 0
     code, out = _run_on_a_terminal(["init", "--uninstall", "--yes"], "n", repo)  # --yes: no question
     assert code == 0 and "Go ahead?" not in out and not (repo / ".vscode/mcp.json").exists(), out
+
+
+def test_uninstall_names_the_pre_commit_framework_hooks_it_leaves(repo: Path):
+    config = "repos:\n  - repo: local\n    hooks:\n      - id: memex-secrets\n        name: x\n        entry: git-memex scan\n        language: system\n"
+    (repo / ".pre-commit-config.yaml").write_text(config)
+    assert run_cli("init", "--yes").code == 0
+    r = run_cli("init", "--uninstall", "--yes")
+    assert r.code == 0 and ".pre-commit-config.yaml" in r.out and "yourself" in r.out
+    assert (repo / ".pre-commit-config.yaml").read_text() == config

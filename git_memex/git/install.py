@@ -159,6 +159,14 @@ def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None) -> 
                 else:
                     os.unlink(attrs)
             rep.add(".gitattributes", "updated" if "".join(rest).strip() else "removed", "merge=memex line")
+    framework = work / ".pre-commit-config.yaml"
+    try:
+        pasted = "memex-secrets" in framework.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        pasted = False
+    if pasted:  # the snippet init printed, pasted by the user: theirs to remove
+        rep.add("pre-commit framework hooks .pre-commit-config.yaml", "kept",
+                "you pasted them; remove the memex-secrets and memex-validate hooks yourself")  # fmt: skip
     for r in clients.removals(work, ctx.memory_dir_rel, Path.home() if home is None else home):
         if apply:
             clients.apply_removal(r, work)
