@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TextIO
 
 CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
 
@@ -26,9 +27,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _ask(question: str, default: str) -> str:
+def _ask(question: str, default: str, out: TextIO | None = None) -> str:
     try:
-        answer = input(f"{question} [{default}]: ").strip()
+        if out is not None:  # e.g. stderr, so that --json keeps stdout for the one document
+            out.write(f"{question} [{default}]: ")
+            out.flush()
+            answer = input().strip()
+        else:
+            answer = input(f"{question} [{default}]: ").strip()
     except EOFError:
         return default
     return answer or default
@@ -50,11 +56,14 @@ def run(args: argparse.Namespace) -> int:
             if not todo:
                 print("nothing of git-memex's set-up is left here; nothing changed")
                 return 0
-            print("git memex init --uninstall will change:")
+            out = sys.stderr if args.json else sys.stdout
+            print("git memex init --uninstall will change:", file=out)
             for st in todo:
-                print(f"  {st.action:9}  {st.what}" + (f"  ({st.detail})" if st.detail else ""))
-            if not _ask("Go ahead? (y/n)", "n").lower().startswith("y"):
-                print("nothing changed")
+                print(f"  {st.action:9}  {st.what}" + (f"  ({st.detail})" if st.detail else ""), file=out)
+            if not _ask("Go ahead? (y/n)", "n", out).lower().startswith("y"):
+                print("nothing changed", file=out)
+                if args.json:
+                    emit_json({"steps": [], "snippets": [], "changed": False})
                 return 0
         rep = uninstall(ctx)
     else:
