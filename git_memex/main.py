@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "sync-status": "sync_status",
     "pr-status": "pr_status",
     "pull": "pull",
+    "push": "push",
     "merge-driver": "merge_driver",
     "scan": "scan",
     "hook": "hook",
@@ -85,7 +86,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Git-native memory for AI coding agents: one markdown file per memory, "
         "personal memories kept on this machine, project knowledge shared through git with review.",
     )
-    parser.add_argument("--version", action="version", version=f"git-memex {__version__}")
+    parser.add_argument("-v", "--version", action="version", version=f"git-memex {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands = available_commands()
     if only is not None:

@@ -163,6 +163,20 @@ def _vocabulary(aliases: list[str] | None, alias: str | None, target: str | None
     return out
 
 
+def _duplicate(st: Stores, scope: str, dup: str, red: Any) -> AddResult:
+    """The answer to an add of an existing memory's text: that memory, in `id` and `duplicate_of`
+    (SPEC §3), with its review state, path and location; nothing is written."""
+    state: str | None = None
+    path: str | None = None
+    loc: str | None = None
+    try:
+        found = st.find(dup)
+        state, path, loc = found.row["review_state"], str(found.path), found.row["location"]
+    except NotFound:  # removed between the check and now: still nothing written
+        pass
+    return AddResult(dup, scope, state, dup, [], list(red.masked), red.private_spans, path, loc)
+
+
 def add(
     ctx: Context,
     text: str,
@@ -227,7 +241,7 @@ def add(
         st.refresh()
         dup = find_duplicate(st, scope, body)
         if dup is not None:
-            return AddResult(None, scope, None, dup, [], list(red.masked), red.private_spans)
+            return _duplicate(st, scope, dup, red)
         near = find_near_duplicates(st, scope, body)  # advice only: outside the lock
         loc = location_for(scope, m.fm.get("visibility"))
         # One writer at a time per dedup domain, from the duplicate check to the index row, across
@@ -236,7 +250,7 @@ def add(
         with held(ctx.data_root, lock):
             dup = find_duplicate(st, scope, body)
             if dup is not None:
-                return AddResult(None, scope, None, dup, [], list(red.masked), red.private_spans)
+                return _duplicate(st, scope, dup, red)
             src = st.source(loc)
             write_memory(src.folder, m, private=loc != "repo")
             crash_point("add.after_write")
@@ -384,6 +398,8 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
 # ------------------------------------------------------------------ lifecycle
 def _rewrite(st: Stores, found: Found, m: Memory) -> None:
     model.touch(m)
+    if found.source.location == "repo":
+        model.stamp_reference(m.fm, st.ctx.reference_keys)
     write_memory(found.source.folder, m, private=found.source.location != "repo")
     found.index.upsert(m, found.source)
 

@@ -371,8 +371,9 @@ def test_concurrent_adds_of_one_text_keep_one_file(repo: Path, isolated_env: Pat
         results.append(json.loads(out))
     files = all_memory_files(isolated_env)
     assert len(files) == 1, [f.name for f in files]
-    winners = [r["id"] for r in results if r["id"]]
+    winners = [r["id"] for r in results if not r["duplicate_of"]]
     assert winners == [files[0].stem]
-    assert {r["duplicate_of"] for r in results if not r["id"]} == {files[0].stem}
+    assert {r["duplicate_of"] for r in results if r["duplicate_of"]} == {files[0].stem}
+    assert {r["id"] for r in results} == {files[0].stem}
     locks = list((isolated_env / "data" / "locks").glob("*.lock"))
     assert locks and all(p.stat().st_mode & 0o777 == 0o600 for p in locks)

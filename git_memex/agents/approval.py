@@ -83,6 +83,8 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             m.fm["approved_by"] = who
             record_step(m, before, "approved", who, note.strip() if note else None, field="instruction_state")
             model.touch(m)
+            if where == "repo":
+                model.stamp_reference(m.fm, ctx.reference_keys)
             write_memory(found.source.folder, m, private=where != "repo")
             found.index.upsert(m, found.source)
             changed = True
@@ -116,6 +118,8 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
             m.fm["instruction_state"] = "revoked"
             record_step(m, before, "revoked", who, note.strip() if note else None, field="instruction_state")
             model.touch(m)
+            if found.row["location"] == "repo":
+                model.stamp_reference(m.fm, ctx.reference_keys)
             write_memory(found.source.folder, m, private=found.row["location"] != "repo")
             found.index.upsert(m, found.source)
         where = found.row["location"]

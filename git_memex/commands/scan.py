@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from git_memex.core.paths import Context
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--staged", action="store_true", help="scan staged memory files instead of the work tree")
     p.add_argument("--secrets-only", action="store_true", help="skip the frontmatter checks")
     p.add_argument("--format-only", action="store_true", help="skip the secret checks")
+    p.add_argument("--memory-files", action="store_true",
+                   help="of the PATHs given, check only the files directly in the memory folder (memex.memoryDir); "
+                   "what the pre-commit framework's hooks use, so they follow a configured folder")
     p.set_defaults(func=run)
 
 
@@ -41,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
             raise MemexError(f"{exc}; nothing was scanned", 2) from None
     else:
         paths = [Path(p) for p in args.paths]
+        if args.memory_files and paths:
+            paths = _memory_files(ctx, paths)
+            if not paths:  # none of the given files is a memory file: nothing to check
+                return 0
         if not paths:
             folder = ctx.memory_dir
             if folder is None:
@@ -58,3 +69,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"git-memex: {len(findings)} finding(s)", file=sys.stderr)
         return 1
     return 0
+
+
+def _memory_files(ctx: Context, paths: list[Path]) -> list[Path]:
+    """The given paths that are `<memoryDir>/<name>.md` of this repository (relative paths are
+    read against the current folder, as the pre-commit framework passes them from the root)."""
+    folder = ctx.memory_dir
+    if folder is None:
+        return []
+    try:
+        root = Path(folder).resolve()
+    except OSError:
+        return []
+    out = []
+    for p in paths:
+        try:
+            parent = p.absolute().parent.resolve()
+        except OSError:
+            continue
+        if p.suffix == ".md" and parent == root:
+            out.append(p)
+    return out

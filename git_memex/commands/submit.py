@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if not res.submitted:
         return 0
     if res.push_command:
-        print("To share it (not run for you):")
+        print("To share it (not run for you; `git memex push --yes` runs the push):")
         print(f"  {res.push_command}")
         if res.pr_command:
             print(f"  {res.pr_command}")

@@ -355,6 +355,31 @@ def repo_identity(origin_url: str | None, fallback_path: Path) -> str:
     return "path-sha256:" + _sha(str(fallback_path.resolve()))
 
 
+def reference_scope(origin_url: str | None, work_tree: Path) -> tuple[str, str]:
+    """(scope_key, project_name) the TypeScript reference tool files this project's memories under
+    and filters its reads by (its src/scope.ts). Written into every project file we put in the
+    repository, so that the reference tool on the same clone sees them (docs/format.md).
+
+    The origin URL trimmed, a trailing `.git` dropped, `git@host:` and `ssh://git@` spelled
+    `https://host/`, lower-cased; the name is its last segment and the key
+    `project__<name, [^A-Za-z0-9._-] as '-', at most 40>__<sha256 of the URL, 12 hex>`. Without a
+    remote the seed is the lower-cased absolute work tree path and the name its last part.
+    Vectors: tests/data/interchange-cases.json."""
+    if origin_url and origin_url.strip():
+        seed = re.sub(r"\.git$", "", origin_url.strip(), flags=re.I)
+        seed = re.sub(r"^git@([^:]+):", r"https://\1/", seed)
+        seed = re.sub(r"^ssh://git@", "https://", seed).lower()
+        m = re.search(r"/([^/]+)$", seed)
+        name = m.group(1) if m else "workspace"
+    else:
+        resolved = os.path.abspath(str(work_tree))
+        seed = resolved.lower()
+        parts = [x for x in re.split(r"[\\/]+", resolved) if x and not re.fullmatch(r"[A-Za-z]:", x)]
+        name = parts[-1] if parts else "workspace"
+    cleaned = re.sub(r"[^a-zA-Z0-9._-]", "-", name)[:40] or "project"
+    return f"project__{cleaned}__{_sha(seed)[:12]}", name
+
+
 def _slug(name: str) -> str:
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
     return s[:40] or "project"
@@ -412,6 +437,12 @@ class Context:
     @property
     def project_key(self) -> str:
         return f"{_slug(self.project_name)}-{self.repo_id.split(':', 1)[1][:12]}"
+
+    @property
+    def reference_keys(self) -> dict[str, str]:
+        """`scope_key` and `project_name` as the reference tool writes them (see `reference_scope`)."""
+        key, name = reference_scope(self.origin_url, self.project_root)
+        return {"scope_key": key, "project_name": name}
 
     # folders in the data root
     @property

@@ -58,6 +58,7 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
         m.fm["review_state"] = new
         record_step(m, cur, new, who, note.strip() if note else None)
         model.touch(m)
+        model.stamp_reference(m.fm, ctx.reference_keys)
         write_memory(found.source.folder, m)
         found.index.upsert(m, found.source)
         return {"id": m.id, "from": cur, "to": new, "by": who, "history": m.fm["review_history"]}

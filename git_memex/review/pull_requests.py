@@ -98,6 +98,7 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 m.fm["review_state"] = it["target"]
                 record_step(m, cur, it["target"], by, f"{pr_label(pr.get('number'))} {state.lower() or decision.lower()}".rstrip())
                 model.touch(m)
+                model.stamp_reference(m.fm, ctx.reference_keys)
                 write_memory(found.source.folder, m)
                 found.index.upsert(m, found.source)
                 applied.append({"id": m.id, "from": it["current"], "to": it["target"], "by": by})

@@ -102,6 +102,7 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
             record_step(m, "draft", "proposed", me)
         if not m.fm.get("proposed_by"):
             m.fm["proposed_by"] = me
+        model.stamp_reference(m.fm, ctx.reference_keys)  # so the reference tool sees it too
         rel = f"{ctx.memory_dir_rel}/{m.id}.md"
         files[rel] = frontmatter.serialize(m.fm, m.body)
         origins.append(str(found.path))
