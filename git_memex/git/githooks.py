@@ -272,7 +272,7 @@ def pre_commit() -> int:
         return 1
     findings = []
     for path, data in staged:
-        findings.extend(check_bytes(path, data))
+        findings.extend(check_bytes(path, data, patterns=ctx.redact_patterns))
     for f in findings:
         print(str(f), file=sys.stderr)
     if findings:

@@ -80,7 +80,7 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
                 if existing:
                     out.append({"source": orig.id, "id": existing[0], "review_state": existing[1], "existing": True})
                     continue
-                red = redact(orig.body)
+                red = redact(orig.body, ctx.redact_patterns)
                 copy = model.create(
                     red.text,
                     scope="project",
@@ -266,7 +266,7 @@ def plan_problem(ctx: Context, repo: Any, plan: Any) -> str | None:
             frontmatter.parse(text)
         except frontmatter.FrontmatterError:
             return f"the planned text of {rel} is not a readable memory file"
-        findings = check_text(rel, text)
+        findings = check_text(rel, text, patterns=ctx.redact_patterns)
         if findings:
             return f"the planned text of {rel} would commit a problem ({findings[0].rule})"
     outbox = (ctx.data_root / "memories" / "outbox").resolve()
@@ -333,7 +333,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 files, origins, already = _plan(ctx, st, ids)
                 res.skipped_identical.extend(already)
                 for rel, text in files.items():
-                    findings = check_text(rel, text)
+                    findings = check_text(rel, text, patterns=ctx.redact_patterns)
                     if findings:
                         raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", 2)
                 start_branch = pygit.current_branch(repo) or "HEAD"

@@ -20,7 +20,8 @@ iterates to a fixpoint, so ``redact(redact(t).text) == redact(t)`` with nothing 
 second time.
 
 The detectors live one family per module, tried by :func:`find_secrets` in this order:
-`tokens` (private-key blocks, vendor token formats), the caller's extra patterns, `dsplugins` (detect-secrets' format plugins),
+`tokens` (private-key blocks, vendor token formats), the team's own patterns
+(`memex.redactPattern`, docs/team-patterns.md), `dsplugins` (detect-secrets' format plugins),
 `web` (URL, command-line and header credentials), `assignments` (secret-named keys),
 `dsplugins` again (its name-driven plugins), `entropy`. `masking` holds what they share,
 `dscache` the detect-secrets pattern cache. Each module imports nothing heavy at start-up.
@@ -110,13 +111,26 @@ def strip_private(text: str) -> tuple[str, int]:
 
 
 def _user_candidates(text: str, patterns: Sequence[str]) -> Iterator[tuple[str, int, int]]:
+    """Matches of the team's patterns (`memex.redactPattern`), one line (or bounded window of a
+    long line) at a time; a pattern `userregex.problem` refuses is skipped (docs/team-patterns.md)."""
+    if not patterns:
+        return
+    from git_memex.core.userregex import compiled, windows
+
     for source in patterns:
         try:
-            regex = re.compile(source)
-        except (re.error, TypeError, ValueError):
-            continue  # a bad user pattern must not break every write
-        for m in regex.finditer(text):
-            yield source, m.start(), m.end()
+            regex = compiled(source)
+        except TypeError:
+            continue  # not a string: a bad user pattern must not break every write
+        if regex is None:
+            continue
+        seen: set[tuple[int, int]] = set()
+        for offset, piece in windows(text):
+            for m in regex.finditer(piece):
+                span = (offset + m.start(), offset + m.end())
+                if span not in seen:
+                    seen.add(span)
+                    yield source, span[0], span[1]
 
 
 def find_secrets(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]:

@@ -130,7 +130,7 @@ def _check_repo(ctx: Context, rep: Report) -> None:
             frontmatter.parse(text)
         except frontmatter.FrontmatterError:
             continue  # already reported as unreadable
-        for f in check_text(rel, text):
+        for f in check_text(rel, text, patterns=ctx.redact_patterns):
             problems += 1
             rep.add("memory file", "fail", str(f))
     if not problems:
