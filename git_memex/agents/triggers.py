@@ -17,7 +17,6 @@ a polite lead-in such as "please" or 请). A trigger word in the middle of a sen
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from git_memex.core.record import record
 
@@ -193,7 +192,7 @@ def _pattern(name: str, src: str, fold: bool) -> re.Pattern[str]:
     return rx
 
 
-def scan(text: str, team: Sequence[tuple[str, str]] = ()) -> CaptureScan:
+def scan(text: str, team: tuple[tuple[str, str], ...] = ()) -> CaptureScan:
     """Find keyword-triggered memories in a user's message, at most one per line.
 
     ``team`` holds (scope, regex) of the team's own triggers (`memex.capturePattern`,
@@ -240,7 +239,7 @@ _TEAM_LINE_MAX = MAX_CAPTURE_CHARS + 1024
 is bounded by the line, see core/userregex.py)."""
 
 
-def _team_match(line: str, rules: Sequence[tuple[str, str]], hits: list[CaptureHit], dropped: list[str]) -> bool:
+def _team_match(line: str, rules: list[tuple[str, str]], hits: list[CaptureHit], dropped: list[str]) -> bool:
     """Try the team's rules on one line; True when one claimed it (hit or dropped)."""
     if not rules or len(line) > _TEAM_LINE_MAX:
         return False
