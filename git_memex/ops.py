@@ -540,6 +540,8 @@ def where(ctx: Context) -> dict[str, Any]:
         "memory_dir": str(ctx.memory_dir) if ctx.memory_dir else None,
         "repo_index": str(ctx.repo_index) if ctx.repo_index else None,
         "project_key": ctx.project_key,
+        "natural_key": ctx.natural_key,
+        "project_key_pinned": ctx.pinned_key is not None,
         "scope_key": ctx.project_key,
         "repo_id": ctx.repo_id,
         "origin": ctx.origin_url,

@@ -26,7 +26,7 @@ INDEX_NAME = "index.db"
 class Setting:
     key: str
     default: str
-    kind: str  # "int" | "bool" | "path" | "choice" | "branch" | "regex"
+    kind: str  # "int" | "bool" | "path" | "choice" | "branch" | "regex" | "key"
     choices: tuple[str, ...] = ()
     lo: int = 0
     hi: int = 0
@@ -46,6 +46,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("cjkTokenizer", "bigram", "choice", choices=("bigram",), help="CJK indexing (bigram: characters + overlapping bigrams)"),
         Setting("defaultBranch", "", "branch", help="the reviewed branch when origin has no HEAD (instruction gate)"),
         Setting("initBranch", "", "branch", help="the branch `init` ran on (set by init; the gate's last fallback)"),
+        Setting("projectKey", "", "key", help="this clone's key in the data root (pinned by init, so a new origin URL keeps it)"),
         Setting("redactPattern", "", "regex", multi=True, help="a team's secret format: masked on write, refused by the pre-commit scan"),
         Setting("capturePattern", "", "regex", multi=True, help="a team's keyword-capture trigger (project memory)"),
         Setting("capturePersonalPattern", "", "regex", multi=True, help="a team's keyword-capture trigger (personal memory)"),
@@ -53,6 +54,8 @@ SETTINGS: dict[str, Setting] = {
 }
 _LOWER = {k.lower(): k for k in SETTINGS}
 _BRANCH_RE = re.compile(r"[A-Za-z0-9._/+-]+")
+KEY_RE = re.compile(r"[a-z0-9._-]{1,40}-[0-9a-f]{12}")
+"""A project key as `Context.natural_key` spells it: a name slug, then 12 hex digits."""
 MULTI = frozenset(f"memex.{k.lower()}" for k, s in SETTINGS.items() if s.multi)
 """A conservative subset of what `git check-ref-format --branch` accepts (no subprocess)."""
 
@@ -80,6 +83,10 @@ def validate_setting(key: str, value: str, *, timed: bool = False) -> str:
             raise UsageError(f"memex.{s.key} {value!r} is refused: {why}")
         return value
     v = value.strip()
+    if s.kind == "key":
+        if not KEY_RE.fullmatch(v):
+            raise UsageError(f"memex.{s.key} takes a key such as myapp-0123456789ab (`git memex scopes` lists them), not {value!r}")
+        return v
     if s.kind == "int":
         if not re.fullmatch(r"\d+", v) or not (s.lo <= int(v) <= s.hi):
             raise UsageError(f"memex.{s.key} takes a whole number from {s.lo} to {s.hi}, not {value!r}")
@@ -455,8 +462,20 @@ class Context:
         return self.project_root.name
 
     @property
-    def project_key(self) -> str:
+    def natural_key(self) -> str:
+        """The project key the origin URL (or, without one, the path) gives (docs/identity.md)."""
         return f"{_slug(self.project_name)}-{self.repo_id.split(':', 1)[1][:12]}"
+
+    @property
+    def pinned_key(self) -> str | None:
+        """`memex.projectKey` when set to a well-formed key (init pins it), else None."""
+        raw = self.config.get("memex.projectkey")
+        return raw if raw and KEY_RE.fullmatch(raw) else None
+
+    @property
+    def project_key(self) -> str:
+        """The key of this clone's outbox and private folders: pinned, else natural."""
+        return self.pinned_key or self.natural_key
 
     # folders in the data root
     @property
