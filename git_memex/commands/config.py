@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+from typing import Any
 
 from git_memex.commands._common import add_json, emit_json
 from git_memex.errors import MemexError, UsageError
@@ -48,27 +49,28 @@ def run(args: argparse.Namespace) -> int:
 
     ctx = load_context()
     if args.action in (None, "list"):
-        rows = []
+        rows: list[dict[str, Any]] = []
         for key, s in SETTINGS.items():
             raw = ctx.config.get(f"memex.{key.lower()}")
-            row = {"key": f"memex.{key}", "value": ctx.setting(key), "default": s.default,
-                   "set": raw is not None, "help": s.help}  # fmt: skip
+            row: dict[str, Any] = {"key": f"memex.{key}", "value": ctx.setting(key), "default": s.default,
+                                   "set": raw is not None, "help": s.help}  # fmt: skip
             if s.multi:
-                row["values"] = list(ctx.values(key))
-                row["value"] = "\n".join(row["values"])
+                values = list(ctx.values(key))
+                row["values"] = values
+                row["value"] = "\n".join(values)
             rows.append(row)
         if getattr(args, "json", False):
             emit_json({"settings": rows})
         else:
-            for r in rows:
-                if "values" in r:
-                    if not r["values"]:
-                        print(f"{r['key']}=  (default: none)")
-                    for v in r["values"]:
-                        print(f"{r['key']}={v}")
+            for shown in rows:
+                if "values" in shown:
+                    if not shown["values"]:
+                        print(f"{shown['key']}=  (default: none)")
+                    for v in shown["values"]:
+                        print(f"{shown['key']}={v}")
                     continue
-                origin = "" if r["set"] else "  (default)"
-                print(f"{r['key']}={r['value']}{origin}")
+                origin = "" if shown["set"] else "  (default)"
+                print(f"{shown['key']}={shown['value']}{origin}")
         return 0
     key = canonical_key(args.key)
     multi = SETTINGS[key].multi
@@ -88,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             r = _git_config(where, "--unset-all", name)
         else:
             r = _git_config(where, "--fixed-value", "--unset-all", name, args.value)
-        if r.returncode == 5:
+        if r.returncode == 5:  # git: no such key or value
             what = f"the value {args.value!r}" if args.value is not None else "a value"
             raise UsageError(f"{name} has no {what} in the {'global' if args.global_ else 'repository'} config")
         if r.returncode != 0:

@@ -417,6 +417,8 @@ class Context:
     def redact_patterns(self) -> tuple[str, ...]:
         """The team's `memex.redactPattern` regexes that may be used (docs/team-patterns.md);
         a refused one is reported once per process."""
+        if not self.config.get("memex.redactpattern"):
+            return ()  # the common case: nothing to import or check
         from git_memex.core.userregex import usable
 
         return usable("redactPattern", self.values("redactPattern"))

@@ -153,7 +153,7 @@ def scopes(ctx: Context) -> list[Scope]:
         with contextlib.suppress(OSError):
             keys |= {e.name for e in os.scandir(base / folder) if e.is_dir()}
     clones = read_registry(ctx)
-    owner: dict[str, tuple[str, str | None]] = {}
+    owner: dict[str, tuple[str | None, str | None]] = {}
     for root, entry in sorted(clones.items()):
         keys.add(entry["key"])
         owner.setdefault(entry["key"], (root, entry.get("origin")))
@@ -164,10 +164,10 @@ def scopes(ctx: Context) -> list[Scope]:
             owner[current] = (str(ctx.project_root), _origin(ctx))
     out = []
     for key in sorted(keys):
-        root, origin = owner.get(key, (None, None))
+        clone, origin = owner.get(key, (None, None))
         out.append(Scope(key=key, drafts=_count(base / "outbox" / key), private=_count(base / "private" / key),
-                         clone=root, origin=origin, current=key == current,
-                         clone_exists=root is not None and Path(root).is_dir()))  # fmt: skip
+                         clone=clone, origin=origin, current=key == current,
+                         clone_exists=clone is not None and Path(clone).is_dir()))  # fmt: skip
     return out
 
 

@@ -24,6 +24,7 @@ import functools
 import re
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 MAX_SOURCE = 500
 WINDOW = 1024  # characters a pattern sees at once (a line, or a window of a longer one)
@@ -33,9 +34,10 @@ TIME_LIMIT = 1.0  # seconds `config set` lets a pattern spend on its stress text
 _REPORTED: set[tuple[str, str]] = set()
 
 
+@functools.lru_cache(maxsize=256)
 def problem(source: str) -> str | None:
     """Why `source` cannot be used as a team pattern (one clause), or None when it can."""
-    if not source.strip():
+    if not isinstance(source, str) or not source.strip():
         return "it is empty"
     if len(source) > MAX_SOURCE:
         return f"it is longer than {MAX_SOURCE} characters"
@@ -62,14 +64,19 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _parse(source: str) -> object:
-    parser = sys.modules.get("re._parser")
-    if parser is None:
-        import re._parser as parser  # noqa: PLC0415 - CPython's own regex parser
-    return parser.parse(source)
+    import importlib
+
+    return importlib.import_module("re._parser").parse(source)  # CPython's own regex parser
+
+
+def _constants() -> Any:
+    import importlib
+
+    return importlib.import_module("re._constants")
 
 
 def _repeat_ops() -> tuple[set[object], set[object], object]:
-    from re import _constants as c
+    c = _constants()
 
     backtracking = {c.MAX_REPEAT, c.MIN_REPEAT}
     possessive = {c.POSSESSIVE_REPEAT, c.ATOMIC_GROUP}
@@ -97,7 +104,7 @@ def _nested_repeat(tree: object, inside: bool = False) -> bool:
 
 
 def _children(op: object, arg: object) -> Iterator[object]:
-    from re import _constants as c
+    c = _constants()
 
     if op == c.SUBPATTERN:
         yield arg[-1]  # type: ignore[index]
@@ -154,7 +161,7 @@ def _stress_texts(source: str) -> Iterator[str]:
 @functools.lru_cache(maxsize=256)
 def compiled(source: str) -> re.Pattern[str] | None:
     """The compiled pattern, or None when :func:`problem` refuses it."""
-    if problem(source) is not None:
+    if not isinstance(source, str) or problem(source) is not None:
         return None
     return re.compile(source)
 
