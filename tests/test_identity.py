@@ -81,6 +81,22 @@ def test_an_unpinned_clone_is_carried_over_once(clone: Path) -> None:
     assert draft in drafts_in_sync_status()
 
 
+def test_drafts_an_older_version_wrote_under_the_new_key_are_carried_over_too(clone: Path, isolated_env: Path) -> None:
+    git("config", "--unset", "memex.projectKey", cwd=clone)
+    old_key = run_cli("where", "--json").json()["project_key"]
+    first = add("the deploys go out on tuesdays")
+    git("remote", "set-url", "origin", "https://github.com/acme/renamed.git", cwd=clone)
+    new_key = run_cli("where", "--json").json()["natural_key"]
+    outbox = isolated_env / "data" / "memories" / "outbox"
+    (outbox / new_key).mkdir()
+    later = (outbox / old_key / f"{first}.md").read_text().replace(first, "01KB0Q4T5W0000000000000000")
+    (outbox / new_key / "01KB0Q4T5W0000000000000000.md").write_text(later.replace("tuesdays", "fridays"))
+    r = run_cli("list", "--json")
+    assert "1 written meanwhile under the new key moved there too" in one_sentence(r.err)
+    assert {first, "01KB0Q4T5W0000000000000000"} <= {m["id"] for m in r.json()["memories"]}
+    assert not (outbox / new_key).exists() and key_of(clone) == old_key
+
+
 def test_scopes_lists_every_key_with_counts(clone: Path, tmp_path: Path, isolated_env: Path) -> None:
     add("the deploys go out on tuesdays")
     add("the deploys need the vpn first", "--visibility", "private")
