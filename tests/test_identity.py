@@ -66,6 +66,14 @@ def test_init_pins_the_key_and_a_renamed_origin_keeps_drafts_and_private(clone: 
         assert where["project_key"] != where["natural_key"] and where["project_key_pinned"] is True
 
 
+def test_adding_an_origin_after_init_keeps_the_drafts(repo: Path) -> None:
+    assert run_cli("init", "--yes").code == 0  # no origin yet: the key comes from the path
+    draft = add("the deploys go out on tuesdays")
+    git("remote", "add", "origin", "git@github.com:acme/widgets.git", cwd=repo)
+    visible(draft)
+    assert draft in drafts_in_sync_status()
+
+
 def test_an_unpinned_clone_is_carried_over_once(clone: Path) -> None:
     git("config", "--unset", "memex.projectKey", cwd=clone)  # a clone set up before pinning
     old_key = run_cli("where", "--json").json()["project_key"]
