@@ -53,6 +53,7 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "import": "import_",
     "audit": "audit",
+    "scopes": "scopes",
 }
 
 

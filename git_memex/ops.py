@@ -146,7 +146,8 @@ ALIASES_MAX = 4
 """Capture-time aliases a memory may carry (the reference tool's limit)."""
 
 
-def _vocabulary(aliases: list[str] | None, alias: str | None, target: str | None) -> dict[str, Any]:
+def _vocabulary(aliases: list[str] | None, alias: str | None, target: str | None,
+                patterns: tuple[str, ...] = ()) -> dict[str, Any]:
     from git_memex.secrets.redact import redact
 
     out: dict[str, Any] = {}
@@ -154,12 +155,12 @@ def _vocabulary(aliases: list[str] | None, alias: str | None, target: str | None
     if len(words) > ALIASES_MAX:
         raise UsageError(f"a memory takes at most {ALIASES_MAX} aliases, not {len(words)}")
     if words:
-        out["aliases"] = [redact(w).text for w in words]
+        out["aliases"] = [redact(w, patterns).text for w in words]
     a, t = (alias or "").strip(), (target or "").strip()
     if bool(a) != bool(t):
         raise UsageError("alias and target go together: the alias is another name for the target")
     if a:
-        out["alias"], out["target"] = redact(a).text, redact(t).text
+        out["alias"], out["target"] = redact(a, patterns).text, redact(t, patterns).text
     return out
 
 
@@ -201,7 +202,7 @@ def add(
     either finds memories with the other). Both are masked like the body."""
     from git_memex.secrets.redact import redact
 
-    extra = _vocabulary(aliases, alias, target)
+    extra = _vocabulary(aliases, alias, target, ctx.redact_patterns)
     if scope not in ("project", "personal"):
         if scope in model.RESERVED_SCOPES:
             raise UsageError(f"scope {scope!r} is reserved by the protocol; use project or personal")
@@ -211,7 +212,7 @@ def add(
                          "drop --visibility or use --scope project")
     if text is None or not text.strip():
         raise UsageError("memory text is empty; give the text to remember")
-    red = redact(text.strip())
+    red = redact(text.strip(), ctx.redact_patterns)
     body = red.text.strip()
     if not body or body == "[REDACTED]":
         raise UsageError("memory text is empty once <private> parts are removed")
@@ -421,7 +422,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
             nxt = old.fm.get("superseded_by")
             hint = f"; supersede {nxt} instead" if nxt else ""
             raise MemexError(f"{old.id} is {old.status} and cannot be superseded{hint}", 2)
-        red = redact(text.strip())
+        red = redact(text.strip(), ctx.redact_patterns)
         fm = old.fm
         scope = str(fm.get("scope", "project"))
         try:
@@ -553,6 +554,8 @@ def where(ctx: Context) -> dict[str, Any]:
         "memory_dir": str(ctx.memory_dir) if ctx.memory_dir else None,
         "repo_index": str(ctx.repo_index) if ctx.repo_index else None,
         "project_key": ctx.project_key,
+        "natural_key": ctx.natural_key,
+        "project_key_pinned": ctx.pinned_key is not None,
         "scope_key": ctx.project_key,
         "repo_id": ctx.repo_id,
         "origin": ctx.origin_url,

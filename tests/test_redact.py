@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from git_memex.secrets.dsplugins import _ds_candidates
 from git_memex.secrets.redact import (
     Finding,
     Redaction,
-    _ds_candidates,
     find_high_entropy_secret,
     find_secrets,
     mask,
@@ -278,7 +278,7 @@ def test_ds_hint_loses_nothing() -> None:
 
 
 def test_ds_hint_skips_ordinary_prose() -> None:
-    from git_memex.secrets.redact import _ds_hint
+    from git_memex.secrets.dsplugins import _ds_hint
 
     for text in (
         "",
@@ -379,20 +379,20 @@ def test_redact_never_raises(text: str, patterns: list[str]) -> None:
 
 # ------------------------------------------------------------------ provider pre-filter
 def test_every_provider_pattern_has_hints() -> None:
-    from git_memex.secrets.redact import _PROVIDER_HINTS, _PROVIDER_SPECS
+    from git_memex.secrets.tokens import _PROVIDER_HINTS, _PROVIDER_SPECS
 
     assert set(_PROVIDER_HINTS) == {rule for rule, _p, _c in _PROVIDER_SPECS}
     assert all(h == h.lower() and h for hints in _PROVIDER_HINTS.values() for h in hints)
 
 
 def test_provider_hints_lose_nothing_on_the_corpus() -> None:
-    from git_memex.secrets.redact import _provider_candidates
+    from git_memex.secrets.tokens import _provider_candidates
 
     for text in [p["text"] for p in POSITIVES] + [n["text"] for n in NEGATIVES]:
         assert list(_provider_candidates(text)) == list(_provider_candidates(text, use_hint=False)), text
 
 
-@pytest.mark.parametrize("rule", sorted(__import__("git_memex.secrets.redact", fromlist=["_PROVIDER_HINTS"])._PROVIDER_HINTS))
+@pytest.mark.parametrize("rule", sorted(__import__("git_memex.secrets.tokens", fromlist=["_PROVIDER_HINTS"])._PROVIDER_HINTS))
 def test_provider_hints_are_in_every_match(rule: str) -> None:
     """Strings generated from each pattern: whatever matches holds one of the rule's literals."""
     import re
@@ -400,7 +400,7 @@ def test_provider_hints_are_in_every_match(rule: str) -> None:
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
 
-    from git_memex.secrets.redact import _PROVIDER_HINTS, _PROVIDER_SPECS
+    from git_memex.secrets.tokens import _PROVIDER_HINTS, _PROVIDER_SPECS
 
     pattern = re.compile(next(p for r, p, _c in _PROVIDER_SPECS if r == rule))
     hints = _PROVIDER_HINTS[rule]
@@ -414,7 +414,7 @@ def test_provider_hints_are_in_every_match(rule: str) -> None:
 
 
 def test_web_hints_lose_nothing_on_the_corpus() -> None:
-    from git_memex.secrets.redact import _web_candidates
+    from git_memex.secrets.web import _web_candidates
 
     for text in [p["text"] for p in POSITIVES] + [n["text"] for n in NEGATIVES]:
         assert list(_web_candidates(text)) == list(_web_candidates(text, use_hint=False)), text
@@ -426,7 +426,7 @@ def test_web_hints_are_in_every_match(key: str) -> None:
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
 
-    from git_memex.secrets import redact as r
+    from git_memex.secrets import web as r
 
     regex = {"azure": r._AZURE_SAS, "cookie": r._COOKIE, "netrc-password": r._CLI_PASSWORD[0],
              "login-password": r._CLI_PASSWORD[1], "mysql-password": r._CLI_PASSWORD[2],
@@ -444,10 +444,10 @@ def test_web_hints_are_in_every_match(key: str) -> None:
 
 # ------------------------------------------------------------------ detect-secrets pattern cache
 _DS_PROBE = (
-    "import json, sys; from git_memex.secrets import redact; "
+    "import json, sys; from git_memex.secrets import dsplugins, redact; "
     "found = [f.rule for f in redact.find_secrets('api_key = \"abcdef0123456789abcdef0123\"')]; "
     "print(json.dumps({'imported': 'detect_secrets' in sys.modules or 'requests' in sys.modules, "
-    "'specs': [[r, p.pattern, p.flags, g] for r, p, g in redact._ds_patterns()], 'found': found}))"
+    "'specs': [[r, p.pattern, p.flags, g] for r, p, g in dsplugins._ds_patterns()], 'found': found}))"
 )
 
 
@@ -459,7 +459,7 @@ def _probe(home: Path) -> dict:
 
 
 def test_detect_secrets_patterns_come_from_the_cache_after_the_first_run(tmp_path: Path) -> None:
-    from git_memex.secrets.redact import _ds_specs_from_library
+    from git_memex.secrets.dsplugins import _ds_specs_from_library
 
     first = _probe(tmp_path)
     assert first["imported"] is True  # nothing cached yet: the library is imported

@@ -34,13 +34,18 @@ raise SystemExit(main())
 """
 
 # git-memex modules each path may load (subpackage __init__ modules are implied).
+# Masking a text loads the redaction families (secrets/, one module each; detect-secrets itself
+# stays unloaded unless a text needs it).
+REDACT = {"git_memex.secrets.redact", "git_memex.secrets.masking", "git_memex.secrets.tokens",
+          "git_memex.secrets.web", "git_memex.secrets.assignments", "git_memex.secrets.entropy",
+          "git_memex.secrets.dsplugins", "git_memex.secrets.dscache"}
 SEARCH_CORE = {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.core.paths",
                "git_memex.core.record", "git_memex.core.model", "git_memex.core.files",
                "git_memex.core.frontmatter", "git_memex.core.digest", "git_memex.core.textproc",
                "git_memex.search.synonyms", "git_memex.search.engine", "git_memex.search.chains",
-               "git_memex.secrets.guard", "git_memex.secrets.redact", "git_memex.agents.session",
+               "git_memex.secrets.guard", "git_memex.core.scopekeys", "git_memex.agents.session",
                "git_memex.agents.render", "git_memex.agents.relevance", "git_memex.agents.workspace",
-               "git_memex.agents.globs"}
+               "git_memex.agents.globs"} | REDACT
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.triggers"},
@@ -48,7 +53,9 @@ ALLOWED = {
     "merge-driver": {"git_memex.main", "git_memex.errors", "git_memex.commands.merge_driver",
                      "git_memex.git.merge", "git_memex.core.frontmatter", "git_memex.core.record",
                      "git_memex.core.files", "git_memex.core.model",
-                     "git_memex.secrets.redact"},  # the merged text is masked like any write
+                     # the merged text is masked like any write, with the team's patterns
+                     # (memex.redactPattern, read through core.paths)
+                     "git_memex.core.paths"} | REDACT,
 }
 
 NEEDED = {"merge-driver": {"yaml"}}  # a merge parses both sides' frontmatter with PyYAML

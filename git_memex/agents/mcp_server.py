@@ -582,7 +582,7 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
 
         def run(ctx: Any) -> CallToolResult:
             data = ops.show(ctx, id)
-            data["body"] = redact(data.get("body") or "").text  # as any write would have masked it
+            data["body"] = redact(data.get("body") or "", ctx.redact_patterns).text  # as any write would have masked it
             fm = data.get("frontmatter") or {}
             head = {**fm, "id": data["id"]}
             lines = [DISCLAIMER, f"- {label(head)} id={data['id']}"]

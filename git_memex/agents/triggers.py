@@ -192,13 +192,28 @@ def _pattern(name: str, src: str, fold: bool) -> re.Pattern[str]:
     return rx
 
 
-def scan(text: str) -> CaptureScan:
-    """Find keyword-triggered memories in a user's message, at most one per line."""
+def scan(text: str, team: tuple[tuple[str, str], ...] = ()) -> CaptureScan:
+    """Find keyword-triggered memories in a user's message, at most one per line.
+
+    ``team`` holds (scope, regex) of the team's own triggers (`memex.capturePattern`,
+    `memex.capturePersonalPattern`; docs/team-patterns.md). Team personal patterns are tried
+    first, then the built-in personal ones, then team project patterns, then the built-in project
+    ones. A team pattern is matched at the start of the line; the body is its group named
+    ``body``, else the rest of the line."""
     hits: list[CaptureHit] = []
     dropped: list[str] = []
+    personal = [(s, src) for s, src in team if s == PERSONAL]
+    project = [(s, src) for s, src in team if s != PERSONAL]
     for line in text.splitlines():
         folded = line.lower()
+        if _team_match(line, personal, hits, dropped):
+            continue
+        team_tried = not project
         for name, scope, literal, src, fold in _RULE_SOURCES:
+            if scope == PROJECT and not team_tried:
+                team_tried = True
+                if _team_match(line, project, hits, dropped):
+                    break
             if literal not in folded:
                 continue
             m = _pattern(name, src, fold).match(line)
@@ -206,9 +221,42 @@ def scan(text: str) -> CaptureScan:
                 continue
             body = m.group("body").strip()
             payload = m.group("payload").strip() if "payload" in m.re.groupindex else body
-            if len(payload) >= MIN_CAPTURE_CHARS and len(body) <= MAX_CAPTURE_CHARS:
-                hits.append(CaptureHit(body=body, scope=scope, trigger=name, line=line))
-            else:
-                dropped.append(line)
+            _keep(hits, dropped, body, payload, scope, name, line)
             break  # the first matching pattern claims the line, hit or not
     return CaptureScan(hits=tuple(hits), dropped=tuple(dropped))
+
+
+def _keep(hits: list[CaptureHit], dropped: list[str], body: str, payload: str, scope: str, trigger: str,
+          line: str) -> None:
+    if len(payload) >= MIN_CAPTURE_CHARS and len(body) <= MAX_CAPTURE_CHARS:
+        hits.append(CaptureHit(body=body, scope=scope, trigger=trigger, line=line))
+    else:
+        dropped.append(line)
+
+
+_TEAM_LINE_MAX = MAX_CAPTURE_CHARS + 1024
+"""A longer line cannot give a body short enough, so team patterns never run on it (their cost
+is bounded by the line, see core/userregex.py)."""
+
+
+def _team_match(line: str, rules: list[tuple[str, str]], hits: list[CaptureHit], dropped: list[str]) -> bool:
+    """Try the team's rules on one line; True when one claimed it (hit or dropped)."""
+    if not rules or len(line) > _TEAM_LINE_MAX:
+        return False
+    from git_memex.core.userregex import compiled
+
+    for scope, source in rules:
+        rx = compiled(source)
+        if rx is None:
+            continue
+        m = rx.match(line)
+        if m is None:
+            continue
+        if "body" in rx.groupindex and m.group("body") is not None:
+            body = m.group("body").strip()
+        else:
+            body = line[m.end():].strip().lstrip(":：,，").strip()
+        prefix = "team-personal:" if scope == PERSONAL else "team:"
+        _keep(hits, dropped, body, body, scope, prefix + source, line)
+        return True
+    return False

@@ -63,7 +63,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
     if not ctx.bool_setting("keywordCapture"):
         out["enabled"] = False
         return out
-    found = scan(text or "")
+    found = scan(text or "", ctx.capture_patterns)
     out["dropped"] = [{"line": line, "reason": _dropped_reason(line)} for line in found.dropped]
     if not found.hits:
         return out
@@ -73,7 +73,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
         from git_memex.secrets.redact import redact
 
         for hit in found.hits:
-            red = redact(hit.body)
+            red = redact(hit.body, ctx.redact_patterns)
             out["would_save"].append({"scope": hit.scope, "type": TRIGGER_TYPES.get(hit.trigger, "fact"),
                                       "trigger": hit.trigger, "body": red.text.strip(),
                                       "masked": list(red.masked)})
@@ -156,7 +156,7 @@ def run_hook(dry_run: bool = False) -> int:
         ctx = hook_context(payload)
         lines: list[str] = []
         saved: list[dict] = []
-        if scan(prompt).hits:
+        if scan(prompt, ctx.capture_patterns).hits:
             res = capture_message(ctx, prompt, dry_run=dry_run, via="claude")
             saved = res["saved"]
             if saved:

@@ -1,28 +1,47 @@
-"""`git memex config list|get|set`: settings kept in git config under `memex.*`."""
+"""`git memex config list|get|set|unset`: settings kept in git config under `memex.*`.
+
+Multi-valued keys (`memex.redactPattern`, `memex.capturePattern`, `memex.capturePersonalPattern`,
+docs/team-patterns.md): `set` adds a value (never replaces the others), `get` prints one value a
+line, `unset KEY VALUE` removes one value.
+"""
 
 from __future__ import annotations
 
 import argparse
 import subprocess
+from typing import Any
 
 from git_memex.commands._common import add_json, emit_json
-from git_memex.errors import MemexError
+from git_memex.errors import MemexError, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("config", help="list, get or set memex.* settings (stored in git config)",
+    p = sub.add_parser("config", help="list, get, set or unset memex.* settings (stored in git config)",
                        description="Settings live in git config under memex.* (the repository's value overrides "
-                       "the global one). Keys and values are validated.")
+                       "the global one). Keys and values are validated; a regular expression (memex.redactPattern, "
+                       "memex.capturePattern, memex.capturePersonalPattern) is also refused when it could "
+                       "backtrack catastrophically. Those keys take several values: set adds one.")
     csub = p.add_subparsers(dest="action", metavar="ACTION")
     pl = csub.add_parser("list", help="every setting with its value and where it comes from")
     add_json(pl)
-    pg = csub.add_parser("get", help="one setting's value")
+    pg = csub.add_parser("get", help="one setting's value (every value of a multi-valued one, a line each)")
     pg.add_argument("key")
-    ps = csub.add_parser("set", help="set a setting")
+    ps = csub.add_parser("set", help="set a setting (add a value to a multi-valued one)")
     ps.add_argument("key")
     ps.add_argument("value")
     ps.add_argument("--global", dest="global_", action="store_true", help="write ~/.gitconfig instead of the repository")
+    pu = csub.add_parser("unset", help="remove a setting (or one value of a multi-valued one)")
+    pu.add_argument("key")
+    pu.add_argument("value", nargs="?", default=None, help="the value to remove (default: every value)")
+    pu.add_argument("--global", dest="global_", action="store_true", help="change ~/.gitconfig instead of the repository")
     p.set_defaults(func=run)
+
+
+def _git_config(*args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(["git", "config", *args], capture_output=True, text=True, check=False, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise MemexError(f"git config could not run ({exc})", 2) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,28 +49,64 @@ def run(args: argparse.Namespace) -> int:
 
     ctx = load_context()
     if args.action in (None, "list"):
-        rows = []
+        rows: list[dict[str, Any]] = []
         for key, s in SETTINGS.items():
             raw = ctx.config.get(f"memex.{key.lower()}")
-            rows.append({"key": f"memex.{key}", "value": ctx.setting(key), "default": s.default,
-                         "set": raw is not None, "help": s.help})
+            row: dict[str, Any] = {"key": f"memex.{key}", "value": ctx.setting(key), "default": s.default,
+                                   "set": raw is not None, "help": s.help}
+            if s.multi:
+                values = list(ctx.values(key))
+                row["values"] = values
+                row["value"] = "\n".join(values)
+            rows.append(row)
         if getattr(args, "json", False):
             emit_json({"settings": rows})
         else:
-            for r in rows:
-                origin = "" if r["set"] else "  (default)"
-                print(f"{r['key']}={r['value']}{origin}")
+            for shown in rows:
+                if "values" in shown:
+                    if not shown["values"]:
+                        print(f"{shown['key']}=  (default: none)")
+                    for v in shown["values"]:
+                        print(f"{shown['key']}={v}")
+                    continue
+                origin = "" if shown["set"] else "  (default)"
+                print(f"{shown['key']}={shown['value']}{origin}")
         return 0
     key = canonical_key(args.key)
+    multi = SETTINGS[key].multi
     if args.action == "get":
-        print(ctx.setting(key))
+        if multi:
+            for v in ctx.values(key):
+                print(v)
+        else:
+            print(ctx.setting(key))
         return 0
-    value = validate_setting(key, args.value)
     if not args.global_ and ctx.repo is None:
-        raise MemexError("not inside a git repository; use --global to set it for every repository", 1)
-    cmd = ["git", "config", "--global" if args.global_ else "--local", f"memex.{key}", value]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise MemexError(f"git config failed: {proc.stderr.strip() or proc.returncode}", 2)
-    print(f"memex.{key}={value}")
+        raise MemexError("not inside a git repository; use --global for every repository", 1)
+    where = "--global" if args.global_ else "--local"
+    name = f"memex.{key}"
+    if args.action == "unset":
+        if args.value is None:
+            r = _git_config(where, "--unset-all", name)
+        else:
+            r = _git_config(where, "--fixed-value", "--unset-all", name, args.value)
+        if r.returncode == 5:  # git: no such key or value
+            what = f"the value {args.value!r}" if args.value is not None else "a value"
+            raise UsageError(f"{name} has no {what} in the {'global' if args.global_ else 'repository'} config")
+        if r.returncode != 0:
+            raise MemexError(f"git config failed: {r.stderr.strip() or r.returncode}", 2)
+        print(f"unset {name}" + (f"={args.value}" if args.value is not None else ""))
+        return 0
+    value = validate_setting(key, args.value, timed=True)
+    if multi:
+        present = _git_config(where, "--fixed-value", "--get-all", name, value)
+        if present.returncode == 0:
+            print(f"{name}={value}  (already set)")
+            return 0
+        r = _git_config(where, "--add", name, value)
+    else:
+        r = _git_config(where, name, value)
+    if r.returncode != 0:
+        raise MemexError(f"git config failed: {r.stderr.strip() or r.returncode}", 2)
+    print(f"{name}={value}")
     return 0

@@ -76,6 +76,17 @@ def _plain_merge(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     return _encode("".join(lines))
 
 
+def _team_patterns() -> tuple[str, ...]:
+    """The repository's `memex.redactPattern` values (docs/team-patterns.md): one `git config`
+    call, made only for a merge whose result is a memory file."""
+    from pathlib import Path
+
+    from git_memex.core.paths import Context, data_root, read_config
+
+    ctx = Context(data_root=data_root(), cwd=Path.cwd(), repo=None, config=read_config())
+    return ctx.redact_patterns
+
+
 def run(base_path: str, ours_path: str, theirs_path: str, path: str) -> int:
     """Merge, write %A, report: 0 clean, 1 anything a human must look at."""
     try:
@@ -101,7 +112,7 @@ def run(base_path: str, ours_path: str, theirs_path: str, path: str) -> int:
             # a side committed with --no-verify cannot carry one through a merge.
             from git_memex.secrets.redact import redact
 
-            red = redact(result.text)
+            red = redact(result.text, _team_patterns())
             if red.masked:
                 masked = red.masked
                 data = _encode(red.text)

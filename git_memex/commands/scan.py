@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from git_memex.secrets.checks import check_bytes
 
     ctx = load_context()
-    kw = {"secrets": not args.format_only, "fmt": not args.secrets_only}
+    kw = {"secrets": not args.format_only, "fmt": not args.secrets_only, "patterns": ctx.redact_patterns}
     findings = []
     if args.staged:
         from git_memex.git.gitcmd import staged_memory_changes

@@ -26,11 +26,12 @@ INDEX_NAME = "index.db"
 class Setting:
     key: str
     default: str
-    kind: str  # "int" | "bool" | "path" | "choice" | "branch"
+    kind: str  # "int" | "bool" | "path" | "choice" | "branch" | "regex" | "key"
     choices: tuple[str, ...] = ()
     lo: int = 0
     hi: int = 0
     help: str = ""
+    multi: bool = False  # a multi-valued git config key: every value applies
 
 
 SETTINGS: dict[str, Setting] = {
@@ -45,10 +46,17 @@ SETTINGS: dict[str, Setting] = {
         Setting("cjkTokenizer", "bigram", "choice", choices=("bigram",), help="CJK indexing (bigram: characters + overlapping bigrams)"),
         Setting("defaultBranch", "", "branch", help="the reviewed branch when origin has no HEAD (instruction gate)"),
         Setting("initBranch", "", "branch", help="the branch `init` ran on (set by init; the gate's last fallback)"),
+        Setting("projectKey", "", "key", help="this clone's key in the data root (pinned by init, so a new origin URL keeps it)"),
+        Setting("redactPattern", "", "regex", multi=True, help="a team's secret format: masked on write, refused by the pre-commit scan"),
+        Setting("capturePattern", "", "regex", multi=True, help="a team's keyword-capture trigger (project memory)"),
+        Setting("capturePersonalPattern", "", "regex", multi=True, help="a team's keyword-capture trigger (personal memory)"),
     )
 }
 _LOWER = {k.lower(): k for k in SETTINGS}
 _BRANCH_RE = re.compile(r"[A-Za-z0-9._/+-]+")
+KEY_RE = re.compile(r"[a-z0-9._-]{1,40}-[0-9a-f]{12}")
+"""A project key as `Context.natural_key` spells it: a name slug, then 12 hex digits."""
+MULTI = frozenset(f"memex.{k.lower()}" for k, s in SETTINGS.items() if s.multi)
 """A conservative subset of what `git check-ref-format --branch` accepts (no subprocess)."""
 
 
@@ -59,10 +67,26 @@ def canonical_key(key: str) -> str:
     return _LOWER[k.lower()]
 
 
-def validate_setting(key: str, value: str) -> str:
-    """Return the value in canonical form or raise a one-sentence UsageError."""
+def validate_setting(key: str, value: str, *, timed: bool = False) -> str:
+    """Return the value in canonical form or raise a one-sentence UsageError.
+
+    ``timed`` also runs a regex setting on its stress texts (`userregex.too_slow`, up to 1 s):
+    `config set` asks for it, reading git config does not."""
     s = SETTINGS[canonical_key(key)]
+    if s.kind == "regex":
+        from git_memex.core import userregex
+
+        why = userregex.problem(value) or (
+            "it takes more than 1 s on a line of 1,024 repeated characters (catastrophic "
+            "backtracking)" if timed and userregex.too_slow(value) else None)
+        if why:
+            raise UsageError(f"memex.{s.key} {value!r} is refused: {why}")
+        return value
     v = value.strip()
+    if s.kind == "key":
+        if not KEY_RE.fullmatch(v):
+            raise UsageError(f"memex.{s.key} takes a key such as myapp-0123456789ab (`git memex scopes` lists them), not {value!r}")
+        return v
     if s.kind == "int":
         if not re.fullmatch(r"\d+", v) or not (s.lo <= int(v) <= s.hi):
             raise UsageError(f"memex.{s.key} takes a whole number from {s.lo} to {s.hi}, not {value!r}")
@@ -314,7 +338,11 @@ def _config_from(r: subprocess.CompletedProcess[str] | None) -> dict[str, str]:
         if not item:
             continue
         key, _, value = item.partition("\n")
-        out[key.lower()] = value  # later (more local) entries win
+        key = key.lower()
+        if key in MULTI and key in out:
+            out[key] += "\0" + value  # every value applies; git config values hold no NUL
+        else:
+            out[key] = value  # later (more local) entries win
     return out
 
 
@@ -405,6 +433,32 @@ class Context:
         except UsageError:
             return s.default
 
+    def values(self, key: str) -> tuple[str, ...]:
+        """Every value of a multi-valued setting, in git's order (system, global, repository)."""
+        raw = self.config.get(f"memex.{key.lower()}")
+        return tuple(raw.split("\0")) if raw else ()
+
+    @property
+    def redact_patterns(self) -> tuple[str, ...]:
+        """The team's `memex.redactPattern` regexes that may be used (docs/team-patterns.md);
+        a refused one is reported once per process."""
+        if not self.config.get("memex.redactpattern"):
+            return ()  # the common case: nothing to import or check
+        from git_memex.core.userregex import usable
+
+        return usable("redactPattern", self.values("redactPattern"))
+
+    @property
+    def capture_patterns(self) -> tuple[tuple[str, str], ...]:
+        """(scope, regex) of the team's keyword-capture triggers, personal ones first."""
+        if not self.config.get("memex.capturepattern") and not self.config.get("memex.capturepersonalpattern"):
+            return ()  # the capture hook's common case: no import, no check
+        from git_memex.core.userregex import usable
+
+        personal = usable("capturePersonalPattern", self.values("capturePersonalPattern"))
+        project = usable("capturePattern", self.values("capturePattern"))
+        return tuple(("personal", p) for p in personal) + tuple(("project", p) for p in project)
+
     def int_setting(self, key: str) -> int:
         return int(self.setting(key))
 
@@ -435,7 +489,8 @@ class Context:
         return self.project_root.name
 
     @property
-    def project_key(self) -> str:
+    def natural_key(self) -> str:
+        """The project key the origin URL (or, without one, the path) gives (docs/identity.md)."""
         return f"{_slug(self.project_name)}-{self.repo_id.split(':', 1)[1][:12]}"
 
     @property
@@ -443,6 +498,17 @@ class Context:
         """`scope_key` and `project_name` as the reference tool writes them (see `reference_scope`)."""
         key, name = reference_scope(self.origin_url, self.project_root)
         return {"scope_key": key, "project_name": name}
+
+    @property
+    def pinned_key(self) -> str | None:
+        """`memex.projectKey` when set to a well-formed key (init pins it), else None."""
+        raw = self.config.get("memex.projectkey")
+        return raw if raw and KEY_RE.fullmatch(raw) else None
+
+    @property
+    def project_key(self) -> str:
+        """The key of this clone's outbox and private folders: pinned, else natural."""
+        return self.pinned_key or self.natural_key
 
     # folders in the data root
     @property

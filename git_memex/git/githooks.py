@@ -242,7 +242,7 @@ def pre_commit() -> int:
     try:
         staged, deleted = staged_memory_changes(repo_info.work_tree, ctx.memory_dir_rel)
         for path, data in staged:
-            findings.extend(check_bytes(path, data))
+            findings.extend(check_bytes(path, data, patterns=ctx.redact_patterns))
         findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted))
     except OSError as exc:
         print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "

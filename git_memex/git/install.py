@@ -82,6 +82,7 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
         keep.write_text("")
     rep.add(".gitattributes", _ensure_line(work / ".gitattributes", f"{mem_rel}/*.md merge=memex"))
     _record_init_branch(ctx, work, rep)
+    _pin_project_key(ctx, rep)
     cmd = driver_command()
     current = _git_config(work, "--local", "--get", "merge.memex.driver").stdout.strip()
     if current == cmd:
@@ -189,6 +190,23 @@ def attributes_configured(ctx: Context) -> bool:
     attrs = ctx.repo.work_tree / ".gitattributes"
     line = f"{ctx.memory_dir_rel}/*.md merge=memex"
     return attrs.exists() and any(x.strip() == line for x in attrs.read_text(encoding="utf-8").splitlines())
+
+
+def _pin_project_key(ctx: Context, rep: InitReport) -> None:
+    """Pin this clone's project key (memex.projectKey), so that a new origin URL (a rename, a
+    transfer, a fork) keeps its drafts and private memories in view (docs/identity.md)."""
+    from git_memex.core import scopekeys
+
+    if ctx.pinned_key is not None:
+        return
+    scopekeys.settle(ctx)  # a clone whose origin already changed pins the key it used
+    if ctx.pinned_key is not None:
+        return
+    key = ctx.natural_key
+    if not scopekeys.pin(ctx, key):
+        raise MemexError("could not write git config memex.projectKey; check that .git/config is writable", 2)
+    scopekeys.settle(ctx)
+    rep.add("project key of the drafts and private memories (git config memex.projectKey)", "created", key)
 
 
 def _record_init_branch(ctx: Context, work: Path, rep: InitReport) -> None:

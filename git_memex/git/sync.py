@@ -224,7 +224,7 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
         )
     from git_memex.secrets.checks import check_text
 
-    findings = check_text(wanted, result.text, fmt=False)
+    findings = check_text(wanted, result.text, fmt=False, patterns=ctx.redact_patterns)
     if findings:
         raise MemexError(f"the merged {wanted} would contain a secret ({findings[0].rule}); edit it by hand", 3)
     pygit.stage_resolved(repo, wanted, result.text.encode("utf-8"))

@@ -66,6 +66,10 @@ class Stores:
                 raise MemexError(f"cannot open the index in {ctx.repo_index.parent} ({exc})", 2) from None
         self.warnings: list[str] = []
         self._failed = False
+        if ctx.repo is not None and not self.degraded:
+            from git_memex.core.scopekeys import settle
+
+            settle(ctx)  # a clone whose origin changed keeps its drafts (docs/identity.md)
 
     def close(self) -> None:
         self.home.close()

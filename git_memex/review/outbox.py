@@ -52,7 +52,7 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
                 if existing:
                     out.append({"source": orig.id, "id": existing[0], "review_state": existing[1], "existing": True})
                     continue
-                red = redact(orig.body)
+                red = redact(orig.body, ctx.redact_patterns)
                 copy = model.create(
                     red.text,
                     scope="project",

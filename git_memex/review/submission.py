@@ -182,7 +182,7 @@ def plan_problem(ctx: Context, repo: Any, plan: Any) -> str | None:
             frontmatter.parse(text)
         except frontmatter.FrontmatterError:
             return f"the planned text of {rel} is not a readable memory file"
-        findings = check_text(rel, text)
+        findings = check_text(rel, text, patterns=ctx.redact_patterns)
         if findings:
             return f"the planned text of {rel} would commit a problem ({findings[0].rule})"
     outbox = (ctx.data_root / "memories" / "outbox").resolve()
@@ -249,7 +249,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 files, origins, already = _plan(ctx, st, ids)
                 res.skipped_identical.extend(already)
                 for rel, text in files.items():
-                    findings = check_text(rel, text)
+                    findings = check_text(rel, text, patterns=ctx.redact_patterns)
                     if findings:
                         raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", 2)
                 _check_successors(ctx, repo, files)

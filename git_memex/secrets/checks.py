@@ -7,11 +7,16 @@ pygit2 commit runs no hooks) and the pre-commit framework hooks.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from git_memex.core import frontmatter
 from git_memex.core.model import SAFE_ID_RE, ValidationError, from_parsed, is_valid_id, validate
 from git_memex.core.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record(frozen=True)
@@ -32,10 +37,11 @@ def _line_of(text: str, key: str) -> int:
     return 1
 
 
-def check_secrets(path: str, text: str) -> list[Finding]:
+def check_secrets(path: str, text: str, patterns: Sequence[str] = ()) -> list[Finding]:
+    """Secrets in the text as stored; `patterns` are the team's (`Context.redact_patterns`)."""
     from git_memex.secrets.redact import scan_text
 
-    return [Finding(path, f.line, f.rule, True) for f in scan_text(text)]
+    return [Finding(path, f.line, f.rule, True) for f in scan_text(text, patterns)]
 
 
 def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]:
@@ -70,16 +76,17 @@ def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]
     return out
 
 
-def check_text(path: str, text: str, *, secrets: bool = True, fmt: bool = True, in_repo: bool = True) -> list[Finding]:
+def check_text(path: str, text: str, *, secrets: bool = True, fmt: bool = True, in_repo: bool = True,
+               patterns: Sequence[str] = ()) -> list[Finding]:
     out: list[Finding] = []
     if fmt:
         out.extend(check_format(path, text, in_repo=in_repo))
     if secrets:
-        out.extend(check_secrets(path, text))
+        out.extend(check_secrets(path, text, patterns))
     return sorted(out, key=lambda f: (f.path, f.line, f.rule))
 
 
-def check_bytes(path: str, data: bytes, **kw: bool) -> list[Finding]:
+def check_bytes(path: str, data: bytes, **kw: Any) -> list[Finding]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

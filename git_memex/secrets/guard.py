@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from git_memex.index.stores import Stores
 
 
-def _needs_mask(body: str) -> bool:
+def _needs_mask(body: str, patterns: tuple[str, ...] = ()) -> bool:
     from git_memex.secrets.redact import find_secrets
 
-    return "<private" in body.lower() or bool(find_secrets(body))
+    return "<private" in body.lower() or bool(find_secrets(body, patterns))
 
 
 def safe_bodies(stores: Stores, items: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -31,7 +31,11 @@ def safe_bodies(stores: Stores, items: Iterable[tuple[str, str]]) -> dict[str, s
     from git_memex.core.digest import sha1_hex
 
     items = list(items)
-    keys = {mid: sha1_hex((body or "").encode("utf-8", "surrogatepass")) for mid, body in items}
+    patterns = stores.ctx.redact_patterns
+    # The verdict depends on the team's patterns too (docs/team-patterns.md): with any, they are
+    # part of the key, so adding one re-checks every body once.
+    salt = "".join("\0" + p for p in patterns)
+    keys = {mid: sha1_hex(((body or "") + salt).encode("utf-8", "surrogatepass")) for mid, body in items}
     known = stores.home.secret_checks(set(keys.values()))
     new: dict[str, int] = {}
     out: dict[str, str] = {}
@@ -40,11 +44,11 @@ def safe_bodies(stores: Stores, items: Iterable[tuple[str, str]]) -> dict[str, s
         key = keys[mid]
         found = known.get(key)
         if found is None:
-            found = known[key] = new[key] = int(_needs_mask(body))
+            found = known[key] = new[key] = int(_needs_mask(body, patterns))
         if found:
             from git_memex.secrets.redact import redact
 
-            body = redact(body).text
+            body = redact(body, patterns).text
         out[mid] = body
     if new:
         stores.home.remember_secret_checks(new)

@@ -10,6 +10,7 @@ docs/bundle.md.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def _locations(ctx: Context, scope: str, include_private: bool) -> list[str]:
     return out
 
 
-def _vocabulary_masked(fm: dict[str, Any]) -> list[str]:
+def _vocabulary_masked(fm: dict[str, Any], patterns: Sequence[str] = ()) -> list[str]:
     """Mask secrets in the words a memory is also found by (as `add` does); the rules found."""
     from git_memex.secrets.redact import redact
 
@@ -79,13 +80,13 @@ def _vocabulary_masked(fm: dict[str, Any]) -> list[str]:
     if isinstance(aliases, list):
         out = []
         for a in aliases:
-            red = redact(str(a))
+            red = redact(str(a), patterns)
             masked += red.masked
             out.append(red.text)
         fm["aliases"] = out
     for key in ("alias", "target"):
         if isinstance(fm.get(key), str):
-            red = redact(fm[key])
+            red = redact(fm[key], patterns)
             masked += red.masked
             fm[key] = red.text
     return masked
@@ -143,8 +144,8 @@ def export(ctx: Context, *, scope: str = "both", type: str | None = None, tag: s
             except MemexError:
                 misplaced += 1
                 continue
-            red = redact(m.body)
-            masked = list(red.masked) + _vocabulary_masked(m.fm)
+            red = redact(m.body, ctx.redact_patterns)
+            masked = list(red.masked) + _vocabulary_masked(m.fm, ctx.redact_patterns)
             if masked:
                 res.masked[m.id] = sorted(set(masked))
             entries.append({"id": m.id, "location": r["location"], "frontmatter": m.fm, "body": red.text})
@@ -398,11 +399,11 @@ def _prepare(ctx: Context, name: str, doc: dict[str, Any]) -> list[Planned]:
         if dest != "personal" and ctx.repo is None:
             raise MemexError(f"{name} holds project memories; run `git memex import` inside the project's "
                              "repository (nothing was imported)", 1)
-        red = redact(m.body.strip())
+        red = redact(m.body.strip(), ctx.redact_patterns)
         m.body = red.text.strip()
         if not m.body or m.body == "[REDACTED]":
             raise _bundle_problem(name, f"holds memory {mid} whose text is empty once <private> parts are removed")
-        masked = list(red.masked) + _vocabulary_masked(m.fm)
+        masked = list(red.masked) + _vocabulary_masked(m.fm, ctx.redact_patterns)
         # an approval is given by a person in the project it applies to; it does not travel in a file
         if m.fm.get("instruction_state") == "approved":
             m.fm["instruction_state"] = "draft"
@@ -417,7 +418,7 @@ def _prepare(ctx: Context, name: str, doc: dict[str, Any]) -> list[Planned]:
             text = file_text(m, Path(f"{mid}.md"))
         except model.ValidationError as exc:
             raise _bundle_problem(name, f"holds memory {mid}, which is not valid ({exc})") from None
-        left = [f for f in check_text(f"{mid}.md", text, in_repo=False)]
+        left = [f for f in check_text(f"{mid}.md", text, in_repo=False, patterns=ctx.redact_patterns)]
         if left:
             why = "a secret that cannot be masked" if left[0].secret else "a problem"
             raise _bundle_problem(name, f"holds memory {mid} with {why} ({left[0].rule}, line {left[0].line} of its file)")

@@ -48,6 +48,8 @@ def run(ctx: Context) -> Report:
         _check_chains(st, rep)
         _check_duplicates(st, rep)
         _check_contradictions(ctx, st, rep)
+    if ctx.repo is not None:
+        _check_scopes(ctx, rep)
     if ctx.repo is not None and ctx.memory_dir is not None:
         _check_repo(ctx, rep)
         _check_driver_command(ctx, rep)
@@ -99,6 +101,40 @@ def _check_contradictions(ctx: Context, st: Any, rep: Report) -> None:
         rep.add("possible contradiction", "warn", f"{p['a']} and {p['b']} look like the same subject with different content; a human decides")
 
 
+def _check_scopes(ctx: Context, rep: Report) -> None:
+    """Drafts and private memories stranded under a key no clone uses (docs/identity.md)."""
+    from git_memex.core.scopekeys import scopes
+
+    root = str(ctx.project_root)
+    name = ctx.natural_key.rsplit("-", 1)[0]
+    unknown: list[str] = []
+    stranded = 0
+    for s in scopes(ctx):
+        if s.current or not (s.drafts or s.private):
+            continue
+        what = f"{s.drafts} draft(s) and {s.private} private memor{'y' if s.private == 1 else 'ies'}"
+        fix = f"`git memex scopes --adopt {s.key}`"
+        if s.clone == root:
+            stranded += 1
+            rep.add("stranded drafts", "warn", f"{what} of this clone are under its old key {s.key} "
+                    f"(origin then: {s.origin or 'none'}); run {fix} to carry them over")
+        elif s.clone is not None and not s.clone_exists:
+            stranded += 1
+            rep.add("stranded drafts", "warn", f"{what} are under key {s.key}, whose clone {s.clone} is gone; "
+                    f"if they are this repository's, run {fix}")
+        elif s.clone is None and s.key.rsplit("-", 1)[0] == name:
+            stranded += 1
+            rep.add("stranded drafts", "warn", f"{what} are under key {s.key}, which carries this repository's "
+                    f"name but no known clone uses; if they are this repository's, run {fix}")
+        elif s.clone is None:
+            unknown.append(f"{s.key} ({s.drafts + s.private})")
+    if unknown:
+        rep.add("project keys", "ok", f"no known clone uses {', '.join(unknown)} (`git memex scopes` lists "
+                "them; `git memex scopes --adopt KEY` from the clone they belong to)")
+    elif not stranded:
+        rep.add("project keys", "ok", f"this clone's key is {ctx.project_key}; no drafts stranded under another")
+
+
 def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
     from git_memex.core.files import conflict_marker_line
@@ -135,7 +171,7 @@ def _check_repo(ctx: Context, rep: Report) -> None:
             frontmatter.parse(text)
         except frontmatter.FrontmatterError:
             continue  # already reported as unreadable
-        for f in check_text(rel, text):
+        for f in check_text(rel, text, patterns=ctx.redact_patterns):
             problems += 1
             rep.add("memory file", "fail", str(f))
     if not problems:

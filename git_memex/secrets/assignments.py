@@ -1,0 +1,288 @@
+"""Detector family 3: values assigned to secret-named keys (`password = …`, `API_KEY: …`).
+
+The name says whether it holds a secret (`_name_kind`); `_plausible_value` then keeps out the
+placeholders, references, identifiers and code that such names are also given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from git_memex.secrets.masking import REDACTED, _has_digit, _is_masked, _Lazy, _lazy
+
+_PASSWORD_PARTS = frozenset(
+    {"password", "passwd", "passphrase", "pwd", "pass", "contraseña", "contrasena", "passwort"}
+)
+_SECRET_PARTS = _PASSWORD_PARTS | {
+    "secret",
+    "secrets",
+    "token",
+    "apikey",
+    "credential",
+    "credentials",
+}
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api", "access", "private", "priv", "auth", "client", "signing", "encryption", "master",
+        "secret", "service", "account", "db", "database", "app", "license", "session", "webhook",
+        "hmac",
+    }
+)
+# A trailing part that makes the name describe the secret rather than hold it.
+_META_PARTS = frozenset(
+    {
+        "count", "len", "length", "min", "max", "type", "types", "url", "uri", "endpoint", "file",
+        "path", "dir", "name", "names", "id", "ids", "env", "var", "ttl", "expiry", "expires",
+        "expiration", "at", "timeout", "limit", "size", "header", "field", "policy", "rotation",
+        "scanning", "hint", "enabled", "required", "format", "prefix", "version", "ref", "arn",
+        "store", "manager", "provider", "source", "location", "mode", "kind", "used", "budget",
+        "strength", "label", "description", "help", "regex", "pattern", "rule", "rules", "scope",
+        "scopes", "issuer", "audience", "algorithm", "alg", "lifetime", "age", "error", "errors",
+        "message", "prompt", "placeholder", "test", "tests", "check", "validation", "column",
+        "rate", "ratio", "through", "thru", "percent", "score", "threshold", "status", "state",
+        "result", "results", "level", "strategy", "method", "methods", "flow", "grant", "range",
+        "time", "timestamp", "date", "window", "interval", "duration", "period",
+    }
+)
+_NON_SECRET_QUALIFIERS = frozenset(
+    {
+        "next", "starting", "start", "continuation", "page", "paging", "pagination", "resumption",
+        "progress", "action", "sync", "idempotency", "cancellation", "request", "marker", "end",
+        "last", "first", "prev", "previous", "backward", "forward", "max", "min", "num", "total",
+        "lock", "change",
+    }
+)
+_CAMEL_PARTS = _lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-zß-öø-ÿ]+|[0-9]+")
+
+
+def _name_kind(name: str) -> str | None:
+    """Classify a key name: "password", "secret", or None when it does not hold a secret."""
+    parts = [p.lower() for p in _CAMEL_PARTS.findall(name)]
+    if not parts or parts[-1] in _META_PARTS:
+        return None
+    if any(w in name.lower() for w in ("password", "passwd", "passphrase")):
+        return "password"  # PGPASSWORD, DBPASSWORD: glued upper-case names
+    kind: str | None = None
+    for i, p in enumerate(parts):
+        if p == "pass" and (len(parts) == 1 or i != len(parts) - 1):
+            continue  # "First pass: …", pass_fds, pass_rate are not passwords; db_pass is
+        if p in _PASSWORD_PARTS:
+            return "password"
+        if i > 0 and (
+            parts[i - 1] in _NON_SECRET_QUALIFIERS or (p == "token" and parts[i - 1] == "client")
+        ):
+            continue  # next_token, page_token, ClientToken (idempotency): protocol values
+        if p in _SECRET_PARTS or (p == "key" and i > 0 and parts[i - 1] in _KEY_QUALIFIERS):
+            kind = "secret"
+    return kind
+
+
+_ASSIGN_VALUE = (
+    r"(?:(?P<q>[\"'`])(?P<vq>[^\n\"'`]{1,256}?)(?P=q)"
+    r"|(?P<vu>[!#-&(-_a-~]{1,256}))"  # printable ASCII but quotes (not a negated class: (?i))
+)
+_ASSIGN = _lazy(
+    r"(?<![A-Za-z0-9_.:])(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63}|contraseña)[\"']?\]?[ \t]*"
+    r"(?P<sep>:=|=>|=|:|：)[ \t]*(?!//)" + _ASSIGN_VALUE
+)
+# "set `API_KEY` to X" in prose, and .NET-style <add key="Password" value="X" />.
+_SET_TO = _lazy(
+    r"(?i)\bset[ \t]+[`\"']?(?P<name>[A-Za-z][\w.-]{0,63})[`\"']?[ \t]+(?:to|=)[ \t]+"
+    + _ASSIGN_VALUE
+)
+_KEY_VALUE_ATTR = _lazy(
+    r"\b(?:key|name)=[\"'](?P<name>[A-Za-z][\w.:-]{0,63})[\"'][ \t]+value=" + _ASSIGN_VALUE
+)
+_CODE_AFTER = _lazy(r"[ \t]*(?:\||=[^=]|\(|\[)")
+# "--password X": values must look strong, since "the --password options" is prose.
+_FLAG_ASSIGN = _lazy(r"(?<![\w-])--(?P<name>[A-Za-z][A-Za-z0-9-]{1,40})[ \t]+" + _ASSIGN_VALUE)
+_XML_ASSIGN = _lazy(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<vu>[^<>\s]{1,256})</(?P=name)>")
+# Prose: "the staging password is Pr0d-S3cret" — only accepted for strong-looking values.
+_IS_ASSIGN = _lazy(
+    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|secret|token|api[ _-]?key|requirepass"
+    r"|masterauth|pass(?=[ \t]+(?:is|was)\b))"
+    r"s?(?P<link>[ \t]+(?:(?:is|was|has[ \t]+been|will[ \t]+be)[ \t]+)?"
+    r"(?:(?:set|changed|rotated|reset|updated)[ \t]+)?(?:to[ \t]+|:[ \t]*|=[ \t]*)?)"
+    + _ASSIGN_VALUE
+)
+# Kubernetes / ECS env lists: "- name: DB_PASSWORD" with "value: …" on the next line.
+_NAME_VALUE = _lazy(
+    r"\bname:[ \t]*[\"']?(?P<name>[A-Za-z][\w.-]{0,63})[\"']?[ \t]*\r?\n[ \t]*-?[ \t]*value:[ \t]*"
+    + _ASSIGN_VALUE
+)
+_CJK_ASSIGN = _lazy(
+    r"(?P<name>密码|口令|密钥|秘钥|令牌|密碼|金鑰)(?P<sep>[ \t]*(?:[:：=]|是|为|為)|[ \t]+)[ \t]*"
+    r"[\"'“「]?(?P<vu>[!-~]{1,256})"
+)
+
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "bearer", "basic", "oauth", "oauth2", "jwt", "hmac", "digest",
+        "password", "passwd", "passphrase", "secret", "token", "apikey", "api_key", "changeit",
+        "redacted", "none", "null", "nil", "undefined", "true", "false", "yes", "no", "on", "off",
+        "required", "optional", "empty", "unset", "example", "placeholder", "dummy", "sample",
+        "todo", "tbd", "fixme", "xxx", "notasecret", "secretvalue", "mysecret", "mypassword",
+        "default", "string", "str", "value", "hidden", "masked",
+    }
+)
+# Lower-case words that describe a password rather than being one ("password: required").
+_DESCRIPTIVE_WORDS = frozenset(
+    {
+        "enabled", "disabled", "rotated", "expired", "expires", "reset", "changed", "encrypted",
+        "hashed", "protected", "stored", "managed", "missing", "invalid", "incorrect", "wrong",
+        "correct", "blank", "prompt", "prompted", "interactive", "manual", "automatic", "inherit",
+        "inherited", "generated", "random", "strong", "weak", "secure", "insecure", "unknown",
+        "same", "different", "updated", "removed", "revoked", "keychain", "keyring", "vault",
+        "bitwarden", "lastpass", "onepassword", "environment", "stdin", "file", "sops", "agent",
+        "provided", "supplied", "configured", "ignored", "optional", "mandatory", "needed",
+        "forbidden", "allowed", "accepted", "rejected", "sensitive", "confidential", "private",
+        "public", "internal", "external", "local", "remote", "shared", "personal", "temporary",
+        "expected", "unchanged", "unused", "ignore", "skip", "skipped", "none", "omitted",
+    }
+)
+_ENV_REF = _lazy(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%")
+_ENV_NAME = _lazy(r"_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_HEADER_NAME = _lazy(r"[A-Z][a-z]+(?:-[A-Z][a-z]*)+")
+_DOTTED_REF = _lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_REF_SEGMENT = _lazy(r"_*(?:[A-Z]?[a-z0-9]+)+_?|[a-z_][a-z0-9_]*|[A-Z0-9_]+")
+_KWARG = _lazy(r"[A-Za-z_]\w*=\w*")
+_IDENT = _lazy(r"[A-Za-z_][A-Za-z0-9_.]*")
+_CAMEL_IDENT = _lazy(r"_?[A-Z][a-z]+(?:[A-Z][a-z]+)*|_?[a-z]+(?:[A-Z][a-z]+)+")
+_SNAKE_IDENT = _lazy(r"_?[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_WORDY = _lazy(r"[a-z]+(?:[_.-][a-z]+)*")
+_NUMBERISH = _lazy(r"[0-9][0-9_.:,/+-]*[a-zA-Z]{0,3}")
+_FILE_PATH = _lazy(r"(?:~|\.{1,2})?/[\w.@%+-]|[A-Za-z]:\\")
+_PLACEHOLDER_SHAPE = _lazy(r"(?i)(?:your|insert|enter|replace|put|add)[_-]?[\w-]*|[\w-]*[_-]here")
+
+
+def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
+    """Precision guard for secret-named assignments: is ``value`` a literal credential?
+
+    ``quoted`` is False for a bare value (YAML, env, code), where identifiers are far more
+    likely to be variables and type names than passwords.
+    """
+    if len(value) < (6 if kind == "password" else 10) or _is_masked(value):
+        return False
+    low = value.lower()
+    if low in _PLACEHOLDER_WORDS or value.startswith(REDACTED):
+        return False
+    if (
+        value[0] in "<{[(*#"
+        or value.startswith(("$(", "%(", "{{", "--"))
+        or any(c.isspace() for c in value)
+    ):
+        return False
+    if len(set(value)) <= 2 or "%s" in value or "%d" in value:  # "********", printf formats
+        return False
+    if value[0] == "!" and value[1:].isalpha():  # YAML tag: "!vault |", "!Ref"
+        return False
+    if ("{" in value and "}" in value) or (
+        not quoted and (_KWARG.fullmatch(value) or ("=" in value and "," in value))
+    ):
+        return False  # a template ("//{}:_authToken") or code ("Token=None")
+    if (
+        "://" in value
+        or _ENV_REF.fullmatch(value)
+        or _ENV_NAME.fullmatch(value)
+        or _HEADER_NAME.fullmatch(value)  # "Access-Control-Allow-Credentials"
+        or _FILE_PATH.match(value)
+        or _PLACEHOLDER_SHAPE.fullmatch(value)
+        or "(" in value
+        or "[" in value
+    ):
+        return False
+    if _DOTTED_REF.fullmatch(value) and all(_REF_SEGMENT.fullmatch(p) for p in value.split(".")):
+        return False  # settings.SECRET_KEY, jinja2.pass_context
+    if _IDENT.fullmatch(value):
+        words = {p.lower() for p in _CAMEL_PARTS.findall(value)}
+        if words & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}):
+            return False  # key_password, AccessToken, credential_tuple: a variable or a type
+    if not quoted and (_is_camel_ident(value) or _SNAKE_IDENT.fullmatch(value)):
+        return False  # "token: AccessToken", "user, password = proxy_auth": code, not a literal
+    if low.startswith(
+        ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:")
+    ):
+        return False  # a reference to where the secret lives
+    if kind == "password":
+        return low not in _DESCRIPTIVE_WORDS
+    if _WORDY.fullmatch(value) or _NUMBERISH.fullmatch(value) or _is_slug(value):
+        return False
+    return not (value.isalpha() and value.islower())
+
+
+def _is_slug(value: str) -> bool:
+    """A lower-case name made of words ("prod-cert-2024", "v2-compatible"): names a secret."""
+    if value.lower() != value:
+        return False
+    segments = [s for s in re.split(r"[-_./]", value) if s]
+    words = sum(1 for s in segments if s.isalpha() and len(s) >= 3)
+    return len(segments) >= 2 and words * 2 >= len(segments)
+
+
+def _is_camel_ident(value: str) -> bool:
+    """PascalCase/camelCase made of pronounceable parts ("AccessToken"), unlike random letters."""
+    if not _CAMEL_IDENT.fullmatch(value):
+        return False
+    return all(any(c in "aeiouy" for c in part.lower()) for part in _CAMEL_PARTS.findall(value))
+
+
+def _strong(value: str) -> bool:
+    """For prose forms ("password is X"): letters plus a digit or symbol, like a real password."""
+    has_alpha = any(c.isalpha() for c in value)
+    return has_alpha and (_has_digit(value) or any(not c.isalnum() for c in value))
+
+
+def _strong_prose(value: str) -> bool:
+    """Stricter, for free prose ("the token will be created.</p>"): no markup, no slugs."""
+    return _strong(value) and not any(c in "<>/\\" for c in value) and not _is_slug(value.lower())
+
+
+
+def _finditer_names(regex: _Lazy, text: str) -> Iterator[re.Match[str]]:
+    """Like ``finditer`` but resumes after the *name*, so "note: password = x" finds both."""
+    pos = 0
+    while (m := regex.search(text, pos)) is not None:
+        yield m
+        pos = max(m.end("name"), pos + 1)
+
+
+def _assignment_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+    for regex in (_ASSIGN, _FLAG_ASSIGN, _XML_ASSIGN, _NAME_VALUE, _SET_TO, _KEY_VALUE_ATTR):
+        for m in _finditer_names(regex, text):
+            kind = _name_kind(m.group("name"))
+            if kind is None and regex is _ASSIGN and m.group("sep") in ("=", ":=", "=>"):
+                # "pass=…" is a password; "First pass: …" is English, hence "=" only.
+                kind = "password" if m.group("name").lower() == "pass" else None
+            if kind is None:
+                continue
+            key = "vq" if regex is not _XML_ASSIGN and m.group("vq") is not None else "vu"
+            start, end = m.span(key)
+            value = m.group(key)
+            if regex is _FLAG_ASSIGN and not _strong(value):
+                continue
+            if key == "vu":
+                if _CODE_AFTER.match(text, m.end(key)):
+                    continue  # "token: Foo | None = None", "x = y(": an expression, not a literal
+                trimmed = value.rstrip(".,;:)]}>")
+                end -= len(value) - len(trimmed)
+                value = trimmed
+            if _plausible_value(value, kind, quoted=key == "vq"):
+                yield "generic-secret-assignment", start, end
+    for m in _IS_ASSIGN.finditer(text):
+        key = "vq" if m.group("vq") is not None else "vu"
+        value = m.group(key).rstrip(".,;:)]}>*_")  # also markdown emphasis: "**policy**"
+        name = m.group("name").lower()
+        kind = "password" if name.startswith(("p", "req", "mas")) else "secret"
+        if kind == "secret" and not m.group("link").strip():
+            continue  # "token X" with no verb is too loose ("--next-token X"); "password X" is not
+        if _strong_prose(value) and _plausible_value(value, kind):
+            yield "generic-secret-assignment", m.start(key), m.start(key) + len(value)
+    for m in _CJK_ASSIGN.finditer(text):
+        value = m.group("vu").rstrip(".,;:)]}>\"'")
+        kind = "password" if m.group("name") in ("密码", "口令", "密碼") else "secret"
+        if not m.group("sep").strip() and not _strong(value):
+            continue  # "密码 bcrypt 加密": only a strong value may follow a bare space
+        if _plausible_value(value, kind):
+            yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
+
