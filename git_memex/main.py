@@ -49,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "distill": "distill",
     "migrate": "migrate",
     "log": "log",
+    "inventory": "inventory",
 }
 
 
