@@ -251,7 +251,8 @@ def test_personal_memories_are_not_written_into_a_work_tree(world: World):
     target = repo / "inventory.html"
     r = world.cli("inventory", "--format", "html", "--out", str(target))
     assert r.code == 2, r.err
-    assert len(r.err.strip().splitlines()) == 1 and "--allow-personal" in r.err and "2 personal" in r.err
+    assert len(r.err.strip().splitlines()) == 1 and "--allow-personal" in r.err
+    assert "holds 2 personal memories" in r.err and "use --scope project" in r.err
     assert not target.exists()
     assert not [p for p in repo.iterdir() if p.name.startswith(".inventory")]
     sub = repo / "docs"
@@ -267,6 +268,19 @@ def test_personal_memories_are_not_written_into_a_work_tree(world: World):
     assert world.ids["personal"] in target.read_text()
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     target.unlink()
+
+
+def test_private_project_memories_count_as_never_leaving_the_machine(repo: Path):
+    assert run_cli("init", "--yes").code == 0
+    mid = add("My local notes on the flaky test.", "--visibility", "private")
+    inv = inventory("--scope", "project")
+    assert inv["local_only"] == 1 and inv["counts"]["location"] == {"private": 1}
+    assert inv["pipeline"]["draft"] == []  # a private memory is never reviewed
+    r = run_cli("inventory", "--scope", "project", "--out", "inv.txt")
+    assert r.code == 2 and "1 private memory" in r.err and "--scope project" not in r.err, r.err
+    assert not (repo / "inv.txt").exists()
+    r = run_cli("inventory", "--scope", "project", "--out", "inv.txt", "--allow-personal")
+    assert r.code == 0 and mid[:10] in (repo / "inv.txt").read_text()
 
 
 def test_outside_a_work_tree_personal_memories_go_to_a_file_only_the_user_reads(world: World, tmp_path: Path):

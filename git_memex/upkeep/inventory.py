@@ -302,12 +302,16 @@ def work_tree_of(folder: Path) -> Path | None:
 
 def _refuse_local(inv: dict[str, Any], target: str, folder: Path) -> None:
     tree = work_tree_of(folder)
-    if tree is not None:
-        n = inv["local_only"]
-        raise MemexError(
-            f"the inventory holds {n} personal or private {'memory' if n == 1 else 'memories'} and {target} is "
-            f"inside the git work tree {tree}; write it elsewhere, use --scope project, or pass --allow-personal "
-            "(nothing was written)", 2)  # fmt: skip
+    if tree is None:
+        return
+    loc = inv["counts"]["location"]
+    held = [f"{n} {kind}" for kind, n in (("personal", loc.get("personal", 0)), ("private", loc.get("private", 0))) if n]
+    n = inv["local_only"]
+    ways = "write it elsewhere, " + ("use --scope project, " if not loc.get("private") else "")
+    raise MemexError(
+        f"the inventory holds {' and '.join(held)} {'memory' if n == 1 else 'memories'} that never leave this "
+        f"machine, and {target} is inside the git work tree {tree}; {ways}or pass --allow-personal "
+        "(nothing was written)", 2)  # fmt: skip
 
 
 def write_out(inv: dict[str, Any], text: str, out: str | None, *, allow_personal: bool = False) -> str | None:
