@@ -49,40 +49,64 @@ def near_duplicate_pairs(items: Iterable[tuple[str, str, str]], threshold: float
     """Pairs (a, b, similarity) of items (id, group, body) in one group whose similarity tokens
     have a Jaccard similarity of at least `threshold` (textproc.NEAR_DUP_THRESHOLD by default).
 
-    Exact, and not quadratic: prefix filtering (Bayardo et al., "Scaling up all pairs similarity
-    search", WWW 2007). Two sets with Jaccard >= t share a token among the first
-    |A| - ceil(t|A|) + 1 tokens of each, when tokens are ordered rarest first, so only pairs
-    sharing such a prefix token are compared."""
+    Exact, without comparing every pair: the prefix, size and positional filters of PPJoin (Xiao,
+    Wang, Lin, Yu, "Efficient similarity joins for near duplicate detection", WWW 2008). With
+    tokens ordered rarest first, two sets with Jaccard >= t share a token among the first
+    |A| - ceil(t|A|) + 1 of each; the smaller has at least t times the larger's tokens; and they
+    must overlap in ceil(t / (1 + t) * (|A| + |B|)) tokens, which a shared token's positions
+    bound from above. Sets are visited smallest first, so the postings of a token hold no larger
+    set, and their too-small front is skipped for good."""
     import math
 
     from git_memex.core.textproc import NEAR_DUP_THRESHOLD, similarity_tokens
 
     t = NEAR_DUP_THRESHOLD if threshold is None else threshold
-    sets: list[tuple[str, str, frozenset[str]]] = [(i, g, similarity_tokens(b)) for i, g, b in items]
+    raw = [(mid, group, similarity_tokens(body)) for mid, group, body in items]
     df: Counter[str] = Counter()
-    for _i, _g, s in sets:
-        df.update(s)
-    postings: dict[tuple[str, str], list[int]] = {}
-    seen: set[tuple[int, int]] = set()
+    for _mid, _group, toks in raw:
+        df.update(toks)
+    sets = sorted((r for r in raw if r[2]), key=lambda r: len(r[2]))
+    sizes = [len(r[2]) for r in sets]
+    ratio = t / (1 + t)
+    postings: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    start: dict[tuple[str, str], int] = {}
     out: list[dict[str, Any]] = []
     for k, (mid, group, toks) in enumerate(sets):
-        if not toks:
-            continue
+        size = sizes[k]
+        smallest = t * size
         ordered = sorted(toks, key=lambda w: (df[w], w))
-        prefix = ordered[: len(ordered) - math.ceil(t * len(ordered)) + 1]
-        for w in prefix:
-            for j in postings.get((group, w), ()):
-                if (j, k) in seen:
+        overlap: dict[int, int] = {}  # candidate -> tokens shared so far; -1 once it cannot reach
+        for i, w in enumerate(ordered[: size - math.ceil(t * size) + 1]):
+            key = (group, w)
+            plist = postings.get(key)
+            if plist is None:
+                postings[key] = [(k, i)]
+                continue
+            s0 = start.get(key, 0)
+            while s0 < len(plist) and sizes[plist[s0][0]] < smallest:
+                s0 += 1  # too small for this set, and for every larger one to come
+            start[key] = s0
+            rest = size - i - 1
+            for n in range(s0, len(plist)):
+                j, pos = plist[n]
+                seen = overlap.get(j, 0)
+                if seen < 0:
                     continue
-                seen.add((j, k))
-                other = sets[j][2]
-                if min(len(other), len(toks)) < t * max(len(other), len(toks)):
-                    continue
-                sim = len(toks & other) / len(toks | other)
-                if sim >= t:
-                    a, b = sorted((sets[j][0], mid))
-                    out.append({"a": a, "b": b, "similarity": round(sim, 3)})
-            postings.setdefault((group, w), []).append(k)
+                other = sizes[j]
+                left = other - pos - 1
+                if seen + 1 + (rest if rest < left else left) >= math.ceil(ratio * (size + other) - 1e-9):
+                    overlap[j] = seen + 1
+                else:
+                    overlap[j] = -1
+            plist.append((k, i))
+        for j, seen in overlap.items():
+            if seen <= 0:
+                continue
+            other_toks = sets[j][2]
+            sim = len(toks & other_toks) / len(toks | other_toks)
+            if sim >= t:
+                a, b = sorted((sets[j][0], mid))
+                out.append({"a": a, "b": b, "similarity": round(sim, 3)})
     return sorted(out, key=lambda p: (-p["similarity"], p["a"], p["b"]))
 
 
@@ -198,7 +222,7 @@ def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: 
             "scope": counts("scope", memories, ("project", "personal")),
             "location": counts("location", memories, ("repo", "outbox", "private", "personal")),
             "type": counts("type", memories),
-            "review_state": counts("review_state", project, PIPELINE),
+            "review_state": counts("review_state", [e for e in project if e["location"] != "private"], PIPELINE),
             "status": counts("status", memories, model.STATUSES),
             "role": counts("role", memories, model.ROLES),
         },
@@ -237,12 +261,12 @@ def _clip(text: str, n: int = 72) -> str:
 def render_text(inv: dict[str, Any]) -> str:
     by_id = {e["id"]: e for e in inv["memories"]}
 
-    def line(mid: str, extra: str = "") -> str:
+    def line(mid: str, indent: str = "  ") -> str:
         e = by_id.get(mid)
         if e is None:
-            return f"  {mid[:10]}  (not here)"
+            return f"{indent}{mid[:10]}  (not here)"
         day = (e["updated_at"] or "")[:10]
-        return f"  {mid[:10]}  {day:10}  {_label(e):30}  {extra}{_clip(e['snippet'])}"
+        return f"{indent}{mid[:10]}  {day:10}  {_label(e):30}  {_clip(e['snippet'])}"
 
     c = inv["counts"]
     where = inv["project"] or "outside a git repository"
@@ -266,7 +290,7 @@ def render_text(inv: dict[str, Any]) -> str:
         rows = []
         for pair in inv[key]:
             rows.append(f"  {pair['a'][:10]} and {pair['b'][:10]} (similarity {pair['similarity']})")
-            rows += [line(pair["a"], "  "), line(pair["b"], "  ")]
+            rows += [line(pair["a"], "    "), line(pair["b"], "    ")]
         sections.append((f"{title} ({len(inv[key])})", rows))
     for title, rows in sections:
         out.append("")
@@ -309,8 +333,8 @@ def _refuse_local(inv: dict[str, Any], target: str, folder: Path) -> None:
     n = inv["local_only"]
     ways = "write it elsewhere, " + ("use --scope project, " if not loc.get("private") else "")
     raise MemexError(
-        f"the inventory holds {' and '.join(held)} {'memory' if n == 1 else 'memories'} that never leave this "
-        f"machine, and {target} is inside the git work tree {tree}; {ways}or pass --allow-personal "
+        f"the inventory holds {' and '.join(held)} {'memory that never leaves' if n == 1 else 'memories that never leave'} "
+        f"this machine, and {target} is inside the git work tree {tree}; {ways}or pass --allow-personal "
         "(nothing was written)", 2)  # fmt: skip
 
 
