@@ -203,6 +203,22 @@ def test_a_dangling_supersede_pointer_is_shown_as_missing(repo: Path):
     assert f"problem: {mid} names {ghost} as its successor, which is not here" in r.out
 
 
+def test_long_findings_are_cut_in_text_and_on_the_page_but_not_in_json(repo: Path, tmp_path: Path):
+    assert run_cli("init", "--yes").code == 0
+    for i in range(501):
+        mid = f"01H00000000000000000{i:06d}"
+        body = OLD_FILE.replace(OLD_ID, mid).replace("lives in the wiki", f"number {i} lives in the wiki")
+        (repo / MEM / f"{mid}.md").write_text(body)
+    inv = inventory()
+    assert len(inv["stale"]) == 501
+    r = run_cli("inventory")
+    assert "stale: not changed in 90 days (501)" in r.out and "  … and 481 more (--format json lists them all)" in r.out
+    page = tmp_path / "p.html"
+    assert run_cli("inventory", "--format", "html", "--out", str(page)).code == 0
+    stale = page.read_text().split('<section id="stale"', 1)[1].split("</section>", 1)[0]
+    assert stale.count("<tr data-search=") == 500 and "the first 500 of 501 are listed here" in stale
+
+
 def test_a_secret_in_a_hand_edited_file_is_masked_in_every_format(repo: Path):
     assert run_cli("init", "--yes").code == 0
     mid = add("The deploy token is kept in the vault.")

@@ -35,6 +35,10 @@ LOCAL_ONLY = ("personal", "private")
 """Locations whose memories never leave this machine: the work-tree guard counts these."""
 PIPELINE = ("draft", "proposed", "approved", "published", "rejected")
 INVENTORY_VERSION = 1
+TEXT_LIST = 20
+"""Most entries the text format lists per finding (the JSON lists all; the page up to PAGE_LIST)."""
+PAGE_LIST = 500
+"""Most entries the page lists per finding; every memory is still a row of its full table."""
 
 
 # ------------------------------------------------------------------ finders (plain records in)
@@ -279,19 +283,26 @@ def render_text(inv: dict[str, Any]) -> str:
     p = {s: len(v) for s, v in inv["pipeline"].items()}
     out.append(f"review pipeline: draft {p['draft']} → proposed {p['proposed']} → approved {p['approved']} "
                f"→ published {p['published']}; rejected {p['rejected']}")  # fmt: skip
+    def more(items: list[Any], n: int) -> list[str]:
+        return [f"  … and {n - len(items)} more (--format json lists them all)"] if n > len(items) else []
+
+    stale = inv["stale"][:TEXT_LIST]
+    chains = inv["chains"][:TEXT_LIST]
     sections: list[tuple[str, list[str]]] = [
         (f"recent changes ({len(inv['recent'])})", [line(i) for i in inv["recent"]]),
-        (f"stale: not changed in {inv['stale_days']} days ({len(inv['stale'])})", [line(i) for i in inv["stale"]]),
+        (f"stale: not changed in {inv['stale_days']} days ({len(inv['stale'])})",
+         [line(i) for i in stale] + more(stale, len(inv["stale"]))),
         (f"supersede chains ({len(inv['chains'])})",
          ["  " + " → ".join(i[:10] + (" (not here)" if i in ch["missing"] else "") for i in ch["ids"])
-          for ch in inv["chains"]] + [f"  problem: {m}" for m in inv["chain_problems"]]),
+          for ch in chains] + more(chains, len(inv["chains"])) + [f"  problem: {m}" for m in inv["chain_problems"]]),
     ]  # fmt: skip
     for title, key in (("possible contradictions", "contradictions"), ("near-duplicate pairs", "near_duplicates")):
         rows = []
-        for pair in inv[key]:
+        shown = inv[key][:TEXT_LIST]
+        for pair in shown:
             rows.append(f"  {pair['a'][:10]} and {pair['b'][:10]} (similarity {pair['similarity']})")
             rows += [line(pair["a"], "    "), line(pair["b"], "    ")]
-        sections.append((f"{title} ({len(inv[key])})", rows))
+        sections.append((f"{title} ({len(inv[key])})", rows + more(shown, len(inv[key]))))
     for title, rows in sections:
         out.append("")
         out.append(title)

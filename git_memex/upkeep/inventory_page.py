@@ -15,6 +15,8 @@ import hashlib
 from html import escape
 from typing import Any
 
+from git_memex.upkeep.inventory import PAGE_LIST
+
 CSS_BASE = """
 :root{--bg:#f6f7f9;--card:#fff;--ink:#1d2330;--mute:#5f6b7a;--line:#e2e6eb;--accent:#3559c7;
 --draft:#8a94a3;--proposed:#c98a12;--approved:#3577d4;--published:#2f9e5b;--rejected:#c9453b}
@@ -174,6 +176,13 @@ def _section(sid: str, title: str, n: int, body: str, *, listed: bool = True) ->
     return f'<section id="{sid}"{attr}><h2>{esc(title)}<span class="count">{n}</span></h2>{body}</section>'
 
 
+def _more(total: int) -> str:
+    if total <= PAGE_LIST:
+        return ""
+    return (f'<p class="none">the first {PAGE_LIST} of {total} are listed here; '
+            "<code>git memex inventory --format json</code> lists them all</p>")
+
+
 def _counts(title: str, counts: dict[str, int]) -> str:
     top = max(counts.values(), default=0)
     rows = "".join(
@@ -204,7 +213,7 @@ def _pairs(pairs: list[dict[str, Any]], by_id: dict[str, dict[str, Any]]) -> str
 
 def _chains(inv: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> str:
     out = []
-    for ch in inv["chains"]:
+    for ch in inv["chains"][:PAGE_LIST]:
         links = []
         for mid in ch["ids"]:
             e = by_id.get(mid)
@@ -215,8 +224,8 @@ def _chains(inv: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> str:
                              f' <span class="st">{esc(e["status"])}</span>')  # fmt: skip
         key = " ".join(_search_key(by_id[m]) if m in by_id else m.lower() for m in ch["ids"])
         out.append(f'<div class="chain" data-search="{esc(key)}">' + '<span class="arrow">→</span>'.join(links) + "</div>")
-    problems = "".join(f'<p class="problem">{esc(m)}</p>' for m in inv["chain_problems"])
-    return ("".join(out) + _nomatch() if out else '<p class="none">none</p>') + problems
+    problems = "".join(f'<p class="problem">{esc(m)}</p>' for m in inv["chain_problems"][:PAGE_LIST])
+    return ("".join(out) + _nomatch() if out else '<p class="none">none</p>') + _more(len(inv["chains"])) + problems
 
 
 def render_html(inv: dict[str, Any]) -> str:
@@ -243,7 +252,7 @@ def render_html(inv: dict[str, Any]) -> str:
         sample = ", ".join(i[:8] for i in ids[:3]) + (" …" if len(ids) > 3 else "")
         stages.append(f'<li class="{s}"><b>{len(ids)}</b>{s}<small>{esc(sample) or "&nbsp;"}</small></li>')
     recent = [_row(by_id[i]) for i in inv["recent"]]
-    stale = [_row(by_id[i]) for i in inv["stale"]]
+    stale = [_row(by_id[i]) for i in inv["stale"][:PAGE_LIST]]
     every = [_row(e) for e in inv["memories"]]
     body = [
         f'<header><h1>Memory inventory <span>· {esc(where)}</span></h1>'
@@ -260,11 +269,13 @@ def render_html(inv: dict[str, Any]) -> str:
         'placeholder="Filter: words, an id, type:decision, state:proposed, scope:personal, tag:…" '
         'aria-label="Filter memories"><span id="shown"></span></div>',
         _section("recent", "Recent changes", len(recent), _table(recent)),
-        _section("stale", f"Stale: not changed in {inv['stale_days']} days", len(stale), _table(stale)),
-        _section("contradictions", "Possible contradictions", len(inv["contradictions"]),
-                 _pairs(inv["contradictions"], by_id)),
-        _section("duplicates", "Near-duplicate pairs", len(inv["near_duplicates"]), _pairs(inv["near_duplicates"], by_id)),
-        _section("chains", "Supersede chains", len(inv["chains"]), _chains(inv, by_id)),
+        _section("stale", f"Stale: not changed in {inv['stale_days']} days", len(stale),
+                 _table(stale) + _more(len(inv["stale"]))),
+        _section("contradictions", "Possible contradictions", min(len(inv["contradictions"]), PAGE_LIST),
+                 _pairs(inv["contradictions"][:PAGE_LIST], by_id) + _more(len(inv["contradictions"]))),
+        _section("duplicates", "Near-duplicate pairs", min(len(inv["near_duplicates"]), PAGE_LIST),
+                 _pairs(inv["near_duplicates"][:PAGE_LIST], by_id) + _more(len(inv["near_duplicates"]))),
+        _section("chains", "Supersede chains", min(len(inv["chains"]), PAGE_LIST), _chains(inv, by_id)),
         _section("all", "All memories", len(every), _table(every)),
         f"</main><footer>git-memex {esc(__version__)} · a static page: nothing on it is fetched from a network</footer>",
     ]  # fmt: skip
