@@ -49,7 +49,9 @@ table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:12px;color:var(--mute);font-weight:500;text-transform:uppercase;letter-spacing:.03em}
 tr:last-child td{border-bottom:0}
-td.kind{white-space:nowrap}
+td.kind{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+table.mem{table-layout:fixed}
+col.c-id{width:110px}col.c-when{width:96px}col.c-kind{width:215px}
 tr.gone td{opacity:.55}
 td.n{text-align:right;width:3em;font-variant-numeric:tabular-nums}
 td.bar{width:45%}
@@ -83,26 +85,34 @@ JS = """
 (function () {
   var box = document.getElementById('filter');
   var shown = document.getElementById('shown');
-  var items = Array.prototype.slice.call(document.querySelectorAll('[data-search]'));
-  var sections = Array.prototype.slice.call(document.querySelectorAll('section[data-list]'));
+  var groups = [];
+  var items = Array.prototype.map.call(document.querySelectorAll('[data-search]'), function (el) {
+    var sec = el.closest('section');
+    var g = groups.filter(function (x) { return x.sec === sec; })[0];
+    if (!g) {
+      g = {sec: sec, all: 0, vis: 0, count: sec.querySelector('h2 .count'), none: sec.querySelector('.nomatch'),
+           table: sec.querySelector('table')};
+      groups.push(g);
+    }
+    g.all += 1;
+    return {el: el, hay: el.getAttribute('data-search'), group: g};
+  });
   function apply() {
     var terms = box.value.toLowerCase().split(/\\s+/).filter(Boolean);
-    items.forEach(function (el) {
-      var hay = el.getAttribute('data-search');
-      el.hidden = !terms.every(function (t) { return hay.indexOf(t) !== -1; });
+    groups.forEach(function (g) { g.vis = 0; });
+    items.forEach(function (it) {
+      var ok = true;
+      for (var i = 0; i < terms.length && ok; i++) { ok = it.hay.indexOf(terms[i]) !== -1; }
+      if (it.el.hidden === ok) { it.el.hidden = !ok; }
+      if (ok) { it.group.vis += 1; }
     });
-    var rows = document.querySelectorAll('#all [data-search]');
-    var visible = document.querySelectorAll('#all [data-search]:not([hidden])');
-    shown.textContent = terms.length ? visible.length + ' of ' + rows.length + ' memories match'
-                                     : rows.length + ' memories';
-    sections.forEach(function (sec) {
-      var all = sec.querySelectorAll('[data-search]');
-      var vis = sec.querySelectorAll('[data-search]:not([hidden])');
-      sec.querySelector('h2 .count').textContent = terms.length ? vis.length + ' of ' + all.length : all.length;
-      var none = sec.querySelector('.nomatch');
-      if (none) { none.hidden = !(terms.length && all.length && !vis.length); }
-      var table = sec.querySelector('table');
-      if (table) { table.hidden = all.length > 0 && vis.length === 0; }
+    groups.forEach(function (g) {
+      if (g.sec.id === 'all') {
+        shown.textContent = terms.length ? g.vis + ' of ' + g.all + ' memories match' : g.all + ' memories';
+      }
+      g.count.textContent = terms.length ? g.vis + ' of ' + g.all : g.all;
+      if (g.none) { g.none.hidden = !(terms.length && !g.vis); }
+      if (g.table) { g.table.hidden = !g.vis; }
     });
   }
   box.addEventListener('input', apply);
@@ -164,7 +174,8 @@ def _table(rows: list[str], head: tuple[str, ...] = ("id", "changed", "kind", "m
     if not rows:
         return '<p class="none">none</p>'
     th = "".join(f"<th>{h}</th>" for h in head)
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(rows)}</tbody></table>" + _nomatch()
+    cols = '<colgroup><col class="c-id"><col class="c-when"><col class="c-kind"><col></colgroup>'
+    return f'<table class="mem">{cols}<thead><tr>{th}</tr></thead><tbody>{"".join(rows)}</tbody></table>' + _nomatch()
 
 
 def _nomatch() -> str:
@@ -267,7 +278,7 @@ def render_html(inv: dict[str, Any]) -> str:
         "</div>",
         '<div class="filterbar"><input id="filter" type="search" autocomplete="off" '
         'placeholder="Filter: words, an id, type:decision, state:proposed, scope:personal, tag:…" '
-        'aria-label="Filter memories"><span id="shown"></span></div>',
+        f'aria-label="Filter memories"><span id="shown">{len(every)} memories</span></div>',
         _section("recent", "Recent changes", len(recent), _table(recent)),
         _section("stale", f"Stale: not changed in {inv['stale_days']} days", len(stale),
                  _table(stale) + _more(len(inv["stale"]))),
