@@ -315,6 +315,8 @@ def test_stdout_redirected_into_the_work_tree_is_refused_too(world: World):
                            text=True, cwd=world.repo, env={**os.environ, **world.env}, check=False)  # fmt: skip
     assert p.returncode == 2 and "--allow-personal" in p.stderr
     assert target.read_text() == ""
+    r = world.cli("inventory", "--out", "-")
+    assert r.code == 0 and r.out.startswith("git-memex inventory of work") and not (world.repo / "-").exists()
     target.unlink()
 
 
@@ -333,7 +335,10 @@ def test_an_unwritable_out_is_one_sentence_and_leaves_no_file(world: World, tmp_
 
 
 def test_an_out_that_cannot_be_a_file_is_one_sentence(world: World, tmp_path: Path):
-    for bad, words in ((tmp_path / "missing" / "inv.txt", "does not exist"), (tmp_path, "is a folder")):
+    (tmp_path / "file").write_text("x")
+    cases = ((tmp_path / "missing" / "inv.txt", "does not exist"), (tmp_path, "is a folder"),
+             (tmp_path / "file" / "inv.txt", "is not a folder"))  # fmt: skip
+    for bad, words in cases:
         r = world.cli("inventory", "--scope", "project", "--out", str(bad))
         assert r.code == 2 and words in r.err and len(r.err.strip().splitlines()) == 1, r.err
     assert not (tmp_path / "missing").exists()

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("text", "json", "html"), default="text")
     p.add_argument("--scope", choices=("both", "project", "personal"), default="both")
     p.add_argument("--out", metavar="FILE", default=None,
-                   help="write to FILE (in one step) instead of standard output")
+                   help="write to FILE (in one step) instead of standard output (- is standard output)")
     p.add_argument("--allow-personal", action="store_true",
                    help="allow personal and private memories in a file inside a git work tree")
     p.set_defaults(func=run)

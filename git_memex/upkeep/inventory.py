@@ -351,12 +351,13 @@ def _refuse_local(inv: dict[str, Any], target: str, folder: Path) -> None:
 
 def write_out(inv: dict[str, Any], text: str, out: str | None, *, allow_personal: bool = False) -> str | None:
     """Write `text` to the file `out` in one step (0600 when it holds personal or private
-    memories), or to stdout; return the path written. Refused (exit 2, nothing written) when
-    that would put personal or private memories into a git work tree without `allow_personal`."""
+    memories), or to stdout when `out` is None or "-"; return the path written, or None.
+    Refused (exit 2, nothing written) when that would put personal or private memories into a
+    git work tree without `allow_personal`."""
     import sys
 
     local = inv["local_only"] > 0
-    if out is None:
+    if out is None or out == "-":
         path = _stdout_file()
         if local and not allow_personal and path is not None:
             _refuse_local(inv, f"standard output ({path})", path.parent)
@@ -367,15 +368,14 @@ def write_out(inv: dict[str, Any], text: str, out: str | None, *, allow_personal
     if target.is_dir():
         raise MemexError(f"{out} is a folder; give a file name for --out (nothing was written)", 2)
     if not folder.is_dir():
-        raise MemexError(f"cannot write {out}: the folder {folder} does not exist (nothing was written)", 2)
+        why = "is not a folder" if folder.exists() else "does not exist"
+        raise MemexError(f"cannot write {out}: {folder} {why} (nothing was written)", 2)
     if local and not allow_personal:
         _refuse_local(inv, out, folder)
     from git_memex.core.files import atomic_write_text
 
     try:
         atomic_write_text(target, text, 0o600 if local else None)
-    except MemexError as exc:
-        raise MemexError(f"cannot write {out} ({exc.message}); nothing was written", 2) from None
     except OSError as exc:
         raise MemexError(f"cannot write {out} ({exc.strerror or exc}); nothing was written", 2) from None
     return str(target)
