@@ -26,7 +26,6 @@ from typing import Any
 from git_memex.core import model
 from git_memex.errors import MemexError
 
-FORMATS = ("text", "json", "html")
 STALE_DAYS = 90
 """An active memory not changed for this many days is listed as stale."""
 RECENT = 15
