@@ -219,6 +219,20 @@ def test_long_findings_are_cut_in_text_and_on_the_page_but_not_in_json(repo: Pat
     assert stale.count("<tr data-search=") == 500 and "the first 500 of 501 are listed here" in stale
 
 
+def test_a_memory_a_newer_one_replaces_counts_as_superseded_and_the_half_chain_is_reported(repo: Path):
+    assert run_cli("init", "--yes").code == 0
+    old = add("The API listens on port 8080.")
+    new = add("The API listens on port 9090 since the proxy moved.")
+    path = next((Path(os.environ["GIT_MEMEX_HOME"]) / "memories" / "outbox").rglob(f"{new}.md"))
+    path.write_text(path.read_text().replace("supersedes: null", f"supersedes: {old}"))  # one side only
+    inv = inventory()
+    status = {e["id"]: e["status"] for e in inv["memories"]}
+    assert status == {old: "superseded", new: "active"}
+    assert inv["pipeline"]["draft"] == [new]
+    assert inv["chains"] == [{"ids": [old, new], "missing": []}]
+    assert any(m.startswith(f"{new} replaces {old}, but {old} does not point back") for m in inv["chain_problems"])
+
+
 def test_a_secret_in_a_hand_edited_file_is_masked_in_every_format(repo: Path):
     assert run_cli("init", "--yes").code == 0
     mid = add("The deploy token is kept in the vault.")

@@ -181,7 +181,7 @@ def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: 
     """Everything the inventory shows, as one JSON-able dict."""
     from git_memex.index.stores import opened
     from git_memex.review.workflow import contradictions
-    from git_memex.search.chains import disagreements
+    from git_memex.search.chains import disagreements, superseded_ids
     from git_memex.search.engine import scope_filter
     from git_memex.secrets.guard import safe_bodies
 
@@ -195,6 +195,11 @@ def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: 
                 raw.setdefault(r["id"], r)  # the repository's copy first, as `find` does
         bodies = safe_bodies(st, [(mid, r["body"]) for mid, r in raw.items()])
         entries = {mid: _entry(r, bodies[mid]) for mid, r in raw.items()}
+        # the newer side of a chain is the authority (search/chains.py): a memory a live one
+        # replaces is superseded here as in list and search, whatever its own file still says
+        for mid in superseded_ids(st, list(entries)):
+            if entries[mid]["status"] in ("active", "deprecated"):
+                entries[mid]["status"] = "superseded"
         pairs = contradictions(ctx, stores=st)
         warnings = list(st.warnings)
     # newest first; within one second (times have seconds) the newer id first
