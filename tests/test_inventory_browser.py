@@ -27,7 +27,8 @@ from typing import Any
 
 import pytest
 
-from test_inventory import XSS, build_world
+from conftest import run_cli
+from test_inventory import MEM, OLD_FILE, OLD_ID, XSS, build_world
 
 ARTIFACTS = Path(os.environ.get("GIT_MEMEX_ARTIFACTS") or Path(__file__).resolve().parents[1] / "build")
 
@@ -221,6 +222,25 @@ def test_the_page_renders_filters_and_fetches_nothing(tmp_path: Path, browser: B
     # nothing but the page itself was requested, and nothing went wrong on it
     assert browser.requests() == [url]
     assert browser.problems() == []
+
+
+def test_a_long_page_filters_across_all_its_row_tables(repo: Path, tmp_path: Path, browser: Browser):
+    """Long lists are cut into tables of 100 rows the browser lays out only on screen."""
+    assert run_cli("init", "--yes").code == 0
+    for i in range(250):
+        mid = f"01H00000000000000000{i:06d}"
+        (repo / MEM / f"{mid}.md").write_text(OLD_FILE.replace(OLD_ID, mid).replace("lives in", f"item{i} lives in"))
+    page = tmp_path / "long.html"
+    assert run_cli("inventory", "--scope", "project", "--format", "html", "--out", str(page)).code == 0
+    browser.open(page.as_uri())
+    assert browser.js("document.querySelectorAll('#all table.mem').length") == 3
+    assert len(visible_ids(browser)) == 250
+    browser.type_into("#filter", "item249 ")
+    assert visible_ids(browser) == ["01H00000000000000000000249"]
+    assert browser.js("document.querySelector('#stale h2 .count').textContent") == "1 of 250"
+    browser.clear("#filter")
+    assert len(visible_ids(browser)) == 250
+    assert browser.requests() == [page.as_uri()] and browser.problems() == []
 
 
 def test_the_request_recorder_catches_a_page_that_fetches(tmp_path: Path, browser: Browser):

@@ -51,6 +51,8 @@ th{font-size:12px;color:var(--mute);font-weight:500;text-transform:uppercase;let
 tr:last-child td{border-bottom:0}
 td.kind{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 table.mem{table-layout:fixed}
+.chunk{content-visibility:auto}
+.chunk+.chunk table.mem tr:first-child td{border-top:1px solid var(--line)}
 col.c-id{width:110px}col.c-when{width:96px}col.c-kind{width:215px}
 tr.gone td{opacity:.55}
 td.n{text-align:right;width:3em;font-variant-numeric:tabular-nums}
@@ -91,7 +93,7 @@ JS = """
     var g = groups.filter(function (x) { return x.sec === sec; })[0];
     if (!g) {
       g = {sec: sec, all: 0, vis: 0, count: sec.querySelector('h2 .count'), none: sec.querySelector('.nomatch'),
-           table: sec.querySelector('table')};
+           table: sec.querySelector('.rows')};
       groups.push(g);
     }
     g.all += 1;
@@ -121,8 +123,17 @@ JS = """
 """
 
 
+CHUNK = 100
+"""Rows per table in a long list (see `_table`)."""
+ROW_PX = 31
+"""A one-line row's height in Chromium at the page's font size (the first chunk's head included)."""
+
+
 def _css() -> str:
-    return CSS_BASE + "".join(f".p{i}{{width:{i}%}}" for i in range(101)) + "\n"
+    bars = "".join(f".p{i}{{width:{i}%}}" for i in range(101))
+    # the height an off-screen chunk of n rows is taken to have until it is first drawn
+    heights = "".join(f".r{n}{{contain-intrinsic-size:auto {n * ROW_PX}px}}" for n in range(1, CHUNK + 1))
+    return CSS_BASE + bars + "\n" + heights + "\n"
 
 
 def _csp_hash(text: str) -> str:
@@ -175,7 +186,14 @@ def _table(rows: list[str], head: tuple[str, ...] = ("id", "changed", "kind", "m
         return '<p class="none">none</p>'
     th = "".join(f"<th>{h}</th>" for h in head)
     cols = '<colgroup><col class="c-id"><col class="c-when"><col class="c-kind"><col></colgroup>'
-    return f'<table class="mem">{cols}<thead><tr>{th}</tr></thead><tbody>{"".join(rows)}</tbody></table>' + _nomatch()
+    # Rows in tables of CHUNK, each skipped by the browser's layout while off screen
+    # (content-visibility), so filtering a page of thousands of memories stays quick.
+    chunks = [
+        f'<div class="chunk r{len(rows[i:i + CHUNK])}"><table class="mem">{cols}{f"<thead><tr>{th}</tr></thead>" if i == 0 else ""}'
+        f'<tbody>{"".join(rows[i:i + CHUNK])}</tbody></table></div>'
+        for i in range(0, len(rows), CHUNK)
+    ]
+    return f'<div class="rows">{"".join(chunks)}</div>' + _nomatch()
 
 
 def _nomatch() -> str:
