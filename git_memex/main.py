@@ -54,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "import": "import_",
     "audit": "audit",
     "scopes": "scopes",
+    "inventory": "inventory",
 }
 
 

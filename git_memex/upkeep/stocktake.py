@@ -1,0 +1,398 @@
+"""`git memex inventory`: the state of the memory at a glance, for a curator or a team lead.
+
+`collect` reads every memory of the chosen scope once from the indexes (all statuses, bodies
+through `guard.safe_bodies`, so a secret a file brought in by another road is masked as on every
+read path) and derives the counts, the review pipeline, recent changes, stale memories, supersede
+chains, possible contradictions (`review.contradictions.contradictions`) and near-duplicate pairs.
+`render_text`, `render_json` and `render_html` turn that one dict into output; the HTML page is
+one self-contained file (`stocktake_page`). `write_out` writes it atomically and refuses to put
+personal or private memories into a git work tree unless allowed.
+
+The stale and near-duplicate finders below (`stale_memories`, `near_duplicate_pairs`) are small
+and self-contained on purpose: they take plain records, not stores, so one shared audit module
+can replace them without touching the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from git_memex.core import model
+from git_memex.errors import MemexError
+
+STALE_DAYS = 90
+"""An active memory not changed for this many days is listed as stale."""
+RECENT = 15
+"""How many of the most recently changed memories the inventory lists."""
+LOCAL_ONLY = ("personal", "private")
+"""Locations whose memories never leave this machine: the work-tree guard counts these."""
+PIPELINE = ("draft", "proposed", "approved", "published", "rejected")
+INVENTORY_VERSION = 1
+TEXT_LIST = 20
+"""Most entries the text format lists per finding (the JSON lists all; the page up to PAGE_LIST)."""
+PAGE_LIST = 500
+"""Most entries the page lists per finding; every memory is still a row of its full table."""
+
+
+# ------------------------------------------------------------------ finders (plain records in)
+def stale_memories(records: Iterable[dict[str, Any]], now: float, days: int = STALE_DAYS) -> list[dict[str, Any]]:
+    """Active (or deprecated) records whose `updated_ts` is `days` or more before `now`, oldest first."""
+    cutoff = now - days * 86400
+    out = [r for r in records if r["status"] in ("active", "deprecated") and (r["updated_ts"] or 0) <= cutoff]
+    return sorted(out, key=lambda r: (r["updated_ts"] or 0, r["id"]))
+
+
+def near_duplicate_pairs(items: Iterable[tuple[str, str, str]], threshold: float | None = None) -> list[dict[str, Any]]:
+    """Pairs (a, b, similarity) of items (id, group, body) in one group whose similarity tokens
+    have a Jaccard similarity of at least `threshold` (textproc.NEAR_DUP_THRESHOLD by default).
+
+    Exact, without comparing every pair: the prefix, size and positional filters of PPJoin (Xiao,
+    Wang, Lin, Yu, "Efficient similarity joins for near duplicate detection", WWW 2008). With
+    tokens ordered rarest first, two sets with Jaccard >= t share a token among the first
+    |A| - ceil(t|A|) + 1 of each; the smaller has at least t times the larger's tokens; and they
+    must overlap in ceil(t / (1 + t) * (|A| + |B|)) tokens, which a shared token's positions
+    bound from above. Sets are visited smallest first, so the postings of a token hold no larger
+    set, and their too-small front is skipped for good."""
+    import math
+
+    from git_memex.core.textproc import NEAR_DUP_THRESHOLD, similarity_tokens
+
+    t = NEAR_DUP_THRESHOLD if threshold is None else threshold
+    raw = [(mid, group, similarity_tokens(body)) for mid, group, body in items]
+    df: Counter[str] = Counter()
+    for _mid, _group, toks in raw:
+        df.update(toks)
+    sets = sorted((r for r in raw if r[2]), key=lambda r: len(r[2]))
+    sizes = [len(r[2]) for r in sets]
+    ratio = t / (1 + t)
+    postings: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    start: dict[tuple[str, str], int] = {}
+    out: list[dict[str, Any]] = []
+    for k, (mid, group, toks) in enumerate(sets):
+        size = sizes[k]
+        smallest = t * size
+        ordered = sorted(toks, key=lambda w: (df[w], w))
+        overlap: dict[int, int] = {}  # candidate -> tokens shared so far; -1 once it cannot reach
+        for i, w in enumerate(ordered[: size - math.ceil(t * size) + 1]):
+            key = (group, w)
+            plist = postings.get(key)
+            if plist is None:
+                postings[key] = [(k, i)]
+                continue
+            s0 = start.get(key, 0)
+            while s0 < len(plist) and sizes[plist[s0][0]] < smallest:
+                s0 += 1  # too small for this set, and for every larger one to come
+            start[key] = s0
+            rest = size - i - 1
+            for n in range(s0, len(plist)):
+                j, pos = plist[n]
+                seen = overlap.get(j, 0)
+                if seen < 0:
+                    continue
+                other = sizes[j]
+                left = other - pos - 1
+                if seen + 1 + (rest if rest < left else left) >= math.ceil(ratio * (size + other) - 1e-9):
+                    overlap[j] = seen + 1
+                else:
+                    overlap[j] = -1
+            plist.append((k, i))
+        for j, seen in overlap.items():
+            if seen <= 0:
+                continue
+            other_toks = sets[j][2]
+            sim = len(toks & other_toks) / len(toks | other_toks)
+            if sim >= t:
+                a, b = sorted((sets[j][0], mid))
+                out.append({"a": a, "b": b, "similarity": round(sim, 3)})
+    return sorted(out, key=lambda p: (-p["similarity"], p["a"], p["b"]))
+
+
+def supersede_chains(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each supersede chain, oldest first, as {"ids": [...], "missing": [...]}; `missing` names
+    ids a chain points to that are not among `rows` (a dangling `supersedes`/`superseded_by`)."""
+    succ: dict[str, str] = {}
+    pred: dict[str, str] = {}
+    for r in sorted(rows.values(), key=lambda r: r["id"]):
+        if r["supersedes"]:
+            succ.setdefault(r["supersedes"], r["id"])
+            pred.setdefault(r["id"], r["supersedes"])
+        if r["superseded_by"]:
+            succ.setdefault(r["id"], r["superseded_by"])
+            pred.setdefault(r["superseded_by"], r["id"])
+    nodes = set(succ) | set(pred)
+    out: list[dict[str, Any]] = []
+    done: set[str] = set()
+    for start in sorted(nodes, key=lambda n: (n in pred, n)):  # the oldest ends first, then cycles
+        if start in done:
+            continue
+        ids = [start]
+        done.add(start)
+        while ids[-1] in succ and succ[ids[-1]] not in done:
+            ids.append(succ[ids[-1]])
+            done.add(ids[-1])
+        out.append({"ids": ids, "missing": [i for i in ids if i not in rows]})
+    return out
+
+
+def chain_problems(rows: dict[str, dict[str, Any]], disagreements: Any) -> list[str]:
+    """`chains.disagreements` over `rows`, plus each `superseded_by` naming a memory not among them
+    (a dangling successor, which `disagreements` leaves to the view that has the successor)."""
+    out = [msg for _level, msg in disagreements(rows)]
+    for r in sorted(rows.values(), key=lambda r: r["id"]):
+        sb = r["superseded_by"]
+        if sb and sb not in rows:
+            out.append(f"{r['id']} names {sb} as its successor, which is not here")
+    return out
+
+
+# ------------------------------------------------------------------ collect
+def _entry(r: Any, body: str) -> dict[str, Any]:
+    from git_memex.search.engine import _snippet
+
+    loc = r["location"]
+    return {
+        "id": r["id"],
+        "scope": "personal" if loc == "personal" else "project",
+        "location": loc,
+        "type": r["type"],
+        "status": r["status"] or "active",
+        "review_state": None if loc == "personal" else (r["review_state"] or "draft"),
+        "role": r["role"] or "knowledge",
+        "importance": r["importance"],
+        "visibility": r["visibility"],
+        "created_by": r["created_by"],
+        "created_at": r["created_at"],
+        "updated_at": r["updated_at"],
+        "updated_ts": r["updated_ts"],
+        "tags": json.loads(r["tags"] or "[]"),
+        "supersedes": r["supersedes"],
+        "superseded_by": r["superseded_by"],
+        "snippet": _snippet(body, []),
+    }
+
+
+def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: Any = None) -> dict[str, Any]:
+    """Everything the inventory shows, as one JSON-able dict."""
+    from git_memex.index.stores import opened
+    from git_memex.review.contradictions import contradictions
+    from git_memex.search.chains import disagreements, superseded_ids
+    from git_memex.search.engine import scope_filter
+    from git_memex.secrets.guard import safe_bodies
+
+    at = time.time() if now is None else now
+    with opened(ctx, stores) as st:
+        st.refresh()
+        raw: dict[str, Any] = {}
+        for index, where, params in st.dbs():
+            sql = f"SELECT m.* FROM memories m WHERE {where} AND {scope_filter(scope)}"
+            for r in index.conn.execute(sql, params):
+                raw.setdefault(r["id"], r)  # the repository's copy first, as `find` does
+        bodies = safe_bodies(st, [(mid, r["body"]) for mid, r in raw.items()])
+        entries = {mid: _entry(r, bodies[mid]) for mid, r in raw.items()}
+        # the newer side of a chain is the authority (search/chains.py): a memory a live one
+        # replaces is superseded here as in list and search, whatever its own file still says
+        for mid in superseded_ids(st, list(entries)):
+            if entries[mid]["status"] in ("active", "deprecated"):
+                entries[mid]["status"] = "superseded"
+        pairs = contradictions(ctx, stores=st)
+        warnings = list(st.warnings)
+    # newest first; within one second (times have seconds) the newer id first
+    memories = sorted(entries.values(), key=lambda e: (e["updated_ts"] or 0, e["id"]), reverse=True)
+    active = [e for e in memories if e["status"] in ("active", "deprecated")]
+    project = [e for e in memories if e["scope"] == "project"]
+
+    def counts(key: str, of: list[dict[str, Any]], order: tuple[str, ...] = ()) -> dict[str, int]:
+        c = Counter(str(e[key]) for e in of)
+        return {k: c[k] for k in (*[o for o in order if c[o]], *sorted(k for k in c if k not in order))}
+
+    # the review pipeline: project memories a review can still move (not private, not replaced or withdrawn)
+    moving = [e for e in project if e["location"] != "private" and e["status"] in ("active", "deprecated")]
+    pipeline = {s: [e["id"] for e in moving if e["review_state"] == s] for s in PIPELINE}
+    contra = [p for p in pairs if p["a"] in entries and p["b"] in entries]
+    dups = near_duplicate_pairs((e["id"], e["scope"], bodies[e["id"]]) for e in active)
+    chain_rows = {e["id"]: e for e in memories}
+    return {
+        "inventory_version": INVENTORY_VERSION,
+        "generated_at": model.epoch_ms_to_rfc3339(at * 1000),
+        "project": ctx.project_name if ctx.repo is not None else None,
+        "work_tree": str(ctx.repo.work_tree) if ctx.repo is not None else None,
+        "scope": scope,
+        "stale_days": STALE_DAYS,
+        "total": len(memories),
+        "local_only": sum(1 for e in memories if e["location"] in LOCAL_ONLY),
+        "counts": {
+            "scope": counts("scope", memories, ("project", "personal")),
+            "location": counts("location", memories, ("repo", "outbox", "private", "personal")),
+            "type": counts("type", memories),
+            "review_state": counts("review_state", [e for e in project if e["location"] != "private"], PIPELINE),
+            "status": counts("status", memories, model.STATUSES),
+            "role": counts("role", memories, model.ROLES),
+        },
+        "pipeline": pipeline,
+        "recent": [e["id"] for e in memories[:RECENT]],
+        "stale": [e["id"] for e in stale_memories(memories, at)],
+        "chains": supersede_chains(chain_rows),
+        "chain_problems": chain_problems(chain_rows, disagreements),
+        "contradictions": contra,
+        "near_duplicates": dups,
+        "memories": memories,
+        "warnings": warnings,
+    }
+
+
+# ------------------------------------------------------------------ render
+def _label(e: dict[str, Any]) -> str:
+    out = f"{e['scope']}/{e['type']}"
+    if e["review_state"] and e["location"] != "private":
+        out += f" [{e['review_state']}]"
+    if e["location"] == "private":
+        out += " [private]"
+    if e["status"] != "active":
+        out += f" ({e['status']})"
+    return out
+
+
+def _joined(c: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in c.items()) or "none"
+
+
+def _clip(text: str, n: int = 72) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def render_text(inv: dict[str, Any]) -> str:
+    by_id = {e["id"]: e for e in inv["memories"]}
+
+    def line(mid: str, indent: str = "  ") -> str:
+        e = by_id.get(mid)
+        if e is None:
+            return f"{indent}{mid[:10]}  (not here)"
+        day = (e["updated_at"] or "")[:10]
+        return f"{indent}{mid[:10]}  {day:10}  {_label(e):30}  {_clip(e['snippet'])}"
+
+    c = inv["counts"]
+    where = inv["project"] or "outside a git repository"
+    out = [f"git-memex inventory of {where} (scope {inv['scope']}), {inv['generated_at']}"]
+    loc = {k: v for k, v in c["location"].items() if k != "personal"}
+    out.append(f"{inv['total']} memories: {c['scope'].get('project', 0)} project ({_joined(loc)}), "
+               f"{c['scope'].get('personal', 0)} personal")
+    out.append(f"status: {_joined(c['status'])}")
+    out.append(f"types: {_joined(c['type'])}")
+    p = {s: len(v) for s, v in inv["pipeline"].items()}
+    out.append(f"review pipeline: draft {p['draft']} → proposed {p['proposed']} → approved {p['approved']} "
+               f"→ published {p['published']}; rejected {p['rejected']}")
+    def more(items: list[Any], n: int) -> list[str]:
+        return [f"  … and {n - len(items)} more (--format json lists them all)"] if n > len(items) else []
+
+    stale = inv["stale"][:TEXT_LIST]
+    chains = inv["chains"][:TEXT_LIST]
+    sections: list[tuple[str, list[str]]] = [
+        (f"recent changes ({len(inv['recent'])})", [line(i) for i in inv["recent"]]),
+        (f"stale: not changed in {inv['stale_days']} days ({len(inv['stale'])})",
+         [line(i) for i in stale] + more(stale, len(inv["stale"]))),
+        (f"supersede chains ({len(inv['chains'])})",
+         ["  " + " → ".join(i[:10] + (" (not here)" if i in ch["missing"] else "") for i in ch["ids"])
+          for ch in chains] + more(chains, len(inv["chains"])) + [f"  problem: {m}" for m in inv["chain_problems"]]),
+    ]
+    for title, key in (("possible contradictions", "contradictions"), ("near-duplicate pairs", "near_duplicates")):
+        rows = []
+        shown = inv[key][:TEXT_LIST]
+        for pair in shown:
+            rows.append(f"  {pair['a'][:10]} and {pair['b'][:10]} (similarity {pair['similarity']})")
+            rows += [line(pair["a"], "    "), line(pair["b"], "    ")]
+        sections.append((f"{title} ({len(inv[key])})", rows + more(shown, len(inv[key]))))
+    for title, rows in sections:
+        out.append("")
+        out.append(title)
+        out.extend(rows or ["  none"])
+    for w in inv["warnings"]:
+        out.append(f"warning: {w}")
+    return "\n".join(out) + "\n"
+
+
+def render_json(inv: dict[str, Any]) -> str:
+    return json.dumps(inv, ensure_ascii=False, indent=2, default=str) + "\n"
+
+
+def render(inv: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return render_json(inv)
+    if fmt == "html":
+        from git_memex.upkeep.stocktake_page import render_html
+
+        return render_html(inv)
+    return render_text(inv)
+
+
+# ------------------------------------------------------------------ write
+def work_tree_of(folder: Path) -> Path | None:
+    """The git work tree `folder` lies in (asking git itself), or None."""
+    from git_memex.core.paths import discover_repo
+
+    repo = discover_repo(folder)
+    return repo.work_tree if repo is not None else None
+
+
+def _refuse_local(inv: dict[str, Any], target: str, folder: Path) -> None:
+    tree = work_tree_of(folder)
+    if tree is None:
+        return
+    loc = inv["counts"]["location"]
+    held = [f"{n} {kind}" for kind, n in (("personal", loc.get("personal", 0)), ("private", loc.get("private", 0))) if n]
+    n = inv["local_only"]
+    ways = "write it elsewhere, " + ("use --scope project, " if not loc.get("private") else "")
+    raise MemexError(
+        f"the inventory holds {' and '.join(held)} {'memory that never leaves' if n == 1 else 'memories that never leave'} "
+        f"this machine, and {target} is inside the git work tree {tree}; {ways}or pass --allow-personal "
+        "(nothing was written)", 2)
+
+
+def write_out(inv: dict[str, Any], text: str, out: str | None, *, allow_personal: bool = False) -> str | None:
+    """Write `text` to the file `out` in one step (0600 when it holds personal or private
+    memories), or to stdout when `out` is None or "-"; return the path written, or None.
+    Refused (exit 2, nothing written) when that would put personal or private memories into a
+    git work tree without `allow_personal`."""
+    import sys
+
+    local = inv["local_only"] > 0
+    if out is None or out == "-":
+        path = _stdout_file()
+        if local and not allow_personal and path is not None:
+            _refuse_local(inv, f"standard output ({path})", path.parent)
+        sys.stdout.write(text)
+        return None
+    target = Path(out)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise MemexError(f"{out} is a folder; give a file name for --out (nothing was written)", 2)
+    if not folder.is_dir():
+        why = "is not a folder" if folder.exists() else "does not exist"
+        raise MemexError(f"cannot write {out}: {folder} {why} (nothing was written)", 2)
+    if local and not allow_personal:
+        _refuse_local(inv, out, folder)
+    from git_memex.core.files import atomic_write_text
+
+    try:
+        atomic_write_text(target, text, 0o600 if local else None)
+    except OSError as exc:
+        raise MemexError(f"cannot write {out} ({exc.strerror or exc}); nothing was written", 2) from None
+    return str(target)
+
+
+def _stdout_file() -> Path | None:
+    """The regular file standard output is redirected to (Linux /proc), or None."""
+    import stat
+    import sys
+
+    try:
+        if not stat.S_ISREG(os.fstat(sys.stdout.fileno()).st_mode):
+            return None
+        return Path(os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}"))
+    except (OSError, ValueError, AttributeError):
+        return None
