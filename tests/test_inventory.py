@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from git_memex.upkeep.stocktake import near_duplicate_pairs, stale_memories, supersede_chains
+from git_memex.upkeep.stocktake import supersede_chains
 
 from conftest import Result, run_cli
 
@@ -384,30 +384,7 @@ def test_outside_git_the_inventory_shows_personal_memories(nogit: Path):
 
 
 # ------------------------------------------------------------------ the finders alone
-def test_near_duplicate_pairs_match_the_quadratic_definition():
-    import random
-    from itertools import combinations
-
-    from git_memex.core.textproc import NEAR_DUP_THRESHOLD, jaccard
-
-    texts = ["the build cache is in build/cache", "the build cache lives in build/cache", "build cache in build",
-             "deploy with make deploy", "deploy with make deploy now", "unrelated words entirely", "", "cache",
-             "缓存目录在 build 下", "缓存目录在 build 下面"]
-    rnd = random.Random(5)
-    vocab = ["cache", "build", "deploy", "token", "queue", "worker", "index", "merge", "branch", "lint", "port", "api"]
-    texts += [" ".join(rnd.choice(vocab) for _ in range(rnd.randint(1, 9))) for _ in range(300)]
-    items = [(f"id{i:03}", "project" if i % 5 else "personal", t) for i, t in enumerate(texts)]
-    for t in (NEAR_DUP_THRESHOLD, 0.5, 0.3, 1.0):
-        expected = {(a[0], b[0]) for a, b in combinations(items, 2) if a[1] == b[1] and jaccard(a[2], b[2]) >= t}
-        got = near_duplicate_pairs(items, None if t == NEAR_DUP_THRESHOLD else t)
-        assert {(p["a"], p["b"]) for p in got} == expected, t
-        assert len(got) == len(expected) and expected, t
-
-
-def test_stale_and_chain_finders_on_plain_records():
-    recs = [{"id": "A", "status": "active", "updated_ts": 0.0}, {"id": "B", "status": "retracted", "updated_ts": 0.0},
-            {"id": "C", "status": "active", "updated_ts": 100 * 86400.0}]
-    assert [r["id"] for r in stale_memories(recs, now=100 * 86400.0)] == ["A"]
+def test_chain_finder_on_plain_records():
     rows = {"A": {"id": "A", "supersedes": None, "superseded_by": "B"},
             "B": {"id": "B", "supersedes": "A", "superseded_by": "C"},
             "C": {"id": "C", "supersedes": "B", "superseded_by": None},

@@ -8,9 +8,8 @@ chains, possible contradictions (`review.contradictions.contradictions`) and nea
 one self-contained file (`stocktake_page`). `write_out` writes it atomically and refuses to put
 personal or private memories into a git work tree unless allowed.
 
-The stale and near-duplicate finders below (`stale_memories`, `near_duplicate_pairs`) are small
-and self-contained on purpose: they take plain records, not stores, so one shared audit module
-can replace them without touching the rest.
+Stale memories and near-duplicate pairs are found by `upkeep.garden`, the same finders `audit`
+uses, so the page and `git memex audit` always agree.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,79 +38,7 @@ PAGE_LIST = 500
 """Most entries the page lists per finding; every memory is still a row of its full table."""
 
 
-# ------------------------------------------------------------------ finders (plain records in)
-def stale_memories(records: Iterable[dict[str, Any]], now: float, days: int = STALE_DAYS) -> list[dict[str, Any]]:
-    """Active (or deprecated) records whose `updated_ts` is `days` or more before `now`, oldest first."""
-    cutoff = now - days * 86400
-    out = [r for r in records if r["status"] in ("active", "deprecated") and (r["updated_ts"] or 0) <= cutoff]
-    return sorted(out, key=lambda r: (r["updated_ts"] or 0, r["id"]))
-
-
-def near_duplicate_pairs(items: Iterable[tuple[str, str, str]], threshold: float | None = None) -> list[dict[str, Any]]:
-    """Pairs (a, b, similarity) of items (id, group, body) in one group whose similarity tokens
-    have a Jaccard similarity of at least `threshold` (textproc.NEAR_DUP_THRESHOLD by default).
-
-    Exact, without comparing every pair: the prefix, size and positional filters of PPJoin (Xiao,
-    Wang, Lin, Yu, "Efficient similarity joins for near duplicate detection", WWW 2008). With
-    tokens ordered rarest first, two sets with Jaccard >= t share a token among the first
-    |A| - ceil(t|A|) + 1 of each; the smaller has at least t times the larger's tokens; and they
-    must overlap in ceil(t / (1 + t) * (|A| + |B|)) tokens, which a shared token's positions
-    bound from above. Sets are visited smallest first, so the postings of a token hold no larger
-    set, and their too-small front is skipped for good."""
-    import math
-
-    from git_memex.core.textproc import NEAR_DUP_THRESHOLD, similarity_tokens
-
-    t = NEAR_DUP_THRESHOLD if threshold is None else threshold
-    raw = [(mid, group, similarity_tokens(body)) for mid, group, body in items]
-    df: Counter[str] = Counter()
-    for _mid, _group, toks in raw:
-        df.update(toks)
-    sets = sorted((r for r in raw if r[2]), key=lambda r: len(r[2]))
-    sizes = [len(r[2]) for r in sets]
-    ratio = t / (1 + t)
-    postings: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    start: dict[tuple[str, str], int] = {}
-    out: list[dict[str, Any]] = []
-    for k, (mid, group, toks) in enumerate(sets):
-        size = sizes[k]
-        smallest = t * size
-        ordered = sorted(toks, key=lambda w: (df[w], w))
-        overlap: dict[int, int] = {}  # candidate -> tokens shared so far; -1 once it cannot reach
-        for i, w in enumerate(ordered[: size - math.ceil(t * size) + 1]):
-            key = (group, w)
-            plist = postings.get(key)
-            if plist is None:
-                postings[key] = [(k, i)]
-                continue
-            s0 = start.get(key, 0)
-            while s0 < len(plist) and sizes[plist[s0][0]] < smallest:
-                s0 += 1  # too small for this set, and for every larger one to come
-            start[key] = s0
-            rest = size - i - 1
-            for n in range(s0, len(plist)):
-                j, pos = plist[n]
-                seen = overlap.get(j, 0)
-                if seen < 0:
-                    continue
-                other = sizes[j]
-                left = other - pos - 1
-                if seen + 1 + (rest if rest < left else left) >= math.ceil(ratio * (size + other) - 1e-9):
-                    overlap[j] = seen + 1
-                else:
-                    overlap[j] = -1
-            plist.append((k, i))
-        for j, seen in overlap.items():
-            if seen <= 0:
-                continue
-            other_toks = sets[j][2]
-            sim = len(toks & other_toks) / len(toks | other_toks)
-            if sim >= t:
-                a, b = sorted((sets[j][0], mid))
-                out.append({"a": a, "b": b, "similarity": round(sim, 3)})
-    return sorted(out, key=lambda p: (-p["similarity"], p["a"], p["b"]))
-
-
+# ------------------------------------------------------------------ chains (plain records in)
 def supersede_chains(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Each supersede chain, oldest first, as {"ids": [...], "missing": [...]}; `missing` names
     ids a chain points to that are not among `rows` (a dangling `supersedes`/`superseded_by`)."""
@@ -215,7 +141,10 @@ def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: 
     moving = [e for e in project if e["location"] != "private" and e["status"] in ("active", "deprecated")]
     pipeline = {s: [e["id"] for e in moving if e["review_state"] == s] for s in PIPELINE}
     contra = [p for p in pairs if p["a"] in entries and p["b"] in entries]
-    dups = near_duplicate_pairs((e["id"], e["scope"], bodies[e["id"]]) for e in active)
+    from git_memex.upkeep.garden import near_duplicate_pairs, stale_memories
+
+    dups = [p.to_json() for p in near_duplicate_pairs(
+        {"id": e["id"], "status": e["status"], "location": e["location"], "body": bodies[e["id"]]} for e in active)]
     chain_rows = {e["id"]: e for e in memories}
     return {
         "inventory_version": INVENTORY_VERSION,
@@ -236,7 +165,7 @@ def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: 
         },
         "pipeline": pipeline,
         "recent": [e["id"] for e in memories[:RECENT]],
-        "stale": [e["id"] for e in stale_memories(memories, at)],
+        "stale": [m.id for m in stale_memories(memories, now=at)],
         "chains": supersede_chains(chain_rows),
         "chain_problems": chain_problems(chain_rows, disagreements),
         "contradictions": contra,
