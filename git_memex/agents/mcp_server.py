@@ -2,11 +2,10 @@
 
 Design notes (measured on a 1,000-memory store from bench/gen_corpus.py):
 
-* Every call builds a fresh `Context` (two `git` calls, ~3-4 ms) and lets the core open fresh
-  `Stores` (~1 ms) and `refresh()` the index (~7 ms for 1,000 unchanged files); memory_search
-  costs ~11 ms in process, ~15-20 ms p50 as a stdio round trip. A kept context would save
-  ~4 ms but would miss a `git init`, a changed `memex.memoryDir` or a changed identity made while
-  the editor keeps the server running; files changed by git or by hand are seen either way.
+* Every call builds a fresh `Context` (two `git` calls) and lets the core open fresh `Stores`
+  and `refresh()` the index, so a `git init`, a changed `memex.memoryDir` or identity, and files
+  changed by git or by hand while the editor keeps the server running are all seen at the next
+  call. What that costs per call is measured in bench/ (`python -m bench`, the MCP rows).
 * Core calls are serialized by one lock: the SDK runs sync tools on worker threads, and the core
   (secret scanner settings, the submit journal) was written for one command per process.
 * Nothing but protocol on stdout: the SDK points fd 1 at stderr while it serves, and each core
@@ -299,23 +298,26 @@ class MemexMCPServer(MCPServer):
 
 # ------------------------------------------------------------------ the adapter
 class Adapter:
-    """Runs one core operation per tool call: a context as fresh as its config files (`ContextCache`),
-    one lock, stdout kept clean."""
+    """Runs one core operation per tool call: a fresh context (two `git` calls, a few ms: a setting,
+    an origin or a repository created while the server runs is seen at the next call), one lock,
+    stdout kept clean."""
 
     def __init__(self, cwd: Path | None, *, explicit: bool = False) -> None:
-        from git_memex.core.paths import ContextCache
-
         self.cwd = Path(cwd) if cwd is not None else None
         self.lock = threading.Lock()
-        self.contexts = ContextCache(self.cwd)
         self.roots_asked = explicit  # --repo / GIT_MEMEX_REPO: never ask the client
+
+    def context(self) -> Any:
+        from git_memex.core.paths import load_context
+
+        return load_context(self.cwd)
 
     def wants_roots(self) -> bool:
         """Only as a fallback: no repository was named and the working folder is in none."""
         if self.roots_asked:
             return False
         with self.lock:
-            if self.contexts.get().repo is not None:
+            if self.context().repo is not None:
                 self.roots_asked = True
         return not self.roots_asked
 
@@ -325,7 +327,7 @@ class Adapter:
         import warnings
         from urllib.parse import unquote, urlparse
 
-        from git_memex.core.paths import ContextCache, discover_repo
+        from git_memex.core.paths import discover_repo
 
         self.roots_asked = True
         try:
@@ -343,7 +345,7 @@ class Adapter:
             folder = Path(unquote(parsed.path))
             if folder.is_dir() and discover_repo(folder) is not None:
                 with self.lock:
-                    self.cwd, self.contexts = folder, ContextCache(folder)
+                    self.cwd = folder
                 log.info("serving %s, the client's root", folder)
                 return
 
@@ -353,7 +355,7 @@ class Adapter:
         t0 = time.perf_counter()
         with self.lock, contextlib.redirect_stdout(sys.stderr):
             try:
-                return fn(self.contexts.get())
+                return fn(self.context())
             except MemexError as exc:
                 return error(for_agents(exc.message), exc.code)
             except ValidationError as exc:
