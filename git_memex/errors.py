@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# Exit codes (SPEC §3).
+# Exit codes (docs/decisions.md, exit codes).
 OK = 0
 USAGE = 1  # usage error or not found
 FAILED = 2  # failed, and nothing was changed

@@ -59,7 +59,7 @@ COMMANDS: dict[str, str] = {
 
 
 def parser_class() -> type[argparse.ArgumentParser]:
-    """argparse that reports usage errors as one sentence and exit code 1 (SPEC §3).
+    """argparse that reports usage errors as one sentence and exit code 1 (docs/decisions.md, exit codes).
 
     Defined on first use: the hook fast path and the merge driver never import argparse."""
     import argparse

@@ -22,7 +22,7 @@ from git_memex.core.identity import person
 from git_memex.core.model import Memory, ValidationError
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
-from git_memex.errors import MemexError, NotFound, UsageError
+from git_memex.errors import FAILED, MemexError, NotFound, UsageError
 from git_memex.index.refresh import RefreshStats, Source
 from git_memex.index.stores import Found, Stores, opened
 
@@ -166,7 +166,7 @@ def _vocabulary(aliases: list[str] | None, alias: str | None, target: str | None
 
 def _duplicate(st: Stores, scope: str, dup: str, red: Any) -> AddResult:
     """The answer to an add of an existing memory's text: that memory, in `id` and `duplicate_of`
-    (SPEC §3), with its review state, path and location; nothing is written."""
+    (docs/decisions.md, exit codes), with its review state, path and location; nothing is written."""
     state: str | None = None
     path: str | None = None
     loc: str | None = None
@@ -267,7 +267,7 @@ def load(found: Found) -> Memory:
     try:
         return read_memory(found.path)
     except UnreadableMemory as exc:
-        raise MemexError(f"{found.path} {exc}", 2) from None
+        raise MemexError(f"{found.path} {exc}", FAILED) from None
 
 
 def chain_warnings(stores: Stores, m: Memory) -> list[str]:
@@ -421,7 +421,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
         if old.status in ("superseded", "retracted", "archived"):
             nxt = old.fm.get("superseded_by")
             hint = f"; supersede {nxt} instead" if nxt else ""
-            raise MemexError(f"{old.id} is {old.status} and cannot be superseded{hint}", 2)
+            raise MemexError(f"{old.id} is {old.status} and cannot be superseded{hint}", FAILED)
         red = redact(text.strip(), ctx.redact_patterns)
         fm = old.fm
         scope = str(fm.get("scope", "project"))
@@ -471,11 +471,11 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         if old == status:
             return {"id": m.id, "from": old, "to": status, "changed": False}
         if old == "retracted" and status == "active":
-            raise MemexError(f"{m.id} was retracted as wrong and cannot become active again; add a new memory instead", 2)
+            raise MemexError(f"{m.id} was retracted as wrong and cannot become active again; add a new memory instead", FAILED)
         if old == "superseded":
             nxt = m.fm.get("superseded_by")
             raise MemexError(f"{m.id} is superseded" + (f" by {nxt}; change that memory instead" if nxt else
-                             "; change the memory that replaced it instead"), 2)
+                             "; change the memory that replaced it instead"), FAILED)
         m.fm["status"] = status
         _rewrite(st, found, m)
         return {"id": m.id, "from": old, "to": status, "changed": True}

@@ -86,7 +86,7 @@ def test_fts_syntax_in_user_text_never_errors(repo: Path):
 def test_identical_content_is_not_written_twice(repo: Path):
     a = add("Always run make lint before pushing")
     b = add("Always   run make lint\nbefore pushing")
-    assert b["id"] == a["id"] and b["duplicate_of"] == a["id"]  # SPEC §3: `id` names it too
+    assert b["id"] == a["id"] and b["duplicate_of"] == a["id"]  # docs/decisions.md, exit codes: `id` names it too
     assert b["review_state"] == "draft" and b["path"] == a["path"]
     c = add("Always run make lint before pushing", "--scope", "personal")  # other scope: written
     assert c["id"]

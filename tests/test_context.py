@@ -471,7 +471,7 @@ def test_rare_pools_read_their_partial_index(repo: Path, pool: str) -> None:
     assert f"USING INDEX {wanted}" in plan, plan
 
 
-# --------------------------------------------------------------------- staleness (D12)
+# --------------------------------------------------------------------- staleness (D12, docs/decisions.md)
 def _with_origin(repo: Path, tmp_path: Path) -> Path:
     origin = tmp_path / "origin.git"
     git("clone", "-q", "--bare", str(repo), str(origin))

@@ -17,7 +17,7 @@ from typing import Any
 
 from git_memex.core import model
 from git_memex.core.paths import Context
-from git_memex.errors import MemexError, UsageError
+from git_memex.errors import USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 
 TRUST_CHOICES = ("reviewed", "trusted")
@@ -30,7 +30,7 @@ def _load_rule(st: Stores, memory_id: str) -> tuple[Any, model.Memory]:
     m = read_memory(found.path)
     if (m.fm.get("role") or "knowledge") != "instruction":
         raise MemexError(f"{m.id} is knowledge, not a rule; only role: instruction memories are approved "
-                         f"(`git memex supersede {m.id} TEXT --role instruction` makes a rule of it)", 1)
+                         f"(`git memex supersede {m.id} TEXT --role instruction` makes a rule of it)", USAGE)
     return found, m
 
 
@@ -61,15 +61,15 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         if where in ("outbox", "private"):
             hint = (f"submit it for review first (`git memex submit {m.id}`)" if where == "outbox"
                     else "a private memory never reaches the team; approve a submitted copy")
-            raise MemexError(f"{m.id} is in the {where}, not the repository; {hint}", 1)
+            raise MemexError(f"{m.id} is in the {where}, not the repository; {hint}", USAGE)
         if m.status != "active":
-            raise MemexError(f"{m.id} is {m.status}; only an active rule can be approved", 1)
+            raise MemexError(f"{m.id} is {m.status}; only an active rule can be approved", USAGE)
         if m.fm.get("review_state") == "rejected":
             raise MemexError(f"{m.id} was rejected in review; resubmit it (`git memex promote {m.id} --resubmit`) "
-                             "before approving it as a rule", 1)
+                             "before approving it as a rule", USAGE)
         if m.fm.get("source") == "inference":
             raise MemexError(f"{m.id} was inferred by an agent (source: inference) and can never be a rule; "
-                             "write the rule yourself with `git memex add --role instruction`", 1)
+                             "write the rule yourself with `git memex add --role instruction`", USAGE)
         who = by or actor(ctx)
         before = str(m.fm.get("instruction_state") or "draft")
         warnings: list[str] = []

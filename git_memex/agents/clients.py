@@ -13,7 +13,7 @@ client         file                         section      entry
 vscode         .vscode/mcp.json             servers      {"type": "stdio", "command", "args"}  (+ --repo ${workspaceFolder})
 cursor         .cursor/mcp.json             mcpServers   {"command", "args"}  (+ --repo ${workspaceFolder})
 claude         .mcp.json                    mcpServers   {"type": "stdio", "command", "args"}
-visualstudio   .mcp.json                    servers      {"type": "stdio", "command", "args"}  (D20)
+visualstudio   .mcp.json                    servers      {"type": "stdio", "command", "args"}  (D20, docs/decisions.md)
 opencode       opencode.jsonc (or .json)    mcp.servers  {"type": "local", "command": [...], "enabled"}  (v2 shape)
 codex          ~/.codex/config.toml         [mcp_servers.memex]  command = …, args = […]
 =============  ===========================  ===========  ===============================================
@@ -78,9 +78,9 @@ def _check_client(client: str) -> None:
         raise UsageError(f"unknown client {client!r}; use one of: {', '.join(CLIENTS)}")
 
 
-# --------------------------------------------------------------------- the command (D17)
+# --------------------------------------------------------------------- the command (D17, docs/decisions.md)
 def cli_argv() -> list[str]:
-    """How to run git-memex from an editor or a hook, resolved now (D17).
+    """How to run git-memex from an editor or a hook, resolved now (D17, docs/decisions.md).
 
     An installed `git-memex` on PATH; else the console script beside this Python (a venv that
     is not activated); else this Python with ``-m git_memex``. Never a path that may vanish.

@@ -157,7 +157,7 @@ def _topic_terms(text: str) -> set[str]:
 
 def warning_trigger(row: sqlite3.Row, *, paths: list[str], cwd_paths: list[str], words: set[str],
                     topic: str, topic_rank: dict[str, int]) -> list[str]:
-    """Why a warning memory fires, or [] when it must not (V2-DESIGN §7 proactive nudge).
+    """Why a warning memory fires, or [] when it must not (docs/agents.md, warnings).
 
     (a) ``paths``: one of its globs matches a changed/open file, or the cwd is under a matched
         path.

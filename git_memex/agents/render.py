@@ -22,7 +22,7 @@ INSTRUCTIONS_NOTE = "Approved by a person for this project; follow them unless t
 WARNINGS_NOTE = "These match what you are working on."
 FOOTER = "Use the memory_search tool to look up more (try a few keyword variants)."
 LINE_CHARS = 240
-"""An item's text is cut to this many characters (V2 user guide §3: ~60 tokens a line)..."""
+"""An item's text is cut to this many characters (docs/decisions.md, the session block: ~60 tokens a line)..."""
 LINE_TOKENS = 64
 """...and further, to this many estimated tokens: 240 Chinese characters would be ~300."""
 

@@ -1,4 +1,4 @@
-"""The session-start block: what an agent should know before its first turn (V2-DESIGN §7).
+"""The session-start block: what an agent should know before its first turn (docs/decisions.md, the session block).
 
 A core operation (no printing): `build_context` returns a `ContextBlock`; the `context` command
 and the Claude Code SessionStart hook are thin adapters over it.
@@ -144,7 +144,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
 
     # -- knowledge
     # A role: instruction memory that fails the gate is a pending rule, not history: showing its
-    # imperative text as "knowledge" is the failure mode the gate exists for (D2). Search finds it.
+    # imperative text as "knowledge" is the failure mode the gate exists for (D2, docs/decisions.md). Search finds it.
     base = relevance.KNOWLEDGE_POOL
     pool = relevance.pool_rows(st, base, limit=relevance.POOL_RECENT)
     for cond, limit in ((relevance.HIGH_POOL, relevance.POOL_HIGH), (relevance.PATHS_POOL, relevance.POOL_PATHS)):

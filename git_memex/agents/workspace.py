@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from git_memex.core.paths import Context
 
 STALE_AFTER_S = 24 * 3600
-"""Project memories count as stale when origin was last fetched longer ago than this (D12)."""
+"""Project memories count as stale when origin was last fetched longer ago than this (D12, docs/decisions.md)."""
 MAX_CHANGED_PATHS = 50
 _GENERIC_TEXT = """
     feat feature features fix fixes fixed bugfix bug hotfix chore chores docs doc refactor

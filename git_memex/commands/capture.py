@@ -1,4 +1,4 @@
-"""`git memex capture`: save the "remember …" / "记住…" lines of a user's message (V2-DESIGN §8, D18).
+"""`git memex capture`: save the "remember …" / "记住…" lines of a user's message (docs/decisions.md, capture and D18).
 
 Only the USER's text is scanned (never an assistant's): with ``--hook claude`` that is the
 ``prompt`` field of Claude Code's UserPromptSubmit payload and nothing else. Each hit goes through
@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 
 from git_memex.commands._common import add_json, context, emit_json, short
+from git_memex.errors import FAILED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast path skips
@@ -84,7 +85,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
 
     with Stores(ctx) as st:
         if st.degraded:  # capture only writes: an unusable data root is its failure
-            raise MemexError(st.degraded, 2)
+            raise MemexError(st.degraded, FAILED)
         for hit in found.hits:
             kind = TRIGGER_TYPES.get(hit.trigger, "fact")
             try:

@@ -12,7 +12,7 @@ import subprocess
 from typing import Any
 
 from git_memex.commands._common import add_json, emit_json
-from git_memex.errors import MemexError, UsageError
+from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def _git_config(*args: str) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(["git", "config", *args], capture_output=True, text=True, check=False, timeout=30)
     except (OSError, subprocess.SubprocessError) as exc:
-        raise MemexError(f"git config could not run ({exc})", 2) from None
+        raise MemexError(f"git config could not run ({exc})", FAILED) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             print(ctx.setting(key))
         return 0
     if not args.global_ and ctx.repo is None:
-        raise MemexError("not inside a git repository; use --global for every repository", 1)
+        raise MemexError("not inside a git repository; use --global for every repository", USAGE)
     where = "--global" if args.global_ else "--local"
     name = f"memex.{key}"
     if args.action == "unset":
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             what = f"the value {args.value!r}" if args.value is not None else "a value"
             raise UsageError(f"{name} has no {what} in the {'global' if args.global_ else 'repository'} config")
         if r.returncode != 0:
-            raise MemexError(f"git config failed: {r.stderr.strip() or r.returncode}", 2)
+            raise MemexError(f"git config failed: {r.stderr.strip() or r.returncode}", FAILED)
         print(f"unset {name}" + (f"={args.value}" if args.value is not None else ""))
         return 0
     value = validate_setting(key, args.value, timed=True)
@@ -107,6 +107,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         r = _git_config(where, name, value)
     if r.returncode != 0:
-        raise MemexError(f"git config failed: {r.stderr.strip() or r.returncode}", 2)
+        raise MemexError(f"git config failed: {r.stderr.strip() or r.returncode}", FAILED)
     print(f"{name}={value}")
     return 0

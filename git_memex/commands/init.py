@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from git_memex.errors import USAGE
+
 CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
 
 
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     ctx = load_context()
     if ctx.repo is None:
-        raise MemexError("not inside a git repository; run `git init` first, or cd into your project", 1)
+        raise MemexError("not inside a git repository; run `git init` first, or cd into your project", USAGE)
     if args.uninstall:
         if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
             plan = uninstall(ctx, apply=False)
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             if client is None:
                 c = _ask(f"Configure an editor's MCP server? ({'/'.join(('none', *CLIENT_CHOICES))})", "none")
                 if c not in ("none", *CLIENT_CHOICES):
-                    raise MemexError(f"unknown editor {c!r}; choose one of: none, {', '.join(CLIENT_CHOICES)}", 1)
+                    raise MemexError(f"unknown editor {c!r}; choose one of: none, {', '.join(CLIENT_CHOICES)}", USAGE)
                 client = None if c == "none" else c
             if hooks:
                 hooks = _ask("Install git hooks (secret scan, index refresh on pull)? (y/n)", "y").lower().startswith("y")

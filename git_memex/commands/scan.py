@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from git_memex.errors import FAILED, USAGE
+
 if TYPE_CHECKING:
     from git_memex.core.paths import Context
 
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             if kw["fmt"]:  # what the pre-commit hook also refuses: a successor the commit lacks
                 findings.extend(dangling_pointers(work_tree, ctx.memory_dir_rel, staged, deleted))
         except OSError as exc:
-            raise MemexError(f"{exc}; nothing was scanned", 2) from None
+            raise MemexError(f"{exc}; nothing was scanned", FAILED) from None
     else:
         paths = [Path(p) for p in args.paths]
         if args.memory_files and paths:
@@ -55,13 +57,13 @@ def run(args: argparse.Namespace) -> int:
         if not paths:
             folder = ctx.memory_dir
             if folder is None:
-                raise MemexError("no files given and no repository memory folder here", 1)
+                raise MemexError("no files given and no repository memory folder here", USAGE)
             paths = sorted(folder.glob("*.md"))
         for p in paths:
             try:
                 data = p.read_bytes()
             except OSError as exc:
-                raise MemexError(f"cannot read {p} ({exc.strerror})", 1) from None
+                raise MemexError(f"cannot read {p} ({exc.strerror})", USAGE) from None
             findings.extend(check_bytes(str(p), data, **kw))
     for f in findings:
         print(str(f))

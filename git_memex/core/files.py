@@ -13,6 +13,7 @@ from pathlib import Path
 
 from git_memex.core import frontmatter
 from git_memex.core.model import Memory, ValidationError, from_parsed, is_valid_id, validate
+from git_memex.errors import FAILED
 
 
 class UnreadableMemory(ValueError):
@@ -86,7 +87,7 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
         try:
             _write(path, text, 0o600)
         except OSError as exc:
-            raise MemexError(f"cannot write {path} ({exc.strerror}); nothing was changed", 2) from None
+            raise MemexError(f"cannot write {path} ({exc.strerror}); nothing was changed", FAILED) from None
         return
     _write(path, text, mode)
 

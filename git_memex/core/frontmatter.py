@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# Known keys in the order of the protocol (V2-DESIGN §3), then the keys the
+# Known keys in the order of the protocol (docs/decisions.md, frontmatter key order), then the keys the
 # TypeScript reference tool adds. Anything else follows in the order it was read.
 KEY_ORDER: tuple[str, ...] = (
     "id",

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from git_memex.errors import MemexError
+from git_memex.errors import FAILED, MemexError
 
 WAIT_S = 15.0
 """How long a writer waits for another one's lock before giving up (exit 2, nothing written)."""
@@ -45,7 +45,7 @@ def held(data_root: Path, name: str, wait_s: float = WAIT_S) -> Iterator[None]:
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(path, flags, 0o600)
     except OSError as exc:
-        raise MemexError(f"cannot create a lock file in {folder} ({exc.strerror}); check that the data root is writable", 2) from None
+        raise MemexError(f"cannot create a lock file in {folder} ({exc.strerror}); check that the data root is writable", FAILED) from None
     try:
         deadline = time.monotonic() + wait_s
         pause = 0.002
@@ -56,7 +56,7 @@ def held(data_root: Path, name: str, wait_s: float = WAIT_S) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise MemexError(f"another git-memex process has held {path} for {wait_s:.0f} s; "
-                                     "nothing was written, try again", 2) from None
+                                     "nothing was written, try again", FAILED) from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.05)
         try:

@@ -65,7 +65,7 @@ ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 SAFE_ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
 RFC3339_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
-# v1 → v2 type names the reference tool used (V2-DESIGN §19).
+# v1 → v2 type names the reference tool used (docs/decisions.md, migration).
 V1_TYPE_MAP = {
     "note": "knowledge",
     "error-solution": "lesson",

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from git_memex.core.record import field, record
-from git_memex.errors import MemexError, UsageError
+from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 DEFAULT_MEMORY_DIR = ".ai/open-memex"
 INDEX_NAME = "index.db"
@@ -42,7 +42,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("maxProfileItems", "5", "int", lo=0, hi=200, help="personal memories in the session context"),
         Setting("injectMaxTokens", "800", "int", lo=50, hi=50000, help="token budget of the session context"),
         Setting("keywordCapture", "true", "bool", help="capture 'remember …' messages as memories"),
-        Setting("autoPull", "false", "bool", help="reserved: pull is always explicit (D12)"),
+        Setting("autoPull", "false", "bool", help="reserved: pull is always explicit (D12, docs/decisions.md)"),
         Setting("cjkTokenizer", "bigram", "choice", choices=("bigram",), help="CJK indexing (bigram: characters + overlapping bigrams)"),
         Setting("defaultBranch", "", "branch", help="the reviewed branch when origin has no HEAD (instruction gate)"),
         Setting("initBranch", "", "branch", help="the branch `init` ran on (set by init; the gate's last fallback)"),
@@ -156,7 +156,7 @@ def _root_name(root: Path) -> str:
 
 def _under_a_file(root: Path) -> MemexError:
     return MemexError(f"{_root_name(root)} is not a folder (a part of its path is a file); "
-                      "point GIT_MEMEX_HOME at a folder", 2)
+                      "point GIT_MEMEX_HOME at a folder", FAILED)
 
 
 def prepare_data_root(root: Path) -> None:
@@ -176,7 +176,7 @@ def prepare_data_root(root: Path) -> None:
         raise _under_a_file(root) from None
     except OSError as exc:
         raise MemexError(f"cannot use {_root_name(root)} ({exc.strerror}); "
-                         "point GIT_MEMEX_HOME at a writable folder", 2) from None
+                         "point GIT_MEMEX_HOME at a writable folder", FAILED) from None
     if st is None:
         try:
             root.parent.mkdir(parents=True, exist_ok=True)  # the user's folders: their own modes
@@ -187,10 +187,10 @@ def prepare_data_root(root: Path) -> None:
             raise _under_a_file(root) from None
         except OSError as exc:
             raise MemexError(f"cannot create {_root_name(root)} ({exc.strerror}); "
-                             "point GIT_MEMEX_HOME at a writable folder", 2) from None
+                             "point GIT_MEMEX_HOME at a writable folder", FAILED) from None
         st = os.stat(root)
     if not stat.S_ISDIR(st.st_mode):
-        raise MemexError(f"{_root_name(root)} is not a folder; point GIT_MEMEX_HOME at a folder", 2)
+        raise MemexError(f"{_root_name(root)} is not a folder; point GIT_MEMEX_HOME at a folder", FAILED)
     # Not on Windows (no such bits: every folder reads 0777), nor on someone else's folder (the
     # chmod would fail, and every process would walk it again).
     if os.name == "posix" and st.st_mode & 0o077 and st.st_uid == os.geteuid():
@@ -546,7 +546,7 @@ class Context:
 
     def require_repo(self, what: str) -> Repo:
         if self.repo is None:
-            raise MemexError(f"{what} needs a git repository; run it inside one (cd into your project)", 1)
+            raise MemexError(f"{what} needs a git repository; run it inside one (cd into your project)", USAGE)
         return self.repo
 
 

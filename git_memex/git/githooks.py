@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from git_memex.core.record import record
-from git_memex.errors import MemexError
+from git_memex.errors import FAILED, MemexError
 
 HOOK_NAMES = ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite")
 # Hooks whose failure stops git: an automatic merge commit runs pre-merge-commit, not pre-commit,
@@ -112,7 +112,7 @@ def hooks_dir(work_tree: Path) -> Path:
     r = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=work_tree, capture_output=True,
                        text=True, check=False)
     if r.returncode != 0:
-        raise MemexError("cannot find the git hooks folder; is this a git repository?", 2)
+        raise MemexError("cannot find the git hooks folder; is this a git repository?", FAILED)
     p = Path(r.stdout.strip())
     return p if p.is_absolute() else (work_tree / p)
 
@@ -175,7 +175,7 @@ def install_hooks(work_tree: Path, *, skip_pre_commit: bool = False) -> list[Hoo
             else:
                 chained = folder / (name + CHAINED_SUFFIX)
                 if chained.exists():
-                    raise MemexError(f"{path} exists and {chained.name} too; move one of them away and rerun init", 2)
+                    raise MemexError(f"{path} exists and {chained.name} too; move one of them away and rerun init", FAILED)
                 os.replace(path, chained)
                 action = "chained"
         from git_memex.core.files import atomic_write_text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
-from git_memex.errors import MemexError
+from git_memex.errors import FAILED, MemexError
 
 AGENTS_POINTER = "> Project memory lives in {dir}/ — query it with memory_search before answering."
 PRE_COMMIT_SNIPPET = """\
@@ -91,7 +91,7 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
         for key, value in (("merge.memex.name", "git-memex memory file merge"), ("merge.memex.driver", cmd)):
             r = _git_config(work, "--local", key, value)
             if r.returncode != 0:
-                raise MemexError(f"could not write git config {key} ({r.stderr.strip()})", 2)
+                raise MemexError(f"could not write git config {key} ({r.stderr.strip()})", FAILED)
         rep.add("merge driver (git config merge.memex)", "updated" if current else "created")
     if hooks:
         has_framework = (work / ".pre-commit-config.yaml").exists()
@@ -204,7 +204,7 @@ def _pin_project_key(ctx: Context, rep: InitReport) -> None:
         return
     key = ctx.natural_key
     if not scopekeys.pin(ctx, key):
-        raise MemexError("could not write git config memex.projectKey; check that .git/config is writable", 2)
+        raise MemexError("could not write git config memex.projectKey; check that .git/config is writable", FAILED)
     scopekeys.settle(ctx)
     rep.add("project key of the drafts and private memories (git config memex.projectKey)", "created", key)
 
@@ -221,5 +221,5 @@ def _record_init_branch(ctx: Context, work: Path, rep: InitReport) -> None:
         return
     r = _git_config(work, "--local", "memex.initBranch", branch)
     if r.returncode != 0:
-        raise MemexError(f"could not write git config memex.initBranch ({r.stderr.strip()})", 2)
+        raise MemexError(f"could not write git config memex.initBranch ({r.stderr.strip()})", FAILED)
     rep.add("default branch for reviewed rules (git config memex.initBranch)", "created", branch)

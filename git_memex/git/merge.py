@@ -4,7 +4,7 @@ Used by the git merge driver (one short-lived process per conflicted file, so th
 imports only the standard library, `frontmatter` and `model`; YAML is loaded lazily by
 `frontmatter`) and by `git memex resolve`, which re-runs it on the index stages 1/2/3.
 
-Rules (SPEC §5): identity fields must agree; list fields are 3-way set merges; review_history
+Rules (docs/decisions.md, merge rules): identity fields must agree; list fields are 3-way set merges; review_history
 is a union in time order; updated_at and revision take the maximum; review_state goes to the
 state furthest along unless one side rejected; lifecycle fields, other scalars and unknown keys
 merge 3-way. Whatever both sides changed differently is a conflict, written with markers so

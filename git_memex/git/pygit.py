@@ -15,7 +15,7 @@ import pygit2
 from pygit2.enums import FileMode, MergeAnalysis
 
 from git_memex.core.record import record
-from git_memex.errors import MemexError
+from git_memex.errors import FAILED, MemexError
 
 ZERO = "0" * 40
 
@@ -24,7 +24,7 @@ def open_repo(path: Path) -> pygit2.Repository:
     try:
         return pygit2.Repository(str(path))
     except pygit2.GitError as exc:
-        raise MemexError(f"cannot open the git repository at {path} ({exc})", 2) from None
+        raise MemexError(f"cannot open the git repository at {path} ({exc})", FAILED) from None
 
 
 def resolve_commit(repo: pygit2.Repository, rev: str | None) -> pygit2.Commit | None:
@@ -259,11 +259,11 @@ def upstream_of(repo: pygit2.Repository) -> tuple[str, str, str]:
 
     branch = current_branch(repo)
     if branch is None:
-        raise MemexError("HEAD is detached; check out a branch before `git memex pull`", 2)
+        raise MemexError("HEAD is detached; check out a branch before `git memex pull`", FAILED)
     try:
         local = repo.branches.local[branch]
     except KeyError:
-        raise MemexError(f"branch {branch} has no commits yet; nothing to pull", 2) from None
+        raise MemexError(f"branch {branch} has no commits yet; nothing to pull", FAILED) from None
     up = local.upstream
     if up is not None:
         return branch, up.remote_name, up.name
@@ -273,14 +273,14 @@ def upstream_of(repo: pygit2.Repository) -> tuple[str, str, str]:
         return branch, remote, f"refs/remotes/{remote}/{merge.removeprefix('refs/heads/')}"
     names = [r.name for r in repo.remotes]
     if not names:
-        raise MemexError("this repository has no remote; add one with `git remote add origin URL`", 2)
+        raise MemexError("this repository has no remote; add one with `git remote add origin URL`", FAILED)
     remote = "origin" if "origin" in names else names[0]
     q = shlex.quote
     if f"{remote}/{branch}" in repo.branches.remote:
         raise MemexError(f"branch {branch} has no upstream; set one with "
-                         f"`git branch --set-upstream-to={q(remote + '/' + branch)}`", 2)
+                         f"`git branch --set-upstream-to={q(remote + '/' + branch)}`", FAILED)
     raise MemexError(f"branch {branch} has no upstream, and {remote} has no branch {branch} that this clone "
-                     f"knows of; publish yours with `git push -u {q(remote)} {q(branch)}`", 2)
+                     f"knows of; publish yours with `git push -u {q(remote)} {q(branch)}`", FAILED)
 
 
 def fetch(remote: str, cwd: Path) -> None:
@@ -288,11 +288,11 @@ def fetch(remote: str, cwd: Path) -> None:
         r = subprocess.run(["git", "fetch", "--quiet", remote], cwd=cwd, capture_output=True, text=True,
                            check=False, timeout=600)
     except FileNotFoundError:
-        raise MemexError("git is not installed or not on PATH; local memories still work", 2) from None
+        raise MemexError("git is not installed or not on PATH; local memories still work", FAILED) from None
     except subprocess.TimeoutExpired:
-        raise MemexError(f"fetching from {remote} took more than 10 minutes; nothing was changed", 2) from None
+        raise MemexError(f"fetching from {remote} took more than 10 minutes; nothing was changed", FAILED) from None
     if r.returncode != 0:
-        raise MemexError(f"could not fetch from {remote} ({git_error_line(r.stderr)}); nothing was changed", 2)
+        raise MemexError(f"could not fetch from {remote} ({git_error_line(r.stderr)}); nothing was changed", FAILED)
 
 
 def fast_forward(repo: pygit2.Repository, upstream_ref: str, memory_dir: str) -> PullResult:
@@ -300,7 +300,7 @@ def fast_forward(repo: pygit2.Repository, upstream_ref: str, memory_dir: str) ->
     try:
         target = repo.references[upstream_ref].peel(pygit2.Commit)
     except KeyError:
-        raise MemexError(f"the upstream {upstream_ref} does not exist after fetching; check the branch's upstream", 2) from None
+        raise MemexError(f"the upstream {upstream_ref} does not exist after fetching; check the branch's upstream", FAILED) from None
     if head.id == target.id:
         return PullResult("up-to-date", str(head.id), str(head.id), [])
     analysis, _pref = repo.merge_analysis(target.id)
@@ -310,13 +310,13 @@ def fast_forward(repo: pygit2.Repository, upstream_ref: str, memory_dir: str) ->
         raise MemexError(
             "your branch and its upstream have diverged; nothing was changed. Run `git pull --rebase` "
             "(or merge) yourself, then `git memex reindex`",
-            2,
+            FAILED,
         )
     changed = changed_memory_files(repo, str(head.id), str(target.id), memory_dir)
     try:
         repo.checkout_tree(target.tree)  # SAFE: refuses to overwrite local changes
     except pygit2.GitError as exc:
-        raise MemexError(f"local changes would be overwritten by the fast-forward ({exc}); commit or stash them first", 2) from None
+        raise MemexError(f"local changes would be overwritten by the fast-forward ({exc}); commit or stash them first", FAILED) from None
     ref = repo.head
     ref.set_target(target.id, f"git-memex pull: fast-forward to {upstream_ref}")
     return PullResult("fast-forward", str(head.id), str(target.id), changed)

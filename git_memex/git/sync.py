@@ -7,7 +7,7 @@ from typing import Any
 
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
-from git_memex.errors import MemexError, UsageError
+from git_memex.errors import CONFLICT, FAILED, USAGE, MemexError, UsageError
 
 
 def _repo(ctx: Context, what: str) -> Any:
@@ -41,7 +41,7 @@ def pull(ctx: Context) -> dict[str, Any]:
         theirs = upstream.removeprefix(f"refs/remotes/{remote}/")
         raise MemexError(f"the upstream of {branch} is {remote}/{theirs}, and {remote} has no such branch (deleted?); "
                          f"nothing was changed. Publish yours with `git push -u {shlex.quote(remote)} "
-                         f"{shlex.quote(branch)}`, or pick another with `git branch --set-upstream-to`", 2)
+                         f"{shlex.quote(branch)}`, or pick another with `git branch --set-upstream-to`", FAILED)
     res = pygit.fast_forward(repo, upstream, ctx.memory_dir_rel)
     out: dict[str, Any] = {"state": res.state, "branch": branch, "upstream": upstream,
                            "old": res.old, "new": res.new, "changed": res.changed}
@@ -89,9 +89,9 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
     branch = (_git_text(work, "symbolic-ref", "--quiet", "--short", "HEAD") or "").strip()
     if not branch:
         raise MemexError("HEAD is detached; check out the branch `git memex submit` committed to, then push; "
-                         "nothing was pushed", 2)
+                         "nothing was pushed", FAILED)
     if _git_text(work, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}") is None:
-        raise MemexError(f"branch {branch} has no commits yet; submit something first (nothing was pushed)", 2)
+        raise MemexError(f"branch {branch} has no commits yet; submit something first (nothing was pushed)", FAILED)
     remotes = (_git_text(work, "remote") or "").split()
     remote = (_git_text(work, "config", "--get", f"branch.{branch}.remote") or "").strip()
     merge = (_git_text(work, "config", "--get", f"branch.{branch}.merge") or "").strip()
@@ -99,7 +99,7 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
     if upstream is None:
         if not remotes:
             raise MemexError("this repository has no remote; add one with `git remote add origin URL` "
-                             "(nothing was pushed)", 2)
+                             "(nothing was pushed)", FAILED)
         remote = "origin" if "origin" in remotes else remotes[0]
     q = shlex.quote
     if upstream is None:
@@ -110,7 +110,7 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
     log = _git_text(work, "log", "--format=format:%x01%H", "--name-only", "--no-renames", "-m",
                     f"refs/heads/{branch}", "--not", f"--remotes={remote}", "--")
     if log is None:
-        raise MemexError(f"could not list the commits of {branch} that {remote} lacks; nothing was pushed", 2)
+        raise MemexError(f"could not list the commits of {branch} that {remote} lacks; nothing was pushed", FAILED)
     commits: list[str] = []
     memory: set[str] = set()
     other: set[str] = set()
@@ -142,16 +142,16 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
         n = len(other)
         raise MemexError(f"{branch} also carries commits that change {n} file{'s' if n != 1 else ''} outside {mem}/ "
                          f"(such as {sorted(other)[0]}), so this is not only submitted work; review them and push "
-                         f"it yourself with `{command}` (nothing was pushed)", 2)
+                         f"it yourself with `{command}` (nothing was pushed)", FAILED)
     try:
         r = subprocess.run(["git", *args], cwd=work, env=git_env(work), capture_output=True, text=True,
                            check=False, timeout=600)
     except FileNotFoundError:
-        raise MemexError("git is not installed or not on PATH; nothing was pushed", 2) from None
+        raise MemexError("git is not installed or not on PATH; nothing was pushed", FAILED) from None
     except subprocess.TimeoutExpired:
-        raise MemexError(f"`{command}` took more than 10 minutes and was stopped", 2) from None
+        raise MemexError(f"`{command}` took more than 10 minutes and was stopped", FAILED) from None
     if r.returncode != 0:
-        raise MemexError(f"`{command}` failed ({git_error_line(r.stderr)}); nothing was pushed", 2)
+        raise MemexError(f"`{command}` failed ({git_error_line(r.stderr)}); nothing was pushed", FAILED)
     out["pushed"] = True
     out["state"] = "pushed"
     return out
@@ -192,7 +192,7 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
     repo = _repo(ctx, "resolve")
     stages = pygit.conflicts(repo, ctx.memory_dir_rel)
     if not stages:
-        raise MemexError("there are no conflicted memory files", 1)
+        raise MemexError("there are no conflicted memory files", USAGE)
     assert ctx.repo is not None
     wanted = None
     t = target.strip()
@@ -214,7 +214,7 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
     base, ours, theirs = stages[wanted]
     if ours is None or theirs is None:
         side = "ours" if ours is None else "theirs"
-        raise MemexError(f"{wanted} was deleted on {side} and changed on the other side; keep or delete it with git, then `git add` it", 3)
+        raise MemexError(f"{wanted} was deleted on {side} and changed on the other side; keep or delete it with git, then `git add` it", CONFLICT)
     result = merge_texts(_decode(base), _decode(ours) or "", _decode(theirs) or "")
     if not result.clean:
         return ResolveOutcome(
@@ -226,7 +226,7 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
 
     findings = check_text(wanted, result.text, fmt=False, patterns=ctx.redact_patterns)
     if findings:
-        raise MemexError(f"the merged {wanted} would contain a secret ({findings[0].rule}); edit it by hand", 3)
+        raise MemexError(f"the merged {wanted} would contain a secret ({findings[0].rule}); edit it by hand", CONFLICT)
     pygit.stage_resolved(repo, wanted, result.text.encode("utf-8"))
     reindex_paths(ctx, [wanted], "resolve")
     return ResolveOutcome(wanted, True, list(result.auto_merged))

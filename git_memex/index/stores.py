@@ -11,7 +11,7 @@ from pathlib import Path
 from git_memex.core.model import SAFE_ID_RE
 from git_memex.core.paths import Context, prepare_data_root
 from git_memex.core.record import record
-from git_memex.errors import MemexError, NotFound
+from git_memex.errors import FAILED, USAGE, MemexError, NotFound
 from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source
 
 TYPE_CHECKING = False
@@ -47,11 +47,11 @@ class Stores:
             self.home = Index(ctx.home_index)
         except (MemexError, sqlite3.Error, OSError) as exc:
             if isinstance(exc, MemexError):
-                err = MemexError(exc.message, 2)
+                err = MemexError(exc.message, FAILED)
             elif isinstance(exc, sqlite3.Error):
-                err = MemexError(f"cannot open the index in {ctx.data_root} ({exc}); check that the folder is writable", 2)
+                err = MemexError(f"cannot open the index in {ctx.data_root} ({exc}); check that the folder is writable", FAILED)
             else:
-                err = MemexError(f"cannot use the data root {ctx.data_root} ({exc.strerror}); set GIT_MEMEX_HOME to a writable folder", 2)
+                err = MemexError(f"cannot use the data root {ctx.data_root} ({exc.strerror}); set GIT_MEMEX_HOME to a writable folder", FAILED)
             if not in_repo:
                 raise err from None
             self.degraded = err.message
@@ -63,7 +63,7 @@ class Stores:
                 self.repo = Index(ctx.repo_index)
             except (sqlite3.Error, OSError) as exc:
                 self.home.close()
-                raise MemexError(f"cannot open the index in {ctx.repo_index.parent} ({exc})", 2) from None
+                raise MemexError(f"cannot open the index in {ctx.repo_index.parent} ({exc})", FAILED) from None
         self.warnings: list[str] = []
         self._failed = False
         if ctx.repo is not None and not self.degraded:
@@ -98,14 +98,14 @@ class Stores:
             return Source("private", ctx.private_dir, ctx.project_key)
         if location == "repo":
             if ctx.memory_dir is None:
-                raise MemexError("there is no repository memory folder here; run inside a git repository", 1)
+                raise MemexError("there is no repository memory folder here; run inside a git repository", USAGE)
             return Source("repo", ctx.memory_dir, ctx.project_key)
         raise ValueError(location)
 
     def index_for(self, location: str) -> Index:
         if location == "repo":
             if self.repo is None:
-                raise MemexError("there is no repository memory folder here; run inside a git repository", 1)
+                raise MemexError("there is no repository memory folder here; run inside a git repository", USAGE)
             return self.repo
         return self.home
 
@@ -175,7 +175,7 @@ class Stores:
             self._refuse_unreadable(mid)
             raise NotFound(f"no memory with id {mid}; `git memex list` shows the ids")
         if len(ids) > 1:
-            raise MemexError(f"id prefix {mid} is ambiguous ({len(ids)} memories); give more characters", 1)
+            raise MemexError(f"id prefix {mid} is ambiguous ({len(ids)} memories); give more characters", USAGE)
         matches.sort(key=lambda f: LOCATIONS.index(f.row["location"]))
         return matches[0]
 
@@ -194,7 +194,7 @@ class Stores:
                 hit = stem == mid if exact else stem.upper().startswith(mid.upper())
                 if hit and str(p.parent) in folders:
                     raise MemexError(f"memory {stem} is unreadable ({path}: {error}); fix or remove "
-                                     "the file, `git memex doctor` lists such files", 2)
+                                     "the file, `git memex doctor` lists such files", FAILED)
 
     def find_all(self, memory_id: str) -> list[Found]:
         out = []

@@ -26,7 +26,7 @@ def _values(text: str) -> tuple[frozenset[str], bool]:
 def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 50) -> list[dict[str, Any]]:
     """Pairs of active memories in one scope that look like one subject with different content.
 
-    Surfaced, never resolved (V2-DESIGN §9): both stay active until a human decides. A pair is
+    Surfaced, never resolved (docs/decisions.md, contradictions): both stay active until a human decides. A pair is
     reported when the two are of one type, share most of their words (Jaccard 0.5–0.8; closer
     is a duplicate) and differ in a value (a number or version) or in negation. Only the most
     recently changed memories are checked against the rest, which keeps this cheap after a pull.

@@ -16,7 +16,7 @@ from git_memex.core.files import (
 )
 from git_memex.core.identity import actor
 from git_memex.core.paths import Context
-from git_memex.errors import MemexError, UsageError
+from git_memex.errors import USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 from git_memex.review.history import record_step
 
@@ -36,10 +36,10 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
                 found = st.find(mid)
                 if found.row["location"] != "personal":
                     raise MemexError(f"{found.row['id']} is not a personal memory (it is in the {found.row['location']}); "
-                                     "only personal memories are proposed", 1)
+                                     "only personal memories are proposed", USAGE)
                 m = read_memory(found.path)
                 if m.status not in ("active", "deprecated"):
-                    raise MemexError(f"{m.id} is {m.status}; only active memories can be proposed", 1)
+                    raise MemexError(f"{m.id} is {m.status}; only active memories can be proposed", USAGE)
                 originals.append(m)
             out = []
             outbox = st.source("outbox")

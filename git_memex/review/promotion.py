@@ -12,7 +12,7 @@ from git_memex.core.files import (
 )
 from git_memex.core.identity import actor
 from git_memex.core.paths import Context
-from git_memex.errors import MemexError, UsageError
+from git_memex.errors import USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 from git_memex.review.history import LADDER, record_step
 
@@ -27,13 +27,13 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
         if found.row["location"] != "repo":
             where = found.row["location"]
             hint = "submit it first (`git memex submit ID`)" if where == "outbox" else "only repository memories are reviewed"
-            raise MemexError(f"{found.row['id']} is in the {where}, not the repository; {hint}", 1)
+            raise MemexError(f"{found.row['id']} is in the {where}, not the repository; {hint}", USAGE)
         m = read_memory(found.path)
         cur = m.fm.get("review_state") or "draft"
         who = by or actor(ctx)
         if reject:
             if cur not in ("proposed", "approved"):
-                raise MemexError(f"{m.id} is {cur}; only proposed or approved memories can be rejected", 1)
+                raise MemexError(f"{m.id} is {cur}; only proposed or approved memories can be rejected", USAGE)
             if not note or not note.strip():
                 raise UsageError("a rejection needs a reason: --note \"why\"")
             new = "rejected"
@@ -43,15 +43,15 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
             m.fm["review_note"] = note.strip()
         elif resubmit:
             if cur != "rejected":
-                raise MemexError(f"{m.id} is {cur}; only rejected memories can be resubmitted", 1)
+                raise MemexError(f"{m.id} is {cur}; only rejected memories can be resubmitted", USAGE)
             new = "proposed"
         else:
             if cur == "rejected":
-                raise MemexError(f"{m.id} was rejected; revise it, then `git memex promote {m.id} --resubmit`", 1)
+                raise MemexError(f"{m.id} was rejected; revise it, then `git memex promote {m.id} --resubmit`", USAGE)
             if cur == "published":
-                raise MemexError(f"{m.id} is already published", 1)
+                raise MemexError(f"{m.id} is already published", USAGE)
             if cur == "draft":
-                raise MemexError(f"{m.id} is a draft; submit it for review first", 1)
+                raise MemexError(f"{m.id} is a draft; submit it for review first", USAGE)
             new = LADDER[LADDER.index(cur) + 1]
             if new == "approved":
                 m.fm["approved_by"] = who

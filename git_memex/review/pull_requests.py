@@ -16,7 +16,7 @@ from git_memex.core.files import (
     write_memory,
 )
 from git_memex.core.paths import Context
-from git_memex.errors import MemexError, NotFound
+from git_memex.errors import FAILED, MemexError, NotFound
 from git_memex.index.stores import Stores, opened
 from git_memex.review.history import record_step
 
@@ -30,20 +30,20 @@ def _gh(args: list[str], cwd: Path) -> dict[str, Any]:
     try:
         r = subprocess.run(["gh", *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=120)
     except FileNotFoundError:
-        raise MemexError("the GitHub CLI `gh` is not installed or not on PATH; install it and run `gh auth login`", 2) from None
+        raise MemexError("the GitHub CLI `gh` is not installed or not on PATH; install it and run `gh auth login`", FAILED) from None
     except subprocess.TimeoutExpired:
-        raise MemexError("`gh` did not answer within two minutes; nothing was changed", 2) from None
+        raise MemexError("`gh` did not answer within two minutes; nothing was changed", FAILED) from None
     if r.returncode != 0:
         msg = (r.stderr.strip().splitlines() or ["unknown error"])[-1]
         if "no pull requests found" in r.stderr.lower():
-            raise MemexError("this branch has no pull request; open one with the `gh pr create` command submit printed", 2)
-        raise MemexError(f"`gh pr view` failed ({msg}); nothing was changed", 2)
+            raise MemexError("this branch has no pull request; open one with the `gh pr create` command submit printed", FAILED)
+        raise MemexError(f"`gh pr view` failed ({msg}); nothing was changed", FAILED)
     try:
         data = json.loads(r.stdout)
     except json.JSONDecodeError:
-        raise MemexError("`gh pr view` printed something that is not JSON; nothing was changed", 2) from None
+        raise MemexError("`gh pr view` printed something that is not JSON; nothing was changed", FAILED) from None
     if not isinstance(data, dict):
-        raise MemexError("`gh pr view` printed unexpected JSON; nothing was changed", 2)
+        raise MemexError("`gh pr view` printed unexpected JSON; nothing was changed", FAILED)
     return data
 
 

@@ -23,7 +23,7 @@ from git_memex.core.files import (
 from git_memex.core.identity import actor
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
-from git_memex.errors import MemexError, UsageError
+from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 from git_memex.review.history import record_step
 
@@ -87,15 +87,15 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
         loc = found.row["location"]
         if loc == "personal":
             raise MemexError(f"{found.row['id']} is a personal memory and never enters a repository; "
-                             "`git memex propose` copies it into the project outbox first", 1)
+                             "`git memex propose` copies it into the project outbox first", USAGE)
         if loc == "private":
-            raise MemexError(f"{found.row['id']} is private (visibility: private) and never leaves this machine", 1)
+            raise MemexError(f"{found.row['id']} is private (visibility: private) and never leaves this machine", USAGE)
         if loc == "repo":
             already.append(found.row["id"])
             continue
         m = read_memory(found.path)
         if m.fm.get("scope") == "personal" or m.fm.get("visibility") == "private":
-            raise MemexError(f"{m.id} is personal or private and never enters a repository", 1)
+            raise MemexError(f"{m.id} is personal or private and never enters a repository", USAGE)
         state = m.fm.get("review_state") or "draft"
         if state in ("draft", None):
             m.fm["review_state"] = "proposed"
@@ -220,7 +220,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
         raise UsageError("name at least one outbox draft id to submit")
     repo = pygit.open_repo(repo_info.work_tree)
     if repo.state() != 0:
-        raise MemexError("a merge, rebase or cherry-pick is in progress; finish it before submitting", 2)
+        raise MemexError("a merge, rebase or cherry-pick is in progress; finish it before submitting", FAILED)
     res = SubmitResult()
     with opened(ctx, stores) as st:
             journal = _journal_path(ctx)
@@ -251,7 +251,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 for rel, text in files.items():
                     findings = check_text(rel, text, patterns=ctx.redact_patterns)
                     if findings:
-                        raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", 2)
+                        raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", FAILED)
                 _check_successors(ctx, repo, files)
                 start_branch = pygit.current_branch(repo) or "HEAD"
                 target = _pick_branch(repo, branch) if branch else start_branch
@@ -263,7 +263,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                                          "another name; nothing was changed")
                     if repo.head_is_unborn:
                         raise MemexError("this repository has no commits yet, so there is nothing to start "
-                                         f"--branch {shlex.quote(target)} from; commit once first (nothing was changed)", 2)
+                                         f"--branch {shlex.quote(target)} from; commit once first (nothing was changed)", FAILED)
                 plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
                         "new_branch": bool(branch), "base": base}
                 # the same id with different content already in the repository: a human decides
@@ -272,11 +272,11 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     wt = repo_info.work_tree / rel
                     if rel in head and head[rel] != text:
                         raise MemexError(f"{rel} is already in the repository with different content; nothing was "
-                                         "changed (supersede it, or edit the file yourself)", 2)
+                                         "changed (supersede it, or edit the file yourself)", FAILED)
                     if rel not in head and wt.is_dir():
-                        raise MemexError(f"{rel} is a folder in the work tree; nothing was changed", 2)
+                        raise MemexError(f"{rel} is a folder in the work tree; nothing was changed", FAILED)
                     if rel not in head and wt.exists() and wt.read_text(encoding="utf-8") != text:
-                        raise MemexError(f"{rel} already exists in the work tree with different content; nothing was changed", 2)
+                        raise MemexError(f"{rel} already exists in the work tree with different content; nothing was changed", FAILED)
                 atomic_write_text(journal, json.dumps(plan, ensure_ascii=False))
             crash_point("submit.after_journal")
             files = plan["files"]
@@ -311,10 +311,10 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 if not started and not res.resumed:
                     delete_file(journal)
-                    raise MemexError(f"submit failed ({detail}); nothing was changed", 2) from None
+                    raise MemexError(f"submit failed ({detail}); nothing was changed", FAILED) from None
                 aside = _set_aside(journal)
                 raise MemexError(f"submit could not finish ({detail}); the drafts are still in the outbox and its plan "
-                                 f"was set aside as {aside} (`git memex doctor` shows it)", 2) from None
+                                 f"was set aside as {aside} (`git memex doctor` shows it)", FAILED) from None
             res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r])
             crash_point("submit.after_commit")
             from git_memex.index.refresh import Source
@@ -356,7 +356,7 @@ def _check_successors(ctx: Context, repo: Any, files: dict[str, str]) -> None:
         if succ not in files and not _head_files(repo, [succ]):
             me = Path(rel).stem
             raise MemexError(f"{me} names {found[0]} as its successor (superseded_by), which would not be in the "
-                             f"repository; submit both (`git memex submit {me} {found[0]}`); nothing was changed", 2)
+                             f"repository; submit both (`git memex submit {me} {found[0]}`); nothing was changed", FAILED)
 
 
 def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResult:

@@ -58,7 +58,7 @@ _lazy = _Lazy
 
 
 REDACTED = "[REDACTED]"
-KEEP = 4  # characters of a secret kept visible (D14)
+KEEP = 4  # characters of a secret kept visible (D14, docs/decisions.md)
 _MIN_SECRET_LEN = KEEP + 1  # shorter values cannot be masked at all, so are not reported
 
 

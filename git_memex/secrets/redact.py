@@ -1,4 +1,4 @@
-"""Redaction of memory text on every write path (SPEC §6; design decision D14).
+"""Redaction of memory text on every write path (decision D14, docs/decisions.md).
 
 Two steps, in this order:
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
-from git_memex.errors import MemexError, UsageError
+from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 FORMAT = "git-memex-bundle"
 VERSION = 1
@@ -31,7 +31,7 @@ LIVE = ("active", "deprecated")
 
 
 def _bundle_problem(path: str, why: str) -> MemexError:
-    return MemexError(f"{path} {why}; nothing was imported", 2)
+    return MemexError(f"{path} {why}; nothing was imported", FAILED)
 
 
 # ------------------------------------------------------------------ export
@@ -210,19 +210,19 @@ def write_bundle(res: ExportResult, out: str) -> Path:
     path = Path(out).expanduser()
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
-        raise MemexError(f"-o {out} is a folder; name the bundle file to write", 2)
+        raise MemexError(f"-o {out} is a folder; name the bundle file to write", FAILED)
     if not folder.is_dir():
-        raise MemexError(f"-o {out}: the folder {folder} does not exist; nothing was written", 2)
+        raise MemexError(f"-o {out}: the folder {folder} does not exist; nothing was written", FAILED)
     if res.personal or res.private:
         tree = _work_tree_of(folder)
         if tree is not None:
             kind = "personal" if res.personal else "private"
             raise MemexError(f"-o {out} is inside the git work tree {tree} and the bundle holds {kind} memories, "
-                             "which never enter a work tree; write it outside the repository (nothing was written)", 2)
+                             "which never enter a work tree; write it outside the repository (nothing was written)", FAILED)
     try:
         atomic_write_text(path, bundle_text(res.bundle), mode=0o600)
     except OSError as exc:
-        raise MemexError(f"cannot write {out} ({exc.strerror or exc}); nothing was written", 2) from None
+        raise MemexError(f"cannot write {out} ({exc.strerror or exc}); nothing was written", FAILED) from None
     res.path = str(path)
     return path
 
@@ -251,7 +251,7 @@ def guard_stdout(res: ExportResult, fd: int = 1) -> None:
         if tree is not None:
             raise MemexError(f"stdout is {where}, inside the git work tree {tree}, and the bundle holds personal or "
                              "private memories, which never enter a work tree; use -o FILE outside the repository "
-                             "(nothing was written)", 2)
+                             "(nothing was written)", FAILED)
     if st.st_mode & 0o077:
         try:
             os.fchmod(fd, 0o600)
@@ -311,7 +311,7 @@ def read_bundle(path: str) -> dict[str, Any]:
         except FileNotFoundError:
             raise UsageError(f"{path} does not exist; name a bundle written by `git memex export -o FILE`") from None
         except OSError as exc:
-            raise MemexError(f"cannot read {path} ({exc.strerror}); nothing was imported", 2) from None
+            raise MemexError(f"cannot read {path} ({exc.strerror}); nothing was imported", FAILED) from None
     if len(raw) > MAX_BUNDLE_BYTES:
         raise _bundle_problem(name, f"is larger than {MAX_BUNDLE_BYTES // (1024 * 1024)} MiB, so it is not a bundle")
     try:
@@ -398,7 +398,7 @@ def _prepare(ctx: Context, name: str, doc: dict[str, Any]) -> list[Planned]:
         dest = _destination(name, mid, loc, m.fm)
         if dest != "personal" and ctx.repo is None:
             raise MemexError(f"{name} holds project memories; run `git memex import` inside the project's "
-                             "repository (nothing was imported)", 1)
+                             "repository (nothing was imported)", USAGE)
         red = redact(m.body.strip(), ctx.redact_patterns)
         m.body = red.text.strip()
         if not m.body or m.body == "[REDACTED]":
@@ -455,7 +455,7 @@ def import_bundle(ctx: Context, path: str, *, dry_run: bool = False) -> ImportRe
     res = ImportResult(dry_run=dry_run)
     with opened(ctx, None) as st:
         if st.degraded:
-            raise MemexError(st.degraded, 2)
+            raise MemexError(st.degraded, FAILED)
         planned = _prepare(ctx, name, doc)
         st.refresh()
         written: list[tuple[Path, Any]] = []

@@ -1,4 +1,4 @@
-"""v1 → v2 migration (V2-DESIGN §19): explicit, previewable, with a backup, never silent."""
+"""v1 → v2 migration (docs/decisions.md, migration): explicit, previewable, with a backup, never silent."""
 
 from __future__ import annotations
 

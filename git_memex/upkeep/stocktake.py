@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memex.core import model
-from git_memex.errors import MemexError
+from git_memex.errors import FAILED, MemexError
 
 STALE_DAYS = 90
 """An active memory not changed for this many days is listed as stale."""
@@ -279,7 +279,7 @@ def _refuse_local(inv: dict[str, Any], target: str, folder: Path) -> None:
     raise MemexError(
         f"the inventory holds {' and '.join(held)} {'memory that never leaves' if n == 1 else 'memories that never leave'} "
         f"this machine, and {target} is inside the git work tree {tree}; {ways}or pass --allow-personal "
-        "(nothing was written)", 2)
+        "(nothing was written)", FAILED)
 
 
 def write_out(inv: dict[str, Any], text: str, out: str | None, *, allow_personal: bool = False) -> str | None:
@@ -299,10 +299,10 @@ def write_out(inv: dict[str, Any], text: str, out: str | None, *, allow_personal
     target = Path(out)
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
-        raise MemexError(f"{out} is a folder; give a file name for --out (nothing was written)", 2)
+        raise MemexError(f"{out} is a folder; give a file name for --out (nothing was written)", FAILED)
     if not folder.is_dir():
         why = "is not a folder" if folder.exists() else "does not exist"
-        raise MemexError(f"cannot write {out}: {folder} {why} (nothing was written)", 2)
+        raise MemexError(f"cannot write {out}: {folder} {why} (nothing was written)", FAILED)
     if local and not allow_personal:
         _refuse_local(inv, out, folder)
     from git_memex.core.files import atomic_write_text
@@ -310,7 +310,7 @@ def write_out(inv: dict[str, Any], text: str, out: str | None, *, allow_personal
     try:
         atomic_write_text(target, text, 0o600 if local else None)
     except OSError as exc:
-        raise MemexError(f"cannot write {out} ({exc.strerror or exc}); nothing was written", 2) from None
+        raise MemexError(f"cannot write {out} ({exc.strerror or exc}); nothing was written", FAILED) from None
     return str(target)
 
 
