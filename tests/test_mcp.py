@@ -19,7 +19,9 @@ import mcp
 import pytest
 from mcp.types import CallToolResult
 
-from git_memex.agents.mcp_server import DISCLAIMER, TOOL_NAMES, build_server
+from git_memex.agents.mcp_schema import TOOL_NAMES
+from git_memex.agents.mcp_server import build_server
+from git_memex.agents.render import DISCLAIMER
 from git_memex.core import model
 
 from conftest import git

@@ -1,0 +1,348 @@
+"""The MCP tools: one function per tool, each a thin adapter over one core operation.
+
+`register_memory_tools` adds the memory tools (add, search, list, supersede, forget, get,
+status); `register_review_tools` the team-review ones (submit, propose, promote, resolve,
+pr_status). Each tool validates nothing the core does not, formats the result as text plus
+structured content, and runs through `Adapter.call` (a fresh context, one lock, clean stdout).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from git_memex.agents.mcp_schema import (
+    Confidence,
+    Id,
+    Ids,
+    Importance,
+    Include,
+    MemoryType,
+    ReadScope,
+    Role,
+    Source,
+    Visibility,
+    WriteScope,
+    error,
+    format_status,
+    label,
+    no_repository,
+    ok,
+    one_line,
+)
+from git_memex.agents.render import DISCLAIMER  # every block handed to an agent starts with it
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.agents.mcp_server import Adapter
+
+def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
+    @tool
+    def memory_add(
+        text: Annotated[str, Field(min_length=1, description="The memory: one self-contained statement.")],
+        type: Annotated[MemoryType, Field(description="What kind of memory this is.")] = "fact",
+        scope: Annotated[WriteScope, Field(description="project (default): about this codebase, shared after "
+                                           "review; personal: about the user, never leaves this machine.")] = "project",
+        tags: Annotated[list[str] | None, Field(description="Optional tags: what the memory is about.")] = None,
+        importance: Annotated[Importance, Field(description="How much it matters.")] = "normal",
+        source: Annotated[Source, Field(description="Where it came from: user (the user said it), tool "
+                                        "(default), inference (your own conclusion, e.g. at a checkpoint).")] = "tool",
+        role: Annotated[Role, Field(description="knowledge (default), or instruction: a rule the user wants agents to "
+                                    "follow. A rule is saved as a draft; only a person can approve it.")] = "knowledge",
+        visibility: Annotated[Visibility | None, Field(description="project scope only: internal (default) or "
+                                                       "shared; private keeps it on this machine.")] = None,
+        paths: Annotated[list[str] | None, Field(description="Optional file globs it is about (e.g. src/auth/**); "
+                                                 "it is brought up when those files change.")] = None,
+        confidence: Annotated[Confidence | None, Field(description="How sure the statement is.")] = None,
+        aliases: Annotated[list[str] | None, Field(max_length=4, description="Other words it should be found by "
+                                                   "(synonyms, the user's language), at most 4.")] = None,
+        alias: Annotated[str | None, Field(min_length=1, max_length=200, description="With target: a vocabulary "
+                                           "entry; alias is another name for target (search expands both ways).")] = None,
+        target: Annotated[str | None, Field(min_length=1, max_length=200, description="See alias.")] = None,
+    ) -> CallToolResult:
+        from git_memex import ops
+
+        def run(ctx: Any) -> CallToolResult:
+            if scope == "project" and ctx.repo is None:
+                return error(no_repository(ctx), 1)
+            echo = ops.find_turn_echo(ctx, scope, text)
+            if echo is not None:
+                return ok(f"The user's own words were saved a moment ago as {echo} (keyword capture); this reads as "
+                          "the same fact, so nothing was written. If it is a different fact, reword it to say what "
+                          "is new; if it corrects that one, use memory_supersede.",
+                          {"id": echo, "scope": scope, "duplicate_of": echo, "echo_of": echo,
+                           "near_duplicates": [], "masked": []})
+            res = ops.add(ctx, text, scope=scope, type=type, importance=importance, source=source, via="mcp",
+                          tags=[t.strip() for t in tags or [] if t.strip()], role=role, visibility=visibility,
+                          paths=[p.strip() for p in paths or [] if p.strip()] or None,
+                          confidence=confidence, aliases=aliases, alias=alias, target=target)
+            data = res.to_json()
+            if res.duplicate_of:
+                return ok(f"Already remembered as {res.duplicate_of}; nothing written.", data)
+            where = {"outbox": "project draft on this machine; the user decides when to submit it",
+                     "personal": "personal; it never leaves this machine",
+                     "private": "project, private to this machine"}.get(res.location or "", res.location or "")
+            lines = [f"Saved {res.id} ({where})."]
+            if res.masked:
+                lines.append(f"Masked {len(res.masked)} secret(s) before saving ({', '.join(res.masked)}).")
+            if res.private_spans:
+                lines.append(f"Removed {res.private_spans} <private> part(s).")
+            if res.near_duplicates:
+                lines.append("Similar memories exist: " + ", ".join(res.near_duplicates)
+                             + "; if this one replaces one of them, forget this and use memory_supersede.")
+            return ok("\n".join(lines), data)
+
+        return a.call("memory_add", run)
+
+    @tool
+    def memory_search(
+        query: Annotated[str, Field(min_length=1, description="Keywords; terms are OR-ed. Try variants if nothing matches.")],
+        scope: Annotated[ReadScope, Field(description="both (default), project or personal.")] = "both",
+        type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
+        limit: Annotated[int, Field(ge=1, le=50, description="At most this many results.")] = 8,
+    ) -> CallToolResult:
+        from git_memex import ops
+
+        def run(ctx: Any) -> CallToolResult:
+            data = ops.search(ctx, query, scope=scope, type=type, limit=limit)
+            hits = data["hits"]
+            lines = [DISCLAIMER]
+            if not hits:
+                lines.append(f'No memories matched "{one_line(query, 120)}". Try other keywords or synonyms.')
+            for h in hits:
+                lines.append(f"- {label(h)} id={h['id']}")
+                lines.append(f"  {one_line(h.get('snippet'))}")
+            lines.extend(f"warning: {w}" for w in data.get("warnings", []))
+            return ok("\n".join(lines), data)
+
+        return a.call("memory_search", run)
+
+    @tool
+    def memory_list(
+        scope: Annotated[ReadScope, Field(description="both (default), project or personal.")] = "both",
+        type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="At most this many memories.")] = 20,
+        include: Annotated[Include, Field(description="active (default: active and deprecated, newest of each "
+                                          "chain) or all (superseded, retracted and archived too).")] = "active",
+    ) -> CallToolResult:
+        from git_memex import ops
+
+        def run(ctx: Any) -> CallToolResult:
+            data = ops.list_memories(ctx, scope=scope, type=type, limit=limit, include=include)
+            mems = data["memories"]
+            lines = [DISCLAIMER]
+            if not mems:
+                lines.append("No memories in this scope yet.")
+            else:
+                lines.append(f"{len(mems)} of {data['total']} memories, newest first:")
+            for m in mems:
+                lines.append(f"- {label(m)} id={m['id']} — {one_line(m.get('snippet'))}")
+            return ok("\n".join(lines), data)
+
+        return a.call("memory_list", run)
+
+    @tool
+    def memory_supersede(
+        id: Id,
+        text: Annotated[str, Field(min_length=1, description="The new version of the memory, complete.")],
+        type: Annotated[MemoryType | None, Field(description="A new type (default: the old one's).")] = None,
+        tags: Annotated[list[str] | None, Field(description="Tags replacing the old ones (default: kept).")] = None,
+        confidence: Annotated[Confidence | None, Field(description="How sure the new statement is.")] = None,
+    ) -> CallToolResult:
+        from git_memex import ops
+
+        def run(ctx: Any) -> CallToolResult:
+            data = ops.supersede(ctx, id, text, via="mcp", source="tool", type=type, confidence=confidence,
+                                 tags=None if tags is None else [t.strip() for t in tags if t.strip()])
+            lines = [f"Saved {data['id']}, replacing {data['supersedes']} (kept as history, status superseded)."]
+            if data.get("location") == "outbox":
+                lines.append("The replacement is a project draft on this machine; the user decides when to submit it.")
+            if data.get("masked"):
+                lines.append(f"Masked {len(data['masked'])} secret(s) before saving.")
+            return ok("\n".join(lines), data)
+
+        return a.call("memory_supersede", run)
+
+    @tool
+    def memory_forget(
+        id: Id,
+        soft: Annotated[bool, Field(description="Keep the file and mark it retracted instead of deleting it.")] = False,
+    ) -> CallToolResult:
+        from git_memex import ops
+
+        def run(ctx: Any) -> CallToolResult:
+            data = ops.forget(ctx, id, soft=soft)
+            if data.get("deleted"):
+                text = f"Deleted {data['id']} (file and index)."
+                if any(ctx.memory_dir is not None and Path(p).parent == ctx.memory_dir for p in data.get("paths", [])):
+                    text += " It was in the repository: the deletion reaches the team only with a commit."
+            elif data.get("changed"):
+                text = f"Retracted {data['id']}; the file stays as history and search no longer returns it."
+            else:
+                text = f"{data['id']} was already retracted; nothing changed."
+            return ok(text, data)
+
+        return a.call("memory_forget", run)
+
+    @tool
+    def memory_get(id: Id) -> CallToolResult:
+        from git_memex import ops
+        from git_memex.secrets.redact import redact
+
+        def run(ctx: Any) -> CallToolResult:
+            data = ops.show(ctx, id)
+            data["body"] = redact(data.get("body") or "", ctx.redact_patterns).text  # as any write would have masked it
+            fm = data.get("frontmatter") or {}
+            head = {**fm, "id": data["id"]}
+            lines = [DISCLAIMER, f"- {label(head)} id={data['id']}"]
+            for key in ("tags", "paths", "supersedes", "superseded_by", "instruction_state", "confidence",
+                        "updated_at"):
+                if fm.get(key) not in (None, [], ""):
+                    lines.append(f"  {key}: {one_line(json.dumps(fm[key], ensure_ascii=False, default=str), 200)}")
+            lines.append("  text: " + one_line(data["body"], 4000))
+            return ok("\n".join(lines), data)
+
+        return a.call("memory_get", run)
+
+    @tool
+    def memory_status() -> CallToolResult:
+        from git_memex.review import unsynced
+
+        def run(ctx: Any) -> CallToolResult:
+            data = unsynced.sync_status(ctx)
+            data["repository"] = str(ctx.repo.work_tree) if ctx.repo is not None else None
+            text = format_status(data)
+            head = (f"serving repository: {data['repository']}" if ctx.repo is not None
+                    else no_repository(ctx))
+            return ok(head + "\n" + text, data)
+
+        return a.call("memory_status", run)
+
+
+
+def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
+    @tool
+    def memory_submit(
+        ids: Annotated[Ids, Field(description="Outbox draft ids to submit (the user's choice).")],
+        branch: Annotated[str | None, Field(min_length=1, description="Create this branch and commit there. Only "
+                                            "with the user's explicit approval; default: the current branch.")] = None,
+        base: Annotated[str | None, Field(min_length=1, description="The PR base branch to print "
+                                          "(default: the branch submit started on).")] = None,
+    ) -> CallToolResult:
+        from git_memex.review import submission
+
+        def run(ctx: Any) -> CallToolResult:
+            res = submission.submit(ctx, ids, branch=branch, base=base)
+            lines = [f"submitted {s['id']} [{s['review_state']}]" for s in res.submitted]
+            lines += [f"already in the repository: {mid}" for mid in res.skipped_identical]
+            if res.committed:
+                lines.append(f"committed {(res.commit or '')[:10]} on {res.branch} (still on this branch).")
+            else:
+                lines.append(f"nothing new to commit on {res.branch}.")
+            lines += [f"Warning: {w}." for w in res.warnings]
+            if res.submitted and res.push_command:
+                what = "push and open the pull request" if res.pr_command else "push"
+                lines.append(f"Next: ask the user whether you should {what}, or whether they will. Never push "
+                             "or open a PR without their explicit approval. The commands:")
+                lines.append(f"  {res.push_command}")
+                lines.extend(f"  {line}" for line in res.pr_command.splitlines())
+            if res.submitted and res.note:
+                lines.append(f"Note: {res.note}.")
+            return ok("\n".join(lines), res.to_json())
+
+        return a.call("memory_submit", run)
+
+    @tool
+    def memory_propose(
+        ids: Annotated[Ids, Field(description="Personal memory ids to copy into the project outbox.")],
+        local_approve: Annotated[bool, Field(description="Solo mode: mark the copies approved by the user "
+                                             "right away (no team review).")] = False,
+    ) -> CallToolResult:
+        from git_memex.review import outbox
+
+        def run(ctx: Any) -> CallToolResult:
+            out = outbox.propose(ctx, ids, local_approve=local_approve)
+            lines = [f"proposed {o['source']} → {o['id']} [{o['review_state']}]"
+                     + (" (already proposed)" if o.get("existing") else "") for o in out]
+            lines.append("Next: memory_status, then memory_submit with the new ids once the user agrees.")
+            return ok("\n".join(lines), {"proposed": out})
+
+        return a.call("memory_propose", run)
+
+    @tool
+    def memory_promote(
+        id: Id,
+        reject: Annotated[bool, Field(description="Reject instead of advancing (needs note).")] = False,
+        resubmit: Annotated[bool, Field(description="Move a rejected memory back to proposed.")] = False,
+        note: Annotated[str | None, Field(description="Why (required with reject).")] = None,
+        by: Annotated[str | None, Field(min_length=1, description="Reviewer name (default: git user.name).")] = None,
+    ) -> CallToolResult:
+        from git_memex.review import promotion
+
+        def run(ctx: Any) -> CallToolResult:
+            data = promotion.promote(ctx, id, reject=reject, resubmit=resubmit, note=note, by=by)
+            lines = [f"promote {data['id']}: {data['from']} → {data['to']} (by {data['by']})."]
+            if data["to"] == "rejected":
+                lines.append("Nothing was deleted: the file stays. The author may revise it and resubmit, "
+                             "or the PR may be closed.")
+            if data["to"] in ("approved", "published", "rejected", "proposed"):
+                lines.append("Commit the changed file for the team to see it.")
+            return ok("\n".join(lines), data)
+
+        return a.call("memory_promote", run)
+
+    @tool
+    def memory_resolve(
+        target: Annotated[str | None, Field(min_length=1, description="Id or path of a conflicted memory file; "
+                                            "omit to list the conflicted files.")] = None,
+    ) -> CallToolResult:
+        from git_memex.git import sync
+
+        def run(ctx: Any) -> CallToolResult:
+            if target is None:
+                items = sync.list_conflicts(ctx)
+                data = {"conflicts": [c.__dict__ for c in items]}
+                if not items:
+                    return ok("No conflicted memory files.", data)
+                return ok("\n".join(f"conflicted: {c.id}  {c.path}" for c in items), data)
+            out = sync.resolve(ctx, target)
+            data = out.__dict__
+            if out.clean:
+                merged = f" (merged: {', '.join(out.auto_merged)})" if out.auto_merged else ""
+                return ok(f"Resolved and staged {out.path}{merged}. Commit to finish the merge.", data)
+            lines = [f"Cannot resolve {out.path} automatically; a human must decide. Nothing was written."]
+            for c in out.conflicts:
+                lines.append(f"  {c['field']} ({c['kind']} conflict):")
+                for side in ("base", "ours", "theirs"):
+                    lines.append(f"    {side}: {one_line(json.dumps(c[side], ensure_ascii=False, default=str))}")
+            lines.append("Show these to the user; after they edit the file, `git add` it.")
+            return ok("\n".join(lines), data)
+
+        return a.call("memory_resolve", run)
+
+    @tool
+    def memory_pr_status(
+        apply: Annotated[bool, Field(description="Perform the mapped review transitions locally (no push). "
+                                     "Default: report only.")] = False,
+    ) -> CallToolResult:
+        from git_memex.review import pull_requests
+
+        def run(ctx: Any) -> CallToolResult:
+            data = pull_requests.pr_status(ctx, apply=apply)
+            pr = data["pr"]
+            lines = [f"{pull_requests.pr_label(pr.get('number'))} {pr.get('state') or '?'}"
+                     + (f", review: {pr['review_decision']}" if pr.get("review_decision") else "")
+                     + (f" — {pr['url']}" if pr.get("url") else "")]
+            lines += [f"- {it['id']}: {it['action']}" for it in data["memories"]] or ["(no memory files in this PR)"]
+            if apply:
+                lines += [f"applied {x['id']}: {x['from']} → {x['to']} (by {x['by']})" for x in data["applied"]] \
+                    or ["nothing to apply."]
+            return ok("\n".join(lines), data)
+
+        return a.call("memory_pr_status", run)
+
