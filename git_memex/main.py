@@ -111,7 +111,8 @@ def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse
 
 
 # The agent hooks' exact command lines (as `clients.hook_commands` writes them) skip argparse:
-# building a parser loads gettext, locale and shutil (~12 ms), and these run on every prompt.
+# building the subcommand's parser and parsing costs ~8 ms here (best of 9, in-process, the command
+# module already imported), and these run on every prompt.
 HOOKS: dict[tuple[str, ...], str] = {
     ("context", "--hook", "claude"): "git_memex.commands.context",
     ("capture", "--hook", "claude"): "git_memex.commands.capture",

@@ -1,6 +1,7 @@
 """SHA-1/SHA-256 hex digests from CPython's built-in hash modules.
 
-`hashlib` starts OpenSSL on import (3-9 ms measured here), and every command hashes something:
+`hashlib` starts OpenSSL on import (~2.3 ms here, against ~0.3 ms for `_sha1` and `_sha256`;
+best of 5 runs of `python -X importtime -c 'import hashlib'`), and every command hashes something:
 the project key, a content hash, a racy file. The built-in `_sha1`/`_sha2` (`_sha256` before
 Python 3.12) give the same digests without that start-up; `hashlib` remains the fallback for
 builds without them.
