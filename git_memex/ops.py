@@ -23,7 +23,7 @@ from git_memex.core.model import Memory, ValidationError
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, MemexError, NotFound, UsageError
-from git_memex.index.refresh import RefreshStats, Source
+from git_memex.index.refresh import RefreshStats
 from git_memex.index.stores import Found, Stores, opened
 
 TYPE_CHECKING = False
@@ -560,12 +560,3 @@ def where(ctx: Context) -> dict[str, Any]:
         "repo_id": ctx.repo_id,
         "origin": ctx.origin_url,
     }
-
-
-def source_for_path(ctx: Context, path: Path) -> Source | None:
-    parent = path.parent
-    for loc, folder in (("personal", ctx.personal_dir), ("outbox", ctx.outbox_dir),
-                        ("private", ctx.private_dir), ("repo", ctx.memory_dir)):
-        if folder is not None and parent == folder:
-            return Source(loc, folder, None if loc == "personal" else ctx.project_key)
-    return None

@@ -119,14 +119,6 @@ def is_valid_id(value: object) -> bool:
     return isinstance(value, str) and bool(SAFE_ID_RE.match(value))
 
 
-def check_id_arg(value: str) -> str:
-    """Ids come from users and agents; refuse anything that could name a path."""
-    v = value.strip()
-    if not SAFE_ID_RE.match(v):
-        raise ValidationError(f"{value!r} is not a memory id (expected a ULID such as 01JHFQ8PMWKVX6KGZH2MXR6QJA)")
-    return v
-
-
 def parse_time(value: object) -> float | None:
     """Seconds since the epoch for an RFC 3339 string (or v1 epoch ms); None if absent/bad."""
     if value is None:

@@ -75,20 +75,15 @@ def in_memory_dir(path: str, memory_dir: str) -> bool:
     return path.startswith(prefix) and path.endswith(".md") and "/" not in path[len(prefix):]
 
 
-def staged_memory_files(work_tree: Path, memory_dir: str) -> list[tuple[str, bytes]]:
+def staged_memory_changes(work_tree: Path, memory_dir: str) -> tuple[list[tuple[str, bytes]], list[str]]:
     """(path, blob) of the memory files whose entry in the index git is recording differs from
-    HEAD (all of them on an unborn branch): the content the commit being made will hold.
+    HEAD (all of them on an unborn branch): the content the commit being made will hold; and the
+    paths of the memory files the commit deletes.
 
     The index is the one `GIT_INDEX_FILE` names, else the repository's own, exactly as for git.
     One `git diff-index` call; a second (`cat-file --batch`) only when a memory file is staged.
     Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
     """
-    return staged_memory_changes(work_tree, memory_dir)[0]
-
-
-def staged_memory_changes(work_tree: Path, memory_dir: str) -> tuple[list[tuple[str, bytes]], list[str]]:
-    """`staged_memory_files`, and the paths of the memory files the commit deletes, from the
-    same single `git diff-index` call."""
     folder = memory_dir.rstrip("/") + "/"
     # --ita-invisible-in-index: a `git add -N` entry is not part of the commit
     r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--no-renames", "--name-status", "-z",

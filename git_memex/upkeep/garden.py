@@ -21,7 +21,6 @@ from git_memex.core.record import field, record
 STALE_DAYS = 90
 """A live memory not updated for this many days is listed as stale (docs/curating.md)."""
 LIVE = ("active", "deprecated")
-PROJECT_SIDE = ("repo", "outbox", "private")
 
 
 def _domain(row: Mapping[str, Any]) -> str:
