@@ -16,13 +16,13 @@ Speed (see bench/README.md for the figures):
   fast reader for the plain frontmatter every writer produces (anything else goes through
   the full YAML reader), and written in batches: one transaction and a few `executemany`
   calls per batch, so memory stays flat at any corpus size.
-- A full rebuild drops and recreates the tables instead of deleting row by row.
+
+The tables, and what a memory file becomes in them, are in `schema`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sqlite3
@@ -35,10 +35,21 @@ from pathlib import Path
 from typing import Any
 
 from git_memex.core.files import UnreadableMemory, parse_memory_bytes, read_memory
-from git_memex.core.model import Memory, parse_time
+from git_memex.core.model import Memory
 from git_memex.core.record import field, record
-
-SCHEMA_VERSION = "11"
+from git_memex.index.schema import (
+    COLUMNS,
+    DELETE_FTS,
+    DELETE_MEMORY,
+    FTS_COLUMNS,
+    INSERT_FTS,
+    INSERT_MEMORY,
+    RECORD_FILE,
+    SCHEMA_VERSION,
+    fts_fields,
+    memory_row,
+)
+from git_memex.index.schema import create as create_tables
 
 
 def _busy_timeout_ms() -> int:
@@ -58,64 +69,6 @@ RACY_NS = 2_000_000_000
 BATCH = 5000
 # A refresh that reads at least this many files shows a progress line on a terminal.
 PROGRESS_MIN = 2000
-
-_SCHEMA = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE files(
-    path TEXT PRIMARY KEY,
-    sig TEXT NOT NULL,
-    racy INTEGER NOT NULL DEFAULT 0,
-    sha TEXT,
-    error TEXT
-);
-CREATE INDEX files_racy ON files(path) WHERE racy = 1;
-CREATE INDEX files_error ON files(path) WHERE error IS NOT NULL;
--- guard.safe_bodies: does this exact body (by SHA-1) carry a secret or a <private> part?
-CREATE TABLE secret_checks(body_sha TEXT PRIMARY KEY, found INTEGER NOT NULL);
-CREATE TABLE scans(folder TEXT PRIMARY KEY, names BLOB NOT NULL, sigs BLOB NOT NULL);
-CREATE TABLE scan_patches(folder TEXT NOT NULL, name TEXT NOT NULL, sig TEXT, PRIMARY KEY(folder, name));
-CREATE TABLE memories(
-    rid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL,
-    path TEXT NOT NULL UNIQUE,
-    location TEXT NOT NULL,
-    project_key TEXT,
-    scope TEXT, type TEXT, status TEXT, review_state TEXT, role TEXT, importance TEXT,
-    visibility TEXT, source TEXT, trust_level TEXT, instruction_state TEXT, confidence TEXT,
-    created_by TEXT, created_at TEXT, updated_at TEXT, updated_ts REAL,
-    supersedes TEXT, superseded_by TEXT, derived_from TEXT,
-    tags TEXT, paths TEXT, content_hash TEXT, body TEXT, warnings TEXT,
-    aliases TEXT, alias TEXT, target TEXT
-);
-CREATE INDEX memories_id ON memories(id);
-CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT NULL;
-CREATE INDEX memories_hash ON memories(content_hash);
-CREATE INDEX memories_updated ON memories(updated_ts);
-CREATE INDEX memories_alias ON memories(alias) WHERE alias IS NOT NULL;
--- the session context's pools, newest first: a rare kind is found without visiting every row
-CREATE INDEX memories_instruction ON memories(updated_ts) WHERE role = 'instruction';
-CREATE INDEX memories_warning ON memories(updated_ts) WHERE type = 'warning';
-CREATE INDEX memories_high ON memories(updated_ts) WHERE importance = 'high';
-CREATE INDEX memories_with_paths ON memories(updated_ts) WHERE paths != '[]';
-CREATE VIRTUAL TABLE memories_fts USING fts5(
-    body, tags, type, cjk, aliases, tokenize='porter unicode61 remove_diacritics 2'
-);
-"""
-
-COLUMNS = (
-    "id", "path", "location", "project_key", "scope", "type", "status", "review_state", "role",
-    "importance", "visibility", "source", "trust_level", "instruction_state", "confidence",
-    "created_by", "created_at", "updated_at", "updated_ts", "supersedes", "superseded_by",
-    "derived_from", "tags", "paths", "content_hash", "body", "warnings", "aliases", "alias",
-    "target",
-)  # fmt: skip
-FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
-
-_INSERT_MEMORY = f"INSERT INTO memories(rid, {', '.join(COLUMNS)}) VALUES(?, {', '.join('?' * len(COLUMNS))})"
-_INSERT_FTS = f"INSERT INTO memories_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES(?, {', '.join('?' * len(FTS_COLUMNS))})"
-_DELETE_FTS = "DELETE FROM memories_fts WHERE rowid IN (SELECT rid FROM memories WHERE path = ?)"
-_DELETE_MEMORY = "DELETE FROM memories WHERE path = ?"
-_RECORD_FILE = "INSERT OR REPLACE INTO files(path, sig, racy, sha, error) VALUES(?, ?, ?, ?, ?)"
 
 
 @record(frozen=True)
@@ -144,85 +97,6 @@ class RefreshStats:
 
 def _sig(st: os.stat_result) -> str:
     return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
-
-
-def _str(v: Any) -> str | None:
-    if v is None:
-        return None
-    return str(v)
-
-
-def _str_list(v: Any) -> list[str]:
-    if v is None:
-        return []
-    if isinstance(v, str):
-        return [v] if v.strip() else []
-    if isinstance(v, list):
-        return [str(x) for x in v if x is not None and not isinstance(x, (dict, list))]
-    return [str(v)]
-
-
-def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, Any]:
-    from git_memex.core.textproc import content_hash
-
-    fm = m.fm
-    upd = fm.get("updated_at") or fm.get("created_at")
-    aliases = _str_list(fm.get("aliases"))
-    return {
-        "id": m.id,
-        "path": str(m.path),
-        "location": location,
-        "project_key": project_key,
-        "scope": _str(fm.get("scope")) or "project",
-        "type": _str(fm.get("type")) or "fact",
-        "status": _str(fm.get("status")) or "active",
-        "review_state": _str(fm.get("review_state")),
-        "role": _str(fm.get("role")) or "knowledge",
-        "importance": _str(fm.get("importance")) or "normal",
-        "visibility": _str(fm.get("visibility")),
-        "source": _str(fm.get("source")),
-        "trust_level": _str(fm.get("trust_level")),
-        "instruction_state": _str(fm.get("instruction_state")),
-        "confidence": _str(fm.get("confidence")),
-        "created_by": _str(fm.get("created_by")),
-        "created_at": _str(fm.get("created_at")),
-        "updated_at": _str(upd),
-        "updated_ts": parse_time(upd) or 0.0,
-        "supersedes": _str(fm.get("supersedes")),
-        "superseded_by": _str(fm.get("superseded_by")),
-        "derived_from": _str(fm.get("derived_from")),
-        "tags": json.dumps(m.tags, ensure_ascii=False),
-        "paths": json.dumps(m.paths, ensure_ascii=False),
-        "content_hash": content_hash(m.body),
-        "body": m.body,
-        "warnings": json.dumps(m.warnings, ensure_ascii=False) if m.warnings else None,
-        "aliases": json.dumps(aliases, ensure_ascii=False) if aliases else None,
-        # user-defined vocabulary (reference tool): `alias` names `target` (search expands both ways)
-        "alias": (_str(fm.get("alias")) or "").strip() or None,
-        "target": (_str(fm.get("target")) or "").strip() or None,
-    }
-
-
-def fts_fields(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
-    """(body, tags, type, cjk, aliases) texts for the FTS table.
-
-    Capture-time aliases and the alias/target vocabulary get a column of their own (a
-    separate BM25 weight); their CJK characters join the `cjk` column like the body's.
-    """
-    from git_memex.core.textproc import cjk_index_text, latin_text
-
-    tags = " ".join(json.loads(row["tags"] or "[]"))
-    alias_parts = json.loads(row["aliases"]) if row["aliases"] else []
-    alias_parts += [x for x in (row["alias"], row["target"]) if x]
-    aliases = " ".join(alias_parts)
-    cjk_src = row["body"] + " " + tags + (" " + aliases if aliases else "")
-    return (
-        latin_text(row["body"]),
-        latin_text(tags),
-        row["type"] or "",
-        cjk_index_text(cjk_src),
-        latin_text(aliases),
-    )
 
 
 # ---------------------------------------------------------------- fast frontmatter reader
@@ -631,21 +505,7 @@ class Index:
             self._create(conn)
 
     def _create(self, conn: sqlite3.Connection) -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for (name,) in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
-                " AND name NOT LIKE 'memories_fts_%'"
-            ).fetchall():
-                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-            for stmt in _SCHEMA.strip().split(";"):
-                if stmt.strip():
-                    conn.execute(stmt)
-            conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        create_tables(conn)
         self.rebuilt = True
 
     def _discard_files(self) -> None:
@@ -747,7 +607,7 @@ class Index:
 
     def _record_file(self, c: sqlite3.Connection, path: Path, folder: Path, sig: str, racy: bool,
                      sha: str | None, error: str | None) -> None:  # fmt: skip
-        c.execute(_RECORD_FILE, (str(path), sig, int(racy), sha, error))
+        c.execute(RECORD_FILE, (str(path), sig, int(racy), sha, error))
 
     def upsert(self, m: Memory, source: Source) -> None:
         """Index a memory just written by us (its file is on disk at m.path)."""
@@ -987,26 +847,26 @@ class Index:
             removed = 0
             if rows:  # rows about to be replaced by their new version
                 keep = [(r["path"],) for r, _ in rows]
-                c.executemany(_DELETE_FTS, keep)
-                c.executemany(_DELETE_MEMORY, keep)
+                c.executemany(DELETE_FTS, keep)
+                c.executemany(DELETE_MEMORY, keep)
             # A file written by another process after our listing may have been indexed by it
             # already: only what is really absent now is dropped (the next refresh sees the rest).
             gone = [p for p in gone if not os.path.lexists(p)]
             dropped = [(b[0],) for b in bad] + [(p,) for p in gone]
             if dropped:  # quarantined or deleted files: their rows go
-                c.executemany(_DELETE_FTS, dropped)
+                c.executemany(DELETE_FTS, dropped)
                 before = c.total_changes
-                c.executemany(_DELETE_MEMORY, dropped)
+                c.executemany(DELETE_MEMORY, dropped)
                 removed = c.total_changes - before
                 if gone:
                     c.executemany("DELETE FROM files WHERE path=?", [(p,) for p in gone])
             if rows:
                 base = c.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
-                c.executemany(_INSERT_MEMORY, ([base + i, *(r[k] for k in COLUMNS)] for i, (r, _) in enumerate(rows, 1)))
-                c.executemany(_INSERT_FTS, ((base + i, *fts_fields(r)) for i, (r, _) in enumerate(rows, 1)))
-                c.executemany(_RECORD_FILE, (f for _, f in rows))
+                c.executemany(INSERT_MEMORY, ([base + i, *(r[k] for k in COLUMNS)] for i, (r, _) in enumerate(rows, 1)))
+                c.executemany(INSERT_FTS, ((base + i, *fts_fields(r)) for i, (r, _) in enumerate(rows, 1)))
+                c.executemany(RECORD_FILE, (f for _, f in rows))
             if bad:
-                c.executemany(_RECORD_FILE, bad)
+                c.executemany(RECORD_FILE, bad)
             if digests is not None:
                 for folder, digest in digests.items():
                     self.set_meta(c, self._digest_key(folder), digest)
