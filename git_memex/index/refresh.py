@@ -26,7 +26,6 @@ import contextlib
 import os
 import sqlite3
 import stat as _stat
-import sys
 import time
 import zlib
 from collections.abc import Iterable, Iterator
@@ -68,8 +67,6 @@ BUSY_TIMEOUT_MS = _busy_timeout_ms()
 RACY_NS = 2_000_000_000
 # Files read, parsed and written per write transaction.
 BATCH = 5000
-# A refresh that reads at least this many files shows a progress line on a terminal.
-PROGRESS_MIN = 2000
 
 
 @record(frozen=True)
@@ -138,40 +135,6 @@ _SCANS: dict[tuple[str, str], int] = {}  # (index, folder) -> refreshes in this 
 
 class IndexCorrupt(Exception):
     pass
-
-
-class _Progress:
-    """`indexing 12,000/100,000 (12%)` on stderr, only when stderr is a terminal."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.on = total >= PROGRESS_MIN and _stderr_tty() and os.environ.get("GIT_MEMEX_PROGRESS", "1") != "0"
-        self.last = 0.0
-
-    def update(self, done: int) -> None:
-        if not self.on:
-            return
-        now = time.monotonic()
-        if now - self.last < 0.1 and 0 < done < self.total:
-            return
-        self.last = now
-        width = 30
-        filled = width * done // max(self.total, 1)
-        bar = "#" * filled + "-" * (width - filled)
-        sys.stderr.write(f"\rgit-memex: indexing [{bar}] {done:,}/{self.total:,} ({100 * done // max(self.total, 1)}%)")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.on:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-
-
-def _stderr_tty() -> bool:
-    try:
-        return sys.stderr is not None and sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 MEMORY = ":memory:"
@@ -504,7 +467,9 @@ class Index:
             return stats
         if len(plan) > BATCH:
             self.conn.execute("PRAGMA cache_size=-32768")  # 32 MiB while loading: fewer page reloads
-        progress = _Progress(len(plan))
+        from git_memex.index.progress import Progress
+
+        progress = Progress(len(plan))
         try:
             progress.update(0)
             for start in range(0, max(len(plan), 1), BATCH):
