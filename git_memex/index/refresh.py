@@ -1,23 +1,19 @@
-"""The SQLite FTS5 index: a cache of the markdown files, rebuildable from them at any time.
+"""One index database (SQLite, FTS5) and bringing it in line with the memory folders.
 
-Two databases are used together: one in the data root (personal memories, project
-outboxes, private memories) and one per work tree inside its git dir (the memories
-that work tree has checked out). Each keeps a table of the files it has read with
-their stat signature, so a refresh re-reads only what was added, changed or deleted.
+An index is a cache of the markdown files, rebuildable from them at any time (`Stores` uses two
+together, see `stores`). Each keeps a table of the files it has read with their stat signature,
+so a refresh re-reads only what was added, changed or deleted (`changes` decides which).
 
-Speed (see bench/README.md for the figures):
+Speed (see bench/README.md for the figures): changed files are read once (the bytes feed both
+the hash and the parser), parsed with a fast reader for the plain frontmatter every writer
+produces (`plainyaml`; anything else goes through the full YAML reader), and written in batches:
+one transaction and a few `executemany` calls per batch, so memory stays flat at any corpus size.
+Reading and parsing happen outside the write transaction: other writers wait only for the writes.
 
-- A refresh stats every memory file (that is how a hand edit is noticed) but compares the
-  listing against a digest of the previous one first, so an unchanged folder costs one
-  `lstat` per file and no per-file database work. Files modified within RACY_NS of a scan
-  are re-checked by content hash on the next refresh, so an edit that keeps the size and
-  lands in the same timestamp granule is still seen.
-- Changed files are read once (the bytes feed both the hash and the parser), parsed with a
-  fast reader for the plain frontmatter every writer produces (`plainyaml`; anything else goes
-  through the full YAML reader), and written in batches: one transaction and a few `executemany`
-  calls per batch, so memory stays flat at any corpus size.
-
-The tables, and what a memory file becomes in them, are in `schema`.
+Invariants: every write is one short `BEGIN IMMEDIATE` transaction (`Index.write`); a memory row
+and its FTS row are written and deleted together; a write made outside a refresh (`upsert`,
+`remove`, `apply_paths`) forgets the folder's listing digest and patches its snapshot, so the next
+refresh cannot take the folder for unchanged. The tables are in `schema`.
 """
 
 from __future__ import annotations
@@ -27,7 +23,6 @@ import os
 import sqlite3
 import stat as _stat
 import time
-import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +30,9 @@ from typing import Any
 from git_memex.core.files import UnreadableMemory, read_memory
 from git_memex.core.model import Memory
 from git_memex.core.record import field, record
+from git_memex.index import changes
 from git_memex.index import watcher as watch
+from git_memex.index.changes import Listing, Plan, digest_key
 from git_memex.index.plainyaml import parse_for_index
 from git_memex.index.schema import (
     COLUMNS,
@@ -128,9 +125,6 @@ def _load(path: Path) -> tuple[bytes, Memory | None, str | None]:
         return raw or b"", m, None
     except UnreadableMemory as exc:
         return raw or b"", None, str(exc)
-
-
-_SCANS: dict[tuple[str, str], int] = {}  # (index, folder) -> refreshes in this process
 
 
 class IndexCorrupt(Exception):
@@ -315,12 +309,8 @@ class Index:
             self._patch(c, path, None)
 
     # ------------------------------------------------------------ refresh
-    @staticmethod
-    def _digest_key(folder: Path | str) -> str:
-        return f"scan:{folder}"
-
     def _forget_digest(self, c: sqlite3.Connection, folder: Path | str) -> None:
-        c.execute("DELETE FROM meta WHERE key=?", (self._digest_key(folder),))
+        c.execute("DELETE FROM meta WHERE key=?", (digest_key(folder),))
 
     def _patch(self, c: sqlite3.Connection, path: Path | str, sig: str | None) -> None:
         """Keep the folder's listing snapshot in step with a file row written outside a refresh."""
@@ -328,138 +318,17 @@ class Index:
         if c.execute("SELECT 1 FROM scans WHERE folder=?", (str(p.parent),)).fetchone() is not None:
             c.execute("INSERT OR REPLACE INTO scan_patches(folder, name, sig) VALUES(?, ?, ?)", (str(p.parent), p.name, sig))
 
-    def _snapshot(self, folder: str) -> dict[str, tuple[int, ...]] | None:
-        """name -> (mtime_ns, size, inode) as of the last complete scan of folder, later writes applied."""
-        from array import array
-
-        row = self.conn.execute("SELECT names, sigs FROM scans WHERE folder=?", (folder,)).fetchone()
-        if row is None:
-            return None
-        names = bytes(row[0]).decode("utf-8", "surrogateescape").split("\0") if row[0] else []
-        nums = array("q")
-        nums.frombytes(bytes(row[1]))
-        if len(nums) != 3 * len(names):
-            return None
-        it = iter(nums)
-        snap: dict[str, tuple[int, ...]] = dict(zip(names, zip(it, it, it, strict=True), strict=True))
-        for name, sig in self.conn.execute("SELECT name, sig FROM scan_patches WHERE folder=?", (folder,)):
-            if sig is None:
-                snap.pop(name, None)
-            else:
-                snap[name] = tuple(int(x) for x in sig.split(":"))
-        return snap
-
-    def _scan(self, src: Source, now_ns: int, stats: RefreshStats,
-              plan: list[tuple[Source, str, str, str | None, bool]], gone: list[str],
-              digests: dict[str, str], changed_digest: set[str],
-              listings: dict[str, tuple[list[str], list[tuple[int, int, int]]]]) -> None:  # fmt: skip
-        """Compare one folder with what the index last saw; add the work to plan/gone."""
-        folder = str(src.folder)
-        key = (str(self.path), folder)
-        _SCANS[key] = seen_before = _SCANS.get(key, 0) + 1
-        forced: set[str] = set()  # files the kernel saw written: re-checked by content even if their stat is unchanged
-        watcher = watch.watcher() if seen_before >= 2 else None
-        if watcher is not None:
-            with watcher.lock:
-                watcher.poll()
-                w = watcher.get(folder, create=True)
-                if w is not None and not w.dirty and w.digest is not None \
-                        and self.get_meta(self._digest_key(folder)) == w.digest:  # fmt: skip
-                    stats.unchanged += w.count  # nothing reported since the last complete scan
-                    digests[folder] = w.digest
-                    return
-                if w is not None:  # a full scan follows; events from now on count again
-                    w.dirty = False
-                    w.digest = None
-                    forced, w.names = w.names, set()
-        names, sigs = _listing(folder)
-        blob = "\0".join(names).encode("utf-8", "surrogateescape")
-        digest = f"{len(names)}:{hash(tuple(sigs))}:{zlib.crc32(blob)}:{zlib.adler32(blob)}"
-        stored = self.get_meta(self._digest_key(folder))
-        digests[folder] = digest
-        if stored == digest:
-            # Same names, sizes, inodes and times as at the last complete scan: only the files
-            # that were racy then need a look (by content hash).
-            racy = self.conn.execute("SELECT path, sig, sha FROM files WHERE path >= ? AND path < ? AND racy = 1",
-                                     _under(folder)).fetchall()  # fmt: skip
-            for p, sig, sha in racy:
-                plan.append((src, p, sig, sha, True))
-            stats.unchanged += len(names) - len(racy)
-            if forced:
-                self._force(src, forced & set(names), {r[0] for r in racy}, plan, stats)
-            return
-        changed_digest.add(folder)
-        listings[folder] = (names, sigs)
-        prefix = folder + os.sep
-        snap = self._snapshot(folder)
-        if snap is not None:
-            # The listing of the last complete scan (+ what was written since): compare in memory and
-            # read rows only for the files that differ, instead of every row of the folder.
-            racy = {r[0][len(prefix):] for r in self.conn.execute(
-                "SELECT path FROM files WHERE path >= ? AND path < ? AND racy = 1", _under(folder))}  # fmt: skip
-            get = snap.get
-            suspects = [i for i, name in enumerate(names) if get(name) != sigs[i]]  # new or changed
-            if racy:
-                flagged = set(suspects)
-                suspects += [i for i, name in enumerate(names) if name in racy and i not in flagged]
-            stats.unchanged += len(names) - len(suspects)
-            lookup = self.conn.execute
-            for i in suspects:
-                name, (mtime_ns, size, ino) = names[i], sigs[i]
-                p = prefix + name
-                sig = f"{mtime_ns}:{size}:{ino}"
-                row = lookup("SELECT sig, racy, sha FROM files WHERE path=?", (p,)).fetchone()
-                if row is not None and row[0] == sig and not row[1]:
-                    stats.unchanged += 1
-                    continue
-                plan.append((src, p, sig, row[2] if row is not None else None, row is not None))
-            for name in names:
-                snap.pop(name, None)
-            gone.extend(prefix + name for name in snap)  # listed last time, not now
-            if forced:
-                self._force(src, forced & set(names), {entry[1] for entry in plan}, plan, stats)
-            return
-        known = {r[0]: (r[1], r[2], r[3]) for r in self.conn.execute(
-            "SELECT path, sig, racy, sha FROM files WHERE path >= ? AND path < ?", _under(folder))}  # fmt: skip
-        seen: set[str] = set()
-        for name, (mtime_ns, size, ino) in zip(names, sigs, strict=True):
-            p = prefix + name
-            seen.add(p)
-            sig = f"{mtime_ns}:{size}:{ino}"
-            old = known.get(p)
-            if old is not None and old[0] == sig and not old[1]:
-                stats.unchanged += 1
-                continue
-            plan.append((src, p, sig, old[2] if old is not None else None, old is not None))
-        gone.extend(p for p in known if p not in seen)
-        if forced:
-            self._force(src, forced & set(names), {entry[1] for entry in plan}, plan, stats)
-
-    def _force(self, src: Source, names: set[str], planned: set[str],
-               plan: list[tuple[Source, str, str, str | None, bool]], stats: RefreshStats) -> None:  # fmt: skip
-        """Re-check by content the files a watch reported, unless already planned: an edit that
-        kept size and timestamp is invisible to stat but not to the kernel."""
-        prefix = str(src.folder) + os.sep
-        for name in sorted(names):
-            p = prefix + name
-            if not name.endswith(".md") or p in planned:
-                continue
-            row = self.conn.execute("SELECT sig, sha FROM files WHERE path=?", (p,)).fetchone()
-            if row is not None and row[1] is not None:
-                plan.append((src, p, row[0], row[1], True))
-                stats.unchanged -= 1
-
     def refresh(self, sources: Iterable[Source], *, trigger: str | None = None) -> RefreshStats:
         """Bring the index in line with the folders, reading only what changed."""
         stats = RefreshStats()
-        plan: list[tuple[Source, str, str, str | None, bool]] = []  # (source, path, sig, known sha, known)
+        plan: Plan = []
         gone: list[str] = []
         digests: dict[str, str] = {}
         changed_digest: set[str] = set()
-        listings: dict[str, tuple[list[str], list[tuple[int, int, int]]]] = {}
+        listings: dict[str, Listing] = {}
         now_ns = time.time_ns()
         for src in sources:
-            self._scan(src, now_ns, stats, plan, gone, digests, changed_digest, listings)
+            changes.scan(self, src, stats, plan, gone, digests, changed_digest, listings)
         if not plan and not gone and not changed_digest:
             if trigger:
                 self.mark_sync(trigger)
@@ -485,10 +354,10 @@ class Index:
         watch.note_digests(digests)
         return stats
 
-    def _apply_batch(self, batch: list[tuple[Source, str, str, str | None, bool]], gone: list[str], now_ns: int,
+    def _apply_batch(self, batch: Plan, gone: list[str], now_ns: int,
                      stats: RefreshStats, digests: dict[str, str] | None, trigger: str | None,
                      tick: Any = None,
-                     listings: dict[str, tuple[list[str], list[tuple[int, int, int]]]] | None = None,
+                     listings: dict[str, Listing] | None = None,
                      ) -> None:  # fmt: skip
         # Read and parse outside the write transaction: other writers wait only for the writes.
         same: list[tuple[str, int, str]] = []  # (sig, racy, path): content unchanged, new stat
@@ -513,7 +382,7 @@ class Index:
                     added += 1
             else:
                 bad.append((p, sig, racy, sha, error or "unreadable"))
-        snapshots = [(f, *_listing_blob(*listings[f])) for f in listings] if listings else []
+        snapshots = [(f, *changes.listing_blob(*listings[f])) for f in listings] if listings else []
         # The listing snapshot is written with the last batch. Until then an older snapshot may
         # still stand; that is safe: a file whose signature differs from it is checked against its
         # row, and a row is only ever written for the signature it was read with.
@@ -545,7 +414,7 @@ class Index:
                 c.executemany(RECORD_FILE, bad)
             if digests is not None:
                 for folder, digest in digests.items():
-                    self.set_meta(c, self._digest_key(folder), digest)
+                    self.set_meta(c, digest_key(folder), digest)
             if snapshots:
                 c.executemany("INSERT OR REPLACE INTO scans(folder, names, sigs) VALUES(?, ?, ?)", snapshots)
                 c.executemany("DELETE FROM scan_patches WHERE folder=?", [(f[0],) for f in snapshots])
@@ -614,60 +483,6 @@ class Index:
         return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
 
-_DIR_FD = os.stat in os.supports_dir_fd and os.listdir in os.supports_fd
-
-
-def _listing(folder: str) -> tuple[list[str], list[tuple[int, int, int]]]:
-    """The memory files of a folder (`*.md`, not hidden) and their (mtime_ns, size, inode), in
-    directory order. One lstat per file, relative to an open folder descriptor where the platform
-    allows (no path walk per file: ~15% faster than DirEntry.stat)."""
-    names: list[str] = []
-    sigs: list[tuple[int, int, int]] = []
-    if _DIR_FD:
-        try:
-            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        except (FileNotFoundError, NotADirectoryError):
-            return names, sigs  # no folder: no memories (any other error is reported, not taken as "empty")
-        try:
-            stat = os.stat
-            for name in os.listdir(fd):
-                if not name.endswith(".md") or name.startswith("."):
-                    continue
-                try:
-                    st = stat(name, dir_fd=fd, follow_symlinks=False)
-                except OSError:
-                    continue
-                names.append(name)
-                sigs.append((st.st_mtime_ns, st.st_size, st.st_ino))
-        finally:
-            os.close(fd)
-        return names, sigs
-    try:
-        with os.scandir(folder) as it:
-            for e in it:
-                name = e.name
-                if not name.endswith(".md") or name.startswith("."):
-                    continue
-                try:
-                    st = e.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                names.append(name)
-                sigs.append((st.st_mtime_ns, st.st_size, st.st_ino))
-    except (FileNotFoundError, NotADirectoryError):
-        pass
-    return names, sigs
-
-
-def _listing_blob(names: list[str], sigs: list[tuple[int, int, int]]) -> tuple[bytes, bytes]:
-    """(names joined by NUL, the (mtime_ns, size, inode) triples as 64-bit integers): a folder's listing."""
-    from array import array
-    from itertools import chain
-
-    return ("\0".join(names).encode("utf-8", "surrogateescape"),
-            array("q", chain.from_iterable(sigs)).tobytes())  # fmt: skip
-
-
 IN_CHUNK = 500
 """Values per `IN (...)`: well under SQLite's bound-variable limit (999 before 3.32)."""
 
@@ -677,11 +492,6 @@ def in_chunks(values: list[str]) -> Iterator[tuple[list[str], str]]:
     for start in range(0, len(values), IN_CHUNK):
         chunk = values[start : start + IN_CHUNK]
         yield chunk, ",".join("?" * len(chunk))
-
-
-def _under(folder: str) -> tuple[str, str]:
-    """Bounds of the paths directly or indirectly inside folder, for a range query on the key."""
-    return folder + os.sep, folder + chr(ord(os.sep) + 1)
 
 
 def _sha(raw: bytes) -> str:
