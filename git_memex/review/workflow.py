@@ -73,10 +73,8 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
             outbox = st.source("outbox")
             me = user_name(ctx)
             for orig in originals:
-                existing = st.home.conn.execute(
-                    "SELECT id, review_state FROM memories WHERE derived_from = ? AND location = 'outbox' AND project_key = ?",
-                    (orig.id, ctx.project_key),
-                ).fetchone()
+                existing = st.first("m.derived_from = ? AND m.location = 'outbox' AND m.project_key = ?",
+                                    (orig.id, ctx.project_key), columns="m.id, m.review_state")  # fmt: skip
                 if existing:
                     out.append({"source": orig.id, "id": existing[0], "review_state": existing[1], "existing": True})
                     continue
@@ -550,17 +548,14 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
                 last = (float(ts), trig)
         from git_memex.secrets.guard import safe_bodies
 
-        drafts = st.home.conn.execute(
-            "SELECT * FROM memories WHERE location='outbox' AND project_key=? AND status IN ('active','deprecated') ORDER BY id",
-            (ctx.project_key,),
-        ).fetchall()
+        drafts = st.rows("m.location = 'outbox' AND m.project_key = ? AND m.status IN ('active', 'deprecated')",
+                         (ctx.project_key,), order_by="m.id")  # fmt: skip
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in drafts])
         outbox = [{"id": r["id"], "review_state": r["review_state"], "snippet": _snippet(bodies[r["id"]], [])}
                   for r in drafts]  # fmt: skip
         states: dict[str, list[str]] = {s: [] for s in (*LADDER, "rejected")}
-        if st.repo is not None:
-            for r in st.repo.conn.execute("SELECT id, review_state FROM memories ORDER BY id"):
-                states.setdefault(r[1] or "draft", []).append(r[0])
+        for r in st.rows("m.location = 'repo'", columns="m.id, m.review_state", order_by="m.id"):
+            states.setdefault(r[1] or "draft", []).append(r[0])
         uncommitted = []
         if ctx.repo is not None:
             r = subprocess.run(["git", "status", "--porcelain", "--", ctx.memory_dir_rel], cwd=ctx.repo.work_tree,
@@ -618,11 +613,8 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
     from git_memex.search.engine import search
 
     with opened(ctx, stores) as st:
-        rows = []
-        for index, where, params in st.dbs():
-            rows.extend(index.conn.execute(
-                f"SELECT m.id, m.body, m.type, m.location, m.supersedes, m.superseded_by, m.updated_ts FROM memories m"
-                f" WHERE {where} AND m.status = 'active' ORDER BY m.updated_ts DESC LIMIT ?", (*params, recent)))  # fmt: skip
+        rows = st.rows("m.status = 'active'", columns="m.id, m.body, m.type, m.location, m.supersedes, m.superseded_by,"
+                       " m.updated_ts", order_by="m.updated_ts DESC", limit=recent)  # fmt: skip
         rows.sort(key=lambda r: -(r["updated_ts"] or 0))
         seen: set[tuple[str, str]] = set()
         out = []
@@ -636,14 +628,10 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
                 if key in seen or r["supersedes"] == h.id or r["superseded_by"] == h.id:
                     continue
                 seen.add(key)
-                other = None
-                for index, _w, _p in st.dbs():
-                    row = index.conn.execute("SELECT body FROM memories WHERE id=?", (h.id,)).fetchone()
-                    if row:
-                        other = row[0]
-                        break
-                if other is None:
+                row = st.one(h.id, "m.body", scoped=False)
+                if row is None:
                     continue
+                other = row[0]
                 sim = jaccard(r["body"], other)
                 if not 0.5 <= sim < 0.8:
                     continue
@@ -792,18 +780,14 @@ def distill(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
         from git_memex.secrets.guard import safe_bodies
 
         groups: dict[str, list[dict[str, Any]]] = {}
-        for index, where, params in st.dbs():
-            rows = index.conn.execute(
-                f"SELECT m.* FROM memories m WHERE {where} AND m.location = 'repo' AND m.scope != 'personal'"
-                " AND m.role = 'instruction' AND m.status = 'active' AND m.review_state IN ('approved', 'published')"
-                " AND m.confidence = 'high' AND (m.source IS NULL OR m.source != 'inference')"
-                " AND m.instruction_state = 'approved' ORDER BY m.type, m.id",
-                params,
-            ).fetchall()
-            rows = passing(ctx, rows, None)
-            bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows])  # this text is meant for AGENTS.md
-            for r in rows:
-                groups.setdefault(r["type"], []).append({"id": r["id"], "text": " ".join(bodies[r["id"]].split())})
+        rows = st.rows("m.location = 'repo' AND m.scope != 'personal' AND m.role = 'instruction' AND m.status = 'active'"
+                       " AND m.review_state IN ('approved', 'published') AND m.confidence = 'high'"
+                       " AND (m.source IS NULL OR m.source != 'inference') AND m.instruction_state = 'approved'",
+                       order_by="m.type, m.id")  # fmt: skip
+        rows = passing(ctx, rows, None)
+        bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows])  # this text is meant for AGENTS.md
+        for r in rows:
+            groups.setdefault(r["type"], []).append({"id": r["id"], "text": " ".join(bodies[r["id"]].split())})
         lines = ["## Distilled from project memory (git-memex)", ""]
         for t in sorted(groups):
             lines.append(f"### {t}")
