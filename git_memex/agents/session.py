@@ -446,11 +446,8 @@ def short_ids(stores: Stores, ids: Iterable[str]) -> dict[str, str]:
         n = min(SHORT_ID, len(mid))
         while n < len(mid):
             prefix = mid[:n]
-            others = 0
-            for index, _where, _params in stores.dbs():
-                others += index.conn.execute(
-                    "SELECT count(DISTINCT id) FROM memories WHERE id >= ? AND id < ? AND id != ?",
-                    (prefix, prefix + "\U0010ffff", mid)).fetchone()[0]  # fmt: skip
+            others = stores.count("m.id >= ? AND m.id < ? AND m.id != ?", (prefix, prefix + "\U0010ffff", mid),
+                                  distinct="m.id", scoped=False)  # fmt: skip
             if not others:
                 break
             n += 1
@@ -502,17 +499,12 @@ HIGH_POOL = KNOWLEDGE_POOL + " AND m.importance = 'high'"
 PATHS_POOL = KNOWLEDGE_POOL + " AND m.paths != '[]'"
 
 
-def pool_sql(where: str, cond: str) -> str:
-    return f"SELECT m.* FROM memories m WHERE {where} AND {cond} ORDER BY m.updated_ts DESC, m.id DESC LIMIT ?"
+POOL_ORDER = "m.updated_ts DESC, m.id DESC"
 
 
 def _rows(stores: Stores, cond: str, params: tuple[Any, ...] = (), *, limit: int) -> dict[str, sqlite3.Row]:
-    """Rows matching `cond` from every index, one per id (the repo copy wins, as in search)."""
-    out: dict[str, sqlite3.Row] = {}
-    for index, where, wparams in stores.dbs():
-        for r in index.conn.execute(pool_sql(where, cond), (*wparams, *params, limit)):
-            out.setdefault(r["id"], r)
-    return out
+    """The newest `limit` rows matching `cond` in each index, one per id (the repo copy wins, as in search)."""
+    return stores.by_id(cond, params, order_by=POOL_ORDER, limit=limit)
 
 
 def _drop_superseded(stores: Stores, rows: dict[str, sqlite3.Row]) -> None:
@@ -534,20 +526,11 @@ def _normalised_hits(stores: Stores, text: str) -> tuple[dict[str, float], list[
         return {}, []
     w = ", ".join(str(x) for x in BM25_WEIGHTS)
     scores: dict[str, float] = {}
-    for index, where, params in stores.dbs():
-        sql = (
-            f"SELECT m.id, bm25(memories_fts, {w}) AS rank"
-            " FROM memories_fts JOIN memories m ON m.rid = memories_fts.rowid"
-            f" WHERE memories_fts MATCH ? AND {where}"
-            f" AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
-            " ORDER BY rank LIMIT ?"
-        )
-        try:
-            rows = index.conn.execute(sql, (expr, *params, *HIDDEN_STATUSES, SEARCH_LIMIT)).fetchall()
-        except sqlite3.OperationalError:
-            continue
-        for mid, rank in rows:
-            scores.setdefault(mid, -float(rank))
+    rows = stores.rows(f"m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})", HIDDEN_STATUSES,
+                       columns=f"m.id, bm25(memories_fts, {w}) AS rank", match=expr, order_by="rank",
+                       limit=SEARCH_LIMIT, skip_errors=True)  # fmt: skip
+    for mid, rank in rows:
+        scores.setdefault(mid, -float(rank))
     ranked = sorted(scores, key=lambda i: -scores[i])[:SEARCH_LIMIT]
     top = scores[ranked[0]] if ranked else 0.0
     if top <= 0:
@@ -741,10 +724,8 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     from git_memex.index.refresh import in_chunks
 
     for chunk, marks in in_chunks(hit_ids):
-        cond = base + f" AND m.id IN ({marks})"
-        for index, where, wparams in st.dbs():
-            for r in index.conn.execute(f"SELECT m.* FROM memories m WHERE {where} AND {cond}", (*wparams, *chunk)):
-                pool.setdefault(r["id"], r)
+        for r in st.rows(base + f" AND m.id IN ({marks})", chunk):
+            pool.setdefault(r["id"], r)
     _drop_superseded(st, pool)
     scored: list[tuple[float, sqlite3.Row, list[str]]] = []
     for mid, r in pool.items():
