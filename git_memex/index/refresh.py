@@ -33,7 +33,6 @@ from git_memex.core.record import field, record
 from git_memex.index import changes
 from git_memex.index import watcher as watch
 from git_memex.index.changes import Listing, Plan, digest_key
-from git_memex.index.plainyaml import parse_for_index
 from git_memex.index.schema import (
     COLUMNS,
     DELETE_FTS,
@@ -119,6 +118,10 @@ def _read_bytes(path: str) -> bytes | None:
 
 def _load(path: Path) -> tuple[bytes, Memory | None, str | None]:
     """(raw bytes, memory, None) or (raw bytes, None, quarantine reason)."""
+    # imported here, not at the top: compiling its patterns is most of its import time, and a
+    # refresh that finds nothing changed never reads a file
+    from git_memex.index.plainyaml import parse_for_index
+
     raw = _read_bytes(str(path))
     try:
         m = read_memory(path) if raw is None else parse_for_index(path, raw)
