@@ -486,7 +486,7 @@ def _render(instructions: list[str], warnings: list[str], knowledge: list[str], 
 
 
 # The candidate pools, newest first. Each rare kind has a partial index on updated_ts in
-# index/refresh.py (instruction, warning, high importance, with paths) whose WHERE term appears here
+# index/schema.py (instruction, warning, high importance, with paths) whose WHERE term appears here
 # verbatim: SQLite then reads only the rows of that kind, not every row of a 10k-memory index.
 INSTRUCTION_POOL = "m.role = 'instruction' AND m.instruction_state = 'approved' AND m.status = 'active'"
 # A memory a reviewer rejected is left out: shown unlabelled it would look more trustworthy than

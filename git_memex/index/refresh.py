@@ -130,10 +130,6 @@ def _load(path: Path) -> tuple[bytes, Memory | None, str | None]:
         return raw or b"", None, str(exc)
 
 
-class IndexCorrupt(Exception):
-    pass
-
-
 MEMORY = ":memory:"
 """The path of an index kept in memory only (when the data root cannot be used)."""
 
