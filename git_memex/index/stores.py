@@ -228,6 +228,7 @@ class Stores:
         if not SAFE_ID_RE.match(mid):
             raise NotFound(f"{memory_id!r} is not a memory id")
         matches: list[Found] = []
+        args: tuple[str, ...]
         if 6 <= len(mid) < 26:
             where, args = "m.id >= ? AND m.id < ?", (mid.upper(), mid.upper() + "\uffff")
         else:

@@ -554,8 +554,8 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
         outbox = [{"id": r["id"], "review_state": r["review_state"], "snippet": _snippet(bodies[r["id"]], [])}
                   for r in drafts]  # fmt: skip
         states: dict[str, list[str]] = {s: [] for s in (*LADDER, "rejected")}
-        for r in st.rows("m.location = 'repo'", columns="m.id, m.review_state", order_by="m.id"):
-            states.setdefault(r[1] or "draft", []).append(r[0])
+        for row in st.rows("m.location = 'repo'", columns="m.id, m.review_state", order_by="m.id"):
+            states.setdefault(row[1] or "draft", []).append(row[0])
         uncommitted = []
         if ctx.repo is not None:
             r = subprocess.run(["git", "status", "--porcelain", "--", ctx.memory_dir_rel], cwd=ctx.repo.work_tree,
