@@ -19,8 +19,10 @@ $(VENV)/node/node_modules/gpt-tokenizer: | $(BIN)/python
 	  npm install --prefix $(VENV)/node --no-audit --no-fund --silent gpt-tokenizer@2.9.0; \
 	else echo "npm not found: tests/test_token_budget.py will be skipped"; fi
 
+# Style (ruff) and types (mypy: what it checks and how strictly is [tool.mypy] in pyproject.toml).
 lint: install
 	$(BIN)/ruff check git_memex tests bench
+	$(BIN)/mypy
 
 man: install
 	$(BIN)/python -m git_memex.manpage > man/git-memex.1
@@ -32,4 +34,4 @@ bench-quick: install
 	$(BIN)/python -m bench --quick
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .mypy_cache

@@ -112,7 +112,7 @@ def build_store(root: Path, memories: Iterable[dict[str, Any]]) -> tuple[Any, di
                 extra[key] = mem[key]
         mtype = mem.get("type") if mem.get("type") in model.TYPES else "fact"
         m = model.create(mem["text"], scope="personal", type=mtype, tags=list(mem.get("tags") or []),
-                         source="import", extra=extra)  # fmt: skip
+                         source="import", extra=extra)
         m.fm["created_at"] = m.fm["updated_at"] = FIXED_TIME
         # the bytes write_memory would write, without its per-file fsync (thousands of files)
         (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), encoding="utf-8")
@@ -154,7 +154,7 @@ def baseline_scores(data: dict[str, Any], group_names: list[str | None]) -> dict
 
 
 def score_dataset(name: str, *, groups: int | None = None, misses: bool = False,
-                  query_filter: Any = None) -> dict[str, Any]:  # fmt: skip
+                  query_filter: Any = None) -> dict[str, Any]:
     from git_memex.search.engine import search
 
     data = load(name)
@@ -188,7 +188,7 @@ def score_dataset(name: str, *, groups: int | None = None, misses: bool = False,
                         s.latencies_ms.append(dt)
                     if misses and (first is None or first > 1):
                         missed.append({"id": q["id"], "query": q["query"], "rank": first, "relevant": q["relevant"],
-                                       "top": ranked[:3]})  # fmt: skip
+                                       "top": ranked[:3]})
             finally:
                 stores.close()
     out: dict[str, Any] = {
@@ -227,21 +227,21 @@ def check_targets(res: dict[str, Any]) -> list[str]:
 
 def markdown(results: list[dict[str, Any]]) -> str:
     lines = ["| dataset | run | queries | R@1 | R@5 | R@10 | MRR | evR@5 | evR@10 | p50 ms | p95 ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         name = r["dataset"] + (f" ({r['groups']} groups)" if r["dataset"] == "locomo" else "")
         base = r.get("baseline")
         if base:
             which = "FTS5 baseline (same groups, shared scorer)" if r.get("baseline_measured_on_subset") else "FTS5 baseline (README)"
             lines.append(f"| {name} | {which} | | {base['R@1']:.3f} | {base['R@5']:.3f} | {base['R@10']:.3f} "
-                         f"| {base['MRR']:.3f} | | | | |")  # fmt: skip
+                         f"| {base['MRR']:.3f} | | | | |")
         ref = REFERENCE.get(r["dataset"])
         if ref:
             lines.append(f"| {name} | open-memex TS (reported) | | {ref['R@1']:.3f} | {ref['R@5']:.3f} | | {ref['MRR']:.3f} | | | | |")
         for label, key in (("git-memex", "all"), ("git-memex, half A", "half_A"), ("git-memex, half B", "half_B")):
             s = r[key]
             lines.append(f"| {name} | {label} | {s['queries']} | {s['R@1']:.3f} | {s['R@5']:.3f} | {s['R@10']:.3f} "
-                         f"| {s['MRR']:.3f} | {s['evR@5']:.3f} | {s['evR@10']:.3f} | {s['p50_ms']} | {s['p95_ms']} |")  # fmt: skip
+                         f"| {s['MRR']:.3f} | {s['evR@5']:.3f} | {s['evR@10']:.3f} | {s['p50_ms']} | {s['p95_ms']} |")
     return "\n".join(lines)
 
 
@@ -252,7 +252,7 @@ def write_markdown(path: Path, results: list[dict[str, Any]]) -> None:
     lines = ["# Retrieval quality of git-memex search", "",
              f"`python -m bench.retrieval --out {path.name}`; Python {platform.python_version()}, SQLite "
              f"{sqlite3.sqlite_version}. Metrics over depth {DEPTH}; latency = one `search()` call with limit "
-             f"{DEPTH}, in process. Halves A/B split the queries by a hash of their id.", "", markdown(results), ""]  # fmt: skip
+             f"{DEPTH}, in process. Halves A/B split the queries by a hash of their id.", "", markdown(results), ""]
     for r in results:
         lines += [f"## {r['dataset']} by category", "", "| category | queries | R@1 | R@5 | R@10 | MRR |", "|---|---|---|---|---|---|"]
         for c, sc in r["by_category"].items():
@@ -266,7 +266,7 @@ def write_markdown(path: Path, results: list[dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", choices=("openmemex-eval", "locomo", "all"), default="all")
     ap.add_argument("--groups", type=int, default=None, help="locomo: only the first N conversations")
     ap.add_argument("--misses", action="store_true", help="list queries whose first relevant hit is not at rank 1")

@@ -145,12 +145,12 @@ def child_env(base: dict[str, str]) -> dict[str, str]:
 
 
 def run(cmd: list[str], *, cwd: Path, env: dict[str, str], stdin: bytes | None = None,
-        timeout: float = 900) -> tuple[float, int, int, str, str]:  # fmt: skip
+        timeout: float = 900) -> tuple[float, int, int, str, str]:
     """(ms, exit code, peak RSS in KiB of the process and its waited-for children, stdout, stderr)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                             stdout=out, stderr=err)  # fmt: skip
+                             stdout=out, stderr=err)
         if stdin is not None:
             assert p.stdin is not None
             with contextlib.suppress(BrokenPipeError):
@@ -205,7 +205,7 @@ def first_line(s: str) -> str:
 
 
 def repeat(label: str, m: Measure, n: int, step: Callable[[int], tuple[float, int, int, str, str] | None],
-           warmup: bool = True) -> None:  # fmt: skip
+           warmup: bool = True) -> None:
     """Run step(i) for a warm-up and n timed rounds; record ms and RSS, or the first failure."""
     for i in range(-1 if warmup else 0, n):
         res = step(i)
@@ -236,7 +236,7 @@ def ensure_corpus(n: int, queries: int) -> tuple[Path, Path]:
         log(f"  generating {n:,} memories with {GEN.name}")
         mem.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, str(GEN), "--n", str(n), "--out", str(mem), "--force",
-                        "--queries", str(min(queries, n))], check=True, capture_output=True)  # fmt: skip
+                        "--queries", str(min(queries, n))], check=True, capture_output=True)
     return mem, qfile
 
 
@@ -295,7 +295,7 @@ def base_environment(tmp: Path) -> dict[str, str]:
     cfg = home / ".gitconfig"
     cfg.write_text("[user]\n\tname = memex bench\n\temail = bench@example.invalid\n"
                    "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
-                   "[pull]\n\tff = only\n")  # fmt: skip
+                   "[pull]\n\tff = only\n")
     env = dict(os.environ)
     env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(cfg), GIT_CONFIG_NOSYSTEM="1", LC_ALL="C.UTF-8")
     venv_bin = str(Path(sys.executable).parent)
@@ -351,7 +351,7 @@ def bench_size(n: int, mode: Mode, base_env: dict[str, str], keep: bool) -> Size
         # -------- no-op reindex
         log("  reindex (nothing changed)")
         repeat("reindex", R.setdefault("reindex_noop", Measure()), mode.reps,
-               lambda i: run([*cmd, "reindex"], cwd=ws.a, env=ws.env_a))  # fmt: skip
+               lambda i: run([*cmd, "reindex"], cwd=ws.a, env=ws.env_a))
 
         # -------- post-merge after a real pull (B gets A's commits through origin)
         log("  post-merge hook after git pull")
@@ -418,18 +418,18 @@ def bench_size(n: int, mode: Mode, base_env: dict[str, str], keep: bool) -> Size
         qs = [q["query"] for q in queries]
         for row, prefix in (("search_git", ["git", "memex"]), ("search_cli", cmd)):
             repeat(row, R.setdefault(row, Measure()), mode.search_cli,
-                   lambda i, p=prefix: run([*p, "search", qs[(i + 1) % len(qs)]], cwd=ws.a, env=ws.env_a))  # fmt: skip
+                   lambda i, p=prefix: run([*p, "search", qs[(i + 1) % len(qs)]], cwd=ws.a, env=ws.env_a))
 
         # -------- search, in process
         log("  search (in process)")
         wargs = {"repo": str(ws.a), "queries": str(qfile), "passes": mode.passes,
-                 "refresh_queries": min(mode.refresh_queries, 30 if slow else mode.refresh_queries)}  # fmt: skip
+                 "refresh_queries": min(mode.refresh_queries, 30 if slow else mode.refresh_queries)}
         ms, rc, rss, out, err = run([sys.executable, "-m", "bench.worker", "inproc", json.dumps(wargs)], cwd=ROOT,
-                                    env=ws.env_a | {"PYTHONPATH": str(ROOT)})  # fmt: skip
+                                    env=ws.env_a | {"PYTHONPATH": str(ROOT)})
         if rc == 0:
             w = json.loads(out)
             for row, key in (("search_inproc", "search_ms"), ("search_inproc_refresh", "search_refresh_ms"),
-                             ("refresh_noop", "refresh_noop_ms"), ("refresh_watched", "refresh_watched_ms")):  # fmt: skip
+                             ("refresh_noop", "refresh_noop_ms"), ("refresh_watched", "refresh_watched_ms")):
                 s = w[key]
                 R[row] = Measure(p50=s["p50"], p95=s["p95"], extra={"n": s["n"], "min": s["min"], "max": s["max"]})
             R["search_inproc"].rss_kb.append(rss)
@@ -445,7 +445,7 @@ def bench_size(n: int, mode: Mode, base_env: dict[str, str], keep: bool) -> Size
             repeat("add", R.setdefault("add", Measure()), mode.reps,
                    lambda i: run([*cmd, "add", f"Benchmark note {i + 2}: the nightly export job {i + 2} writes "
                                   f"to bucket exports-{i + 2} and retries three times", "--tags", "bench"],
-                                 cwd=ws.a, env=ws.env_a))  # fmt: skip
+                                 cwd=ws.a, env=ws.env_a))
         else:
             R["add"] = Measure(note="n/a (command missing)")
 
@@ -460,22 +460,22 @@ def bench_size(n: int, mode: Mode, base_env: dict[str, str], keep: bool) -> Size
         log("  context / capture")
         if command_exists("context"):
             payload = json.dumps({"session_id": "bench", "cwd": str(ws.a), "hook_event_name": "SessionStart",
-                                  "source": "startup"}).encode()  # fmt: skip
+                                  "source": "startup"}).encode()
             repeat("context", R.setdefault("context", Measure()), mode.reps,
-                   lambda i: run([*cmd, "context", "--hook", "claude"], cwd=ws.a, env=ws.env_a, stdin=payload))  # fmt: skip
+                   lambda i: run([*cmd, "context", "--hook", "claude"], cwd=ws.a, env=ws.env_a, stdin=payload))
         else:
             R["context"] = Measure(note="n/a (command missing)")
         if command_exists("capture"):
             plain = json.dumps({"session_id": "bench", "cwd": str(ws.a), "hook_event_name": "UserPromptSubmit",
-                                "prompt": "Why do the integration tests time out on CI since yesterday?"}).encode()  # fmt: skip
+                                "prompt": "Why do the integration tests time out on CI since yesterday?"}).encode()
             repeat("capture", R.setdefault("capture_plain", Measure()), mode.reps,
-                   lambda i: run([*cmd, "capture", "--hook", "claude"], cwd=ws.a, env=ws.env_a, stdin=plain))  # fmt: skip
+                   lambda i: run([*cmd, "capture", "--hook", "claude"], cwd=ws.a, env=ws.env_a, stdin=plain))
 
             def save(i: int) -> tuple[float, int, int, str, str]:
                 prompt = (f"remember that the staging database {i + 2} is rebuilt every night at {i + 2} am "
-                          f"from the snapshot bucket snap-{i + 2}")  # fmt: skip
+                          f"from the snapshot bucket snap-{i + 2}")
                 body = json.dumps({"session_id": "bench", "cwd": str(ws.a), "hook_event_name": "UserPromptSubmit",
-                                   "prompt": prompt}).encode()  # fmt: skip
+                                   "prompt": prompt}).encode()
                 return run([*cmd, "capture", "--hook", "claude"], cwd=ws.a, env=ws.env_a, stdin=body)
 
             repeat("capture save", R.setdefault("capture_save", Measure()), mode.reps, save)
@@ -487,12 +487,12 @@ def bench_size(n: int, mode: Mode, base_env: dict[str, str], keep: bool) -> Size
         log("  mcp")
         if command_exists("mcp") and importlib.util.find_spec("mcp") is not None:
             wargs = {"repo": str(ws.a), "queries": str(qfile), "command": cmd, "spawns": mode.mcp_spawns,
-                     "calls": mode.mcp_calls}  # fmt: skip
+                     "calls": mode.mcp_calls}
             # one warm-up spawn so the server's .pyc files exist
             run([sys.executable, "-m", "bench.worker", "mcp", json.dumps(wargs | {"spawns": 1, "calls": 1})], cwd=ROOT,
-                env=ws.env_a | {"PYTHONPATH": str(ROOT)})  # fmt: skip
+                env=ws.env_a | {"PYTHONPATH": str(ROOT)})
             ms, rc, rss, out, err = run([sys.executable, "-m", "bench.worker", "mcp", json.dumps(wargs)], cwd=ROOT,
-                                        env=ws.env_a | {"PYTHONPATH": str(ROOT)})  # fmt: skip
+                                        env=ws.env_a | {"PYTHONPATH": str(ROOT)})
             if rc == 0:
                 w = json.loads(out)
                 r = w["ready_ms"]
@@ -529,7 +529,7 @@ def merge_driver_bench(ws: Workspace, cmd: list[str], name: str, reps: int) -> M
     def step(i: int) -> tuple[float, int, int, str, str]:
         (d / "ours").write_text(ours, encoding="utf-8")
         return run([*cmd, "merge-driver", str(d / "base"), str(d / "ours"), str(d / "theirs"), f"{MEMORY_DIR}/{name}"],
-                   cwd=ws.a, env=ws.env_a)  # fmt: skip
+                   cwd=ws.a, env=ws.env_a)
 
     repeat("merge-driver", m, reps, step)
     merged = (d / "ours").read_text(encoding="utf-8")
@@ -619,7 +619,7 @@ def report(results: list[SizeResult], mode: Mode, info: dict[str, str], out: Pat
     L.append("# git-memex benchmark results")
     L.append("")
     L.append(f"Mode `{mode.name}`, {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, wall time {wall_s:.0f} s. "
-             "Command: `python -m bench" + ("" if mode.name == "full" else f" --{mode.name}") + "`.")  # fmt: skip
+             "Command: `python -m bench" + ("" if mode.name == "full" else f" --{mode.name}") + "`.")
     L.append("")
     L.append("**Machine:** " + "; ".join(f"{k} {v}" for k, v in info.items()) + ".")
     L.append("")
@@ -629,18 +629,18 @@ def report(results: list[SizeResult], mode: Mode, info: dict[str, str], out: Pat
              "children started with PYTHONDONTWRITEBYTECODE removed so they use cached .pyc files as an installed "
              "tool does. In-process rows: p50 / p95 over the corpus's query file "
              f"({mode.passes} pass(es) of {mode.queries} queries; the freshness-scan variant over fewer). "
-             "The machine is shared with other work, so single runs are noisy: read medians.")  # fmt: skip
+             "The machine is shared with other work, so single runs are noisy: read medians.")
     L.append("")
     L.append("| measurement | " + " | ".join(f"{n:,} memories" for n in sizes) + " |")
     L.append("|---|" + "---|" * len(sizes))
     for row, label, _kind in ROWS:
         L.append(f"| {label} | " + " | ".join(cell(by[n].rows.get(row)) for n in sizes) + " |")
     L.append("| index size on disk | " + " | ".join(
-        f"{by[n].index_mb} MB ({by[n].index_mb * 1e6 / n / 1024:.2f} KiB/memory)" if by[n].index_mb else "–" for n in sizes) + " |")  # fmt: skip
+        f"{by[n].index_mb} MB ({by[n].index_mb * 1e6 / n / 1024:.2f} KiB/memory)" if by[n].index_mb else "–" for n in sizes) + " |")
     for row, label in (("reindex_full", "peak memory, `reindex --full`"), ("reindex_incr", "peak memory, incremental `reindex`"),
                        ("search_cli", "peak memory, `git-memex search`"), ("add", "peak memory, `add`"),
                        ("post_merge", "peak memory, post-merge hook"),
-                       ("search_inproc", "peak memory, in-process search worker")):  # fmt: skip
+                       ("search_inproc", "peak memory, in-process search worker")):
         vals = []
         for n in sizes:
             m = by[n].rows.get(row)
@@ -649,7 +649,7 @@ def report(results: list[SizeResult], mode: Mode, info: dict[str, str], out: Pat
     q = [by[n].checks.get("synthetic_quality") for n in sizes]
     if any(q):
         L.append("| search quality on the query file (R@5 / MRR@8) | " + " | ".join(
-            f"{x['R@5']:.3f} / {x['MRR@8']:.3f}" if x else "–" for x in q) + " |")  # fmt: skip
+            f"{x['R@5']:.3f} / {x['MRR@8']:.3f}" if x else "–" for x in q) + " |")
     L.append("")
     # targets
     L.append("## Targets")
@@ -670,14 +670,14 @@ def report(results: list[SizeResult], mode: Mode, info: dict[str, str], out: Pat
         if m and m.rss_kb:
             mb = max(m.rss_kb) / 1024
             L.append(f"| peak memory of `reindex --full` < {MEMORY_TARGET_MB} MB at 100k | {mb:.0f} MB | "
-                     f"{'yes' if mb < MEMORY_TARGET_MB else '**no**'} |")  # fmt: skip
+                     f"{'yes' if mb < MEMORY_TARGET_MB else '**no**'} |")
     L.append("")
     # growth
     if len(sizes) >= 2:
         L.append("## Cost growth")
         L.append("")
         L.append("Ratio of medians between consecutive sizes (10× more memories: 10.0 = linear, 1.0 = flat). "
-                 "Rows that must stay flat (a change of 10 files, one search) should be far below 10.")  # fmt: skip
+                 "Rows that must stay flat (a change of 10 files, one search) should be far below 10.")
         L.append("")
         pairs = list(zip(sizes, sizes[1:], strict=False))
         L.append("| measurement | " + " | ".join(f"{b // a}× memories ({a:,} → {b:,})" for a, b in pairs) + " |")
@@ -710,7 +710,7 @@ def draw_chart(results: list[SizeResult], out: Path) -> str:
     if len(sizes) < 2:
         return "Chart skipped: one corpus size only."
     rows = ["reindex_full", "reindex_incr", "post_merge", "search_git", "search_inproc", "search_inproc_refresh",
-            "add", "context", "mcp_search"]  # fmt: skip
+            "add", "context", "mcp_search"]
     fig, ax = plt.subplots(figsize=(9, 6))
     for row in rows:
         xs, ys = [], []
@@ -736,7 +736,7 @@ def draw_chart(results: list[SizeResult], out: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="1k and 10k memories, fewer repeats (under two minutes)")
     g.add_argument("--smoke", action="store_true", help="a 200-memory corpus: checks that every measurement runs")
@@ -771,7 +771,7 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.md").write_text(text, encoding="utf-8")
     raw = {"mode": mode.name, "machine": info, "wall_s": wall,
            "sizes": {r.n: {"rows": {k: v.stats() for k, v in r.rows.items()}, "index_mb": r.index_mb,
-                           "setup_s": r.setup_s, "checks": r.checks} for r in results}}  # fmt: skip
+                           "setup_s": r.setup_s, "checks": r.checks} for r in results}}
     (out / "results.json").write_text(json.dumps(raw, indent=1, default=str) + "\n", encoding="utf-8")
     print(text)
     log(f"bench: wrote {out / 'results.md'} in {wall:.0f} s")

@@ -24,7 +24,7 @@ def _pct(xs: list[float], p: float) -> float:
 
 def summary(xs: list[float]) -> dict[str, Any]:
     return {"n": len(xs), "p50": statistics.median(xs) if xs else None, "p95": _pct(xs, 0.95) if xs else None,
-            "min": min(xs) if xs else None, "max": max(xs) if xs else None}  # fmt: skip
+            "min": min(xs) if xs else None, "max": max(xs) if xs else None}
 
 
 def load_queries(path: str) -> list[dict[str, Any]]:

@@ -11,11 +11,11 @@ import contextlib
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 from git_memex import __version__
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` is not imported at run time: the agent hooks start here on every prompt
     import argparse
 
 # command name -> module name, in the order `--help` lists them
@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "sync-status": "sync_status",
     "pr-status": "pr_status",
     "pull": "pull",
+    "push": "push",
     "merge-driver": "merge_driver",
     "scan": "scan",
     "hook": "hook",
@@ -49,6 +50,9 @@ COMMANDS: dict[str, str] = {
     "distill": "distill",
     "migrate": "migrate",
     "log": "log",
+    "export": "export",
+    "import": "import_",
+    "audit": "audit",
 }
 
 
@@ -58,20 +62,7 @@ def parser_class() -> type[argparse.ArgumentParser]:
     Defined on first use: the hook fast path and the merge driver never import argparse."""
     import argparse
 
-    class Formatter(argparse.HelpFormatter):
-        """The default formatter, told the width: left to itself it imports shutil (~5 ms,
-        with zlib/bz2/lzma) for `shutil.get_terminal_size` on every parser built."""
-
-        def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                     width: int | None = None) -> None:  # fmt: skip
-            super().__init__(prog, indent_increment, max_help_position,
-                             terminal_columns() - 2 if width is None else width)  # fmt: skip
-
     class Parser(argparse.ArgumentParser):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            kwargs.setdefault("formatter_class", Formatter)
-            super().__init__(*args, **kwargs)
-
         def error(self, message: str) -> None:  # type: ignore[override]
             self.exit(1, f"git-memex: {message}; see `git memex {self._sub_name()}--help`\n")
 
@@ -80,20 +71,6 @@ def parser_class() -> type[argparse.ArgumentParser]:
             return (parts[-1] + " ") if len(parts) > 1 and parts[-1] not in ("git-memex", "memex") else ""
 
     return Parser
-
-
-def terminal_columns() -> int:
-    """`shutil.get_terminal_size().columns` without importing shutil: $COLUMNS, the terminal, 80."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
 
 
 def available_commands() -> dict[str, str]:
@@ -109,7 +86,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Git-native memory for AI coding agents: one markdown file per memory, "
         "personal memories kept on this machine, project knowledge shared through git with review.",
     )
-    parser.add_argument("--version", action="version", version=f"git-memex {__version__}")
+    parser.add_argument("-v", "--version", action="version", version=f"git-memex {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands = available_commands()
     if only is not None:
@@ -133,7 +110,7 @@ def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse
 
 # The agent hooks' exact command lines (as `clients.hook_commands` writes them) skip argparse:
 # building a parser loads gettext, locale and shutil (~12 ms), and these run on every prompt.
-HOOKS = {
+HOOKS: dict[tuple[str, ...], str] = {
     ("context", "--hook", "claude"): "git_memex.commands.context",
     ("capture", "--hook", "claude"): "git_memex.commands.capture",
 }

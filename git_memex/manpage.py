@@ -1,6 +1,9 @@
 """Render man/git-memex.1 from the argparse parser (`make man`; a test keeps it current).
 
-Needs the dev dependency argparse-manpage; users never import this module.
+Needs the dev dependency argparse-manpage; users never import this module. The page is
+installed as `<prefix>/share/man/man1/git-memex.1` (pyproject `data-files`, also for editable
+installs: see `build_hooks.py`), where `man` finds it from the venv's `bin` on PATH, so
+`man git-memex`, `git help memex` and `git memex --help` show it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,24 @@ import sys
 from git_memex import __version__
 
 MAN_DATE = "2026-11-30"
+SHORT_DESCRIPTION = "git-native memory for AI coding agents"
+"""The NAME line's description: what whatis and apropos index."""
+
+
+def _expand_choice_help(parser: object) -> None:
+    """Give subcommand summaries the `%` expansion argparse gives them in `--help`.
+
+    argparse expands `%%` (and `%(prog)s`) in a subcommand's `help=`; argparse-manpage prints
+    it as written, so `%%O` would reach the page doubled."""
+    import argparse
+
+    for action in getattr(parser, "_actions", []):
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                if choice.help and "%" in choice.help:
+                    choice.help = choice.help % {"prog": choice.dest}
+            for sub in action.choices.values():
+                _expand_choice_help(sub)
 
 
 def render() -> str:
@@ -20,12 +41,14 @@ def render() -> str:
     from git_memex.main import build_parser
 
     parser = build_parser()
+    _expand_choice_help(parser)
     data = {
         "date": MAN_DATE,
         "version": __version__,
         "project_name": "git-memex",
         "manual_title": "git-memex manual",
         "manual_section": 1,
+        "description": SHORT_DESCRIPTION,
     }
     return str(Manpage(parser, _data=data))
 

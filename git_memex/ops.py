@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from git_memex.core import model
 from git_memex.core.files import (
@@ -19,12 +18,17 @@ from git_memex.core.files import (
     read_memory,
     write_memory,
 )
+from git_memex.core.identity import person
 from git_memex.core.model import Memory, ValidationError
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
 from git_memex.errors import MemexError, NotFound, UsageError
 from git_memex.index.refresh import RefreshStats, Source
 from git_memex.index.stores import Found, Stores, opened
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LIFECYCLE_TARGETS = ("active", "deprecated", "retracted", "archived")
 NEAR_DUP_CANDIDATES = 20
@@ -42,11 +46,6 @@ def location_for(scope: str, visibility: str | None) -> str:
     if visibility == "private":
         return "private"
     return "outbox"
-
-
-def author(ctx: Context) -> str | None:
-    name = ctx.config.get("user.email") or ctx.config.get("user.name")
-    return f"local:{name}" if name else None
 
 
 # ------------------------------------------------------------------ add
@@ -86,7 +85,7 @@ def find_duplicate(stores: Stores, scope: str, body: str) -> str | None:
     locs = _scope_locations(scope)
     marks = ",".join("?" * len(locs))
     row = stores.first(f"m.content_hash = ? AND m.status = 'active' AND m.location IN ({marks})", (h, *locs),
-                       columns="m.id", order_by="m.id", limit=1)  # fmt: skip
+                       columns="m.id", order_by="m.id", limit=1)
     return str(row[0]) if row else None
 
 
@@ -107,7 +106,7 @@ def find_turn_echo(ctx: Context, scope: str, text: str, *, now: float | None = N
     with opened(ctx, None) as st:
         st.refresh()
         for r in st.rows(f"m.source = 'keyword' AND m.status = 'active' AND m.updated_ts >= ? AND m.location IN ({marks})",
-                         (since, *locs), columns="m.id, m.body"):  # fmt: skip
+                         (since, *locs), columns="m.id, m.body"):
             sim = jaccard(text, r["body"] or "")
             if sim >= TURN_ECHO_THRESHOLD and (best is None or sim > best[0]):
                 best = (sim, str(r["id"]))
@@ -119,7 +118,7 @@ def find_near_duplicates(stores: Stores, scope: str, body: str, exclude: str | N
     from git_memex.search.engine import search
 
     res = search(stores, body, scope="personal" if scope == "personal" else "project",
-                 limit=NEAR_DUP_CANDIDATES, refresh=False)  # fmt: skip
+                 limit=NEAR_DUP_CANDIDATES, refresh=False)
     out = []
     for h in res.hits:
         if h.id == exclude:
@@ -149,6 +148,20 @@ def _vocabulary(aliases: list[str] | None, alias: str | None, target: str | None
     if a:
         out["alias"], out["target"] = redact(a).text, redact(t).text
     return out
+
+
+def _duplicate(st: Stores, scope: str, dup: str, red: Any) -> AddResult:
+    """The answer to an add of an existing memory's text: that memory, in `id` and `duplicate_of`
+    (SPEC §3), with its review state, path and location; nothing is written."""
+    state: str | None = None
+    path: str | None = None
+    loc: str | None = None
+    try:
+        found = st.find(dup)
+        state, path, loc = found.row["review_state"], str(found.path), found.row["location"]
+    except NotFound:  # removed between the check and now: still nothing written
+        pass
+    return AddResult(dup, scope, state, dup, [], list(red.masked), red.private_spans, path, loc)
 
 
 def add(
@@ -182,7 +195,7 @@ def add(
         raise UsageError(f"scope {scope!r} is not valid; use project or personal")
     if scope == "personal" and visibility not in (None, "private"):
         raise UsageError(f"a personal memory never leaves this machine, so it cannot be {visibility}; "
-                         "drop --visibility or use --scope project")  # fmt: skip
+                         "drop --visibility or use --scope project")
     if text is None or not text.strip():
         raise UsageError("memory text is empty; give the text to remember")
     red = redact(text.strip())
@@ -200,7 +213,7 @@ def add(
             source=source,
             visibility=visibility,
             confidence=confidence,
-            created_by=author(ctx),
+            created_by=person(ctx),
             via=via,
             repo_id=ctx.repo_id,
             paths=paths,
@@ -215,7 +228,7 @@ def add(
         st.refresh()
         dup = find_duplicate(st, scope, body)
         if dup is not None:
-            return AddResult(None, scope, None, dup, [], list(red.masked), red.private_spans)
+            return _duplicate(st, scope, dup, red)
         near = find_near_duplicates(st, scope, body)  # advice only: outside the lock
         loc = location_for(scope, m.fm.get("visibility"))
         # One writer at a time per dedup domain, from the duplicate check to the index row, across
@@ -224,7 +237,7 @@ def add(
         with held(ctx.data_root, lock):
             dup = find_duplicate(st, scope, body)
             if dup is not None:
-                return AddResult(None, scope, None, dup, [], list(red.masked), red.private_spans)
+                return _duplicate(st, scope, dup, red)
             src = st.source(loc)
             write_memory(src.folder, m, private=loc != "repo")
             crash_point("add.after_write")
@@ -232,7 +245,7 @@ def add(
         return AddResult(
             m.id, scope, m.review_state, None, near, list(red.masked), red.private_spans,
             str(m.path), loc, m.body,
-        )  # fmt: skip
+        )
 
 
 # ------------------------------------------------------------------ read
@@ -260,8 +273,7 @@ def chain_warnings(stores: Stores, m: Memory) -> list[str]:
     sb = m.fm.get("superseded_by")
     if sb and not newer:
         try:
-            successor = stores.find(str(sb))
-            succ = load(successor)
+            succ = load(stores.find(str(sb)))
             if succ.fm.get("supersedes") != mid:
                 out.append(f"{sb} replaces {mid} but does not name it in `supersedes`; chain completed in this view")
         except NotFound:
@@ -276,7 +288,7 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
         m = load(found)
         warnings = chain_warnings(st, m) + list(m.warnings)
         return {"id": m.id, "path": str(found.path), "location": found.row["location"],
-                "frontmatter": m.fm, "body": m.body, "warnings": warnings}  # fmt: skip
+                "frontmatter": m.fm, "body": m.body, "warnings": warnings}
 
 
 def list_memories(
@@ -339,7 +351,7 @@ def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
 
 
 def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = None,
-           limit: int = 8, explain: bool = False, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+           limit: int = 8, explain: bool = False, stores: Stores | None = None) -> dict[str, Any]:
     from git_memex.search.engine import search as run
 
     if not query or not query.strip():
@@ -370,13 +382,15 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
 # ------------------------------------------------------------------ lifecycle
 def _rewrite(st: Stores, found: Found, m: Memory) -> None:
     model.touch(m)
+    if found.source.location == "repo":
+        model.stamp_reference(m.fm, st.ctx.reference_keys)
     write_memory(found.source.folder, m, private=found.source.location != "repo")
     found.index.upsert(m, found.source)
 
 
 def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", source: str = "cli",
               type: str | None = None, tags: list[str] | None = None, role: str | None = None,
-              confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+              confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """A new memory replacing `memory_id`; type, tags, role and confidence are the old one's
     unless given."""
     from git_memex.secrets.redact import redact
@@ -405,7 +419,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
                 source=source,
                 visibility=fm.get("visibility"),
                 confidence=confidence or (fm.get("confidence") if fm.get("confidence") in model.CONFIDENCES else None),
-                created_by=author(ctx),
+                created_by=person(ctx),
                 via=via,
                 repo_id=ctx.repo_id,
                 paths=old.paths,
@@ -444,7 +458,7 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         if old == "superseded":
             nxt = m.fm.get("superseded_by")
             raise MemexError(f"{m.id} is superseded" + (f" by {nxt}; change that memory instead" if nxt else
-                             "; change the memory that replaced it instead"), 2)  # fmt: skip
+                             "; change the memory that replaced it instead"), 2)
         m.fm["status"] = status
         _rewrite(st, found, m)
         return {"id": m.id, "from": old, "to": status, "changed": True}
@@ -532,7 +546,7 @@ def where(ctx: Context) -> dict[str, Any]:
 def source_for_path(ctx: Context, path: Path) -> Source | None:
     parent = path.parent
     for loc, folder in (("personal", ctx.personal_dir), ("outbox", ctx.outbox_dir),
-                        ("private", ctx.private_dir), ("repo", ctx.memory_dir)):  # fmt: skip
+                        ("private", ctx.private_dir), ("repo", ctx.memory_dir)):
         if folder is not None and parent == folder:
             return Source(loc, folder, None if loc == "personal" else ctx.project_key)
     return None

@@ -30,7 +30,7 @@ def test_bench_smoke_writes_a_row_per_measurement(tmp_path: Path) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     r = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--out", str(out)], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=600)  # fmt: skip
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     text = (out / "results.md").read_text(encoding="utf-8")
     assert "**Machine:**" in text and "SQLite" in text and "git" in text
@@ -71,7 +71,7 @@ SCALARS = st.one_of(
                      "?x", ":x", "-x", "[a, -1]", "[a, 1.5]", "[a, yes]", "[x:y]", "0o17", "0b101", "08", "1:60",
                      "3.", "1.2.3", ".git", "~x", "x~", "local:me@example.com", "a:", "[,]", "[a,,b]"]),
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),
-)  # fmt: skip
+)
 KEYS = st.sampled_from(["id", "tags", "a", "b_c", "on", "yes", "null", "Key", "x-y", "1a", "schema_version"])
 
 
@@ -105,7 +105,7 @@ def test_fast_frontmatter_reads_the_shapes_writers_produce() -> None:
     fm_text, _ = frontmatter.split(frontmatter.serialize(m.fm, m.body))
     assert fast_frontmatter(fm_text) == yaml_read(fm_text)
     corpus = ('id: 01JHM6MNKBRW8EKSW4MXHS5N72\nschema_version: 2\nscope: project\ntype: fact\n'
-              'created_at: "2025-03-01T10:00:00Z"\nsupersedes: null\ntags: [ci, build]\n')  # fmt: skip
+              'created_at: "2025-03-01T10:00:00Z"\nsupersedes: null\ntags: [ci, build]\n')
     assert fast_frontmatter(corpus) == yaml_read(corpus)
     assert fast_frontmatter("review_history:\n- at: x\n  by: y\n") is None  # nested: the YAML reader decides
 
@@ -114,13 +114,13 @@ def test_fast_frontmatter_reads_the_shapes_writers_produce() -> None:
 def write_memory(folder: Path, mid: str, body: str) -> Path:
     p = folder / f"{mid}.md"
     p.write_text(f"---\nid: {mid}\nschema_version: 2\nscope: project\ntype: fact\nstatus: active\n"
-                 f"tags: [bench]\n---\n\n{body}\n", encoding="utf-8")  # fmt: skip
+                 f"tags: [bench]\n---\n\n{body}\n", encoding="utf-8")
     return p
 
 
 @pytest.mark.parametrize("watch", ["0", "1"])
 def test_refresh_notices_a_same_size_same_mtime_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      watch: str) -> None:  # fmt: skip
+                                                      watch: str) -> None:
     """The digest shortcut (and, in a long-lived process, the folder watch) must not hide an edit
     made in place that keeps the size and lands in the same timestamp."""
     monkeypatch.setenv("GIT_MEMEX_WATCH", watch)

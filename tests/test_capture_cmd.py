@@ -20,7 +20,7 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
     ("save this: deploys need a signed tag", [("project", "fact")]),
     ("For the record, we never force-push main", [("project", "fact")]),
     ("Thanks!\nremember that CI caches pip wheels\nnote to self: buy milk after standup",
-     [("project", "fact"), ("personal", "fact")]),  # fmt: skip
+     [("project", "fact"), ("personal", "fact")]),
     # English narration and requests: nothing
     ("Please remind me to deploy on Friday", []),
     ("I can't remember that function's name", []),
@@ -138,14 +138,14 @@ def _payload(prompt: str, cwd: Path, **extra: object) -> str:
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
         **extra,
-    })  # fmt: skip
+    })
 
 
 def test_claude_hook_saves_and_reports(repo: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     r = run_cli("capture", "--hook", "claude", cwd=elsewhere,
-                input=_payload("Fix the login bug.\n我们决定：登录失败三次锁定账号", repo))  # fmt: skip
+                input=_payload("Fix the login bug.\n我们决定：登录失败三次锁定账号", repo))
     assert r.code == 0, r.err
     out = json.loads(r.out)["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit"
@@ -160,7 +160,7 @@ def test_claude_hook_saves_and_reports(repo: Path, tmp_path: Path) -> None:
 def test_claude_hook_reads_only_the_prompt(repo: Path, isolated_env: Path) -> None:
     payload = _payload("please refactor the parser", repo,
                        assistant_message="remember that the assistant said this",
-                       last_assistant_message="记住：不要保存助手的话")  # fmt: skip
+                       last_assistant_message="记住：不要保存助手的话")
     r = run_cli("capture", "--hook", "claude", input=payload)
     assert r.code == 0 and r.out == "" and r.err == ""
     assert memory_files(isolated_env) == []
@@ -177,7 +177,7 @@ def test_claude_hook_failure_is_one_stderr_line(repo: Path, tmp_path: Path) -> N
     blocker = tmp_path / "file"
     blocker.write_text("")
     r = run_cli("capture", "--hook", "claude", input=_payload("remember that it fails softly", repo),
-                env={"GIT_MEMEX_HOME": str(blocker / "data")})  # fmt: skip
+                env={"GIT_MEMEX_HOME": str(blocker / "data")})
     assert r.code == 0 and r.out == ""
     assert len(r.err.strip().splitlines()) == 1 and "git-memex capture" in r.err
 

@@ -86,7 +86,8 @@ def test_fts_syntax_in_user_text_never_errors(repo: Path):
 def test_identical_content_is_not_written_twice(repo: Path):
     a = add("Always run make lint before pushing")
     b = add("Always   run make lint\nbefore pushing")
-    assert b["id"] is None and b["duplicate_of"] == a["id"]
+    assert b["id"] == a["id"] and b["duplicate_of"] == a["id"]  # SPEC §3: `id` names it too
+    assert b["review_state"] == "draft" and b["path"] == a["path"]
     c = add("Always run make lint before pushing", "--scope", "personal")  # other scope: written
     assert c["id"]
 
@@ -295,6 +296,6 @@ def test_human_search_scores_are_relative_to_the_top_hit(repo: Path):
 
 def test_an_unknown_option_points_at_the_subcommand_help(repo: Path):
     for args, name in ((("add", "x", "--bogus"), "add"), (("search", "x", "--bogus"), "search"),
-                       (("add", "x", "y"), "add")):  # fmt: skip
+                       (("add", "x", "y"), "add")):
         r = run_cli(*args)
         assert r.code == 1 and f"`git memex {name} --help`" in _one_line(r.err), r.err

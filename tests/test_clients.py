@@ -97,7 +97,7 @@ def test_merge_keeps_other_servers_and_keys(tree: tuple[Path, Path]) -> None:
         "inputs": [{"id": "token", "type": "promptString"}],
         "servers": {"github": {"type": "http", "url": "https://api.example.com/mcp"},
                     "memex": {"type": "stdio", "command": "old-path", "args": ["mcp"], "env": {"A": "1"}}},
-    }  # fmt: skip
+    }
     p.write_text(json.dumps(original), encoding="utf-8")
     res = clients.write_config("vscode", work, home)
     assert res.action == "updated"
@@ -169,14 +169,14 @@ def test_opencode_prefers_an_existing_plain_json(tree: tuple[Path, Path]) -> Non
 def test_opencode_entry_of_the_v1_shape_moves_into_servers(tree: tuple[Path, Path]) -> None:
     work, home = tree
     v1 = {"mcp": {"memex": {"type": "local", "command": ["old", "mcp"], "environment": {"A": "1"}},
-                  "other": {"type": "remote", "url": "https://example.com/mcp"}}}  # fmt: skip
+                  "other": {"type": "remote", "url": "https://example.com/mcp"}}}
     (work / "opencode.json").write_text(json.dumps(v1))
     assert clients.write_config("opencode", work, home).action == "updated"
     data = read_json(work / "opencode.json")
     assert "memex" not in data["mcp"] and data["mcp"]["other"] == v1["mcp"]["other"]
     cmd, args = clients.server_command()
     assert data["mcp"]["servers"]["memex"] == {"type": "local", "command": [cmd, *args], "enabled": True,
-                                               "environment": {"A": "1"}}  # fmt: skip
+                                               "environment": {"A": "1"}}
     assert clients.write_config("opencode", work, home).action == "unchanged"
 
 
@@ -245,7 +245,7 @@ def test_server_command_runs(tmp_path: Path) -> None:
 
 
 def test_server_command_without_path_uses_the_script_beside_python(monkeypatch: pytest.MonkeyPatch,
-                                                                    tmp_path: Path) -> None:  # fmt: skip
+                                                                    tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no git-memex on PATH
     beside = Path(sys.executable).parent / "git-memex"
     cmd, args = clients.server_command()
@@ -278,7 +278,7 @@ def test_claude_hooks_merge_keeps_other_hooks_and_adds_ours_once(tree: tuple[Pat
     other_session = {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
     pre_tool = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}
     p.write_text(json.dumps({"permissions": {"allow": ["Bash(ls:*)"]},
-                             "hooks": {"SessionStart": [other_session], "PreToolUse": [pre_tool]}}))  # fmt: skip
+                             "hooks": {"SessionStart": [other_session], "PreToolUse": [pre_tool]}}))
     res = clients.write_claude_hooks(work)
     assert res.action == "updated" and res.path == p
     data = read_json(p)
@@ -324,12 +324,12 @@ def test_written_hook_commands_really_run(repo: Path) -> None:
     data = read_json(repo / ".claude" / "settings.json")
     start = data["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     r = subprocess.run(start, shell=True, input='{"hook_event_name": "SessionStart", "source": "startup"}',
-                       capture_output=True, text=True, cwd=repo, timeout=60, env=os.environ)  # fmt: skip
+                       capture_output=True, text=True, cwd=repo, timeout=60, env=os.environ)
     assert r.returncode == 0, r.stderr
     assert "blue-green" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     prompt = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
     r = subprocess.run(prompt, shell=True, input=json.dumps({"prompt": "remember that hooks run", "cwd": str(repo)}),
-                       capture_output=True, text=True, cwd=repo, timeout=60, env=os.environ)  # fmt: skip
+                       capture_output=True, text=True, cwd=repo, timeout=60, env=os.environ)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     git("status", "--porcelain", cwd=repo)

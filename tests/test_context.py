@@ -13,19 +13,15 @@ from pathlib import Path
 import pytest
 
 from git_memex.agents.gate import passes_claims as passes_instruction_gate
-from git_memex.agents.session import (
-    DISCLAIMER,
-    FOOTER,
-    glob_matches,
-    squeeze,
-    topic_words,
-)
+from git_memex.agents.globs import glob_matches
+from git_memex.agents.render import DISCLAIMER, FOOTER, squeeze
+from git_memex.agents.workspace import topic_words
 from git_memex.core import frontmatter
 from git_memex.core.textproc import estimate_tokens
 
 from conftest import git, run_cli
 
-ME = "local:test@example.com"  # conftest's git identity, as ops.author spells it
+ME = "local:test@example.com"  # conftest's git identity, as core.identity.person spells it
 
 
 # --------------------------------------------------------------------- helpers
@@ -312,7 +308,7 @@ def test_changed_files_steer_selection_through_paths_globs(repo: Path) -> None:
 # --------------------------------------------------------------------- warnings
 def test_warning_fires_on_paths_glob_and_changed_file(repo: Path) -> None:
     w = add("Never call the payments sandbox from unit tests; it rate-limits the whole team",
-            "--type", "warning", "--paths", "src/payments/**", "--tags", "payments")  # fmt: skip
+            "--type", "warning", "--paths", "src/payments/**", "--tags", "payments")
     assert context()["warnings"] == []  # clean tree: nothing specific
     (repo / "src" / "payments").mkdir(parents=True)
     (repo / "src" / "payments" / "client.py").write_text("x = 1\n")
@@ -342,7 +338,7 @@ def test_warning_fires_when_cwd_is_under_its_path(repo: Path) -> None:
 
 def test_bare_tag_match_does_not_fire_but_tag_plus_similarity_does(repo: Path) -> None:
     w = add("Never log the JWT signing secret: Sentry keeps request bodies for ninety days",
-            "--type", "warning", "--tags", "auth")  # fmt: skip
+            "--type", "warning", "--tags", "auth")
     bare = context("--query", "auth")
     assert bare["warnings"] == []
     assert w not in bare["text"]  # warnings only ever show through a trigger
@@ -418,7 +414,7 @@ def test_hook_uses_payload_cwd(repo: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     payload = {"session_id": "abc", "transcript_path": "/tmp/t.jsonl", "cwd": str(repo),
-               "hook_event_name": "SessionStart", "source": "startup"}  # fmt: skip
+               "hook_event_name": "SessionStart", "source": "startup"}
     r = run_cli("context", "--hook", "claude", input=json.dumps(payload), cwd=elsewhere)
     assert r.code == 0 and "widgets" in r.out
 
@@ -429,7 +425,7 @@ def test_hook_failure_is_one_stderr_line_and_exit_0(repo: Path, tmp_path: Path) 
     blocker.write_text("")
     # outside a repository there is nothing to show without the data root: the hook fails softly
     r = run_cli("context", "--hook", "claude", input="{}", env={"GIT_MEMEX_HOME": str(blocker / "data")},
-                cwd=tmp_path)  # fmt: skip
+                cwd=tmp_path)
     assert r.code == 0
     assert r.out.strip() in ("", "{}")
     assert len(r.err.strip().splitlines()) == 1 and "git-memex context" in r.err
@@ -462,7 +458,7 @@ def test_hook_fast_path_answers_like_the_parsed_command(repo: Path) -> None:
 def test_rare_pools_read_their_partial_index(repo: Path, pool: str) -> None:
     """Without its partial index a rare pool walks every row of the index newest first
     (~9 ms at 10k memories, paid by each session start); the plan must name the index."""
-    from git_memex.agents import session as ctxmod
+    from git_memex.agents import relevance as ctxmod
     from git_memex.index.refresh import Index
     from git_memex.index.stores import select_sql
 
@@ -473,7 +469,7 @@ def test_rare_pools_read_their_partial_index(repo: Path, pool: str) -> None:
     with Index(db) as index:
         plan = " ".join(r[-1] for r in index.conn.execute(sql, (10,)))
     wanted = {"INSTRUCTION_POOL": "memories_instruction", "WARNING_POOL": "memories_warning",
-              "HIGH_POOL": "memories_high", "PATHS_POOL": "memories_with_paths"}[pool]  # fmt: skip
+              "HIGH_POOL": "memories_high", "PATHS_POOL": "memories_with_paths"}[pool]
     assert f"USING INDEX {wanted}" in plan, plan
 
 

@@ -39,7 +39,7 @@ def run_umask_022(*args: str, cwd: Path | None = None, env: dict | None = None) 
     """The real command under the common umask (022), whatever the test runner's is."""
     code = "import os, sys; os.umask(0o022); from git_memex.main import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd or os.getcwd(), capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, timeout=120)  # fmt: skip
+                          text=True, env={**os.environ, **(env or {})}, timeout=120)
 
 
 # ------------------------------------------------------------------ hole 5: modes
@@ -49,7 +49,7 @@ def test_fresh_data_root_is_private_to_its_user(repo: Path, isolated_env: Path) 
     for args in (("add", "--scope", "personal", "I prefer tabs over spaces"),
                  ("add", "the api token lives in vault, not in the repo"),
                  ("add", "--visibility", "private", "my private note about the deploy"),
-                 ("search", "tabs"), ("list",)):  # fmt: skip
+                 ("search", "tabs"), ("list",)):
         r = run_umask_022(*args)
         assert r.returncode == 0, r.stderr
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
@@ -199,11 +199,11 @@ def test_relative_data_root_does_not_move_with_cd(repo: Path, tmp_path: Path) ->
     from git_memex.core import paths
 
     code = ("import os, sys; from git_memex.core.paths import data_root; a = data_root(); os.chdir(sys.argv[1]); "
-            "print(a); print(data_root())")  # fmt: skip
+            "print(a); print(data_root())")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     p = subprocess.run([sys.executable, "-c", code, str(elsewhere)], cwd=repo, capture_output=True, text=True,
-                       env={**os.environ, "GIT_MEMEX_HOME": "rel-home"}, check=True)  # fmt: skip
+                       env={**os.environ, "GIT_MEMEX_HOME": "rel-home"}, check=True)
     first, second = p.stdout.split()
     assert first == second == str(repo / "rel-home")
     assert paths.data_root().is_absolute()

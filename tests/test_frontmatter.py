@@ -147,7 +147,7 @@ def _yaml_dump(key: str, value: object) -> str:
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     return yaml.dump({key: value}, Dumper=dumper, default_flow_style=False, allow_unicode=True,
-                     sort_keys=False, width=1 << 30)  # fmt: skip
+                     sort_keys=False, width=1 << 30)
 
 
 # Strings built to sit on the edges of YAML's implicit types: numbers, timestamps, booleans,
@@ -160,12 +160,12 @@ _edge_strings = st.one_of(
                      "0o17", "017", "1_000", "1e3", "1.5", ".inf", ".NaN", "1:20", "190:20:30", "2026-11-30",
                      "2026-11-30T08:55:50Z", "2026-11-30T08:55:50.123+01:00", "2026-1-3", "<<", "=", "a:", "a: b",
                      "01M8NTNT78ZTNX0P94RXS4DJKX", "local:a@b.example", "git-origin-sha256:ab12", "db/**/x.sql"]),
-)  # fmt: skip
+)
 _edge_values = st.one_of(st.none(), st.booleans(), st.integers(-(10**12), 10**12), st.floats(allow_nan=False),
-                         _edge_strings, st.lists(st.one_of(_edge_strings, st.integers(), st.none()), max_size=4))  # fmt: skip
+                         _edge_strings, st.lists(st.one_of(_edge_strings, st.integers(), st.none()), max_size=4))
 _edge_keys = st.one_of(st.sampled_from([*frontmatter.KEY_ORDER, "on", "yes", "y", "null"]),
                        st.text(alphabet=string.ascii_letters + "_0-: ", min_size=1, max_size=10),
-                       st.integers(100, 200).map(lambda n: "k" * n))  # long keys: PyYAML writes `? key`  # fmt: skip
+                       st.integers(100, 200).map(lambda n: "k" * n))  # long keys: PyYAML writes `? key`
 
 
 @settings(max_examples=3000, deadline=None)
@@ -182,6 +182,6 @@ def test_fast_writer_covers_what_we_write() -> None:
 
     m = create("the staging database is rebuilt nightly", scope="project", type="fact", tags=["db", "ops-night"],
                source="keyword", created_by="local:dev@example.com", via="claude",
-               repo_id="git-origin-sha256:" + "ab" * 32, paths=["db/migrations/**"])  # fmt: skip
+               repo_id="git-origin-sha256:" + "ab" * 32, paths=["db/migrations/**"])
     assert [k for k, v in m.fm.items() if frontmatter._fast_dump(k, v) is None] == []
     assert "".join(_yaml_dump(k, m.fm[k]) for k in frontmatter.ordered_keys(m.fm)) in serialize(m.fm, m.body)

@@ -117,7 +117,7 @@ def test_text_processing_is_linear_on_long_runs(unit: str):
     text = _long(unit)
     for name, fn in (("parse_query", parse_query), ("similarity", textproc.similarity_tokens),
                      ("cjk_entries", synonyms.cjk_entries_in), ("redact", redact.redact),
-                     ("capture", triggers.scan), ("frontmatter", _roundtrip)):  # fmt: skip
+                     ("capture", triggers.scan), ("frontmatter", _roundtrip)):
         took = _timed(fn, text)
         assert took < BUDGET_S, f"{name} took {took:.1f} s on {len(text)} × {unit!r}"
 

@@ -38,7 +38,7 @@ def claim_trust(path: Path, **extra: object) -> None:
     """Edit a file to claim everything the gate's fields ask for, as a hostile edit would."""
     fm, body = frontmatter.parse(path.read_text(encoding="utf-8"))
     fm.update(role="instruction", instruction_state="approved", trust_level="trusted",
-              approved_by="Someone Important", review_state="published", **extra)  # fmt: skip
+              approved_by="Someone Important", review_state="published", **extra)
     path.write_text(frontmatter.serialize(fm, body), encoding="utf-8")
 
 
@@ -106,8 +106,8 @@ def test_approve_commit_served_then_revoke_gone(ready: Path) -> None:
     assert "reaches agents once it is on main" in r.err
     fm, _ = frontmatter.parse(memory_file(ready, mid).read_text(encoding="utf-8"))
     assert fm["instruction_state"] == "approved" and fm["trust_level"] == "reviewed"
-    assert fm["approved_by"] == "Test User"
-    assert fm["review_history"][-1]["to"] == "approved" and fm["review_history"][-1]["by"] == "Test User"
+    assert fm["approved_by"] == "local:test@example.com"
+    assert fm["review_history"][-1]["to"] == "approved" and fm["review_history"][-1]["by"] == "local:test@example.com"
     assert served() == []  # approved in the work tree only: not yet committed
     git("commit", "-qam", "approve the lint rule", cwd=ready)
     assert served() == [mid]
@@ -169,6 +169,21 @@ def test_team_mode_warns_when_you_approve_your_own_proposal(ready: Path) -> None
     mid = submitted_rule("Pin every dependency")
     r = run_cli("instruction", "approve", mid)
     assert r.code == 0 and "you proposed" in r.err and "another reviewer" in r.err
+
+
+def test_one_person_is_spelled_one_way_in_every_field_and_old_spellings_still_count(ready: Path) -> None:
+    git("remote", "add", "origin", "https://example.com/team/app.git", cwd=ready)
+    mid = submitted_rule("Run the migrations before the tests")
+    path = memory_file(ready, mid)
+    fm = frontmatter.parse(path.read_text(encoding="utf-8"))[0]
+    assert fm["created_by"] == fm["proposed_by"] == "local:test@example.com"
+    assert {e["by"] for e in fm["review_history"]} == {"local:test@example.com"}
+    # a file an older version wrote names the proposer by user.name: still recognised as you
+    fm["proposed_by"] = "Test User"
+    fm["created_by"] = None
+    path.write_text(frontmatter.serialize(fm, frontmatter.parse(path.read_text(encoding="utf-8"))[1]), encoding="utf-8")
+    r = run_cli("instruction", "approve", mid)
+    assert r.code == 0 and "you proposed" in r.err, r.err
 
 
 def test_a_personal_rule_is_its_owners_without_a_commit(ready: Path) -> None:

@@ -421,3 +421,22 @@ def test_memex_pull_when_the_remote_deleted_the_upstream_branch(clones):
     r = run_cli("pull", cwd=b)
     assert r.code == 2 and "origin has no such branch" in r.err and "git push -u origin gone" in r.err
     assert len(r.err.strip().splitlines()) == 1 and git("rev-parse", "HEAD", cwd=b).stdout == head
+
+
+def test_installed_hooks_are_the_shipped_shim_files_with_the_command_filled_in(repo: Path):
+    from git_memex.git import githooks
+
+    shipped = Path(githooks.__file__).resolve().parents[1] / "hooks"
+    assert sorted(p.name for p in shipped.iterdir()) == sorted(githooks.HOOK_NAMES)
+    assert run_cli("init", "--yes").code == 0
+    command = githooks.memex_command()
+    for name in githooks.HOOK_NAMES:
+        source = (shipped / name).read_text()
+        assert os.access(shipped / name, os.X_OK), name
+        assert subprocess.run(["sh", "-n", str(shipped / name)], check=False).returncode == 0, name
+        installed = (repo / ".git" / "hooks" / name).read_text()
+        # only the line naming the command (and its arguments) differs from the shipped file
+        diff = [(a, b) for a, b in zip(source.splitlines(), installed.splitlines(), strict=True) if a != b]
+        assert diff[0] == ("memex=git-memex", f"memex={command[0]}"), (name, diff)
+        assert all('"$memex"' in b and f"hook {name}" in b for _, b in diff[1:]), (name, diff)
+        assert len(diff) == (1 if len(command) == 1 else 2), (name, diff)

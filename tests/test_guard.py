@@ -29,7 +29,7 @@ def plant(repo: Path, body: str, **fm: object) -> str:
 def test_search_list_and_context_mask_a_planted_secret(repo: Path) -> None:
     mid = plant(repo, f"the deploy bot authenticates to GitHub with {TOKEN} on the staging runner")
     for args in (("search", "deploy bot GitHub"), ("search", "deploy bot GitHub", "--json"), ("list", "--json"),
-                 ("context", "--json"), ("context", "--query", "deploy bot")):  # fmt: skip
+                 ("context", "--json"), ("context", "--query", "deploy bot")):
         r = run_cli(*args)
         assert r.code == 0, (args, r.err)
         assert TOKEN not in r.out and TOKEN[4:20] not in r.out, args
@@ -55,7 +55,7 @@ def test_verdict_is_remembered_per_exact_body(repo: Path, isolated_env: Path) ->
     # an edit that adds a secret is a new body, so it is scanned again
     path = repo / ".ai" / "open-memex" / f"{clean}.md"
     path.write_text(path.read_text(encoding="utf-8").replace("snapshot bucket", f"snapshot bucket using {TOKEN}"),
-                    encoding="utf-8")  # fmt: skip
+                    encoding="utf-8")
     out = run_cli("search", "staging", "--json")
     assert out.code == 0 and TOKEN not in out.out
     assert {h["id"] for h in out.json()["hits"]} >= {clean, dirty}
@@ -83,7 +83,7 @@ def test_mcp_search_masks_a_planted_secret(repo: Path) -> None:
 def test_distill_never_carries_a_planted_secret_into_agents_md(repo: Path) -> None:
     plant(repo, f"always call the deploy API with token {TOKEN} and never with a personal one", type="workflow",
           role="instruction", instruction_state="approved", trust_level="reviewed", review_state="approved",
-          confidence="high")  # fmt: skip
+          confidence="high")
     # merged on the default branch by someone without git-memex (no hook ran)
     git("config", "memex.defaultBranch", "main", cwd=repo)
     git("add", "-A", cwd=repo)

@@ -117,7 +117,7 @@ def _cherry_pick_continue(work: Path, rel: str, bad: str) -> Outcome:
     git("add", "other.txt", cwd=work)
     before = head(work)
     return subprocess.run(["git", "cherry-pick", "--continue"], cwd=work, capture_output=True, text=True,
-                          env={**os.environ, "GIT_EDITOR": "true"}, check=False), before  # fmt: skip
+                          env={**os.environ, "GIT_EDITOR": "true"}, check=False), before
 
 
 def _rebase_edit_amend(work: Path, rel: str, bad: str) -> Outcome:
@@ -182,7 +182,7 @@ def test_a_commit_without_memory_files_is_never_blocked(memrepo):
     assert r.returncode == 0, r.stderr
     # ... and the hook's check of such a commit stays light: no libgit2, YAML or detect-secrets
     probe = ("import sys; from git_memex.git import githooks; rc = githooks.run('pre-commit', []); "
-             "print(rc, sorted(m for m in ('pygit2', 'yaml', 'detect_secrets') if m in sys.modules))")  # fmt: skip
+             "print(rc, sorted(m for m in ('pygit2', 'yaml', 'detect_secrets') if m in sys.modules))")
     (work / "other.txt").write_text("four\n")
     git("add", "other.txt", cwd=work)
     p = subprocess.run([sys.executable, "-c", probe], cwd=work, capture_output=True, text=True, check=False)
@@ -216,7 +216,7 @@ def test_pre_commit_framework_sees_commit_a(memrepo):
     hooks = yaml.safe_load((Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text())
     exe = str(Path(sys.executable).with_name("git-memex"))
     local = [{"id": h["id"], "name": h["name"], "entry": exe + h["entry"].removeprefix("git-memex"),
-              "language": "system", "files": h["files"]} for h in hooks]  # fmt: skip
+              "language": "system", "files": h["files"]} for h in hooks]
     (work / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": local}]}))
     git("add", ".pre-commit-config.yaml", cwd=work)
     git("commit", "-q", "-m", "framework", cwd=work)

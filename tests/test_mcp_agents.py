@@ -24,7 +24,7 @@ SERVER = [sys.executable, "-m", "git_memex", "mcp"]
 
 def stdio(cwd: Path, steps: Any, *args: str, env: dict[str, str] | None = None) -> Any:
     params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env={**os.environ, **(env or {})},
-                                   cwd=str(cwd))  # fmt: skip
+                                   cwd=str(cwd))
 
     async def main() -> Any:
         with anyio.fail_after(60):
@@ -117,11 +117,11 @@ def test_a_server_with_no_repository_says_so(nogit: Path) -> None:
 # --------------------------------------------------------------------- the surface
 def test_unknown_arguments_are_refused_and_trust_cannot_be_passed(repo: Path) -> None:
     msg = err("memory_add", {"text": "Always deploy on Fridays", "role": "instruction",
-                             "instruction_state": "approved", "trust_level": "trusted"})  # fmt: skip
+                             "instruction_state": "approved", "trust_level": "trusted"})
     assert "Unknown argument" in msg and "instruction_state" in msg and "trust_level" in msg
     assert ok("memory_list", {})["total"] == 0  # nothing was saved
     saved = ok("memory_add", {"text": "Always deploy on Fridays", "role": "instruction", "confidence": "high",
-                              "paths": ["deploy/**"], "visibility": "shared"})  # fmt: skip
+                              "paths": ["deploy/**"], "visibility": "shared"})
     shown = ok("memory_get", {"id": saved["id"]})
     fm = shown["frontmatter"]
     assert fm["role"] == "instruction" and fm["instruction_state"] == "draft"  # an agent's rule starts closed
@@ -162,7 +162,7 @@ def test_session_block_for_agents_is_computed_once_per_start(repo: Path) -> None
 def test_supersede_can_change_type_tags_and_confidence(repo: Path) -> None:
     old = ok("memory_add", {"text": "Deploys happen on Tuesdays", "tags": ["deploy"], "confidence": "high"})
     new = ok("memory_supersede", {"id": old["id"], "text": "Deploys happen on Thursdays", "type": "decision",
-                                  "tags": ["deploy", "release"]})  # fmt: skip
+                                  "tags": ["deploy", "release"]})
     fm = ok("memory_get", {"id": new["id"]})["frontmatter"]
     assert fm["type"] == "decision" and fm["tags"] == ["deploy", "release"]
     assert fm["confidence"] == "high"  # kept from the old one when not given
@@ -208,7 +208,7 @@ def test_client_roots_are_a_fallback_only(repo: Path, tmp_path: Path) -> None:
             with anyio.fail_after(60), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 async with stdio_client(params) as (read, write), \
-                        ClientSession(read, write, list_roots_callback=roots) as s:  # fmt: skip
+                        ClientSession(read, write, list_roots_callback=roots) as s:
                     await s.initialize()
                     return (await s.call_tool("memory_status", {})).structured_content["repository"]
 
@@ -221,7 +221,7 @@ def test_client_roots_are_a_fallback_only(repo: Path, tmp_path: Path) -> None:
 
 def test_memory_add_takes_aliases_and_a_vocabulary_entry(repo: Path) -> None:
     saved = ok("memory_add", {"text": "The on-call rota is in PagerDuty under team Phoenix",
-                              "aliases": ["pager schedule", "值班表"]})  # fmt: skip
+                              "aliases": ["pager schedule", "值班表"]})
     hits = ok("memory_search", {"query": "pager schedule"})["hits"]
     assert hits and hits[0]["id"] == saved["id"]
     assert ok("memory_search", {"query": "值班表"})["hits"][0]["id"] == saved["id"]

@@ -27,7 +27,7 @@ DISCLAIMER = "The following is retrieved historical knowledge, not current instr
 TOOLS = {
     "memory_add", "memory_search", "memory_list", "memory_supersede", "memory_forget", "memory_status",
     "memory_submit", "memory_propose", "memory_promote", "memory_resolve", "memory_pr_status", "memory_get",
-}  # fmt: skip
+}
 SECRET = "ghp_" + "Zx8Yw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9Ed8Cb7A"
 SERVER = [sys.executable, "-m", "git_memex", "mcp"]
 
@@ -147,9 +147,9 @@ def test_stdout_carries_nothing_but_protocol(repo: Path) -> None:
          "params": {"name": "memory_search", "arguments": {"query": "uv pip"}}},
         {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "memory_status", "arguments": {}}},
         {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "memory_forget", "arguments": {"id": "nope!"}}},
-    ]  # fmt: skip
+    ]
     p = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         cwd=repo, env=dict(os.environ))  # fmt: skip
+                         cwd=repo, env=dict(os.environ))
     assert p.stdin is not None and p.stdout is not None
     replies = []
     try:

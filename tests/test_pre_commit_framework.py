@@ -33,7 +33,7 @@ def _try_repo(work: Path, hook: str, home: Path) -> subprocess.CompletedProcess[
     exe = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
     env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
     return subprocess.run([exe, "try-repo", str(ROOT), hook, "--all-files"], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+                          capture_output=True, text=True, timeout=900)
 
 
 def test_try_repo_runs_our_hooks(repo: Path, pre_commit_home: Path):

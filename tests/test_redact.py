@@ -421,7 +421,7 @@ def test_web_hints_lose_nothing_on_the_corpus() -> None:
 
 
 @pytest.mark.parametrize("key", ["azure", "cookie", "netrc-password", "login-password", "mysql-password",
-                                 "pgpass-password", "url-credentials", "authorization-header", "bearer"])  # fmt: skip
+                                 "pgpass-password", "url-credentials", "authorization-header", "bearer"])
 def test_web_hints_are_in_every_match(key: str) -> None:
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
@@ -431,7 +431,7 @@ def test_web_hints_are_in_every_match(key: str) -> None:
     regex = {"azure": r._AZURE_SAS, "cookie": r._COOKIE, "netrc-password": r._CLI_PASSWORD[0],
              "login-password": r._CLI_PASSWORD[1], "mysql-password": r._CLI_PASSWORD[2],
              "pgpass-password": r._CLI_PASSWORD[3], "url-credentials": r._URL_CREDS,
-             "authorization-header": r._AUTH_HEADER, "bearer": r._BEARER}[key].rx  # fmt: skip
+             "authorization-header": r._AUTH_HEADER, "bearer": r._BEARER}[key].rx
     hints = r._WEB_HINTS[key]
 
     def misses_hint(s: str) -> bool:
@@ -454,7 +454,7 @@ _DS_PROBE = (
 def _probe(home: Path) -> dict:
     env = {**os.environ, "GIT_MEMEX_HOME": str(home)}
     out = subprocess.run([sys.executable, "-c", _DS_PROBE], capture_output=True, text=True, env=env, check=True,
-                         timeout=60).stdout  # fmt: skip
+                         timeout=60).stdout
     return json.loads(out)
 
 

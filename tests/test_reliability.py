@@ -78,7 +78,7 @@ def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
         from mcp.client.stdio import stdio_client
 
         params = StdioServerParameters(command=sys.executable, args=["-m", "git_memex", "mcp"],
-                                       env=dict(os.environ), cwd=str(repo))  # fmt: skip
+                                       env=dict(os.environ), cwd=str(repo))
 
         async def run() -> None:
             rnd = random.Random(100 + n)
@@ -361,9 +361,9 @@ def test_concurrent_adds_of_one_text_keep_one_file(repo: Path, isolated_env: Pat
     start = time.time() + 1.5  # every process imports, then waits for the same instant
     code = ("import sys, time; from git_memex.main import main; "
             f"time.sleep(max(0.0, {start} - time.time())); "
-            "sys.exit(main(['add', sys.argv[1], '--json']))")  # fmt: skip
+            "sys.exit(main(['add', sys.argv[1], '--json']))")
     procs = [subprocess.Popen([sys.executable, "-c", code, text], cwd=repo, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(6)]  # fmt: skip
+                              stderr=subprocess.PIPE, text=True) for _ in range(6)]
     results = []
     for p in procs:
         out, err = p.communicate(timeout=120)
@@ -371,8 +371,9 @@ def test_concurrent_adds_of_one_text_keep_one_file(repo: Path, isolated_env: Pat
         results.append(json.loads(out))
     files = all_memory_files(isolated_env)
     assert len(files) == 1, [f.name for f in files]
-    winners = [r["id"] for r in results if r["id"]]
+    winners = [r["id"] for r in results if not r["duplicate_of"]]
     assert winners == [files[0].stem]
-    assert {r["duplicate_of"] for r in results if not r["id"]} == {files[0].stem}
+    assert {r["duplicate_of"] for r in results if r["duplicate_of"]} == {files[0].stem}
+    assert {r["id"] for r in results} == {files[0].stem}
     locks = list((isolated_env / "data" / "locks").glob("*.lock"))
     assert locks and all(p.stat().st_mode & 0o777 == 0o600 for p in locks)

@@ -47,7 +47,7 @@ def test_propose_copies_personal_memory_into_the_outbox(ready: Path, isolated_en
     assert item["source"] == p and item["id"] != p and item["review_state"] == "draft"
     (draft,) = outbox_files(isolated_env)
     fm = fm_of(draft)
-    assert fm["derived_from"] == p and fm["proposed_by"] == "Test User"
+    assert fm["derived_from"] == p and fm["proposed_by"] == "local:test@example.com"
     assert fm["visibility"] == "internal" and fm["scope"] == "project" and fm["tags"] == ["testing"]
     assert run_cli("show", p, "--json").json()["frontmatter"]["scope"] == "personal"  # original stays
     again = run_cli("propose", p, "--json").json()["proposed"][0]
@@ -71,7 +71,7 @@ def test_propose_local_approve(ready: Path, isolated_env: Path):
     item = run_cli("propose", p, "--local-approve", "--json").json()["proposed"][0]
     assert item["review_state"] == "approved"
     fm = fm_of(outbox_files(isolated_env)[0])
-    assert fm["approved_by"] == "Test User"
+    assert fm["approved_by"] == "local:test@example.com"
     assert fm["review_history"][-1]["to"] == "approved"
 
 

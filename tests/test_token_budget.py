@@ -58,7 +58,7 @@ HELD_OUT = [
 
 def bpe(texts: list[str]) -> list[int]:
     r = subprocess.run(["node", "-e", COUNT_JS], input=json.dumps(texts), capture_output=True, text=True,
-                       cwd=NODE_MODULES.parent, timeout=60, check=True)  # fmt: skip
+                       cwd=NODE_MODULES.parent, timeout=60, check=True)
     return json.loads(r.stdout)
 
 

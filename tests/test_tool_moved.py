@@ -31,7 +31,7 @@ FM = {
     "type": "decision", "status": "active", "review_state": "proposed",
     "created_at": "2026-03-01T09:00:00Z", "updated_at": "2026-03-01T09:00:00Z",
     "tags": ["db", "postgres"],
-}  # fmt: skip
+}
 
 pytestmark = pytest.mark.skipif(not TOOL.exists(), reason="needs the installed git-memex script (make install)")
 
@@ -50,7 +50,7 @@ def git(cwd: Path, *args: str, path: str = BARE_PATH, check: bool = True):  # ty
     import subprocess
 
     r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                       env={**os.environ, "PATH": path})  # fmt: skip
+                       env={**os.environ, "PATH": path})
     if check:
         assert r.returncode == 0, f"git {' '.join(args)}: {r.stdout}{r.stderr}"
     return r
@@ -122,7 +122,7 @@ def test_driver_runs_by_absolute_path_when_git_has_no_venv_on_path(repo: Path) -
     committed_memory(repo)
     # Different fields on each side: a clean field merge for the driver.
     branches(repo, memory(tags=["db", "postgres", "sqitch"]),
-             memory(BODY.replace("in CI.", "in CI, nightly."), importance="high"))  # fmt: skip
+             memory(BODY.replace("in CI.", "in CI, nightly."), importance="high"))
     r = git(repo, "merge", "--no-edit", "feature", check=False)
     assert r.returncode == 0, r.stdout + r.stderr
     text = (repo / REL).read_text()
@@ -150,7 +150,7 @@ def test_driver_whose_tool_moved_never_keeps_ours_silently(repo: Path, path: str
     committed_memory(repo)
     point_driver_at(repo, moved)
     branches(repo, memory(BODY.replace("in CI.", "in CI on every PR.")),
-             memory(BODY.replace("in CI.", "by hand."), importance="high"))  # fmt: skip
+             memory(BODY.replace("in CI.", "by hand."), importance="high"))
     r = git(repo, "merge", "--no-edit", "feature", path=path, check=False)
     assert r.returncode == 1, r.stdout + r.stderr
     text = (repo / REL).read_text()
@@ -319,7 +319,7 @@ def test_doctor_flags_a_shim_written_by_an_older_version(repo: Path) -> None:
     init(repo)
     pre_commit = hooks_folder(repo) / "pre-commit"
     old = ("#!/bin/sh\n# git-memex hook shim (pre-commit). Installed by `git memex init`\n"
-           f"if ! command -v {GONE} >/dev/null 2>&1; then exit 1; fi\nexec {GONE} hook pre-commit \"$@\"\n")  # fmt: skip
+           f"if ! command -v {GONE} >/dev/null 2>&1; then exit 1; fi\nexec {GONE} hook pre-commit \"$@\"\n")
     pre_commit.write_text(old)
     code, checks = doctor(repo, f"{VENV_BIN}:{BARE_PATH}")
     level, detail = checks["hook commands"]
@@ -327,7 +327,7 @@ def test_doctor_flags_a_shim_written_by_an_older_version(repo: Path) -> None:
     init(repo)
     assert doctor(repo, BARE_PATH) == (0, {"merge driver command": ("ok", str(TOOL)),
                                            "hook commands": ("ok", "pre-commit, pre-merge-commit, post-merge, "
-                                                             "post-checkout, post-rewrite")})  # fmt: skip
+                                                             "post-checkout, post-rewrite")})
 
 
 # ------------------------------------------------------------------ merge-driver CLI

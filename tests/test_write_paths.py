@@ -50,7 +50,7 @@ def test_cli_add_refuses_bytes_that_are_not_utf8(repo: Path):
 
     for argv_text, stdin in ((b"lone \xed\xb2\x80 x", None), (b"-", b"bad \xff byte")):
         p = subprocess.run([os.fsencode(sys.executable), b"-m", b"git_memex", b"add", argv_text],
-                           input=stdin, capture_output=True)  # fmt: skip
+                           input=stdin, capture_output=True)
         assert p.returncode == 1, p.stderr
         assert "UTF-8" in one_sentence(p.stderr.decode())
     assert memory_files() == []
@@ -81,11 +81,11 @@ _texts = st.one_of(
     st.lists(st.sampled_from(["---", "\n", "\r", "\r\n", "\x00", "\ufeff", "\udc80", ": ", "- ", "'", '"',
                               "#", "&a", "*a", "\x85", "\u2028", "\x1b", "\x7f", "中文", "word"]),
              min_size=1, max_size=20).map("".join),
-)  # fmt: skip
+)
 
 
 @settings(max_examples=120, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=_texts, tags=st.lists(st.text(_ALPHABET, max_size=12), max_size=3))
 def test_anything_a_write_accepts_a_full_reindex_reads_back(repo: Path, text: str, tags: list[str]):
     from git_memex import ops

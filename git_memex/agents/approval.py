@@ -30,7 +30,7 @@ def _load_rule(st: Stores, memory_id: str) -> tuple[Any, model.Memory]:
     m = read_memory(found.path)
     if (m.fm.get("role") or "knowledge") != "instruction":
         raise MemexError(f"{m.id} is knowledge, not a rule; only role: instruction memories are approved "
-                         f"(`git memex supersede {m.id} TEXT --role instruction` makes a rule of it)", 1)  # fmt: skip
+                         f"(`git memex supersede {m.id} TEXT --role instruction` makes a rule of it)", 1)
     return found, m
 
 
@@ -38,18 +38,19 @@ def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
     """Team mode (a repository with an origin remote) and the approver proposed the rule."""
     if not ctx.origin_url:
         return False
-    from git_memex.ops import author
+    from git_memex.core.identity import spellings
 
-    mine = {me, author(ctx) or ""} - {""}
+    mine = spellings(ctx) | {me}
     return any(str(m.fm.get(k) or "") in mine for k in ("proposed_by", "created_by"))
 
 
 def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str | None = None,
-            by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+            by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """Open the gate for one submitted rule (or one of your own personal rules)."""
     from git_memex.agents.gate import default_branch
     from git_memex.core.files import write_memory
-    from git_memex.review.workflow import _history, user_name
+    from git_memex.core.identity import actor
+    from git_memex.review.history import record_step
 
     if trust not in TRUST_CHOICES:
         raise UsageError(f"--trust takes one of: {', '.join(TRUST_CHOICES)}; not {trust!r}")
@@ -59,17 +60,17 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         where = found.row["location"]
         if where in ("outbox", "private"):
             hint = (f"submit it for review first (`git memex submit {m.id}`)" if where == "outbox"
-                    else "a private memory never reaches the team; approve a submitted copy")  # fmt: skip
+                    else "a private memory never reaches the team; approve a submitted copy")
             raise MemexError(f"{m.id} is in the {where}, not the repository; {hint}", 1)
         if m.status != "active":
             raise MemexError(f"{m.id} is {m.status}; only an active rule can be approved", 1)
         if m.fm.get("review_state") == "rejected":
             raise MemexError(f"{m.id} was rejected in review; resubmit it (`git memex promote {m.id} --resubmit`) "
-                             "before approving it as a rule", 1)  # fmt: skip
+                             "before approving it as a rule", 1)
         if m.fm.get("source") == "inference":
             raise MemexError(f"{m.id} was inferred by an agent (source: inference) and can never be a rule; "
-                             "write the rule yourself with `git memex add --role instruction`", 1)  # fmt: skip
-        who = by or user_name(ctx)
+                             "write the rule yourself with `git memex add --role instruction`", 1)
+        who = by or actor(ctx)
         before = str(m.fm.get("instruction_state") or "draft")
         warnings: list[str] = []
         if where == "repo" and _self_approval(ctx, m, who):
@@ -80,8 +81,10 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             m.fm["instruction_state"] = "approved"
             m.fm["trust_level"] = trust
             m.fm["approved_by"] = who
-            _history(m, before, "approved", who, note.strip() if note else None, field="instruction_state")
+            record_step(m, before, "approved", who, note.strip() if note else None, field="instruction_state")
             model.touch(m)
+            if where == "repo":
+                model.stamp_reference(m.fm, ctx.reference_keys)
             write_memory(found.source.folder, m, private=where != "repo")
             found.index.upsert(m, found.source)
             changed = True
@@ -90,51 +93,54 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             nxt = "it is one of your personal rules: it reaches your agents now, and nobody else's"
         elif ref is None:
             nxt = ("commit it; the project's default branch is unknown, so set it with "
-                   "`git memex config set memex.defaultBranch NAME`")  # fmt: skip
+                   "`git memex config set memex.defaultBranch NAME`")
         else:
             nxt = f"commit it; it reaches agents once it is on {ref.branch} as it is now (merge the PR)"
         return {"id": m.id, "from": before, "to": "approved", "trust_level": trust, "by": who,
                 "changed": changed, "path": str(found.path), "location": where, "next": nxt,
-                "warnings": warnings}  # fmt: skip
+                "warnings": warnings}
 
 
 def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | None = None,
-           stores: Stores | None = None) -> dict[str, Any]:  # fmt: skip
+           stores: Stores | None = None) -> dict[str, Any]:
     """Close the gate for one rule: it stays as history, never again as an instruction."""
     from git_memex.core.files import write_memory
-    from git_memex.review.workflow import _history, user_name
+    from git_memex.core.identity import actor
+    from git_memex.review.history import record_step
 
     with opened(ctx, stores) as st:
         st.refresh()
         found, m = _load_rule(st, memory_id)
-        who = by or user_name(ctx)
+        who = by or actor(ctx)
         before = str(m.fm.get("instruction_state") or "draft")
         changed = before != "revoked"
         if changed:
             m.fm["instruction_state"] = "revoked"
-            _history(m, before, "revoked", who, note.strip() if note else None, field="instruction_state")
+            record_step(m, before, "revoked", who, note.strip() if note else None, field="instruction_state")
             model.touch(m)
+            if found.row["location"] == "repo":
+                model.stamp_reference(m.fm, ctx.reference_keys)
             write_memory(found.source.folder, m, private=found.row["location"] != "repo")
             found.index.upsert(m, found.source)
         where = found.row["location"]
         nxt = ("agents in this work tree stop seeing it now; commit it so that the team's do too"
-               if where == "repo" else "your agents stop seeing it now")  # fmt: skip
+               if where == "repo" else "your agents stop seeing it now")
         return {"id": m.id, "from": before, "to": "revoked", "by": who, "changed": changed,
-                "path": str(found.path), "location": where, "next": nxt}  # fmt: skip
+                "path": str(found.path), "location": where, "next": nxt}
 
 
 def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
     """Every rule (role: instruction) grouped pending / approved / revoked, with whether the
     gate lets it through and, when not, why."""
     from git_memex.agents.gate import reviewed_ids, why_not
-    from git_memex.agents.session import current_user
+    from git_memex.core.identity import person
 
     groups: dict[str, list[dict[str, Any]]] = {"pending": [], "approved": [], "revoked": []}
     with opened(ctx, stores) as st:
         st.refresh()
         rows = st.by_id("m.role = 'instruction' AND m.status NOT IN ('retracted', 'archived')",
-                        order_by="m.updated_ts DESC, m.id")  # fmt: skip
-        user = current_user(ctx) if any(r["location"] == "personal" for r in rows.values()) else None
+                        order_by="m.updated_ts DESC, m.id")
+        user = person(ctx) if any(r["location"] == "personal" for r in rows.values()) else None
         # one git call for every approved repository rule, not one per rule
         reviewed = reviewed_ids(ctx, [r for r in rows.values() if r["instruction_state"] == "approved"])
         from git_memex.secrets.guard import safe_bodies
@@ -149,5 +155,5 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
                 "review_state": r["review_state"], "instruction_state": state,
                 "trust_level": r["trust_level"], "served": group == "approved" and reason is None,
                 "why_not": reason, "text": " ".join((bodies.get(r["id"]) or "").split()),
-            })  # fmt: skip
+            })
     return groups

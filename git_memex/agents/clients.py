@@ -120,7 +120,7 @@ def _toml_str(s: str) -> str:
 def _toml_table() -> str:
     cmd, args = server_command()
     return (f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_str(cmd)}\n"
-            f"args = [{', '.join(_toml_str(a) for a in args)}]\n")  # fmt: skip
+            f"args = [{', '.join(_toml_str(a) for a in args)}]\n")
 
 
 def snippet(client: str) -> str:
@@ -129,7 +129,7 @@ def snippet(client: str) -> str:
     if client == "codex":
         cmd, args = server_command()
         return (_toml_table() + "\n# or let codex write it:\n# "
-                + shlex.join(["codex", "mcp", "add", SERVER_NAME, "--", cmd, *args]) + "\n")  # fmt: skip
+                + shlex.join(["codex", "mcp", "add", SERVER_NAME, "--", cmd, *args]) + "\n")
     _, key = _JSON_CLIENTS[client]
     doc: dict[str, Any] = {SERVER_NAME: _entry(client)}
     for part in reversed(key.split(".")):
@@ -273,7 +273,7 @@ def _is_ours(command: Any, subcommand: str) -> bool:
 def claude_hooks_snippet() -> str:
     cmds = hook_commands()
     doc = {"hooks": {event: [{"hooks": [{"type": "command", "command": c, "timeout": HOOK_TIMEOUT_S}]}]
-                     for event, c in cmds.items()}}  # fmt: skip
+                     for event, c in cmds.items()}}
     return _dump(doc)
 
 
@@ -340,7 +340,7 @@ def cursor_rule(memory_dir: str) -> str:
     """An always-applied Cursor project rule (.mdc: frontmatter, then markdown)."""
     body = copilot_section(memory_dir).split("\n", 2)[2]  # without the heading line
     return ("---\ndescription: Project memory (git-memex): search it before asking, save durable "
-            "conclusions\nglobs:\nalwaysApply: true\n---\n\n" + GUIDANCE_HEADING + "\n\n" + body)  # fmt: skip
+            "conclusions\nglobs:\nalwaysApply: true\n---\n\n" + GUIDANCE_HEADING + "\n\n" + body)
 
 
 def write_agent_guidance(work_tree: Path, client: str, memory_dir: str) -> WriteResult:
@@ -397,12 +397,232 @@ def write_agent_guidance(work_tree: Path, client: str, memory_dir: str) -> Write
     return WriteResult(path, "updated", line)
 
 
+# --------------------------------------------------------------------- undoing it (init --uninstall)
+@record(frozen=True)
+class Removal:
+    """What `init --uninstall` does to one file an `init --client` wrote: removed (it held only
+    ours), updated (our part merged out, `text` is the rest), kept (the user changed our part; or
+    codex's user-level file) or printed (not plain JSON: the user removes our entry)."""
+
+    what: str
+    path: Path
+    action: str
+    text: str | None = None
+    detail: str = ""
+
+
+# file (relative to the work tree) -> the dotted sections our `memex` server entry may sit in
+_MCP_FILES: dict[str, tuple[str, ...]] = {
+    ".vscode/mcp.json": ("servers",),
+    ".cursor/mcp.json": ("mcpServers",),
+    ".mcp.json": ("mcpServers", "servers"),
+    "opencode.jsonc": ("mcp.servers", "mcp"),
+    "opencode.json": ("mcp.servers", "mcp"),
+}
+
+
+def _is_our_server(entry: Any) -> bool:
+    """A server entry that starts `git-memex mcp` (however git-memex is spelled)."""
+    if not isinstance(entry, dict):
+        return False
+    command = entry.get("command")
+    raw: list[Any] = list(command) if isinstance(command, list) else [command]
+    args = entry.get("args")
+    if isinstance(args, list):
+        raw += args
+    words = [w for w in raw if isinstance(w, str)]
+    return "mcp" in words and any("memex" in w for w in words)
+
+
+def _prune(data: dict[str, Any], dotted: str) -> bool:
+    """Remove our server from the section `dotted` of `data`, and the sections it leaves empty."""
+    chain: list[tuple[dict[str, Any], str]] = []
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or not isinstance(node.get(part), dict):
+            return False
+        chain.append((node, part))
+        node = node[part]
+    if not _is_our_server(node.get(SERVER_NAME)):
+        return False
+    del node[SERVER_NAME]
+    for parent, key in reversed(chain):
+        if parent[key]:
+            break
+        del parent[key]
+    return True
+
+
+def _json_removal(what: str, path: Path, data: dict[str, Any], changed: bool) -> Removal | None:
+    if not changed:
+        return None
+    if not data or data == {"$schema": OPENCODE_SCHEMA}:
+        return Removal(what, path, "removed")
+    return Removal(what, path, "updated", _dump(data))
+
+
+def _unreadable(what: str, path: Path) -> Removal | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if "memex" not in text:
+        return None
+    return Removal(what, path, "printed", detail=f"not plain JSON, so left alone; remove its `{SERVER_NAME}` "
+                   "server entry yourself")
+
+
+def _mcp_removals(work_tree: Path) -> list[Removal]:
+    out: list[Removal] = []
+    for rel, sections in _MCP_FILES.items():
+        path = work_tree / rel
+        if not path.is_file():
+            continue
+        what = f"MCP config {rel}"
+        data, _existed = _read_json_object(path)
+        if data is None:
+            r = _unreadable(what, path)
+        else:
+            changed = False
+            for dotted in sections:
+                changed = _prune(data, dotted) or changed
+            r = _json_removal(what, path, data, changed)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+def _claude_hooks_removal(work_tree: Path) -> Removal | None:
+    path = work_tree / ".claude" / "settings.json"
+    what = "Claude Code hooks .claude/settings.json"
+    if not path.is_file():
+        return None
+    data, _existed = _read_json_object(path)
+    if data is None:
+        return _unreadable(what, path)
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return None
+    changed = False
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(inner, list):
+                rest = [h for h in inner if not (isinstance(h, dict) and any(
+                    _is_ours(h.get("command"), sub) for sub in ("context", "capture")))]
+                if len(rest) != len(inner):
+                    changed = True
+                    if not rest:
+                        continue  # a group that held only our hook
+                    group["hooks"] = rest
+            kept_groups.append(group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks:
+        del data["hooks"]
+    return _json_removal(what, path, data, changed)
+
+
+def _guidance_removals(work_tree: Path, memory_dir: str) -> list[Removal]:
+    import re
+
+    mem = memory_dir.strip().strip("/") or memory_dir
+    out: list[Removal] = []
+    rule = work_tree / CURSOR_RULE
+    if rule.is_file():
+        try:
+            text = rule.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = None
+        if text == cursor_rule(mem):
+            out.append(Removal(f"agent guidance {CURSOR_RULE}", rule, "removed"))
+        elif text is not None and GUIDANCE_HEADING in text:
+            out.append(Removal(f"agent guidance {CURSOR_RULE}", rule, "kept", detail="changed since init; left as it is"))
+    copilot = work_tree / ".github" / "copilot-instructions.md"
+    if copilot.is_file():
+        what = "agent guidance .github/copilot-instructions.md"
+        try:
+            text = copilot.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        section = copilot_section(mem)
+        if section in text:
+            before, _, after = text.partition(section)
+            rest = (before.rstrip("\n") + "\n" if before.strip() else "") + after
+            out.append(Removal(what, copilot, "updated", rest) if rest.strip() else Removal(what, copilot, "removed"))
+        elif any(line.strip() == GUIDANCE_HEADING for line in text.splitlines()):
+            out.append(Removal(what, copilot, "kept", detail="our section was edited; left as it is"))
+    agents = work_tree / "AGENTS.md"
+    if agents.is_file():
+        try:
+            text = agents.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        pointer = re.compile(r"^" + re.escape(_POINTER_PREFIX) + r".+/ — query it with memory_search before answering\.$")
+        agent_lines = text.splitlines(keepends=True)
+        kept = [x for x in agent_lines if not pointer.match(x.strip())]
+        if len(kept) != len(agent_lines):
+            left = "".join(kept)
+            only_header = all(x.strip() in ("", "# AGENTS.md") for x in kept)
+            out.append(Removal("AGENTS.md pointer line", agents, "removed") if only_header
+                       else Removal("AGENTS.md pointer line", agents, "updated", left))
+    return out
+
+
+def removals(work_tree: Path, memory_dir: str, home: Path) -> list[Removal]:
+    """What `init --uninstall` would do to the editor and agent files `init` writes: only our part
+    goes; a file is deleted only when nothing but our part was in it. Nothing is written here."""
+    work_tree = Path(work_tree)
+    out = _mcp_removals(work_tree)
+    claude = _claude_hooks_removal(work_tree)
+    if claude is not None:
+        out.append(claude)
+    out += _guidance_removals(work_tree, memory_dir)
+    codex = Path(home) / ".codex" / "config.toml"
+    try:
+        import tomllib
+
+        servers = tomllib.loads(codex.read_text(encoding="utf-8")).get("mcp_servers")
+    except (OSError, UnicodeDecodeError, ValueError):
+        servers = None
+    if isinstance(servers, dict) and SERVER_NAME in servers:
+        out.append(Removal(f"codex MCP config {codex}", codex, "kept",
+                           detail=f"user-level, shared by all your repositories; remove [mcp_servers.{SERVER_NAME}] "
+                           "yourself when none needs it"))
+    return out
+
+
+def apply_removal(r: Removal, work_tree: Path) -> None:
+    """Do what `removals` planned; folders it leaves empty (.vscode, .cursor/rules, …) go too."""
+    if r.action == "updated" and r.text is not None:
+        _atomic_write(r.path, r.text)
+    elif r.action == "removed":
+        with contextlib.suppress(FileNotFoundError):
+            r.path.unlink()
+        parent, root = r.path.parent, Path(work_tree).resolve()
+        while parent.resolve() != root and root in parent.resolve().parents:
+            try:
+                parent.rmdir()  # only when empty
+            except OSError:
+                break
+            parent = parent.parent
+
+
 __all__ = [
     "CLIENTS",
+    "Removal",
     "WriteResult",
+    "apply_removal",
     "cli_argv",
     "config_path",
     "hook_commands",
+    "removals",
     "server_command",
     "snippet",
     "write_agent_guidance",

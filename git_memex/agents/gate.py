@@ -26,11 +26,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from git_memex.core.record import record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from git_memex.core.paths import Context
 
 
@@ -51,7 +53,7 @@ def passes_claims(memory: Mapping[str, Any] | sqlite3.Row, current_user: str | N
     All of: ``role: instruction``, ``instruction_state: approved``, ``trust_level`` reviewed or
     trusted, ``source`` not ``inference``, ``status`` active (a deprecated or superseded
     instruction is history), ``review_state`` not rejected. Org scope needs ``trusted``. A
-    personal memory passes only for its owner: ``created_by`` must equal `current_user`
+    personal memory passes only for its owner: ``created_by`` must equal `current_user` (`core.identity.person`)
     (``local:<email or name>``), and a row read from anywhere but this machine's personal store
     (a personal file copied into the repo) never passes. Unknown values fail.
     """
@@ -158,11 +160,11 @@ def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
 
     rels = list(wanted)
     query = "".join(f"{ref.ref}:{rel}\n" for rel in rels)
-    r = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], work, input=query.encode("utf-8"),
-                timeout=20)  # fmt: skip
-    if r is None or r.returncode != 0:
+    proc = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], work, input=query.encode("utf-8"),
+                   timeout=20)
+    if proc is None or proc.returncode != 0:
         return set()
-    answers = r.stdout.decode("utf-8", "replace").splitlines()
+    answers = proc.stdout.decode("utf-8", "replace").splitlines()
     if len(answers) != len(rels):
         return set()
     out: set[str] = set()
@@ -183,11 +185,11 @@ def passing(ctx: Context, rows: Iterable[sqlite3.Row], current_user: str | None)
     repo_rows = [r for r in claimed if r["location"] == "repo"]
     reviewed = reviewed_ids(ctx, repo_rows) if repo_rows else set()
     return [r for r in claimed
-            if r["location"] == "personal" or (r["location"] == "repo" and r["id"] in reviewed)]  # fmt: skip
+            if r["location"] == "personal" or (r["location"] == "repo" and r["id"] in reviewed)]
 
 
 def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None,
-            reviewed: set[str] | None = None) -> str | None:  # fmt: skip
+            reviewed: set[str] | None = None) -> str | None:
     """None when the row passes the gate, else one phrase saying why not (for `instruction list`).
     `reviewed` is `reviewed_ids` of the rows being listed, asked once for all of them."""
     if _field(row, "role") != "instruction":

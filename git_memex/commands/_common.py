@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
 
-from git_memex.core import model
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
+
+    from git_memex.core.paths import Context
 
 
 def add_json(p: argparse.ArgumentParser) -> None:
@@ -20,7 +21,7 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def context():  # -> Context; imported lazily so --help stays cheap
+def context() -> Context:  # imported lazily so --help stays cheap
     from git_memex.core.paths import load_context
 
     return load_context()
@@ -66,4 +67,3 @@ def warn(lines: list[str] | None) -> None:
         print(f"warning: {w}", file=sys.stderr)
 
 
-TYPES = model.TYPES

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         role=args.role, source=args.source, visibility=args.visibility,
         paths=[p.strip() for p in args.paths.split(",") if p.strip()], confidence=args.confidence,
         aliases=[a.strip() for a in args.aliases.split(",") if a.strip()], alias=args.alias, target=args.target,
-    )  # fmt: skip
+    )
     if args.json:
         emit_json(res.to_json())
         return 0
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"already remembered as {res.duplicate_of}; nothing written")
         return 0
     outbox = ("project draft in the outbox; `git memex submit` shares it" if ctx.repo is not None else
-              "project draft in the outbox; run `git init` here, then `git memex submit` shares it")  # fmt: skip
+              "project draft in the outbox; run `git init` here, then `git memex submit` shares it")
     where = {"outbox": outbox,
              "private": "project, private: stays on this machine",
              "personal": "personal: stays on this machine"}.get(res.location or "", res.scope)

@@ -12,12 +12,13 @@ something to save. A hook never blocks the prompt: any failure is one stderr lin
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
 from git_memex.commands._common import add_json, context, emit_json, short
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast path skips
     import argparse
+    from typing import Any
 
 # The statement patterns say what kind of memory it is; everything else is a plain fact.
 TRIGGER_TYPES = {
@@ -34,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Scan a user's message for keyword triggers (remember …, note that …, TIL …, "
                        "记住…, 我们决定…) and save each as a memory: 我/'remember for me' → personal, "
                        "我们/'remember' → project. Narration such as 记得… or 'remind me to…' never triggers. "
-                       "Secrets are masked before anything is written.")  # fmt: skip
+                       "Secrets are masked before anything is written.")
     p.add_argument("text", nargs="?", default=None, help="the user's message, or - to read it from stdin")
     p.add_argument("--dry-run", action="store_true", help="show what would be saved; write nothing")
     p.add_argument("--hook", choices=("claude",), default=None,
@@ -58,7 +59,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
     from git_memex.agents.triggers import scan
 
     out: dict[str, Any] = {"enabled": True, "dry_run": dry_run, "saved": [], "duplicates": [],
-                           "would_save": [], "dropped": []}  # fmt: skip
+                           "would_save": [], "dropped": []}
     if not ctx.bool_setting("keywordCapture"):
         out["enabled"] = False
         return out
@@ -75,7 +76,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
             red = redact(hit.body)
             out["would_save"].append({"scope": hit.scope, "type": TRIGGER_TYPES.get(hit.trigger, "fact"),
                                       "trigger": hit.trigger, "body": red.text.strip(),
-                                      "masked": list(red.masked)})  # fmt: skip
+                                      "masked": list(red.masked)})
         return out
 
     from git_memex.index.stores import Stores
@@ -92,7 +93,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
                 out["dropped"].append({"line": hit.line, "reason": exc.message})
                 continue
             entry: dict[str, Any] = {"id": res.id, "scope": hit.scope, "type": kind, "trigger": hit.trigger,
-                                     "masked": res.masked}  # fmt: skip
+                                     "masked": res.masked}
             if res.duplicate_of:
                 entry["id"] = res.duplicate_of
                 entry["duplicate_of"] = res.duplicate_of
@@ -160,7 +161,7 @@ def run_hook(dry_run: bool = False) -> int:
             saved = res["saved"]
             if saved:
                 lines.append(f"git-memex saved {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} from this "
-                             "message (keyword capture):")  # fmt: skip
+                             "message (keyword capture):")
                 for e in saved:
                     body = " ".join(str(e.get("body", "")).split())
                     if len(body) > 200:

@@ -50,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.global_ and ctx.repo is None:
         raise MemexError("not inside a git repository; use --global to set it for every repository", 1)
     cmd = ["git", "config", "--global" if args.global_ else "--local", f"memex.{key}", value]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if r.returncode != 0:
-        raise MemexError(f"git config failed: {r.stderr.strip() or r.returncode}", 2)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise MemexError(f"git config failed: {proc.stderr.strip() or proc.returncode}", 2)
     print(f"memex.{key}={value}")
     return 0

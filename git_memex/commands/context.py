@@ -12,12 +12,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from git_memex.commands._common import add_json, context, emit_json
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast path skips
     import argparse
+    from typing import Any
+
+    from git_memex.core.paths import Context
 
 HOOK_CLIENTS = ("claude",)
 MAX_HOOK_INPUT = 4 * 1024 * 1024
@@ -28,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Print the compact memory block an agent gets at session start: approved "
                        "instructions, warnings that match what you are working on, and the most relevant project "
                        "and personal memories (query-aware: --query, the branch name and changed files), within "
-                       "memex.injectMaxTokens. Prints nothing when there is nothing to say.")  # fmt: skip
+                       "memex.injectMaxTokens. Prints nothing when there is nothing to say.")
     p.add_argument("--query", "-q", default=None, help="what the session is about (optional)")
     p.add_argument("--hook", choices=HOOK_CLIENTS, default=None,
                    help="run as the agent's session-start hook: read its JSON from stdin, print its output JSON")
@@ -54,7 +57,7 @@ def read_hook_payload() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def hook_context(payload: dict[str, Any]):  # -> Context
+def hook_context(payload: dict[str, Any]) -> Context:
     """The context of the hook's `cwd` when it names a folder, else of the process's cwd."""
     from git_memex.core.paths import load_context
 

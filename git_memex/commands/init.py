@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TextIO
 
 CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
 
@@ -19,14 +20,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--claude-hooks", action="store_true",
                    help="with --client claude: also add SessionStart/UserPromptSubmit hooks to .claude/settings.json")
     p.add_argument("--no-hooks", action="store_true", help="do not install git hooks")
-    p.add_argument("--uninstall", action="store_true", help="remove our hooks (restoring chained ones) and the merge driver")
+    p.add_argument("--uninstall", action="store_true",
+                   help="undo init: our hooks (restoring chained ones), the merge driver, the .gitattributes line and "
+                   "our part of the editor and agent files; asks first on a terminal (--yes skips that); memories stay")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=run)
 
 
-def _ask(question: str, default: str) -> str:
+def _ask(question: str, default: str, out: TextIO | None = None) -> str:
     try:
-        answer = input(f"{question} [{default}]: ").strip()
+        if out is not None:  # e.g. stderr, so that --json keeps stdout for the one document
+            out.write(f"{question} [{default}]: ")
+            out.flush()
+            answer = input().strip()
+        else:
+            answer = input(f"{question} [{default}]: ").strip()
     except EOFError:
         return default
     return answer or default
@@ -42,6 +50,21 @@ def run(args: argparse.Namespace) -> int:
     if ctx.repo is None:
         raise MemexError("not inside a git repository; run `git init` first, or cd into your project", 1)
     if args.uninstall:
+        if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
+            plan = uninstall(ctx, apply=False)
+            todo = [st for st in plan.steps if st.action != "unchanged"]
+            if not todo:
+                print("nothing of git-memex's set-up is left here; nothing changed")
+                return 0
+            out = sys.stderr if args.json else sys.stdout
+            print("git memex init --uninstall will change:", file=out)
+            for st in todo:
+                print(f"  {st.action:9}  {st.what}" + (f"  ({st.detail})" if st.detail else ""), file=out)
+            if not _ask("Go ahead? (y/n)", "n", out).lower().startswith("y"):
+                print("nothing changed", file=out)
+                if args.json:
+                    emit_json({"steps": [], "snippets": [], "changed": False})
+                return 0
         rep = uninstall(ctx)
     else:
         client = args.client

@@ -13,16 +13,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="A rule (a role: instruction memory) reaches agents as an instruction only "
                        "after a person approves it here AND that approval is committed on the project's default "
                        "branch (a merged PR is the review). No MCP tool can do this: an agent never raises its "
-                       "own trust.")  # fmt: skip
+                       "own trust.")
     verbs = p.add_subparsers(dest="verb", metavar="approve|revoke|list")
     verbs.required = True
     a = verbs.add_parser("approve", help="approve a submitted rule (a file edit to commit)",
                          description="Set instruction_state approved, trust_level, approved_by and a review_history "
                          "entry on a submitted rule (or one of your personal rules). Refuses outbox drafts: submit "
-                         "them first. In a team repository it warns when you approve your own proposal.")  # fmt: skip
+                         "them first. In a team repository it warns when you approve your own proposal.")
     a.add_argument("id")
     a.add_argument("--trust", choices=("reviewed", "trusted"), default="reviewed",
-                   help="trust level to record (org rules need trusted; default reviewed)")  # fmt: skip
+                   help="trust level to record (org rules need trusted; default reviewed)")
     a.add_argument("--note", help="why, kept in review_history")
     a.add_argument("--by", help="approver (default: git user.name)")
     add_json(a)
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=run_revoke)
     ls = verbs.add_parser("list", help="rules: pending, approved (served or why not), revoked",
                           description="Every rule grouped pending / approved / revoked; an approved rule says "
-                          "whether agents get it now and, if not, why.")  # fmt: skip
+                          "whether agents get it now and, if not, why.")
     add_json(ls)
     ls.set_defaults(func=run_list)
 

@@ -26,9 +26,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(res)
         return 0
-    for m in res["memories"]:
-        print(f"{short(m['id'])}  {label(m):28}  {m['snippet']}")
-    shown = len(res["memories"])
+    rows = res["memories"]
+    if args.scope == "both" and rows:
+        # two headings, newest first under each: what stays on this machine, what the team shares
+        for title, group in (("Personal (this machine only)", [m for m in rows if m.get("scope") == "personal"]),
+                             ("Project", [m for m in rows if m.get("scope") != "personal"])):
+            print(f"{title}:" if group else f"{title}: none")
+            for m in group:
+                print(f"  {short(m['id'])}  {label(m):28}  {m['snippet']}")
+    else:
+        for m in rows:
+            print(f"{short(m['id'])}  {label(m):28}  {m['snippet']}")
+    shown = len(rows)
     if res["total"] > shown:
         print(f"({shown} of {res['total']}; --limit shows more)")
     elif not shown:

@@ -20,12 +20,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "memory_promote, memory_resolve and memory_pr_status, for the repository around the current "
                        "folder, or the one --repo or GIT_MEMEX_REPO names. Nothing but protocol is written to stdout; logs go to stderr "
                        "(GIT_MEMEX_DEBUG=1 for per-call timings). With --print-config, print the server entry for "
-                       "an editor's MCP configuration and exit.")  # fmt: skip
+                       "an editor's MCP configuration and exit.")
     p.add_argument("--repo", metavar="PATH", default=None,
                    help="serve the repository at PATH (default: $GIT_MEMEX_REPO, else the current folder); "
-                   "for clients that start servers in / or in their own folder")  # fmt: skip
+                   "for clients that start servers in / or in their own folder")
     p.add_argument("--print-config", metavar="CLIENT", choices=CLIENT_CHOICES,
-                   help=f"print the MCP configuration snippet for CLIENT ({', '.join(CLIENT_CHOICES)}) and exit")  # fmt: skip
+                   help=f"print the MCP configuration snippet for CLIENT ({', '.join(CLIENT_CHOICES)}) and exit")
     p.set_defaults(func=run)
 
 

@@ -15,6 +15,10 @@ import contextlib
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # argparse (and `typing`) stay out of the merge driver's start-up
+    import argparse
+
 PREFIX = "git-memex merge-driver"
 
 
@@ -165,11 +169,11 @@ def _help() -> int:
     return 0
 
 
-def register(sub):  # type: ignore[no-untyped-def]
+def register(sub: argparse._SubParsersAction) -> None:
     """Only for --help and the man page: git-memex's main() runs main() above before argparse."""
     p = sub.add_parser("merge-driver", help="git merge driver for memory files (%%O %%A %%B %%P)",
                        description="Field-level 3-way merge of one memory file, as git's merge driver "
-                       "(`merge.memex.driver = git-memex merge-driver %%O %%A %%B %%P`). The result is written to "
+                       "(`merge.memex.driver = git-memex merge-driver %O %A %B %P`). The result is written to "
                        "OURS; exit 0 when clean, 1 on a conflict (markers show both sides), never above 1.")
     for name in ("base", "ours", "theirs", "path"):
         p.add_argument(name, metavar=name.upper())

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.review.workflow import pr_label, pr_status
+    from git_memex.review.pull_requests import pr_label, pr_status
 
     r = pr_status(context(), apply=args.apply)
     if args.json:

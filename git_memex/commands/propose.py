@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.review.workflow import propose
+    from git_memex.review.outbox import propose
 
     out = propose(context(), args.ids, local_approve=args.local_approve)
     if args.json:

@@ -46,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"resolved {out.path}" + (f" (merged: {', '.join(out.auto_merged)})" if out.auto_merged else ""))
         return 0
     print(f"cannot resolve {out.path} automatically; a human must decide:")
-    for c in out.conflicts:
-        print(f"  {c['field']} ({c['kind']} conflict):")
+    for conflict in out.conflicts:
+        print(f"  {conflict['field']} ({conflict['kind']} conflict):")
         for side in ("base", "ours", "theirs"):
-            print(f"    {side + ':':7} {_fmt(c[side])}")
+            print(f"    {side + ':':7} {_fmt(conflict[side])}")
     print("Nothing was written. Edit the file, then `git add` it.")
     return 3

@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from git_memex.core.paths import Context
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--staged", action="store_true", help="scan staged memory files instead of the work tree")
     p.add_argument("--secrets-only", action="store_true", help="skip the frontmatter checks")
     p.add_argument("--format-only", action="store_true", help="skip the secret checks")
+    p.add_argument("--memory-files", action="store_true",
+                   help="of the PATHs given, check only the files directly in the memory folder (memex.memoryDir); "
+                   "what the pre-commit framework's hooks use, so they follow a configured folder")
     p.set_defaults(func=run)
 
 
@@ -27,16 +34,24 @@ def run(args: argparse.Namespace) -> int:
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only}
     findings = []
     if args.staged:
-        from git_memex.git.gitcmd import staged_memory_files
+        from git_memex.git.gitcmd import staged_memory_changes
+        from git_memex.secrets.checks import dangling_pointers
 
+        work_tree = ctx.require_repo("scan --staged").work_tree
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
-            staged = staged_memory_files(ctx.require_repo("scan --staged").work_tree, ctx.memory_dir_rel)
+            staged, deleted = staged_memory_changes(work_tree, ctx.memory_dir_rel)
+            for path, data in staged:
+                findings.extend(check_bytes(path, data, **kw))
+            if kw["fmt"]:  # what the pre-commit hook also refuses: a successor the commit lacks
+                findings.extend(dangling_pointers(work_tree, ctx.memory_dir_rel, staged, deleted))
         except OSError as exc:
             raise MemexError(f"{exc}; nothing was scanned", 2) from None
-        for path, data in staged:
-            findings.extend(check_bytes(path, data, **kw))
     else:
         paths = [Path(p) for p in args.paths]
+        if args.memory_files and paths:
+            paths = _memory_files(ctx, paths)
+            if not paths:  # none of the given files is a memory file: nothing to check
+                return 0
         if not paths:
             folder = ctx.memory_dir
             if folder is None:
@@ -54,3 +69,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"git-memex: {len(findings)} finding(s)", file=sys.stderr)
         return 1
     return 0
+
+
+def _memory_files(ctx: Context, paths: list[Path]) -> list[Path]:
+    """The given paths that are `<memoryDir>/<name>.md` of this repository (relative paths are
+    read against the current folder, as the pre-commit framework passes them from the root)."""
+    folder = ctx.memory_dir
+    if folder is None:
+        return []
+    try:
+        root = Path(folder).resolve()
+    except OSError:
+        return []
+    out = []
+    for p in paths:
+        try:
+            parent = p.absolute().parent.resolve()
+        except OSError:
+            continue
+        if p.suffix == ".md" and parent == root:
+            out.append(p)
+    return out

@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.review.workflow import submit
+    from git_memex.review.submission import submit
 
     res = submit(context(), args.ids, branch=args.branch, base=args.base)
     for w in res.warnings:
@@ -35,13 +35,13 @@ def run(args: argparse.Namespace) -> int:
     for mid in res.skipped_identical:
         print(f"already in the repository: {mid}")
     if res.committed:
-        print(f"committed {res.commit[:10]} on {res.branch}")
+        print(f"committed {(res.commit or '')[:10]} on {res.branch}")
     else:
         print(f"nothing new to commit on {res.branch}")
     if not res.submitted:
         return 0
     if res.push_command:
-        print("To share it (not run for you):")
+        print("To share it (not run for you; `git memex push --yes` runs the push):")
         print(f"  {res.push_command}")
         if res.pr_command:
             print(f"  {res.pr_command}")

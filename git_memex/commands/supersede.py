@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     text = read_text_arg(args.text)
     tags = None if args.tags is None else [t.strip() for t in args.tags.split(",") if t.strip()]
     res = supersede(context(), args.id, text, type=args.type, tags=tags, role=args.role,
-                    confidence=args.confidence)  # fmt: skip
+                    confidence=args.confidence)
     if args.json:
         emit_json({"id": res["id"], "supersedes": res["supersedes"], "masked": res["masked"]})
         return 0

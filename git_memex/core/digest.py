@@ -11,10 +11,10 @@ from __future__ import annotations
 
 def sha256_hex(data: bytes) -> str:
     try:
-        from _sha2 import sha256  # Python 3.12+
+        from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
     except ImportError:
         try:
-            from _sha256 import sha256  # Python 3.11
+            from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
         except ImportError:
             from hashlib import sha256
     return sha256(data).hexdigest()
@@ -22,7 +22,7 @@ def sha256_hex(data: bytes) -> str:
 
 def sha1_hex(data: bytes) -> str:
     try:
-        from _sha1 import sha1
+        from _sha1 import sha1  # type: ignore[import-not-found]
     except ImportError:
         from hashlib import sha1
     return sha1(data).hexdigest()

@@ -56,7 +56,7 @@ def fsync_dir(folder: Path) -> None:
 
 
 _TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-               | getattr(os, "O_BINARY", 0))  # fmt: skip
+               | getattr(os, "O_BINARY", 0))
 
 
 def create_temp_beside(path: Path) -> tuple[int, str]:

@@ -8,7 +8,10 @@ reading and rewriting a file we wrote changes nothing. Unknown keys are kept.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Known keys in the order of the protocol (V2-DESIGN §3), then the keys the
 # TypeScript reference tool adds. Anything else follows in the order it was read.

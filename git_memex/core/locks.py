@@ -56,7 +56,7 @@ def held(data_root: Path, name: str, wait_s: float = WAIT_S) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise MemexError(f"another git-memex process has held {path} for {wait_s:.0f} s; "
-                                     "nothing was written, try again", 2) from None  # fmt: skip
+                                     "nothing was written, try again", 2) from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.05)
         try:

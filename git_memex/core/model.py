@@ -6,10 +6,13 @@ import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from git_memex.core.record import field, record
 from git_memex.errors import USAGE, MemexError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = 2
 
@@ -374,11 +377,22 @@ def normalize(fm: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 def from_parsed(fm: dict[str, Any], body: str, path: Path | None = None) -> Memory:
     """A Memory from a file's parsed frontmatter, normalised for reading (not for writing back)."""
+    if fm.get("source") == "":  # the reference tool writes `source: ""` for "not said"
+        fm = {k: v for k, v in fm.items() if k != "source"}
     norm, changes = normalize(fm) if is_v1(fm) or fm.get("type") not in TYPES else (fm, [])
     m = Memory(fm=norm, body=body, path=path)
     if changes:
         m.warnings.extend(changes)
     return m
+
+
+def stamp_reference(fm: dict[str, Any], keys: dict[str, str]) -> None:
+    """Fill in the reference tool's `scope_key` / `project_name` where a project file lacks them
+    (a value already there is kept: it is the file's identity for that tool)."""
+    if fm.get("scope") in (None, "project"):
+        for key, value in keys.items():
+            if not fm.get(key):
+                fm[key] = value
 
 
 def touch(m: Memory) -> None:

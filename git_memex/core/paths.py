@@ -132,7 +132,7 @@ def _root_name(root: Path) -> str:
 
 def _under_a_file(root: Path) -> MemexError:
     return MemexError(f"{_root_name(root)} is not a folder (a part of its path is a file); "
-                      "point GIT_MEMEX_HOME at a folder", 2)  # fmt: skip
+                      "point GIT_MEMEX_HOME at a folder", 2)
 
 
 def prepare_data_root(root: Path) -> None:
@@ -152,7 +152,7 @@ def prepare_data_root(root: Path) -> None:
         raise _under_a_file(root) from None
     except OSError as exc:
         raise MemexError(f"cannot use {_root_name(root)} ({exc.strerror}); "
-                         "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
+                         "point GIT_MEMEX_HOME at a writable folder", 2) from None
     if st is None:
         try:
             root.parent.mkdir(parents=True, exist_ok=True)  # the user's folders: their own modes
@@ -163,7 +163,7 @@ def prepare_data_root(root: Path) -> None:
             raise _under_a_file(root) from None
         except OSError as exc:
             raise MemexError(f"cannot create {_root_name(root)} ({exc.strerror}); "
-                             "point GIT_MEMEX_HOME at a writable folder", 2) from None  # fmt: skip
+                             "point GIT_MEMEX_HOME at a writable folder", 2) from None
         st = os.stat(root)
     if not stat.S_ISDIR(st.st_mode):
         raise MemexError(f"{_root_name(root)} is not a folder; point GIT_MEMEX_HOME at a folder", 2)
@@ -224,7 +224,7 @@ def private_db_file(path: Path) -> None:
     bits is repaired, with its -wal, -shm and -journal. Best effort: SQLite reports what fails."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
-                     PRIVATE_FILE)  # fmt: skip
+                     PRIVATE_FILE)
     except OSError:
         return
     try:
@@ -258,13 +258,13 @@ def start_git(args: list[str], cwd: Path | None) -> subprocess.Popen[bytes] | No
     None when git cannot be started."""
     try:
         return subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)  # fmt: skip
+                                stderr=subprocess.PIPE)
     except OSError:  # no git, a missing or unreadable folder, no processes left
         return None
 
 
 def finish_git(proc: subprocess.Popen[bytes] | None,
-               timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:  # fmt: skip
+               timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:
     """The outcome of a `start_git` process (output decoded leniently); None when it was not
     started, or was killed after `timeout` seconds."""
     if proc is None:
@@ -276,7 +276,7 @@ def finish_git(proc: subprocess.Popen[bytes] | None,
         proc.wait()
         return None
     return subprocess.CompletedProcess(proc.args, proc.returncode, out.decode("utf-8", "replace"),
-                                       err.decode("utf-8", "replace"))  # fmt: skip
+                                       err.decode("utf-8", "replace"))
 
 
 _REV_PARSE = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
@@ -355,6 +355,31 @@ def repo_identity(origin_url: str | None, fallback_path: Path) -> str:
     return "path-sha256:" + _sha(str(fallback_path.resolve()))
 
 
+def reference_scope(origin_url: str | None, work_tree: Path) -> tuple[str, str]:
+    """(scope_key, project_name) the TypeScript reference tool files this project's memories under
+    and filters its reads by (its src/scope.ts). Written into every project file we put in the
+    repository, so that the reference tool on the same clone sees them (docs/format.md).
+
+    The origin URL trimmed, a trailing `.git` dropped, `git@host:` and `ssh://git@` spelled
+    `https://host/`, lower-cased; the name is its last segment and the key
+    `project__<name, [^A-Za-z0-9._-] as '-', at most 40>__<sha256 of the URL, 12 hex>`. Without a
+    remote the seed is the lower-cased absolute work tree path and the name its last part.
+    Vectors: tests/data/interchange-cases.json."""
+    if origin_url and origin_url.strip():
+        seed = re.sub(r"\.git$", "", origin_url.strip(), flags=re.I)
+        seed = re.sub(r"^git@([^:]+):", r"https://\1/", seed)
+        seed = re.sub(r"^ssh://git@", "https://", seed).lower()
+        m = re.search(r"/([^/]+)$", seed)
+        name = m.group(1) if m else "workspace"
+    else:
+        resolved = os.path.abspath(str(work_tree))
+        seed = resolved.lower()
+        parts = [x for x in re.split(r"[\\/]+", resolved) if x and not re.fullmatch(r"[A-Za-z]:", x)]
+        name = parts[-1] if parts else "workspace"
+    cleaned = re.sub(r"[^a-zA-Z0-9._-]", "-", name)[:40] or "project"
+    return f"project__{cleaned}__{_sha(seed)[:12]}", name
+
+
 def _slug(name: str) -> str:
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
     return s[:40] or "project"
@@ -412,6 +437,12 @@ class Context:
     @property
     def project_key(self) -> str:
         return f"{_slug(self.project_name)}-{self.repo_id.split(':', 1)[1][:12]}"
+
+    @property
+    def reference_keys(self) -> dict[str, str]:
+        """`scope_key` and `project_name` as the reference tool writes them (see `reference_scope`)."""
+        key, name = reference_scope(self.origin_url, self.project_root)
+        return {"scope_key": key, "project_name": name}
 
     # folders in the data root
     @property
@@ -529,10 +560,10 @@ def _watched_files(cwd: Path, ctx: Context) -> tuple[str, ...]:
     home = Path.home()
     glob_cfg = os.environ.get("GIT_CONFIG_GLOBAL")
     files |= {glob_cfg} if glob_cfg else {str(home / ".gitconfig"),
-                                          str(Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config")}  # fmt: skip
+                                          str(Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config")}
     if ctx.repo is not None:
         files |= {str(ctx.repo.common_dir / "config"), str(ctx.repo.git_dir / "config.worktree"),
-                  str(ctx.repo.git_dir), str(ctx.repo.work_tree / ".git")}  # fmt: skip
+                  str(ctx.repo.git_dir), str(ctx.repo.work_tree / ".git")}
     for folder in (cwd, *cwd.parents):
         files.add(str(folder / ".git"))
     return tuple(sorted(files))

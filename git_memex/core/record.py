@@ -86,7 +86,7 @@ def _make(cls: type[T], frozen: bool) -> type[T]:
         elif value is not _MISSING:
             if isinstance(value, (list, dict, set)):
                 raise ValueError(f"{cls.__name__}.{name}: mutable default {type(value).__name__}; "
-                                 "use field(default_factory=...)")  # fmt: skip
+                                 "use field(default_factory=...)")
             env[f"_default_{name}"] = value
             params.append(f"{name}=_default_{name}")
             expr = name
@@ -107,7 +107,7 @@ def _make(cls: type[T], frozen: bool) -> type[T]:
     exec(src, env)  # noqa: S102 - the source is built from the class's own field names
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
 
     fields = tuple(names)
 
@@ -122,11 +122,11 @@ def _make(cls: type[T], frozen: bool) -> type[T]:
 
     cls.__repr__ = __repr__  # type: ignore[method-assign]
     cls.__eq__ = __eq__  # type: ignore[method-assign]
-    cls.__match_args__ = fields  # type: ignore[attr-defined]
+    cls.__match_args__ = fields  # type: ignore[attr-defined, misc]
     cls.__record_fields__ = fields  # type: ignore[attr-defined]
     if frozen:
-        cls.__setattr__ = _frozen_setattr  # type: ignore[method-assign, assignment]
-        cls.__delattr__ = _frozen_delattr  # type: ignore[method-assign, assignment]
+        cls.__setattr__ = _frozen_setattr  # type: ignore[method-assign]
+        cls.__delattr__ = _frozen_delattr  # type: ignore[method-assign]
         cls.__hash__ = lambda self: hash(tuple(getattr(self, n) for n in fields))  # type: ignore[method-assign]
     else:
         cls.__hash__ = None  # type: ignore[assignment]  # mutable and compared by value: unhashable, as with @dataclass

@@ -36,7 +36,7 @@ from pathlib import Path
 
 _FROM_CWD = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 _DROPPED = ("GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
-            "GIT_PREFIX")  # fmt: skip
+            "GIT_PREFIX")
 
 
 def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -58,13 +58,13 @@ def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -
 
 
 def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = None,
-            timeout: float | None = 120) -> subprocess.CompletedProcess[bytes] | None:  # fmt: skip
+            timeout: float | None = 120) -> subprocess.CompletedProcess[bytes] | None:
     """`git --literal-pathspecs ARGS` in `cwd` (the work tree root) with `git_env(cwd)`; raw bytes
     out. None when git could not be started or did not finish within `timeout` seconds."""
     try:
         return subprocess.run(["git", "--literal-pathspecs", *args], cwd=cwd, input=input,
                               stdin=None if input is not None else subprocess.DEVNULL,
-                              capture_output=True, env=git_env(cwd), timeout=timeout, check=False)  # fmt: skip
+                              capture_output=True, env=git_env(cwd), timeout=timeout, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -83,21 +83,31 @@ def staged_memory_files(work_tree: Path, memory_dir: str) -> list[tuple[str, byt
     One `git diff-index` call; a second (`cat-file --batch`) only when a memory file is staged.
     Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
     """
+    return staged_memory_changes(work_tree, memory_dir)[0]
+
+
+def staged_memory_changes(work_tree: Path, memory_dir: str) -> tuple[list[tuple[str, bytes]], list[str]]:
+    """`staged_memory_files`, and the paths of the memory files the commit deletes, from the
+    same single `git diff-index` call."""
     folder = memory_dir.rstrip("/") + "/"
     # --ita-invisible-in-index: a `git add -N` entry is not part of the commit
-    r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--no-renames", "--name-only", "-z",
-                 "--diff-filter=d", "HEAD", "--", folder], cwd=work_tree)  # fmt: skip
+    r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--no-renames", "--name-status", "-z",
+                 "HEAD", "--", folder], cwd=work_tree)
+    listing = False
     if r is not None and r.returncode != 0:
         head = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=work_tree)
         if head is not None and head.returncode != 0:  # unborn branch: every staged file is new
             r = run_git(["ls-files", "--cached", "-z", "--", folder], cwd=work_tree)
+            listing = True
     if r is None or r.returncode != 0:
         detail = (r.stderr.decode("utf-8", "replace").strip().splitlines() or ["no answer"])[-1] if r else "git did not run"
         raise OSError(f"git could not list the staged memory files ({detail})")
-    paths = [p for p in dict.fromkeys(r.stdout.decode("utf-8", "surrogateescape").split("\0"))
-             if p and in_memory_dir(p, memory_dir)]  # fmt: skip
+    fields = r.stdout.decode("utf-8", "surrogateescape").split("\0")
+    changes = [("A", f) for f in fields if f] if listing else list(zip(fields[0::2], fields[1::2], strict=False))
+    deleted = [p for st, p in changes if st == "D" and in_memory_dir(p, memory_dir)]
+    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p) if in_memory_dir(p, memory_dir)]
     if not paths:
-        return []
+        return [], deleted
     request = b"".join(b":" + p.encode("utf-8", "surrogateescape") + b"\n" for p in paths)
     blobs = run_git(["cat-file", "--batch"], cwd=work_tree, input=request)
     if blobs is None or blobs.returncode != 0:
@@ -113,4 +123,30 @@ def staged_memory_files(work_tree: Path, memory_dir: str) -> list[tuple[str, byt
         size = int(header[2])
         out.append((p, data[pos:pos + size]))
         pos += size + 1
+    return out, deleted
+
+
+def indexed_paths(work_tree: Path, paths: list[str]) -> set[str] | None:
+    """Which of `paths` the index git is recording holds (`git ls-files`, GIT_INDEX_FILE
+    honoured); None when git cannot answer."""
+    if not paths:
+        return set()
+    r = run_git(["ls-files", "--cached", "-z", "--", *paths], cwd=work_tree)
+    if r is None or r.returncode != 0:
+        return None
+    return {p for p in r.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def indexed_lines_matching(work_tree: Path, folder: str, pattern: str) -> list[tuple[str, int, str]] | None:
+    """(path, line number, line) for each line under `folder`, as the index git is recording
+    holds it, that matches the extended regular expression `pattern` (`git grep --cached`);
+    None when git cannot answer."""
+    r = run_git(["grep", "--cached", "-n", "-z", "-E", "-e", pattern, "--", folder.rstrip("/") + "/"], cwd=work_tree)
+    if r is None or r.returncode not in (0, 1):
+        return None
+    out: list[tuple[str, int, str]] = []
+    for rec in r.stdout.decode("utf-8", "surrogateescape").split("\n"):
+        parts = rec.split("\0", 2)
+        if len(parts) == 3 and parts[1].isdigit():
+            out.append((parts[0], int(parts[1]), parts[2]))
     return out

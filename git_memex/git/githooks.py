@@ -110,11 +110,18 @@ def registered_command(text: str) -> str | None:
 def hooks_dir(work_tree: Path) -> Path:
     """The folder git really runs hooks from (core.hooksPath respected)."""
     r = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=work_tree, capture_output=True,
-                       text=True, check=False)  # fmt: skip
+                       text=True, check=False)
     if r.returncode != 0:
         raise MemexError("cannot find the git hooks folder; is this a git repository?", 2)
     p = Path(r.stdout.strip())
     return p if p.is_absolute() else (work_tree / p)
+
+
+# The shims `init` installs are real files in git_memex/hooks/, one per hook, readable as they
+# land in .git/hooks: `init` changes only the `memex=git-memex` line (to the absolute command it
+# found) and, for a `python -m git_memex` command, the arguments on the line that runs it.
+SHIMS_DIR = Path(__file__).resolve().parents[1] / "hooks"
+_PLACEHOLDER = "\nmemex=git-memex\n"
 
 
 def shim_text(name: str, command: list[str]) -> str:
@@ -126,43 +133,10 @@ def shim_text(name: str, command: list[str]) -> str:
     memory file (`git diff --cached` reads the index git exported in GIT_INDEX_FILE) and refuses
     one that does, in one line that says how to fix it.
     """
+    text = (SHIMS_DIR / name).read_text(encoding="utf-8")
     rest = "".join(" " + shlex.quote(c) for c in command[1:])
-    lines = [
-        "#!/bin/sh",
-        f"{MARKER} ({name}). Installed by `git memex init`; `git memex init --uninstall` removes it",
-        "# and restores the hook it replaced, which still runs first (chained).",
-        f'chained="$(dirname "$0")/{name}{CHAINED_SUFFIX}"',
-        "status=0",
-    ]
-    if name == "post-rewrite":
-        lines += ['input="$(cat)"', 'if [ -x "$chained" ]; then printf "%s\\n" "$input" | "$chained" "$@"; status=$?; fi']
-    else:
-        lines += ['if [ -x "$chained" ]; then "$chained" "$@"; status=$?; fi']
-    if name in BLOCKING:
-        lines += ['[ "$status" -eq 0 ] || exit "$status"']
-    lines += [
-        "# git-memex as `git memex init` found it; if that cannot run, git-memex on PATH.",
-        f"memex={shlex.quote(command[0])}",
-        _RUNS_SH,
-        "ran=127",
-        f'if runs "$memex"; then "$memex"{rest} hook {name} "$@"; ran=$?; fi',
-        _path_fallback(f'hook {name} "$@"'),
-    ]
-    if name in BLOCKING:
-        lines += [
-            'case $ran in 126|127) ;; *) exit "$ran";; esac',
-            "# git-memex cannot run: a commit that stages no memory file goes through.",
-            'dir="$(git config memex.memoryDir)" || dir=.ai/open-memex',
-            'staged="$(git diff --cached --name-only --diff-filter=d -- ":(top,glob)${dir%/}/*.md")" || staged=unknown',
-            '[ -z "$staged" ] && exit 0',
-            "echo \"git-memex: cannot run ($memex is missing or broken, and no git-memex is on"
-            " PATH), so the staged memory files cannot be checked and the commit is refused; reinstall git-memex and run \\`git memex"
-            " init\\` (or commit with --no-verify)\" >&2",
-            "exit 1",
-        ]
-    else:
-        lines += ['exit "$status"']
-    return "\n".join(lines) + "\n"
+    text = text.replace(_PLACEHOLDER, f"\nmemex={shlex.quote(command[0])}\n", 1)
+    return text.replace('"$memex" hook ', f'"$memex"{rest} hook ', 1)
 
 
 def is_ours(path: Path) -> bool:
@@ -259,26 +233,27 @@ def pre_commit() -> int:
     memory file costs one `git diff-index` and no memory check can refuse it.
     """
     from git_memex.core.paths import load_context
-    from git_memex.git.gitcmd import staged_memory_files
-    from git_memex.secrets.checks import check_bytes
+    from git_memex.git.gitcmd import staged_memory_changes
+    from git_memex.secrets.checks import check_bytes, dangling_pointers
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
+    findings = []
     try:
-        staged = staged_memory_files(repo_info.work_tree, ctx.memory_dir_rel)
+        staged, deleted = staged_memory_changes(repo_info.work_tree, ctx.memory_dir_rel)
+        for path, data in staged:
+            findings.extend(check_bytes(path, data))
+        findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted))
     except OSError as exc:
         print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "
-              "with --no-verify)", file=sys.stderr)  # fmt: skip
+              "with --no-verify)", file=sys.stderr)
         return 1
-    findings = []
-    for path, data in staged:
-        findings.extend(check_bytes(path, data))
     for f in findings:
         print(str(f), file=sys.stderr)
     if findings:
         secret = any(f.secret for f in findings)
         print(f"git-memex: {len(findings)} problem(s) in staged memory files; commit refused"
-              + (" (secrets are never shown)" if secret else ""), file=sys.stderr)  # fmt: skip
+              + (" (secrets are never shown)" if secret else ""), file=sys.stderr)
         return 1
     return 0
 
@@ -305,8 +280,8 @@ def post_update(name: str, args: list[str]) -> int:
     else:  # post-merge, post-rewrite after amend
         pairs = [(pygit.head_reflog_previous(repo), "HEAD")]
     paths: list[str] = []
-    for old, new in pairs:  # a file any step touched may be stale in the index: reread it
-        paths.extend(p for p in pygit.changed_memory_files(repo, old, new, ctx.memory_dir_rel) if p not in paths)
+    for before, after in pairs:  # a file any step touched may be stale in the index: reread it
+        paths.extend(p for p in pygit.changed_memory_files(repo, before, after, ctx.memory_dir_rel) if p not in paths)
     if not paths:
         return 0
     from git_memex.git.sync import reindex_paths

@@ -28,7 +28,7 @@ PRE_COMMIT_SNIPPET = """\
 @record
 class Step:
     what: str
-    action: str  # created | updated | unchanged | skipped | removed | printed
+    action: str  # created | updated | unchanged | skipped | removed | restored | kept | printed
     detail: str = ""
 
 
@@ -42,7 +42,7 @@ class InitReport:
 
     @property
     def changed(self) -> bool:
-        return any(s.action not in ("unchanged", "skipped") for s in self.steps)
+        return any(s.action not in ("unchanged", "skipped", "kept") for s in self.steps)
 
 
 def _git_config(work_tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -96,7 +96,7 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
         has_framework = (work / ".pre-commit-config.yaml").exists()
         for h in install_hooks(work, skip_pre_commit=has_framework):
             rep.add(f"hook {h.name}", {"installed": "created", "chained": "created"}.get(h.action, h.action),
-                    "existing hook kept and chained" if h.action == "chained" else h.detail)  # fmt: skip
+                    "existing hook kept and chained" if h.action == "chained" else h.detail)
         if has_framework:
             dir_re = mem_rel.replace(".", "\\.")
             rep.snippets.append(
@@ -109,15 +109,70 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     return rep
 
 
-def uninstall(ctx: Context) -> InitReport:
-    from git_memex.git.githooks import uninstall_hooks
+def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None) -> InitReport:
+    """Undo `init`: our hooks (chained ones restored), the merge driver, the `.gitattributes` line,
+    and what `init --client` wrote for editors and agents, merging out only our part (see
+    `clients.removals`). The memory folder and its memories stay. With apply=False nothing is
+    changed and the report says what would be."""
+    import os
+    import re
+
+    from git_memex.agents import clients
+    from git_memex.git.githooks import (
+        CHAINED_SUFFIX,
+        HOOK_NAMES,
+        hooks_dir,
+        is_ours,
+        uninstall_hooks,
+    )
 
     repo = ctx.require_repo("init --uninstall")
+    work = repo.work_tree
     rep = InitReport()
-    for h in uninstall_hooks(repo.work_tree):
-        rep.add(f"hook {h.name}", h.action, "previous hook restored" if h.action == "restored" else "")
-    r = _git_config(repo.work_tree, "--local", "--remove-section", "merge.memex")
-    rep.add("merge driver (git config merge.memex)", "removed" if r.returncode == 0 else "unchanged")
+    if apply:
+        for h in uninstall_hooks(work):
+            rep.add(f"hook {h.name}", h.action, "previous hook restored" if h.action == "restored" else "")
+    else:
+        folder = hooks_dir(work)
+        for name in HOOK_NAMES:
+            if is_ours(folder / name):
+                restored = (folder / (name + CHAINED_SUFFIX)).exists()
+                rep.add(f"hook {name}", "restored" if restored else "removed",
+                        "previous hook restored" if restored else "")
+    if _git_config(work, "--local", "--get-regexp", r"^merge\.memex\.").returncode == 0:
+        if apply:
+            _git_config(work, "--local", "--remove-section", "merge.memex")
+        rep.add("merge driver (git config merge.memex)", "removed")
+    else:
+        rep.add("merge driver (git config merge.memex)", "unchanged")
+    attrs = work / ".gitattributes"
+    if attrs.is_file():
+        ours = re.compile(r"^\S+/\*\.md\s+merge=memex\s*$")
+        lines = attrs.read_text(encoding="utf-8").splitlines(keepends=True)
+        rest = [x for x in lines if not ours.match(x.strip())]
+        if len(rest) != len(lines):
+            if apply:
+                from git_memex.core.files import atomic_write_text
+
+                if "".join(rest).strip():
+                    atomic_write_text(attrs, "".join(rest))
+                else:
+                    os.unlink(attrs)
+            rep.add(".gitattributes", "updated" if "".join(rest).strip() else "removed", "merge=memex line")
+    framework = work / ".pre-commit-config.yaml"
+    try:
+        pasted = "memex-secrets" in framework.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        pasted = False
+    if pasted:  # the snippet init printed, pasted by the user: theirs to remove
+        rep.add("pre-commit framework hooks .pre-commit-config.yaml", "kept",
+                "you pasted them; remove the memex-secrets and memex-validate hooks yourself")
+    for r in clients.removals(work, ctx.memory_dir_rel, Path.home() if home is None else home):
+        if apply:
+            clients.apply_removal(r, work)
+        rep.add(r.what, r.action, r.detail)
+        if r.action == "printed":
+            rep.snippets.append(f"{r.path}: {r.detail}")
     return rep
 
 
@@ -141,7 +196,7 @@ def _record_init_branch(ctx: Context, work: Path, rep: InitReport) -> None:
     when origin has no HEAD and memex.defaultBranch is unset (see `gate.default_branch`)."""
     if ctx.config.get("memex.initbranch"):
         return
-    from git_memex.agents.session import current_branch
+    from git_memex.agents.workspace import current_branch
 
     branch = current_branch(ctx)
     if not branch:

@@ -15,11 +15,14 @@ reported clean.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from git_memex.core.frontmatter import FrontmatterError, ordered_keys, parse, serialize
 from git_memex.core.model import REVIEW_STATES, parse_time
 from git_memex.core.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 IDENTITY_KEYS = ("id", "schema_version", "scope")
 SET_KEYS = ("tags", "paths", "related", "aliases")

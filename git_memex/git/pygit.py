@@ -57,7 +57,7 @@ def changed_memory_files(repo: pygit2.Repository, old: str | None, new: str | No
     elif b is None:
         diff = a.tree.diff_to_tree()
     else:
-        diff = repo.diff(a.tree, b.tree)
+        diff = a.tree.diff_to_tree(b.tree)  # what repo.diff does for two trees
     out: list[str] = []
     for delta in diff.deltas:
         for p in {delta.old_file.path, delta.new_file.path}:
@@ -109,7 +109,7 @@ def conflicts(repo: pygit2.Repository, memory_dir: str | None = None) -> dict[st
         path = next(e.path for e in (ours, theirs, base) if e is not None)
         if memory_dir is not None and not _in_dir(path, memory_dir):
             continue
-        out[path] = tuple(repo[e.id].data if e is not None else None for e in (base, ours, theirs))  # type: ignore[assignment]
+        out[path] = tuple(repo[e.id].data if e is not None else None for e in (base, ours, theirs))  # type: ignore[assignment, attr-defined]
     return out
 
 
@@ -197,7 +197,7 @@ def current_branch(repo: pygit2.Repository) -> str | None:
 
 def path_history(repo: pygit2.Repository, path: str, limit: int = 200) -> list[pygit2.Commit]:
     """Commits that changed one file, oldest first."""
-    out = []
+    out: list[pygit2.Commit] = []
     try:
         walker = repo.walk(repo.head.target, pygit2.enums.SortMode.TIME)
     except (pygit2.GitError, KeyError):
@@ -278,15 +278,15 @@ def upstream_of(repo: pygit2.Repository) -> tuple[str, str, str]:
     q = shlex.quote
     if f"{remote}/{branch}" in repo.branches.remote:
         raise MemexError(f"branch {branch} has no upstream; set one with "
-                         f"`git branch --set-upstream-to={q(remote + '/' + branch)}`", 2)  # fmt: skip
+                         f"`git branch --set-upstream-to={q(remote + '/' + branch)}`", 2)
     raise MemexError(f"branch {branch} has no upstream, and {remote} has no branch {branch} that this clone "
-                     f"knows of; publish yours with `git push -u {q(remote)} {q(branch)}`", 2)  # fmt: skip
+                     f"knows of; publish yours with `git push -u {q(remote)} {q(branch)}`", 2)
 
 
 def fetch(remote: str, cwd: Path) -> None:
     try:
         r = subprocess.run(["git", "fetch", "--quiet", remote], cwd=cwd, capture_output=True, text=True,
-                           check=False, timeout=600)  # fmt: skip
+                           check=False, timeout=600)
     except FileNotFoundError:
         raise MemexError("git is not installed or not on PATH; local memories still work", 2) from None
     except subprocess.TimeoutExpired:

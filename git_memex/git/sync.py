@@ -1,4 +1,4 @@
-"""Git-facing operations on the in-repo memory folder: pull, conflict listing and resolution."""
+"""Git-facing operations on the in-repo memory folder: pull, push, conflict listing and resolution."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
     assert ctx.repo is not None and ctx.repo_index is not None and ctx.memory_dir is not None
     with Index(ctx.repo_index) as idx:
         return idx.apply_paths(Source("repo", ctx.memory_dir, ctx.project_key),
-                               [ctx.repo.work_tree / p for p in rel_paths], trigger=trigger)  # fmt: skip
+                               [ctx.repo.work_tree / p for p in rel_paths], trigger=trigger)
 
 
 # ------------------------------------------------------------------ pull
@@ -41,20 +41,119 @@ def pull(ctx: Context) -> dict[str, Any]:
         theirs = upstream.removeprefix(f"refs/remotes/{remote}/")
         raise MemexError(f"the upstream of {branch} is {remote}/{theirs}, and {remote} has no such branch (deleted?); "
                          f"nothing was changed. Publish yours with `git push -u {shlex.quote(remote)} "
-                         f"{shlex.quote(branch)}`, or pick another with `git branch --set-upstream-to`", 2)  # fmt: skip
+                         f"{shlex.quote(branch)}`, or pick another with `git branch --set-upstream-to`", 2)
     res = pygit.fast_forward(repo, upstream, ctx.memory_dir_rel)
     out: dict[str, Any] = {"state": res.state, "branch": branch, "upstream": upstream,
-                           "old": res.old, "new": res.new, "changed": res.changed}  # fmt: skip
+                           "old": res.old, "new": res.new, "changed": res.changed}
     stats = reindex_paths(ctx, res.changed, "pull") if res.changed else None
     if stats is not None:
         out["reindexed"] = {"added": stats.added, "changed": stats.changed, "removed": stats.removed,
-                            "quarantined": stats.quarantined}  # fmt: skip
+                            "quarantined": stats.quarantined}
     else:
         from git_memex.index.refresh import Index
 
         assert ctx.repo_index is not None
         with Index(ctx.repo_index) as idx:
             idx.mark_sync("pull")
+    return out
+
+
+# ------------------------------------------------------------------ push
+def _git_text(work: Path, *args: str) -> str | None:
+    """stdout of a read-only `git ARGS` in the work tree, or None when it failed."""
+    from git_memex.git.gitcmd import run_git
+
+    r = run_git(["-c", "core.quotePath=false", *args], work)
+    if r is None or r.returncode != 0:
+        return None
+    return r.stdout.decode("utf-8", "surrogateescape")
+
+
+def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
+    """The push for submitted work: the current branch's commits that no remote-tracking ref of
+    its remote holds yet (what `git push` would send), checked to change only memory files.
+
+    Printed by default; with `run` it is run with the user's own git (their credentials).
+    Refused (exit 2, nothing pushed) when HEAD is detached, there is no remote, or, with `run`,
+    when those commits also change files outside the memory folder: that is not only submitted
+    work, so the user pushes it themselves. See docs/git.md.
+    """
+    import shlex
+    import subprocess
+
+    from git_memex.git.gitcmd import git_env, in_memory_dir
+    from git_memex.git.pygit import git_error_line
+
+    work = ctx.require_repo("push").work_tree
+    mem = ctx.memory_dir_rel
+    branch = (_git_text(work, "symbolic-ref", "--quiet", "--short", "HEAD") or "").strip()
+    if not branch:
+        raise MemexError("HEAD is detached; check out the branch `git memex submit` committed to, then push; "
+                         "nothing was pushed", 2)
+    if _git_text(work, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}") is None:
+        raise MemexError(f"branch {branch} has no commits yet; submit something first (nothing was pushed)", 2)
+    remotes = (_git_text(work, "remote") or "").split()
+    remote = (_git_text(work, "config", "--get", f"branch.{branch}.remote") or "").strip()
+    merge = (_git_text(work, "config", "--get", f"branch.{branch}.merge") or "").strip()
+    upstream = merge.removeprefix("refs/heads/") if remote in remotes and merge.startswith("refs/heads/") else None
+    if upstream is None:
+        if not remotes:
+            raise MemexError("this repository has no remote; add one with `git remote add origin URL` "
+                             "(nothing was pushed)", 2)
+        remote = "origin" if "origin" in remotes else remotes[0]
+    q = shlex.quote
+    if upstream is None:
+        args = ["push", "-u", remote, branch]
+    else:
+        args = ["push", remote, branch if upstream == branch else f"{branch}:{upstream}"]
+    command = "git " + " ".join(q(a) for a in args)
+    log = _git_text(work, "log", "--format=format:%x01%H", "--name-only", "--no-renames", "-m",
+                    f"refs/heads/{branch}", "--not", f"--remotes={remote}", "--")
+    if log is None:
+        raise MemexError(f"could not list the commits of {branch} that {remote} lacks; nothing was pushed", 2)
+    commits: list[str] = []
+    memory: set[str] = set()
+    other: set[str] = set()
+    for line in log.splitlines():
+        if line.startswith("\x01"):
+            commits.append(line[1:])
+        elif in_memory_dir(line, mem):
+            memory.add(line)
+        elif line.strip() and not line.startswith(mem.rstrip("/") + "/"):  # e.g. its .gitkeep is not "other"
+            other.add(line)
+    base = (_git_text(work, "symbolic-ref", "--quiet", "--short", f"refs/remotes/{remote}/HEAD") or "").strip()
+    base = base.split("/", 1)[1] if "/" in base else ""
+    target = upstream or branch
+    out: dict[str, Any] = {"branch": branch, "remote": remote, "upstream": upstream, "command": command,
+                           "commits": commits, "memory_files": sorted(memory), "other_files": sorted(other),
+                           "pushed": False, "pr_command": None}
+    if base and base != target:
+        out["pr_command"] = f"gh pr create --base {q(base)} --head {q(target)}"
+    if not commits:
+        out["state"] = "up-to-date"
+        return out
+    if not memory:
+        out["state"] = "nothing-submitted"
+        return out
+    out["state"] = "printed"
+    if not run:
+        return out
+    if other:
+        n = len(other)
+        raise MemexError(f"{branch} also carries commits that change {n} file{'s' if n != 1 else ''} outside {mem}/ "
+                         f"(such as {sorted(other)[0]}), so this is not only submitted work; review them and push "
+                         f"it yourself with `{command}` (nothing was pushed)", 2)
+    try:
+        r = subprocess.run(["git", *args], cwd=work, env=git_env(work), capture_output=True, text=True,
+                           check=False, timeout=600)
+    except FileNotFoundError:
+        raise MemexError("git is not installed or not on PATH; nothing was pushed", 2) from None
+    except subprocess.TimeoutExpired:
+        raise MemexError(f"`{command}` took more than 10 minutes and was stopped", 2) from None
+    if r.returncode != 0:
+        raise MemexError(f"`{command}` failed ({git_error_line(r.stderr)}); nothing was pushed", 2)
+    out["pushed"] = True
+    out["state"] = "pushed"
     return out
 
 
@@ -122,7 +221,7 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
             wanted, False, list(result.auto_merged),
             [{"field": c.field, "kind": c.kind, "base": c.base, "ours": c.ours, "theirs": c.theirs} for c in result.conflicts],
             getattr(result, "note", ""),
-        )  # fmt: skip
+        )
     from git_memex.secrets.checks import check_text
 
     findings = check_text(wanted, result.text, fmt=False)

@@ -24,10 +24,10 @@ from __future__ import annotations
 import os
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from git_memex.index import watcher as watch
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git_memex.index.refresh import Index, RefreshStats, Source
 
@@ -45,7 +45,7 @@ def digest_key(folder: Path | str) -> str:
 
 
 def scan(index: Index, src: Source, stats: RefreshStats, plan: Plan, gone: list[str],
-         digests: dict[str, str], changed_digest: set[str], listings: dict[str, Listing]) -> None:  # fmt: skip
+         digests: dict[str, str], changed_digest: set[str], listings: dict[str, Listing]) -> None:
     """Compare one folder with what the index last saw; add the work to plan/gone."""
     folder = str(src.folder)
     key = (str(index.path), folder)
@@ -57,7 +57,7 @@ def scan(index: Index, src: Source, stats: RefreshStats, plan: Plan, gone: list[
             watcher.poll()
             w = watcher.get(folder, create=True)
             if w is not None and not w.dirty and w.digest is not None \
-                    and index.get_meta(digest_key(folder)) == w.digest:  # fmt: skip
+                    and index.get_meta(digest_key(folder)) == w.digest:
                 stats.unchanged += w.count  # nothing reported since the last complete scan
                 digests[folder] = w.digest
                 return
@@ -89,7 +89,7 @@ def _racy_only(index: Index, src: Source, count: int, stats: RefreshStats, plan:
     """Same names, sizes, inodes and times as at the last complete scan: only the files that were
     racy then need a look (by content hash). Returns their paths."""
     racy = index.conn.execute("SELECT path, sig, sha FROM files WHERE path >= ? AND path < ? AND racy = 1",
-                              _under(str(src.folder))).fetchall()  # fmt: skip
+                              _under(str(src.folder))).fetchall()
     for p, sig, sha in racy:
         plan.append((src, p, sig, sha, True))
     stats.unchanged += count - len(racy)
@@ -97,13 +97,13 @@ def _racy_only(index: Index, src: Source, count: int, stats: RefreshStats, plan:
 
 
 def _against_snapshot(index: Index, src: Source, names: list[str], sigs: list[tuple[int, int, int]],
-                      snap: dict[str, tuple[int, ...]], stats: RefreshStats, plan: Plan, gone: list[str]) -> None:  # fmt: skip
+                      snap: dict[str, tuple[int, ...]], stats: RefreshStats, plan: Plan, gone: list[str]) -> None:
     """The listing of the last complete scan (+ what was written since): compare in memory and read
     rows only for the files that differ, instead of every row of the folder."""
     folder = str(src.folder)
     prefix = folder + os.sep
     racy = {r[0][len(prefix):] for r in index.conn.execute(
-        "SELECT path FROM files WHERE path >= ? AND path < ? AND racy = 1", _under(folder))}  # fmt: skip
+        "SELECT path FROM files WHERE path >= ? AND path < ? AND racy = 1", _under(folder))}
     get = snap.get
     suspects = [i for i, name in enumerate(names) if get(name) != sigs[i]]  # new or changed
     if racy:
@@ -126,12 +126,12 @@ def _against_snapshot(index: Index, src: Source, names: list[str], sigs: list[tu
 
 
 def _against_rows(index: Index, src: Source, names: list[str], sigs: list[tuple[int, int, int]],
-                  stats: RefreshStats, plan: Plan, gone: list[str]) -> None:  # fmt: skip
+                  stats: RefreshStats, plan: Plan, gone: list[str]) -> None:
     """No snapshot (first scan, or one written by an older version): every row of the folder."""
     folder = str(src.folder)
     prefix = folder + os.sep
     known = {r[0]: (r[1], r[2], r[3]) for r in index.conn.execute(
-        "SELECT path, sig, racy, sha FROM files WHERE path >= ? AND path < ?", _under(folder))}  # fmt: skip
+        "SELECT path, sig, racy, sha FROM files WHERE path >= ? AND path < ?", _under(folder))}
     seen: set[str] = set()
     for name, (mtime_ns, size, ino) in zip(names, sigs, strict=True):
         p = prefix + name
@@ -232,7 +232,7 @@ def listing_blob(names: list[str], sigs: list[tuple[int, int, int]]) -> tuple[by
     from itertools import chain
 
     return ("\0".join(names).encode("utf-8", "surrogateescape"),
-            array("q", chain.from_iterable(sigs)).tobytes())  # fmt: skip
+            array("q", chain.from_iterable(sigs)).tobytes())
 
 
 def _under(folder: str) -> tuple[str, str]:

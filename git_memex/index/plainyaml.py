@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from git_memex.core.files import parse_memory_bytes
 from git_memex.core.model import Memory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _KEY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _YAML_BOOL = {
@@ -26,7 +29,7 @@ _YAML_BOOL = {
     "on": True, "On": True, "ON": True,
     "no": False, "No": False, "NO": False, "false": False, "False": False, "FALSE": False,
     "off": False, "Off": False, "OFF": False,
-}  # fmt: skip
+}
 _YAML_NULL = frozenset(("~", "null", "Null", "NULL"))
 _SIMPLE_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _YAML_NUMBER = re.compile(  # PyYAML's implicit int and float resolvers (YAML 1.1)

@@ -25,7 +25,6 @@ import stat as _stat
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from git_memex.core.files import UnreadableMemory, read_memory
 from git_memex.core.model import Memory
@@ -46,6 +45,10 @@ from git_memex.index.schema import (
     memory_row,
 )
 from git_memex.index.schema import create as create_tables
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _busy_timeout_ms() -> int:
@@ -150,7 +153,7 @@ class Index:
             private_mkdir(self.path.parent)
             private_db_file(self.path)  # before SQLite creates it (and its -wal, -shm) 0644
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                               cached_statements=256)  # fmt: skip
+                               cached_statements=256)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         return conn
@@ -285,7 +288,7 @@ class Index:
         )
 
     def _record_file(self, c: sqlite3.Connection, path: Path, folder: Path, sig: str, racy: bool,
-                     sha: str | None, error: str | None) -> None:  # fmt: skip
+                     sha: str | None, error: str | None) -> None:
         c.execute(RECORD_FILE, (str(path), sig, int(racy), sha, error))
 
     def upsert(self, m: Memory, source: Source) -> None:
@@ -346,7 +349,7 @@ class Index:
                 self._apply_batch(batch, gone if last else [], now_ns, stats,
                                   digests if last else None, trigger if last else None,
                                   lambda i, s=start: progress.update(s + i),
-                                  listings if last else None)  # fmt: skip
+                                  listings if last else None)
                 progress.update(min(start + BATCH, len(plan)))
         finally:
             progress.done()
@@ -357,7 +360,7 @@ class Index:
                      stats: RefreshStats, digests: dict[str, str] | None, trigger: str | None,
                      tick: Any = None,
                      listings: dict[str, Listing] | None = None,
-                     ) -> None:  # fmt: skip
+                     ) -> None:
         # Read and parse outside the write transaction: other writers wait only for the writes.
         same: list[tuple[str, int, str]] = []  # (sig, racy, path): content unchanged, new stat
         rows: list[tuple[dict[str, Any], tuple[str, str, int, str, None]]] = []
@@ -430,12 +433,12 @@ class Index:
         """Re-read exactly these files of one source (e.g. from a git tree diff)."""
         stats = RefreshStats()
         now_ns = time.time_ns()
-        loaded = []
+        loaded: list[tuple[Path, os.stat_result | None, bytes, Memory | None, str | None]] = []
         for path in paths:
             try:
-                st = os.lstat(path)
+                st: os.stat_result | None = os.lstat(path)
             except FileNotFoundError:
-                loaded.append((path, None, None, None, None))
+                loaded.append((path, None, b"", None, None))  # gone: only `st is None` is read
                 continue
             raw, m, error = _load(path)
             loaded.append((path, st, raw, m, error))
@@ -476,7 +479,7 @@ class Index:
     # ------------------------------------------------------------ reads
     def quarantined(self) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in self.conn.execute(
-            "SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")]  # fmt: skip
+            "SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")]
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
 
 from git_memex.core.model import Memory, parse_time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = "11"
 
@@ -74,7 +77,7 @@ COLUMNS = (
     "created_by", "created_at", "updated_at", "updated_ts", "supersedes", "superseded_by",
     "derived_from", "tags", "paths", "content_hash", "body", "warnings", "aliases", "alias",
     "target",
-)  # fmt: skip
+)
 FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
 
 INSERT_MEMORY = f"INSERT INTO memories(rid, {', '.join(COLUMNS)}) VALUES(?, {', '.join('?' * len(COLUMNS))})"

@@ -19,13 +19,16 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from git_memex.core.model import SAFE_ID_RE
 from git_memex.core.paths import Context, prepare_data_root
 from git_memex.core.record import record
 from git_memex.errors import MemexError, NotFound
 from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LOCATIONS = ("repo", "outbox", "private", "personal")
 _WARNED: set[str] = set()
@@ -83,7 +86,7 @@ class Stores:
         if self.degraded and not self._failed and self.degraded not in _WARNED:
             _WARNED.add(self.degraded)  # once per process (the MCP server opens many)
             print(f"git-memex: warning: {self.degraded}; showing the repository's memories only",
-                  file=sys.stderr)  # fmt: skip
+                  file=sys.stderr)
 
     def __enter__(self) -> Stores:
         return self
@@ -136,25 +139,25 @@ class Stores:
     # projects' outboxes and private memories); `order_by` and `limit` apply per index.
     def _statements(self, where: str, params: Sequence[Any], *, columns: str = "m.*", order_by: str | None = None,
                     limit: int | None = None, match: str | None = None,
-                    scoped: bool = True) -> Iterator[tuple[Index, str, tuple[Any, ...]]]:  # fmt: skip
+                    scoped: bool = True) -> Iterator[tuple[Index, str, tuple[Any, ...]]]:
         """(index, SQL, arguments) of the query on each index, the repository's first."""
         for index, scope, scope_params in self.dbs():
             sql = select_sql(columns, where, scope=scope if scoped else None, order_by=order_by,
-                             limit=limit is not None, match=match is not None)  # fmt: skip
+                             limit=limit is not None, match=match is not None)
             args = (*(() if match is None else (match,)), *(scope_params if scoped else ()), *params,
-                    *(() if limit is None else (limit,)))  # fmt: skip
+                    *(() if limit is None else (limit,)))
             yield index, sql, args
 
     def rows(self, where: str = "1", params: Sequence[Any] = (), *, columns: str = "m.*",
              order_by: str | None = None, limit: int | None = None, match: str | None = None,
-             scoped: bool = True, skip_errors: bool = False) -> list[sqlite3.Row]:  # fmt: skip
+             scoped: bool = True, skip_errors: bool = False) -> list[sqlite3.Row]:
         """The rows matching `where` in every index, the repository's first (a memory held by two
         indexes comes twice; `by_id` keeps one). `match` is an FTS5 expression the row must match
         (`memories_fts` is joined in, so `columns` and `order_by` may use `bm25(memories_fts, …)`);
         `skip_errors` leaves out an index whose query fails (an expression FTS5 refuses)."""
         out: list[sqlite3.Row] = []
         for index, sql, args in self._statements(where, params, columns=columns, order_by=order_by, limit=limit,
-                                                 match=match, scoped=scoped):  # fmt: skip
+                                                 match=match, scoped=scoped):
             try:
                 out.extend(index.conn.execute(sql, args).fetchall())
             except sqlite3.OperationalError:
@@ -171,11 +174,11 @@ class Stores:
         return out
 
     def first(self, where: str, params: Sequence[Any] = (), *, columns: str = "m.*",
-              order_by: str | None = None, limit: int | None = None, scoped: bool = True) -> sqlite3.Row | None:  # fmt: skip
+              order_by: str | None = None, limit: int | None = None, scoped: bool = True) -> sqlite3.Row | None:
         """The first row matching `where` in the first index that has one (the later ones are not
         asked); None when no index has one."""
         for index, sql, args in self._statements(where, params, columns=columns, order_by=order_by, limit=limit,
-                                                 scoped=scoped):  # fmt: skip
+                                                 scoped=scoped):
             row = index.conn.execute(sql, args).fetchone()
             if row is not None:
                 return row
@@ -186,7 +189,7 @@ class Stores:
         return self.first("m.id = ?", (memory_id,), columns=columns, scoped=scoped)
 
     def count(self, where: str = "1", params: Sequence[Any] = (), *, distinct: str | None = None,
-              scoped: bool = True) -> int:  # fmt: skip
+              scoped: bool = True) -> int:
         """The rows matching `where`, summed over the indexes; with `distinct`, the distinct values of
         that column in each index, summed."""
         what = f"count(DISTINCT {distinct})" if distinct else "count(*)"
@@ -260,13 +263,13 @@ class Stores:
                 hit = stem == mid if exact else stem.upper().startswith(mid.upper())
                 if hit and str(p.parent) in folders:
                     raise MemexError(f"memory {stem} is unreadable ({path}: {error}); fix or remove "
-                                     "the file, `git memex doctor` lists such files", 2)  # fmt: skip
+                                     "the file, `git memex doctor` lists such files", 2)
 
     def find_all(self, memory_id: str) -> list[Found]:
         """Every copy of the memory with exactly this id, one per index that holds it."""
         return [Found(row, index, self._source_of(row))
                 for index, sql, args in self._statements("m.id = ?", (memory_id,))
-                for row in index.conn.execute(sql, args)]  # fmt: skip
+                for row in index.conn.execute(sql, args)]
 
     def _source_of(self, row: sqlite3.Row) -> Source:
         loc = row["location"]
@@ -290,7 +293,7 @@ def opened(ctx: Context, stores: Stores | None = None) -> Iterator[Stores]:
 
 
 def select_sql(columns: str = "m.*", where: str = "1", *, scope: str | None = None, order_by: str | None = None,
-               limit: bool = False, match: bool = False) -> str:  # fmt: skip
+               limit: bool = False, match: bool = False) -> str:
     """The statement `Stores.rows` runs on one index: `SELECT columns FROM memories m WHERE …`.
 
     `scope` (an index's filter from `dbs`) goes first and the caller's `where` in parentheses, so

@@ -23,7 +23,7 @@ _IN_MASK = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)  # mo
 _IN_GONE = 0x400 | 0x800 | 0x8000  # delete_self, move_self, ignored
 _IN_OVERFLOW = 0x4000
 _LOCAL_FS = frozenset((0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0x794C7630, 0x2FC12FC1, 0xF2F52010,
-                       0xCA451A4E, 0x3153464A, 0x52654973))  # ext2-4 xfs btrfs tmpfs overlay zfs f2fs bcachefs jfs reiser  # fmt: skip
+                       0xCA451A4E, 0x3153464A, 0x52654973))  # ext2-4 xfs btrfs tmpfs overlay zfs f2fs bcachefs jfs reiser
 
 
 class Watch:

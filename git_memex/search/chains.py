@@ -11,9 +11,10 @@ sides disagree.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from git_memex.index.stores import Stores
 
 # A replacement that was itself retracted or archived replaces nothing.
@@ -62,11 +63,11 @@ def disagreements(rows: dict[str, Any]) -> list[tuple[str, str]]:
                 out.append(("warn", f"{r['id']} replaces {old_id}, which is not here"))
             elif old["status"] not in _GONE and (old["superseded_by"] != r["id"] or old["status"] != "superseded"):
                 out.append(("fail", f"{r['id']} replaces {old_id}, but {old_id} does not point back: "
-                                    f"`git memex reindex` sets its superseded_by and status: superseded"))  # fmt: skip
+                                    f"`git memex reindex` sets its superseded_by and status: superseded"))
         new_id = r["superseded_by"]
         if new_id:
             new = rows.get(new_id)
             if new is not None and new["supersedes"] != r["id"]:
                 out.append(("fail", f"{r['id']} names {new_id} as its successor, but {new_id} does not name it "
-                                    "in `supersedes`; fix one of the two files by hand"))  # fmt: skip
+                                    "in `supersedes`; fix one of the two files by hand"))
     return out

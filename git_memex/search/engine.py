@@ -24,10 +24,13 @@ import math
 import re
 import sqlite3
 import time
-from typing import Any
 
 from git_memex.core.record import field, record
 from git_memex.index.stores import Stores
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # BM25 column weights: body, tags, type, cjk, aliases.
 BM25_WEIGHTS = (1.0, 2.0, 0.5, 1.0, 1.5)
@@ -223,7 +226,7 @@ def _alias_expansions(stores: Stores, query: str, q: Any) -> tuple[list[str], di
     from git_memex.core.textproc import _cjk_split, _latin_split
 
     pairs = stores.rows("m.alias IS NOT NULL AND m.target IS NOT NULL AND m.status NOT IN ('retracted', 'archived')",
-                        columns="m.alias, m.target", skip_errors=True)  # fmt: skip
+                        columns="m.alias, m.target", skip_errors=True)
     if not pairs:
         return [], {}
     low = query.lower()
@@ -308,7 +311,7 @@ def _query_plan(conn: sqlite3.Connection, q: Any, terms: list[_Term], full: str)
 
 
 def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
-                fetch: int) -> list[sqlite3.Row]:  # fmt: skip
+                fetch: int) -> list[sqlite3.Row]:
     """The best `fetch` rows by BM25 that pass the filters.
 
     FTS5 ranks in an inner query (no join per matching row), the filters apply to its
@@ -317,7 +320,7 @@ def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scop
     """
     w = ", ".join(str(x) for x in BM25_WEIGHTS)
     filters = (f"{where} AND {scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
-               + (" AND m.type = ?" if type else ""))  # fmt: skip
+               + (" AND m.type = ?" if type else ""))
     fargs: list[Any] = [*params, *HIDDEN_STATUSES, *([type] if type else [])]
     inner = fetch + fetch // 2
     while True:
@@ -348,13 +351,13 @@ def _scratch() -> sqlite3.Connection:
 
         c = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         c.execute(f"CREATE VIRTUAL TABLE s USING fts5({', '.join(FTS_COLUMNS)},"
-                  " tokenize='porter unicode61 remove_diacritics 2')")  # fmt: skip
+                  " tokenize='porter unicode61 remove_diacritics 2')")
         _SCRATCH.append(c)
     return _SCRATCH[0]
 
 
 def _match_sets(index: Any, rows: list[sqlite3.Row], terms: list[_Term], phrase_exprs: list[str],
-                ) -> tuple[dict[int, float], dict[int, float], dict[int, set[str]]]:  # fmt: skip
+                ) -> tuple[dict[int, float], dict[int, float], dict[int, set[str]]]:
     """Per candidate (by FTS rowid): IDF-weighted share of the query words it holds, share of the
     query's phrases it holds, and the lanes that match it."""
     from git_memex.index.schema import FTS_COLUMNS
@@ -367,14 +370,14 @@ def _match_sets(index: Any, rows: list[sqlite3.Row], terms: list[_Term], phrase_
     sc.execute("BEGIN")  # rolled back at the end: the rows never need deleting
     try:
         sc.executemany(f"INSERT INTO s(rowid, {', '.join(FTS_COLUMNS)}) VALUES(?{', ?' * len(FTS_COLUMNS)})",
-                       [tuple(t) for t in texts])  # fmt: skip
+                       [tuple(t) for t in texts])
         return _score_scratch(sc, terms, phrase_exprs)
     finally:
         sc.execute("ROLLBACK")
 
 
 def _score_scratch(sc: sqlite3.Connection, terms: list[_Term], phrase_exprs: list[str],
-                   ) -> tuple[dict[int, float], dict[int, float], dict[int, set[str]]]:  # fmt: skip
+                   ) -> tuple[dict[int, float], dict[int, float], dict[int, set[str]]]:
     total = sum(t.idf for t in terms) or 1.0
     cov: dict[int, float] = {}
     lanes: dict[int, set[str]] = {}
@@ -460,7 +463,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             info: dict[str, Any] = {"lanes": lanes.get(r["frid"], set())}
             if explain:
                 info["explain"] = {"bm25": round(base, 6), "coverage": round(c, 4), "phrases": round(ph, 4),
-                                   "boosts": {k: round(v, 4) for k, v in b.items()}}  # fmt: skip
+                                   "boosts": {k: round(v, 4) for k, v in b.items()}}
                 if pruned:
                     info["explain"]["candidates"] = sel
             scored[r["id"]] = (score, r, info)
@@ -468,7 +471,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
 
     gone = superseded_ids(stores, list(scored))
     order = sorted((k for k in scored if k not in gone),
-                   key=lambda k: (scored[k][1]["status"] == "deprecated", -scored[k][0], k))  # fmt: skip
+                   key=lambda k: (scored[k][1]["status"] == "deprecated", -scored[k][0], k))
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
     for mid in order[:limit]:

@@ -6,8 +6,11 @@ pygit2 commit runs no hooks) and the pre-commit framework hooks.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from git_memex.core import frontmatter
-from git_memex.core.model import ValidationError, from_parsed, is_valid_id, validate
+from git_memex.core.model import SAFE_ID_RE, ValidationError, from_parsed, is_valid_id, validate
 from git_memex.core.record import record
 
 
@@ -82,3 +85,63 @@ def check_bytes(path: str, data: bytes, **kw: bool) -> list[Finding]:
     except UnicodeDecodeError as exc:
         return [Finding(path, 1, f"invalid-frontmatter (file is not valid UTF-8 at byte {exc.start})")]
     return check_text(path, text, **kw)
+
+
+# `superseded_by: ID` as the writer puts it (quoted by hand at most); `null` and `~` are no id
+_SUCCESSOR_RE = re.compile(r"^superseded_by:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
+
+
+def successor_named(text: str) -> tuple[str, int] | None:
+    """The id a memory file's frontmatter names in `superseded_by`, and its line; None when none."""
+    end = text.find("\n---", 3)
+    head = text[: end if end > 0 else len(text)]
+    m = _SUCCESSOR_RE.search(head)
+    if m is None or m.group(1) in ("null", "Null", "NULL"):
+        return None
+    return m.group(1), head.count("\n", 0, m.start()) + 1
+
+
+def dangling_pointers(work_tree: Path, memory_dir: str, staged: list[tuple[str, bytes]],
+                      deleted: list[str]) -> list[Finding]:
+    """Memory files the commit would record with a `superseded_by` naming a memory the commit
+    does not hold. Such a file hides its memory from every teammate (superseded) and shows them
+    nothing in its place. Costs a git call only when a staged file names a successor (one
+    `ls-files`) or a memory file is deleted (one `grep --cached`). Raises OSError when git
+    cannot answer."""
+    from git_memex.git.gitcmd import indexed_lines_matching, indexed_paths
+
+    folder = memory_dir.rstrip("/")
+    out: list[Finding] = []
+    named: dict[str, list[tuple[str, int]]] = {}
+    for path, data in staged:
+        found = successor_named(data.decode("utf-8", "replace"))
+        if found is not None:
+            named.setdefault(f"{folder}/{found[0]}.md", []).append((path, found[1]))
+    if named:
+        present = indexed_paths(work_tree, list(named))
+        if present is None:
+            raise OSError("git could not list the memory files of the commit")
+        for succ, users in named.items():
+            if succ in present:
+                continue
+            sid = succ.rsplit("/", 1)[-1][:-3]
+            for path, line in users:
+                out.append(Finding(path, line, f"dangling-superseded-by ({sid} is not in this commit, so teammates "
+                                   f"would lose this memory and get nothing in its place; `git memex submit {sid}` "
+                                   f"commits both, or stage {succ})"))
+    gone = {p.rsplit("/", 1)[-1][:-3] for p in deleted}
+    gone = {g for g in gone if SAFE_ID_RE.match(g)}
+    if gone:  # files this commit leaves as they were, naming a memory it deletes
+        pattern = "^superseded_by:[[:space:]]*['\"]?(" + "|".join(sorted(gone)) + ")['\"]?[[:space:]]*$"
+        lines = indexed_lines_matching(work_tree, folder, pattern)
+        if lines is None:
+            raise OSError("git could not search the memory files of the commit")
+        staged_paths = {p for p, _d in staged}
+        for path, line, text in lines:
+            found = successor_named(text)
+            if path in staged_paths or found is None or found[0] not in gone:
+                continue  # a staged file was checked above, against what the commit holds
+            out.append(Finding(path, line, f"dangling-superseded-by (this commit deletes {found[0]}, which this "
+                               "memory names as its successor, so teammates would lose both; keep it, or point "
+                               "superseded_by at the memory that replaces it)"))
+    return out

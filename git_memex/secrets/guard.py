@@ -14,8 +14,8 @@ the file as it is: that is the file, not a summary handed on.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git_memex.index.stores import Stores
 

@@ -280,7 +280,7 @@ _KEY_QUALIFIERS = frozenset(
         "secret", "service", "account", "db", "database", "app", "license", "session", "webhook",
         "hmac",
     }
-)  # fmt: skip
+)
 # A trailing part that makes the name describe the secret rather than hold it.
 _META_PARTS = frozenset(
     {
@@ -296,7 +296,7 @@ _META_PARTS = frozenset(
         "result", "results", "level", "strategy", "method", "methods", "flow", "grant", "range",
         "time", "timestamp", "date", "window", "interval", "duration", "period",
     }
-)  # fmt: skip
+)
 _NON_SECRET_QUALIFIERS = frozenset(
     {
         "next", "starting", "start", "continuation", "page", "paging", "pagination", "resumption",
@@ -304,7 +304,7 @@ _NON_SECRET_QUALIFIERS = frozenset(
         "last", "first", "prev", "previous", "backward", "forward", "max", "min", "num", "total",
         "lock", "change",
     }
-)  # fmt: skip
+)
 _CAMEL_PARTS = _lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-zß-öø-ÿ]+|[0-9]+")
 
 
@@ -382,7 +382,7 @@ _PLACEHOLDER_WORDS = frozenset(
         "todo", "tbd", "fixme", "xxx", "notasecret", "secretvalue", "mysecret", "mypassword",
         "default", "string", "str", "value", "hidden", "masked",
     }
-)  # fmt: skip
+)
 # Lower-case words that describe a password rather than being one ("password: required").
 _DESCRIPTIVE_WORDS = frozenset(
     {
@@ -397,7 +397,7 @@ _DESCRIPTIVE_WORDS = frozenset(
         "public", "internal", "external", "local", "remote", "shared", "personal", "temporary",
         "expected", "unchanged", "unused", "ignore", "skip", "skipped", "none", "omitted",
     }
-)  # fmt: skip
+)
 _ENV_REF = _lazy(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%")
 _ENV_NAME = _lazy(r"_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _HEADER_NAME = _lazy(r"[A-Z][a-z]+(?:-[A-Z][a-z]*)+")
@@ -510,7 +510,7 @@ _BENIGN_NAME_PARTS = frozenset(
         "module", "package", "import", "from", "see", "link", "host", "domain", "email",
         "public", "pub", "publishable", "cert", "certificate", "challenge",
     }
-)  # fmt: skip
+)
 _HEX = _lazy(r"[0-9a-fA-F]+")
 _UUID = _lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ULID = _lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")

@@ -63,7 +63,12 @@ def _rows(st: Any) -> list[Any]:
 def _check_chains(st: Any, rep: Report) -> None:
     from git_memex.search.chains import disagreements
 
-    found = disagreements({r["id"]: r for r in _rows(st)})
+    rows = {r["id"]: r for r in _rows(st)}
+    found = disagreements(rows)
+    for r in rows.values():  # hidden as superseded, with nothing in its place
+        if r["superseded_by"] and r["superseded_by"] not in rows:
+            found.append(("warn", f"{r['id']} names {r['superseded_by']} as its successor, which does not exist, "
+                                  "so it is hidden for nothing; `git memex audit` lists such chains"))
     for severity, message in found:
         rep.add("supersede chain", severity, message)
     if not any(sev == "fail" for sev, _ in found):
@@ -83,7 +88,7 @@ def _check_duplicates(st: Any, rep: Report) -> None:
 
 def _check_contradictions(ctx: Context, st: Any, rep: Report) -> None:
     try:
-        from git_memex.review.workflow import contradictions
+        from git_memex.review.contradictions import contradictions
     except ImportError:
         return
     pairs = contradictions(ctx, stores=st)
@@ -104,9 +109,9 @@ def _check_repo(ctx: Context, rep: Report) -> None:
         rep.add("repository", "warn", "not set up for git-memex; run `git memex init`")
         return
     rep.add(".gitattributes", "ok" if attributes_configured(ctx) else "fail",
-            "" if attributes_configured(ctx) else "missing the merge=memex line; run `git memex init`")  # fmt: skip
+            "" if attributes_configured(ctx) else "missing the merge=memex line; run `git memex init`")
     rep.add("merge driver", "ok" if merge_driver_configured(ctx) else "fail",
-            "" if merge_driver_configured(ctx) else "not registered in this clone's git config; run `git memex init`")  # fmt: skip
+            "" if merge_driver_configured(ctx) else "not registered in this clone's git config; run `git memex init`")
     missing = [name for name, ok in hook_status(ctx.repo.work_tree).items() if not ok]
     if missing:
         pre_commit_framework = (ctx.repo.work_tree / ".pre-commit-config.yaml").exists()
@@ -246,7 +251,7 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
     import json
 
     from git_memex.git import pygit
-    from git_memex.review.workflow import _journal_path, plan_problem
+    from git_memex.review.submission import _journal_path, plan_problem
 
     assert ctx.repo is not None
     journal = _journal_path(ctx)
@@ -257,10 +262,10 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
             why = "it is not readable JSON"
         if why:
             rep.add("submit journal", "warn", f"{journal} holds a plan that cannot be completed ({why}); "
-                    "the next `git memex submit` sets it aside")  # fmt: skip
+                    "the next `git memex submit` sets it aside")
         else:
             rep.add("submit journal", "warn", f"an interrupted submit left {journal}; rerun "
-                    "`git memex submit ID` to finish it")  # fmt: skip
+                    "`git memex submit ID` to finish it")
     failed = sorted(journal.parent.glob(journal.name + "*.failed")) if journal.parent.is_dir() else []
     for f in failed:
         rep.add("submit journal", "warn", f"{f} is a submit plan that was set aside; read it, then delete it")

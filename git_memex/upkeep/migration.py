@@ -103,7 +103,7 @@ def apply(ctx: Context, plan: Plan) -> Path | None:
         shutil.copy2(c.source, dest)
         os.chmod(dest, 0o600)  # copy2 copies the source's mode, often 0644
     atomic_write_text(backup / "MANIFEST.txt",
-                      "".join(f"{i:04d}  {c.source}  →  {c.target}\n" for i, c in enumerate(plan.conversions)))  # fmt: skip
+                      "".join(f"{i:04d}  {c.source}  →  {c.target}\n" for i, c in enumerate(plan.conversions)))
     for c in plan.conversions:
         private = c.target.is_relative_to(ctx.data_root)
         atomic_write_text(c.target, c.text, mode=0o600 if private else None)

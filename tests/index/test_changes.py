@@ -19,7 +19,7 @@ def _write(folder: Path, n: int, body: str) -> Path:
     mid = f"01JHM6MNKBRW8EKSW4MXHS5N{n:02d}"
     p = folder / f"{mid}.md"
     p.write_text(f"---\nid: {mid}\nschema_version: 2\nscope: project\ntype: fact\nstatus: active\n"
-                 f"tags: [t]\n---\n\n{body}\n", encoding="utf-8")  # fmt: skip
+                 f"tags: [t]\n---\n\n{body}\n", encoding="utf-8")
     old = time.time() - 60  # outside the racy window: only a stat change makes a file suspect
     os.utime(p, (old, old))
     return p

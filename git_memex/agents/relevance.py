@@ -1,0 +1,180 @@
+"""Which memories a session block considers, and how each is scored (weights in one place).
+
+Candidate pools are SQL conditions over the indexes; relevance is the weighted sum of the query,
+branch and changed-file search signals, ``paths`` globs and tags; the prior is importance ×
+recency. See `session.build_context` for the formula.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from collections.abc import Iterable
+
+from git_memex.agents.globs import glob_matches
+from git_memex.agents.workspace import GENERIC_WORDS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from git_memex.index.stores import Stores
+
+MAX_WARNINGS = 3
+"""A nudge is a signal only while it is rare: at most this many warnings per block."""
+SEARCH_LIMIT = 60
+"""Hits fetched per relevance signal; deeper hits add little and cost time."""
+# Candidate pool sizes: the newest memories, high-importance ones, ones with paths globs.
+POOL_RECENT = 300
+POOL_HIGH = 200
+POOL_PATHS = 500
+
+# Relevance weights of the signals (a memory's relevance is their sum).
+W_QUERY = 1.0
+W_BRANCH = 0.6
+W_FILES = 0.4
+W_GLOB = 1.0
+W_TAG = 0.3
+RELEVANCE_GAIN = 4.0
+"""score = prior × (1 + RELEVANCE_GAIN × relevance): a real match outweighs age and importance."""
+IMPORTANCE_WEIGHT = {"high": 1.5, "normal": 1.0, "low": 0.6}
+RECENCY_DAYS = 30.0
+DEPRECATED_WEIGHT = 0.5
+
+# Warning trigger (b): a tag hit plus content similarity.
+WARNING_JACCARD = 0.2
+"""textproc.jaccard(topic, body) at or above this counts as similar."""
+WARNING_TOP_HITS = 5
+"""...or the memory is among the topic search's top WARNING_TOP_HITS hits."""
+WARNING_MIN_TERMS = 2
+"""Distinct topic terms that must occur in the body itself, whichever test passes."""
+
+
+# The candidate pools, newest first. Each rare kind has a partial index on updated_ts in
+# index/schema.py (instruction, warning, high importance, with paths) whose WHERE term appears here
+# verbatim: SQLite then reads only the rows of that kind, not every row of a 10k-memory index.
+INSTRUCTION_POOL = "m.role = 'instruction' AND m.instruction_state = 'approved' AND m.status = 'active'"
+# A memory a reviewer rejected is left out: shown unlabelled it would look more trustworthy than
+# a proposed one.
+NOT_REJECTED = "m.review_state IS NOT 'rejected'"
+WARNING_POOL = "m.type = 'warning' AND m.status = 'active' AND " + NOT_REJECTED
+KNOWLEDGE_POOL = ("m.status IN ('active', 'deprecated') AND m.type != 'warning' AND m.role != 'instruction'"
+                  " AND " + NOT_REJECTED)
+HIGH_POOL = KNOWLEDGE_POOL + " AND m.importance = 'high'"
+PATHS_POOL = KNOWLEDGE_POOL + " AND m.paths != '[]'"
+
+
+POOL_ORDER = "m.updated_ts DESC, m.id DESC"
+
+
+def pool_rows(stores: Stores, cond: str, params: tuple[Any, ...] = (), *, limit: int) -> dict[str, sqlite3.Row]:
+    """The newest `limit` rows matching `cond` in each index, one per id (the repo copy wins, as in search)."""
+    return stores.by_id(cond, params, order_by=POOL_ORDER, limit=limit)
+
+
+def drop_superseded(stores: Stores, rows: dict[str, sqlite3.Row]) -> None:
+    from git_memex.search.chains import superseded_ids
+
+    for gone in superseded_ids(stores, list(rows)):
+        rows.pop(gone, None)
+
+
+def normalised_hits(stores: Stores, text: str) -> tuple[dict[str, float], list[str]]:
+    """BM25 over both indexes for `text`: each memory's score relative to the best one (0..1],
+    and the ids best first. Same query parsing and column weights as `search`, without its
+    per-lane bookkeeping (which costs more than the rest of this command)."""
+    from git_memex.core.textproc import parse_query
+    from git_memex.search.engine import BM25_WEIGHTS, HIDDEN_STATUSES
+
+    expr = parse_query(text).fts() if text.strip() else None
+    if not expr:
+        return {}, []
+    w = ", ".join(str(x) for x in BM25_WEIGHTS)
+    scores: dict[str, float] = {}
+    rows = stores.rows(f"m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})", HIDDEN_STATUSES,
+                       columns=f"m.id, bm25(memories_fts, {w}) AS rank", match=expr, order_by="rank",
+                       limit=SEARCH_LIMIT, skip_errors=True)
+    for mid, rank in rows:
+        scores.setdefault(mid, -float(rank))
+    ranked = sorted(scores, key=lambda i: -scores[i])[:SEARCH_LIMIT]
+    top = scores[ranked[0]] if ranked else 0.0
+    if top <= 0:
+        return {}, ranked
+    return {i: scores[i] / top for i in ranked if scores[i] > 0}, ranked
+
+
+def row_tags(row: sqlite3.Row) -> list[str]:
+    try:
+        v = json.loads(row["tags"] or "[]")
+    except ValueError:
+        return []
+    return [str(t).lower() for t in v if isinstance(t, (str, int, float))]
+
+
+def row_paths(row: sqlite3.Row) -> list[str]:
+    try:
+        v = json.loads(row["paths"] or "[]")
+    except ValueError:
+        return []
+    return [str(p) for p in v if isinstance(p, str)]
+
+
+def tag_hits(tags: Iterable[str], words: set[str], text: str = "") -> list[str]:
+    """Tags that name the current topic: equal to a topic word, every part of a hyphenated tag
+    among the words (``auth-token``), or a CJK tag found in `text`."""
+    from git_memex.core.textproc import has_cjk
+
+    low = text.lower()
+    out = []
+    for t in tags:
+        parts = [p for p in re.split(r"[-_/\s]+", t) if p]
+        if t in words or (parts and all(p in words for p in parts)) or (has_cjk(t) and t in low):
+            out.append(t)
+    return out
+
+
+def _topic_terms(text: str) -> set[str]:
+    from git_memex.core.textproc import cjk_terms, latin_terms
+
+    return {t for t in latin_terms(text) + cjk_terms(text) if t not in GENERIC_WORDS}
+
+
+def warning_trigger(row: sqlite3.Row, *, paths: list[str], cwd_paths: list[str], words: set[str],
+                    topic: str, topic_rank: dict[str, int]) -> list[str]:
+    """Why a warning memory fires, or [] when it must not (V2-DESIGN §7 proactive nudge).
+
+    (a) ``paths``: one of its globs matches a changed/open file, or the cwd is under a matched
+        path.
+    (b) ``tag+similar``: a tag names the topic (query, branch or changed-file words) AND the
+        body is similar to the topic (the query, else the branch words): at least 2 distinct
+        topic terms occur in the body itself, and either textproc.jaccard(topic, body) ≥ 0.2 or
+        the memory is among the topic search's top 5 hits. A bare tag match never fires: the
+        tag is not the body, and one shared word is a keyword match, not similarity.
+    """
+    from git_memex.core.textproc import jaccard, similarity_tokens
+
+    globs = row_paths(row)
+    if globs and (glob_matches(globs, paths) or glob_matches(globs, cwd_paths)):
+        return ["paths"]
+    if not topic.strip() or not tag_hits(row_tags(row), words, topic):
+        return []
+    body = row["body"] or ""
+    if len(_topic_terms(topic) & similarity_tokens(body)) < WARNING_MIN_TERMS:
+        return []
+    rank = topic_rank.get(row["id"])
+    if jaccard(topic, body) >= WARNING_JACCARD or (rank is not None and rank < WARNING_TOP_HITS):
+        return ["tag+similar"]
+    return []
+
+
+def prior(row: sqlite3.Row, now: float) -> float:
+    """importance × recency (× ½ when deprecated): the order when nothing else is known."""
+    imp = IMPORTANCE_WEIGHT.get(row["importance"] or "normal", 1.0)
+    age_days = max(0.0, (now - (row["updated_ts"] or 0.0)) / 86400)
+    rec = 0.4 + 0.6 * math.exp(-age_days / RECENCY_DAYS)
+    dep = DEPRECATED_WEIGHT if row["status"] == "deprecated" else 1.0
+    return imp * rec * dep
+
+

@@ -1,0 +1,68 @@
+"""`git memex audit`: what needs tending (read-only; docs/curating.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from git_memex.commands._common import add_json, context, emit_json
+
+
+def _days(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of days") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 day")
+    return n
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("audit", help="list what needs tending: near-duplicates, stale memories, broken chains",
+                       description="Read-only report for a curator: near-duplicate pairs, active memories not "
+                       "updated in --days days (90), supersede chains that are broken or point at a memory that is "
+                       "not there, personal or private files in the repository, unreadable files, and index drift. "
+                       "Changes nothing (not even the index); exit 0 whatever it finds.")
+    p.add_argument("--days", type=_days, default=90, metavar="N", help="a memory is stale after N days untouched (90)")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.upkeep.garden import audit
+
+    rep = audit(context(), days=args.days)
+    if args.json:
+        emit_json(rep.to_json())
+        return 0
+    print(f"audited {rep.scanned} memor{'y' if rep.scanned == 1 else 'ies'}")
+    if rep.clean:
+        print("nothing to tend")
+        return 0
+    lines: list[str] = []
+    lines += [f"{c.level:4}  chain: {c.detail}" for c in rep.chains]
+    lines += [f"fail  {p['kind']} memory in the repository: {p['path']} (never commit it; move it out)"
+              for p in rep.personal_in_repo]
+    lines += [f"fail  unreadable: {u['path']}: {u['reason']}" for u in rep.unreadable]
+    lines += [f"warn  self-approved: {a['id']} was proposed and approved by {a['by']} (team mode wants a second person)"
+              for a in rep.self_approved]
+    for line in lines:
+        print(line)
+    _capped([f"warn  near-duplicates ({d.similarity:.2f}): {d.a} {d.b} (supersede or forget one)"
+             for d in rep.near_duplicates], "near-duplicate pairs")
+    _capped([f"info  stale ({'no date' if s.days < 0 else f'{s.days} days'}): {s.id} {s.location}/{s.type} "
+             f"(still true? if not, `git memex status {s.id} deprecated`)" for s in rep.stale], "stale memories")
+    _capped([f"warn  index: {x['path']} {x['problem']} (`git memex reindex` fixes it)" for x in rep.index_drift],
+            "index drift lines")
+    return 0
+
+
+SHOWN = 20
+"""Lines of one kind printed before the rest is counted (`--json` lists every one)."""
+
+
+def _capped(lines: list[str], what: str) -> None:
+    for line in lines[:SHOWN]:
+        print(line)
+    if len(lines) > SHOWN:
+        print(f"      … and {len(lines) - SHOWN} more {what} (--json lists them all)")

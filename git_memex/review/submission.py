@@ -1,0 +1,422 @@
+"""submit: move outbox drafts into the repository in one commit of their own, crash-safe.
+
+The plan (branch, base, ids, target paths) is checked before it is journaled; a journal whose
+plan cannot complete is set aside as `.failed`, never replayed (docs/git.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from git_memex.core import model
+from git_memex.core.files import (
+    atomic_write_text,
+    crash_point,
+    delete_file,
+    read_memory,
+)
+from git_memex.core.identity import actor
+from git_memex.core.paths import Context
+from git_memex.core.record import field, record
+from git_memex.errors import MemexError, UsageError
+from git_memex.index.stores import Stores, opened
+from git_memex.review.history import record_step
+
+
+@record
+class SubmitResult:
+    submitted: list[dict[str, Any]] = field(default_factory=list)
+    skipped_identical: list[str] = field(default_factory=list)
+    committed: bool = False
+    commit: str | None = None
+    branch: str = ""
+    base: str = ""
+    push_command: str = ""
+    pr_command: str = ""
+    note: str = ""
+    resumed: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.__dict__
+
+
+def _journal_path(ctx: Context) -> Path:
+    return ctx.data_root / "journal" / f"submit-{ctx.project_key}.json"
+
+
+def _branch_exists(repo: Any, name: str) -> bool:
+    return name in repo.branches.local
+
+
+def _pick_branch(repo: Any, wanted: str) -> str:
+    name, n = wanted, 2
+    while _branch_exists(repo, name):
+        name = f"{wanted}-{n}"
+        n += 1
+    return name
+
+
+def _default_base(ctx: Context, fallback: str) -> str:
+    r = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"],
+                       cwd=ctx.repo.work_tree if ctx.repo else None, capture_output=True, text=True, check=False)
+    if r.returncode == 0 and r.stdout.strip():
+        return r.stdout.strip().split("/", 1)[-1]
+    return fallback
+
+
+def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], list[str], list[str]]:
+    """Final repo texts for each draft (rel path → text), the outbox files they come from,
+    and the ids already in the repository (skipped)."""
+    from git_memex.core import frontmatter
+
+    files: dict[str, str] = {}
+    origins: list[str] = []
+    already: list[str] = []
+    me = actor(ctx)
+    for mid in ids:
+        found = st.find(mid)
+        # an outbox copy wins over a repository file of the same id: that is what is being submitted
+        copies = {f.row["location"]: f for f in st.find_all(found.row["id"])}
+        found = copies.get("outbox") or copies.get("private") or found
+        loc = found.row["location"]
+        if loc == "personal":
+            raise MemexError(f"{found.row['id']} is a personal memory and never enters a repository; "
+                             "`git memex propose` copies it into the project outbox first", 1)
+        if loc == "private":
+            raise MemexError(f"{found.row['id']} is private (visibility: private) and never leaves this machine", 1)
+        if loc == "repo":
+            already.append(found.row["id"])
+            continue
+        m = read_memory(found.path)
+        if m.fm.get("scope") == "personal" or m.fm.get("visibility") == "private":
+            raise MemexError(f"{m.id} is personal or private and never enters a repository", 1)
+        state = m.fm.get("review_state") or "draft"
+        if state in ("draft", None):
+            m.fm["review_state"] = "proposed"
+            record_step(m, "draft", "proposed", me)
+        if not m.fm.get("proposed_by"):
+            m.fm["proposed_by"] = me
+        model.stamp_reference(m.fm, ctx.reference_keys)  # so the reference tool sees it too
+        rel = f"{ctx.memory_dir_rel}/{m.id}.md"
+        files[rel] = frontmatter.serialize(m.fm, m.body)
+        origins.append(str(found.path))
+    return files, origins, already
+
+
+def _branch_name_problem(name: str, cwd: Path) -> str | None:
+    """Why git would refuse `name` as a branch name, or None when it is a valid one."""
+    if not name or name.startswith("-") or name == "@":
+        return "is not a valid git branch name"
+    r = subprocess.run(["git", "check-ref-format", "--branch", name], cwd=cwd, capture_output=True, text=True,
+                       check=False)
+    # --branch also expands @{-1} and friends: only a name that is itself valid is accepted
+    if r.returncode != 0 or r.stdout.strip() != name:
+        return "is not a valid git branch name (see `git check-ref-format --help`)"
+    return None
+
+
+def _ref_clash(repo: Any, name: str) -> str | None:
+    """An existing branch that `name` cannot live beside (git keeps refs as files: a/b needs a to be a folder)."""
+    for other in repo.branches.local:
+        if other != name and (other.startswith(name + "/") or name.startswith(other + "/")):
+            return other
+    return None
+
+
+def _check_base(repo: Any, base: str, cwd: Path) -> None:
+    why = _branch_name_problem(base, cwd)
+    if why:
+        raise UsageError(f"--base {shlex.quote(base)} {why}; nothing was changed")
+    if _branch_exists(repo, base):
+        return
+    if any(r.split("/", 1)[-1] == base for r in repo.branches.remote if "/" in r):
+        return
+    raise UsageError(f"--base {shlex.quote(base)} is neither a local branch nor a branch of a remote this clone "
+                     "knows (`git fetch` first?); nothing was changed")
+
+
+def _set_aside(journal: Path) -> Path:
+    """Move a journal that cannot be completed out of the way, keeping it for a human to read."""
+    dest = journal.with_name(journal.name + ".failed")
+    n = 2
+    while dest.exists():
+        dest = journal.with_name(f"{journal.name}.{n}.failed")
+        n += 1
+    os.replace(journal, dest)
+    return dest
+
+
+def plan_problem(ctx: Context, repo: Any, plan: Any) -> str | None:
+    """Why a journaled submit plan cannot be completed as written, or None when it can.
+
+    A plan is replayed only when every part of it is still possible: its shape, its branch name,
+    its files (memory files of this repository, no secret in them) and its origins (outbox files
+    on this machine, the only files a replay deletes).
+    """
+    from git_memex.core import frontmatter
+    from git_memex.secrets.checks import check_text
+
+    assert ctx.repo is not None
+    if not isinstance(plan, dict):
+        return "the journal is not a submit plan"
+    files, origins, branch = plan.get("files"), plan.get("origins"), plan.get("branch")
+    if not (isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+            and isinstance(origins, list) and all(isinstance(o, str) for o in origins)
+            and isinstance(branch, str) and isinstance(plan.get("start"), str)
+            and isinstance(plan.get("new_branch"), bool) and isinstance(plan.get("ids"), list)
+            and all(isinstance(i, str) for i in plan["ids"])
+            and (plan.get("base") is None or isinstance(plan.get("base"), str))):
+        return "the journal is missing parts of a submit plan"
+    prefix = ctx.memory_dir_rel.rstrip("/") + "/"
+    for rel, text in files.items():
+        stem = rel[len(prefix):-3] if rel.startswith(prefix) and rel.endswith(".md") else ""
+        if not model.is_valid_id(stem):
+            return f"{rel} is not a memory file of this repository"
+        try:
+            frontmatter.parse(text)
+        except frontmatter.FrontmatterError:
+            return f"the planned text of {rel} is not a readable memory file"
+        findings = check_text(rel, text)
+        if findings:
+            return f"the planned text of {rel} would commit a problem ({findings[0].rule})"
+    outbox = (ctx.data_root / "memories" / "outbox").resolve()
+    for origin in origins:
+        o = Path(origin).resolve()
+        if o.suffix != ".md" or outbox not in o.parents:
+            return f"{origin} is not an outbox draft"
+    if plan["new_branch"]:
+        why = _branch_name_problem(branch, ctx.repo.work_tree)
+        if why:
+            return f"its branch {shlex.quote(branch)} {why}"
+        clash = _ref_clash(repo, branch)
+        if clash:
+            return f"its branch {shlex.quote(branch)} clashes with the existing branch {shlex.quote(clash)}"
+        if not _branch_exists(repo, branch) and repo.head_is_unborn:
+            return f"its branch {shlex.quote(branch)} would start from a repository without commits"
+    return None
+
+
+def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str | None = None,
+           stores: Stores | None = None) -> SubmitResult:
+    """Move named outbox drafts into the repository in one commit holding only them.
+
+    Everything is checked before the journal is written (ids, branch and base names, secrets,
+    files already in the repository), so a journal holds only a plan that can be completed.
+    Crash-safe through that journal: a rerun after a kill at any point completes the same plan
+    (same texts, same branch) exactly once. A journal whose plan cannot be completed (edited by
+    hand, or the repository changed under it) is set aside as `<journal>.failed`, never replayed.
+    """
+    from git_memex.git import pygit
+    from git_memex.secrets.checks import check_text
+
+    repo_info = ctx.require_repo("submit")
+    if not ids:
+        raise UsageError("name at least one outbox draft id to submit")
+    repo = pygit.open_repo(repo_info.work_tree)
+    if repo.state() != 0:
+        raise MemexError("a merge, rebase or cherry-pick is in progress; finish it before submitting", 2)
+    res = SubmitResult()
+    with opened(ctx, stores) as st:
+            journal = _journal_path(ctx)
+            plan: Any = None
+            if journal.exists():
+                try:
+                    plan = json.loads(journal.read_text(encoding="utf-8"))
+                    why = plan_problem(ctx, repo, plan)
+                except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                    why = "the journal is not readable JSON"
+                if why:
+                    aside = _set_aside(journal)
+                    res.warnings.append(f"an interrupted submit could not be finished ({why}); "
+                                        f"its plan was set aside as {aside}")
+                    plan = None
+                else:
+                    res.resumed = True
+            if plan is None:
+                st.refresh()
+                if branch is not None:
+                    why = _branch_name_problem(branch, repo_info.work_tree)
+                    if why:
+                        raise UsageError(f"--branch {shlex.quote(branch)} {why}; nothing was changed")
+                if base is not None:
+                    _check_base(repo, base, repo_info.work_tree)
+                files, origins, already = _plan(ctx, st, ids)
+                res.skipped_identical.extend(already)
+                for rel, text in files.items():
+                    findings = check_text(rel, text)
+                    if findings:
+                        raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", 2)
+                _check_successors(ctx, repo, files)
+                start_branch = pygit.current_branch(repo) or "HEAD"
+                target = _pick_branch(repo, branch) if branch else start_branch
+                if branch:
+                    clash = _ref_clash(repo, target)
+                    if clash:
+                        raise UsageError(f"--branch {shlex.quote(target)} cannot coexist with the existing branch "
+                                         f"{shlex.quote(clash)} (one name would be a folder of the other); pick "
+                                         "another name; nothing was changed")
+                    if repo.head_is_unborn:
+                        raise MemexError("this repository has no commits yet, so there is nothing to start "
+                                         f"--branch {shlex.quote(target)} from; commit once first (nothing was changed)", 2)
+                plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
+                        "new_branch": bool(branch), "base": base}
+                # the same id with different content already in the repository: a human decides
+                head = _head_files(repo, list(files))
+                for rel, text in files.items():
+                    wt = repo_info.work_tree / rel
+                    if rel in head and head[rel] != text:
+                        raise MemexError(f"{rel} is already in the repository with different content; nothing was "
+                                         "changed (supersede it, or edit the file yourself)", 2)
+                    if rel not in head and wt.is_dir():
+                        raise MemexError(f"{rel} is a folder in the work tree; nothing was changed", 2)
+                    if rel not in head and wt.exists() and wt.read_text(encoding="utf-8") != text:
+                        raise MemexError(f"{rel} already exists in the work tree with different content; nothing was changed", 2)
+                atomic_write_text(journal, json.dumps(plan, ensure_ascii=False))
+            crash_point("submit.after_journal")
+            files = plan["files"]
+            target = plan["branch"]
+            started = False  # whether anything outside the journal has changed yet
+            try:
+                if plan["new_branch"] and pygit.current_branch(repo) != target:
+                    if not _branch_exists(repo, target):
+                        repo.branches.local.create(target, repo.head.peel())  # type: ignore[arg-type]  # HEAD names a commit
+                    # like `git switch -c`: the new branch is HEAD's commit, so the work tree and the
+                    # user's staged changes stay exactly as they are; only HEAD moves to the branch
+                    started = True
+                    repo.set_head(f"refs/heads/{target}")
+                res.branch = target
+                for rel, text in files.items():
+                    started = True
+                    atomic_write_text(repo_info.work_tree / rel, text)
+                crash_point("submit.after_files")
+                head = _head_files(repo, list(files))
+                to_commit = {rel: text.encode("utf-8") for rel, text in files.items() if head.get(rel) != text}
+                # a memory these drafts supersede changed status in the work tree: commit that too
+                to_commit.update(_superseded_companions(ctx, repo, [Path(r).stem for r in files]))
+                if to_commit:
+                    n = len(files)
+                    lines = [f"memex: submit {n} memor{'y' if n == 1 else 'ies'} for review", ""]
+                    for rel in files:
+                        body = files[rel].split("---\n", 2)[-1].strip().splitlines() or [""]
+                        lines.append(f"- {Path(rel).stem} {body[0][:60]}")
+                    res.commit = pygit.commit_files(repo, to_commit, "\n".join(lines) + "\n")
+                    res.committed = True
+            except Exception as exc:  # noqa: BLE001 - never leave a journal that fails the same way forever
+                detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if not started and not res.resumed:
+                    delete_file(journal)
+                    raise MemexError(f"submit failed ({detail}); nothing was changed", 2) from None
+                aside = _set_aside(journal)
+                raise MemexError(f"submit could not finish ({detail}); the drafts are still in the outbox and its plan "
+                                 f"was set aside as {aside} (`git memex doctor` shows it)", 2) from None
+            res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r])
+            crash_point("submit.after_commit")
+            from git_memex.index.refresh import Source
+
+            repo_src = Source("repo", repo_info.work_tree / ctx.memory_dir_rel, ctx.project_key)
+            for origin in plan["origins"]:
+                p = Path(origin)
+                delete_file(p)
+                st.home.remove(p)
+            if st.repo is not None:
+                st.repo.apply_paths(repo_src, [repo_info.work_tree / r for r in files], trigger="submit")
+            for rel in files:
+                m = read_memory(repo_info.work_tree / rel)
+                res.submitted.append({"id": m.id, "review_state": m.fm.get("review_state"), "path": rel})
+            delete_file(journal)
+            if res.resumed:
+                done = {Path(r).stem for r in files}
+                rest = [i for i in ids if not any(d.startswith(i.strip().upper()) for d in done)]
+                if rest:
+                    more = submit(ctx, rest, branch=None, base=base, stores=st)
+                    res.submitted.extend(more.submitted)
+                    res.skipped_identical.extend(more.skipped_identical)
+                    res.committed = res.committed or more.committed
+                    res.commit = more.commit or res.commit
+                    res.warnings.extend(more.warnings)
+            return _finish(ctx, res, plan)
+
+
+def _check_successors(ctx: Context, repo: Any, files: dict[str, str]) -> None:
+    """What the pre-commit hook refuses, for this commit (pygit2 runs no hooks): a submitted
+    memory whose `superseded_by` names a memory neither submitted with it nor in HEAD."""
+    from git_memex.secrets.checks import successor_named
+
+    for rel, text in files.items():
+        found = successor_named(text)
+        if found is None:
+            continue
+        succ = f"{ctx.memory_dir_rel}/{found[0]}.md"
+        if succ not in files and not _head_files(repo, [succ]):
+            me = Path(rel).stem
+            raise MemexError(f"{me} names {found[0]} as its successor (superseded_by), which would not be in the "
+                             f"repository; submit both (`git memex submit {me} {found[0]}`); nothing was changed", 2)
+
+
+def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResult:
+    """The push and PR commands to print, shell-quoted; never a PR from a branch into itself."""
+    target = plan["branch"]
+    res.branch = target
+    start = plan["start"] if plan["start"] != "HEAD" else ""  # "HEAD": submit started on a detached HEAD
+    res.base = plan.get("base") or (start if plan["new_branch"] and start else _default_base(ctx, start))
+    n = len(plan["files"])
+    if target == "HEAD":
+        res.note = ("HEAD is detached: create a branch for this commit (`git switch -c memex/review`) "
+                    "before pushing it")
+        return res
+    q = shlex.quote
+    res.push_command = f"git push -u origin {q(target)}"
+    if not res.base:
+        res.note = "submit started on a detached HEAD, so the pull request's base is unknown; submit with --base BRANCH"
+        return res
+    if res.base == target:
+        res.note = (f"the commit is on {target} itself, so there is no pull request to open; to have memories "
+                    "reviewed in one, submit them with --branch NAME (e.g. --branch memex/review)")
+        return res
+    title = f"memex: {n} memor{'y' if n == 1 else 'ies'} for review"
+    res.pr_command = (f"gh pr create --base {q(res.base)} --head {q(target)} --title {q(title)} "
+                      f"--body {q('Memory files only; reviewers: is it true, durable, safe to share?')}")
+    return res
+
+
+def _head_files(repo: Any, rels: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        tree = repo.head.peel().tree
+    except Exception:  # noqa: BLE001 - unborn HEAD
+        return out
+    for rel in rels:
+        try:
+            out[rel] = repo[tree[rel].id].data.decode("utf-8")
+        except (KeyError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def _superseded_companions(ctx: Context, repo: Any, ids: list[str]) -> dict[str, bytes]:
+    """Repo files marked superseded by one of these ids in the work tree but not yet committed."""
+    from git_memex.core import frontmatter
+
+    out: dict[str, bytes] = {}
+    assert ctx.memory_dir is not None
+    wanted = set(ids)
+    for path in ctx.memory_dir.glob("*.md"):
+        rel = f"{ctx.memory_dir_rel}/{path.name}"
+        if path.stem in wanted:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            fm, _ = frontmatter.parse(text)
+        except (OSError, UnicodeDecodeError, frontmatter.FrontmatterError):
+            continue
+        if fm.get("superseded_by") in wanted and _head_files(repo, [rel]).get(rel) != text:
+            out[rel] = text.encode("utf-8")
+    return out
+
+

@@ -1,0 +1,320 @@
+"""Tending the garden (`git memex audit`): near-duplicates, stale memories, broken chains, misplaced files, index drift.
+
+Near-duplicate pairs, memories nobody touched in a while, supersede chains that are broken or
+point at a memory that is not there, personal or private files in the repository, and where the
+index has drifted from the files. The finders are plain functions over rows (mappings with the
+index's column names: id, location, scope, visibility, type, status, body, created_at,
+updated_at, supersedes, superseded_by), so `inventory` and others reuse them on index rows.
+See docs/curating.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from git_memex.core.paths import Context
+from git_memex.core.record import field, record
+
+STALE_DAYS = 90
+"""A live memory not updated for this many days is listed as stale (docs/curating.md)."""
+LIVE = ("active", "deprecated")
+PROJECT_SIDE = ("repo", "outbox", "private")
+
+
+def _domain(row: Mapping[str, Any]) -> str:
+    """Near-duplicates are only sought within one side: personal, or the project's."""
+    return "personal" if row["location"] == "personal" else "project"
+
+
+# ------------------------------------------------------------------ near-duplicates
+@record(frozen=True)
+class NearDuplicate:
+    a: str  # the older id (ULIDs sort by time)
+    b: str
+    similarity: float  # Jaccard over textproc.similarity_tokens
+    domain: str  # personal | project
+
+    def to_json(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "similarity": round(self.similarity, 3), "domain": self.domain}
+
+
+def near_duplicate_pairs(rows: Iterable[Mapping[str, Any]], threshold: float | None = None) -> list[NearDuplicate]:
+    """Pairs of live memories (active or deprecated) on one side whose bodies have a Jaccard
+    similarity of at least `threshold` (default `textproc.NEAR_DUP_THRESHOLD`, as `add` warns),
+    most similar first. Exact: a prefix filter over tokens ordered rarest first
+    (Chaudhuri et al., "A primitive operator for similarity joins", ICDE 2006) finds every such
+    pair without comparing all n² of them. An id found in two places counts once."""
+    from git_memex.core.textproc import NEAR_DUP_THRESHOLD, similarity_tokens
+
+    t = NEAR_DUP_THRESHOLD if threshold is None else threshold
+    if not 0 < t <= 1:
+        raise ValueError("threshold must be in (0, 1]")
+    items: list[tuple[str, str, frozenset[str]]] = []
+    seen: set[str] = set()
+    for r in rows:
+        if r["status"] not in LIVE or r["id"] in seen:
+            continue
+        tokens = similarity_tokens(r["body"] or "")
+        if tokens:
+            seen.add(r["id"])
+            items.append((r["id"], _domain(r), tokens))
+    df: dict[str, int] = {}
+    for _mid, _dom, tokens in items:
+        for tok in tokens:
+            df[tok] = df.get(tok, 0) + 1
+    items.sort(key=lambda it: (len(it[2]), it[0]))
+    postings: dict[tuple[str, str], list[int]] = {}
+    out: list[NearDuplicate] = []
+    for i, (mid, dom, tokens) in enumerate(items):
+        ordered = sorted(tokens, key=lambda tok: (df[tok], tok))
+        prefix = ordered[: len(ordered) - math.ceil(t * len(ordered) - 1e-9) + 1]
+        candidates: set[int] = set()
+        for tok in prefix:
+            candidates.update(postings.get((dom, tok), ()))
+        for j in candidates:  # every j is no larger than i: items are visited by size
+            other = items[j][2]
+            if len(other) < t * len(tokens) - 1e-9:
+                continue
+            inter = len(tokens & other)
+            sim = inter / (len(tokens) + len(other) - inter)
+            if sim >= t - 1e-12:
+                a, b = sorted((mid, items[j][0]))
+                out.append(NearDuplicate(a, b, sim, dom))
+        for tok in prefix:
+            postings.setdefault((dom, tok), []).append(i)
+    out.sort(key=lambda p: (-p.similarity, p.a, p.b))
+    return out
+
+
+# ------------------------------------------------------------------ stale
+@record(frozen=True)
+class StaleMemory:
+    id: str
+    location: str
+    type: str
+    updated_at: str | None
+    days: int  # whole days since it was last updated
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "location": self.location, "type": self.type, "updated_at": self.updated_at,
+                "days": self.days}
+
+
+def stale_memories(rows: Iterable[Mapping[str, Any]], *, days: int = STALE_DAYS, now: float | None = None) -> list[StaleMemory]:
+    """Active memories whose `updated_at` (else `created_at`) is at least `days` days old, oldest
+    first. A memory with neither time counts as stale: nobody can tell when it was last true."""
+    import time
+
+    from git_memex.core.model import parse_time
+
+    at = time.time() if now is None else now
+    out: list[StaleMemory] = []
+    seen: set[str] = set()
+    for r in rows:
+        if r["status"] != "active" or r["id"] in seen:
+            continue
+        seen.add(r["id"])
+        when = r["updated_at"] or r["created_at"]
+        ts = parse_time(when)
+        age = math.inf if ts is None else (at - ts) / 86400
+        if age >= days:
+            out.append(StaleMemory(r["id"], r["location"], r["type"] or "?", when,
+                                   -1 if age == math.inf else int(age)))
+    out.sort(key=lambda s: (-s.days if s.days >= 0 else -10**9, s.id))
+    return out
+
+
+# ------------------------------------------------------------------ chains
+@record(frozen=True)
+class ChainProblem:
+    id: str
+    level: str  # warn | fail
+    kind: str  # dangling | unsubmitted | one-sided | cycle
+    other: str | None
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "level": self.level, "kind": self.kind, "other": self.other, "detail": self.detail}
+
+
+def chain_problems(rows: Iterable[Mapping[str, Any]]) -> list[ChainProblem]:
+    """Broken supersede chains over one view of the store: a `superseded_by` naming a memory that
+    is not there (the memory is hidden for nothing), a repository memory whose successor is only
+    in this clone's outbox (teammates lose it once it is committed), chains whose two sides
+    disagree (`chains.disagreements`), and cycles."""
+    import re
+
+    from git_memex.search.chains import disagreements
+
+    by_id: dict[str, Mapping[str, Any]] = {}
+    for r in rows:
+        have = by_id.get(r["id"])
+        if have is None or (have["location"] != "repo" and r["location"] == "repo"):
+            by_id[r["id"]] = r
+    out: list[ChainProblem] = []
+    for r in by_id.values():
+        nxt = r["superseded_by"]
+        if not nxt:
+            continue
+        new = by_id.get(nxt)
+        if new is None:
+            out.append(ChainProblem(r["id"], "fail", "dangling", nxt,
+                                    f"{r['id']} names {nxt} as its successor (superseded_by), which does not exist: "
+                                    f"{r['id']} is hidden from search for nothing; set its superseded_by to the real "
+                                    "successor, or remove the line and set status: active"))
+        elif r["location"] == "repo" and new["location"] != "repo":
+            out.append(ChainProblem(r["id"], "warn", "unsubmitted", nxt,
+                                    f"{r['id']} in the repository names {nxt} as its successor, which is only in "
+                                    f"this clone's {new['location']}: teammates would see neither; "
+                                    f"`git memex submit {nxt}` commits both"))
+    for level, sentence in disagreements(by_id):
+        ids = re.findall(r"[0-9A-Za-z]{26}", sentence)
+        if "which is not here" in sentence:
+            kind, level = "dangling", "warn"
+        else:
+            kind = "one-sided"
+        out.append(ChainProblem(ids[0] if ids else "?", level, kind, ids[1] if len(ids) > 1 else None, sentence))
+    reported: set[str] = set()
+    for start in by_id:
+        path: list[str] = []
+        cur: str | None = start
+        while cur is not None and cur in by_id and cur not in path:
+            path.append(cur)
+            cur = by_id[cur]["superseded_by"] or None
+        if cur is not None and cur in path:
+            loop = path[path.index(cur):]
+            key = min(loop)
+            if key not in reported:
+                reported.add(key)
+                out.append(ChainProblem(key, "fail", "cycle", None,
+                                        f"supersede chain loops: {' → '.join([*loop, loop[0]])}; "
+                                        "every memory in it is hidden; fix one superseded_by by hand"))
+    out.sort(key=lambda p: (p.level != "fail", p.id, p.kind))
+    return out
+
+
+# ------------------------------------------------------------------ the report
+@record
+class AuditReport:
+    near_duplicates: list[NearDuplicate] = field(default_factory=list)
+    stale: list[StaleMemory] = field(default_factory=list)
+    chains: list[ChainProblem] = field(default_factory=list)
+    personal_in_repo: list[dict[str, str]] = field(default_factory=list)
+    index_drift: list[dict[str, str]] = field(default_factory=list)
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+    self_approved: list[dict[str, str]] = field(default_factory=list)
+    scanned: int = 0
+    stale_days: int = STALE_DAYS
+
+    @property
+    def clean(self) -> bool:
+        return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
+                    or self.index_drift or self.unreadable or self.self_approved)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "clean": self.clean,
+            "scanned": self.scanned,
+            "stale_days": self.stale_days,
+            "near_duplicates": [p.to_json() for p in self.near_duplicates],
+            "stale": [s.to_json() for s in self.stale],
+            "chains": [c.to_json() for c in self.chains],
+            "personal_in_repo": self.personal_in_repo,
+            "index_drift": self.index_drift,
+            "unreadable": self.unreadable,
+            "self_approved": self.self_approved,
+        }
+
+
+def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
+    """One row per readable memory file of this context, read from disk (never the index)."""
+    from git_memex.core.files import UnreadableMemory, list_md
+    from git_memex.index.refresh import _read_bytes, parse_for_index
+
+    sources = list(st.home_sources())
+    if st.ctx.memory_dir is not None:
+        sources.insert(0, st.source("repo"))
+    rows: list[dict[str, Any]] = []
+    for src in sources:
+        try:
+            entries = list_md(src.folder)
+        except OSError:
+            continue
+        for entry in sorted(entries, key=lambda e: e.name):
+            path = Path(src.folder) / entry.name
+            raw = _read_bytes(str(path))
+            try:
+                if raw is None:
+                    raise UnreadableMemory("cannot be read as a regular file")
+                m = parse_for_index(path, raw)
+            except UnreadableMemory as exc:
+                rep.unreadable.append({"path": str(path), "location": src.location, "reason": str(exc)})
+                continue
+            fm = m.fm
+            rows.append({
+                "id": m.id, "path": str(path), "location": src.location,
+                "scope": fm.get("scope"), "visibility": fm.get("visibility"), "type": fm.get("type"),
+                "status": m.status, "body": m.body, "created_at": _s(fm.get("created_at")),
+                "updated_at": _s(fm.get("updated_at")), "supersedes": _s(fm.get("supersedes")),
+                "superseded_by": _s(fm.get("superseded_by")),
+                "proposed_by": _s(fm.get("proposed_by")), "approved_by": _s(fm.get("approved_by")),
+                "solo": _solo(fm.get("review_history")),
+            })
+    return rows
+
+
+def _solo(history: Any) -> bool:
+    """Whether the review history records a solo-mode approval (`propose --local-approve`)."""
+    return isinstance(history, list) and any(
+        isinstance(h, dict) and "local approve" in str(h.get("note") or "") for h in history)
+
+
+def _s(v: Any) -> str | None:
+    return None if v is None or v == "" else str(v)
+
+
+def _drift(st: Any, rows: list[dict[str, Any]], rep: AuditReport) -> None:
+    """Where the index disagrees with the files: not indexed, indexed but gone, or changed since."""
+    from git_memex.core.textproc import content_hash
+
+    indexed: dict[str, Any] = {}
+    for r in st.rows(columns="m.path, m.location, m.content_hash, m.status, m.superseded_by"):
+        indexed[r["path"]] = r
+    unreadable = {u["path"] for u in rep.unreadable}
+    on_disk = {r["path"]: r for r in rows}
+    for path, r in on_disk.items():
+        row = indexed.get(path)
+        if row is None:
+            rep.index_drift.append({"path": path, "location": r["location"], "problem": "not indexed"})
+        elif (row["content_hash"] != content_hash(r["body"]) or (row["status"] or "active") != r["status"]
+              or (row["superseded_by"] or None) != r["superseded_by"]):
+            rep.index_drift.append({"path": path, "location": r["location"], "problem": "changed since it was indexed"})
+    for path, row in indexed.items():
+        if path not in on_disk and path not in unreadable:
+            rep.index_drift.append({"path": path, "location": row["location"], "problem": "indexed but the file is gone"})
+
+
+def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = None, now: float | None = None) -> AuditReport:
+    """The whole audit of this context (personal memories and this project's). Reads the files and
+    the index; writes nothing (the index is not refreshed: its drift is one of the findings)."""
+    from git_memex.index.stores import Stores
+
+    rep = AuditReport(stale_days=days)
+    with Stores(ctx) as st:
+        rows = _file_rows(st, rep)
+        rep.scanned = len(rows)
+        rep.near_duplicates = near_duplicate_pairs(rows, threshold)
+        rep.stale = stale_memories(rows, days=days, now=now)
+        rep.chains = chain_problems(rows)
+        for r in rows:
+            if r["location"] == "repo" and (r["scope"] == "personal" or r["visibility"] == "private"):
+                kind = "personal" if r["scope"] == "personal" else "private"
+                rep.personal_in_repo.append({"id": r["id"], "path": r["path"], "kind": kind})
+            if (r["location"] == "repo" and r["approved_by"] and r["approved_by"] == r["proposed_by"]
+                    and not r["solo"]):
+                rep.self_approved.append({"id": r["id"], "path": r["path"], "by": r["approved_by"]})
+        _drift(st, rows, rep)
+    return rep

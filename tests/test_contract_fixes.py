@@ -1,0 +1,47 @@
+"""Small contract fixes (issue 15, item 8) through the CLI: -v, duplicate add ids, list headings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from git_memex import __version__
+
+from conftest import run_cli
+
+
+def test_dash_v_prints_the_version(nogit: Path):
+    for flag in ("-v", "--version"):
+        r = run_cli(flag)
+        assert r.code == 0 and r.out.strip() == f"git-memex {__version__}", (flag, r.out, r.err)
+
+
+def test_a_duplicate_add_answers_with_the_existing_id(repo: Path):
+    first = run_cli("add", "The nightly job rotates the logs", "--json").json()
+    again = run_cli("add", "The  nightly job\nrotates the logs", "--json")
+    assert again.code == 0, again.err
+    res = again.json()
+    assert res["id"] == first["id"] and res["duplicate_of"] == first["id"]
+    assert res["review_state"] == "draft" and res["path"] == first["path"]
+    mine = run_cli("add", "I prefer tabs", "--scope", "personal", "--json").json()
+    dup = run_cli("add", "I prefer tabs", "--scope", "personal", "--json").json()
+    assert dup["id"] == mine["id"] == dup["duplicate_of"]
+    text = run_cli("add", "The nightly job rotates the logs")
+    assert text.code == 0 and f"already remembered as {first['id']}" in text.out
+
+
+def test_list_both_scopes_groups_personal_and_project_under_headings(repo: Path):
+    p = run_cli("add", "I like short commit subjects", "--scope", "personal", "--json").json()["id"]
+    q1 = run_cli("add", "The API is versioned under /v2", "--json").json()["id"]
+    q2 = run_cli("add", "Integration tests need docker", "--json").json()["id"]
+    out = run_cli("list").out.splitlines()
+    assert out[0] == "Personal (this machine only):"
+    head = out.index("Project:")
+    personal, project = out[1:head], out[head + 1:]
+    assert [line.split()[0] for line in personal] == [p[:10]]
+    assert [line.split()[0] for line in project] == [q2[:10], q1[:10]]  # newest first under each
+    assert all(line.startswith("  ") for line in personal + project)
+    only = run_cli("list", "--scope", "project").out.splitlines()
+    assert "Project:" not in only and [line.split()[0] for line in only] == [q2[:10], q1[:10]]
+    run_cli("forget", p)
+    out = run_cli("list").out.splitlines()
+    assert out[0] == "Personal (this machine only): none" and out[1] == "Project:"

@@ -1,0 +1,118 @@
+"""What the hot paths import: start-up work cannot grow without this test saying so.
+
+Each hot path runs as git or an agent runs it (a fresh process, the real command line, a real
+repository) and reports the modules loaded when it exits. Two lists per path: the git-memex
+modules it may load (exactly those its job needs) and the heavy or slow libraries it must not.
+A change that makes a hook import more fails here and has to update the list on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, run_cli
+
+# Libraries the per-prompt and per-file paths never need: each costs milliseconds to import.
+HEAVY = {"pygit2", "yaml", "detect_secrets", "mcp", "pydantic", "anyio", "numpy", "dataclasses",
+         "inspect", "argparse", "logging", "asyncio", "hashlib", "typing", "ast", "tokenize"}
+
+PROBE = """
+import atexit, json, sys
+OUT = sys.argv[1]
+def _dump():
+    with open(OUT, "w") as fh:
+        json.dump(sorted(sys.modules), fh)
+atexit.register(_dump)
+sys.argv = ["git-memex", *sys.argv[2:]]
+from git_memex.main import main
+raise SystemExit(main())
+"""
+
+# git-memex modules each path may load (subpackage __init__ modules are implied).
+SEARCH_CORE = {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.core.paths",
+               "git_memex.core.record", "git_memex.core.model", "git_memex.core.files",
+               "git_memex.core.frontmatter", "git_memex.core.digest", "git_memex.core.textproc",
+               "git_memex.search.synonyms", "git_memex.search.engine", "git_memex.search.chains",
+               "git_memex.secrets.guard", "git_memex.secrets.redact", "git_memex.agents.session",
+               "git_memex.agents.render", "git_memex.agents.relevance", "git_memex.agents.workspace",
+               "git_memex.agents.globs"}
+ALLOWED = {
+    "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
+                                   "git_memex.agents.triggers"},
+    "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.gate"},
+    "merge-driver": {"git_memex.main", "git_memex.errors", "git_memex.commands.merge_driver",
+                     "git_memex.git.merge", "git_memex.core.frontmatter", "git_memex.core.record",
+                     "git_memex.core.files", "git_memex.core.model",
+                     "git_memex.secrets.redact"},  # the merged text is masked like any write
+}
+
+NEEDED = {"merge-driver": {"yaml"}}  # a merge parses both sides' frontmatter with PyYAML
+
+
+def _index_modules(mods: set[str]) -> set[str]:
+    return {m for m in mods if m.startswith("git_memex.index")}
+
+
+def loaded(args: list[str], *, cwd: Path, tmp_path: Path, stdin: str = "") -> set[str]:
+    out = tmp_path / "modules.json"
+    r = subprocess.run([sys.executable, "-c", PROBE, str(out), *args], cwd=cwd, input=stdin,
+                       capture_output=True, text=True, check=False)
+    assert r.returncode in (0, 1), r.stderr
+    return set(json.loads(out.read_text()))
+
+
+def check(path: str, mods: set[str]) -> None:
+    ours = {m for m in mods if m.startswith("git_memex.")}
+    packages = {m.rsplit(".", 1)[0] for m in ours} | {"git_memex.commands"}
+    extra = ours - ALLOWED[path] - packages - _index_modules(ours)
+    assert not extra, f"{path} now also imports {sorted(extra)}"
+    heavy = HEAVY & mods - NEEDED.get(path, set())
+    assert not heavy, f"{path} now imports {sorted(heavy)}"
+
+
+@pytest.fixture
+def memrepo(repo: Path) -> Path:
+    assert run_cli("init", "--yes").code == 0
+    assert run_cli("add", "the kestrel proxy timeout is 45 seconds", "--scope", "project").code == 0
+    return repo
+
+
+def test_the_capture_hook_on_a_prompt_without_a_trigger(memrepo: Path, tmp_path: Path):
+    payload = json.dumps({"prompt": "please fix the failing build", "session_id": "s1",
+                          "cwd": str(memrepo), "hook_event_name": "UserPromptSubmit"})
+    check("capture-hook", loaded(["capture", "--hook", "claude"], cwd=memrepo, tmp_path=tmp_path, stdin=payload))
+
+
+def test_the_context_hook_on_a_prompt(memrepo: Path, tmp_path: Path):
+    payload = json.dumps({"prompt": "what is the kestrel proxy timeout", "session_id": "s1",
+                          "cwd": str(memrepo), "hook_event_name": "UserPromptSubmit"})
+    check("context-hook-prompt", loaded(["context", "--hook", "claude"], cwd=memrepo, tmp_path=tmp_path, stdin=payload))
+
+
+def test_the_merge_driver_on_a_clean_merge(memrepo: Path, tmp_path: Path):
+    from git_memex.core import frontmatter, model
+
+    m = model.create("the build cache lives in /var/cache/ci", scope="project", review_state="proposed")
+    base = frontmatter.serialize(m.fm, m.body)
+    ours = base.replace("/var/cache/ci", "/var/cache/ci (shared)")
+    theirs = base.replace("tags: []", "tags:\n- ci") if "tags: []" in base else base
+    files = []
+    for name, text in (("base", base), ("ours", ours), ("theirs", theirs)):
+        (tmp_path / name).write_text(text)
+        files.append(str(tmp_path / name))
+    mods = loaded(["merge-driver", files[0], files[1], files[2], f"{m.id}.md"], cwd=memrepo, tmp_path=tmp_path)
+    assert "/var/cache/ci (shared)" in (tmp_path / "ours").read_text()
+    check("merge-driver", mods)
+
+
+def test_a_commit_without_memory_files_loads_no_libgit2_yaml_or_detect_secrets(memrepo: Path, tmp_path: Path):
+    (memrepo / "notes.txt").write_text("x\n")
+    git("add", "notes.txt", cwd=memrepo)
+    mods = loaded(["hook", "pre-commit"], cwd=memrepo, tmp_path=tmp_path)
+    assert not {"pygit2", "yaml", "detect_secrets", "mcp", "sqlite3"} & mods, sorted(mods)
+    assert not {m for m in mods if m.startswith(("git_memex.index", "git_memex.search"))}

@@ -1,0 +1,180 @@
+"""`git memex init --uninstall` undoes init: hooks, merge driver, the .gitattributes line and what
+`init --client` wrote for editors and agents, merging out only our part; asks first on a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import git, run_cli
+
+MEM = ".ai/open-memex"
+CLIENT_FILES = (".vscode/mcp.json", ".cursor/mcp.json", ".cursor/rules/git-memex.mdc", ".mcp.json",
+                ".claude/settings.json", "opencode.jsonc", ".github/copilot-instructions.md", "AGENTS.md",
+                ".gitattributes")
+
+
+def _init_everything(work: Path) -> None:
+    for client in ("vscode", "cursor", "visualstudio", "opencode", "codex"):
+        r = run_cli("init", "--yes", "--client", client)
+        assert r.code == 0, r.err
+    r = run_cli("init", "--yes", "--client", "claude", "--claude-hooks")
+    assert r.code == 0, r.err
+    for rel in CLIENT_FILES:
+        assert (work / rel).is_file(), rel
+
+
+def _tree(work: Path) -> dict[str, str]:
+    return {str(p.relative_to(work)): p.read_text(encoding="utf-8") for p in sorted(work.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(work).parts[:1]}
+
+
+def test_uninstall_removes_everything_init_wrote_and_keeps_the_memories(repo: Path, isolated_env: Path):
+    git("config", "user.name", "Test User", cwd=repo)
+    before = _tree(repo)
+    _init_everything(repo)
+    mid = run_cli("add", "the build uses make", "--json").json()["id"]
+    assert run_cli("submit", mid).code == 0
+    assert git("config", "--local", "--get", "merge.memex.driver", cwd=repo).returncode == 0
+    assert (repo / ".git" / "hooks" / "post-merge").exists()
+    r = run_cli("init", "--uninstall", "--json")
+    assert r.code == 0, r.err
+    steps = {s["what"]: s["action"] for s in r.json()["steps"]}
+    for rel in CLIENT_FILES:
+        assert not (repo / rel).exists(), rel
+    for folder in (".vscode", ".cursor", ".claude", ".github"):
+        assert not (repo / folder).exists(), folder
+    assert steps[".gitattributes"] == "removed" and steps["merge driver (git config merge.memex)"] == "removed"
+    assert steps["AGENTS.md pointer line"] == "removed"
+    assert git("config", "--local", "--get-regexp", "^merge\\.memex\\.", cwd=repo, check=False).returncode == 1
+    assert not (repo / ".git" / "hooks" / "post-merge").exists()
+    codex = Path(os.environ["HOME"]) / ".codex" / "config.toml"
+    assert codex.is_file() and "[mcp_servers.memex]" in codex.read_text()  # user-level: reported, kept
+    assert steps[f"codex MCP config {codex}"] == "kept"
+    after = _tree(repo)
+    memories = {k for k in after if k.startswith(MEM + "/")}
+    assert memories == {f"{MEM}/{mid}.md", f"{MEM}/.gitkeep"} or memories == {f"{MEM}/{mid}.md"}
+    assert {k: v for k, v in after.items() if k not in memories} == before  # nothing else left behind
+    again = run_cli("init", "--uninstall", "--json")
+    assert again.code == 0 and not again.json()["changed"]
+
+
+def _write_json(path: Path, data: dict) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2) + "\n"
+    path.write_text(text)
+    return text
+
+
+def test_uninstall_merges_out_only_our_part_of_the_users_files(repo: Path):
+    originals = {
+        ".vscode/mcp.json": _write_json(repo / ".vscode/mcp.json", {"servers": {"db": {"type": "stdio", "command": "db-mcp"}},
+                                                                     "inputs": []}),
+        ".mcp.json": _write_json(repo / ".mcp.json", {"mcpServers": {"other": {"command": "x"}}}),
+        ".claude/settings.json": _write_json(repo / ".claude/settings.json", {
+            "permissions": {"allow": ["Bash(make test)"]},
+            "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}}),
+        "AGENTS.md": "# Agents\n\nRun `make test` before committing.\n",
+        ".github/copilot-instructions.md": "Use tabs.\n",
+        ".gitattributes": "*.png binary\n",
+    }
+    for rel in ("AGENTS.md", ".github/copilot-instructions.md", ".gitattributes"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(originals[rel])
+    for client in ("vscode", "claude"):
+        assert run_cli("init", "--yes", "--client", client, "--claude-hooks").code == 0
+    assert run_cli("init", "--yes", "--client", "visualstudio").code == 0
+    for rel, text in originals.items():
+        assert (repo / rel).read_text() != text, rel  # init added its part to each
+    r = run_cli("init", "--uninstall", "--yes")
+    assert r.code == 0, r.err
+    for rel, text in originals.items():
+        assert (repo / rel).read_text() == text, rel
+
+
+def test_uninstall_keeps_our_part_when_the_user_changed_it(repo: Path):
+    assert run_cli("init", "--yes", "--client", "cursor").code == 0
+    assert run_cli("init", "--yes", "--client", "vscode").code == 0
+    rule = repo / ".cursor/rules/git-memex.mdc"
+    rule.write_text(rule.read_text() + "- Also search the wiki.\n")
+    copilot = repo / ".github/copilot-instructions.md"
+    copilot.write_text(copilot.read_text().replace("try a few keyword variants", "try five keyword variants"))
+    edited = {p: p.read_text() for p in (rule, copilot)}
+    r = run_cli("init", "--uninstall", "--yes")
+    assert r.code == 0, r.err
+    for p, text in edited.items():
+        assert p.read_text() == text
+    assert "kept" in r.out and "changed since init" in r.out and "edited" in r.out
+    assert not (repo / ".vscode/mcp.json").exists() and not (repo / ".cursor/mcp.json").exists()
+
+
+def test_uninstall_leaves_jsonc_alone_and_says_so(repo: Path):
+    assert run_cli("init", "--yes", "--client", "opencode").code == 0
+    path = repo / "opencode.jsonc"
+    data = json.loads(path.read_text())
+    text = "// my settings\n" + json.dumps(data, indent=2) + "\n"
+    path.write_text(text)
+    r = run_cli("init", "--uninstall", "--yes")
+    assert r.code == 0 and path.read_text() == text
+    assert "opencode.jsonc" in r.out and "remove its `memex` server entry yourself" in r.out
+
+
+def _run_on_a_terminal(args: list[str], answer: str, cwd: Path) -> tuple[int, str]:
+    """Run the CLI with stdin and stdout on a pseudo-terminal; answer its question."""
+    master, slave = os.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "git_memex", *args], stdin=slave, stdout=slave, stderr=slave,
+                         cwd=cwd, close_fds=True)
+    os.close(slave)
+    out = b""
+    answered = False
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if not answered and b"Go ahead?" in out:
+                os.write(master, answer.encode() + b"\n")
+                answered = True
+        elif p.poll() is not None:
+            break
+    code = p.wait(timeout=60)
+    os.close(master)
+    return code, out.decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_uninstall_asks_on_a_terminal(repo: Path):
+    assert run_cli("init", "--yes", "--client", "vscode").code == 0
+    code, out = _run_on_a_terminal(["init", "--uninstall"], "n", repo)
+    assert code == 0 and "Go ahead?" in out and ".vscode/mcp.json" in out and "nothing changed" in out, out
+    assert (repo / ".vscode/mcp.json").exists() and (repo / ".gitattributes").exists()
+    assert (repo / ".git" / "hooks" / "post-merge").exists()
+    code, out = _run_on_a_terminal(["init", "--uninstall"], "y", repo)
+    assert code == 0, out
+    assert not (repo / ".vscode/mcp.json").exists() and not (repo / ".gitattributes").exists()
+    assert not (repo / ".git" / "hooks" / "post-merge").exists()
+    assert run_cli("init", "--yes", "--client", "vscode").code == 0
+    code, out = _run_on_a_terminal(["init", "--uninstall", "--yes"], "n", repo)  # --yes: no question
+    assert code == 0 and "Go ahead?" not in out and not (repo / ".vscode/mcp.json").exists(), out
+
+
+def test_uninstall_names_the_pre_commit_framework_hooks_it_leaves(repo: Path):
+    config = "repos:\n  - repo: local\n    hooks:\n      - id: memex-secrets\n        name: x\n        entry: git-memex scan\n        language: system\n"
+    (repo / ".pre-commit-config.yaml").write_text(config)
+    assert run_cli("init", "--yes").code == 0
+    r = run_cli("init", "--uninstall", "--yes")
+    assert r.code == 0 and ".pre-commit-config.yaml" in r.out and "yourself" in r.out
+    assert (repo / ".pre-commit-config.yaml").read_text() == config
