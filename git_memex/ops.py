@@ -84,15 +84,9 @@ def find_duplicate(stores: Stores, scope: str, body: str) -> str | None:
     h = content_hash(body)
     locs = _scope_locations(scope)
     marks = ",".join("?" * len(locs))
-    for index, where, params in stores.dbs():
-        row = index.conn.execute(
-            f"SELECT m.id FROM memories m WHERE m.content_hash = ? AND m.status = 'active'"
-            f" AND m.location IN ({marks}) AND {where} ORDER BY m.id LIMIT 1",
-            (h, *locs, *params),
-        ).fetchone()
-        if row:
-            return str(row[0])
-    return None
+    row = stores.first(f"m.content_hash = ? AND m.status = 'active' AND m.location IN ({marks})", (h, *locs),
+                       columns="m.id", order_by="m.id", limit=1)
+    return str(row[0]) if row else None
 
 
 def find_turn_echo(ctx: Context, scope: str, text: str, *, now: float | None = None) -> str | None:
@@ -111,15 +105,11 @@ def find_turn_echo(ctx: Context, scope: str, text: str, *, now: float | None = N
     best: tuple[float, str] | None = None
     with opened(ctx, None) as st:
         st.refresh()
-        for index, where, params in st.dbs():
-            for r in index.conn.execute(
-                f"SELECT m.id, m.body FROM memories m WHERE m.source = 'keyword' AND m.status = 'active'"
-                f" AND m.updated_ts >= ? AND m.location IN ({marks}) AND {where}",
-                (since, *locs, *params),
-            ):
-                sim = jaccard(text, r["body"] or "")
-                if sim >= TURN_ECHO_THRESHOLD and (best is None or sim > best[0]):
-                    best = (sim, str(r["id"]))
+        for r in st.rows(f"m.source = 'keyword' AND m.status = 'active' AND m.updated_ts >= ? AND m.location IN ({marks})",
+                         (since, *locs), columns="m.id, m.body"):
+            sim = jaccard(text, r["body"] or "")
+            if sim >= TURN_ECHO_THRESHOLD and (best is None or sim > best[0]):
+                best = (sim, str(r["id"]))
     return best[1] if best else None
 
 
@@ -133,12 +123,9 @@ def find_near_duplicates(stores: Stores, scope: str, body: str, exclude: str | N
     for h in res.hits:
         if h.id == exclude:
             continue
-        for index, _where, _params in stores.dbs():
-            row = index.conn.execute("SELECT body FROM memories WHERE id = ?", (h.id,)).fetchone()
-            if row is not None:
-                if jaccard(body, row[0]) >= NEAR_DUP_THRESHOLD:
-                    out.append(h.id)
-                break
+        row = stores.one(h.id, "m.body", scoped=False)
+        if row is not None and jaccard(body, row[0]) >= NEAR_DUP_THRESHOLD:
+            out.append(h.id)
     return out
 
 
@@ -320,20 +307,17 @@ def list_memories(
 
     with opened(ctx, stores) as st:
         st.refresh()
-        rows: dict[str, sqlite3.Row] = {}
-        for index, where, params in st.dbs():
-            sql = f"SELECT m.* FROM memories m WHERE {where} AND {scope_filter(scope)}"
-            args: list[Any] = list(params)
-            if include == "active":
-                sql += " AND m.status IN ('active', 'deprecated')"
-            if type:
-                sql += " AND m.type = ?"
-                args.append(type)
-            if review_state:
-                sql += " AND m.review_state = ?"
-                args.append(review_state)
-            for r in index.conn.execute(sql, args):
-                rows.setdefault(r["id"], r)
+        cond = scope_filter(scope)
+        args: list[Any] = []
+        if include == "active":
+            cond += " AND m.status IN ('active', 'deprecated')"
+        if type:
+            cond += " AND m.type = ?"
+            args.append(type)
+        if review_state:
+            cond += " AND m.review_state = ?"
+            args.append(review_state)
+        rows = st.by_id(cond, args)
         if include == "active":
             gone = superseded_ids(st, list(rows))
             for g in gone:

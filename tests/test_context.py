@@ -460,10 +460,12 @@ def test_rare_pools_read_their_partial_index(repo: Path, pool: str) -> None:
     (~9 ms at 10k memories, paid by each session start); the plan must name the index."""
     from git_memex.agents import relevance as ctxmod
     from git_memex.index.refresh import Index
+    from git_memex.index.stores import select_sql
 
     add("a fact so that the index exists")
     db = next(repo.joinpath(".git").rglob("index.db"))
-    sql = "EXPLAIN QUERY PLAN " + ctxmod.pool_sql("1", getattr(ctxmod, pool))
+    sql = "EXPLAIN QUERY PLAN " + select_sql("m.*", getattr(ctxmod, pool), scope="1", order_by=ctxmod.POOL_ORDER,
+                                             limit=True)  # the statement `Stores.rows` runs on the repo's index
     with Index(db) as index:
         plan = " ".join(r[-1] for r in index.conn.execute(sql, (10,)))
     wanted = {"INSTRUCTION_POOL": "memories_instruction", "WARNING_POOL": "memories_warning",

@@ -138,12 +138,8 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
     groups: dict[str, list[dict[str, Any]]] = {"pending": [], "approved": [], "revoked": []}
     with opened(ctx, stores) as st:
         st.refresh()
-        rows: dict[str, Any] = {}
-        for index, where, params in st.dbs():
-            for r in index.conn.execute(
-                f"SELECT m.* FROM memories m WHERE {where} AND m.role = 'instruction'"
-                " AND m.status NOT IN ('retracted', 'archived') ORDER BY m.updated_ts DESC, m.id", params):
-                rows.setdefault(r["id"], r)
+        rows = st.by_id("m.role = 'instruction' AND m.status NOT IN ('retracted', 'archived')",
+                        order_by="m.updated_ts DESC, m.id")
         user = person(ctx) if any(r["location"] == "personal" for r in rows.values()) else None
         # one git call for every approved repository rule, not one per rule
         reviewed = reviewed_ids(ctx, [r for r in rows.values() if r["instruction_state"] == "approved"])

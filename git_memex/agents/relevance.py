@@ -53,7 +53,7 @@ WARNING_MIN_TERMS = 2
 
 
 # The candidate pools, newest first. Each rare kind has a partial index on updated_ts in
-# index/refresh.py (instruction, warning, high importance, with paths) whose WHERE term appears here
+# index/schema.py (instruction, warning, high importance, with paths) whose WHERE term appears here
 # verbatim: SQLite then reads only the rows of that kind, not every row of a 10k-memory index.
 INSTRUCTION_POOL = "m.role = 'instruction' AND m.instruction_state = 'approved' AND m.status = 'active'"
 # A memory a reviewer rejected is left out: shown unlabelled it would look more trustworthy than
@@ -66,17 +66,12 @@ HIGH_POOL = KNOWLEDGE_POOL + " AND m.importance = 'high'"
 PATHS_POOL = KNOWLEDGE_POOL + " AND m.paths != '[]'"
 
 
-def pool_sql(where: str, cond: str) -> str:
-    return f"SELECT m.* FROM memories m WHERE {where} AND {cond} ORDER BY m.updated_ts DESC, m.id DESC LIMIT ?"
+POOL_ORDER = "m.updated_ts DESC, m.id DESC"
 
 
 def pool_rows(stores: Stores, cond: str, params: tuple[Any, ...] = (), *, limit: int) -> dict[str, sqlite3.Row]:
-    """Rows matching `cond` from every index, one per id (the repo copy wins, as in search)."""
-    out: dict[str, sqlite3.Row] = {}
-    for index, where, wparams in stores.dbs():
-        for r in index.conn.execute(pool_sql(where, cond), (*wparams, *params, limit)):
-            out.setdefault(r["id"], r)
-    return out
+    """The newest `limit` rows matching `cond` in each index, one per id (the repo copy wins, as in search)."""
+    return stores.by_id(cond, params, order_by=POOL_ORDER, limit=limit)
 
 
 def drop_superseded(stores: Stores, rows: dict[str, sqlite3.Row]) -> None:
@@ -98,20 +93,11 @@ def normalised_hits(stores: Stores, text: str) -> tuple[dict[str, float], list[s
         return {}, []
     w = ", ".join(str(x) for x in BM25_WEIGHTS)
     scores: dict[str, float] = {}
-    for index, where, params in stores.dbs():
-        sql = (
-            f"SELECT m.id, bm25(memories_fts, {w}) AS rank"
-            " FROM memories_fts JOIN memories m ON m.rid = memories_fts.rowid"
-            f" WHERE memories_fts MATCH ? AND {where}"
-            f" AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
-            " ORDER BY rank LIMIT ?"
-        )
-        try:
-            rows = index.conn.execute(sql, (expr, *params, *HIDDEN_STATUSES, SEARCH_LIMIT)).fetchall()
-        except sqlite3.OperationalError:
-            continue
-        for mid, rank in rows:
-            scores.setdefault(mid, -float(rank))
+    rows = stores.rows(f"m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})", HIDDEN_STATUSES,
+                       columns=f"m.id, bm25(memories_fts, {w}) AS rank", match=expr, order_by="rank",
+                       limit=SEARCH_LIMIT, skip_errors=True)
+    for mid, rank in rows:
+        scores.setdefault(mid, -float(rank))
     ranked = sorted(scores, key=lambda i: -scores[i])[:SEARCH_LIMIT]
     top = scores[ranked[0]] if ranked else 0.0
     if top <= 0:

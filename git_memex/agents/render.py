@@ -112,11 +112,8 @@ def short_ids(stores: Stores, ids: Iterable[str]) -> dict[str, str]:
         n = min(SHORT_ID, len(mid))
         while n < len(mid):
             prefix = mid[:n]
-            others = 0
-            for index, _where, _params in stores.dbs():
-                others += index.conn.execute(
-                    "SELECT count(DISTINCT id) FROM memories WHERE id >= ? AND id < ? AND id != ?",
-                    (prefix, prefix + "\U0010ffff", mid)).fetchone()[0]
+            others = stores.count("m.id >= ? AND m.id < ? AND m.id != ?", (prefix, prefix + "\U0010ffff", mid),
+                                  distinct="m.id", scoped=False)
             if not others:
                 break
             n += 1

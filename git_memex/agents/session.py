@@ -154,10 +154,8 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     from git_memex.index.refresh import in_chunks
 
     for chunk, marks in in_chunks(hit_ids):
-        cond = base + f" AND m.id IN ({marks})"
-        for index, where, wparams in st.dbs():
-            for r in index.conn.execute(f"SELECT m.* FROM memories m WHERE {where} AND {cond}", (*wparams, *chunk)):
-                pool.setdefault(r["id"], r)
+        for r in st.rows(base + f" AND m.id IN ({marks})", chunk):
+            pool.setdefault(r["id"], r)
     relevance.drop_superseded(st, pool)
     scored: list[tuple[float, sqlite3.Row, list[str]]] = []
     for mid, r in pool.items():

@@ -135,8 +135,8 @@ def memory_path(folder: Path, memory_id: str) -> Path:
 def file_text(m: Memory, path: Path) -> str:
     """The exact text `write_memory` writes for `m` at `path`, once the reader accepts it.
 
-    The bytes go through the index's own reader (`index.parse_for_index`, which falls back to
-    `parse_memory_bytes`), so a memory that a write path accepts is one a full reindex reads back,
+    The bytes go through the index's own reader (`index.plainyaml.parse_for_index`, which falls
+    back to `parse_memory_bytes`), so a memory that a write path accepts is one a full reindex reads back,
     never one it quarantines. Raises ValidationError with one sentence."""
     validate(m)
     text = frontmatter.serialize(m.fm, m.body)
@@ -152,7 +152,7 @@ def file_text(m: Memory, path: Path) -> str:
     if body_bytes > frontmatter.MAX_BODY_BYTES:
         raise ValidationError(f"memory text is {body_bytes:,} bytes; the limit is "
                               f"{frontmatter.MAX_BODY_BYTES:,} bytes ({frontmatter.MAX_BODY_BYTES // 1024} KiB)")
-    from git_memex.index.refresh import parse_for_index
+    from git_memex.index.plainyaml import parse_for_index
 
     try:
         parse_for_index(path, raw)

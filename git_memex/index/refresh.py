@@ -1,47 +1,54 @@
-"""The SQLite FTS5 index: a cache of the markdown files, rebuildable from them at any time.
+"""One index database (SQLite, FTS5) and bringing it in line with the memory folders.
 
-Two databases are used together: one in the data root (personal memories, project
-outboxes, private memories) and one per work tree inside its git dir (the memories
-that work tree has checked out). Each keeps a table of the files it has read with
-their stat signature, so a refresh re-reads only what was added, changed or deleted.
+An index is a cache of the markdown files, rebuildable from them at any time (`Stores` uses two
+together, see `stores`). Each keeps a table of the files it has read with their stat signature,
+so a refresh re-reads only what was added, changed or deleted (`changes` decides which).
 
-Speed (see bench/README.md for the figures):
+Speed (see bench/README.md for the figures): changed files are read once (the bytes feed both
+the hash and the parser), parsed with a fast reader for the plain frontmatter every writer
+produces (`plainyaml`; anything else goes through the full YAML reader), and written in batches:
+one transaction and a few `executemany` calls per batch, so memory stays flat at any corpus size.
+Reading and parsing happen outside the write transaction: other writers wait only for the writes.
 
-- A refresh stats every memory file (that is how a hand edit is noticed) but compares the
-  listing against a digest of the previous one first, so an unchanged folder costs one
-  `lstat` per file and no per-file database work. Files modified within RACY_NS of a scan
-  are re-checked by content hash on the next refresh, so an edit that keeps the size and
-  lands in the same timestamp granule is still seen.
-- Changed files are read once (the bytes feed both the hash and the parser), parsed with a
-  fast reader for the plain frontmatter every writer produces (anything else goes through
-  the full YAML reader), and written in batches: one transaction and a few `executemany`
-  calls per batch, so memory stays flat at any corpus size.
-- A full rebuild drops and recreates the tables instead of deleting row by row.
+Invariants: every write is one short `BEGIN IMMEDIATE` transaction (`Index.write`); a memory row
+and its FTS row are written and deleted together; a write made outside a refresh (`upsert`,
+`remove`, `apply_paths`) forgets the folder's listing digest and patches its snapshot, so the next
+refresh cannot take the folder for unchanged. The tables are in `schema`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import sqlite3
 import stat as _stat
-import sys
 import time
-import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from git_memex.core.files import UnreadableMemory, parse_memory_bytes, read_memory
-from git_memex.core.model import Memory, parse_time
+from git_memex.core.files import UnreadableMemory, read_memory
+from git_memex.core.model import Memory
 from git_memex.core.record import field, record
+from git_memex.index import changes
+from git_memex.index import watcher as watch
+from git_memex.index.changes import Listing, Plan, digest_key
+from git_memex.index.schema import (
+    COLUMNS,
+    DELETE_FTS,
+    DELETE_MEMORY,
+    FTS_COLUMNS,
+    INSERT_FTS,
+    INSERT_MEMORY,
+    RECORD_FILE,
+    SCHEMA_VERSION,
+    fts_fields,
+    memory_row,
+)
+from git_memex.index.schema import create as create_tables
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-SCHEMA_VERSION = "11"
 
 
 def _busy_timeout_ms() -> int:
@@ -59,66 +66,6 @@ BUSY_TIMEOUT_MS = _busy_timeout_ms()
 RACY_NS = 2_000_000_000
 # Files read, parsed and written per write transaction.
 BATCH = 5000
-# A refresh that reads at least this many files shows a progress line on a terminal.
-PROGRESS_MIN = 2000
-
-_SCHEMA = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE files(
-    path TEXT PRIMARY KEY,
-    sig TEXT NOT NULL,
-    racy INTEGER NOT NULL DEFAULT 0,
-    sha TEXT,
-    error TEXT
-);
-CREATE INDEX files_racy ON files(path) WHERE racy = 1;
-CREATE INDEX files_error ON files(path) WHERE error IS NOT NULL;
--- guard.safe_bodies: does this exact body (by SHA-1) carry a secret or a <private> part?
-CREATE TABLE secret_checks(body_sha TEXT PRIMARY KEY, found INTEGER NOT NULL);
-CREATE TABLE scans(folder TEXT PRIMARY KEY, names BLOB NOT NULL, sigs BLOB NOT NULL);
-CREATE TABLE scan_patches(folder TEXT NOT NULL, name TEXT NOT NULL, sig TEXT, PRIMARY KEY(folder, name));
-CREATE TABLE memories(
-    rid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL,
-    path TEXT NOT NULL UNIQUE,
-    location TEXT NOT NULL,
-    project_key TEXT,
-    scope TEXT, type TEXT, status TEXT, review_state TEXT, role TEXT, importance TEXT,
-    visibility TEXT, source TEXT, trust_level TEXT, instruction_state TEXT, confidence TEXT,
-    created_by TEXT, created_at TEXT, updated_at TEXT, updated_ts REAL,
-    supersedes TEXT, superseded_by TEXT, derived_from TEXT,
-    tags TEXT, paths TEXT, content_hash TEXT, body TEXT, warnings TEXT,
-    aliases TEXT, alias TEXT, target TEXT
-);
-CREATE INDEX memories_id ON memories(id);
-CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT NULL;
-CREATE INDEX memories_hash ON memories(content_hash);
-CREATE INDEX memories_updated ON memories(updated_ts);
-CREATE INDEX memories_alias ON memories(alias) WHERE alias IS NOT NULL;
--- the session context's pools, newest first: a rare kind is found without visiting every row
-CREATE INDEX memories_instruction ON memories(updated_ts) WHERE role = 'instruction';
-CREATE INDEX memories_warning ON memories(updated_ts) WHERE type = 'warning';
-CREATE INDEX memories_high ON memories(updated_ts) WHERE importance = 'high';
-CREATE INDEX memories_with_paths ON memories(updated_ts) WHERE paths != '[]';
-CREATE VIRTUAL TABLE memories_fts USING fts5(
-    body, tags, type, cjk, aliases, tokenize='porter unicode61 remove_diacritics 2'
-);
-"""
-
-COLUMNS = (
-    "id", "path", "location", "project_key", "scope", "type", "status", "review_state", "role",
-    "importance", "visibility", "source", "trust_level", "instruction_state", "confidence",
-    "created_by", "created_at", "updated_at", "updated_ts", "supersedes", "superseded_by",
-    "derived_from", "tags", "paths", "content_hash", "body", "warnings", "aliases", "alias",
-    "target",
-)
-FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
-
-_INSERT_MEMORY = f"INSERT INTO memories(rid, {', '.join(COLUMNS)}) VALUES(?, {', '.join('?' * len(COLUMNS))})"
-_INSERT_FTS = f"INSERT INTO memories_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES(?, {', '.join('?' * len(FTS_COLUMNS))})"
-_DELETE_FTS = "DELETE FROM memories_fts WHERE rowid IN (SELECT rid FROM memories WHERE path = ?)"
-_DELETE_MEMORY = "DELETE FROM memories WHERE path = ?"
-_RECORD_FILE = "INSERT OR REPLACE INTO files(path, sig, racy, sha, error) VALUES(?, ?, ?, ?, ?)"
 
 
 @record(frozen=True)
@@ -149,246 +96,6 @@ def _sig(st: os.stat_result) -> str:
     return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
 
 
-def _str(v: Any) -> str | None:
-    if v is None:
-        return None
-    return str(v)
-
-
-def _str_list(v: Any) -> list[str]:
-    if v is None:
-        return []
-    if isinstance(v, str):
-        return [v] if v.strip() else []
-    if isinstance(v, list):
-        return [str(x) for x in v if x is not None and not isinstance(x, (dict, list))]
-    return [str(v)]
-
-
-def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, Any]:
-    from git_memex.core.textproc import content_hash
-
-    fm = m.fm
-    upd = fm.get("updated_at") or fm.get("created_at")
-    aliases = _str_list(fm.get("aliases"))
-    return {
-        "id": m.id,
-        "path": str(m.path),
-        "location": location,
-        "project_key": project_key,
-        "scope": _str(fm.get("scope")) or "project",
-        "type": _str(fm.get("type")) or "fact",
-        "status": _str(fm.get("status")) or "active",
-        "review_state": _str(fm.get("review_state")),
-        "role": _str(fm.get("role")) or "knowledge",
-        "importance": _str(fm.get("importance")) or "normal",
-        "visibility": _str(fm.get("visibility")),
-        "source": _str(fm.get("source")),
-        "trust_level": _str(fm.get("trust_level")),
-        "instruction_state": _str(fm.get("instruction_state")),
-        "confidence": _str(fm.get("confidence")),
-        "created_by": _str(fm.get("created_by")),
-        "created_at": _str(fm.get("created_at")),
-        "updated_at": _str(upd),
-        "updated_ts": parse_time(upd) or 0.0,
-        "supersedes": _str(fm.get("supersedes")),
-        "superseded_by": _str(fm.get("superseded_by")),
-        "derived_from": _str(fm.get("derived_from")),
-        "tags": json.dumps(m.tags, ensure_ascii=False),
-        "paths": json.dumps(m.paths, ensure_ascii=False),
-        "content_hash": content_hash(m.body),
-        "body": m.body,
-        "warnings": json.dumps(m.warnings, ensure_ascii=False) if m.warnings else None,
-        "aliases": json.dumps(aliases, ensure_ascii=False) if aliases else None,
-        # user-defined vocabulary (reference tool): `alias` names `target` (search expands both ways)
-        "alias": (_str(fm.get("alias")) or "").strip() or None,
-        "target": (_str(fm.get("target")) or "").strip() or None,
-    }
-
-
-def fts_fields(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
-    """(body, tags, type, cjk, aliases) texts for the FTS table.
-
-    Capture-time aliases and the alias/target vocabulary get a column of their own (a
-    separate BM25 weight); their CJK characters join the `cjk` column like the body's.
-    """
-    from git_memex.core.textproc import cjk_index_text, latin_text
-
-    tags = " ".join(json.loads(row["tags"] or "[]"))
-    alias_parts = json.loads(row["aliases"]) if row["aliases"] else []
-    alias_parts += [x for x in (row["alias"], row["target"]) if x]
-    aliases = " ".join(alias_parts)
-    cjk_src = row["body"] + " " + tags + (" " + aliases if aliases else "")
-    return (
-        latin_text(row["body"]),
-        latin_text(tags),
-        row["type"] or "",
-        cjk_index_text(cjk_src),
-        latin_text(aliases),
-    )
-
-
-# ---------------------------------------------------------------- fast frontmatter reader
-# The YAML library spends ~0.2 ms per file building Python objects. Memory files are written
-# in one plain shape (one `key: scalar` per line, block or flow lists of scalars), which this
-# reader handles in a tenth of the time. It accepts only text whose meaning under YAML 1.1
-# (PyYAML's SafeLoader, timestamps kept as strings, as frontmatter.parse does) is certain, and
-# returns None for anything else, which then goes through the full reader (store.read_memory).
-_KEY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_YAML_BOOL = {
-    "yes": True, "Yes": True, "YES": True, "true": True, "True": True, "TRUE": True,
-    "on": True, "On": True, "ON": True,
-    "no": False, "No": False, "NO": False, "false": False, "False": False, "FALSE": False,
-    "off": False, "Off": False, "OFF": False,
-}
-_YAML_NULL = frozenset(("~", "null", "Null", "NULL"))
-_SIMPLE_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_YAML_NUMBER = re.compile(  # PyYAML's implicit int and float resolvers (YAML 1.1)
-    r"""(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+
-    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
-    |[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
-    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
-    |<<|=)""",
-    re.X,
-)
-_PLAIN_BAD_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_FLOW_BAD = frozenset(",[]{}")
-_NO = object()
-
-
-def _plain(s: str, flow: bool) -> Any:
-    """A plain scalar's value, or _NO when its YAML meaning is not certain."""
-    if not s or s[0] in _PLAIN_BAD_START or s.endswith(":") or ": " in s or " #" in s:
-        return _NO
-    if not s.isprintable() or (flow and not _FLOW_BAD.isdisjoint(s)):
-        return _NO
-    if s in _YAML_NULL:
-        return None
-    b = _YAML_BOOL.get(s)
-    if b is not None:
-        return b
-    if _YAML_NUMBER.fullmatch(s):
-        return int(s) if _SIMPLE_INT.fullmatch(s) else _NO
-    return s
-
-
-def _scalar(s: str) -> Any:
-    s = s.rstrip(" ")
-    if not s:
-        return None
-    c = s[0]
-    if c == "'":
-        inner = s[1:-1]
-        if len(s) < 2 or s[-1] != "'" or "'" in inner or not inner.isprintable():
-            return _NO
-        return inner
-    if c == '"':
-        inner = s[1:-1]
-        if len(s) < 2 or s[-1] != '"' or '"' in inner or "\\" in inner or not inner.isprintable():
-            return _NO
-        return inner
-    if c == "[":
-        if s[-1] != "]":
-            return _NO
-        inner = s[1:-1].strip(" ")
-        if not inner:
-            return []
-        items = []
-        for part in inner.split(","):
-            v = _plain(part.strip(" "), True)
-            if v is _NO:
-                return _NO
-            items.append(v)
-        return items
-    return _plain(s, False)
-
-
-_SCALARS: dict[str, Any] = {}  # raw value text -> value (str/int/bool/None only): values repeat a lot
-_KEYS: set[str] = set()  # key names already checked
-
-
-def fast_frontmatter(fm_text: str) -> dict[str, Any] | None:
-    """The frontmatter mapping when fm_text is in the plain shape; None to use the YAML reader."""
-    if "\t" in fm_text:
-        return None
-    out: dict[str, Any] = {}
-    open_key: str | None = None  # a `key:` line with no value: block list items may follow
-    indent = -1
-    scalars = _SCALARS
-    for line in fm_text.split("\n"):
-        if not line:
-            continue  # the text ends with a newline
-        if open_key is not None:
-            stripped = line.lstrip(" ")
-            if stripped[:2] == "- ":
-                lead = len(line) - len(stripped)
-                if indent < 0:
-                    indent = lead
-                elif lead != indent:
-                    return None
-                text = stripped[2:].lstrip(" ")
-                v = scalars.get(text, _NO)
-                if v is _NO:
-                    v = _scalar(text)
-                    if v is _NO or isinstance(v, list):
-                        return None
-                    if len(scalars) > 50_000:
-                        scalars.clear()
-                    scalars[text] = v
-                items = out[open_key]
-                if items is None:
-                    items = out[open_key] = []
-                items.append(v)
-                continue
-            open_key = None
-        key, sep, rest = line.partition(":")
-        if not sep or (rest and rest[0] != " ") or key in out:
-            return None
-        if key not in _KEYS:
-            if not _KEY_NAME.fullmatch(key) or key in _YAML_BOOL or key in _YAML_NULL:
-                return None
-            _KEYS.add(key)
-        text = rest.strip(" ")
-        if not text:
-            out[key] = None
-            open_key, indent = key, -1
-            continue
-        v = scalars.get(text, _NO)
-        if v is _NO:
-            v = _scalar(text)
-            if v is _NO:
-                return None
-            if not isinstance(v, list):
-                if len(scalars) > 50_000:
-                    scalars.clear()
-                scalars[text] = v
-            else:
-                out[key] = v
-                continue
-        out[key] = v
-    return out
-
-
-def parse_for_index(path: Path, raw: bytes) -> Memory:
-    """The Memory in `raw` (the bytes read from the regular file `path`); the full reader decides
-    anything unusual. `store.file_text` runs it on every file before it is written."""
-    from git_memex.core import frontmatter
-    from git_memex.core.model import from_parsed, is_valid_id
-
-    try:
-        if len(raw) > frontmatter.MAX_FILE_BYTES or b"<<<<<<<" in raw:  # the full reader refuses conflicts
-            raise ValueError
-        fm_text, body = frontmatter.split(raw.decode("utf-8"))
-    except (ValueError, frontmatter.FrontmatterError):  # UnicodeDecodeError is a ValueError
-        return parse_memory_bytes(raw, path)
-    fm = fast_frontmatter(fm_text) if len(fm_text) <= frontmatter.MAX_FRONTMATTER_BYTES else None
-    mid = fm.get("id") if fm is not None else None
-    if fm is None or mid is None or not is_valid_id(str(mid)) or str(mid) != path.stem:
-        return parse_memory_bytes(raw, path)  # the full reader, with its exact reasons for refusing a file
-    fm["id"] = str(mid)
-    return from_parsed(fm, body, path)
-
-
 def _read_bytes(path: str) -> bytes | None:
     """The bytes of a regular file, never following a link; None when that is not possible."""
     try:
@@ -414,170 +121,16 @@ def _read_bytes(path: str) -> bytes | None:
 
 def _load(path: Path) -> tuple[bytes, Memory | None, str | None]:
     """(raw bytes, memory, None) or (raw bytes, None, quarantine reason)."""
+    # imported here, not at the top: compiling its patterns is most of its import time, and a
+    # refresh that finds nothing changed never reads a file
+    from git_memex.index.plainyaml import parse_for_index
+
     raw = _read_bytes(str(path))
     try:
         m = read_memory(path) if raw is None else parse_for_index(path, raw)
         return raw or b"", m, None
     except UnreadableMemory as exc:
         return raw or b"", None, str(exc)
-
-
-# ---------------------------------------------------------------- folder watches (Linux)
-# A long-lived process (the MCP server) searches again and again; stat-ing every memory file
-# each time costs ~2 ms per 1,000 files. From the second refresh of a folder on, such a process
-# asks the kernel (inotify) to report any change in the folder, and skips the stat scan while
-# nothing was reported and the index still holds the listing it verified. Only on local file
-# systems (inotify does not see changes made through NFS, SMB, 9p or FUSE mounts), never across
-# fork, and GIT_MEMEX_WATCH=0 turns it off. Every other platform keeps the stat scan.
-_IN_MASK = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)  # modify attrib close_write moved create delete self
-_IN_GONE = 0x400 | 0x800 | 0x8000  # delete_self, move_self, ignored
-_IN_OVERFLOW = 0x4000
-_LOCAL_FS = frozenset((0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0x794C7630, 0x2FC12FC1, 0xF2F52010,
-                       0xCA451A4E, 0x3153464A, 0x52654973))  # ext2-4 xfs btrfs tmpfs overlay zfs f2fs bcachefs jfs reiser
-
-
-class _Watch:
-    __slots__ = ("wd", "dirty", "digest", "count", "names")
-
-    def __init__(self, wd: int) -> None:
-        self.wd = wd
-        self.dirty = True
-        self.digest: str | None = None
-        self.count = 0
-        self.names: set[str] = set()  # files the kernel reported since the last scan
-
-
-class _Watcher:
-    """One inotify descriptor for the process, one watch per folder."""
-
-    def __init__(self) -> None:
-        import ctypes
-        import threading
-
-        self.pid = os.getpid()
-        self.lock = threading.Lock()
-        self.libc = ctypes.CDLL(None, use_errno=True)
-        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-        if self.fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1")
-        self.by_folder: dict[str, _Watch] = {}
-        self.by_wd: dict[int, str] = {}
-
-    def _local(self, folder: str) -> bool:
-        import ctypes
-
-        buf = ctypes.create_string_buffer(256)
-        if self.libc.statfs(folder.encode(), buf) != 0:
-            return False
-        return int.from_bytes(buf.raw[: ctypes.sizeof(ctypes.c_long)], sys.byteorder, signed=True) in _LOCAL_FS
-
-    def get(self, folder: str, create: bool) -> _Watch | None:
-        w = self.by_folder.get(folder)
-        if w is not None or not create:
-            return w
-        if not os.path.isdir(folder) or not self._local(folder):
-            return None
-        wd = self.libc.inotify_add_watch(self.fd, folder.encode(), _IN_MASK)
-        if wd < 0:
-            return None
-        w = self.by_folder[folder] = _Watch(wd)
-        self.by_wd[wd] = folder
-        return w
-
-    def poll(self) -> None:
-        """Read every pending event; mark the folders they concern as dirty."""
-        import struct
-
-        while True:
-            try:
-                data = os.read(self.fd, 65536)
-            except BlockingIOError:
-                return
-            except OSError:
-                self.reset_all()
-                return
-            pos = 0
-            while pos + 16 <= len(data):
-                wd, mask, _cookie, length = struct.unpack_from("iIII", data, pos)
-                name = data[pos + 16 : pos + 16 + length].split(b"\0", 1)[0]
-                pos += 16 + length
-                if mask & _IN_OVERFLOW:
-                    self.reset_all()
-                    continue
-                folder = self.by_wd.get(wd)
-                if folder is None:
-                    continue
-                w = self.by_folder.get(folder)
-                if w is not None:
-                    w.dirty = True
-                    w.digest = None
-                    if name:
-                        w.names.add(os.fsdecode(name))
-                if mask & _IN_GONE:  # the folder itself went away: watch it again when it is back
-                    self.by_wd.pop(wd, None)
-                    self.by_folder.pop(folder, None)
-                    if not mask & 0x8000:
-                        self.libc.inotify_rm_watch(self.fd, wd)
-
-    def reset_all(self) -> None:
-        for w in self.by_folder.values():
-            w.dirty = True
-            w.digest = None
-
-
-_WATCHER: list[_Watcher | None] = []
-_SCANS: dict[tuple[str, str], int] = {}
-
-
-def _watcher() -> _Watcher | None:
-    if not sys.platform.startswith("linux") or os.environ.get("GIT_MEMEX_WATCH", "1") == "0":
-        return None
-    if _WATCHER and (_WATCHER[0] is None or _WATCHER[0].pid == os.getpid()):
-        return _WATCHER[0]
-    _WATCHER.clear()
-    try:
-        _WATCHER.append(_Watcher())
-    except (OSError, AttributeError):
-        _WATCHER.append(None)
-    return _WATCHER[0]
-
-
-class IndexCorrupt(Exception):
-    pass
-
-
-class _Progress:
-    """`indexing 12,000/100,000 (12%)` on stderr, only when stderr is a terminal."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.on = total >= PROGRESS_MIN and _stderr_tty() and os.environ.get("GIT_MEMEX_PROGRESS", "1") != "0"
-        self.last = 0.0
-
-    def update(self, done: int) -> None:
-        if not self.on:
-            return
-        now = time.monotonic()
-        if now - self.last < 0.1 and 0 < done < self.total:
-            return
-        self.last = now
-        width = 30
-        filled = width * done // max(self.total, 1)
-        bar = "#" * filled + "-" * (width - filled)
-        sys.stderr.write(f"\rgit-memex: indexing [{bar}] {done:,}/{self.total:,} ({100 * done // max(self.total, 1)}%)")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.on:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-
-
-def _stderr_tty() -> bool:
-    try:
-        return sys.stderr is not None and sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 MEMORY = ":memory:"
@@ -634,21 +187,7 @@ class Index:
             self._create(conn)
 
     def _create(self, conn: sqlite3.Connection) -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for (name,) in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
-                " AND name NOT LIKE 'memories_fts_%'"
-            ).fetchall():
-                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-            for stmt in _SCHEMA.strip().split(";"):
-                if stmt.strip():
-                    conn.execute(stmt)
-            conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        create_tables(conn)
         self.rebuilt = True
 
     def _discard_files(self) -> None:
@@ -750,7 +289,7 @@ class Index:
 
     def _record_file(self, c: sqlite3.Connection, path: Path, folder: Path, sig: str, racy: bool,
                      sha: str | None, error: str | None) -> None:
-        c.execute(_RECORD_FILE, (str(path), sig, int(racy), sha, error))
+        c.execute(RECORD_FILE, (str(path), sig, int(racy), sha, error))
 
     def upsert(self, m: Memory, source: Source) -> None:
         """Index a memory just written by us (its file is on disk at m.path)."""
@@ -772,12 +311,8 @@ class Index:
             self._patch(c, path, None)
 
     # ------------------------------------------------------------ refresh
-    @staticmethod
-    def _digest_key(folder: Path | str) -> str:
-        return f"scan:{folder}"
-
     def _forget_digest(self, c: sqlite3.Connection, folder: Path | str) -> None:
-        c.execute("DELETE FROM meta WHERE key=?", (self._digest_key(folder),))
+        c.execute("DELETE FROM meta WHERE key=?", (digest_key(folder),))
 
     def _patch(self, c: sqlite3.Connection, path: Path | str, sig: str | None) -> None:
         """Keep the folder's listing snapshot in step with a file row written outside a refresh."""
@@ -785,146 +320,27 @@ class Index:
         if c.execute("SELECT 1 FROM scans WHERE folder=?", (str(p.parent),)).fetchone() is not None:
             c.execute("INSERT OR REPLACE INTO scan_patches(folder, name, sig) VALUES(?, ?, ?)", (str(p.parent), p.name, sig))
 
-    def _snapshot(self, folder: str) -> dict[str, tuple[int, ...]] | None:
-        """name -> (mtime_ns, size, inode) as of the last complete scan of folder, later writes applied."""
-        from array import array
-
-        row = self.conn.execute("SELECT names, sigs FROM scans WHERE folder=?", (folder,)).fetchone()
-        if row is None:
-            return None
-        names = bytes(row[0]).decode("utf-8", "surrogateescape").split("\0") if row[0] else []
-        nums = array("q")
-        nums.frombytes(bytes(row[1]))
-        if len(nums) != 3 * len(names):
-            return None
-        it = iter(nums)
-        snap: dict[str, tuple[int, ...]] = dict(zip(names, zip(it, it, it, strict=True), strict=True))
-        for name, sig in self.conn.execute("SELECT name, sig FROM scan_patches WHERE folder=?", (folder,)):
-            if sig is None:
-                snap.pop(name, None)
-            else:
-                snap[name] = tuple(int(x) for x in sig.split(":"))
-        return snap
-
-    def _scan(self, src: Source, now_ns: int, stats: RefreshStats,
-              plan: list[tuple[Source, str, str, str | None, bool]], gone: list[str],
-              digests: dict[str, str], changed_digest: set[str],
-              listings: dict[str, tuple[list[str], list[tuple[int, int, int]]]]) -> None:
-        """Compare one folder with what the index last saw; add the work to plan/gone."""
-        folder = str(src.folder)
-        key = (str(self.path), folder)
-        _SCANS[key] = seen_before = _SCANS.get(key, 0) + 1
-        forced: set[str] = set()  # files the kernel saw written: re-checked by content even if their stat is unchanged
-        watcher = _watcher() if seen_before >= 2 else None
-        if watcher is not None:
-            with watcher.lock:
-                watcher.poll()
-                w = watcher.get(folder, create=True)
-                if w is not None and not w.dirty and w.digest is not None \
-                        and self.get_meta(self._digest_key(folder)) == w.digest:
-                    stats.unchanged += w.count  # nothing reported since the last complete scan
-                    digests[folder] = w.digest
-                    return
-                if w is not None:  # a full scan follows; events from now on count again
-                    w.dirty = False
-                    w.digest = None
-                    forced, w.names = w.names, set()
-        names, sigs = _listing(folder)
-        blob = "\0".join(names).encode("utf-8", "surrogateescape")
-        digest = f"{len(names)}:{hash(tuple(sigs))}:{zlib.crc32(blob)}:{zlib.adler32(blob)}"
-        stored = self.get_meta(self._digest_key(folder))
-        digests[folder] = digest
-        if stored == digest:
-            # Same names, sizes, inodes and times as at the last complete scan: only the files
-            # that were racy then need a look (by content hash).
-            racy = self.conn.execute("SELECT path, sig, sha FROM files WHERE path >= ? AND path < ? AND racy = 1",
-                                     _under(folder)).fetchall()
-            for p, sig, sha in racy:
-                plan.append((src, p, sig, sha, True))
-            stats.unchanged += len(names) - len(racy)
-            if forced:
-                self._force(src, forced & set(names), {r[0] for r in racy}, plan, stats)
-            return
-        changed_digest.add(folder)
-        listings[folder] = (names, sigs)
-        prefix = folder + os.sep
-        snap = self._snapshot(folder)
-        if snap is not None:
-            # The listing of the last complete scan (+ what was written since): compare in memory and
-            # read rows only for the files that differ, instead of every row of the folder.
-            racy_names = {r[0][len(prefix):] for r in self.conn.execute(
-                "SELECT path FROM files WHERE path >= ? AND path < ? AND racy = 1", _under(folder))}
-            get = snap.get
-            suspects = [i for i, name in enumerate(names) if get(name) != sigs[i]]  # new or changed
-            if racy_names:
-                flagged = set(suspects)
-                suspects += [i for i, name in enumerate(names) if name in racy_names and i not in flagged]
-            stats.unchanged += len(names) - len(suspects)
-            lookup = self.conn.execute
-            for i in suspects:
-                name, (mtime_ns, size, ino) = names[i], sigs[i]
-                p = prefix + name
-                sig = f"{mtime_ns}:{size}:{ino}"
-                row = lookup("SELECT sig, racy, sha FROM files WHERE path=?", (p,)).fetchone()
-                if row is not None and row[0] == sig and not row[1]:
-                    stats.unchanged += 1
-                    continue
-                plan.append((src, p, sig, row[2] if row is not None else None, row is not None))
-            for name in names:
-                snap.pop(name, None)
-            gone.extend(prefix + name for name in snap)  # listed last time, not now
-            if forced:
-                self._force(src, forced & set(names), {entry[1] for entry in plan}, plan, stats)
-            return
-        known = {r[0]: (r[1], r[2], r[3]) for r in self.conn.execute(
-            "SELECT path, sig, racy, sha FROM files WHERE path >= ? AND path < ?", _under(folder))}
-        seen: set[str] = set()
-        for name, (mtime_ns, size, ino) in zip(names, sigs, strict=True):
-            p = prefix + name
-            seen.add(p)
-            sig = f"{mtime_ns}:{size}:{ino}"
-            old = known.get(p)
-            if old is not None and old[0] == sig and not old[1]:
-                stats.unchanged += 1
-                continue
-            plan.append((src, p, sig, old[2] if old is not None else None, old is not None))
-        gone.extend(p for p in known if p not in seen)
-        if forced:
-            self._force(src, forced & set(names), {entry[1] for entry in plan}, plan, stats)
-
-    def _force(self, src: Source, names: set[str], planned: set[str],
-               plan: list[tuple[Source, str, str, str | None, bool]], stats: RefreshStats) -> None:
-        """Re-check by content the files a watch reported, unless already planned: an edit that
-        kept size and timestamp is invisible to stat but not to the kernel."""
-        prefix = str(src.folder) + os.sep
-        for name in sorted(names):
-            p = prefix + name
-            if not name.endswith(".md") or p in planned:
-                continue
-            row = self.conn.execute("SELECT sig, sha FROM files WHERE path=?", (p,)).fetchone()
-            if row is not None and row[1] is not None:
-                plan.append((src, p, row[0], row[1], True))
-                stats.unchanged -= 1
-
     def refresh(self, sources: Iterable[Source], *, trigger: str | None = None) -> RefreshStats:
         """Bring the index in line with the folders, reading only what changed."""
         stats = RefreshStats()
-        plan: list[tuple[Source, str, str, str | None, bool]] = []  # (source, path, sig, known sha, known)
+        plan: Plan = []
         gone: list[str] = []
         digests: dict[str, str] = {}
         changed_digest: set[str] = set()
-        listings: dict[str, tuple[list[str], list[tuple[int, int, int]]]] = {}
+        listings: dict[str, Listing] = {}
         now_ns = time.time_ns()
         for src in sources:
-            self._scan(src, now_ns, stats, plan, gone, digests, changed_digest, listings)
+            changes.scan(self, src, stats, plan, gone, digests, changed_digest, listings)
         if not plan and not gone and not changed_digest:
             if trigger:
                 self.mark_sync(trigger)
-            self._watched(digests)
+            watch.note_digests(digests)
             return stats
         if len(plan) > BATCH:
             self.conn.execute("PRAGMA cache_size=-32768")  # 32 MiB while loading: fewer page reloads
-        progress = _Progress(len(plan))
+        from git_memex.index.progress import Progress
+
+        progress = Progress(len(plan))
         try:
             progress.update(0)
             for start in range(0, max(len(plan), 1), BATCH):
@@ -937,25 +353,13 @@ class Index:
                 progress.update(min(start + BATCH, len(plan)))
         finally:
             progress.done()
-        self._watched(digests)
+        watch.note_digests(digests)
         return stats
 
-    def _watched(self, digests: dict[str, str]) -> None:
-        """After a complete refresh: the watched folders are known to match these digests."""
-        watcher = _WATCHER[0] if _WATCHER else None
-        if watcher is None:
-            return
-        with watcher.lock:
-            for folder, digest in digests.items():
-                w = watcher.by_folder.get(folder)
-                if w is not None and not w.dirty:
-                    w.digest = digest
-                    w.count = int(digest.split(":", 1)[0])
-
-    def _apply_batch(self, batch: list[tuple[Source, str, str, str | None, bool]], gone: list[str], now_ns: int,
+    def _apply_batch(self, batch: Plan, gone: list[str], now_ns: int,
                      stats: RefreshStats, digests: dict[str, str] | None, trigger: str | None,
                      tick: Any = None,
-                     listings: dict[str, tuple[list[str], list[tuple[int, int, int]]]] | None = None,
+                     listings: dict[str, Listing] | None = None,
                      ) -> None:
         # Read and parse outside the write transaction: other writers wait only for the writes.
         same: list[tuple[str, int, str]] = []  # (sig, racy, path): content unchanged, new stat
@@ -980,7 +384,7 @@ class Index:
                     added += 1
             else:
                 bad.append((p, sig, racy, sha, error or "unreadable"))
-        snapshots = [(f, *_listing_blob(*listings[f])) for f in listings] if listings else []
+        snapshots = [(f, *changes.listing_blob(*listings[f])) for f in listings] if listings else []
         # The listing snapshot is written with the last batch. Until then an older snapshot may
         # still stand; that is safe: a file whose signature differs from it is checked against its
         # row, and a row is only ever written for the signature it was read with.
@@ -990,29 +394,29 @@ class Index:
             removed = 0
             if rows:  # rows about to be replaced by their new version
                 keep = [(r["path"],) for r, _ in rows]
-                c.executemany(_DELETE_FTS, keep)
-                c.executemany(_DELETE_MEMORY, keep)
+                c.executemany(DELETE_FTS, keep)
+                c.executemany(DELETE_MEMORY, keep)
             # A file written by another process after our listing may have been indexed by it
             # already: only what is really absent now is dropped (the next refresh sees the rest).
             gone = [p for p in gone if not os.path.lexists(p)]
             dropped = [(b[0],) for b in bad] + [(p,) for p in gone]
             if dropped:  # quarantined or deleted files: their rows go
-                c.executemany(_DELETE_FTS, dropped)
+                c.executemany(DELETE_FTS, dropped)
                 before = c.total_changes
-                c.executemany(_DELETE_MEMORY, dropped)
+                c.executemany(DELETE_MEMORY, dropped)
                 removed = c.total_changes - before
                 if gone:
                     c.executemany("DELETE FROM files WHERE path=?", [(p,) for p in gone])
             if rows:
                 base = c.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
-                c.executemany(_INSERT_MEMORY, ([base + i, *(r[k] for k in COLUMNS)] for i, (r, _) in enumerate(rows, 1)))
-                c.executemany(_INSERT_FTS, ((base + i, *fts_fields(r)) for i, (r, _) in enumerate(rows, 1)))
-                c.executemany(_RECORD_FILE, (f for _, f in rows))
+                c.executemany(INSERT_MEMORY, ([base + i, *(r[k] for k in COLUMNS)] for i, (r, _) in enumerate(rows, 1)))
+                c.executemany(INSERT_FTS, ((base + i, *fts_fields(r)) for i, (r, _) in enumerate(rows, 1)))
+                c.executemany(RECORD_FILE, (f for _, f in rows))
             if bad:
-                c.executemany(_RECORD_FILE, bad)
+                c.executemany(RECORD_FILE, bad)
             if digests is not None:
                 for folder, digest in digests.items():
-                    self.set_meta(c, self._digest_key(folder), digest)
+                    self.set_meta(c, digest_key(folder), digest)
             if snapshots:
                 c.executemany("INSERT OR REPLACE INTO scans(folder, names, sigs) VALUES(?, ?, ?)", snapshots)
                 c.executemany("DELETE FROM scan_patches WHERE folder=?", [(f[0],) for f in snapshots])
@@ -1081,60 +485,6 @@ class Index:
         return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
 
-_DIR_FD = os.stat in os.supports_dir_fd and os.listdir in os.supports_fd
-
-
-def _listing(folder: str) -> tuple[list[str], list[tuple[int, int, int]]]:
-    """The memory files of a folder (`*.md`, not hidden) and their (mtime_ns, size, inode), in
-    directory order. One lstat per file, relative to an open folder descriptor where the platform
-    allows (no path walk per file: ~15% faster than DirEntry.stat)."""
-    names: list[str] = []
-    sigs: list[tuple[int, int, int]] = []
-    if _DIR_FD:
-        try:
-            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        except (FileNotFoundError, NotADirectoryError):
-            return names, sigs  # no folder: no memories (any other error is reported, not taken as "empty")
-        try:
-            stat = os.stat
-            for name in os.listdir(fd):
-                if not name.endswith(".md") or name.startswith("."):
-                    continue
-                try:
-                    st = stat(name, dir_fd=fd, follow_symlinks=False)
-                except OSError:
-                    continue
-                names.append(name)
-                sigs.append((st.st_mtime_ns, st.st_size, st.st_ino))
-        finally:
-            os.close(fd)
-        return names, sigs
-    try:
-        with os.scandir(folder) as it:
-            for e in it:
-                name = e.name
-                if not name.endswith(".md") or name.startswith("."):
-                    continue
-                try:
-                    st = e.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                names.append(name)
-                sigs.append((st.st_mtime_ns, st.st_size, st.st_ino))
-    except (FileNotFoundError, NotADirectoryError):
-        pass
-    return names, sigs
-
-
-def _listing_blob(names: list[str], sigs: list[tuple[int, int, int]]) -> tuple[bytes, bytes]:
-    """(names joined by NUL, the (mtime_ns, size, inode) triples as 64-bit integers): a folder's listing."""
-    from array import array
-    from itertools import chain
-
-    return ("\0".join(names).encode("utf-8", "surrogateescape"),
-            array("q", chain.from_iterable(sigs)).tobytes())
-
-
 IN_CHUNK = 500
 """Values per `IN (...)`: well under SQLite's bound-variable limit (999 before 3.32)."""
 
@@ -1144,11 +494,6 @@ def in_chunks(values: list[str]) -> Iterator[tuple[list[str], str]]:
     for start in range(0, len(values), IN_CHUNK):
         chunk = values[start : start + IN_CHUNK]
         yield chunk, ",".join("?" * len(chunk))
-
-
-def _under(folder: str) -> tuple[str, str]:
-    """Bounds of the paths directly or indirectly inside folder, for a range query on the key."""
-    return folder + os.sep, folder + chr(ord(os.sep) + 1)
 
 
 def _sha(raw: bytes) -> str:

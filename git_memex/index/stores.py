@@ -1,11 +1,23 @@
-"""The memory folders of one context and the two indexes that cache them, used together."""
+"""The memory folders of one context and the two indexes that cache them, used together.
+
+Two databases are used together: one in the data root (personal memories, project outboxes,
+private memories) and one per work tree inside its git dir (the memories that work tree has
+checked out). Invariants: the repository's index holds only `location = 'repo'` rows and the
+home index only the others; the home index is shared by every project on the machine, so each
+query on it is scoped to this project (and personal memories) unless asked not to be. When the
+data root cannot be used, the home index is an empty one in memory (`degraded`).
+
+Outside the index, memories are read through one small query API (`Stores.rows`, `by_id`,
+`first`, `one`, `count`; `select_sql` is the statement they run on each index): a caller gives
+an SQL condition on `memories m` and its parameters, never a loop over the databases.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from git_memex.core.model import SAFE_ID_RE
@@ -115,12 +127,77 @@ class Stores:
         return [self.source("personal"), self.source("outbox"), self.source("private")]
 
     def dbs(self) -> list[tuple[Index, str, tuple[Any, ...]]]:
-        """(index, SQL filter on memories, params) for every index this context searches."""
+        """(index, SQL filter on `memories m`, params) for every index this context searches, the
+        repository's first. For what the queries below cannot say (the search engine's ranking)."""
         out: list[tuple[Index, str, tuple[Any, ...]]] = []
         if self.repo is not None:
             out.append((self.repo, "1", ()))
         out.append((self.home, "(m.project_key IS NULL OR m.project_key = ?)", (self.ctx.project_key,)))
         return out
+
+    # ------------------------------------------------------------ queries
+    # One small query API over every index of the context, in the spirit of sqlite-utils'
+    # `rows_where`: `where` is an SQL condition on `memories m` with `?` placeholders for
+    # `params`. Each index is asked on its own, the repository's first, with the context's scope
+    # ANDed in front (`scoped=False` drops it: the home index then also answers for other
+    # projects' outboxes and private memories); `order_by` and `limit` apply per index.
+    def _statements(self, where: str, params: Sequence[Any], *, columns: str = "m.*", order_by: str | None = None,
+                    limit: int | None = None, match: str | None = None,
+                    scoped: bool = True) -> Iterator[tuple[Index, str, tuple[Any, ...]]]:
+        """(index, SQL, arguments) of the query on each index, the repository's first."""
+        for index, scope, scope_params in self.dbs():
+            sql = select_sql(columns, where, scope=scope if scoped else None, order_by=order_by,
+                             limit=limit is not None, match=match is not None)
+            args = (*(() if match is None else (match,)), *(scope_params if scoped else ()), *params,
+                    *(() if limit is None else (limit,)))
+            yield index, sql, args
+
+    def rows(self, where: str = "1", params: Sequence[Any] = (), *, columns: str = "m.*",
+             order_by: str | None = None, limit: int | None = None, match: str | None = None,
+             scoped: bool = True, skip_errors: bool = False) -> list[sqlite3.Row]:
+        """The rows matching `where` in every index, the repository's first (a memory held by two
+        indexes comes twice; `by_id` keeps one). `match` is an FTS5 expression the row must match
+        (`memories_fts` is joined in, so `columns` and `order_by` may use `bm25(memories_fts, …)`);
+        `skip_errors` leaves out an index whose query fails (an expression FTS5 refuses)."""
+        out: list[sqlite3.Row] = []
+        for index, sql, args in self._statements(where, params, columns=columns, order_by=order_by, limit=limit,
+                                                 match=match, scoped=scoped):
+            try:
+                out.extend(index.conn.execute(sql, args).fetchall())
+            except sqlite3.OperationalError:
+                if not skip_errors:
+                    raise
+        return out
+
+    def by_id(self, where: str = "1", params: Sequence[Any] = (), **kw: Any) -> dict[str, sqlite3.Row]:
+        """`rows` (same arguments) one per id, in order: the first index's row wins (the repository's
+        copy over a stale outbox copy, as in search). `columns` must include `m.id`."""
+        out: dict[str, sqlite3.Row] = {}
+        for r in self.rows(where, params, **kw):
+            out.setdefault(r["id"], r)
+        return out
+
+    def first(self, where: str, params: Sequence[Any] = (), *, columns: str = "m.*",
+              order_by: str | None = None, limit: int | None = None, scoped: bool = True) -> sqlite3.Row | None:
+        """The first row matching `where` in the first index that has one (the later ones are not
+        asked); None when no index has one."""
+        for index, sql, args in self._statements(where, params, columns=columns, order_by=order_by, limit=limit,
+                                                 scoped=scoped):
+            row = index.conn.execute(sql, args).fetchone()
+            if row is not None:
+                return row
+        return None
+
+    def one(self, memory_id: str, columns: str = "m.*", *, scoped: bool = True) -> sqlite3.Row | None:
+        """The row of the memory with exactly this id (the repository's copy first), or None."""
+        return self.first("m.id = ?", (memory_id,), columns=columns, scoped=scoped)
+
+    def count(self, where: str = "1", params: Sequence[Any] = (), *, distinct: str | None = None,
+              scoped: bool = True) -> int:
+        """The rows matching `where`, summed over the indexes; with `distinct`, the distinct values of
+        that column in each index, summed."""
+        what = f"count(DISTINCT {distinct})" if distinct else "count(*)"
+        return sum(int(r[0]) for r in self.rows(where, params, columns=what, scoped=scoped))
 
     # ------------------------------------------------------------ refresh
     def refresh(self, trigger: str | None = None) -> RefreshStats:
@@ -158,17 +235,13 @@ class Stores:
         if not SAFE_ID_RE.match(mid):
             raise NotFound(f"{memory_id!r} is not a memory id")
         matches: list[Found] = []
-        for index, where, params in self.dbs():
-            if len(mid) >= 26:
-                sql = f"SELECT m.* FROM memories m WHERE m.id = ? AND {where}"
-                args: tuple[Any, ...] = (mid, *params)
-            elif len(mid) >= 6:
-                sql = f"SELECT m.* FROM memories m WHERE m.id >= ? AND m.id < ? AND {where}"
-                args = (mid.upper(), mid.upper() + "\uffff", *params)
-            else:
-                sql = f"SELECT m.* FROM memories m WHERE m.id = ? AND {where}"
-                args = (mid, *params)
-            for row in index.conn.execute(sql, args):
+        args: tuple[str, ...]
+        if 6 <= len(mid) < 26:
+            where, args = "m.id >= ? AND m.id < ?", (mid.upper(), mid.upper() + "\uffff")
+        else:
+            where, args = "m.id = ?", (mid,)
+        for index, sql, sql_args in self._statements(where, args):
+            for row in index.conn.execute(sql, sql_args):
                 matches.append(Found(row, index, self._source_of(row)))
         ids = {f.row["id"] for f in matches}
         if not matches:
@@ -197,11 +270,10 @@ class Stores:
                                      "the file, `git memex doctor` lists such files", FAILED)
 
     def find_all(self, memory_id: str) -> list[Found]:
-        out = []
-        for index, where, params in self.dbs():
-            for row in index.conn.execute(f"SELECT m.* FROM memories m WHERE m.id = ? AND {where}", (memory_id, *params)):
-                out.append(Found(row, index, self._source_of(row)))
-        return out
+        """Every copy of the memory with exactly this id, one per index that holds it."""
+        return [Found(row, index, self._source_of(row))
+                for index, sql, args in self._statements("m.id = ?", (memory_id,))
+                for row in index.conn.execute(sql, args)]
 
     def _source_of(self, row: sqlite3.Row) -> Source:
         loc = row["location"]
@@ -222,3 +294,20 @@ def opened(ctx: Context, stores: Stores | None = None) -> Iterator[Stores]:
         return
     with Stores(ctx) as st:
         yield st
+
+
+def select_sql(columns: str = "m.*", where: str = "1", *, scope: str | None = None, order_by: str | None = None,
+               limit: bool = False, match: bool = False) -> str:
+    """The statement `Stores.rows` runs on one index: `SELECT columns FROM memories m WHERE …`.
+
+    `scope` (an index's filter from `dbs`) goes first and the caller's `where` in parentheses, so
+    an OR in it cannot widen the scope. Placeholders, in order: the FTS5 expression when `match`,
+    the scope's, the caller's, the limit when `limit`."""
+    frm = "memories_fts JOIN memories m ON m.rid = memories_fts.rowid" if match else "memories m"
+    conds = [*(["memories_fts MATCH ?"] if match else []), *([scope] if scope is not None else []), f"({where})"]
+    sql = f"SELECT {columns} FROM {frm} WHERE {' AND '.join(conds)}"
+    if order_by:
+        sql += f" ORDER BY {order_by}"
+    if limit:
+        sql += " LIMIT ?"
+    return sql

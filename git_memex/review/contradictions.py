@@ -35,11 +35,8 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
     from git_memex.search.engine import search
 
     with opened(ctx, stores) as st:
-        rows: list[Any] = []
-        for index, where, params in st.dbs():
-            rows.extend(index.conn.execute(
-                f"SELECT m.id, m.body, m.type, m.location, m.supersedes, m.superseded_by, m.updated_ts FROM memories m"
-                f" WHERE {where} AND m.status = 'active' ORDER BY m.updated_ts DESC LIMIT ?", (*params, recent)))
+        rows = st.rows("m.status = 'active'", columns="m.id, m.body, m.type, m.location, m.supersedes, m.superseded_by,"
+                       " m.updated_ts", order_by="m.updated_ts DESC", limit=recent)
         rows.sort(key=lambda r: -(r["updated_ts"] or 0))
         seen: set[tuple[str, str]] = set()
         out = []
@@ -53,14 +50,10 @@ def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 
                 if key in seen or r["supersedes"] == h.id or r["superseded_by"] == h.id:
                     continue
                 seen.add(key)
-                other = None
-                for index, _w, _p in st.dbs():
-                    row = index.conn.execute("SELECT body FROM memories WHERE id=?", (h.id,)).fetchone()
-                    if row:
-                        other = row[0]
-                        break
-                if other is None:
+                row = st.one(h.id, "m.body", scoped=False)
+                if row is None:
                     continue
+                other = row[0]
                 sim = jaccard(r["body"], other)
                 if not 0.5 <= sim < 0.8:
                     continue

@@ -19,18 +19,14 @@ def distill(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
         from git_memex.secrets.guard import safe_bodies
 
         groups: dict[str, list[dict[str, Any]]] = {}
-        for index, where, params in st.dbs():
-            rows = index.conn.execute(
-                f"SELECT m.* FROM memories m WHERE {where} AND m.location = 'repo' AND m.scope != 'personal'"
-                " AND m.role = 'instruction' AND m.status = 'active' AND m.review_state IN ('approved', 'published')"
-                " AND m.confidence = 'high' AND (m.source IS NULL OR m.source != 'inference')"
-                " AND m.instruction_state = 'approved' ORDER BY m.type, m.id",
-                params,
-            ).fetchall()
-            rows = passing(ctx, rows, None)
-            bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows])  # this text is meant for AGENTS.md
-            for r in rows:
-                groups.setdefault(r["type"], []).append({"id": r["id"], "text": " ".join(bodies[r["id"]].split())})
+        rows = st.rows("m.location = 'repo' AND m.scope != 'personal' AND m.role = 'instruction' AND m.status = 'active'"
+                       " AND m.review_state IN ('approved', 'published') AND m.confidence = 'high'"
+                       " AND (m.source IS NULL OR m.source != 'inference') AND m.instruction_state = 'approved'",
+                       order_by="m.type, m.id")
+        rows = passing(ctx, rows, None)
+        bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows])  # this text is meant for AGENTS.md
+        for r in rows:
+            groups.setdefault(r["type"], []).append({"id": r["id"], "text": " ".join(bodies[r["id"]].split())})
         lines = ["## Distilled from project memory (git-memex)", ""]
         for t in sorted(groups):
             lines.append(f"### {t}")

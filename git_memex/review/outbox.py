@@ -45,10 +45,8 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
             outbox = st.source("outbox")
             me = actor(ctx)
             for orig in originals:
-                existing = st.home.conn.execute(
-                    "SELECT id, review_state FROM memories WHERE derived_from = ? AND location = 'outbox' AND project_key = ?",
-                    (orig.id, ctx.project_key),
-                ).fetchone()
+                existing = st.first("m.derived_from = ? AND m.location = 'outbox' AND m.project_key = ?",
+                                    (orig.id, ctx.project_key), columns="m.id, m.review_state")
                 if existing:
                     out.append({"source": orig.id, "id": existing[0], "review_state": existing[1], "existing": True})
                     continue

@@ -28,17 +28,14 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
                 last = (float(ts), trig)
         from git_memex.secrets.guard import safe_bodies
 
-        drafts = st.home.conn.execute(
-            "SELECT * FROM memories WHERE location='outbox' AND project_key=? AND status IN ('active','deprecated') ORDER BY id",
-            (ctx.project_key,),
-        ).fetchall()
+        drafts = st.rows("m.location = 'outbox' AND m.project_key = ? AND m.status IN ('active', 'deprecated')",
+                         (ctx.project_key,), order_by="m.id")
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in drafts])
         outbox = [{"id": r["id"], "review_state": r["review_state"], "snippet": _snippet(bodies[r["id"]], [])}
                   for r in drafts]
         states: dict[str, list[str]] = {s: [] for s in (*LADDER, "rejected")}
-        if st.repo is not None:
-            for r in st.repo.conn.execute("SELECT id, review_state FROM memories ORDER BY id"):
-                states.setdefault(r[1] or "draft", []).append(r[0])
+        for row in st.rows("m.location = 'repo'", columns="m.id, m.review_state", order_by="m.id"):
+            states.setdefault(row[1] or "draft", []).append(row[0])
         uncommitted = []
         if ctx.repo is not None:
             r = subprocess.run(["git", "status", "--porcelain", "--", ctx.memory_dir_rel], cwd=ctx.repo.work_tree,

@@ -33,9 +33,7 @@ def replacements(stores: Stores, old_ids: list[str] | None = None) -> list[tuple
         conds = [(f"m.supersedes IN ({marks})", chunk) for chunk, marks in in_chunks(old_ids)]
     out: list[tuple[str, str]] = []
     for cond, args in conds:
-        for index, where, params in stores.dbs():
-            sql = f"SELECT m.id, m.supersedes FROM memories m WHERE {cond} AND {_LIVE} AND {where}"
-            out.extend((new, old) for new, old in index.conn.execute(sql, (*args, *params)))
+        out.extend((new, old) for new, old in stores.rows(f"{cond} AND {_LIVE}", args, columns="m.id, m.supersedes"))
     return out
 
 

@@ -225,14 +225,8 @@ def _alias_expansions(stores: Stores, query: str, q: Any) -> tuple[list[str], di
     side also searches for the other. Returns (words, word -> indexes of the query words it covers)."""
     from git_memex.core.textproc import _cjk_split, _latin_split
 
-    pairs: list[tuple[str, str]] = []
-    for index, where, params in stores.dbs():
-        try:
-            pairs += index.conn.execute(
-                f"SELECT m.alias, m.target FROM memories m WHERE m.alias IS NOT NULL AND m.target IS NOT NULL"
-                f" AND m.status NOT IN ('retracted', 'archived') AND {where}", params).fetchall()
-        except sqlite3.OperationalError:
-            continue
+    pairs = stores.rows("m.alias IS NOT NULL AND m.target IS NOT NULL AND m.status NOT IN ('retracted', 'archived')",
+                        columns="m.alias, m.target", skip_errors=True)
     if not pairs:
         return [], {}
     low = query.lower()
@@ -353,7 +347,7 @@ _SCRATCH: list[sqlite3.Connection] = []
 def _scratch() -> sqlite3.Connection:
     """An in-memory FTS5 table with the index's tokenizer, reused for every search of the process."""
     if not _SCRATCH:
-        from git_memex.index.refresh import FTS_COLUMNS
+        from git_memex.index.schema import FTS_COLUMNS
 
         c = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         c.execute(f"CREATE VIRTUAL TABLE s USING fts5({', '.join(FTS_COLUMNS)},"
@@ -366,7 +360,7 @@ def _match_sets(index: Any, rows: list[sqlite3.Row], terms: list[_Term], phrase_
                 ) -> tuple[dict[int, float], dict[int, float], dict[int, set[str]]]:
     """Per candidate (by FTS rowid): IDF-weighted share of the query words it holds, share of the
     query's phrases it holds, and the lanes that match it."""
-    from git_memex.index.refresh import FTS_COLUMNS
+    from git_memex.index.schema import FTS_COLUMNS
 
     rids = [r["frid"] for r in rows]
     cols = ", ".join(f"c{i}" for i in range(len(FTS_COLUMNS)))

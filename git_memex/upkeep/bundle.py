@@ -109,21 +109,19 @@ def export(ctx: Context, *, scope: str = "both", type: str | None = None, tag: s
     rows: dict[str, Any] = {}
     with opened(ctx, None) as st:
         st.refresh()
-        for index, where, params in st.dbs():
-            marks = ",".join("?" * len(locs))
-            sql = f"SELECT m.* FROM memories m WHERE {where} AND m.location IN ({marks})"
-            args: list[Any] = [*params, *locs]
-            if not all:
-                sql += " AND m.status IN ('active', 'deprecated')"
-            if type:
-                sql += " AND m.type = ?"
-                args.append(type)
-            for r in index.conn.execute(sql, args):
-                if want_tag and want_tag not in json.loads(r["tags"] or "[]"):
-                    continue
-                have = rows.get(r["id"])
-                if have is None or LOCATIONS.index(r["location"]) < LOCATIONS.index(have["location"]):
-                    rows[r["id"]] = r
+        cond = f"m.location IN ({','.join('?' * len(locs))})"
+        args: list[Any] = [*locs]
+        if not all:
+            cond += " AND m.status IN ('active', 'deprecated')"
+        if type:
+            cond += " AND m.type = ?"
+            args.append(type)
+        for r in st.rows(cond, args):
+            if want_tag and want_tag not in json.loads(r["tags"] or "[]"):
+                continue
+            have = rows.get(r["id"])
+            if have is None or LOCATIONS.index(r["location"]) < LOCATIONS.index(have["location"]):
+                rows[r["id"]] = r
         unreadable = [p for index, _w, _p in st.dbs() for p, _why in index.quarantined()
                       if _location_of(st, p) in locs]
         if unreadable:

@@ -59,10 +59,7 @@ def run(ctx: Context) -> Report:
 
 
 def _rows(st: Any) -> list[Any]:
-    rows = []
-    for index, where, params in st.dbs():
-        rows.extend(index.conn.execute(f"SELECT m.* FROM memories m WHERE {where}", params).fetchall())
-    return rows
+    return st.rows()
 
 
 def _check_chains(st: Any, rep: Report) -> None:

@@ -280,11 +280,8 @@ def _drift(st: Any, rows: list[dict[str, Any]], rep: AuditReport) -> None:
     from git_memex.core.textproc import content_hash
 
     indexed: dict[str, Any] = {}
-    for index, where, params in st.dbs():
-        for r in index.conn.execute(
-            f"SELECT m.path, m.location, m.content_hash, m.status, m.superseded_by FROM memories m WHERE {where}", params
-        ):
-            indexed[r["path"]] = r
+    for r in st.rows(columns="m.path, m.location, m.content_hash, m.status, m.superseded_by"):
+        indexed[r["path"]] = r
     unreadable = {u["path"] for u in rep.unreadable}
     on_disk = {r["path"]: r for r in rows}
     for path, r in on_disk.items():

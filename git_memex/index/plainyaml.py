@@ -1,0 +1,178 @@
+"""The fast reader for the plain frontmatter every writer produces, and `parse_for_index`.
+
+The YAML library spends ~0.2 ms per file building Python objects. Memory files are written
+in one plain shape (one `key: scalar` per line, block or flow lists of scalars), which this
+reader handles in a tenth of the time.
+
+Invariant: `fast_frontmatter` accepts only text whose meaning under YAML 1.1 (PyYAML's
+SafeLoader, timestamps kept as strings, as `core.frontmatter.parse` does) is certain, and returns
+None for anything else, which then goes through the full reader (`core.files.parse_memory_bytes`).
+So a file reads the same whichever reader took it; `core.files.file_text` runs `parse_for_index`
+on every file before it is written, so what a write path accepts a full reindex reads back.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from git_memex.core.files import parse_memory_bytes
+from git_memex.core.model import Memory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_KEY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_YAML_BOOL = {
+    "yes": True, "Yes": True, "YES": True, "true": True, "True": True, "TRUE": True,
+    "on": True, "On": True, "ON": True,
+    "no": False, "No": False, "NO": False, "false": False, "False": False, "FALSE": False,
+    "off": False, "Off": False, "OFF": False,
+}
+_YAML_NULL = frozenset(("~", "null", "Null", "NULL"))
+_SIMPLE_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_YAML_NUMBER = re.compile(  # PyYAML's implicit int and float resolvers (YAML 1.1)
+    r"""(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+
+    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
+    |[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
+    |<<|=)""",
+    re.X,
+)
+_PLAIN_BAD_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_FLOW_BAD = frozenset(",[]{}")
+_NO = object()
+
+
+def _plain(s: str, flow: bool) -> Any:
+    """A plain scalar's value, or _NO when its YAML meaning is not certain."""
+    if not s or s[0] in _PLAIN_BAD_START or s.endswith(":") or ": " in s or " #" in s:
+        return _NO
+    if not s.isprintable() or (flow and not _FLOW_BAD.isdisjoint(s)):
+        return _NO
+    if s in _YAML_NULL:
+        return None
+    b = _YAML_BOOL.get(s)
+    if b is not None:
+        return b
+    if _YAML_NUMBER.fullmatch(s):
+        return int(s) if _SIMPLE_INT.fullmatch(s) else _NO
+    return s
+
+
+def _scalar(s: str) -> Any:
+    s = s.rstrip(" ")
+    if not s:
+        return None
+    c = s[0]
+    if c == "'":
+        inner = s[1:-1]
+        if len(s) < 2 or s[-1] != "'" or "'" in inner or not inner.isprintable():
+            return _NO
+        return inner
+    if c == '"':
+        inner = s[1:-1]
+        if len(s) < 2 or s[-1] != '"' or '"' in inner or "\\" in inner or not inner.isprintable():
+            return _NO
+        return inner
+    if c == "[":
+        if s[-1] != "]":
+            return _NO
+        inner = s[1:-1].strip(" ")
+        if not inner:
+            return []
+        items = []
+        for part in inner.split(","):
+            v = _plain(part.strip(" "), True)
+            if v is _NO:
+                return _NO
+            items.append(v)
+        return items
+    return _plain(s, False)
+
+
+_SCALARS: dict[str, Any] = {}  # raw value text -> value (str/int/bool/None only): values repeat a lot
+_KEYS: set[str] = set()  # key names already checked
+
+
+def fast_frontmatter(fm_text: str) -> dict[str, Any] | None:
+    """The frontmatter mapping when fm_text is in the plain shape; None to use the YAML reader."""
+    if "\t" in fm_text:
+        return None
+    out: dict[str, Any] = {}
+    open_key: str | None = None  # a `key:` line with no value: block list items may follow
+    indent = -1
+    scalars = _SCALARS
+    for line in fm_text.split("\n"):
+        if not line:
+            continue  # the text ends with a newline
+        if open_key is not None:
+            stripped = line.lstrip(" ")
+            if stripped[:2] == "- ":
+                lead = len(line) - len(stripped)
+                if indent < 0:
+                    indent = lead
+                elif lead != indent:
+                    return None
+                text = stripped[2:].lstrip(" ")
+                v = scalars.get(text, _NO)
+                if v is _NO:
+                    v = _scalar(text)
+                    if v is _NO or isinstance(v, list):
+                        return None
+                    if len(scalars) > 50_000:
+                        scalars.clear()
+                    scalars[text] = v
+                items = out[open_key]
+                if items is None:
+                    items = out[open_key] = []
+                items.append(v)
+                continue
+            open_key = None
+        key, sep, rest = line.partition(":")
+        if not sep or (rest and rest[0] != " ") or key in out:
+            return None
+        if key not in _KEYS:
+            if not _KEY_NAME.fullmatch(key) or key in _YAML_BOOL or key in _YAML_NULL:
+                return None
+            _KEYS.add(key)
+        text = rest.strip(" ")
+        if not text:
+            out[key] = None
+            open_key, indent = key, -1
+            continue
+        v = scalars.get(text, _NO)
+        if v is _NO:
+            v = _scalar(text)
+            if v is _NO:
+                return None
+            if not isinstance(v, list):
+                if len(scalars) > 50_000:
+                    scalars.clear()
+                scalars[text] = v
+            else:
+                out[key] = v
+                continue
+        out[key] = v
+    return out
+
+
+def parse_for_index(path: Path, raw: bytes) -> Memory:
+    """The Memory in `raw` (the bytes read from the regular file `path`); the full reader decides
+    anything unusual. `core.files.file_text` runs it on every file before it is written."""
+    from git_memex.core import frontmatter
+    from git_memex.core.model import from_parsed, is_valid_id
+
+    try:
+        if len(raw) > frontmatter.MAX_FILE_BYTES or b"<<<<<<<" in raw:  # the full reader refuses conflicts
+            raise ValueError
+        fm_text, body = frontmatter.split(raw.decode("utf-8"))
+    except (ValueError, frontmatter.FrontmatterError):  # UnicodeDecodeError is a ValueError
+        return parse_memory_bytes(raw, path)
+    fm = fast_frontmatter(fm_text) if len(fm_text) <= frontmatter.MAX_FRONTMATTER_BYTES else None
+    mid = fm.get("id") if fm is not None else None
+    if fm is None or mid is None or not is_valid_id(str(mid)) or str(mid) != path.stem:
+        return parse_memory_bytes(raw, path)  # the full reader, with its exact reasons for refusing a file
+    fm["id"] = str(mid)
+    return from_parsed(fm, body, path)

@@ -1,0 +1,186 @@
+"""The index's tables, and what one memory file becomes in them.
+
+Every table is a cache of the markdown files: any index can be thrown away and rebuilt from them
+(a full rebuild drops and recreates the tables, which is much faster than deleting row by row
+from the FTS index). `SCHEMA_VERSION` names the layout; an index written with another one is
+recreated on open, so changing a table here means bumping it.
+
+- `memories`: one row per readable memory file (`memory_row`); `rid` is also the rowid of its
+  `memories_fts` row, whose columns are `fts_fields`.
+- `files`: every memory file read, readable or not, with the stat signature it was read with
+  (`mtime_ns:size:inode`), whether it was racy then, its SHA-1, and why it was quarantined.
+- `meta`: the schema version, the last sync, and one listing digest per folder (`scan:FOLDER`).
+- `scans` and `scan_patches`: the listing of a folder's last complete scan, and the files written
+  since by other paths (see `changes`).
+- `secret_checks`: whether a body (by SHA-1) carries a secret (`secrets.guard.safe_bodies`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from git_memex.core.model import Memory, parse_time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+SCHEMA_VERSION = "11"
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE files(
+    path TEXT PRIMARY KEY,
+    sig TEXT NOT NULL,
+    racy INTEGER NOT NULL DEFAULT 0,
+    sha TEXT,
+    error TEXT
+);
+CREATE INDEX files_racy ON files(path) WHERE racy = 1;
+CREATE INDEX files_error ON files(path) WHERE error IS NOT NULL;
+-- guard.safe_bodies: does this exact body (by SHA-1) carry a secret or a <private> part?
+CREATE TABLE secret_checks(body_sha TEXT PRIMARY KEY, found INTEGER NOT NULL);
+CREATE TABLE scans(folder TEXT PRIMARY KEY, names BLOB NOT NULL, sigs BLOB NOT NULL);
+CREATE TABLE scan_patches(folder TEXT NOT NULL, name TEXT NOT NULL, sig TEXT, PRIMARY KEY(folder, name));
+CREATE TABLE memories(
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    path TEXT NOT NULL UNIQUE,
+    location TEXT NOT NULL,
+    project_key TEXT,
+    scope TEXT, type TEXT, status TEXT, review_state TEXT, role TEXT, importance TEXT,
+    visibility TEXT, source TEXT, trust_level TEXT, instruction_state TEXT, confidence TEXT,
+    created_by TEXT, created_at TEXT, updated_at TEXT, updated_ts REAL,
+    supersedes TEXT, superseded_by TEXT, derived_from TEXT,
+    tags TEXT, paths TEXT, content_hash TEXT, body TEXT, warnings TEXT,
+    aliases TEXT, alias TEXT, target TEXT
+);
+CREATE INDEX memories_id ON memories(id);
+CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT NULL;
+CREATE INDEX memories_hash ON memories(content_hash);
+CREATE INDEX memories_updated ON memories(updated_ts);
+CREATE INDEX memories_alias ON memories(alias) WHERE alias IS NOT NULL;
+-- the session context's pools, newest first: a rare kind is found without visiting every row
+CREATE INDEX memories_instruction ON memories(updated_ts) WHERE role = 'instruction';
+CREATE INDEX memories_warning ON memories(updated_ts) WHERE type = 'warning';
+CREATE INDEX memories_high ON memories(updated_ts) WHERE importance = 'high';
+CREATE INDEX memories_with_paths ON memories(updated_ts) WHERE paths != '[]';
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    body, tags, type, cjk, aliases, tokenize='porter unicode61 remove_diacritics 2'
+);
+"""
+
+COLUMNS = (
+    "id", "path", "location", "project_key", "scope", "type", "status", "review_state", "role",
+    "importance", "visibility", "source", "trust_level", "instruction_state", "confidence",
+    "created_by", "created_at", "updated_at", "updated_ts", "supersedes", "superseded_by",
+    "derived_from", "tags", "paths", "content_hash", "body", "warnings", "aliases", "alias",
+    "target",
+)
+FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
+
+INSERT_MEMORY = f"INSERT INTO memories(rid, {', '.join(COLUMNS)}) VALUES(?, {', '.join('?' * len(COLUMNS))})"
+INSERT_FTS = f"INSERT INTO memories_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES(?, {', '.join('?' * len(FTS_COLUMNS))})"
+DELETE_FTS = "DELETE FROM memories_fts WHERE rowid IN (SELECT rid FROM memories WHERE path = ?)"
+DELETE_MEMORY = "DELETE FROM memories WHERE path = ?"
+RECORD_FILE = "INSERT OR REPLACE INTO files(path, sig, racy, sha, error) VALUES(?, ?, ?, ?, ?)"
+
+
+def create(conn: sqlite3.Connection) -> None:
+    """Drop every table of `conn` (FTS5's shadow tables go with theirs) and create this layout,
+    in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+            " AND name NOT LIKE 'memories_fts_%'"
+        ).fetchall():
+            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        for stmt in _SCHEMA.strip().split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+        conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _str(v: Any) -> str | None:
+    if v is None:
+        return None
+    return str(v)
+
+
+def _str_list(v: Any) -> list[str]:
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return [v] if v.strip() else []
+    if isinstance(v, list):
+        return [str(x) for x in v if x is not None and not isinstance(x, (dict, list))]
+    return [str(v)]
+
+
+def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, Any]:
+    from git_memex.core.textproc import content_hash
+
+    fm = m.fm
+    upd = fm.get("updated_at") or fm.get("created_at")
+    aliases = _str_list(fm.get("aliases"))
+    return {
+        "id": m.id,
+        "path": str(m.path),
+        "location": location,
+        "project_key": project_key,
+        "scope": _str(fm.get("scope")) or "project",
+        "type": _str(fm.get("type")) or "fact",
+        "status": _str(fm.get("status")) or "active",
+        "review_state": _str(fm.get("review_state")),
+        "role": _str(fm.get("role")) or "knowledge",
+        "importance": _str(fm.get("importance")) or "normal",
+        "visibility": _str(fm.get("visibility")),
+        "source": _str(fm.get("source")),
+        "trust_level": _str(fm.get("trust_level")),
+        "instruction_state": _str(fm.get("instruction_state")),
+        "confidence": _str(fm.get("confidence")),
+        "created_by": _str(fm.get("created_by")),
+        "created_at": _str(fm.get("created_at")),
+        "updated_at": _str(upd),
+        "updated_ts": parse_time(upd) or 0.0,
+        "supersedes": _str(fm.get("supersedes")),
+        "superseded_by": _str(fm.get("superseded_by")),
+        "derived_from": _str(fm.get("derived_from")),
+        "tags": json.dumps(m.tags, ensure_ascii=False),
+        "paths": json.dumps(m.paths, ensure_ascii=False),
+        "content_hash": content_hash(m.body),
+        "body": m.body,
+        "warnings": json.dumps(m.warnings, ensure_ascii=False) if m.warnings else None,
+        "aliases": json.dumps(aliases, ensure_ascii=False) if aliases else None,
+        # user-defined vocabulary (reference tool): `alias` names `target` (search expands both ways)
+        "alias": (_str(fm.get("alias")) or "").strip() or None,
+        "target": (_str(fm.get("target")) or "").strip() or None,
+    }
+
+
+def fts_fields(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    """(body, tags, type, cjk, aliases) texts for the FTS table.
+
+    Capture-time aliases and the alias/target vocabulary get a column of their own (a
+    separate BM25 weight); their CJK characters join the `cjk` column like the body's.
+    """
+    from git_memex.core.textproc import cjk_index_text, latin_text
+
+    tags = " ".join(json.loads(row["tags"] or "[]"))
+    alias_parts = json.loads(row["aliases"]) if row["aliases"] else []
+    alias_parts += [x for x in (row["alias"], row["target"]) if x]
+    aliases = " ".join(alias_parts)
+    cjk_src = row["body"] + " " + tags + (" " + aliases if aliases else "")
+    return (
+        latin_text(row["body"]),
+        latin_text(tags),
+        row["type"] or "",
+        cjk_index_text(cjk_src),
+        latin_text(aliases),
+    )

@@ -1,0 +1,104 @@
+"""The query API of `git_memex.index.stores.Stores`: rows, by_id, first, one, count.
+
+Memories are made with the real command (add, submit) in real git repositories; the queries
+run in process against the real SQLite indexes those commands wrote."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from git_memex.core.paths import load_context
+from git_memex.index.stores import Stores, select_sql
+
+from conftest import git, run_cli
+
+
+def _add(text: str, *args: str) -> str:
+    r = run_cli("add", text, *args, "--json")
+    assert r.code == 0, r.err
+    return r.json()["id"]
+
+
+def _other_project(tmp_path: Path) -> Path:
+    """A second repository with one draft of its own in the (shared) home index."""
+    other = tmp_path / "other"
+    other.mkdir()
+    git("init", "-q", "-b", "main", cwd=other)
+    git("commit", "-q", "--allow-empty", "-m", "init", cwd=other)
+    r = run_cli("add", "the other project deploys on fridays", "--json", cwd=other)
+    assert r.code == 0, r.err
+    return other
+
+
+def test_rows_repo_first_then_home_in_scope(repo: Path, tmp_path: Path) -> None:
+    shared = _add("the billing service retries webhooks five times")
+    r = run_cli("submit", shared, "--json")
+    assert r.code == 0, r.err
+    draft = _add("the billing dashboard is slow on mondays")
+    mine = _add("I prefer short answers", "--scope", "personal")
+    _other_project(tmp_path)
+    with Stores(load_context(repo)) as st:
+        st.refresh()
+        got = st.rows(columns="m.id, m.location", order_by="m.id")
+        # the repository's index first, then the home index; another project's draft is not in scope
+        assert [(r["id"], r["location"]) for r in got] == [
+            (shared, "repo"), *sorted([(draft, "outbox"), (mine, "personal")])]
+        unscoped = st.rows(columns="m.id", scoped=False)
+        assert len(unscoped) == len(got) + 1  # the other project's draft too
+        assert st.count() == 3 and st.count(scoped=False) == 4
+        assert [r["id"] for r in st.rows("m.location = ?", ("outbox",), columns="m.id")] == [draft]
+
+
+def test_limit_and_order_apply_per_index(repo: Path) -> None:
+    ids = [_add(f"fact number {n} about the cache layer") for n in range(3)]
+    run_cli("submit", ids[0])
+    with Stores(load_context(repo)) as st:
+        st.refresh()
+        got = st.rows(columns="m.id", order_by="m.id DESC", limit=1)
+        # one row from each index: the repository's, then the newest of the two drafts
+        assert [r["id"] for r in got] == [ids[0], ids[2]]
+
+
+def test_by_id_keeps_the_first_index_copy(repo: Path) -> None:
+    mid = _add("the queue drains every ten minutes")
+    with Stores(load_context(repo)) as st:
+        st.refresh()
+        outbox_row = st.one(mid)
+        assert outbox_row is not None and outbox_row["location"] == "outbox"
+    # a stale copy of the same memory, now in the repository folder too (as after a pull)
+    ctx = load_context(repo)
+    assert ctx.memory_dir is not None
+    ctx.memory_dir.mkdir(parents=True, exist_ok=True)
+    (ctx.memory_dir / f"{mid}.md").write_bytes(Path(outbox_row["path"]).read_bytes())
+    with Stores(load_context(repo)) as st:
+        st.refresh()
+        assert [r["location"] for r in st.rows("m.id = ?", (mid,))] == ["repo", "outbox"]
+        assert st.by_id("m.id = ?", (mid,))[mid]["location"] == "repo"
+        row = st.first("m.id = ?", (mid,), columns="m.location")
+        assert row is not None and row[0] == "repo"
+        assert st.one("01ZZZZZZZZZZZZZZZZZZZZZZZZ") is None
+
+
+def test_count_distinct_and_match(repo: Path) -> None:
+    a = _add("postgres vacuum runs nightly")
+    _add("postgres replicas lag under load")
+    with Stores(load_context(repo)) as st:
+        st.refresh()
+        assert st.count("m.id >= ? AND m.id < ?", (a[:10], a[:10] + "\U0010ffff"), distinct="m.id") >= 1
+        hits = st.rows("m.status = 'active'", columns="m.id, bm25(memories_fts) AS rank", match="vacuum",
+                       order_by="rank")
+        assert [h["id"] for h in hits] == [a]
+        with pytest.raises(sqlite3.OperationalError):
+            st.rows(columns="m.id", match='"unbalanced')
+        assert st.rows(columns="m.id", match='"unbalanced', skip_errors=True) == []
+
+
+def test_select_sql_keeps_the_scope_ahead_of_the_caller_condition() -> None:
+    sql = select_sql("m.id", "m.a = ? OR m.b = ?", scope="(m.project_key IS NULL OR m.project_key = ?)",
+                     order_by="m.id", limit=True)
+    # the caller's OR stays inside its parentheses: it cannot widen the scope
+    assert sql == ("SELECT m.id FROM memories m WHERE (m.project_key IS NULL OR m.project_key = ?)"
+                   " AND (m.a = ? OR m.b = ?) ORDER BY m.id LIMIT ?")
