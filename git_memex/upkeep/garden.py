@@ -232,7 +232,8 @@ class AuditReport:
 def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
     """One row per readable memory file of this context, read from disk (never the index)."""
     from git_memex.core.files import UnreadableMemory, list_md
-    from git_memex.index.refresh import _read_bytes, parse_for_index
+    from git_memex.index.plainyaml import parse_for_index
+    from git_memex.index.refresh import _read_bytes
 
     sources = list(st.home_sources())
     if st.ctx.memory_dir is not None:
