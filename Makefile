@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: test install chromium lint man bench-quick clean
+.PHONY: test test-fast install chromium lint man bench-quick clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -12,21 +12,21 @@ install: $(BIN)/python $(VENV)/node/node_modules/gpt-tokenizer
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 
-# A real BPE tokenizer (o200k_base, cl100k_base; offline, MIT) that tests/test_token_budget.py
+# A real BPE tokenizer (o200k_base, cl100k_base; offline, MIT) that tests/agents/test_token_budget.py
 # checks the session block's token estimate against. Only for the tests; skipped without npm.
 $(VENV)/node/node_modules/gpt-tokenizer: | $(BIN)/python
 	@if command -v npm >/dev/null 2>&1; then \
 	  npm install --prefix $(VENV)/node --no-audit --no-fund --silent gpt-tokenizer@2.9.0; \
-	else echo "npm not found: tests/test_token_budget.py will be skipped"; fi
+	else echo "npm not found: tests/agents/test_token_budget.py will be skipped"; fi
 
-# Debian's Chromium: tests/test_inventory_browser.py renders the inventory page in it. Installed
+# Debian's Chromium: tests/upkeep/test_inventory_browser.py renders the inventory page in it. Installed
 # when missing and this runs as root with apt-get (CI, a container); elsewhere the test skips and
 # says why, except under CI=true, where it fails.
 chromium:
 	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	else echo "chromium not found: tests/test_inventory_browser.py will be skipped (and fail under CI=true)"; fi
+	else echo "chromium not found: tests/upkeep/test_inventory_browser.py will be skipped (and fail under CI=true)"; fi
 
 # Style (ruff) and types (mypy: what it checks and how strictly is [tool.mypy] in pyproject.toml).
 lint: install
@@ -38,6 +38,10 @@ man: install
 
 test: install chromium lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# Everything but the tests marked slow (a developer's loop; CI runs `make test`).
+test-fast: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow' $(PYTEST_ARGS)
 
 bench-quick: install
 	$(BIN)/python -m bench --quick

@@ -24,6 +24,7 @@ from bench import run as bench_run  # noqa: E402
 
 
 # ------------------------------------------------------------------ the smoke run
+@pytest.mark.slow
 @pytest.mark.skipif(not bench_run.GEN.exists(), reason=f"the corpus generator is not at {bench_run.GEN}")
 def test_bench_smoke_writes_a_row_per_measurement(tmp_path: Path) -> None:
     out = tmp_path / "results"

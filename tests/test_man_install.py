@@ -67,6 +67,7 @@ def _env(venv: Path, tmp: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("editable", [False, True], ids=["plain", "editable"])
 def test_pip_install_puts_the_man_page_where_man_finds_it(tmp_path: Path, man_exe: str, editable: bool):
     venv = _install(tmp_path, editable)

@@ -30,6 +30,7 @@ def all_memory_files(isolated_env: Path) -> list[Path]:
 
 
 # ------------------------------------------------------------------ concurrency
+@pytest.mark.slow
 def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
     """8 processes at once (6 CLI loops, 2 MCP servers) adding, superseding and searching for 20 s."""
     deadline = time.monotonic() + 20

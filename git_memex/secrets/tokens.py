@@ -93,7 +93,7 @@ def _pem_candidates(text: str) -> Iterator[tuple[str, int, int]]:
 # Literals every match of a provider pattern contains (lower case: looked up in the lowered
 # text, so case-insensitive patterns are covered too). A pattern whose literals are all absent
 # cannot match, and is neither compiled nor run: most texts hold none of them, and the 45
-# patterns cost ~0.1 ms per text and ~5 ms to compile. tests/test_redact.py checks each list
+# patterns cost ~0.1 ms per text and ~5 ms to compile. tests/secrets/test_redact.py checks each list
 # against strings generated from its pattern and against the whole secrets corpus.
 _PROVIDER_HINTS: dict[str, tuple[str, ...]] = {
     "aws-access-key-id": ("akia", "asia", "abia", "acca", "a3t"),

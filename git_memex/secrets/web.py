@@ -39,7 +39,7 @@ _COOKIE = _lazy(
 
 
 # Like _PROVIDER_HINTS: a literal every match contains (in the lowered text), so that a text
-# without it skips the pattern. tests/test_redact.py holds each against generated matches.
+# without it skips the pattern. tests/secrets/test_redact.py holds each against generated matches.
 _WEB_HINTS = {
     "azure": ("sig=",),
     "cookie": ("cookie:",),

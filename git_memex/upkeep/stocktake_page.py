@@ -4,7 +4,7 @@ Every piece of memory text (bodies, tags, ids, authors) goes through `html.escap
 text and in attributes alike; the script never parses memory text, it only hides and shows
 rows the server side already rendered. A Content-Security-Policy meta tag allows exactly the
 page's own style and script blocks (by their SHA-256) and no other source, so even a browser
-that followed a link from the page could not load anything. `tests/test_inventory_browser.py`
+that followed a link from the page could not load anything. `tests/upkeep/test_inventory_browser.py`
 renders the page in a real headless Chromium.
 """
 

@@ -43,6 +43,7 @@ def run_umask_022(*args: str, cwd: Path | None = None, env: dict | None = None) 
 
 
 # ------------------------------------------------------------------ hole 5: modes
+@pytest.mark.slow
 def test_fresh_data_root_is_private_to_its_user(repo: Path, isolated_env: Path) -> None:
     root = data(isolated_env)
     assert not root.exists()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root holds `bench/`
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root holds `bench/`
 
 from bench import retrieval  # noqa: E402
 

@@ -21,7 +21,7 @@ from git_memex.git.merge import (
     split_lines,
 )
 
-DATA = Path(__file__).parent / "data" / "merge"
+DATA = Path(__file__).resolve().parents[1] / "data" / "merge"
 CASES = sorted(p.name for p in DATA.iterdir() if p.is_dir())
 
 

@@ -213,7 +213,7 @@ def test_pre_commit_framework_sees_commit_a(memrepo):
     import yaml
 
     work, rel, text = memrepo
-    hooks = yaml.safe_load((Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text())
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
     exe = str(Path(sys.executable).with_name("git-memex"))
     local = [{"id": h["id"], "name": h["name"], "entry": exe + h["entry"].removeprefix("git-memex"),
               "language": "system", "files": h["files"]} for h in hooks]

@@ -626,7 +626,7 @@ def test_import_is_cheap(tmp_path: Path) -> None:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pyc")
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     code = (
         "import sys, time, re\n"
         "before = set(sys.modules)\n"

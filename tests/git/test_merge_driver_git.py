@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from git_memex.core.frontmatter import parse, serialize
 from git_memex.git.merge import merge3_lines
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MID = "01JHFQ8PMWKVX6KGZH2MXR6QJA"
 REL = f".ai/open-memex/{MID}.md"
 DIRECT = "import sys; from git_memex.commands.merge_driver import main; raise SystemExit(main(sys.argv[1:]))"

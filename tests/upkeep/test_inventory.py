@@ -1,6 +1,6 @@
 """`git memex inventory` end to end through the CLI, in real repositories.
 
-The page in a real browser: tests/test_inventory_browser.py."""
+The page in a real browser: tests/upkeep/test_inventory_browser.py."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from git_memex.core import frontmatter, model
 
 from conftest import git, run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 MEM = "notes/team-memory"
 

@@ -30,7 +30,7 @@ import pytest
 from conftest import run_cli
 from test_inventory import MEM, OLD_FILE, OLD_ID, XSS, build_world
 
-ARTIFACTS = Path(os.environ.get("GIT_MEMEX_ARTIFACTS") or Path(__file__).resolve().parents[1] / "build")
+ARTIFACTS = Path(os.environ.get("GIT_MEMEX_ARTIFACTS") or Path(__file__).resolve().parents[2] / "build")
 
 
 def chromium() -> str:

@@ -30,7 +30,7 @@ from git_memex.secrets.redact import (
 
 from conftest import vectors
 
-CORPUS = json.loads((Path(__file__).parent / "data" / "secret_corpus.json").read_text("utf-8"))
+CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "secret_corpus.json").read_text("utf-8"))
 POSITIVES = CORPUS["positives"]
 NEGATIVES = CORPUS["negatives"]
 

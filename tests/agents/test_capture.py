@@ -275,7 +275,7 @@ def test_import_pulls_in_only_re() -> None:
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     ).stdout
     extra = set(json.loads(out.replace("'", '"')))
     assert extra <= {"git_memex", "git_memex.agents", "git_memex.core", "git_memex.agents.triggers", "git_memex.core.record", "__future__"}

@@ -14,7 +14,7 @@ from git_memex.core import frontmatter, model
 
 from conftest import git
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MEM = ".ai/open-memex"
 
 
@@ -36,6 +36,7 @@ def _try_repo(work: Path, hook: str, home: Path) -> subprocess.CompletedProcess[
                           capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.slow
 def test_try_repo_runs_our_hooks(repo: Path, pre_commit_home: Path):
     _memory(repo, "a clean memory about the build")
     git("add", "-A", cwd=repo)
