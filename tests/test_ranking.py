@@ -59,7 +59,7 @@ def test_explain_names_every_factor(repo: Path) -> None:
     assert "redis df 1" in r.out
     why = [line for line in lines if line.strip().startswith("rank ")]
     assert len(why) == 2
-    for factor in ("words 3/3", "bm25 ", "proximity ", "phrases ", "importance×1.1", "recency×", "lanes "):
+    for factor in ("words 3/3", "bm25 ", "coverage ", "proximity ", "phrases ", "importance×1.1", "recency×", "lanes "):
         assert factor in why[0], (factor, why[0])
     assert "words 2/3" in why[1]
 

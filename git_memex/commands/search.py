@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         if args.explain:
             e = h["explain"]
             b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())
-            print(f"    rank {e['rank']}: words {e['words']}, bm25 {e['bm25']} (length {e['length']}), proximity "
+            print(f"    rank {e['rank']}: words {e['words']}, bm25 {e['bm25']} (length {e['length']}), coverage {e['coverage']}, proximity "
                   f"{e['proximity']}, phrases {e['phrases']}, {b} -> lexical {e['lexical']}, score {round(h['score'], 4)}; index {e['index']},"
                   f" lanes {','.join(h['lanes'])}" + (f" ({e['note']})" if "note" in e else ""))
     return 0

@@ -439,6 +439,7 @@ class Scored:
     cand: _Cand
     held: int
     bm25: float
+    coverage: float
     proximity: float
     lexical: float
     boosts: dict[str, float]
@@ -449,22 +450,27 @@ def _score(pool: list[_Cand], terms: list[_Term], idfs: list[float], corpus: sco
     w = BM25_WEIGHTS
     n = len(terms)
     avg = corpus.avg_len
+    total_idf = sum(idfs) or 1.0
     out: list[Scored] = []
     for c in pool:
         tfs: list[float] = []
         held = 0
+        held_idf = 0.0
         for i in range(n):
             v = c.tf.get(i)
             t = sum(w[k] * v[k] for k in range(scoring.NCOL)) if v else 0.0
             if t == 0 and i in c.syn:
                 t = scoring.SYNONYM_TF
-            held += t > 0
+            if t > 0:
+                held += 1
+                held_idf += idfs[i]
             tfs.append(t)
         bm = scoring.bm25(tfs, idfs, sum(c.sizes), avg)
         prox = max((scoring.tightness(p, n) for p in c.pos.values()), default=0.0)
         b = boosts(c.row, now)
-        lex = scoring.lexical(bm, prox, c.phrases, b)
-        out.append(Scored(c, held, bm, prox, lex, b, scoring.final(held, lex)))
+        cov = held_idf / total_idf
+        lex = scoring.lexical(bm, cov, prox, c.phrases, b)
+        out.append(Scored(c, held, bm, cov, prox, lex, b, scoring.final(held, lex)))
     return out
 
 
@@ -589,6 +595,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             h.explain = {
                 "words": f"{s.held}/{len(terms)}",
                 "bm25": round(s.bm25, 6),
+                "coverage": round(s.coverage, 4),
                 "proximity": round(s.proximity, 4),
                 "phrases": round(s.cand.phrases, 4),
                 "boosts": {k: round(v, 4) for k, v in s.boosts.items()},

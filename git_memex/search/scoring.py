@@ -7,8 +7,8 @@ A hit's place is decided, in this order, by:
 2. coordination: how many of the query's words (Latin words, CJK bigrams) it holds, directly or
    through a synonym or the alias vocabulary;
 3. its lexical score: BM25 computed here (not by FTS5, whose b is fixed at 0.75) with b = B and
-   corpus statistics summed over every index searched, times a proximity bonus (the query's
-   words close together), a phrase bonus (exact word sequences of the query) and the boosts
+   corpus statistics summed over every index searched, times a coverage bonus (the IDF-weighted
+   share of the words held), a proximity bonus (the query's words close together), a phrase bonus (exact word sequences of the query) and the boosts
    (review state, importance, recency).
 
 The score a hit carries is `words held + lexical / (lexical + 1)`: it orders exactly as above and
@@ -34,6 +34,9 @@ K1 = 1.2
 B = 0.3
 # A query word held only through a synonym counts as this weighted term frequency.
 SYNONYM_TF = 0.7
+# lexical x (1 + COVERAGE_WEIGHT x IDF-weighted share of the query's words held): among memories
+# holding as many words, the one holding the rarer ones.
+COVERAGE_WEIGHT = 0.5
 # lexical x (1 + PHRASE_WEIGHT x share of the query's exact phrases the memory holds).
 PHRASE_WEIGHT = 1.0
 # lexical x (1 + PROXIMITY_WEIGHT x tightness): see `tightness`.
@@ -162,8 +165,8 @@ def boosts(row: Any, now: float) -> dict[str, float]:
     return out
 
 
-def lexical(bm: float, proximity: float, phrases: float, boost: dict[str, float]) -> float:
-    s = bm * (1.0 + PROXIMITY_WEIGHT * proximity) * (1.0 + PHRASE_WEIGHT * phrases)
+def lexical(bm: float, coverage: float, proximity: float, phrases: float, boost: dict[str, float]) -> float:
+    s = bm * (1.0 + COVERAGE_WEIGHT * coverage) * (1.0 + PROXIMITY_WEIGHT * proximity) * (1.0 + PHRASE_WEIGHT * phrases)
     for v in boost.values():
         s *= v
     return s
