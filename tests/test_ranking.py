@@ -106,3 +106,23 @@ def test_moving_memories_between_indexes_never_changes_the_order(repo: Path, tex
     split = data.draw(st.lists(st.booleans(), min_size=len(texts), max_size=len(texts)))
     everything_in_repo = _order(repo, texts, [True] * len(texts), query)
     assert everything_in_repo == _order(repo, texts, split, query)
+
+
+def test_corpus_totals_read_from_fts5_match_a_count_of_the_rows(repo: Path) -> None:
+    from git_memex.core.paths import load_context
+    from git_memex.index.stores import Stores
+    from git_memex.search import scoring
+
+    add("数据库迁移之前一定要先备份生产环境", "--tags", "db,ops")
+    add("Use ruff for linting Python code", "--aliases", "linter")
+    add("the deploy needs approval from two reviewers", "--scope", "personal")
+    with Stores(load_context(repo)) as stores:
+        stores.refresh()
+        conn = stores.home.conn
+        rows, tokens = scoring.fts_totals(conn)
+        assert rows == conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0] == 3
+        sums = [0] * scoring.NCOL
+        for (sz,) in conn.execute("SELECT sz FROM memories_fts_docsize"):
+            for i, v in enumerate(scoring.varints(bytes(sz))):
+                sums[i] += v
+        assert tokens == sums and tokens[scoring.CJK] > 0 and all(tokens[i] > 0 for i in (0, 1, 2))
