@@ -189,13 +189,14 @@ def _cjk_entries(q: Any) -> list[str]:
     return out
 
 
-def _alias_expansions(stores: Stores, query: str, q: Any) -> tuple[list[str], dict[str, list[int]]]:
+def _alias_expansions(dbs: list[tuple[Any, str, tuple[Any, ...]]], query: str, q: Any,
+                      ) -> tuple[list[str], dict[str, list[int]]]:  # fmt: skip
     """The user's alias vocabulary (memories with `alias` and `target`): a query naming one
     side also searches for the other. Returns (words, word -> indexes of the query words it covers)."""
     from git_memex.core.textproc import _cjk_split, _latin_split
 
     pairs: list[tuple[str, str]] = []
-    for index, where, params in stores.dbs():
+    for index, where, params in dbs:
         try:
             pairs += index.conn.execute(
                 f"SELECT m.alias, m.target FROM memories m WHERE m.alias IS NOT NULL AND m.target IS NOT NULL"
@@ -508,7 +509,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
 
     t0 = time.perf_counter()
     q = parse_query(query)
-    alias_words, alias_covers = _alias_expansions(stores, query, q) if q.fts() else ([], {})
+    dbs = stores.dbs()
+    alias_words, alias_covers = _alias_expansions(dbs, query, q) if q.fts() else ([], {})
     if alias_words:
         q = Query(q.latin, q.cjk, tuple(dict.fromkeys((*q.expanded, *alias_words))), q.phrases)
     expr = q.fts()  # candidates: words, synonyms, aliases; phrases only rerank them
@@ -520,7 +522,6 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     phrase_exprs = [("{cjk}:" + _quote(p)) if CJK_RE.search(p) else _quote(p) for p in q.phrases]
     # 1. corpus statistics, summed over every index searched
     corpus = scoring.Corpus()
-    dbs = stores.dbs()
     per_index: list[tuple[int, list[int]]] = []
     dfs = [0] * len(terms)
     for index, _where, _params in dbs:
