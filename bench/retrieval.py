@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:
         if n in SYNTHETIC:
             results.append(score_synthetic(n, misses=args.misses))
-            if args.unpruned and n >= 20_000:  # pruning starts at scoring.PRUNE_MIN_ROWS
+            if args.unpruned and SYNTHETIC[n] >= 20_000:  # pruning needs scoring.PRUNE_MIN_ROWS rows
                 results.append(score_synthetic(n, unpruned=True, whole=0))
         else:
             results.append(score_dataset(n, groups=args.groups if n == "locomo" else None, misses=args.misses))
