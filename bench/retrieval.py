@@ -394,9 +394,10 @@ def write_markdown(path: Path, results: list[dict[str, Any]], reference: dict[st
     import sqlite3
 
     lines = ["# Retrieval quality of git-memex search", "",
-             f"`python -m bench.retrieval --out {path.name}`; Python {platform.python_version()}, SQLite "
+             f"`python -m bench.retrieval --unpruned --out {path.name}`; Python {platform.python_version()}, SQLite "
              f"{sqlite3.sqlite_version}. Metrics over depth {DEPTH}; latency = one `search()` call with limit "
-             f"{DEPTH}, in process. Halves A/B split the queries by a hash of their id.", "", markdown(results), ""]  # fmt: skip
+             f"{DEPTH}, in process (synthetic sets: limit {SYNTHETIC_LIMIT}, so MRR@{SYNTHETIC_LIMIT}, as issue 14 measured "
+             "them). Halves A/B split the queries by a hash of their id.", "", markdown(results), ""]  # fmt: skip
     if reference:
         lines += [f"Machine reference at the end of the run: `python -c pass` {reference['python_start_ms']} ms, a 1M-step "
                   f"Python loop {reference['loop_1m_ms']} ms, load average {reference['load_average']}.", ""]  # fmt: skip
