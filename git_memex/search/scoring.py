@@ -56,8 +56,8 @@ ALL_WORDS_POOL = 200
 # words are common (their document counts sum above PRUNE_POSTINGS), only the rarest words select
 # the bm25 part of the pool; every word still counts in the score, and the all-words part is kept.
 # The all-words part of the pool makes this safe on smaller indexes than before issue 14 (20k rows,
-# 25k/16k postings): same R@5 and MRR on both halves of every bench set, in-process p95 at 10k
-# 8.0 -> 6.3 ms (bench/README.md).
+# 25k/16k postings): same R@5 and MRR on both halves of every bench set, and at 100k p95 21 ms
+# pruned against 79 ms unpruned (bench/README.md, session 4).
 PRUNE_MIN_ROWS = 5_000
 PRUNE_POSTINGS = 3_000
 SELECTIVE_POSTINGS = 1_500
