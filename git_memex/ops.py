@@ -374,6 +374,7 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         out: dict[str, Any] = {"query": query, "hits": [h.to_json(explain) for h in res.hits]}
         if explain:
             out["fts"] = res.fts
+            out["ranking"] = res.ranking
             out["elapsed_ms"] = round(res.elapsed_ms, 3)
         if st.warnings:
             out["warnings"] = list(st.warnings)

@@ -42,7 +42,8 @@ REDACT = {"git_memex.secrets.redact", "git_memex.secrets.masking", "git_memex.se
 SEARCH_CORE = {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.core.paths",
                "git_memex.core.record", "git_memex.core.model", "git_memex.core.files",
                "git_memex.core.frontmatter", "git_memex.core.digest", "git_memex.core.textproc",
-               "git_memex.search.synonyms", "git_memex.search.engine", "git_memex.search.chains",
+               "git_memex.search.synonyms", "git_memex.search.engine", "git_memex.search.scoring",
+               "git_memex.search.chains",
                "git_memex.secrets.guard", "git_memex.core.scopekeys", "git_memex.agents.session",
                "git_memex.agents.render", "git_memex.agents.relevance", "git_memex.agents.workspace",
                "git_memex.agents.globs"} | REDACT

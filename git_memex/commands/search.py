@@ -32,6 +32,11 @@ def run(args: argparse.Namespace) -> int:
     warn(res.get("warnings"))
     if args.explain:
         print(f"fts: {res.get('fts')}")
+        rk = res.get("ranking")
+        if rk:
+            words = ", ".join(f"{w['word']} df {w['documents']} idf {w['idf']}" for w in rk["words"])
+            print(f"corpus: {rk['memories']} memories in {rk['indexes']} index{'es' if rk['indexes'] != 1 else ''}, "
+                  f"avg length {rk['avg_length']} tokens; BM25 k1 {rk['k1']} b {rk['b']}; words: {words}")
     if not res["hits"]:
         print(f"no memories match {q!r}")
         return 0
@@ -40,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
         if args.explain:
             e = h["explain"]
             b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())
-            print(f"    rank {e['rank']}: bm25 {e['bm25']} {b} lanes {','.join(h['lanes'])}" + (f" ({e['note']})" if "note" in e else ""))
+            print(f"    rank {e['rank']}: words {e['words']}, bm25 {e['bm25']} (length {e['length']}), coverage {e['coverage']}, proximity "
+                  f"{e['proximity']}, phrases {e['phrases']}, {b} -> lexical {e['lexical']}, score {round(h['score'], 4)}; index {e['index']},"
+                  f" lanes {','.join(h['lanes'])}" + (f" ({e['note']})" if "note" in e else ""))
     return 0
 
 

@@ -9,16 +9,24 @@ builds without them.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_SHA256: list[Any] = []  # the constructor, found once: a failed import is not cached by Python
+
 
 def sha256_hex(data: bytes) -> str:
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
-    except ImportError:
+    if not _SHA256:
         try:
-            from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
+            from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
         except ImportError:
-            from hashlib import sha256
-    return sha256(data).hexdigest()
+            try:
+                from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
+            except ImportError:
+                from hashlib import sha256
+        _SHA256.append(sha256)
+    return str(_SHA256[0](data).hexdigest())
 
 
 def sha1_hex(data: bytes) -> str:

@@ -1,56 +1,36 @@
-"""Query building, ranking and chain resolution over the indexes of one context.
+"""Search over the indexes of one context: query building, the candidate pool, one ranking.
 
-Ranking, per index:
+1. The query: its words (Latin terms, CJK bigrams), their synonyms, the user's alias vocabulary
+   and exact-phrase terms (core/textproc.parse_query).
+2. The candidate pool, per index: the best rows by FTS5 bm25 over any word (on a large index
+   whose words are common, over the rarest words only: scoring.PRUNE_*) and every row holding
+   every word (up to scoring.ALL_WORDS_POOL), so a memory with all the words is never missed.
+3. One ranking for the whole pool, whichever index holds a memory: the pool's rows go into a
+   scratch in-memory FTS5 table (same tokenizer), whose fts5vocab 'instance' table gives each
+   word's frequency per column and its positions; document counts, lengths and the corpus size
+   come from every index searched, summed (scoring.Corpus). scoring.py computes the factors
+   (coordination, BM25 with a low b, proximity, phrases, boosts); `_fuse` is where they meet,
+   and where a second lane's scores would join.
+4. Only the newest of a supersede chain; deprecated memories last.
 
-1. Candidates: FTS5 BM25 (column weights BM25_WEIGHTS) over the query's terms, their synonyms,
-   the user's alias vocabulary and exact-phrase terms (textproc.parse_query), best first.
-   On a large index, when the query's words are common (the sum of their document counts is
-   above PRUNE_POSTINGS), only the rarest words, their synonyms and the phrases holding them
-   select the candidates (common words still count in step 2) - the idea of Lucene's
-   CommonTermsQuery - so a query costs about the same at 100,000 memories as at 10,000.
-2. Coverage: each candidate is checked for every query word (or one of its synonyms) on a
-   scratch in-memory FTS5 table holding just the candidates, with the same tokenizer, so
-   stemming and CJK bigrams behave exactly as in the index. The share of the query's words
-   it holds, each weighted by its IDF, multiplies the score by up to 1 + COVERAGE_WEIGHT:
-   a memory that has all the words ranks above one that repeats a few of them.
-3. Boosts: reviewed project knowledge above drafts, importance and recency lightly,
-   deprecated last; only the newest of a supersede chain.
+docs/search.md explains the ranking for users.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import sqlite3
 import time
+from typing import Any
 
 from git_memex.core.record import field, record
 from git_memex.index.stores import Stores
+from git_memex.search import scoring
+from git_memex.search.scoring import BM25_WEIGHTS, IMPORTANCE_BOOST, REVIEW_BOOST, boosts  # noqa: F401  (re-exported)
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-# BM25 column weights: body, tags, type, cjk, aliases.
-BM25_WEIGHTS = (1.0, 2.0, 0.5, 1.0, 1.5)
 HIDDEN_STATUSES = ("retracted", "archived", "superseded")
-REVIEW_BOOST = {"published": 1.2, "approved": 1.2, "proposed": 1.05, "draft": 1.0, "rejected": 0.8}
-IMPORTANCE_BOOST = {"high": 1.1, "normal": 1.0, "low": 0.92}
-RECENCY_WEIGHT = 0.1
-RECENCY_DAYS = 30.0
 SNIPPET_CHARS = 240
-# Coverage: score x (1 + COVERAGE_WEIGHT x IDF-weighted share of the query words a memory holds).
-COVERAGE_WEIGHT = 1.5
-# Phrases: score x (1 + PHRASE_WEIGHT x share of the query's exact phrases a memory holds).
-PHRASE_WEIGHT = 1.0
-# Candidate pool per index (before coverage and boosts reorder it).
-MIN_FETCH = 40
-# Pruning of common words (see the module docstring).
-PRUNE_MIN_ROWS = 20_000
-PRUNE_POSTINGS = 25_000
-SELECTIVE_POSTINGS = 16_000
-
 
 @record
 class Hit:
@@ -70,7 +50,7 @@ class Hit:
     role: str = "knowledge"  # "instruction": a rule (served as one only through the gate)
     source: str | None = None  # "inference": an agent's own conclusion
     explain: dict[str, Any] = field(default_factory=dict)
-    body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (secrets/guard.py)
+    body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (guard.py)
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -101,6 +81,7 @@ class SearchResult:
     hits: list[Hit]
     elapsed_ms: float = 0.0
     terms: list[str] = field(default_factory=list)  # the words snippets are centred on
+    ranking: dict[str, Any] = field(default_factory=dict)  # with explain: the corpus statistics used
 
 
 def scope_filter(scope: str) -> str:
@@ -126,28 +107,16 @@ def _snippet(body: str, terms: list[str]) -> str:
     return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(text) else "")
 
 
-def boosts(row: sqlite3.Row, now: float) -> dict[str, float]:
-    out: dict[str, float] = {}
-    if row["location"] != "personal":
-        out["review"] = REVIEW_BOOST.get(row["review_state"] or "draft", 1.0)
-    out["importance"] = IMPORTANCE_BOOST.get(row["importance"] or "normal", 1.0)
-    age_days = max(0.0, (now - (row["updated_ts"] or 0.0)) / 86400)
-    out["recency"] = 1.0 + RECENCY_WEIGHT * math.exp(-age_days / RECENCY_DAYS)
-    return out
-
-
 class _Term:
     """One original query word (Latin term or CJK bigram) and the synonyms that stand for it."""
 
-    __slots__ = ("word", "expr", "kind", "syn_exprs", "df", "idf")
+    __slots__ = ("word", "expr", "kind", "syn_exprs")
 
     def __init__(self, word: str, expr: str, kind: str) -> None:
         self.word = word
         self.expr = expr
         self.kind = kind  # latin | cjk
         self.syn_exprs: list[str] = []
-        self.df = 0
-        self.idf = 0.0
 
 
 def _terms(q: Any, extra: dict[str, list[int]]) -> list[_Term]:
@@ -220,13 +189,20 @@ def _cjk_entries(q: Any) -> list[str]:
     return out
 
 
-def _alias_expansions(stores: Stores, query: str, q: Any) -> tuple[list[str], dict[str, list[int]]]:
+def _alias_expansions(dbs: list[tuple[Any, str, tuple[Any, ...]]], query: str, q: Any,
+                      ) -> tuple[list[str], dict[str, list[int]]]:
     """The user's alias vocabulary (memories with `alias` and `target`): a query naming one
     side also searches for the other. Returns (words, word -> indexes of the query words it covers)."""
     from git_memex.core.textproc import _cjk_split, _latin_split
 
-    pairs = stores.rows("m.alias IS NOT NULL AND m.target IS NOT NULL AND m.status NOT IN ('retracted', 'archived')",
-                        columns="m.alias, m.target", skip_errors=True)
+    pairs: list[tuple[str, str]] = []
+    for index, where, params in dbs:
+        try:
+            pairs += index.conn.execute(
+                f"SELECT m.alias, m.target FROM memories m WHERE m.alias IS NOT NULL AND m.target IS NOT NULL"
+                f" AND m.status NOT IN ('retracted', 'archived') AND {where}", params).fetchall()
+        except sqlite3.OperationalError:
+            continue
     if not pairs:
         return [], {}
     low = query.lower()
@@ -244,30 +220,8 @@ def _alias_expansions(stores: Stores, query: str, q: Any) -> tuple[list[str], di
     return words, covers
 
 
+
 # ------------------------------------------------------------------ per-index work
-def _fts_rows(conn: sqlite3.Connection) -> int:
-    """Rows in the FTS index, read from FTS5's own statistics record (no table scan)."""
-    try:
-        row = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
-        if row is not None and row[0]:
-            return _varint(bytes(row[0]))
-    except sqlite3.Error:
-        pass
-    return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
-
-
-def _varint(b: bytes) -> int:
-    """SQLite's big-endian varint (as FTS5 writes it) at the start of b."""
-    v = 0
-    for i, byte in enumerate(b[:9]):
-        if i == 8:
-            return (v << 8) | byte
-        v = (v << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return v
-    return v
-
-
 def _count(conn: sqlite3.Connection, expr: str) -> int:
     try:
         return int(conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (expr,)).fetchone()[0])
@@ -275,32 +229,26 @@ def _count(conn: sqlite3.Connection, expr: str) -> int:
         return 0
 
 
-def _query_plan(conn: sqlite3.Connection, q: Any, terms: list[_Term], full: str) -> tuple[str, bool]:
-    """(the MATCH expression that selects candidates, pruned?) after counting each word's documents."""
-    n = _fts_rows(conn)
-    for t in terms:
-        t.df = _count(conn, t.expr)
-        t.idf = math.log(1.0 + (n - t.df + 0.5) / (t.df + 0.5))
-    total = sum(t.df for t in terms)
-    if n < PRUNE_MIN_ROWS or total <= PRUNE_POSTINGS or len(terms) < 2:
+def _prune(q: Any, terms: list[_Term], dfs: list[int], rows: int, full: str) -> tuple[str, bool]:
+    """(the MATCH expression that selects this index's bm25 candidates, pruned?) from its own counts."""
+    total = sum(dfs)
+    if rows < scoring.PRUNE_MIN_ROWS or total <= scoring.PRUNE_POSTINGS or len(terms) < 2:
         return full, False
-    chosen: list[_Term] = []
+    chosen: list[int] = []
     budget = 0
-    for t in sorted(terms, key=lambda t: t.df):
-        if chosen and budget + t.df > SELECTIVE_POSTINGS:
+    for i in sorted(range(len(terms)), key=lambda i: dfs[i]):
+        if chosen and budget + dfs[i] > scoring.SELECTIVE_POSTINGS:
             break
-        chosen.append(t)
-        budget += t.df
+        chosen.append(i)
+        budget += dfs[i]
     if len(chosen) == len(terms):
         return full, False
-    from git_memex.core.textproc import _raw_latin_tokens
+    from git_memex.core.textproc import CJK_RE, _quote, _raw_latin_tokens
 
-    keep = {t.word for t in chosen}
-    parts = [t.expr for t in chosen]
-    for t in chosen:
-        parts.extend(t.syn_exprs)
-    from git_memex.core.textproc import CJK_RE, _quote
-
+    keep = {terms[i].word for i in chosen}
+    parts = [terms[i].expr for i in chosen]
+    for i in chosen:
+        parts.extend(terms[i].syn_exprs)
     for phrase in q.phrases:
         if CJK_RE.search(phrase):
             if any(g in keep for g in phrase.split()):
@@ -310,22 +258,26 @@ def _query_plan(conn: sqlite3.Connection, q: Any, terms: list[_Term], full: str)
     return " OR ".join(dict.fromkeys(parts)), True
 
 
+def _filters(where: str, params: tuple[Any, ...], scope: str, type: str | None) -> tuple[str, list[Any]]:
+    sql = (f"{where} AND {scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
+           + (" AND m.type = ?" if type else ""))
+    return sql, [*params, *HIDDEN_STATUSES, *([type] if type else [])]
+
+
 def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
                 fetch: int) -> list[sqlite3.Row]:
-    """The best `fetch` rows by BM25 that pass the filters.
+    """The best `fetch` rows by FTS5 bm25 that pass the filters.
 
     FTS5 ranks in an inner query (no join per matching row), the filters apply to its
     result; when they remove too many rows the inner limit grows until enough pass or the
     matches run out.
     """
     w = ", ".join(str(x) for x in BM25_WEIGHTS)
-    filters = (f"{where} AND {scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
-               + (" AND m.type = ?" if type else ""))
-    fargs: list[Any] = [*params, *HIDDEN_STATUSES, *([type] if type else [])]
+    filters, fargs = _filters(where, params, scope, type)
     inner = fetch + fetch // 2
     while True:
         sql = (
-            "SELECT m.*, f.rank AS rank, f.rowid AS frid FROM"
+            "SELECT m.*, f.rowid AS frid FROM"
             f" (SELECT rowid, bm25(memories_fts, {w}) AS rank FROM memories_fts"
             "   WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) AS f"
             f" JOIN memories m ON m.rid = f.rowid WHERE {filters} ORDER BY f.rank, m.rid"
@@ -341,71 +293,197 @@ def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scop
         inner *= 8
 
 
+def _all_words(index: Any, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
+               seen: set[int]) -> list[sqlite3.Row]:
+    """Rows holding every word (expr is their AND), up to ALL_WORDS_POOL (then the best by bm25)."""
+    cap = scoring.ALL_WORDS_POOL
+    try:
+        rids = [r[0] for r in index.conn.execute(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?", (expr, cap + 1))]
+    except sqlite3.OperationalError:
+        return []
+    if len(rids) > cap:
+        return _candidates(index, expr, where, params, scope, type, cap)
+    rids = [r for r in rids if r not in seen]
+    if not rids:
+        return []
+    filters, fargs = _filters(where, params, scope, type)
+    marks = ",".join("?" * len(rids))
+    return index.conn.execute(f"SELECT m.*, m.rid AS frid FROM memories m WHERE m.rid IN ({marks}) AND {filters}",
+                              (*rids, *fargs)).fetchall()
+
+
+# ------------------------------------------------------------------ the scratch table
 _SCRATCH: list[sqlite3.Connection] = []
+_STEMS: dict[str, str] = {}
 
 
 def _scratch() -> sqlite3.Connection:
-    """An in-memory FTS5 table with the index's tokenizer, reused for every search of the process."""
+    """In-memory FTS5 tables with the index's tokenizer, reused by every search of the process:
+    `s` holds a search's pool (rolled back after it), `si` its instances (term, row, column,
+    offset), `q`/`qi` tokenise query words (porter stems) the same way."""
     if not _SCRATCH:
-        from git_memex.index.schema import FTS_COLUMNS
+        from git_memex.index.refresh import FTS_COLUMNS
 
         c = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        c.execute(f"CREATE VIRTUAL TABLE s USING fts5({', '.join(FTS_COLUMNS)},"
-                  " tokenize='porter unicode61 remove_diacritics 2')")
+        tok = "tokenize='porter unicode61 remove_diacritics 2'"
+        c.execute(f"CREATE VIRTUAL TABLE s USING fts5({', '.join(FTS_COLUMNS)}, {tok})")
+        c.execute("CREATE VIRTUAL TABLE si USING fts5vocab(s, 'instance')")
+        c.execute(f"CREATE VIRTUAL TABLE q USING fts5(w, {tok})")
+        c.execute("CREATE VIRTUAL TABLE qi USING fts5vocab(q, 'instance')")
         _SCRATCH.append(c)
     return _SCRATCH[0]
 
 
-def _match_sets(index: Any, rows: list[sqlite3.Row], terms: list[_Term], phrase_exprs: list[str],
-                ) -> tuple[dict[int, float], dict[int, float], dict[int, set[str]]]:
-    """Per candidate (by FTS rowid): IDF-weighted share of the query words it holds, share of the
-    query's phrases it holds, and the lanes that match it."""
-    from git_memex.index.schema import FTS_COLUMNS
+def _stems(sc: sqlite3.Connection, words: list[str]) -> dict[str, str]:
+    """Each Latin query word as the index stores it (a prefix term matches tokens starting so)."""
+    todo = [w for w in dict.fromkeys(words) if w not in _STEMS]
+    if todo:
+        sc.execute("SAVEPOINT tok")
+        try:
+            sc.executemany("INSERT INTO q(rowid, w) VALUES(?, ?)", list(enumerate(todo, 1)))
+            got = {doc: term for term, doc in sc.execute("SELECT term, doc FROM qi")}
+        finally:
+            sc.execute("ROLLBACK TO tok")
+            sc.execute("RELEASE tok")
+        if len(_STEMS) > 4096:
+            _STEMS.clear()
+        for i, w in enumerate(todo, 1):
+            _STEMS[w] = got.get(i, w)
+    return {w: _STEMS[w] for w in words}
 
-    rids = [r["frid"] for r in rows]
-    cols = ", ".join(f"c{i}" for i in range(len(FTS_COLUMNS)))
-    marks = ",".join("?" * len(rids))
-    texts = index.conn.execute(f"SELECT id, {cols} FROM memories_fts_content WHERE id IN ({marks})", rids).fetchall()
+
+class _Cand:
+    """One pooled memory and what the scratch table found in it."""
+
+    __slots__ = ("row", "index", "sizes", "tf", "pos", "syn", "phrases", "lanes")
+
+    def __init__(self, row: sqlite3.Row, index: int) -> None:
+        self.row = row
+        self.index = index
+        self.sizes: list[int] = [0] * scoring.NCOL
+        self.tf: dict[int, list[int]] = {}  # word number -> occurrences per column
+        self.pos: dict[int, list[tuple[int, int]]] = {}  # column -> (offset, word number)
+        self.syn: set[int] = set()  # words held through a synonym or alias
+        self.phrases = 0.0
+        self.lanes: set[str] = set()
+
+
+def _measure(pool: list[_Cand], dbs: list[Any], terms: list[_Term], phrase_exprs: list[str]) -> None:
+    """Fill in each candidate's lengths, word frequencies, positions, synonyms and phrases."""
+    from git_memex.index.refresh import FTS_COLUMNS
+
+    need_cjk = (any(t.kind == "cjk" for t in terms) or any("{cjk}" in e for t in terms for e in t.syn_exprs)
+                or any(e.startswith("{cjk}") for e in phrase_exprs))
+    cols = ", ".join(f"c.c{i}" if (i != scoring.CJK or need_cjk) else "''" for i in range(scoring.NCOL))
+    by_index: dict[int, dict[int, int]] = {}
+    for sid, c in enumerate(pool):
+        by_index.setdefault(c.index, {})[c.row["frid"]] = sid
+    texts: list[tuple[Any, ...]] = []
+    for k, m in by_index.items():
+        marks = ",".join("?" * len(m))
+        for row in dbs[k][0].conn.execute(
+            f"SELECT c.id, d.sz, {cols} FROM memories_fts_content c JOIN memories_fts_docsize d ON d.id = c.id"
+            f" WHERE c.id IN ({marks})", list(m)):
+            sid = m[row[0]]
+            pool[sid].sizes = (scoring.varints(bytes(row[1])) + [0] * scoring.NCOL)[: scoring.NCOL]
+            texts.append((sid, *row[2:]))
     sc = _scratch()
+    stems = _stems(sc, [t.word for t in terms if t.kind == "latin"])
+    colno = {c: i for i, c in enumerate(FTS_COLUMNS)}
     sc.execute("BEGIN")  # rolled back at the end: the rows never need deleting
     try:
-        sc.executemany(f"INSERT INTO s(rowid, {', '.join(FTS_COLUMNS)}) VALUES(?{', ?' * len(FTS_COLUMNS)})",
-                       [tuple(t) for t in texts])
-        return _score_scratch(sc, terms, phrase_exprs)
+        sc.executemany(f"INSERT INTO s(rowid, {', '.join(FTS_COLUMNS)}) VALUES(?{', ?' * scoring.NCOL})", texts)
+        for i, t in enumerate(terms):
+            if t.kind == "latin":
+                s0 = stems[t.word]
+                rows = sc.execute("SELECT doc, col, offset FROM si WHERE term >= ? AND term < ?", (s0, s0 + "\U0010ffff"))
+                lane = "bm25"
+            else:
+                rows = sc.execute("SELECT doc, col, offset FROM si WHERE term = ? AND col = 'cjk'", (t.word,))
+                lane = "cjk"
+            for sid, col, off in rows:
+                c = pool[sid]
+                n = colno[col]
+                v = c.tf.get(i)
+                if v is None:
+                    v = c.tf[i] = [0] * scoring.NCOL
+                v[n] += 1
+                c.lanes.add(lane)
+                if n == scoring.BODY or n == scoring.CJK:
+                    c.pos.setdefault(n, []).append((off, i))
+
+        def hits(expr: str) -> list[int]:
+            try:
+                return [r[0] for r in sc.execute("SELECT rowid FROM s WHERE s MATCH ?", (expr,))]
+            except sqlite3.OperationalError:
+                return []
+
+        for i, t in enumerate(terms):
+            if t.syn_exprs:
+                for sid in hits(" OR ".join(t.syn_exprs)):
+                    pool[sid].syn.add(i)
+                    pool[sid].lanes.add("synonym")
+        for e in phrase_exprs:  # exact word sequences held (also words that are otherwise stopwords: "us-east")
+            for sid in hits(e):
+                pool[sid].phrases += 1.0 / len(phrase_exprs)
+                pool[sid].lanes.add("bm25")
     finally:
         sc.execute("ROLLBACK")
 
 
-def _score_scratch(sc: sqlite3.Connection, terms: list[_Term], phrase_exprs: list[str],
-                   ) -> tuple[dict[int, float], dict[int, float], dict[int, set[str]]]:
-    total = sum(t.idf for t in terms) or 1.0
-    cov: dict[int, float] = {}
-    lanes: dict[int, set[str]] = {}
+# ------------------------------------------------------------------ ranking
+@record
+class Scored:
+    """A pooled memory with its lexical factors (the lexical lane's verdict on it)."""
 
-    def hits(expr: str) -> list[int]:
-        try:
-            return [r[0] for r in sc.execute("SELECT rowid FROM s WHERE s MATCH ?", (expr,))]
-        except sqlite3.OperationalError:
-            return []
+    cand: _Cand
+    held: int
+    bm25: float
+    coverage: float
+    proximity: float
+    lexical: float
+    boosts: dict[str, float]
+    score: float
 
-    for t in terms:
-        direct = hits(t.expr)
-        lane = "bm25" if t.kind == "latin" else "cjk"
-        held = set(direct)
-        for rid in direct:
-            lanes.setdefault(rid, set()).add(lane)
-        if t.syn_exprs:
-            for rid in hits(" OR ".join(t.syn_exprs)):
-                lanes.setdefault(rid, set()).add("synonym")
-                held.add(rid)
-        for rid in held:
-            cov[rid] = cov.get(rid, 0.0) + t.idf / total
-    phrases: dict[int, float] = {}
-    for e in phrase_exprs:  # exact word sequences held (also words that are otherwise stopwords: "us-east")
-        for rid in hits(e):
-            lanes.setdefault(rid, set()).add("bm25")
-            phrases[rid] = phrases.get(rid, 0.0) + 1.0 / len(phrase_exprs)
-    return cov, phrases, lanes
+
+def _score(pool: list[_Cand], terms: list[_Term], idfs: list[float], corpus: scoring.Corpus, now: float) -> list[Scored]:
+    w = BM25_WEIGHTS
+    n = len(terms)
+    avg = corpus.avg_len
+    total_idf = sum(idfs) or 1.0
+    out: list[Scored] = []
+    for c in pool:
+        tfs: list[float] = []
+        held = 0
+        held_idf = 0.0
+        for i in range(n):
+            v = c.tf.get(i)
+            t = sum(w[k] * v[k] for k in range(scoring.NCOL)) if v else 0.0
+            if t == 0 and i in c.syn:
+                t = scoring.SYNONYM_TF
+            if t > 0:
+                held += 1
+                held_idf += idfs[i]
+            tfs.append(t)
+        bm = scoring.bm25(tfs, idfs, sum(c.sizes), avg)
+        prox = max((scoring.tightness(p, n) for p in c.pos.values()), default=0.0)
+        b = boosts(c.row, now)
+        cov = held_idf / total_idf
+        lex = scoring.lexical(bm, cov, prox, c.phrases, b)
+        out.append(Scored(c, held, bm, cov, prox, lex, b, scoring.final(held, lex)))
+    return out
+
+
+def _fuse(lexical: list[Scored]) -> list[Scored]:
+    """The order of the hits: deprecated last, then by score (words held, then lexical score).
+
+    The one place where ranking lanes meet. Today the lexical lane is the only one; a second lane
+    (dense retrieval) would bring its own candidates and scores here, keyed by memory id, and
+    combine them with `Scored.score` (a weighted sum was measured to beat reciprocal rank fusion,
+    issue 14), leaving the rest of the search untouched.
+    """
+    return sorted(lexical, key=lambda s: (s.cand.row["status"] == "deprecated", -s.score, s.cand.row["id"]))
 
 
 def search(
@@ -431,51 +509,71 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
 
     t0 = time.perf_counter()
     q = parse_query(query)
-    alias_words, alias_covers = _alias_expansions(stores, query, q) if q.fts() else ([], {})
+    dbs = stores.dbs()
+    alias_words, alias_covers = _alias_expansions(dbs, query, q) if q.fts() else ([], {})
     if alias_words:
         q = Query(q.latin, q.cjk, tuple(dict.fromkeys((*q.expanded, *alias_words))), q.phrases)
-    expr = q.fts()  # candidates: words, synonyms, aliases; phrases only rerank them (step 2)
+    expr = q.fts()  # candidates: words, synonyms, aliases; phrases only rerank them
     result = SearchResult(query=query, fts=expr, hits=[])
     if expr is None or limit <= 0:
         result.elapsed_ms = (time.perf_counter() - t0) * 1000
         return result
     terms = _terms(q, alias_covers)
     phrase_exprs = [("{cjk}:" + _quote(p)) if CJK_RE.search(p) else _quote(p) for p in q.phrases]
-    now = time.time()
-    fetch = max(limit * 4, MIN_FETCH)
-    scored: dict[str, tuple[float, sqlite3.Row, dict[str, Any]]] = {}
-    for index, where, params in stores.dbs():
-        sel, pruned = _query_plan(index.conn, q, terms, expr)
-        rows = _candidates(index, sel, where, params, scope, type, fetch * (2 if pruned else 1))
+    # 1. corpus statistics, summed over every index searched
+    corpus = scoring.Corpus()
+    per_index: list[tuple[int, list[int]]] = []
+    dfs = [0] * len(terms)
+    for index, _where, _params in dbs:
+        rows, tokens = scoring.fts_totals(index.conn)
+        corpus.add(rows, tokens)
+        local = [_count(index.conn, t.expr) for t in terms] if rows else [0] * len(terms)
+        dfs = [a + b for a, b in zip(dfs, local, strict=True)]
+        per_index.append((rows, local))
+    idfs = [corpus.idf(d) for d in dfs]
+    # 2. the pool
+    fetch = max(limit * scoring.POOL_PER_LIMIT, scoring.POOL_MIN)
+    all_words = (" AND ".join("(" + " OR ".join([t.expr, *t.syn_exprs]) + ")" for t in terms)
+                 if len(terms) > 1 else None)
+    pool: dict[str, _Cand] = {}
+    plans: list[str] = []
+    for k, (index, where, params) in enumerate(dbs):
+        rows, local = per_index[k]
         if not rows:
+            plans.append("")
             continue
-        cov, phr, lanes = _match_sets(index, rows, terms, phrase_exprs)
-        for r in rows:
-            if r["id"] in scored:
-                continue  # the repo copy wins over a stale outbox copy
-            b = boosts(r, now)
-            base = -float(r["rank"])
-            c = cov.get(r["frid"], 0.0)
-            ph = phr.get(r["frid"], 0.0)
-            score = base * (1.0 + COVERAGE_WEIGHT * c) * (1.0 + PHRASE_WEIGHT * ph)
-            for v in b.values():
-                score *= v
-            info: dict[str, Any] = {"lanes": lanes.get(r["frid"], set())}
-            if explain:
-                info["explain"] = {"bm25": round(base, 6), "coverage": round(c, 4), "phrases": round(ph, 4),
-                                   "boosts": {k: round(v, 4) for k, v in b.items()}}
-                if pruned:
-                    info["explain"]["candidates"] = sel
-            scored[r["id"]] = (score, r, info)
-    from git_memex.search.chains import superseded_ids
+        sel, pruned = _prune(q, terms, local, rows, expr)
+        plans.append(sel if pruned else "")
+        got = _candidates(index, sel, where, params, scope, type, fetch * (2 if pruned else 1))
+        if all_words:
+            got += _all_words(index, all_words, where, params, scope, type, {r["frid"] for r in got})
+        for r in got:
+            if r["id"] not in pool:  # the repo copy (first index) wins over a stale outbox copy
+                pool[r["id"]] = _Cand(r, k)
+    if pool:
+        cands = list(pool.values())
+        _measure(cands, dbs, terms, phrase_exprs)
+        from git_memex.search.chains import superseded_ids
 
-    gone = superseded_ids(stores, list(scored))
-    order = sorted((k for k in scored if k not in gone),
-                   key=lambda k: (scored[k][1]["status"] == "deprecated", -scored[k][0], k))
+        gone = superseded_ids(stores, list(pool))
+        ranked = _fuse([s for s in _score(cands, terms, idfs, corpus, time.time()) if s.cand.row["id"] not in gone])
+    else:
+        ranked = []
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
-    for mid in order[:limit]:
-        score, r, info = scored[mid]
+    if explain:
+        result.ranking = {
+            "memories": corpus.rows,
+            "indexes": len([1 for rows, _ in per_index if rows]),
+            "avg_length": round(corpus.avg_len, 2),
+            "words": [{"word": t.word, "documents": d, "idf": round(i, 4), "synonyms": len(t.syn_exprs)}
+                      for t, d, i in zip(terms, dfs, idfs, strict=True)],
+            "k1": scoring.K1,
+            "b": scoring.B,
+        }
+    names = ["repo" if stores.repo is not None and dbs[k][0] is stores.repo else "home" for k in range(len(dbs))]
+    for s in ranked[:limit]:
+        r = s.cand.row
         h = Hit(
             id=r["id"],
             scope=r["scope"],
@@ -483,8 +581,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             status=r["status"],
             review_state=r["review_state"],
             snippet=_snippet(r["body"], snippet_terms),
-            score=score,
-            lanes=[lane for lane in ("bm25", "cjk", "synonym") if lane in info["lanes"]] or ["bm25"],
+            score=s.score,
+            lanes=[lane for lane in ("bm25", "cjk", "synonym") if lane in s.cand.lanes] or ["bm25"],
             location=r["location"],
             path=r["path"],
             tags=json.loads(r["tags"] or "[]"),
@@ -495,7 +593,19 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             body=r["body"] or "",
         )
         if explain:
-            h.explain = info["explain"]
+            h.explain = {
+                "words": f"{s.held}/{len(terms)}",
+                "bm25": round(s.bm25, 6),
+                "coverage": round(s.coverage, 4),
+                "proximity": round(s.proximity, 4),
+                "phrases": round(s.cand.phrases, 4),
+                "boosts": {k: round(v, 4) for k, v in s.boosts.items()},
+                "lexical": round(s.lexical, 6),
+                "length": sum(s.cand.sizes),
+                "index": names[s.cand.index],
+            }
+            if plans[s.cand.index]:
+                h.explain["candidates"] = plans[s.cand.index]
         result.hits.append(h)
     if explain:
         for rank, h in enumerate(result.hits, 1):

@@ -1,0 +1,180 @@
+"""Every ranking weight in one place, and the pure functions that turn FTS5 statistics into scores.
+
+docs/search.md explains the ranking for users; `git memex search --explain` prints each factor.
+A hit's place is decided, in this order, by:
+
+1. deprecated memories after all others;
+2. coordination: how many of the query's words (Latin words, CJK bigrams) it holds, directly or
+   through a synonym or the alias vocabulary;
+3. its lexical score: BM25 computed here (not by FTS5, whose b is fixed at 0.75) with b = B and
+   corpus statistics summed over every index searched, times a coverage bonus (the IDF-weighted
+   share of the words held), a proximity bonus (the query's words close together), a phrase bonus (exact word sequences of the query) and the boosts
+   (review state, importance, recency).
+
+The score a hit carries is `words held + lexical / (lexical + 1)`: it orders exactly as above and
+reads as "holds 3 of the words, and how well".
+
+Tuned on half A of each bench set (bench/retrieval.py, hash split of the query ids), reported on
+both halves; see bench/README.md.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+# ------------------------------------------------------------------ weights
+# FTS5 column weights: body, tags, type, cjk, aliases (also the candidate pool's FTS5 bm25()).
+BM25_WEIGHTS = (1.0, 2.0, 0.5, 1.0, 1.5)
+# BM25 saturation and length normalisation. Memories are short and CJK rows are ~2.3x longer than
+# English ones (characters plus bigrams), so FTS5's fixed b = 0.75 penalised Chinese.
+K1 = 1.2
+B = 0.3
+# A query word held only through a synonym counts as this weighted term frequency.
+SYNONYM_TF = 0.7
+# lexical x (1 + COVERAGE_WEIGHT x IDF-weighted share of the query's words held): among memories
+# holding as many words, the one holding the rarer ones.
+COVERAGE_WEIGHT = 0.5
+# lexical x (1 + PHRASE_WEIGHT x share of the query's exact phrases the memory holds).
+PHRASE_WEIGHT = 1.0
+# lexical x (1 + PROXIMITY_WEIGHT x tightness): see `tightness`.
+PROXIMITY_WEIGHT = 1.0
+REVIEW_BOOST = {"published": 1.2, "approved": 1.2, "proposed": 1.05, "draft": 1.0, "rejected": 0.8}
+IMPORTANCE_BOOST = {"high": 1.1, "normal": 1.0, "low": 0.92}
+RECENCY_WEIGHT = 0.1
+RECENCY_DAYS = 30.0
+
+# ------------------------------------------------------------------ candidate pool
+# Per index: the best max(POOL_MIN, POOL_PER_LIMIT x limit) rows by FTS5 bm25 over any word...
+POOL_MIN = 30
+POOL_PER_LIMIT = 3
+# ...plus up to ALL_WORDS_POOL rows holding every word (or a synonym of it), whatever their bm25.
+ALL_WORDS_POOL = 200
+# Pruning of common words on a large index (Lucene's CommonTermsQuery idea): when the query's
+# words are common (their document counts sum above PRUNE_POSTINGS), only the rarest words select
+# the bm25 part of the pool; every word still counts in the score, and the all-words part is kept.
+# The all-words part of the pool makes this safe on smaller indexes than before issue 14 (20k rows,
+# 25k/16k postings): same R@5 and MRR on both halves of every bench set, and at 100k p95 21 ms
+# pruned against 79 ms unpruned (bench/README.md, session 4).
+PRUNE_MIN_ROWS = 5_000
+PRUNE_POSTINGS = 3_000
+SELECTIVE_POSTINGS = 1_500
+
+NCOL = len(BM25_WEIGHTS)
+BODY, CJK = 0, 3
+
+
+# ------------------------------------------------------------------ FTS5 statistics
+def varints(b: bytes) -> list[int]:
+    """Every SQLite varint (big-endian, 7 bits a byte, as FTS5 writes them) in b."""
+    out: list[int] = []
+    v = 0
+    for byte in b:
+        v = (v << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            out.append(v)
+            v = 0
+    return out
+
+
+def fts_totals(conn: sqlite3.Connection) -> tuple[int, list[int]]:
+    """(rows, tokens per column) of `memories_fts`, from FTS5's own averages record (id 1 of its
+    data table, kept up to date on every write): no table scan."""
+    try:
+        row = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
+    except sqlite3.Error:
+        row = None
+    if row is None or not row[0]:
+        return 0, [0] * NCOL
+    v = varints(bytes(row[0]))
+    return v[0], (v[1:] + [0] * NCOL)[:NCOL]
+
+
+class Corpus:
+    """Statistics summed over every index a search reads: one ranking whichever index holds a
+    memory (moving a memory between them leaves every sum unchanged)."""
+
+    __slots__ = ("rows", "tokens")
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.tokens = [0] * NCOL
+
+    def add(self, rows: int, tokens: Sequence[int]) -> None:
+        self.rows += rows
+        self.tokens = [a + b for a, b in zip(self.tokens, tokens, strict=True)]
+
+    @property
+    def avg_len(self) -> float:
+        return sum(self.tokens) / self.rows if self.rows else 1.0
+
+    def idf(self, df: int) -> float:
+        """BM25 IDF in Lucene's form (never negative)."""
+        n = max(self.rows, 1)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+# ------------------------------------------------------------------ per-memory factors
+def bm25(tfs: Sequence[float], idfs: Sequence[float], doc_len: int, avg_len: float) -> float:
+    """Sum over the query's words of idf x tf(k1 + 1) / (tf + k1(1 - b + b dl/avgdl)), where tf is
+    the word's column-weighted frequency in the memory (0 for a word it lacks)."""
+    norm = K1 * (1.0 - B + B * doc_len / (avg_len or 1.0))
+    return sum(i * t * (K1 + 1.0) / (t + norm) for t, i in zip(tfs, idfs, strict=True) if t > 0)
+
+
+def tightness(positions: list[tuple[int, int]], nwords: int) -> float:
+    """0..1: how close together the query's words stand in one column.
+
+    `positions` are (token offset, word number). With m distinct words present (m >= 2) and the
+    smallest window holding all of them spanning s tokens: (m - 1)/s x (m - 1)/(nwords - 1). All
+    the words side by side gives 1.0; half of them, adjacent, about a quarter.
+    """
+    if nwords < 2:
+        return 0.0
+    positions.sort()
+    m = len({w for _, w in positions})
+    if m < 2:
+        return 0.0
+    best = -1
+    count: dict[int, int] = {}
+    have = lo = 0
+    for off, w in positions:
+        count[w] = count.get(w, 0) + 1
+        if count[w] == 1:
+            have += 1
+        while have == m:
+            span = off - positions[lo][0]
+            if best < 0 or span < best:
+                best = span
+            w0 = positions[lo][1]
+            count[w0] -= 1
+            if not count[w0]:
+                have -= 1
+            lo += 1
+    span = max(best, m - 1)
+    return (m - 1) / span * (m - 1) / (nwords - 1)
+
+
+def boosts(row: Any, now: float) -> dict[str, float]:
+    """Multipliers from the memory's own fields (not from where it is indexed)."""
+    out: dict[str, float] = {}
+    if row["location"] != "personal":
+        out["review"] = REVIEW_BOOST.get(row["review_state"] or "draft", 1.0)
+    out["importance"] = IMPORTANCE_BOOST.get(row["importance"] or "normal", 1.0)
+    age_days = max(0.0, (now - (row["updated_ts"] or 0.0)) / 86400)
+    out["recency"] = 1.0 + RECENCY_WEIGHT * math.exp(-age_days / RECENCY_DAYS)
+    return out
+
+
+def lexical(bm: float, coverage: float, proximity: float, phrases: float, boost: dict[str, float]) -> float:
+    s = bm * (1.0 + COVERAGE_WEIGHT * coverage) * (1.0 + PROXIMITY_WEIGHT * proximity) * (1.0 + PHRASE_WEIGHT * phrases)
+    for v in boost.values():
+        s *= v
+    return s
+
+
+def final(held: int, lex: float) -> float:
+    """The score a hit carries: words held, plus the lexical score squashed into [0, 1)."""
+    return held + lex / (lex + 1.0)
