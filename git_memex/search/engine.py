@@ -22,12 +22,15 @@ import json
 import re
 import sqlite3
 import time
-from typing import Any
 
 from git_memex.core.record import field, record
 from git_memex.index.stores import Stores
 from git_memex.search import scoring
 from git_memex.search.scoring import BM25_WEIGHTS, IMPORTANCE_BOOST, REVIEW_BOOST, boosts  # noqa: F401  (re-exported)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 HIDDEN_STATUSES = ("retracted", "archived", "superseded")
 SNIPPET_CHARS = 240

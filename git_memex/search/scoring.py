@@ -23,7 +23,10 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # ------------------------------------------------------------------ weights
 # FTS5 column weights: body, tags, type, cjk, aliases (also the candidate pool's FTS5 bm25()).
