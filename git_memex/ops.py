@@ -378,6 +378,7 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         if explain:
             out["fts"] = res.fts
             out["elapsed_ms"] = round(res.elapsed_ms, 3)
+            out["semantic"] = res.semantic
         if st.warnings:
             out["warnings"] = list(st.warnings)
         return out

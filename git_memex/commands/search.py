@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     warn(res.get("warnings"))
     if args.explain:
         print(f"fts: {res.get('fts')}")
+        print(semantic_line(res.get("semantic")))
     if not res["hits"]:
         print(f"no memories match {q!r}")
         return 0
@@ -40,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
         if args.explain:
             e = h["explain"]
             b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())
-            print(f"    rank {e['rank']}: bm25 {e['bm25']} {b} lanes {','.join(h['lanes'])}" + (f" ({e['note']})" if "note" in e else ""))
+            sem = e.get("semantic")
+            fused = f" dense {sem['dense']} fused {sem['fused']}" if sem else ""
+            print(f"    rank {e['rank']}: bm25 {e['bm25']} {b}{fused} lanes {','.join(h['lanes'])}" + (f" ({e['note']})" if "note" in e else ""))
     return 0
 
 
@@ -53,3 +56,14 @@ def relevance(score: float, hits: list[dict], rank: int) -> str:
     if top > 0 and score >= 0:
         return f"{score / top:4.2f}"
     return f"#{rank:<3}"
+
+
+def semantic_line(lane: dict | None) -> str:
+    """What --explain says about the semantic lane (docs/semantic.md)."""
+    if not lane:
+        return "semantic lane: off (pip install 'git-memex[semantic]', or memex.embeddingModel is off)"
+    line = (f"semantic lane: {lane['model']}, {lane['with_vectors']} of {lane['memories']} memories have vectors, "
+            f"fused with weight {lane['alpha']} on the lexical score")
+    if lane["missing"]:
+        line += f"; {lane['missing']} missing (run `git memex reindex --embeddings`)"
+    return line

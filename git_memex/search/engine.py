@@ -98,6 +98,7 @@ class SearchResult:
     hits: list[Hit]
     elapsed_ms: float = 0.0
     terms: list[str] = field(default_factory=list)  # the words snippets are centred on
+    semantic: dict[str, Any] | None = None  # the semantic lane's status (None: off)
 
 
 def scope_filter(scope: str) -> str:
@@ -470,6 +471,14 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
                 if pruned:
                     info["explain"]["candidates"] = sel
             scored[r["id"]] = (score, r, info)
+    # The semantic lane (optional extra, search/semantic.py) joins where vectors were built:
+    # without a vectors file beside an index nothing of it is imported.
+    lane = None
+    if explain or any(i.path.with_name("vectors.db").exists() for i, _w, _p in stores.dbs()):
+        from git_memex.search import semantic
+
+        lane = semantic.join(stores, query, scored, scope=scope, type=type, explain=explain, now=now)
+    result.semantic = lane
     from git_memex.search.chains import superseded_ids
 
     gone = superseded_ids(stores, list(scored))
@@ -487,7 +496,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             review_state=r["review_state"],
             snippet=_snippet(r["body"], snippet_terms),
             score=score,
-            lanes=[lane for lane in ("bm25", "cjk", "synonym") if lane in info["lanes"]] or ["bm25"],
+            lanes=[lane for lane in ("bm25", "cjk", "synonym", "semantic") if lane in info["lanes"]] or ["bm25"],
             location=r["location"],
             path=r["path"],
             tags=json.loads(r["tags"] or "[]"),
