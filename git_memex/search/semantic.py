@@ -241,7 +241,7 @@ class Vectors:
         self.conn = sqlite3.connect(str(path), timeout=5.0, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
-        self.conn.execute("CREATE TABLE IF NOT EXISTS codes(hash TEXT PRIMARY KEY, code BLOB NOT NULL)")
+        self.conn.execute("CREATE TABLE IF NOT EXISTS codes(hash TEXT PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID")
 
     def close(self) -> None:
         self.conn.close()
@@ -420,54 +420,61 @@ class Dense:
 
 
 def dense(stores: Any, prov: Provider, query: str, filters: list[tuple[str, list[Any]]],
-          also: set[str], k: int = DENSE_K) -> Dense:  # fmt: skip
-    """Score the memories that pass `filters` (one SQL filter per index, over `m`) by meaning."""
+          also: dict[str, str], k: int = DENSE_K, count: bool = False) -> Dense:  # fmt: skip
+    """Score by meaning the memories that pass `filters` (one SQL filter per index, over `m`).
+
+    The Hamming scan runs over the codes of each vectors file (no row of the index is read for
+    it); only the RERANK closest are looked up in the index, filtered and scored asymmetrically.
+    `also`: memory id -> content hash of candidates to score anyway (the lexical lane's);
+    `count`: also count the memories that pass the filters and those with a code (--explain)."""
     out = Dense()
     out.model = prov.name
     q: list[float] | None = None
-    cands: list[tuple[int, str, int, int, int]] = []  # (hamming, id, index number, rid, code)
     qtabs: list[list[float]] | None = None
     qbits = 0
-    seen: set[str] = set()
-    codes_of: dict[str, int] = {}
-    for n, ((index, _w, _p), (sql, args)) in enumerate(zip(stores.dbs(), filters, strict=True)):
-        model, centre, codes = _load_codes(vectors_path(index.path))
-        rows = index.conn.execute(f"SELECT m.id, m.content_hash, m.rid FROM memories m WHERE {sql}", args).fetchall()
-        rows = [r for r in rows if r[0] not in seen]
-        seen.update(r[0] for r in rows)
-        out.memories += len(rows)
-        if model != prov.name or centre is None or not codes:
-            continue
-        if q is None:
-            q = [float(x) for x in prov.query(query)]
-            qc = [a - b for a, b in zip(q, centre, strict=True)]
-            qbits = int.from_bytes(encode(q, centre), "big")
-            qtabs = _tables(qc)
-        for mid, h, rid in rows:
-            c = codes.get(h)
-            if c is None:
-                continue
-            out.with_vectors += 1
-            out.rows[mid] = (n, rid)
-            codes_of[mid] = c
-            cands.append(((qbits ^ c).bit_count(), mid, n, rid, c))
-    if not cands or qtabs is None:
-        return out
-    import heapq
-
-    near = heapq.nsmallest(RERANK, cands, key=lambda t: t[0])
-    nbytes = len(qtabs)
+    nbytes = 0
 
     def asym(code: int) -> float:
-        b = code.to_bytes(nbytes, "big")
-        return sum(t[x] for t, x in zip(qtabs, b, strict=True))
+        assert qtabs is not None
+        return sum(t[x] for t, x in zip(qtabs, code.to_bytes(nbytes, "big"), strict=True))
 
-    ranked = sorted(((asym(c), mid) for _d, mid, _n, _r, c in near), reverse=True)
+    ranked: list[tuple[float, str]] = []
+    for n, ((index, _w, _p), (sql, args)) in enumerate(zip(stores.dbs(), filters, strict=True)):
+        model, centre, codes = _load_codes(vectors_path(index.path))
+        usable = model == prov.name and centre is not None and bool(codes)
+        if count:
+            hashes = [h for (h,) in index.conn.execute(f"SELECT m.content_hash FROM memories m WHERE {sql}", args)]
+            out.memories += len(hashes)
+            out.with_vectors += sum(1 for h in hashes if h in codes) if usable else 0
+        if not usable:
+            continue
+        assert centre is not None
+        if q is None:
+            q = [float(x) for x in prov.query(query)]
+        # each vectors file has its own centre: the query's code and tables follow it
+        qbits = int.from_bytes(encode(q, centre), "big")
+        qtabs = _tables([a - b for a, b in zip(q, centre, strict=True)])
+        nbytes = len(qtabs)
+        keys = list(codes)
+        vals = [codes[h] for h in keys]
+        dist = [(qbits ^ c).bit_count() for c in vals]
+        import heapq
+
+        near = heapq.nsmallest(RERANK, range(len(keys)), key=dist.__getitem__)
+        by_hash = {keys[i]: vals[i] for i in near}
+        marks = ",".join("?" * len(by_hash))
+        rows = index.conn.execute(f"SELECT m.id, m.content_hash, m.rid FROM memories m WHERE m.content_hash IN ({marks})"
+                                  f" AND {sql}", [*by_hash, *args]).fetchall()  # fmt: skip
+        for mid, h, rid in rows:
+            if mid not in out.rows:  # the first index (the repository's) wins, as in the lexical lane
+                out.rows[mid] = (n, rid)
+                ranked.append((asym(by_hash[h]), mid))
+        for mid, h in also.items():
+            if mid not in out.scores and h in codes:
+                out.scores[mid] = asym(codes[h])
+    ranked.sort(reverse=True)
     out.top = [mid for _s, mid in ranked[:k]]
-    out.scores = {mid: s for s, mid in ranked[:k]}
-    for mid in also:
-        if mid not in out.scores and mid in codes_of:
-            out.scores[mid] = asym(codes_of[mid])
+    out.scores.update({mid: sc for sc, mid in ranked[:k]})
     return out
 
 
@@ -491,9 +498,10 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
         sql = (f"{where} AND {scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
                + (" AND m.type = ?" if type else ""))  # fmt: skip
         filters.append((sql, [*params, *HIDDEN_STATUSES, *([type] if type else [])]))
-    d = dense(stores, prov, query, filters, set(scored))
-    status = {"model": prov.name, "memories": d.memories, "with_vectors": d.with_vectors,
-              "missing": d.memories - d.with_vectors, "alpha": fusion.ALPHA}  # fmt: skip
+    d = dense(stores, prov, query, filters, {mid: r["content_hash"] for mid, (_s, r, _i) in scored.items()},
+              count=explain)
+    status = ({"model": prov.name, "memories": d.memories, "with_vectors": d.with_vectors,
+               "missing": d.memories - d.with_vectors, "alpha": fusion.ALPHA} if explain else {"model": prov.name})  # fmt: skip
     if not d.scores:
         return status
     new = [mid for mid in d.top if mid not in scored]
