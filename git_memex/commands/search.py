@@ -62,8 +62,9 @@ def semantic_line(lane: dict | None) -> str:
     """What --explain says about the semantic lane (docs/semantic.md)."""
     if not lane:
         return "semantic lane: off (pip install 'git-memex[semantic]', or memex.embeddingModel is off)"
-    line = (f"semantic lane: {lane['model']}, {lane['with_vectors']} of {lane['memories']} memories have vectors, "
-            f"fused with weight {lane['alpha']} on the lexical score")
+    line = f"semantic lane: {lane['model']}, {lane['with_vectors']} of {lane['memories']} memories have vectors"
+    if "alpha" in lane:
+        line += f", fused with weight {lane['alpha']} on the lexical score"
     if lane["missing"]:
         line += f"; {lane['missing']} missing (run `git memex reindex --embeddings`)"
     return line

@@ -464,7 +464,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             score = base * (1.0 + COVERAGE_WEIGHT * c) * (1.0 + PHRASE_WEIGHT * ph)
             for v in b.values():
                 score *= v
-            info: dict[str, Any] = {"lanes": lanes.get(r["frid"], set())}
+            info: dict[str, Any] = {"lanes": lanes.get(r["frid"], set()), "all_words": c >= 0.999}
             if explain:
                 info["explain"] = {"bm25": round(base, 6), "coverage": round(c, 4), "phrases": round(ph, 4),
                                    "boosts": {k: round(v, 4) for k, v in b.items()}}  # fmt: skip

@@ -29,7 +29,8 @@ the standard library at module level.
   `reindex --embeddings --quiet`, one at a time) embed what is missing. A search uses the
   vectors that exist; `--explain` says how many are missing.
 - Fusion (search/fusion.py): a weighted sum of the lexical score (divided by the best one)
-  and the dense score (min-max over the dense lane's top DENSE_K), ALPHA lexical.
+  and the dense score (min-max over the dense lane's top DENSE_K): 0.6 lexical, 0.9 when the
+  lexical lane's best hit holds every query word.
 """
 
 from __future__ import annotations
@@ -483,7 +484,7 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
     d = dense(stores, prov, query, filters, {mid: r["content_hash"] for mid, (_s, r, _i) in scored.items()},
               count=explain)
     status = ({"model": prov.name, "memories": d.memories, "with_vectors": d.with_vectors,
-               "missing": d.memories - d.with_vectors, "alpha": fusion.ALPHA} if explain else {"model": prov.name})  # fmt: skip
+               "missing": d.memories - d.with_vectors} if explain else {"model": prov.name})  # fmt: skip
     if not d.scores:
         return status
     new = [mid for mid in d.top if mid not in scored]
@@ -505,7 +506,10 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
             for v in boosts(r, now).values():
                 b *= v
             weights[mid] = b
-    fused = fusion.combine(lexical, d.scores, lo, hi, dense_weight=weights)
+    top = max(lexical, key=lexical.__getitem__, default=None)
+    alpha = fusion.ALPHA_ALL_WORDS if top is not None and scored[top][2].get("all_words") else fusion.ALPHA
+    fused = fusion.combine(lexical, d.scores, lo, hi, alpha=alpha, dense_weight=weights)
+    status["alpha"] = alpha
     best = max(fused.values(), default=0.0)
     for mid, (s, r, info) in list(scored.items()):
         f = fused.get(mid, 0.0)
