@@ -147,13 +147,15 @@ def _process_costs(root: Path, qs: list[dict[str, Any]], whole: int) -> dict[str
         loads.append(float(a))
         firsts.append(float(b))
     exe = shutil.which("git-memex") or str(Path(sys.executable).with_name("git-memex"))
-    times = []
+    off = {**env, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "memex.embeddingModel", "GIT_CONFIG_VALUE_0": "off"}
+    times, times_off = [], []
     for i in range(whole + 1):
-        t0 = time.perf_counter()
-        subprocess.run([exe, "search", qs[i % len(qs)]["query"], "--limit", "10", "--json"], cwd=root, env=env,
-                       capture_output=True, check=True)  # fmt: skip
-        if i:  # the first run warms the page cache and writes .pyc files
-            times.append((time.perf_counter() - t0) * 1000)
+        for e, into in ((env, times), (off, times_off)):
+            t0 = time.perf_counter()
+            subprocess.run([exe, "search", qs[i % len(qs)]["query"], "--limit", "10", "--json"], cwd=root, env=e,
+                           capture_output=True, check=True)  # fmt: skip
+            if i:  # the first run warms the page cache and writes .pyc files
+                into.append((time.perf_counter() - t0) * 1000)
     qfile = root / "queries.json"
     qfile.write_text(json.dumps([{"query": q["query"]} for q in qs]), encoding="utf-8")
     from bench.worker import mcp_bench
@@ -163,6 +165,7 @@ def _process_costs(root: Path, qs: list[dict[str, Any]], whole: int) -> dict[str
     return {"lane_import_load_ms": round(statistics.median(loads), 1), "first_query_ms": round(statistics.median(firsts), 1),
             "search_process_median_ms": round(statistics.median(times), 1),
             "search_process_min_max_ms": [round(min(times), 1), round(max(times), 1)],
+            "search_process_median_ms_lane_off": round(statistics.median(times_off), 1),
             "mcp_search_p50_ms": m["search_ms"]["p50"], "mcp_search_p95_ms": m["search_ms"]["p95"],
             "mcp_errors": m["errors"]}  # fmt: skip
 
