@@ -218,11 +218,10 @@ def _tables(qc: Sequence[float]) -> list[list[float]]:
     """Per code byte, the sum of the centred query's components whose bit is set, for each byte value."""
     out = []
     for j in range(len(qc) // 8):
-        w = qc[8 * j : 8 * j + 8]  # bit 7 of the byte is w[0]
-        t = [0.0] * 256
-        for b in range(1, 256):
-            low = b & -b
-            t[b] = t[b ^ low] + w[7 - (low.bit_length() - 1)]
+        t = [0.0]
+        for k in range(8):  # bit k (value 2**k) of the byte stands for component 8j + 7 - k
+            w = qc[8 * j + 7 - k]
+            t += [x + w for x in t]
         out.append(t)
     return out
 
