@@ -362,6 +362,20 @@ def _embed_all(prov: Provider, texts: list[str], batch: int = BATCH) -> list[Seq
 _CACHE: dict[str, tuple[tuple[int, int, int, int], str | None, list[float] | None, dict[str, int]]] = {}
 
 
+_COLUMNS: dict[int, tuple[dict[str, int], list[str], list[int]]] = {}
+
+
+def _columns(codes: dict[str, int]) -> tuple[list[str], list[int]]:
+    """The hashes and codes of a loaded vectors file as two lists (kept while it is cached)."""
+    hit = _COLUMNS.get(id(codes))
+    if hit is None or hit[0] is not codes:
+        keys = list(codes)
+        hit = _COLUMNS[id(codes)] = (codes, keys, [codes[h] for h in keys])
+        for k in [k for k, v in _COLUMNS.items() if k != id(codes) and not any(v[0] is c[3] for c in _CACHE.values())]:
+            del _COLUMNS[k]  # a file reloaded since: its old lists go
+    return hit[1], hit[2]
+
+
 def _load_codes(path: Path) -> tuple[str | None, list[float] | None, dict[str, int]]:
     """(model, centre, hash -> code) of one vectors file; kept per process while the file is unchanged."""
     sig: tuple[int, int, int, int] = (0, 0, 0, 0)
@@ -437,8 +451,7 @@ def dense(stores: Any, prov: Provider, query: str, filters: list[tuple[str, list
         qbits = int.from_bytes(encode(q, centre), "big")
         qtabs = _tables([a - b for a, b in zip(q, centre, strict=True)])
         nbytes = len(qtabs)
-        keys = list(codes)
-        vals = [codes[h] for h in keys]
+        keys, vals = _columns(codes)
         dist = [(qbits ^ c).bit_count() for c in vals]
         import heapq
 
