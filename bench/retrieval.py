@@ -424,7 +424,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--categories", action="store_true", help="also print the figures per query category")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", help="also write the table (with categories) to this markdown file")
+    ap.add_argument("--semantic", action="store_true",
+                    help="lexical against lexical + the semantic lane on every set, with cost rows (bench/semantic.py)")
     args = ap.parse_args(argv)
+    if args.semantic:
+        from bench import semantic
+
+        return semantic.main([*(["--json"] if args.json else []), *(["--out", args.out] if args.out else [])])
     names = ["openmemex-eval", "locomo", *SYNTHETIC] if args.dataset == "all" else [args.dataset]
     results = []
     for n in names:

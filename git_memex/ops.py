@@ -376,6 +376,7 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
             out["fts"] = res.fts
             out["ranking"] = res.ranking
             out["elapsed_ms"] = round(res.elapsed_ms, 3)
+            out["semantic"] = res.semantic
         if st.warnings:
             out["warnings"] = list(st.warnings)
         return out

@@ -207,5 +207,15 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
 def serve(cwd: Path | None = None) -> None:
     """Run the server on stdio until the client closes stdin; `cwd` is the repository named by
     --repo or GIT_MEMEX_REPO (None: the working folder, with the client's roots as a fallback)."""
-    build_server(cwd or Path.cwd(), explicit=cwd is not None).run("stdio")
+    server = build_server(cwd or Path.cwd(), explicit=cwd is not None)
+    stop = threading.Event()
+    from git_memex.core.paths import load_context
+    from git_memex.search import semantic
+
+    # the semantic lane, when on (its extra installed): embed what is missing while serving
+    semantic.background(lambda: load_context(cwd or Path.cwd()), stop)
+    try:
+        server.run("stdio")
+    finally:
+        stop.set()
 

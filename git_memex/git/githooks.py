@@ -291,4 +291,8 @@ def post_update(name: str, args: list[str]) -> int:
     if stats.quarantined:
         msg += f"; {stats.quarantined} unreadable (see `git memex doctor`)"
     print(msg, file=sys.stderr)
+    if ctx.repo_index.with_name("vectors.db").exists() or ctx.home_index.with_name("vectors.db").exists():
+        from git_memex.search import semantic  # the lane is in use here: embed the new memories
+
+        semantic.spawn_build(ctx)
     return 0

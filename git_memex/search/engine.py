@@ -85,6 +85,7 @@ class SearchResult:
     elapsed_ms: float = 0.0
     terms: list[str] = field(default_factory=list)  # the words snippets are centred on
     ranking: dict[str, Any] = field(default_factory=dict)  # with explain: the corpus statistics used
+    semantic: dict[str, Any] | None = None  # the semantic lane's status (None: off)
 
 
 def scope_filter(scope: str) -> str:
@@ -489,6 +490,39 @@ def _fuse(lexical: list[Scored]) -> list[Scored]:
     return sorted(lexical, key=lambda s: (s.cand.row["status"] == "deprecated", -s.score, s.cand.row["id"]))
 
 
+@record
+class _Ranked:
+    """A hit in its final order, from whichever lanes found it (`scored` is None when the lexical
+    lane did not)."""
+
+    score: float
+    row: sqlite3.Row
+    lanes: set[str]
+    scored: Scored | None
+    extra: dict[str, Any] | None  # what the semantic lane reports for --explain
+
+
+def _fuse_semantic(stores: Stores, query: str, lexical: list[Scored], nterms: int, *, scope: str,
+                   type: str | None, explain: bool, result: SearchResult) -> list[_Ranked]:
+    """`_fuse` with the dense lane: `semantic.join` combines the two lanes' scores by weight
+    (docs/semantic.md) and may add memories found by meaning alone."""
+    from git_memex.search import semantic
+    from git_memex.search.chains import superseded_ids
+
+    by_id = {s.cand.row["id"]: s for s in lexical}
+    table: dict[str, tuple[float, Any, dict[str, Any]]] = {
+        mid: (s.score, s.cand.row, {"lanes": set(s.cand.lanes), "all_words": s.held == nterms})
+        for mid, s in by_id.items()}
+    result.semantic = semantic.join(stores, query, table, scope=scope, type=type, explain=explain, now=time.time())
+    new = [mid for mid in table if mid not in by_id]
+    for gone in superseded_ids(stores, new) if new else ():
+        table.pop(gone, None)
+    out = [_Ranked(score, row, info["lanes"], by_id.get(mid), info.get("explain"))
+           for mid, (score, row, info) in table.items()]
+    out.sort(key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
+    return out
+
+
 def search(
     stores: Stores,
     query: str,
@@ -559,9 +593,16 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
         from git_memex.search.chains import superseded_ids
 
         gone = superseded_ids(stores, list(pool))
-        ranked = _fuse([s for s in _score(cands, terms, idfs, corpus, time.time()) if s.cand.row["id"] not in gone])
+        lexical = [s for s in _score(cands, terms, idfs, corpus, time.time()) if s.cand.row["id"] not in gone]
     else:
-        ranked = []
+        lexical = []
+    # The semantic lane (optional extra, search/semantic.py) joins where vectors were built:
+    # without a vectors file beside an index nothing of it is imported.
+    if explain or any(i.path.with_name("vectors.db").exists() for i, _w, _p in dbs):
+        ranked = _fuse_semantic(stores, query, lexical, len(terms), scope=scope, type=type, explain=explain,
+                                result=result)
+    else:
+        ranked = [_Ranked(s.score, s.cand.row, set(s.cand.lanes), s, None) for s in _fuse(lexical)]
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
     if explain:
@@ -575,8 +616,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             "b": scoring.B,
         }
     names = ["repo" if stores.repo is not None and dbs[k][0] is stores.repo else "home" for k in range(len(dbs))]
-    for s in ranked[:limit]:
-        r = s.cand.row
+    for x in ranked[:limit]:
+        r, s = x.row, x.scored
         h = Hit(
             id=r["id"],
             scope=r["scope"],
@@ -584,8 +625,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             status=r["status"],
             review_state=r["review_state"],
             snippet=_snippet(r["body"], snippet_terms),
-            score=s.score,
-            lanes=[lane for lane in ("bm25", "cjk", "synonym") if lane in s.cand.lanes] or ["bm25"],
+            score=x.score,
+            lanes=[lane for lane in ("bm25", "cjk", "synonym", "semantic") if lane in x.lanes] or ["bm25"],
             location=r["location"],
             path=r["path"],
             tags=json.loads(r["tags"] or "[]"),
@@ -595,7 +636,10 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             source=r["source"],
             body=r["body"] or "",
         )
-        if explain:
+        if explain and s is None:  # found by the semantic lane alone: no lexical factor
+            h.explain = {"words": f"0/{len(terms)}", "bm25": 0.0, "coverage": 0.0, "proximity": 0.0, "phrases": 0.0,
+                         "boosts": (x.extra or {}).get("boosts", {}), "lexical": 0.0, "length": 0, "index": "semantic"}
+        elif explain and s is not None:
             h.explain = {
                 "words": f"{s.held}/{len(terms)}",
                 "bm25": round(s.bm25, 6),
@@ -609,6 +653,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             }
             if plans[s.cand.index]:
                 h.explain["candidates"] = plans[s.cand.index]
+        if explain and x.extra and "semantic" in x.extra:
+            h.explain["semantic"] = x.extra["semantic"]
         result.hits.append(h)
     if explain:
         for rank, h in enumerate(result.hits, 1):
