@@ -121,15 +121,12 @@ def settle(ctx: Context) -> None:
 
 def pin(ctx: Context, key: str) -> bool:
     """Write `memex.projectKey` into the repository's git config; False when git refuses."""
-    import subprocess
 
     assert ctx.repo is not None
-    try:
-        r = subprocess.run(["git", "config", "--local", "memex.projectKey", key], cwd=ctx.repo.work_tree,
-                           capture_output=True, text=True, check=False, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    if r.returncode != 0:
+    from git_memex.git.gitcmd import git_text
+
+    r = git_text(["config", "--local", "memex.projectKey", key], ctx.repo.work_tree, timeout=30)
+    if r is None or r.returncode != 0:
         return False
     ctx.config["memex.projectkey"] = key
     return True

@@ -69,6 +69,15 @@ def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = N
         return None
 
 
+def git_text(args: list[str], cwd: Path | None = None, *, timeout: float | None = 120) -> subprocess.CompletedProcess[str] | None:
+    """`run_git` for commands whose output is text (decoded as UTF-8, bad bytes replaced)."""
+    r = run_git(args, cwd, timeout=timeout)
+    if r is None:
+        return None
+    return subprocess.CompletedProcess(r.args, r.returncode, r.stdout.decode("utf-8", "replace"),
+                                       r.stderr.decode("utf-8", "replace"))
+
+
 def in_memory_dir(path: str, memory_dir: str) -> bool:
     """A memory file: `<memory_dir>/<name>.md`, directly in the folder."""
     prefix = memory_dir.rstrip("/") + "/"

@@ -11,7 +11,6 @@ import os
 import shlex
 import shutil
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
@@ -109,9 +108,10 @@ def registered_command(text: str) -> str | None:
 # ------------------------------------------------------------------ install
 def hooks_dir(work_tree: Path) -> Path:
     """The folder git really runs hooks from (core.hooksPath respected)."""
-    r = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=work_tree, capture_output=True,
-                       text=True, check=False)
-    if r.returncode != 0:
+    from git_memex.git.gitcmd import git_text
+
+    r = git_text(["rev-parse", "--git-path", "hooks"], work_tree, timeout=30)
+    if r is None or r.returncode != 0:
         raise MemexError("cannot find the git hooks folder; is this a git repository?", FAILED)
     p = Path(r.stdout.strip())
     return p if p.is_absolute() else (work_tree / p)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +62,11 @@ def _pick_branch(repo: Any, wanted: str) -> str:
 
 
 def _default_base(ctx: Context, fallback: str) -> str:
-    r = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"],
-                       cwd=ctx.repo.work_tree if ctx.repo else None, capture_output=True, text=True, check=False)
-    if r.returncode == 0 and r.stdout.strip():
+    from git_memex.git.gitcmd import git_text
+
+    r = git_text(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"],
+                 ctx.repo.work_tree if ctx.repo else None, timeout=30)
+    if r is not None and r.returncode == 0 and r.stdout.strip():
         return r.stdout.strip().split("/", 1)[-1]
     return fallback
 
@@ -113,10 +114,11 @@ def _branch_name_problem(name: str, cwd: Path) -> str | None:
     """Why git would refuse `name` as a branch name, or None when it is a valid one."""
     if not name or name.startswith("-") or name == "@":
         return "is not a valid git branch name"
-    r = subprocess.run(["git", "check-ref-format", "--branch", name], cwd=cwd, capture_output=True, text=True,
-                       check=False)
+    from git_memex.git.gitcmd import git_text
+
+    r = git_text(["check-ref-format", "--branch", name], cwd, timeout=30)
     # --branch also expands @{-1} and friends: only a name that is itself valid is accepted
-    if r.returncode != 0 or r.stdout.strip() != name:
+    if r is None or r.returncode != 0 or r.stdout.strip() != name:
         return "is not a valid git branch name (see `git check-ref-format --help`)"
     return None
 

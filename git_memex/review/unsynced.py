@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
 from git_memex.core import model
@@ -38,9 +37,10 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
             states.setdefault(row[1] or "draft", []).append(row[0])
         uncommitted = []
         if ctx.repo is not None:
-            r = subprocess.run(["git", "status", "--porcelain", "--", ctx.memory_dir_rel], cwd=ctx.repo.work_tree,
-                               capture_output=True, text=True, check=False)
-            uncommitted = [line[3:] for line in r.stdout.splitlines() if line[3:].endswith(".md")]
+            from git_memex.git.gitcmd import git_text
+
+            r = git_text(["status", "--porcelain", "--", ctx.memory_dir_rel], ctx.repo.work_tree)
+            uncommitted = [line[3:] for line in (r.stdout if r else "").splitlines() if line[3:].endswith(".md")]
         conflicts = contradictions(ctx, stores=st)
         if outbox and ctx.repo is None:
             nxt = ("nothing can be submitted here: submit needs a git repository, and these drafts stay on this "

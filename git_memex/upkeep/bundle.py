@@ -189,12 +189,11 @@ def bundle_text(bundle: dict[str, Any]) -> str:
 
 def _work_tree_of(folder: Path) -> Path | None:
     """The git work tree `folder` is inside, if any (one `git rev-parse`)."""
-    import subprocess
 
-    try:
-        r = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True,
-                           text=True, stdin=subprocess.DEVNULL, check=False, timeout=60)
-    except (OSError, subprocess.SubprocessError):
+    from git_memex.git.gitcmd import git_text
+
+    r = git_text(["rev-parse", "--show-toplevel"], folder, timeout=60)
+    if r is None:
         return None
     top = r.stdout.strip()
     return Path(top) if r.returncode == 0 and top else None
