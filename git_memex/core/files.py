@@ -139,11 +139,11 @@ def file_text(m: Memory, path: Path) -> str:
     back to `parse_memory_bytes`), so a memory that a write path accepts is one a full reindex reads back,
     never one it quarantines. Raises ValidationError with one sentence."""
     validate(m)
-    text = frontmatter.serialize(m.fm, m.body)
     try:
+        text = frontmatter.serialize(m.fm, m.body)  # PyYAML's emitter refuses a surrogate in a field
         raw = text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        bad = ord(text[exc.start])
+        bad = ord(exc.object[exc.start]) if isinstance(exc.object, str) else 0xD800
         raise ValidationError(f"memory holds U+{bad:04X}, a lone surrogate that is not valid Unicode; "
                               "it cannot be written as UTF-8") from None
     if "\x00" in text:

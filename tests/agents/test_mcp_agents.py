@@ -17,7 +17,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from conftest import git, run_cli
-from test_mcp import call, err, ok, session, text
+from mcp_client import call, err, ok, session, text
 
 SERVER = [sys.executable, "-m", "git_memex", "mcp"]
 

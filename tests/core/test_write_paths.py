@@ -7,6 +7,8 @@ about to be written; a text the reader would refuse is refused with one sentence
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,7 +68,7 @@ def test_supersede_refuses_an_unreadable_replacement(repo: Path):
 
 @pytest.mark.parametrize("kind", sorted(BAD_TEXTS))
 def test_mcp_memory_add_refuses_instead_of_saving(repo: Path, kind: str):
-    from test_mcp import err
+    from mcp_client import err
 
     msg = err("memory_add", {"text": BAD_TEXTS[kind]})
     assert "Saved" not in msg
@@ -103,3 +105,13 @@ def test_anything_a_write_accepts_a_full_reindex_reads_back(repo: Path, text: st
     back = ops.reindex(load_context(), full=True)
     assert back.quarantined == [], back.quarantined
     assert ops.show(load_context(), res.id)["id"] == res.id
+
+
+def test_a_tag_that_is_not_valid_unicode_is_one_sentence(repo: Path):
+    """Found by the property test above: a lone surrogate in a tag (what an undecodable byte in
+    argv becomes) reached PyYAML's emitter and raised a traceback."""
+    r = subprocess.run([sys.executable, "-m", "git_memex", "add", "a tag from a bad terminal", "--tags", "ok,\udcff"],
+                       cwd=repo, capture_output=True, text=True, errors="surrogateescape", check=False)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith("git-memex: ") and "Traceback" not in r.stderr and "surrogate" in r.stderr, r.stderr
+    assert run_cli("list", "--json").json()["memories"] == []

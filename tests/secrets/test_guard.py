@@ -70,7 +70,7 @@ def test_memories_written_by_us_are_shown_unchanged(repo: Path) -> None:
 
 
 def test_mcp_search_masks_a_planted_secret(repo: Path) -> None:
-    from test_mcp import call, text
+    from mcp_client import call, text
 
     plant(repo, f"the deploy bot authenticates to GitHub with {TOKEN} on the staging runner")
     res = call("memory_search", {"query": "deploy bot"}, cwd=repo)

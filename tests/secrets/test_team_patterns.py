@@ -103,7 +103,7 @@ def test_add_supersede_and_aliases_mask_the_team_format(repo: Path, isolated_env
 
 
 def test_capture_and_mcp_memory_add_mask_the_team_format(repo: Path, isolated_env: Path) -> None:
-    from test_mcp import ok
+    from mcp_client import ok
 
     team(repo)
     added = ok("memory_add", {"text": f"the CI key is {TOKEN} in the vault"})
@@ -190,17 +190,3 @@ def test_a_bad_pattern_in_git_config_is_reported_once_and_ignored(repo: Path) ->
     assert TOKEN not in str(r.json()["saved"])  # the good pattern still masks
     scan = run_cli("scan", "--staged")
     assert scan.code == 0 and len(scan.err.splitlines()) == 1 and "is ignored" in scan.err
-
-
-# ------------------------------------------------------------------ the merge driver under real git
-def test_a_real_git_merge_masks_a_team_secret_one_side_carried(repo: Path) -> None:
-    from test_merge_driver_git import BODY, REL, branches, memory, mrepo
-
-    work = mrepo.__wrapped__(repo)  # type: ignore[attr-defined]
-    team(work)
-    theirs = memory(BODY.replace("Rollbacks run in CI.", f"Rollbacks run in CI with {TOKEN}."), tags=["db", "ci"])
-    branches(work, memory(tags=["db", "postgres", "sqitch"]), theirs)
-    r = git("merge", "-q", "--no-edit", "feature", cwd=work, check=False)
-    assert r.returncode == 0, r.stderr
-    merged = (work / REL).read_text()
-    assert TOKEN not in merged and "ACMExxxxxxxxxxxxxxxxx" in merged and "sqitch" in merged
