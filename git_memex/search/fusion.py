@@ -4,14 +4,17 @@ fused = ALPHA x lexical / best lexical + (1 - ALPHA) x dense', where dense' is t
 min-max normalised over the dense lane's own top candidates (0 below them). Measured on the
 bench sets (bench/README.md, "Semantic lane"): a weighted sum beat reciprocal rank fusion,
 which lowered openmemex-eval's MRR (0.924 -> 0.913) because the dense lane is weak on
-identifier-heavy queries; ALPHA = 0.6 was best on LoCoMo's half A (0.5 and 0.7 were lower on
-both halves); with a fixed 0.6 the synthetic 10k set lost R@5 (0.84 -> 0.83), which the
-adaptive weight (0.9 chosen on its half A) turned into a gain on both halves, LoCoMo unchanged.
+identifier-heavy queries. With the lexical ranking of docs/search.md (whose score is words held
+plus a bounded lexical part), ALPHA was chosen again on LoCoMo's half A: MRR 0.522 at 0.6,
+0.528 at 0.7, 0.536 at 0.8 (R@5 0.668 / 0.679 / 0.670); openmemex-eval was the same at 0.7 and
+0.8 (1.000 / 0.924). When the lexical top hit holds every query word the weight is
+ALPHA_ALL_WORDS (0.9, chosen on the synthetic 10k set's half A): the dense lane is weak on
+identifier-heavy queries. Figures and commands: bench/README.md, "Semantic lane".
 """
 
 from __future__ import annotations
 
-ALPHA = 0.6
+ALPHA = 0.8
 # ... and when the lexical lane's top hit holds every query word: the dense lane is weak on
 # identifier-heavy queries, which the lexical lane then answers (synthetic 10k, bench/README.md).
 ALPHA_ALL_WORDS = 0.9

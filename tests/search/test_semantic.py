@@ -80,7 +80,9 @@ def test_plugged_model_finds_by_meaning_and_reports_lanes(repo: Path) -> None:
     res = run_cli("search", "--json", "--explain", "feline napping", env=TOY).json()
     assert res["hits"][0]["id"] == ids[MEMORIES[2]]
     assert res["hits"][0]["lanes"] == ["semantic"]
-    assert res["semantic"] == {"model": "toy/concepts-v1", "memories": 3, "with_vectors": 3, "missing": 0, "alpha": 0.6}
+    from git_memex.search import fusion
+
+    assert res["semantic"] == {"model": "toy/concepts-v1", "memories": 3, "with_vectors": 3, "missing": 0, "alpha": fusion.ALPHA}
     # both lanes: the lexical hit keeps its lexical lanes and gains the semantic one
     both = run_cli("search", "--json", "--explain", "gateway timeout", env=TOY).json()
     assert both["hits"][0]["id"] == ids[MEMORIES[0]] and both["hits"][0]["lanes"] == ["bm25", "semantic"]
