@@ -335,7 +335,7 @@ def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
     """A listing entry; `body` is the row's body as `guard.safe_bodies` gives it."""
     from git_memex.search.engine import _snippet
 
-    return {
+    out: dict[str, Any] = {
         "id": r["id"],
         "scope": r["scope"],
         "type": r["type"],
@@ -349,6 +349,9 @@ def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
         "role": r["role"] or "knowledge",
         "source": r["source"],
     }
+    if r["location"].startswith("org:"):
+        out["org"] = r["location"][len("org:"):]  # the label of an org memory (docs/org.md)
+    return out
 
 
 def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = None,

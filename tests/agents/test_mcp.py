@@ -99,9 +99,9 @@ def test_exactly_these_tools_with_closed_enums_and_annotations(repo: Path) -> No
     assert add["importance"]["enum"] == list(model.IMPORTANCES)
     assert by_name["memory_add"].input_schema["required"] == ["text"]
     search = by_name["memory_search"].input_schema["properties"]
-    assert search["scope"]["enum"] == ["both", "project", "personal"]
+    assert search["scope"]["enum"] == ["all", "both", "project", "personal", "org"]
     assert {"enum": list(model.TYPES), "type": "string"}.items() <= search["type"]["anyOf"][0].items()
-    assert by_name["memory_list"].input_schema["properties"]["scope"]["enum"] == ["both", "project", "personal"]
+    assert by_name["memory_list"].input_schema["properties"]["scope"]["enum"] == ["all", "both", "project", "personal", "org"]
     assert all("path" not in t.input_schema.get("properties", {}) for t in tools)  # no tool takes a file path
     for name, t in by_name.items():
         assert t.input_schema.get("additionalProperties") is False, name  # unknown arguments are refused
