@@ -178,7 +178,7 @@ def test_secret_is_masked_in_file_and_result(repo: Path) -> None:
         ("memory_search", {"query": "x", "limit": 0}, "`limit`"),
         ("memory_search", {"query": "   "}, "query"),
         ("memory_search", {"query": "x", "type": "note"}, "must be one of"),
-        ("memory_list", {"scope": "org"}, "`scope` must be one of"),
+        ("memory_list", {"scope": "team"}, "`scope` must be one of"),
         ("memory_supersede", {"id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "text": "new"}, "no memory"),
         ("memory_supersede", {"id": "../../etc/passwd", "text": "new"}, "not a memory id"),
         ("memory_forget", {"id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ"}, "no memory"),
