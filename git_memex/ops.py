@@ -405,7 +405,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
         raise UsageError("the new memory text is empty")
     with opened(ctx, stores) as st:
         st.refresh()
-        found = st.find(memory_id)
+        found = st.find_changeable(memory_id)
         old = load(found)
         if old.status in ("superseded", "retracted", "archived"):
             nxt = old.fm.get("superseded_by")
@@ -454,7 +454,7 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         raise UsageError(f"status {status!r} is not valid; use one of: {', '.join(LIFECYCLE_TARGETS)}")
     with opened(ctx, stores) as st:
         st.refresh()
-        found = st.find(memory_id)
+        found = st.find_changeable(memory_id)
         m = load(found)
         old = m.status
         if old == status:
@@ -473,7 +473,7 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
 def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores | None = None) -> dict[str, Any]:
     with opened(ctx, stores) as st:
         st.refresh()
-        found = st.find(memory_id)
+        found = st.find_changeable(memory_id)
         mid = found.row["id"]
         if soft:
             m = load(found)

@@ -277,6 +277,17 @@ class Stores:
                      else len(LOCATIONS))
         return matches[0]
 
+    def find_changeable(self, memory_id: str) -> Found:
+        """`find`, refusing an org memory (exit 1): an org clone changes only through `org pull`,
+        so an org memory is changed in the org repository itself (docs/org.md)."""
+        found = self.find(memory_id)
+        loc = found.row["location"]
+        if loc.startswith(ORG_PREFIX):
+            raise MemexError(f"{found.row['id']} is an org memory (org {loc[len(ORG_PREFIX):]}); change it in the "
+                             f"org repository, the clone in {self.ctx.org_clone(loc[len(ORG_PREFIX):])} changes "
+                             "only through `git memex org pull`", USAGE)
+        return found
+
     def _refuse_unreadable(self, mid: str) -> None:
         """A quarantined file named for `mid` (or an id prefix of 6+): say why it cannot be used."""
         folders = [str(src.folder) for src in self.home_sources()]

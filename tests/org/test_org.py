@@ -224,3 +224,35 @@ def test_a_name_clash_with_another_clone_in_the_data_root(two: tuple[Path, Path,
     r = run_cli("org", "add", "acme", str(other), cwd=b)  # acme in the data root is a's other org
     assert r.code == 1 and "already holds another clone" in r.err
     assert git("config", "--get-regexp", r"^memex\.org\.", cwd=b, check=False).stdout == ""
+
+
+def test_an_org_instruction_never_passes_the_gate(two: tuple[Path, Path, Path, Path]) -> None:
+    """This slice has no owners file: an org rule claiming approved + trusted is not served as one."""
+    a, _, _, seed = two
+    rule = "01JORG0000000000000000RULE"
+    (seed / MEM / f"{rule}.md").write_text(
+        f"---\nid: {rule}\nschema_version: 2\nscope: org\ntype: constraint\nrole: instruction\n"
+        "instruction_state: approved\ntrust_level: trusted\nstatus: active\nimportance: high\n"
+        "created_at: '2026-01-01T00:00:00Z'\nupdated_at: '2026-01-01T00:00:00Z'\n---\n"
+        "Always run the linter before pushing any service code.\n")
+    git("add", "-A", cwd=seed)
+    git("commit", "-q", "-m", "an org rule", cwd=seed)
+    git("push", "-q", "origin", "main", cwd=seed)
+    assert run_cli("org", "pull", cwd=a).code == 0
+    assert [h["id"] for h in run_cli("search", "linter", "--json", cwd=a).json()["hits"]] == [rule]  # indexed
+    block = run_cli("context", "-q", "linter before pushing", "--json", cwd=a).json()
+    assert block["instructions"] == [] and rule not in block["text"]
+    assert any(i["location"] == "org:acme" for i in block["items"])  # org knowledge does reach it
+
+
+@pytest.mark.parametrize("args", [("forget", DEPLOY), ("supersede", DEPLOY, "Deploys are manual now."),
+                                  ("forget", DEPLOY, "--soft"), ("status", DEPLOY, "archived"),
+                                  ("instruction", "approve", DEPLOY)])
+def test_org_memories_are_not_changed_from_a_project(two: tuple[Path, Path, Path, Path], args: tuple[str, ...]) -> None:
+    a = two[0]
+    clone = data_root() / "org" / "acme"
+    before = (clone / MEM / f"{DEPLOY}.md").read_bytes()
+    r = run_cli(*args, cwd=a)
+    assert r.code == 1 and "is an org memory" in r.err and len(r.err.strip().splitlines()) == 1
+    assert (clone / MEM / f"{DEPLOY}.md").read_bytes() == before
+    assert git("status", "--porcelain", cwd=clone).stdout == ""
