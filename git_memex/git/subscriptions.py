@@ -81,12 +81,12 @@ def _origin(clone: Path) -> str | None:
 
 
 def _index(ctx: Context, name: str) -> dict[str, int]:
-    from git_memex.index.refresh import Index
-    from git_memex.index.stores import org_sources
+    from git_memex.index.refresh import Index, RefreshStats
+    from git_memex.index.stores import refresh_org
 
     ctx.org_index(name).parent.mkdir(parents=True, exist_ok=True)
     with Index(ctx.org_index(name)) as idx:
-        s = idx.refresh(org_sources(ctx, name), trigger="org")
+        s = refresh_org(ctx, name, idx, force=True) or RefreshStats()
         return {"added": s.added, "changed": s.changed, "removed": s.removed, "quarantined": s.quarantined,
                 "memories": idx.count()}
 

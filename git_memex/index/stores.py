@@ -226,7 +226,6 @@ class Stores:
         pairs: list[tuple[Index, list[Source]]] = [(self.home, self.home_sources())]
         if self.repo is not None:
             pairs.insert(0, (self.repo, [self.source("repo")]))
-        pairs.extend((org_index, org_sources(self.ctx, name)) for name, org_index in self.orgs)
         for index, sources in pairs:
             try:
                 s = index.refresh(sources, trigger=trigger)
@@ -242,6 +241,20 @@ class Stores:
             total.removed += s.removed
             total.quarantined += s.quarantined
             total.unchanged += s.unchanged
+        for name, org_index in self.orgs:
+            try:
+                got = refresh_org(self.ctx, name, org_index, force=trigger is not None and trigger.startswith("reindex"))
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+                    raise
+                self.warnings.append(f"the index of org {name} is busy; its results may be slightly out of date")
+                continue
+            if got is not None:
+                total.added += got.added
+                total.changed += got.changed
+                total.removed += got.removed
+                total.quarantined += got.quarantined
+                total.unchanged += got.unchanged
         return total
 
     def rebuild(self) -> RefreshStats:
@@ -335,6 +348,48 @@ def org_sources(ctx: Context, name: str) -> list[Source]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         out.extend(Source(ORG_PREFIX + name, Path(here) / d, None) for d in dirs)
     return out
+
+
+ORG_COMMIT = "org_commit"  # meta key: the commit of the org clone the index was last brought in line with
+
+
+def org_head(clone: Path) -> str | None:
+    """The commit HEAD of a clone points at, read from its files (no git process): HEAD, then the
+    loose ref, then packed-refs; None when it cannot be told."""
+    git_dir = clone / ".git"
+    try:
+        head = (git_dir / "HEAD").read_text("utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref: "):
+        return head or None
+    ref = head[len("ref: "):]
+    try:
+        return (git_dir / ref).read_text("utf-8").strip() or None
+    except OSError:
+        pass
+    try:
+        for line in (git_dir / "packed-refs").read_text("utf-8").splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    except OSError:
+        pass
+    return None
+
+
+def refresh_org(ctx: Context, name: str, index: Index, *, force: bool = False) -> RefreshStats | None:
+    """Bring org `name`'s index in line with its clone. An org clone changes only through `org
+    pull`, so the index is fresh while the clone's HEAD is the commit it was built from: no stat of
+    every file (docs/org.md). `force` (`reindex`) checks every file anyway. None when skipped."""
+    head = org_head(ctx.org_clone(name))
+    if not force and head is not None and index.get_meta(ORG_COMMIT) == head:
+        return None
+    s = index.refresh(org_sources(ctx, name), trigger="org")
+    if head is not None:
+        with index.write() as c:
+            index.set_meta(c, ORG_COMMIT, head)
+    return s
 
 
 @contextlib.contextmanager

@@ -256,3 +256,31 @@ def test_org_memories_are_not_changed_from_a_project(two: tuple[Path, Path, Path
     assert r.code == 1 and "is an org memory" in r.err and len(r.err.strip().splitlines()) == 1
     assert (clone / MEM / f"{DEPLOY}.md").read_bytes() == before
     assert git("status", "--porcelain", cwd=clone).stdout == ""
+
+
+def test_org_index_freshness_follows_the_clone_commit(two: tuple[Path, Path, Path, Path]) -> None:
+    """A search checks an org index by its clone's HEAD, not a stat of every file: a hand edit in the
+    clone is not seen until `reindex` (or an `org pull` that moves HEAD) looks at the files."""
+    a = two[0]
+    clone = data_root() / "org" / "acme"
+    org_file(clone / MEM / "lessons", RETRY, "lesson", "Retries need jitter and a cap, or they stampede.")
+    assert ids(run_cli("search", "retries", "--json", cwd=a).json()) == []
+    r = run_cli("reindex", "--json", cwd=a)
+    assert r.code == 0 and r.json()["added"] == 1
+    assert ids(run_cli("search", "retries", "--json", cwd=a).json()) == [RETRY]
+
+
+def test_org_pull_of_changed_files_in_subfolders(two: tuple[Path, Path, Path, Path]) -> None:
+    """Nested folders are separate sources of one index: a file just changed in engineering/ (racy,
+    its stat too recent to trust) is read once, by its own folder, not also by the parent's."""
+    a, _, _, seed = two
+    org_file(seed / MEM / "engineering", LOGS, "constraint", "Every service logs structured JSON with a trace id.")
+    git("add", "-A", cwd=seed)
+    git("commit", "-q", "-m", "one changed, the top folder unchanged", cwd=seed)
+    git("push", "-q", "origin", "main", cwd=seed)
+    r = run_cli("org", "pull", "--json", cwd=a)
+    assert r.code == 0, r.err
+    assert r.json()["orgs"][0]["reindexed"]["changed"] == 1
+    assert ids(run_cli("search", "trace", "--json", cwd=a).json()) == [LOGS]
+    assert run_cli("reindex", cwd=a).code == 0
+    assert run_cli("org", "list", "--json", cwd=a).json()["orgs"][0]["memories"] == 2
