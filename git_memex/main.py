@@ -55,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "audit": "audit",
     "scopes": "scopes",
     "inventory": "inventory",
+    "org": "org",
 }
 
 

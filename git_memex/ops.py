@@ -335,7 +335,7 @@ def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
     """A listing entry; `body` is the row's body as `guard.safe_bodies` gives it."""
     from git_memex.search.engine import _snippet
 
-    return {
+    out: dict[str, Any] = {
         "id": r["id"],
         "scope": r["scope"],
         "type": r["type"],
@@ -349,6 +349,9 @@ def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
         "role": r["role"] or "knowledge",
         "source": r["source"],
     }
+    if r["location"].startswith("org:"):
+        out["org"] = r["location"][len("org:"):]  # the label of an org memory (docs/org.md)
+    return out
 
 
 def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = None,
@@ -402,7 +405,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
         raise UsageError("the new memory text is empty")
     with opened(ctx, stores) as st:
         st.refresh()
-        found = st.find(memory_id)
+        found = st.find_changeable(memory_id)
         old = load(found)
         if old.status in ("superseded", "retracted", "archived"):
             nxt = old.fm.get("superseded_by")
@@ -451,7 +454,7 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         raise UsageError(f"status {status!r} is not valid; use one of: {', '.join(LIFECYCLE_TARGETS)}")
     with opened(ctx, stores) as st:
         st.refresh()
-        found = st.find(memory_id)
+        found = st.find_changeable(memory_id)
         m = load(found)
         old = m.status
         if old == status:
@@ -470,7 +473,7 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
 def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores | None = None) -> dict[str, Any]:
     with opened(ctx, stores) as st:
         st.refresh()
-        found = st.find(memory_id)
+        found = st.find_changeable(memory_id)
         mid = found.row["id"]
         if soft:
             m = load(found)

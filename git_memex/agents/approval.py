@@ -26,7 +26,7 @@ TRUST_CHOICES = ("reviewed", "trusted")
 def _load_rule(st: Stores, memory_id: str) -> tuple[Any, model.Memory]:
     from git_memex.core.files import read_memory
 
-    found = st.find(memory_id)
+    found = st.find_changeable(memory_id)
     m = read_memory(found.path)
     if (m.fm.get("role") or "knowledge") != "instruction":
         raise MemexError(f"{m.id} is knowledge, not a rule; only role: instruction memories are approved "

@@ -27,7 +27,7 @@ Role = Literal[model.ROLES]  # type: ignore[valid-type]
 Visibility = Literal[model.VISIBILITIES]  # type: ignore[valid-type]
 Confidence = Literal[model.CONFIDENCES]  # type: ignore[valid-type]
 Include = Literal["active", "all"]
-ReadScope = Literal["both", "project", "personal"]
+ReadScope = Literal["all", "both", "project", "personal", "org"]
 
 Id = Annotated[str, Field(min_length=1, max_length=64, description="A memory id (or a unique prefix of at least 6 characters).")]
 Ids = Annotated[list[Id], Field(min_length=1, max_length=100)]

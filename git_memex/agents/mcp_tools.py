@@ -102,7 +102,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     @tool
     def memory_search(
         query: Annotated[str, Field(min_length=1, description="Keywords; terms are OR-ed. Try variants if nothing matches.")],
-        scope: Annotated[ReadScope, Field(description="both (default), project or personal.")] = "both",
+        scope: Annotated[ReadScope, Field(description="all (default: project, personal and subscribed org memories), both (project and personal), project, personal or org.")] = "all",
         type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="At most this many results.")] = 8,
     ) -> CallToolResult:
@@ -124,7 +124,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
     @tool
     def memory_list(
-        scope: Annotated[ReadScope, Field(description="both (default), project or personal.")] = "both",
+        scope: Annotated[ReadScope, Field(description="all (default: project, personal and subscribed org memories), both (project and personal), project, personal or org.")] = "all",
         type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many memories.")] = 20,
         include: Annotated[Include, Field(description="active (default: active and deprecated, newest of each "

@@ -55,6 +55,8 @@ def label(d: dict[str, Any]) -> str:
     state = d.get("review_state")
     status = d.get("status")
     out = f"{where}/{d.get('type', '?')}"
+    if d.get("org"):
+        out = f"org {d['org']}/{d.get('type', '?')}"
     if state and where != "personal":
         out += f" [{state}]"
     if status and status != "active":

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 
 from git_memex.commands._common import add_json, context, emit_json, label, short
+from git_memex.commands.search import READ_SCOPES
 from git_memex.core import model
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("list", help="list memories, newest first", description="List memories, newest first.")
-    p.add_argument("--scope", choices=("both", "project", "personal"), default="both")
+    p.add_argument("--scope", choices=READ_SCOPES, default="all",
+                   help="all (default): project, personal and subscribed org memories; both: project and personal")
     p.add_argument("--type", choices=model.TYPES, default=None)
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--include", choices=("active", "all"), default="active",
@@ -27,10 +29,13 @@ def run(args: argparse.Namespace) -> int:
         emit_json(res)
         return 0
     rows = res["memories"]
-    if args.scope == "both" and rows:
-        # two headings, newest first under each: what stays on this machine, what the team shares
+    if args.scope in ("both", "all") and rows:
+        # two headings, newest first under each: what stays on this machine, what the team shares;
+        # a third for subscribed org memories when there are any
+        org = [m for m in rows if m.get("org")]
         for title, group in (("Personal (this machine only)", [m for m in rows if m.get("scope") == "personal"]),
-                             ("Project", [m for m in rows if m.get("scope") != "personal"])):
+                             ("Project", [m for m in rows if m.get("scope") != "personal" and not m.get("org")]),
+                             *((("Org", org),) if org else ())):
             print(f"{title}:" if group else f"{title}: none")
             for m in group:
                 print(f"  {short(m['id'])}  {label(m):28}  {m['snippet']}")

@@ -7,13 +7,16 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json, label, short, warn
 from git_memex.core import model
 
+READ_SCOPES = ("all", "both", "project", "personal", "org")  # as search.engine.READ_SCOPES (docs/org.md)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="search memories (BM25, CJK-aware)",
                        description="Search memories. Terms are OR-ed; only the newest of a supersede chain is "
                        "shown; retracted and archived memories never are.")
     p.add_argument("query", nargs="+", help="words to look for")
-    p.add_argument("--scope", choices=("both", "project", "personal"), default="both")
+    p.add_argument("--scope", choices=READ_SCOPES, default="all",
+                   help="all (default): project, personal and subscribed org memories; both: project and personal")
     p.add_argument("--type", choices=model.TYPES, default=None)
     p.add_argument("--limit", type=int, default=8)
     p.add_argument("--explain", action="store_true", help="show the FTS expression and why each hit ranked where it did")

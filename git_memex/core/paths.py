@@ -549,6 +549,20 @@ class Context:
             return None
         return self.repo.git_dir / "memex" / INDEX_NAME
 
+    # org memory repos this context subscribes to (docs/org.md): `memex.org.NAME.url` in git config
+    def org_names(self) -> list[str]:
+        """The subscribed org names, sorted (repo-local and global subscriptions together)."""
+        return sorted({k[len("memex.org."):-len(".url")] for k in self.config
+                       if k.startswith("memex.org.") and k.endswith(".url") and k.count(".") == 3})
+
+    def org_clone(self, name: str) -> Path:
+        """Where the clone of org `name` lives: `<data root>/org/<name>/`, a normal git clone."""
+        return self.data_root / "org" / name
+
+    def org_index(self, name: str) -> Path:
+        """The index of org `name`, inside its clone's git dir (removed with the clone)."""
+        return self.org_clone(name) / ".git" / "memex" / INDEX_NAME
+
     def require_repo(self, what: str) -> Repo:
         if self.repo is None:
             raise MemexError(f"{what} needs a git repository; run it inside one (cd into your project)", USAGE)

@@ -88,8 +88,8 @@ def scan(index: Index, src: Source, stats: RefreshStats, plan: Plan, gone: list[
 def _racy_only(index: Index, src: Source, count: int, stats: RefreshStats, plan: Plan) -> set[str]:
     """Same names, sizes, inodes and times as at the last complete scan: only the files that were
     racy then need a look (by content hash). Returns their paths."""
-    racy = index.conn.execute("SELECT path, sig, sha FROM files WHERE path >= ? AND path < ? AND racy = 1",
-                              _under(str(src.folder))).fetchall()
+    racy = [r for r in index.conn.execute("SELECT path, sig, sha FROM files WHERE path >= ? AND path < ? AND racy = 1",
+                                          _under(str(src.folder))) if _direct(str(src.folder), r[0])]
     for p, sig, sha in racy:
         plan.append((src, p, sig, sha, True))
     stats.unchanged += count - len(racy)
@@ -103,7 +103,7 @@ def _against_snapshot(index: Index, src: Source, names: list[str], sigs: list[tu
     folder = str(src.folder)
     prefix = folder + os.sep
     racy = {r[0][len(prefix):] for r in index.conn.execute(
-        "SELECT path FROM files WHERE path >= ? AND path < ? AND racy = 1", _under(folder))}
+        "SELECT path FROM files WHERE path >= ? AND path < ? AND racy = 1", _under(folder)) if _direct(folder, r[0])}
     get = snap.get
     suspects = [i for i, name in enumerate(names) if get(name) != sigs[i]]  # new or changed
     if racy:
@@ -131,7 +131,7 @@ def _against_rows(index: Index, src: Source, names: list[str], sigs: list[tuple[
     folder = str(src.folder)
     prefix = folder + os.sep
     known = {r[0]: (r[1], r[2], r[3]) for r in index.conn.execute(
-        "SELECT path, sig, racy, sha FROM files WHERE path >= ? AND path < ?", _under(folder))}
+        "SELECT path, sig, racy, sha FROM files WHERE path >= ? AND path < ?", _under(folder)) if _direct(folder, r[0])}
     seen: set[str] = set()
     for name, (mtime_ns, size, ino) in zip(names, sigs, strict=True):
         p = prefix + name
@@ -233,6 +233,12 @@ def listing_blob(names: list[str], sigs: list[tuple[int, int, int]]) -> tuple[by
 
     return ("\0".join(names).encode("utf-8", "surrogateescape"),
             array("q", chain.from_iterable(sigs)).tobytes())
+
+
+def _direct(folder: str, path: str) -> bool:
+    """`path` is directly in `folder`, not in a subfolder (an org memory folder is read as nested
+    sources, one a folder: each answers only for its own files, docs/org.md)."""
+    return os.sep not in path[len(folder) + 1:]
 
 
 def _under(folder: str) -> tuple[str, str]:

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from git_memex.core.model import SAFE_ID_RE
-from git_memex.core.paths import Context, prepare_data_root
+from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root
 from git_memex.core.record import record
 from git_memex.errors import FAILED, USAGE, MemexError, NotFound
 from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 LOCATIONS = ("repo", "outbox", "private", "personal")
+ORG_PREFIX = "org:"  # an org memory's location is `org:NAME` (docs/org.md)
 _WARNED: set[str] = set()
 
 
@@ -78,6 +79,18 @@ class Stores:
                 raise MemexError(f"cannot open the index in {ctx.repo_index.parent} ({exc})", FAILED) from None
         self.warnings: list[str] = []
         self._failed = False
+        # one index per subscribed org memory repo, after the project's and the home index
+        self.orgs: list[tuple[str, Index]] = []
+        for name in ctx.org_names():
+            if not (ctx.org_clone(name) / DEFAULT_MEMORY_DIR).is_dir():
+                self.warnings.append(f"the clone of org {name} is missing ({ctx.org_clone(name)}); "
+                                     f"`git memex org remove {name}` then `org add` it again")
+                continue
+            try:
+                ctx.org_index(name).parent.mkdir(parents=True, exist_ok=True)
+                self.orgs.append((name, Index(ctx.org_index(name))))
+            except (sqlite3.Error, OSError) as exc:
+                self.warnings.append(f"cannot open the index of org {name} ({exc}); its memories are left out")
         if ctx.repo is not None and not self.degraded:
             from git_memex.core.scopekeys import settle
 
@@ -87,6 +100,8 @@ class Stores:
         self.home.close()
         if self.repo is not None:
             self.repo.close()
+        for _, org_index in self.orgs:
+            org_index.close()
         if self.degraded and not self._failed and self.degraded not in _WARNED:
             _WARNED.add(self.degraded)  # once per process (the MCP server opens many)
             print(f"git-memex: warning: {self.degraded}; showing the repository's memories only",
@@ -112,6 +127,8 @@ class Stores:
             if ctx.memory_dir is None:
                 raise MemexError("there is no repository memory folder here; run inside a git repository", USAGE)
             return Source("repo", ctx.memory_dir, ctx.project_key)
+        if location.startswith(ORG_PREFIX):
+            return org_sources(ctx, location[len(ORG_PREFIX):])[0]
         raise ValueError(location)
 
     def index_for(self, location: str) -> Index:
@@ -119,6 +136,9 @@ class Stores:
             if self.repo is None:
                 raise MemexError("there is no repository memory folder here; run inside a git repository", USAGE)
             return self.repo
+        for name, org_index in self.orgs:
+            if location == ORG_PREFIX + name:
+                return org_index
         return self.home
 
     def home_sources(self) -> list[Source]:
@@ -133,6 +153,7 @@ class Stores:
         if self.repo is not None:
             out.append((self.repo, "1", ()))
         out.append((self.home, "(m.project_key IS NULL OR m.project_key = ?)", (self.ctx.project_key,)))
+        out.extend((org_index, "1", ()) for _, org_index in self.orgs)
         return out
 
     # ------------------------------------------------------------ queries
@@ -220,12 +241,28 @@ class Stores:
             total.removed += s.removed
             total.quarantined += s.quarantined
             total.unchanged += s.unchanged
+        for name, org_index in self.orgs:
+            try:
+                got = refresh_org(self.ctx, name, org_index, force=trigger is not None and trigger.startswith("reindex"))
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+                    raise
+                self.warnings.append(f"the index of org {name} is busy; its results may be slightly out of date")
+                continue
+            if got is not None:
+                total.added += got.added
+                total.changed += got.changed
+                total.removed += got.removed
+                total.quarantined += got.quarantined
+                total.unchanged += got.unchanged
         return total
 
     def rebuild(self) -> RefreshStats:
         self.home.clear()
         if self.repo is not None:
             self.repo.clear()
+        for _, org_index in self.orgs:
+            org_index.clear()
         return self.refresh(trigger="reindex --full")
 
     # ------------------------------------------------------------ lookups
@@ -249,8 +286,20 @@ class Stores:
             raise NotFound(f"no memory with id {mid}; `git memex list` shows the ids")
         if len(ids) > 1:
             raise MemexError(f"id prefix {mid} is ambiguous ({len(ids)} memories); give more characters", USAGE)
-        matches.sort(key=lambda f: LOCATIONS.index(f.row["location"]))
+        matches.sort(key=lambda f: LOCATIONS.index(f.row["location"]) if f.row["location"] in LOCATIONS
+                     else len(LOCATIONS))
         return matches[0]
+
+    def find_changeable(self, memory_id: str) -> Found:
+        """`find`, refusing an org memory (exit 1): an org clone changes only through `org pull`,
+        so an org memory is changed in the org repository itself (docs/org.md)."""
+        found = self.find(memory_id)
+        loc = found.row["location"]
+        if loc.startswith(ORG_PREFIX):
+            raise MemexError(f"{found.row['id']} is an org memory (org {loc[len(ORG_PREFIX):]}); change it in the "
+                             f"org repository, the clone in {self.ctx.org_clone(loc[len(ORG_PREFIX):])} changes "
+                             "only through `git memex org pull`", USAGE)
+        return found
 
     def _refuse_unreadable(self, mid: str) -> None:
         """A quarantined file named for `mid` (or an id prefix of 6+): say why it cannot be used."""
@@ -277,6 +326,8 @@ class Stores:
 
     def _source_of(self, row: sqlite3.Row) -> Source:
         loc = row["location"]
+        if loc.startswith(ORG_PREFIX):
+            return Source(loc, Path(row["path"]).parent, None)
         if loc in ("outbox", "private") and row["project_key"] != self.ctx.project_key:
             return Source(loc, Path(row["path"]).parent, row["project_key"])
         return self.source(loc)
@@ -284,6 +335,61 @@ class Stores:
     def warn(self, stream: Any = None) -> None:
         for w in self.warnings:
             print(f"warning: {w}", file=stream or sys.stderr)
+
+
+def org_sources(ctx: Context, name: str) -> list[Source]:
+    """The folders of org `name`'s memory folder, itself first: org memories may sit flat or in
+    subfolders such as engineering/ or decisions/ (docs/org.md). Hidden folders are skipped."""
+    import os
+
+    root = ctx.org_clone(name) / DEFAULT_MEMORY_DIR
+    out = [Source(ORG_PREFIX + name, root, None)]
+    for here, dirs, _files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out.extend(Source(ORG_PREFIX + name, Path(here) / d, None) for d in dirs)
+    return out
+
+
+ORG_COMMIT = "org_commit"  # meta key: the commit of the org clone the index was last brought in line with
+
+
+def org_head(clone: Path) -> str | None:
+    """The commit HEAD of a clone points at, read from its files (no git process): HEAD, then the
+    loose ref, then packed-refs; None when it cannot be told."""
+    git_dir = clone / ".git"
+    try:
+        head = (git_dir / "HEAD").read_text("utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref: "):
+        return head or None
+    ref = head[len("ref: "):]
+    try:
+        return (git_dir / ref).read_text("utf-8").strip() or None
+    except OSError:
+        pass
+    try:
+        for line in (git_dir / "packed-refs").read_text("utf-8").splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    except OSError:
+        pass
+    return None
+
+
+def refresh_org(ctx: Context, name: str, index: Index, *, force: bool = False) -> RefreshStats | None:
+    """Bring org `name`'s index in line with its clone. An org clone changes only through `org
+    pull`, so the index is fresh while the clone's HEAD is the commit it was built from: no stat of
+    every file (docs/org.md). `force` (`reindex`) checks every file anyway. None when skipped."""
+    head = org_head(ctx.org_clone(name))
+    if not force and head is not None and index.get_meta(ORG_COMMIT) == head:
+        return None
+    s = index.refresh(org_sources(ctx, name), trigger="org")
+    if head is not None:
+        with index.write() as c:
+            index.set_meta(c, ORG_COMMIT, head)
+    return s
 
 
 @contextlib.contextmanager

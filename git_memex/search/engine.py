@@ -72,6 +72,8 @@ class Hit:
             "role": self.role,
             "source": self.source,
         }
+        if self.location.startswith("org:"):
+            d["org"] = self.location[len("org:"):]  # the label of an org memory (docs/org.md)
         if explain:
             d["explain"] = self.explain
         return d
@@ -88,11 +90,19 @@ class SearchResult:
     semantic: dict[str, Any] | None = None  # the semantic lane's status (None: off)
 
 
+READ_SCOPES = ("all", "both", "project", "personal", "org")  # both: project + personal (docs/org.md)
+
+
 def scope_filter(scope: str) -> str:
+    """The SQL condition on `memories m` of a read scope; org memories are `org:NAME` rows."""
     if scope == "personal":
         return "m.location = 'personal'"
     if scope == "project":
-        return "m.location != 'personal'"
+        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%'"
+    if scope == "both":
+        return "m.location NOT LIKE 'org:%'"
+    if scope == "org":
+        return "m.location LIKE 'org:%'"
     return "1"
 
 

@@ -67,9 +67,9 @@ def test_exactly_these_tools_with_closed_enums_and_annotations(repo: Path) -> No
     assert add["importance"]["enum"] == list(model.IMPORTANCES)
     assert by_name["memory_add"].input_schema["required"] == ["text"]
     search = by_name["memory_search"].input_schema["properties"]
-    assert search["scope"]["enum"] == ["both", "project", "personal"]
+    assert search["scope"]["enum"] == ["all", "both", "project", "personal", "org"]
     assert {"enum": list(model.TYPES), "type": "string"}.items() <= search["type"]["anyOf"][0].items()
-    assert by_name["memory_list"].input_schema["properties"]["scope"]["enum"] == ["both", "project", "personal"]
+    assert by_name["memory_list"].input_schema["properties"]["scope"]["enum"] == ["all", "both", "project", "personal", "org"]
     assert all("path" not in t.input_schema.get("properties", {}) for t in tools)  # no tool takes a file path
     for name, t in by_name.items():
         assert t.input_schema.get("additionalProperties") is False, name  # unknown arguments are refused
@@ -146,7 +146,7 @@ def test_secret_is_masked_in_file_and_result(repo: Path) -> None:
         ("memory_search", {"query": "x", "limit": 0}, "`limit`"),
         ("memory_search", {"query": "   "}, "query"),
         ("memory_search", {"query": "x", "type": "note"}, "must be one of"),
-        ("memory_list", {"scope": "org"}, "`scope` must be one of"),
+        ("memory_list", {"scope": "team"}, "`scope` must be one of"),
         ("memory_supersede", {"id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "text": "new"}, "no memory"),
         ("memory_supersede", {"id": "../../etc/passwd", "text": "new"}, "not a memory id"),
         ("memory_forget", {"id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ"}, "no memory"),

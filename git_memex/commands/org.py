@@ -1,0 +1,81 @@
+"""`git memex org add|list|remove|pull`: subscribe to org memory repositories (docs/org.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from git_memex.commands._common import add_json, context, emit_json
+from git_memex.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("org", help="subscribe to org memory repositories (add, list, remove, pull)",
+                       description="An org memory repo holds what the company knows across projects, as v0.2 "
+                       "files with scope org. `add` clones it into the data root and records memex.org.NAME.url "
+                       "in git config (this repository's, or --global); search and list then include its "
+                       "memories, labelled with the org name. `pull` fetches and fast-forwards only.")
+    osub = p.add_subparsers(dest="action", metavar="ACTION")
+    pa = osub.add_parser("add", help="clone an org memory repo into the data root, subscribe to it, index it")
+    pa.add_argument("name", help="a short name: lowercase letters, digits and dashes")
+    pa.add_argument("url", help="the org memory repository's URL (anything `git clone` takes)")
+    pa.add_argument("--branch", default=None, help="the branch to follow (default: the remote's default branch)")
+    pa.add_argument("--global", dest="global_", action="store_true",
+                    help="record the subscription in ~/.gitconfig (every project) instead of this repository")
+    add_json(pa)
+    pl = osub.add_parser("list", help="the subscribed org memory repos, their clones and memory counts")
+    add_json(pl)
+    pr = osub.add_parser("remove", help="unsubscribe and delete the clone and its index")
+    pr.add_argument("name")
+    add_json(pr)
+    pp = osub.add_parser("pull", help="fetch + fast-forward only every subscribed org clone (or NAME), then reindex")
+    pp.add_argument("name", nargs="?", default=None)
+    add_json(pp)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.git import subscriptions
+
+    ctx = context()
+    if args.action == "add":
+        res = subscriptions.add(ctx, args.name, args.url, branch=args.branch, global_=args.global_)
+        if args.json:
+            emit_json(res)
+        else:
+            n = res["memories"]
+            print(f"subscribed to org {res['name']} ({res['url']}, recorded in {res['recorded']} git config): "
+                  f"{n} memor{'y' if n == 1 else 'ies'} indexed from {res['path']}")
+        return 0
+    if args.action == "list":
+        rows = subscriptions.list_orgs(ctx)
+        if args.json:
+            emit_json({"orgs": rows})
+        elif not rows:
+            print("no org memory repo is subscribed; `git memex org add NAME URL` subscribes to one")
+        else:
+            for r in rows:
+                state = f"{r['memories']} memories" if r["state"] == "ok" else "clone missing"
+                print(f"{r['name']}  {r['url']}  {state}  {r['path']}")
+        return 0
+    if args.action == "remove":
+        res = subscriptions.remove(ctx, args.name)
+        if args.json:
+            emit_json(res)
+        else:
+            print(f"unsubscribed from org {res['name']} ({' and '.join(res['removed_from'])} git config); "
+                  f"{'deleted ' + res['path'] if res['clone_removed'] else 'its clone was already gone'}")
+        return 0
+    if args.action == "pull":
+        results = subscriptions.pull(ctx, args.name)
+        if args.json:
+            emit_json({"orgs": results})
+            return 0
+        for r in results:
+            if r["state"] == "up-to-date":
+                print(f"org {r['name']}: already up to date")
+            else:
+                n = len(r["changed"])
+                print(f"org {r['name']}: fast-forward {r['old'][:7]} → {r['new'][:7]} "
+                      f"({n} memory file{'s' if n != 1 else ''} changed)")
+        return 0
+    raise UsageError("org needs an action: add, list, remove or pull (see `git memex org --help`)")

@@ -1,0 +1,237 @@
+"""Org memory subscriptions: `git memex org add|list|remove|pull` (docs/org.md).
+
+An org memory repo is an ordinary git repository whose memory folder (`.ai/open-memex/`, flat or
+in subfolders) holds v0.2 files with `scope: org`. Subscribing clones it into
+`<data root>/org/<NAME>/` (a normal clone the user can inspect) and records
+`memex.org.NAME.url` (and `.branch`) in git config, repo-local by default or global; its
+memories are indexed in an index of their own inside the clone's git dir, which `Stores` reads
+as a further source labelled `org:NAME`.
+
+Invariants: a failed `add` leaves no clone, no config and no index behind (the clone is made in a
+temporary folder and renamed into place only once it is checked); `pull` only fetches and
+fast-forwards, never merges, and leaves a diverged clone as it was (exit 2). Git runs through
+`gitcmd.run_git` with prompts off, so an unreachable URL fails instead of waiting for a password.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root
+from git_memex.errors import FAILED, USAGE, MemexError, UsageError
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+GIT_TIMEOUT_S = 300
+
+
+def _git(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `git ARGS` with terminal prompts off; (-1, "", why) when
+    git could not be run."""
+    from git_memex.git.gitcmd import run_git
+
+    os.environ.setdefault("GIT_TERMINAL_PROMPT", "0")  # never wait for a password (run_git keeps it)
+    r = run_git(args, cwd, timeout=GIT_TIMEOUT_S)
+    if r is None:
+        return -1, "", "git could not be run or did not finish in time"
+    return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+
+
+def _first_line(err: str) -> str:
+    lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.lower().startswith("fatal:"):
+            return ln[len("fatal:"):].strip()
+    return lines[0] if lines else "no message from git"
+
+
+def _check_name(name: str) -> None:
+    if not NAME_RE.match(name):
+        raise UsageError(f"{name!r} is not a valid org name; use lowercase letters, digits and dashes "
+                         "(at most 40, starting with a letter or digit)")
+
+
+def _config_args(ctx: Context, global_: bool) -> tuple[list[str], Path | None]:
+    """The `git config` scope flag and the folder to run it in."""
+    if global_:
+        return ["--global"], None
+    repo = ctx.require_repo("org add without --global")
+    return ["--local"], repo.work_tree
+
+
+def _scope_of(ctx: Context, name: str) -> list[str]:
+    """Where the subscription to `name` is recorded: "repo", "global", both or neither."""
+    out = []
+    if ctx.repo is not None:
+        code, _, _ = _git(["config", "--local", "--get", f"memex.org.{name}.url"], ctx.repo.work_tree)
+        if code == 0:
+            out.append("repo")
+    code, _, _ = _git(["config", "--global", "--get", f"memex.org.{name}.url"])
+    if code == 0:
+        out.append("global")
+    return out
+
+
+def _origin(clone: Path) -> str | None:
+    code, out, _ = _git(["config", "--get", "remote.origin.url"], clone)
+    return out.strip() if code == 0 else None
+
+
+def _index(ctx: Context, name: str) -> dict[str, int]:
+    from git_memex.index.refresh import Index, RefreshStats
+    from git_memex.index.stores import refresh_org
+
+    ctx.org_index(name).parent.mkdir(parents=True, exist_ok=True)
+    with Index(ctx.org_index(name)) as idx:
+        s = refresh_org(ctx, name, idx, force=True) or RefreshStats()
+        return {"added": s.added, "changed": s.changed, "removed": s.removed, "quarantined": s.quarantined,
+                "memories": idx.count()}
+
+
+# ------------------------------------------------------------------ add
+def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_: bool = False) -> dict[str, Any]:
+    _check_name(name)
+    if not url.strip():
+        raise UsageError("org add needs the URL of the org memory repository")
+    if branch is not None and (not branch.strip() or branch.startswith("-")):
+        raise UsageError(f"{branch!r} is not a branch name")
+    scope_flag, cwd = _config_args(ctx, global_)
+    if "://" not in url and (ctx.cwd / url).exists():
+        url = str((ctx.cwd / url).resolve())  # a local path, recorded so that it works from anywhere
+    if name in ctx.org_names():
+        raise MemexError(f"org {name} is already subscribed (to {ctx.config.get(f'memex.org.{name}.url')}); "
+                         f"`git memex org remove {name}` first, or pick another name", USAGE)
+    prepare_data_root(ctx.data_root)
+    clone = ctx.org_clone(name)
+    reused = False
+    if clone.exists():
+        # another project on this machine may subscribe to the same org under the same name
+        if _origin(clone) != url or not (clone / DEFAULT_MEMORY_DIR).is_dir():
+            raise MemexError(f"{clone} already holds another clone (of {_origin(clone) or 'something else'}); "
+                             f"pick another name for {url}", USAGE)
+        reused = True
+    else:
+        clone.parent.mkdir(parents=True, exist_ok=True)
+        tmp = clone.parent / f".{name}.adding-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        args = ["clone", "--quiet", "--no-tags", *(["--branch", branch] if branch else []), "--", url, str(tmp)]
+        code, _, err = _git(args, clone.parent)
+        try:
+            if code != 0:
+                raise MemexError(f"cannot clone {url} ({_first_line(err)}); nothing was changed", FAILED)
+            if not (tmp / DEFAULT_MEMORY_DIR).is_dir():
+                raise MemexError(f"{url} is not a memory repository (it has no {DEFAULT_MEMORY_DIR}/ folder); "
+                                 "nothing was changed", FAILED)
+            tmp.rename(clone)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        sets = [[f"memex.org.{name}.url", url], *([[f"memex.org.{name}.branch", branch]] if branch else [])]
+        for key, value in sets:
+            code, _, err = _git(["config", *scope_flag, key, value], cwd)
+            if code != 0:
+                raise MemexError(f"cannot record the subscription in git config ({_first_line(err)}); "
+                                 "nothing was changed", FAILED)
+        ctx.config[f"memex.org.{name}.url"] = url
+        stats = _index(ctx, name)
+    except BaseException:
+        _git(["config", *scope_flag, "--remove-section", f"memex.org.{name}"], cwd)
+        if not reused:
+            shutil.rmtree(clone, ignore_errors=True)
+        raise
+    return {"name": name, "url": url, "branch": branch, "path": str(clone), "recorded": scope_flag[0][2:],
+            "reused_clone": reused, "head": _head(clone), **stats}
+
+
+def _head(clone: Path) -> str | None:
+    code, out, _ = _git(["rev-parse", "--verify", "--quiet", "HEAD"], clone)
+    return out.strip() if code == 0 else None
+
+
+# ------------------------------------------------------------------ list
+def list_orgs(ctx: Context) -> list[dict[str, Any]]:
+    from git_memex.index.refresh import Index
+
+    out = []
+    for name in ctx.org_names():
+        clone = ctx.org_clone(name)
+        ok = (clone / DEFAULT_MEMORY_DIR).is_dir()
+        entry: dict[str, Any] = {"name": name, "url": ctx.config.get(f"memex.org.{name}.url"),
+                                 "branch": ctx.config.get(f"memex.org.{name}.branch"), "path": str(clone),
+                                 "state": "ok" if ok else "missing", "head": _head(clone) if ok else None,
+                                 "memories": None}
+        if ok and ctx.org_index(name).exists():
+            with Index(ctx.org_index(name)) as idx:
+                entry["memories"] = idx.count()
+        out.append(entry)
+    return out
+
+
+# ------------------------------------------------------------------ remove
+def remove(ctx: Context, name: str) -> dict[str, Any]:
+    _check_name(name)
+    where = _scope_of(ctx, name)
+    if not where:
+        raise MemexError(f"org {name} is not subscribed here; `git memex org list` shows the subscriptions", USAGE)
+    for scope in where:
+        flag, cwd = (["--local"], ctx.repo.work_tree if ctx.repo else None) if scope == "repo" else (["--global"], None)
+        code, _, err = _git(["config", *flag, "--remove-section", f"memex.org.{name}"], cwd)
+        if code != 0:
+            raise MemexError(f"cannot remove the subscription from git config ({_first_line(err)})", FAILED)
+    clone = ctx.org_clone(name)
+    existed = clone.exists()
+    shutil.rmtree(clone, ignore_errors=True)
+    return {"name": name, "removed_from": where, "path": str(clone), "clone_removed": existed}
+
+
+# ------------------------------------------------------------------ pull
+def pull(ctx: Context, name: str | None = None) -> list[dict[str, Any]]:
+    """Fetch and fast-forward each subscribed org clone (or only `name`), then reindex it. Every
+    clone is checked before any is changed, so a missing one fails the whole call (exit 2)."""
+    if name is not None:
+        _check_name(name)
+        if name not in ctx.org_names():
+            raise MemexError(f"org {name} is not subscribed here; `git memex org list` shows the subscriptions", USAGE)
+    names = [name] if name is not None else ctx.org_names()
+    if not names:
+        raise MemexError("no org memory repo is subscribed here; `git memex org add NAME URL` subscribes to one", USAGE)
+    for n in names:
+        if not (ctx.org_clone(n) / DEFAULT_MEMORY_DIR).is_dir():
+            raise MemexError(f"the clone of org {n} is missing ({ctx.org_clone(n)}, deleted by hand?); run "
+                             f"`git memex org remove {n}` then `git memex org add {n} URL`; nothing was changed", FAILED)
+    return [_pull_one(ctx, n) for n in names]
+
+
+def _pull_one(ctx: Context, name: str) -> dict[str, Any]:
+    clone = ctx.org_clone(name)
+    code, _, err = _git(["fetch", "--quiet", "--no-tags", "origin"], clone)
+    if code != 0:
+        raise MemexError(f"cannot fetch org {name} ({_first_line(err)}); nothing was changed", FAILED)
+    code, out, _ = _git(["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], clone)
+    if code != 0:
+        raise MemexError(f"the clone of org {name} has no upstream branch; nothing was changed", FAILED)
+    upstream = out.strip()
+    old, new = _head(clone), _rev(clone, "@{upstream}")
+    res: dict[str, Any] = {"name": name, "upstream": upstream, "old": old, "new": new, "changed": []}
+    if old == new:
+        res["state"] = "up-to-date"
+        return res
+    code, _, _ = _git(["merge-base", "--is-ancestor", "HEAD", "@{upstream}"], clone)
+    if code != 0:
+        raise MemexError(f"the clone of org {name} has diverged from {upstream}; it was left as it was "
+                         f"(look in {clone})", FAILED)
+    code, out, _ = _git(["diff", "--name-only", "--no-renames", f"{old}", f"{new}", "--", DEFAULT_MEMORY_DIR + "/"], clone)
+    changed = [ln for ln in out.splitlines() if ln.endswith(".md")] if code == 0 else []
+    code, _, err = _git(["merge", "--ff-only", "--quiet", "@{upstream}"], clone)
+    if code != 0:
+        raise MemexError(f"cannot fast-forward org {name} ({_first_line(err)}); it was left as it was", FAILED)
+    res.update(state="fast-forward", changed=changed, reindexed=_index(ctx, name))
+    return res
+
+
+def _rev(clone: Path, ref: str) -> str | None:
+    code, out, _ = _git(["rev-parse", "--verify", "--quiet", ref], clone)
+    return out.strip() if code == 0 else None
