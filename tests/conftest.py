@@ -59,6 +59,15 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def ready(repo: Path) -> Path:
+    """`repo` set up by `git memex init` (hooks installed), the set-up committed."""
+    assert run_cli("init", "--yes").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "set up git-memex", cwd=repo)
+    return repo
+
+
+@pytest.fixture
 def nogit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "plain"
     d.mkdir()

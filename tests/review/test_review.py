@@ -30,14 +30,6 @@ def fm_of(path: Path) -> dict:
     return frontmatter.parse(path.read_text())[0]
 
 
-@pytest.fixture
-def ready(repo: Path) -> Path:
-    assert run_cli("init", "--yes").code == 0
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "set up git-memex", cwd=repo)
-    return repo
-
-
 # ------------------------------------------------------------------ propose
 def test_propose_copies_personal_memory_into_the_outbox(ready: Path, isolated_env: Path):
     p = add("the retry budget for flaky network tests is three", "--scope", "personal", "--tags", "testing")

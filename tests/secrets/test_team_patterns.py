@@ -31,14 +31,6 @@ def all_files(root: Path) -> dict[str, str]:
     return {str(p): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))} if root.exists() else {}
 
 
-@pytest.fixture
-def ready(repo: Path) -> Path:
-    assert run_cli("init", "--yes").code == 0
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "set up git-memex", cwd=repo)
-    return repo
-
-
 # ------------------------------------------------------------------ config set refuses
 @pytest.mark.parametrize(("value", "why"), [
     ("ACME-(", "not a valid regular expression"),

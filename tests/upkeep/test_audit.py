@@ -6,8 +6,6 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import pytest
-
 from git_memex.core import frontmatter, model
 from git_memex.core.textproc import jaccard
 from git_memex.upkeep.garden import near_duplicate_pairs, stale_memories
@@ -36,15 +34,6 @@ def snapshot(*roots: Path) -> dict[str, tuple[int, bytes]]:
             if p.is_file() and "index" not in p.name and not p.name.endswith((".db", "-wal", "-shm", ".lock")):
                 out[str(p)] = (p.stat().st_mtime_ns, p.read_bytes())
     return out
-
-
-@pytest.fixture
-def team(repo: Path) -> Path:
-    """A repository set up by `git memex init` (hooks installed)."""
-    assert run_cli("init", "--yes").code == 0
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "memex", cwd=repo)
-    return repo
 
 
 def committed(text: str) -> str:
@@ -112,8 +101,8 @@ def test_audit_lists_near_duplicates_and_stale_memories(repo: Path, isolated_env
     assert bad.code == 1 and "Traceback" not in bad.err
 
 
-def test_audit_reports_dangling_and_unsubmitted_chains(team: Path):
-    folder = team / MEM
+def test_audit_reports_dangling_and_unsubmitted_chains(ready: Path):
+    folder = ready / MEM
     a = committed("Releases are tagged from main")
     hidden = write_memory_file(folder, "CI runs on every push", status="superseded",
                                superseded_by="01ZZZZZZZZZZZZZZZZZZZZZZZZ")
@@ -125,25 +114,25 @@ def test_audit_reports_dangling_and_unsubmitted_chains(team: Path):
     assert "fail" in {c["level"] for c in res["chains"] if c["id"] == hidden}
 
 
-def test_audit_reports_personal_files_in_the_repo_and_index_drift_and_changes_nothing(team: Path, isolated_env: Path):
-    folder = team / MEM
+def test_audit_reports_personal_files_in_the_repo_and_index_drift_and_changes_nothing(ready: Path, isolated_env: Path):
+    folder = ready / MEM
     committed("Releases are tagged from main")
     p = write_memory_file(folder, "I prefer rebase", scope="personal", review_state=None, visibility="private")
     d = add("Deploys happen on Tuesdays")
     assert run_cli("list").code == 0  # indexes everything as it is now
     outbox = next((isolated_env / "data" / "memories" / "outbox").rglob(f"{d}.md"))
     outbox.write_text(outbox.read_text().replace("Tuesdays", "Fridays"))
-    before = snapshot(team, isolated_env / "data")
+    before = snapshot(ready, isolated_env / "data")
     res = audit()
     assert [x["id"] for x in res["personal_in_repo"]] == [p]
     assert [(Path(x["path"]).stem, x["problem"]) for x in res["index_drift"]] == [(d, "changed since it was indexed")]
     assert audit()["index_drift"] == res["index_drift"]  # audit did not refresh the index
-    assert snapshot(team, isolated_env / "data") == before  # nor touch a file
+    assert snapshot(ready, isolated_env / "data") == before  # nor touch a file
     assert run_cli("reindex").code == 0
     assert audit()["index_drift"] == []
 
 
-def test_audit_flags_a_self_approved_memory_in_team_mode(team: Path):
+def test_audit_flags_a_self_approved_memory_in_team_mode(ready: Path):
     mid = committed("Docker images are built in CI only")
     assert run_cli("promote", mid).code == 0  # proposed → approved by the proposer
     res = audit()
@@ -156,7 +145,7 @@ def test_audit_flags_a_self_approved_memory_in_team_mode(team: Path):
     assert cid not in [x["id"] for x in audit()["self_approved"]]  # solo mode says so in its history
 
 
-def test_a_clean_store_audits_clean(team: Path):
+def test_a_clean_store_audits_clean(ready: Path):
     committed("Releases are tagged from main")
     res = audit()
     assert res["clean"] is True and res["scanned"] == 1
@@ -168,50 +157,50 @@ def commit(work: Path, *args: str):
     return git("commit", "-q", *args, cwd=work, check=False)
 
 
-def test_commit_a_refuses_a_superseded_by_whose_successor_is_not_committed(team: Path):
+def test_commit_a_refuses_a_superseded_by_whose_successor_is_not_committed(ready: Path):
     a = committed("Releases are tagged from main")
     new = run_cli("supersede", a, "Releases are tagged from release branches", "--json").json()["id"]
-    r = commit(team, "-am", "supersede by hand")
+    r = commit(ready, "-am", "supersede by hand")
     assert r.returncode != 0
     assert f"{MEM}/{a}.md:" in r.stderr and "dangling-superseded-by" in r.stderr and new in r.stderr
-    assert git("rev-list", "--count", "HEAD", cwd=team).stdout.strip() == "3"  # nothing committed
-    git("add", "-A", cwd=team)
+    assert git("rev-list", "--count", "HEAD", cwd=ready).stdout.strip() == "3"  # nothing committed
+    git("add", "-A", cwd=ready)
     scan = run_cli("scan", "--staged")  # what the pre-commit framework's hook runs
     assert scan.code == 1 and "dangling-superseded-by" in scan.out
-    git("reset", "-q", cwd=team)
+    git("reset", "-q", cwd=ready)
     # the way the message names: submit commits the successor with the memory it replaces
     assert run_cli("submit", new).code == 0
-    assert git("status", "--porcelain", cwd=team).stdout == ""
+    assert git("status", "--porcelain", cwd=ready).stdout == ""
     assert audit()["chains"] == []
 
 
-def test_plain_commit_refuses_a_hand_written_dangling_pointer(team: Path):
-    folder = team / MEM
+def test_plain_commit_refuses_a_hand_written_dangling_pointer(ready: Path):
+    folder = ready / MEM
     a = committed("CI runs on every push")
     path = folder / f"{a}.md"
     path.write_text(path.read_text().replace("superseded_by: null", "superseded_by: 01ZZZZZZZZZZZZZZZZZZZZZZZZ")
                     .replace("status: active", "status: superseded"))
-    git("add", str(path), cwd=team)
-    r = commit(team, "-m", "x")
+    git("add", str(path), cwd=ready)
+    r = commit(ready, "-m", "x")
     assert r.returncode != 0 and "dangling-superseded-by" in r.stderr and "01ZZZZZZZZZZZZZZZZZZZZZZZZ" in r.stderr
     # the successor committed with it: accepted
     succ = write_memory_file(folder, "CI runs on every push and nightly")
     path.write_text(path.read_text().replace("01ZZZZZZZZZZZZZZZZZZZZZZZZ", succ))
-    git("add", "-A", cwd=team)
-    r = commit(team, "-m", "x")
+    git("add", "-A", cwd=ready)
+    r = commit(ready, "-m", "x")
     assert r.returncode == 0, r.stderr
 
 
-def test_deleting_a_successor_that_a_committed_memory_names_is_refused(team: Path):
+def test_deleting_a_successor_that_a_committed_memory_names_is_refused(ready: Path):
     a = committed("Releases are tagged from main")
     new = run_cli("supersede", a, "Releases are tagged from release branches", "--json").json()["id"]
     assert run_cli("submit", new).code == 0
-    git("rm", "-q", f"{MEM}/{new}.md", cwd=team)
-    r = commit(team, "-m", "drop it")
+    git("rm", "-q", f"{MEM}/{new}.md", cwd=ready)
+    r = commit(ready, "-m", "drop it")
     assert r.returncode != 0 and f"{MEM}/{a}.md:" in r.stderr and f"deletes {new}" in r.stderr
-    git("reset", "-q", "--hard", cwd=team)
-    (team / MEM / f"{new}.md").unlink()
-    r = commit(team, "-am", "drop it with -a")
+    git("reset", "-q", "--hard", cwd=ready)
+    (ready / MEM / f"{new}.md").unlink()
+    r = commit(ready, "-am", "drop it with -a")
     assert r.returncode != 0 and "dangling-superseded-by" in r.stderr
 
 
@@ -233,22 +222,22 @@ def test_the_finders_take_index_rows_as_inventory_does(repo: Path):
         assert chain_problems(rows) == []
 
 
-def test_doctor_warns_about_a_dangling_successor(team: Path):
-    hidden = write_memory_file(team / MEM, "CI runs on every push", status="superseded",
+def test_doctor_warns_about_a_dangling_successor(ready: Path):
+    hidden = write_memory_file(ready / MEM, "CI runs on every push", status="superseded",
                                superseded_by="01ZZZZZZZZZZZZZZZZZZZZZZZZ")
     r = run_cli("doctor", "--json")
     msgs = [c["detail"] for c in r.json()["checks"] if c["name"] == "supersede chain"]
     assert any(hidden in m and "does not exist" in m for m in msgs), msgs
 
 
-def test_submit_refuses_a_draft_whose_successor_stays_behind(team: Path):
+def test_submit_refuses_a_draft_whose_successor_stays_behind(ready: Path):
     """submit commits through libgit2, which runs no hooks: it makes the hook's check itself."""
     a = add("Releases are tagged from main")
     b = run_cli("supersede", a, "Releases are tagged from release branches", "--json").json()["id"]
-    before = git("rev-parse", "HEAD", cwd=team).stdout
+    before = git("rev-parse", "HEAD", cwd=ready).stdout
     r = run_cli("submit", a)
     assert r.code == 2 and f"submit {a} {b}" in r.err and "Traceback" not in r.err
-    assert git("rev-parse", "HEAD", cwd=team).stdout == before and not (team / MEM / f"{a}.md").exists()
+    assert git("rev-parse", "HEAD", cwd=ready).stdout == before and not (ready / MEM / f"{a}.md").exists()
     r = run_cli("submit", a, b)
     assert r.code == 0, r.err
     assert audit()["chains"] == []
