@@ -4,9 +4,10 @@ One function, `person`, gives the value written to ``created_by``, ``proposed_by
 ``approved_by`` and every ``review_history`` entry's ``by``, and compared by the instruction gate
 (a personal rule passes only for its owner) and by the self-approval check. The protocol's
 identities are namespaced (``local:…``, ``github:…``, ``oidc:…``); a local person is named by
-git's ``user.email``, else ``user.name``, as the loaded settings carry them, else as `git config`
-reports them. Versions before this module wrote the bare ``user.name`` into ``proposed_by`` and
-``approved_by``: `spellings` lists those older forms so that a comparison still recognises them.
+git's ``user.email``, else ``user.name``, from the config `load_context` reads (one `git config`
+call for every setting, identity included). Versions before this module wrote the bare
+``user.name`` into ``proposed_by`` and ``approved_by``: `spellings` lists those older forms so
+that a comparison still recognises them.
 """
 
 from __future__ import annotations
@@ -18,36 +19,21 @@ if TYPE_CHECKING:
     from git_memex.core.paths import Context
 
 
-def _git_identity(ctx: Context) -> dict[str, str]:
-    """user.email and user.name as `git config` reports them here (the settings may not carry
-    them, e.g. outside a repository); {} when git cannot say."""
-    from git_memex.git.gitcmd import run_git
-
-    r = run_git(["config", "--get-regexp", r"^user\.(email|name)$"], ctx.cwd, timeout=10)
-    values: dict[str, str] = {}
-    if r is None:
-        return values
-    for line in r.stdout.decode("utf-8", "replace").splitlines():
-        key, _, value = line.partition(" ")
-        if value.strip():
-            values[key.lower()] = value.strip()
-    return values
-
-
 def _names(ctx: Context) -> tuple[str | None, str | None]:
+    """git's user.email and user.name, as `load_context` read them with the rest of the config."""
     email = ctx.config.get("user.email")
     name = ctx.config.get("user.name")
-    if not (email or name):
-        found = _git_identity(ctx)
-        email, name = found.get("user.email"), found.get("user.name")
     return (str(email) if email else None), (str(name) if name else None)
+
+
+def _local(email: str | None, name: str | None) -> str | None:
+    who = email or name
+    return f"local:{who}" if who else None
 
 
 def person(ctx: Context) -> str | None:
     """``local:<user.email>``, else ``local:<user.name>``; None when git knows neither."""
-    email, name = _names(ctx)
-    who = email or name
-    return f"local:{who}" if who else None
+    return _local(*_names(ctx))
 
 
 def actor(ctx: Context) -> str:
