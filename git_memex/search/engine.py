@@ -9,8 +9,8 @@
    scratch in-memory FTS5 table (same tokenizer), whose fts5vocab 'instance' table gives each
    word's frequency per column and its positions; document counts, lengths and the corpus size
    come from every index searched, summed (scoring.Corpus). scoring.py computes the factors
-   (coordination, BM25 with a low b, proximity, phrases, boosts); `_fuse` is where they meet,
-   and where a second lane's scores would join.
+   (coordination, BM25 with a low b, proximity, phrases, boosts); the optional semantic lane
+   joins in `_join_semantic`, and `_fuse` orders the hits, whichever lanes found them.
 4. Only the newest of a supersede chain; deprecated memories last.
 
 docs/search.md explains the ranking for users.
@@ -489,17 +489,6 @@ def _score(pool: list[_Cand], terms: list[_Term], idfs: list[float], corpus: sco
     return out
 
 
-def _fuse(lexical: list[Scored]) -> list[Scored]:
-    """The order of the hits: deprecated last, then by score (words held, then lexical score).
-
-    The one place where ranking lanes meet. Today the lexical lane is the only one; a second lane
-    (dense retrieval) would bring its own candidates and scores here, keyed by memory id, and
-    combine them with `Scored.score` (a weighted sum was measured to beat reciprocal rank fusion,
-    issue 14), leaving the rest of the search untouched.
-    """
-    return sorted(lexical, key=lambda s: (s.cand.row["status"] == "deprecated", -s.score, s.cand.row["id"]))
-
-
 @record
 class _Ranked:
     """A hit in its final order, from whichever lanes found it (`scored` is None when the lexical
@@ -512,10 +501,21 @@ class _Ranked:
     extra: dict[str, Any] | None  # what the semantic lane reports for --explain
 
 
-def _fuse_semantic(stores: Stores, query: str, lexical: list[Scored], nterms: int, *, scope: str,
+def _fuse(hits: list[_Ranked]) -> list[_Ranked]:
+    """The order of the hits: deprecated last, then by score (words held, then lexical score;
+    with the semantic lane, the two lanes' weighted sum: `_join_semantic`)."""
+    return sorted(hits, key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
+
+
+def _lexical_only(lexical: list[Scored]) -> list[_Ranked]:
+    return [_Ranked(s.score, s.cand.row, set(s.cand.lanes), s, None) for s in lexical]
+
+
+def _join_semantic(stores: Stores, query: str, lexical: list[Scored], nterms: int, *, scope: str,
                    type: str | None, explain: bool, result: SearchResult) -> list[_Ranked]:
-    """`_fuse` with the dense lane: `semantic.join` combines the two lanes' scores by weight
-    (docs/semantic.md) and may add memories found by meaning alone."""
+    """The hits with the dense lane: `semantic.join` combines the two lanes' scores by weight
+    (docs/semantic.md, a weighted sum measured to beat reciprocal rank fusion) and may add
+    memories found by meaning alone."""
     from git_memex.search import semantic
     from git_memex.search.chains import superseded_ids
 
@@ -527,10 +527,8 @@ def _fuse_semantic(stores: Stores, query: str, lexical: list[Scored], nterms: in
     new = [mid for mid in table if mid not in by_id]
     for gone in superseded_ids(stores, new) if new else ():
         table.pop(gone, None)
-    out = [_Ranked(score, row, info["lanes"], by_id.get(mid), info.get("explain"))
-           for mid, (score, row, info) in table.items()]
-    out.sort(key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
-    return out
+    return [_Ranked(score, row, info["lanes"], by_id.get(mid), info.get("explain"))
+            for mid, (score, row, info) in table.items()]
 
 
 def search(
@@ -609,10 +607,10 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     # The semantic lane (optional extra, search/semantic.py) joins where vectors were built:
     # without a vectors file beside an index nothing of it is imported.
     if explain or any(i.path.with_name("vectors.db").exists() for i, _w, _p in dbs):
-        ranked = _fuse_semantic(stores, query, lexical, len(terms), scope=scope, type=type, explain=explain,
-                                result=result)
+        ranked = _fuse(_join_semantic(stores, query, lexical, len(terms), scope=scope, type=type,
+                                      explain=explain, result=result))
     else:
-        ranked = [_Ranked(s.score, s.cand.row, set(s.cand.lanes), s, None) for s in _fuse(lexical)]
+        ranked = _fuse(_lexical_only(lexical))
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
     if explain:
