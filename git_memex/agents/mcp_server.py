@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -45,6 +45,9 @@ from git_memex.agents.mcp_schema import (
 from git_memex.agents.mcp_tools import register_memory_tools, register_review_tools
 from git_memex.agents.render import DISCLAIMER  # every block handed to an agent starts with it
 from git_memex.errors import MemexError
+
+if TYPE_CHECKING:
+    from git_memex.core.paths import Context
 
 log = logging.getLogger("git_memex.mcp")
 
@@ -83,7 +86,7 @@ class Adapter:
         self.lock = threading.Lock()
         self.roots_asked = explicit  # --repo / GIT_MEMEX_REPO: never ask the client
 
-    def context(self) -> Any:
+    def context(self) -> Context:
         from git_memex.core.paths import load_context
 
         return load_context(self.cwd)
