@@ -250,23 +250,30 @@ def in_data_root(path: Path) -> bool:
 def private_db_file(path: Path) -> None:
     """Create an SQLite database file 0600 before SQLite does (it would use 0644 less the umask,
     and gives its -wal and -shm files the database's mode); an existing one with group or other
-    bits is repaired, with its -wal, -shm and -journal. Best effort: SQLite reports what fails."""
+    bits is repaired, with its -wal, -shm and -journal. Best effort: SQLite reports what fails.
+
+    An existing database is never opened here, only stat'ed and chmod'ed: closing any
+    descriptor of a file drops every POSIX lock this process holds on it, so opening and closing
+    the file beside a live connection of this process (a long-lived MCP server opens one index
+    per call) would drop that connection's locks. Another process would then take itself for the
+    last connection, checkpoint and delete the WAL under us, and the index reads back malformed
+    (docs/decisions.md, "One index file, many processes")."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
-                     PRIVATE_FILE)
+        st = os.lstat(path)
+    except FileNotFoundError:
+        try:  # O_EXCL: if anyone (even a thread of ours) created it meanwhile, nothing is closed
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+        except OSError:
+            return
+        os.close(fd)  # a file that did not exist: no connection of this process holds a lock on it
+        return
     except OSError:
         return
-    try:
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
-        if mode & 0o077 and os.name == "posix":
-            os.chmod(path, mode & 0o600)
-            for suffix in ("-wal", "-shm", "-journal"):
-                with contextlib.suppress(OSError):
-                    os.chmod(f"{path}{suffix}", PRIVATE_FILE)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    mode = stat.S_IMODE(st.st_mode)
+    if stat.S_ISREG(st.st_mode) and mode & 0o077 and os.name == "posix":
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                os.chmod(f"{path}{suffix}", mode & 0o600 if not suffix else PRIVATE_FILE)
 
 
 # ----------------------------------------------------------------- git

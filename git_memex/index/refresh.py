@@ -164,8 +164,8 @@ class Index:
             self._prepare(conn)
             return conn
         except sqlite3.DatabaseError as exc:
-            if _is_locked(exc):
-                raise
+            if not _is_damaged(exc):
+                raise  # locked, or out of disk: another process may be using this file
             # Corrupt or foreign file: the markdown is the truth, start the cache again.
             self._discard_files()
             self.rebuilt = True
@@ -187,8 +187,8 @@ class Index:
             self._create(conn)
 
     def _create(self, conn: sqlite3.Connection) -> None:
-        create_tables(conn)
-        self.rebuilt = True
+        if create_tables(conn):
+            self.rebuilt = True
 
     def _discard_files(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
@@ -500,6 +500,11 @@ def _sha(raw: bytes) -> str:
     from git_memex.core.digest import sha1_hex
 
     return sha1_hex(raw)
+
+
+def _is_damaged(exc: sqlite3.Error) -> bool:
+    """SQLITE_CORRUPT or SQLITE_NOTADB: the only errors at open that justify deleting the file."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (11, 26)
 
 
 def _is_locked(exc: sqlite3.Error) -> bool:

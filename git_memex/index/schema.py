@@ -87,11 +87,21 @@ DELETE_MEMORY = "DELETE FROM memories WHERE path = ?"
 RECORD_FILE = "INSERT OR REPLACE INTO files(path, sig, racy, sha, error) VALUES(?, ?, ?, ?, ?)"
 
 
-def create(conn: sqlite3.Connection) -> None:
+def create(conn: sqlite3.Connection) -> bool:
     """Drop every table of `conn` (FTS5's shadow tables go with theirs) and create this layout,
-    in one transaction."""
+    in one transaction; False, and nothing changed, when the file already has this layout.
+
+    The version is read again under the write lock: two processes that both found an empty
+    file queue here, and the second must not drop what the first has just created and filled."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.OperationalError:  # no meta table: an empty or foreign file
+            row = None
+        if row is not None and row[0] == SCHEMA_VERSION:
+            conn.execute("COMMIT")
+            return False
         for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
             " AND name NOT LIKE 'memories_fts_%'"
@@ -102,6 +112,7 @@ def create(conn: sqlite3.Connection) -> None:
                 conn.execute(stmt)
         conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
         conn.execute("COMMIT")
+        return True
     except BaseException:
         conn.execute("ROLLBACK")
         raise

@@ -1,0 +1,80 @@
+"""The index file under many processes: opening one never harms another's connection."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from git_memex.index import schema
+from git_memex.index.refresh import Index
+
+
+def _close_another_connection(db: Path) -> None:
+    """A second process opens the file, reads, and closes: if it believes it is the last
+    connection, SQLite checkpoints and deletes the WAL."""
+    code = f"import sqlite3; c = sqlite3.connect({str(db)!r}); c.execute('SELECT count(*) FROM meta').fetchone(); c.close()"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_second_index_in_one_process_keeps_the_first_ones_locks(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    first = Index(db)
+    with first.write() as c:
+        c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('probe', '1')")
+    assert Path(f"{db}-wal").exists()
+    Index(db).close()  # as a long-lived MCP server opens one per call
+    _close_another_connection(db)
+    # the first connection is still open, so the other process was not the last one
+    assert Path(f"{db}-wal").exists()
+    assert first.get_meta("probe") == "1"
+    first.close()
+
+
+def test_a_loose_mode_is_repaired_without_opening_the_file(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    first = Index(db)
+    with first.write() as c:
+        c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('probe', '1')")
+    os.chmod(db, 0o644)
+    os.chmod(f"{db}-wal", 0o644)
+    Index(db).close()
+    assert [os.stat(f"{db}{s}").st_mode & 0o777 for s in ("", "-wal")] == [0o600, 0o600]
+    _close_another_connection(db)
+    assert Path(f"{db}-wal").exists() and first.get_meta("probe") == "1"
+    first.close()
+
+
+def test_a_layout_created_meanwhile_is_not_dropped(tmp_path: Path) -> None:
+    """Two processes found the file empty; the second to take the write lock keeps the first's rows."""
+    db = tmp_path / "index.db"
+    late = sqlite3.connect(db, isolation_level=None)  # saw no layout, queued behind the first
+    first = Index(db)
+    with first.write() as c:
+        c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('probe', '1')")
+    assert schema.create(late) is False
+    assert first.get_meta("probe") == "1"
+    late.execute("DROP TABLE meta")  # a different layout is still replaced
+    assert schema.create(late) is True
+    assert first.get_meta("probe") is None
+    late.close()
+    first.close()
+
+
+def test_a_locked_file_at_open_is_not_thrown_away(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    Index(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('probe', '1')")
+    code = (f"import sqlite3, sys\nfrom pathlib import Path\nfrom git_memex.index import refresh\n"
+            f"refresh.BUSY_TIMEOUT_MS = 200\n"
+            f"try:\n    refresh.Index(Path({str(db)!r}))\nexcept sqlite3.OperationalError as e:\n    print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "locked" in r.stdout, r.stdout + r.stderr
+    holder.execute("COMMIT")
+    assert holder.execute("SELECT value FROM meta WHERE key='probe'").fetchone() == ("1",)
+    holder.close()
