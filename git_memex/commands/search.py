@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         if rk:
             words = ", ".join(f"{w['word']} df {w['documents']} idf {w['idf']}" for w in rk["words"])
             print(f"corpus: {rk['memories']} memories in {rk['indexes']} index{'es' if rk['indexes'] != 1 else ''}, "
-                  f"avg length {rk['avg_length']} tokens; BM25 k1 {rk['k1']} b {rk['b']}; words: {words}")
+                  f"avg length {rk['avg_length']} tokens; BM25F k1 {rk['k1']} b {rk['b']}; words: {words}")
         print(semantic_line(res.get("semantic")))
     if not res["hits"]:
         print(f"no memories match {q!r}")

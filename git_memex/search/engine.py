@@ -378,7 +378,7 @@ class _Cand:
         self.sizes: list[int] = [0] * scoring.NCOL
         self.tf: dict[int, list[int]] = {}  # word number -> occurrences per column
         self.pos: dict[int, list[tuple[int, int]]] = {}  # column -> (offset, word number)
-        self.syn: set[int] = set()  # words held through a synonym or alias
+        self.syn: dict[int, int] = {}  # word number -> how many of its synonym or alias forms it holds
         self.phrases = 0.0
         self.lanes: set[str] = set()
 
@@ -434,10 +434,11 @@ def _measure(pool: list[_Cand], dbs: list[Any], terms: list[_Term], phrase_exprs
                 return []
 
         for i, t in enumerate(terms):
-            if t.syn_exprs:
-                for sid in hits(" OR ".join(t.syn_exprs)):
-                    pool[sid].syn.add(i)
-                    pool[sid].lanes.add("synonym")
+            for e in t.syn_exprs:  # each form on its own: a memory holding several forms holds the word more
+                for sid in hits(e):
+                    c = pool[sid]
+                    c.syn[i] = c.syn.get(i, 0) + 1
+                    c.lanes.add("synonym")
         for e in phrase_exprs:  # exact word sequences held (also words that are otherwise stopwords: "us-east")
             for sid in hits(e):
                 pool[sid].phrases += 1.0 / len(phrase_exprs)
@@ -462,25 +463,15 @@ class Scored:
 
 
 def _score(pool: list[_Cand], terms: list[_Term], idfs: list[float], corpus: scoring.Corpus, now: float) -> list[Scored]:
-    w = BM25_WEIGHTS
     n = len(terms)
-    avg = corpus.avg_len
+    avgs = corpus.avgs
     total_idf = sum(idfs) or 1.0
     out: list[Scored] = []
     for c in pool:
-        tfs: list[float] = []
-        held = 0
-        held_idf = 0.0
-        for i in range(n):
-            v = c.tf.get(i)
-            t = sum(w[k] * v[k] for k in range(scoring.NCOL)) if v else 0.0
-            if t == 0 and i in c.syn:
-                t = scoring.SYNONYM_TF
-            if t > 0:
-                held += 1
-                held_idf += idfs[i]
-            tfs.append(t)
-        bm = scoring.bm25(tfs, idfs, sum(c.sizes), avg)
+        bm, tfs = scoring.bm25f([c.tf.get(i) for i in range(n)],
+                                [scoring.SYNONYM_TF * c.syn.get(i, 0) for i in range(n)], idfs, c.sizes, avgs)
+        held = sum(1 for t in tfs if t > 0)
+        held_idf = sum(i for t, i in zip(tfs, idfs, strict=True) if t > 0)
         prox = max((scoring.tightness(p, n) for p in c.pos.values()), default=0.0)
         b = boosts(c.row, now)
         cov = held_idf / total_idf
@@ -614,10 +605,13 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
     if explain:
+        from git_memex.index.refresh import FTS_COLUMNS
+
         result.ranking = {
             "memories": corpus.rows,
             "indexes": len([1 for rows, _ in per_index if rows]),
             "avg_length": round(corpus.avg_len, 2),
+            "avg_lengths": dict(zip(FTS_COLUMNS, (round(a, 2) for a in corpus.avgs), strict=True)),
             "words": [{"word": t.word, "documents": d, "idf": round(i, 4), "synonyms": len(t.syn_exprs)}
                       for t, d, i in zip(terms, dfs, idfs, strict=True)],
             "k1": scoring.K1,

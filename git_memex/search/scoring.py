@@ -6,8 +6,8 @@ A hit's place is decided, in this order, by:
 1. deprecated memories after all others;
 2. coordination: how many of the query's words (Latin words, CJK bigrams) it holds, directly or
    through a synonym or the alias vocabulary;
-3. its lexical score: BM25 computed here (not by FTS5, whose b is fixed at 0.75) with b = B and
-   corpus statistics summed over every index searched, times a coverage bonus (the IDF-weighted
+3. its lexical score: BM25F computed here (FTS5's bm25() has b fixed at 0.75 on a row's whole
+   length) with per-column lengths and corpus statistics summed over every index searched, times a coverage bonus (the IDF-weighted
    share of the words held), a proximity bonus (the query's words close together), a phrase bonus (exact word sequences of the query) and the boosts
    (review state, importance, recency).
 
@@ -31,11 +31,14 @@ if TYPE_CHECKING:
 # ------------------------------------------------------------------ weights
 # FTS5 column weights: body, tags, type, cjk, aliases (also the candidate pool's FTS5 bm25()).
 BM25_WEIGHTS = (1.0, 2.0, 0.5, 1.0, 1.5)
-# BM25 saturation and length normalisation. Memories are short and CJK rows are ~2.3x longer than
-# English ones (characters plus bigrams), so FTS5's fixed b = 0.75 penalised Chinese.
-K1 = 1.2
+# BM25F saturation and length normalisation. Each column is normalised by its own length against
+# its own average, so the CJK column (characters plus bigrams, ~2.3x the length of an English
+# row) no longer makes a Latin word count less in a Chinese memory; and memories are short, so b
+# is low (FTS5's bm25() has b = 0.75 fixed, on the row's total length). k1 and b chosen on half A
+# of the bench sets, reported on both (bench/README.md, "BM25F").
+K1 = 0.8
 B = 0.3
-# A query word held only through a synonym counts as this weighted term frequency.
+# A query word held only through synonyms counts this weighted term frequency per synonym form held.
 SYNONYM_TF = 0.7
 # lexical x (1 + COVERAGE_WEIGHT x IDF-weighted share of the query's words held): among memories
 # holding as many words, the one holding the rarer ones.
@@ -110,6 +113,10 @@ class Corpus:
         self.tokens = [a + b for a, b in zip(self.tokens, tokens, strict=True)]
 
     @property
+    def avgs(self) -> list[float]:
+        return [t / self.rows if self.rows else 0.0 for t in self.tokens]
+
+    @property
     def avg_len(self) -> float:
         return sum(self.tokens) / self.rows if self.rows else 1.0
 
@@ -120,11 +127,25 @@ class Corpus:
 
 
 # ------------------------------------------------------------------ per-memory factors
-def bm25(tfs: Sequence[float], idfs: Sequence[float], doc_len: int, avg_len: float) -> float:
-    """Sum over the query's words of idf x tf(k1 + 1) / (tf + k1(1 - b + b dl/avgdl)), where tf is
-    the word's column-weighted frequency in the memory (0 for a word it lacks)."""
-    norm = K1 * (1.0 - B + B * doc_len / (avg_len or 1.0))
-    return sum(i * t * (K1 + 1.0) / (t + norm) for t, i in zip(tfs, idfs, strict=True) if t > 0)
+def bm25f(tfs: Sequence[Sequence[int] | None], syn_tfs: Sequence[float], idfs: Sequence[float],
+          sizes: Sequence[int], avgs: Sequence[float]) -> tuple[float, list[float]]:
+    """(score, each word's weighted frequency): BM25F over the columns.
+
+    A word's frequency in each column (`tfs[i][k]`, None for a word the memory lacks) is
+    divided by (1 - b + b x column length / the column's average length), weighted by
+    BM25_WEIGHTS and summed; a word held only through synonyms counts `syn_tfs[i]`. Each word
+    then adds idf x tf(k1 + 1) / (tf + k1)."""
+    norms = [1.0 - B + B * (sizes[k] / avgs[k] if avgs[k] else 0.0) for k in range(NCOL)]
+    total = 0.0
+    out: list[float] = []
+    for v, syn, idf in zip(tfs, syn_tfs, idfs, strict=True):
+        t = sum(BM25_WEIGHTS[k] * v[k] / norms[k] for k in range(NCOL) if v[k]) if v else 0.0
+        if t == 0:
+            t = syn
+        out.append(t)
+        if t > 0:
+            total += idf * t * (K1 + 1.0) / (t + K1)
+    return total, out
 
 
 def tightness(positions: list[tuple[int, int]], nwords: int) -> float:

@@ -12,6 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from git_memex.search import scoring
 from tests.conftest import run_cli
 
 FIXED = "2026-01-01T00:00:00Z"
@@ -55,13 +56,36 @@ def test_explain_names_every_factor(repo: Path) -> None:
     lines = r.out.splitlines()
     assert lines[0].startswith("fts: ")
     assert lines[1].startswith("corpus: 2 memories in 1 index")
-    assert "b 0.3" in lines[1] and "k1 1.2" in lines[1]
+    assert f"BM25F k1 {scoring.K1} b {scoring.B}" in lines[1]
     assert "redis df 1" in r.out
     why = [line for line in lines if line.strip().startswith("rank ")]
     assert len(why) == 2
     for factor in ("words 3/3", "bm25 ", "coverage ", "proximity ", "phrases ", "importance×1.1", "recency×", "lanes "):
         assert factor in why[0], (factor, why[0])
     assert "words 2/3" in why[1]
+
+
+def test_a_chinese_memory_is_not_penalised_for_its_cjk_column(repo: Path) -> None:
+    """BM25F: a Latin word's weight in a memory depends on the text column's length, not on the
+    characters and bigrams stored for its Chinese text (one length over all columns put this
+    memory, whose text column is the shorter, second)."""
+    english = add("the request limit is ten for uploads of images", "--scope", "personal")
+    chinese = add("微信小程序的 request 并发上限是 10，超过会直接失败不排队。批量上传图片必须自己做并发控制", "--scope", "personal")
+    r = run_cli("search", "request", "--json", "--explain")
+    assert r.code == 0, r.err
+    hits = r.json()["hits"]
+    assert [h["id"] for h in hits] == [chinese, english]
+    assert hits[0]["explain"]["length"] > 3 * hits[1]["explain"]["length"]  # the whole row is longer
+    avgs = r.json()["ranking"]["avg_lengths"]
+    assert avgs["cjk"] > avgs["body"]
+
+
+def test_a_word_held_through_more_synonyms_is_held_more(repo: Path) -> None:
+    one = add("we deploy from the main branch on tuesdays")
+    two = add("we deploy the release from the main branch on tuesdays")
+    hits = run_cli("search", "ship", "--json", "--explain").json()["hits"]
+    assert [h["id"] for h in hits] == [two, one]
+    assert hits[0]["explain"]["bm25"] > hits[1]["explain"]["bm25"]
 
 
 # ------------------------------------------------------------------ moving between indexes
