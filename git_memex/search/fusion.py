@@ -7,17 +7,20 @@ which lowered openmemex-eval's MRR (0.924 -> 0.913) because the dense lane is we
 identifier-heavy queries. With the lexical ranking of docs/search.md (whose score is words held
 plus a bounded lexical part), ALPHA was chosen again on LoCoMo's half A: MRR 0.522 at 0.6,
 0.528 at 0.7, 0.536 at 0.8 (R@5 0.668 / 0.679 / 0.670); openmemex-eval was the same at 0.7 and
-0.8 (1.000 / 0.924). When the lexical top hit holds every query word the weight is
-ALPHA_ALL_WORDS (0.9, chosen on the synthetic 10k set's half A): the dense lane is weak on
-identifier-heavy queries. Figures and commands: bench/README.md, "Semantic lane".
+0.8 (1.000 / 0.924). When the lexical top hit holds every query word, `tiered` keeps the
+lexical order (words held, then the lexical score) and the dense lane only breaks near-ties.
+Figures and commands: bench/README.md, "Semantic lane" and "Session 5".
 """
 
 from __future__ import annotations
 
 ALPHA = 0.8
-# ... and when the lexical lane's top hit holds every query word: the dense lane is weak on
-# identifier-heavy queries, which the lexical lane then answers (synthetic 10k, bench/README.md).
-ALPHA_ALL_WORDS = 0.9
+# ... and when the lexical lane's top hit holds every query word, `tiered` with this weight: the
+# lexical order stands and the dense lane only breaks its near-ties. The dense lane is weak on
+# identifier-heavy queries, which the lexical lane then answers: on the synthetic 10k set any
+# weight that let it reorder memories holding every word lowered MRR (0.9: 0.776, 0.95 in the
+# tier: 0.799, 0.999: 0.808, lexical alone 0.818 in that bench; bench/README.md, session 5).
+ALPHA_ALL_WORDS = 0.999
 # A memory only the dense lane found is shown when its fused score is at least this share of
 # the best hit's: otherwise every query would list the whole (small) store.
 DENSE_ONLY_FLOOR = 0.25
@@ -40,4 +43,24 @@ def combine(lexical: dict[str, float], dense: dict[str, float], lo: float, hi: f
         dn = max(0.0, (d - lo) / span) if d is not None and span > 0 else (1.0 if d is not None and d >= hi else 0.0)
         w = (dense_weight or {}).get(mid, 1.0)
         out[mid] = alpha * lx + (1.0 - alpha) * dn * w
+    return out
+
+
+def tiered(lexical: dict[str, float], dense: dict[str, float], lo: float, hi: float, *,
+           alpha: float, dense_weight: dict[str, float] | None = None) -> dict[str, float]:
+    """Fused score that keeps the lexical lane's first key, words held: a lexical score is
+    `held + part` (part in [0, 1), search/scoring.py `final`); the dense lane only mixes into
+    `part`, so it reorders memories holding as many words and never lifts one above a memory
+    holding more. A memory only the dense lane found holds none."""
+    span = hi - lo
+    out: dict[str, float] = {}
+    for mid in set(lexical) | set(dense):
+        s = lexical.get(mid, 0.0)
+        held = float(int(s))
+        part = s - held
+        d = dense.get(mid)
+        dn = max(0.0, (d - lo) / span) if d is not None and span > 0 else (1.0 if d is not None and d >= hi else 0.0)
+        if mid not in lexical:
+            dn *= (dense_weight or {}).get(mid, 1.0)
+        out[mid] = held + 0.999 * (alpha * part + (1.0 - alpha) * min(dn, 1.0))
     return out

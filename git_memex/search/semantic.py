@@ -29,8 +29,9 @@ the standard library at module level.
   `reindex --embeddings --quiet`, one at a time) embed what is missing. A search uses the
   vectors that exist; `--explain` says how many are missing.
 - Fusion (search/fusion.py): a weighted sum of the lexical score (divided by the best one)
-  and the dense score (min-max over the dense lane's top DENSE_K): 0.6 lexical, 0.9 when the
-  lexical lane's best hit holds every query word.
+  and the dense score (min-max over the dense lane's top DENSE_K), 0.8 lexical; when the
+  lexical lane's best hit holds every query word, the lexical order stands and the dense score
+  only breaks near-ties (`fusion.tiered`).
 """
 
 from __future__ import annotations
@@ -519,8 +520,12 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
                 b *= v
             weights[mid] = b
     top = max(lexical, key=lexical.__getitem__, default=None)
-    alpha = fusion.ALPHA_ALL_WORDS if top is not None and scored[top][2].get("all_words") else fusion.ALPHA
-    fused = fusion.combine(lexical, d.scores, lo, hi, alpha=alpha, dense_weight=weights)
+    if top is not None and scored[top][2].get("all_words"):
+        alpha = fusion.ALPHA_ALL_WORDS
+        fused = fusion.tiered(lexical, d.scores, lo, hi, alpha=alpha, dense_weight=weights)
+    else:
+        alpha = fusion.ALPHA
+        fused = fusion.combine(lexical, d.scores, lo, hi, alpha=alpha, dense_weight=weights)
     status["alpha"] = alpha
     best = max(fused.values(), default=0.0)
     for mid, (s, r, info) in list(scored.items()):

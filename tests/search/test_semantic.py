@@ -86,7 +86,7 @@ def test_plugged_model_finds_by_meaning_and_reports_lanes(repo: Path) -> None:
     # both lanes: the lexical hit keeps its lexical lanes and gains the semantic one
     both = run_cli("search", "--json", "--explain", "gateway timeout", env=TOY).json()
     assert both["hits"][0]["id"] == ids[MEMORIES[0]] and both["hits"][0]["lanes"] == ["bm25", "semantic"]
-    assert both["semantic"]["alpha"] == 0.9  # the lexical top hit holds every word: more lexical weight
+    assert both["semantic"]["alpha"] == fusion.ALPHA_ALL_WORDS  # the lexical top hit holds every word: its order stands
     text = run_cli("search", "--explain", "feline napping", env=TOY).out
     assert "semantic lane: toy/concepts-v1, 3 of 3 memories have vectors" in text
 
