@@ -251,7 +251,7 @@ def test_outside_a_repository_is_refused(world: Path, tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     r = run_cli("propose", "01JORG00000000000000DEPLOY", "--to", "org", "acme", cwd=plain)
-    assert r.code == 1 and "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1
+    assert r.code == 1 and "propose --to org needs a git repository" in r.err and len(r.err.strip().splitlines()) == 1
 
 
 # ------------------------------------------------------------------ pr-status --org with a fake gh
