@@ -173,6 +173,16 @@ def test_a_secret_in_the_project_file_is_masked_in_the_org_commit(world: Path) -
     assert SECRET not in log
 
 
+def test_a_teams_own_secret_format_is_masked_in_the_org_commit(world: Path) -> None:
+    team_token = "ACME-7Q2W9E4R1T6Y3U8I"  # no built-in rule knows this format
+    mid = published(f"The billing sandbox takes the key {team_token} for now")
+    git("config", "--add", "memex.redactPattern", r"ACME-[A-Z0-9]{16}", cwd=world)  # set after it was published
+    res = propose(mid, "--json").json()
+    text = git("show", f"{res['branch']}:{res['path']}", cwd=clone_of()).stdout
+    assert team_token not in text and "The billing sandbox takes the key" in text
+    assert team_token not in git("log", "-p", "--all", cwd=clone_of()).stdout
+
+
 def test_a_secret_the_masking_cannot_reach_refuses_the_proposal(world: Path) -> None:
     mid = published("The staging database is rebuilt every night")
     path = world / MEM / f"{mid}.md"
