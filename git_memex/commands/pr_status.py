@@ -1,18 +1,22 @@
-"""`git memex pr-status [--apply]`: map the branch's PR review state onto review_state (via `gh`)."""
+"""`git memex pr-status [--apply] [--org NAME [--branch B]]`: map a PR's review state onto review_state (via `gh`)."""
 
 from __future__ import annotations
 
 import argparse
 
 from git_memex.commands._common import add_json, context, emit_json
+from git_memex.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pr-status", help="map the branch's GitHub PR state onto review_state",
                        description="Read the current branch's PR with `gh pr view` and map it: merged → published, "
                        "approved → approved (approved_by = the reviewer), changes requested → a suggestion only. A "
-                       "human rejection is never overridden. Reports by default; --apply performs the transitions.")
+                       "human rejection is never overridden. Reports by default; --apply performs the transitions. "
+                       "With --org NAME: the PR of an org proposal branch in the clone of org NAME (report only).")
     p.add_argument("--apply", action="store_true")
+    p.add_argument("--org", metavar="NAME", help="follow the PR of a `propose --to org NAME` branch")
+    p.add_argument("--branch", help="with --org: the proposal branch (default: the only one in the org clone)")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -20,18 +24,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from git_memex.review.pull_requests import pr_label, pr_status
 
-    r = pr_status(context(), apply=args.apply)
+    if args.org is None and args.branch is not None:
+        raise UsageError("--branch goes with --org NAME; without it pr-status reads the current branch's PR")
+    if args.org is not None:
+        if args.apply:
+            raise UsageError("--apply does not change an org proposal: its review state is the org repository's, "
+                             "kept by its curators (docs/curating.md); nothing was changed")
+        from git_memex.review.org_proposal import org_pr_status
+
+        r = org_pr_status(context(), args.org, branch=args.branch)
+    else:
+        r = pr_status(context(), apply=args.apply)
     if args.json:
         emit_json(r)
         return 0
     pr = r["pr"]
-    print(" ".join(x for x in (pr_label(pr["number"]), pr["state"], pr["review_decision"], pr["url"]) if x))
+    where = f"org {r['org']} {r['branch']}: " if args.org else ""
+    print(where + " ".join(x for x in (pr_label(pr["number"]), pr["state"], pr["review_decision"], pr["url"]) if x))
     for m in r["memories"]:
         print(f"  {m['id']}: {m['action']}")
     if not r["memories"]:
         print("  no memory files in this PR")
     for a in r["applied"]:
         print(f"applied {a['id']}: {a['from']} → {a['to']} (by {a['by']})")
-    if not args.apply and any(m["target"] for m in r["memories"]):
+    if not args.org and not args.apply and any(m["target"] for m in r["memories"]):
         print("run `git memex pr-status --apply` to perform these transitions")
     return 0
