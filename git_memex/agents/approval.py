@@ -132,7 +132,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
 def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
     """Every rule (role: instruction) grouped pending / approved / revoked, with whether the
     gate lets it through and, when not, why."""
-    from git_memex.agents.gate import reviewed_ids, why_not
+    from git_memex.agents.gate import passes_claims, reviewed_ids, why_not
     from git_memex.core.identity import person
 
     groups: dict[str, list[dict[str, Any]]] = {"pending": [], "approved": [], "revoked": []}
@@ -143,13 +143,20 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
         user = person(ctx) if any(r["location"] == "personal" for r in rows.values()) else None
         # one git call for every approved repository rule, not one per rule
         reviewed = reviewed_ids(ctx, [r for r in rows.values() if r["instruction_state"] == "approved"])
+        org_rows = [r for r in rows.values() if r["instruction_state"] == "approved"
+                    and str(r["location"]).startswith("org:") and passes_claims(r, user)]
+        org: dict[str, str | None] = {}
+        if org_rows:
+            from git_memex.agents.owners import org_verdicts
+
+            org = org_verdicts(ctx, org_rows)
         from git_memex.secrets.guard import safe_bodies
 
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows.values()])
         for r in rows.values():
             state = r["instruction_state"] or "draft"
             group = "approved" if state == "approved" else "revoked" if state == "revoked" else "pending"
-            reason = why_not(ctx, r, user, reviewed) if group == "approved" else None
+            reason = why_not(ctx, r, user, reviewed, org) if group == "approved" else None
             groups[group].append({
                 "id": r["id"], "scope": r["scope"], "location": r["location"], "status": r["status"],
                 "review_state": r["review_state"], "instruction_state": state,
