@@ -305,7 +305,13 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
             _save_cache(clone, cache)
         rules = parse(cache["owners"]["text"]) if cache["owners"] and cache["owners"].get("text") else None
         for mid, (rel, data) in wanted.items():
-            out[mid] = _verdict(name, branch, cache, rules, rel, data, blob_id)
+            why = _verdict(name, branch, cache, rules, rel, data, blob_id)
+            ignored = (cache["owners"] or {}).get("ignored") or []
+            if why and ignored and rules is not None and not why.startswith("not as it is"):
+                last = ignored[-1]
+                why += (f" ({len(ignored)} change(s) to {OWNERS_FILE} were ignored, the last {last[0][:10]} by "
+                        f"{last[1]}: not made by an owner of {OWNERS_FILE})")
+            out[mid] = why
     return out
 
 
