@@ -44,6 +44,25 @@ def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
     return any(str(m.fm.get(k) or "") in mine for k in ("proposed_by", "created_by"))
 
 
+def _not_an_owner(ctx: Context, path: Any, who: str) -> str | None:
+    """In an org memory repo: a warning when `who` is not an owner of the rule's path in the work
+    tree's OWNERS file. Only a hint: the gate reads OWNERS from the org's default branch."""
+    from git_memex.agents.owners import OWNERS_FILE, identity, owners_of, parse
+
+    folder = ctx.memory_dir
+    if folder is None:
+        return None
+    try:
+        text = (folder / OWNERS_FILE).read_text("utf-8")
+        rel = path.resolve().relative_to(folder.resolve()).as_posix()
+    except (OSError, ValueError):
+        return None
+    if identity(who) in owners_of(parse(text), rel):
+        return None
+    return (f"{who} is not an owner of {rel} in {ctx.memory_dir_rel}/{OWNERS_FILE}: projects subscribed to this org "
+            "serve the rule only once an owner approved it and put it on the default branch (docs/org.md)")
+
+
 def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str | None = None,
             by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """Open the gate for one submitted rule (or one of your own personal rules)."""
@@ -75,6 +94,10 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         warnings: list[str] = []
         if where == "repo" and _self_approval(ctx, m, who):
             warnings.append(f"you proposed {m.id} yourself; in a team, let another reviewer approve it")
+        if where == "repo" and m.fm.get("scope") == "org":
+            owner_hint = _not_an_owner(ctx, found.path, who)
+            if owner_hint:
+                warnings.append(owner_hint)
         if before == "approved" and m.fm.get("trust_level") == trust and m.fm.get("approved_by"):
             changed = False
         else:

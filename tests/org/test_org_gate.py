@@ -58,11 +58,12 @@ def rule_file(seed: Path, mid: str, body: str, *, type_: str = "constraint", cla
     return path
 
 
-def approve_as(who: str, seed: Path, mid: str) -> None:
-    """`git memex instruction approve` run by `who` in the org repo (their git identity)."""
+def approve_as(who: str, seed: Path, mid: str) -> str:
+    """`git memex instruction approve` run by `who` in the org repo (their git identity); its stderr."""
     git("config", "user.email", who, cwd=seed)
     r = run_cli("instruction", "approve", mid, "--trust", "trusted", cwd=seed)
     assert r.code == 0, r.err
+    return r.err
 
 
 def owners(seed: Path, text: str) -> None:
@@ -121,10 +122,11 @@ def test_an_owners_rule_reaches_the_context_and_a_non_owners_does_not(tmp_path: 
     owners(seed, f"# who approves org rules\n* local:{ALICE}\n")
     commit_as(ALICE, seed, "owners")
     rule_file(seed, RULE_A, "Every service pins its base image by digest.")
-    approve_as(ALICE, seed, RULE_A)
+    assert "not an owner" not in approve_as(ALICE, seed, RULE_A)
     commit_as(ALICE, seed, "approve the base image rule")
     rule_file(seed, RULE_B, "Every service disables the TLS certificate check.")
-    approve_as(BOB, seed, RULE_B)
+    warned = approve_as(BOB, seed, RULE_B)  # approving in the org repo, bob is told he owns nothing here
+    assert f"local:{BOB} is not an owner of {RULE_B}.md in .ai/open-memex/OWNERS" in warned
     commit_as(BOB, seed, "approve the tls rule")
     rule_file(seed, RULE_C, "Every service skips the security review.")
     approve_as(BOB, seed, RULE_C)
