@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 OWNERS_FILE = "OWNERS"  # in the memory folder: .ai/open-memex/OWNERS
 OWNERS_PATH = f"{DEFAULT_MEMORY_DIR}/{OWNERS_FILE}"
 CACHE_NAME = "gate.json"
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 ZERO = "0" * 40
 
 
@@ -219,22 +219,25 @@ def _owners_in_force(clone: Path, commit: str) -> dict[str, Any] | None:
             current = text
         else:
             ignored.append(who)
-    return {"text": current, "ignored": ignored}
+    return {"text": current, "ignored": ignored, "first": steps[0][0][0] if steps else None}
 
 
 def _cache_path(clone: Path) -> Path:
     return clone / ".git" / "memex" / CACHE_NAME
 
 
-def _load_cache(clone: Path, commit: str) -> dict[str, Any]:
+def _load_cache(clone: Path, commit: str, shallow: list[str]) -> dict[str, Any]:
+    """The cached facts about `commit`, as read with this shallow boundary (a clone deepened or
+    unshallowed since answers differently: its cache is dropped)."""
     try:
         data = json.loads(_cache_path(clone).read_text("utf-8"))
         if isinstance(data, dict) and data.get("v") == CACHE_VERSION and data.get("commit") == commit \
-                and isinstance(data.get("files"), dict) and isinstance(data.get("owners"), dict):
+                and data.get("shallow") == shallow and isinstance(data.get("files"), dict) \
+                and isinstance(data.get("owners"), (dict, type(None))):
             return data
     except (OSError, ValueError):
         pass
-    return {"v": CACHE_VERSION, "commit": commit, "owners": None, "files": {}}
+    return {"v": CACHE_VERSION, "commit": commit, "shallow": shallow, "owners": None, "files": {}}
 
 
 def _save_cache(clone: Path, data: dict[str, Any]) -> None:
@@ -272,7 +275,8 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
                                 f"`git -C {clone} remote set-head origin --auto`)")
             continue
         branch = ref[len("refs/remotes/"):]
-        cache = _load_cache(clone, commit)
+        shallow = sorted(set((_read(clone / ".git" / "shallow") or "").split()))  # a shallow clone's cut
+        cache = _load_cache(clone, commit, shallow)
         dirty = False
         wanted: dict[str, tuple[str, bytes]] = {}  # id -> (repo-relative path, work tree bytes)
         for r in group:
@@ -306,6 +310,9 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
         rules = parse(cache["owners"]["text"]) if cache["owners"] and cache["owners"].get("text") else None
         for mid, (rel, data) in wanted.items():
             why = _verdict(name, branch, cache, rules, rel, data, blob_id)
+            if why is None and shallow and _cut(cache, rel, set(shallow)):
+                why = (f"the clone of org {name} is shallow, so who first wrote it or its {OWNERS_FILE} file is "
+                       f"unknown (`git -C {clone} fetch --unshallow`)")
             ignored = (cache["owners"] or {}).get("ignored") or []
             if why and ignored and rules is not None and not why.startswith("not as it is"):
                 last = ignored[-1]
@@ -340,6 +347,14 @@ def _verdict(name: str, branch: str, cache: dict[str, Any], rules: list[Any] | N
         return (f"the commit that put it on {branch} ({last[0][:10]}) is by {who}, "
                 f"not by an owner of {mem_rel} in org {name}")
     return None
+
+
+def _cut(cache: dict[str, Any], rel: str, shallow: set[str]) -> bool:
+    """Whether a fact the verdict rests on is a shallow clone's boundary commit, which git shows as
+    adding every file it holds: the file's last change, or the first version of OWNERS."""
+    last = (cache["files"].get(rel) or {}).get("last") or [""]
+    first = (cache["owners"] or {}).get("first") or ""
+    return last[0] in shallow or first in shallow
 
 
 def _approved_by(rel: str, data: bytes) -> str | None:
