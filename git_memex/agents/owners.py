@@ -294,11 +294,12 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
         new = sorted({rel for rel, _ in wanted.values() if rel not in cache["files"]})
         if new:
             oids = _oids(clone, [f"{commit}:{rel}" for rel in new])
-            for i, rel in enumerate(new):
+            for i, rel in enumerate(new if oids is not None else []):  # git failed: nothing cached, the rows fail
                 oid = oids[i] if oids is not None else None
-                if oids is None:
-                    continue  # git failed: nothing cached, the rows fail below
-                cache["files"][rel] = {"blob": oid, "last": _last_change(clone, commit, rel) if oid else None}
+                last = _last_change(clone, commit, rel) if oid else None
+                if oid and last is None:
+                    continue  # git failed on this one: asked again next time, the row fails now
+                cache["files"][rel] = {"blob": oid, "last": last}
                 dirty = True
         if cache["owners"] is None and wanted:
             owners = _owners_in_force(clone, commit)
