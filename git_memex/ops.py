@@ -374,8 +374,14 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         for h in res.hits:
             if safe[h.id] != h.body:
                 h.snippet = _snippet(safe[h.id], res.terms)
+        if explain:  # which hit wins where two disagree (docs/org.md, "Precedence"); ranking is untouched
+            from git_memex.core.precedence import CHAINS, tier
+
+            for h in res.hits:
+                h.explain["precedence"] = tier(h)
         out: dict[str, Any] = {"query": query, "hits": [h.to_json(explain) for h in res.hits]}
         if explain:
+            out["precedence"] = {k: list(v) for k, v in CHAINS.items()}
             out["fts"] = res.fts
             out["ranking"] = res.ranking
             out["elapsed_ms"] = round(res.elapsed_ms, 3)

@@ -55,7 +55,9 @@ SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.triggers"},
-    "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.gate"},
+    # the rules' precedence order (core.precedence: pure, no imports of its own)
+    "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.gate",
+                                          "git_memex.core.precedence"},
     "merge-driver": {"git_memex.main", "git_memex.errors", "git_memex.commands.merge_driver",
                      "git_memex.git.merge", "git_memex.core.frontmatter", "git_memex.core.record",
                      "git_memex.core.files", "git_memex.core.model",

@@ -44,6 +44,25 @@ def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
     return any(str(m.fm.get(k) or "") in mine for k in ("proposed_by", "created_by"))
 
 
+def _not_an_owner(ctx: Context, path: Any, who: str) -> str | None:
+    """In an org memory repo: a warning when `who` is not an owner of the rule's path in the work
+    tree's OWNERS file. Only a hint: the gate reads OWNERS from the org's default branch."""
+    from git_memex.agents.owners import OWNERS_FILE, identity, owners_of, parse
+
+    folder = ctx.memory_dir
+    if folder is None:
+        return None
+    try:
+        text = (folder / OWNERS_FILE).read_text("utf-8")
+        rel = path.resolve().relative_to(folder.resolve()).as_posix()
+    except (OSError, ValueError):
+        return None
+    if identity(who) in owners_of(parse(text), rel):
+        return None
+    return (f"{who} is not an owner of {rel} in {ctx.memory_dir_rel}/{OWNERS_FILE}: projects subscribed to this org "
+            "serve the rule only once an owner approved it and put it on the default branch (docs/org.md)")
+
+
 def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str | None = None,
             by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """Open the gate for one submitted rule (or one of your own personal rules)."""
@@ -75,6 +94,10 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         warnings: list[str] = []
         if where == "repo" and _self_approval(ctx, m, who):
             warnings.append(f"you proposed {m.id} yourself; in a team, let another reviewer approve it")
+        if where == "repo" and m.fm.get("scope") == "org":
+            owner_hint = _not_an_owner(ctx, found.path, who)
+            if owner_hint:
+                warnings.append(owner_hint)
         if before == "approved" and m.fm.get("trust_level") == trust and m.fm.get("approved_by"):
             changed = False
         else:
@@ -132,7 +155,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
 def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
     """Every rule (role: instruction) grouped pending / approved / revoked, with whether the
     gate lets it through and, when not, why."""
-    from git_memex.agents.gate import reviewed_ids, why_not
+    from git_memex.agents.gate import passes_claims, reviewed_ids, why_not
     from git_memex.core.identity import person
 
     groups: dict[str, list[dict[str, Any]]] = {"pending": [], "approved": [], "revoked": []}
@@ -143,13 +166,20 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
         user = person(ctx) if any(r["location"] == "personal" for r in rows.values()) else None
         # one git call for every approved repository rule, not one per rule
         reviewed = reviewed_ids(ctx, [r for r in rows.values() if r["instruction_state"] == "approved"])
+        org_rows = [r for r in rows.values() if r["instruction_state"] == "approved"
+                    and str(r["location"]).startswith("org:") and passes_claims(r, user)]
+        org: dict[str, str | None] = {}
+        if org_rows:
+            from git_memex.agents.owners import org_verdicts
+
+            org = org_verdicts(ctx, org_rows)
         from git_memex.secrets.guard import safe_bodies
 
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows.values()])
         for r in rows.values():
             state = r["instruction_state"] or "draft"
             group = "approved" if state == "approved" else "revoked" if state == "revoked" else "pending"
-            reason = why_not(ctx, r, user, reviewed) if group == "approved" else None
+            reason = why_not(ctx, r, user, reviewed, org) if group == "approved" else None
             groups[group].append({
                 "id": r["id"], "scope": r["scope"], "location": r["location"], "status": r["status"],
                 "review_state": r["review_state"], "instruction_state": state,

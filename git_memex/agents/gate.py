@@ -12,6 +12,8 @@ So a memory passes only when both hold (docs/agents.md, "The instruction gate"):
   ``<memoryDir>/<id>.md`` on the default branch *and* the work tree file is unchanged. An
   outbox draft, a private memory, a file edited since, or one only on a feature branch fails.
   Personal rules live on this machine only and have no history: the owner is the reviewer.
+  An org rule (location ``org:NAME``) passes when the org repo's history shows an owner put it
+  on the org's default branch (`agents.owners.org_verdicts`, docs/org.md).
 
 The default branch (`default_branch`) is origin's HEAD branch when origin has one, else
 ``memex.defaultBranch``, else the branch ``git memex init`` ran on (``memex.initBranch``).
@@ -71,6 +73,8 @@ def passes_claims(memory: Mapping[str, Any] | sqlite3.Row, current_user: str | N
     if _field(memory, "review_state") == "rejected":
         return False
     scope = _field(memory, "scope") or "project"
+    if (_field(memory, "location") or "").startswith("org:") and trust != "trusted":
+        return False  # whatever its scope field says, a rule from an org clone needs trusted
     if scope == "project":
         return True
     if scope == "org":
@@ -177,21 +181,31 @@ def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
 
 
 def passing(ctx: Context, rows: Iterable[sqlite3.Row], current_user: str | None) -> list[sqlite3.Row]:
-    """The rows that pass the whole gate: their claims, and for repository rows their history.
+    """The rows that pass the whole gate: their claims, and for repository and org rows their
+    history.
 
     Outbox and private rows never pass (nothing there was reviewed); personal rows pass on their
-    claims alone (owner only, see `passes_claims`)."""
+    claims alone (owner only, see `passes_claims`); org rows when an owner put them on the org's
+    default branch (`owners.org_verdicts`, imported only when an org rule claims approval)."""
     claimed = [r for r in rows if passes_claims(r, current_user)]
     repo_rows = [r for r in claimed if r["location"] == "repo"]
     reviewed = reviewed_ids(ctx, repo_rows) if repo_rows else set()
+    org_rows = [r for r in claimed if str(r["location"]).startswith("org:")]
+    owned: set[str] = set()
+    if org_rows:
+        from git_memex.agents.owners import org_verdicts
+
+        owned = {mid for mid, why in org_verdicts(ctx, org_rows).items() if why is None}
     return [r for r in claimed
-            if r["location"] == "personal" or (r["location"] == "repo" and r["id"] in reviewed)]
+            if r["location"] == "personal" or (r["location"] == "repo" and r["id"] in reviewed)
+            or (str(r["location"]).startswith("org:") and r["id"] in owned)]
 
 
 def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None,
-            reviewed: set[str] | None = None) -> str | None:
+            reviewed: set[str] | None = None, org: Mapping[str, str | None] | None = None) -> str | None:
     """None when the row passes the gate, else one phrase saying why not (for `instruction list`).
-    `reviewed` is `reviewed_ids` of the rows being listed, asked once for all of them."""
+    `reviewed` is `reviewed_ids` of the rows being listed and `org` `owners.org_verdicts` of the
+    org ones, each asked once for all of them."""
     if _field(row, "role") != "instruction":
         return "not a rule (role knowledge)"
     state = _field(row, "instruction_state") or "draft"
@@ -202,6 +216,12 @@ def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: st
     loc = _field(row, "location")
     if loc == "personal":
         return None
+    if loc is not None and loc.startswith("org:"):
+        if org is None:
+            from git_memex.agents.owners import org_verdicts
+
+            org = org_verdicts(ctx, [row])
+        return org.get(_field(row, "id") or "", "not checked against the org repo's history")
     if loc != "repo":
         return f"in the {loc}, not the repository: submit it for review"
     ref = default_branch(ctx)

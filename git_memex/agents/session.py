@@ -6,7 +6,9 @@ and the Claude Code SessionStart hook are thin adapters over it.
 The block has up to three parts under the fixed disclaimer:
 
 * **Instructions** — only memories that pass the instruction gate (iron rule 1, see `gate`:
-  approved by a person *and* committed as they are on the project's default branch). Nothing else can reach this heading: every memory body is squeezed
+  approved by a person *and* committed as they are on the project's default branch, or for an
+  org rule, put on the org's default branch by an owner), in precedence order
+  (`core.precedence`: the earlier of two that disagree wins). Nothing else can reach this heading: every memory body is squeezed
   to one line behind a ``- [scope/type]`` label, so a body that contains "## Instructions" can
   never open a section of its own.
 * **Warnings** — ``warning``-type memories, attached only on a specific trigger
@@ -121,9 +123,13 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
 
         user = person(ctx)
     from git_memex.agents.gate import passing
+    from git_memex.core.precedence import sort_key
 
     instructions = passing(ctx, instr_rows.values(), user)
-    instructions.sort(key=lambda r: (r["location"] == "personal", -relevance.IMPORTANCE_WEIGHT.get(r["importance"], 1.0),
+    # Precedence order (docs/org.md, "Precedence"): rules about facts first, org › project ›
+    # personal; then preference rules, personal › project › org. The earlier of two that
+    # disagree wins, and the budget drops the last first.
+    instructions.sort(key=lambda r: (*sort_key(r), -relevance.IMPORTANCE_WEIGHT.get(r["importance"], 1.0),
                                      -(r["updated_ts"] or 0.0), r["id"]))
     shown = {r["id"] for r in instructions}
 

@@ -41,6 +41,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"corpus: {rk['memories']} memories in {rk['indexes']} index{'es' if rk['indexes'] != 1 else ''}, "
                   f"avg length {rk['avg_length']} tokens; BM25F k1 {rk['k1']} b {rk['b']}; words: {words}")
         print(semantic_line(res.get("semantic")))
+        chains = res.get("precedence") or {}
+        print("precedence where memories disagree: facts " + " › ".join(chains.get("fact", []))
+              + "; preferences " + " › ".join(chains.get("preference", [])))
     if not res["hits"]:
         print(f"no memories match {q!r}")
         return 0
@@ -54,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"    rank {e['rank']}: words {e['words']}, bm25 {e['bm25']} (length {e['length']}), coverage {e['coverage']}, proximity "
                   f"{e['proximity']}, phrases {e['phrases']}, {b} -> lexical {e['lexical']}, score {round(h['score'], 4)}; index {e['index']},"
                   f" lanes {','.join(h['lanes'])}{fused}" + (f" ({e['note']})" if "note" in e else ""))
+            p = e.get("precedence")
+            if p:
+                where = f"org {h['org']}" if h.get("org") else p["tier"]
+                print(f"    precedence: {p['kind']}, tier {p['rank']} of {p['of']} ({where})")
     return 0
 
 

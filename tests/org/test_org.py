@@ -227,7 +227,8 @@ def test_a_name_clash_with_another_clone_in_the_data_root(two: tuple[Path, Path,
 
 
 def test_an_org_instruction_never_passes_the_gate(two: tuple[Path, Path, Path, Path]) -> None:
-    """This slice has no owners file: an org rule claiming approved + trusted is not served as one."""
+    """No OWNERS file in this org repo: an org rule claiming approved + trusted is not served as one
+    (owners: tests/org/test_org_gate.py)."""
     a, _, _, seed = two
     rule = "01JORG0000000000000000RULE"
     (seed / MEM / f"{rule}.md").write_text(

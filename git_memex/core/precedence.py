@@ -1,0 +1,73 @@
+"""Which memory wins when two disagree: the seed's two precedence chains (docs/org.md, "Precedence").
+
+Facts and preferences do not share one chain (seed V2-DESIGN, conflict priority):
+
+* **facts** (every type but ``preference``): security policy › authoritative docs › approved
+  AGENTS.md › org memory › project memory › personal memory › AI inference;
+* **preferences** (``type: preference``): explicit user request › personal › project › org
+  (and an agent's inference after them all: it never outranks a person).
+
+A memory never sits in the first tiers of either chain (policy, authoritative docs, AGENTS.md, the
+user's own request): those are outside the memory store, and a memory that disagrees with them
+loses. A memory's tier comes from where it lives, not from what it claims: ``location`` ``org:NAME``
+is org, ``personal`` is personal, anything else (the repository, the outbox, a private memory)
+is project; ``source: inference`` is inference whatever the location. The ``scope`` field is not
+read (a file in the project repo that says ``scope: org`` is still the project's).
+
+Pure functions, no I/O: `tier` works on an index row, a search `Hit` or a dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+FACTS: tuple[str, ...] = ("policy", "authoritative-docs", "agents-md", "org", "project", "personal", "inference")
+PREFERENCES: tuple[str, ...] = ("explicit-request", "personal", "project", "org", "inference")
+CHAINS: dict[str, tuple[str, ...]] = {"fact": FACTS, "preference": PREFERENCES}
+
+
+def _get(obj: Any, key: str) -> str | None:
+    if isinstance(obj, Mapping):
+        v = obj.get(key)
+    else:
+        try:
+            v = obj[key]
+        except (KeyError, IndexError, TypeError):
+            v = getattr(obj, key, None)
+    return None if v is None else str(v)
+
+
+def kind(type_: str | None) -> str:
+    """``preference`` for a preference, ``fact`` for every other type."""
+    return "preference" if type_ == "preference" else "fact"
+
+
+def place(location: str | None, source: str | None) -> str:
+    """The tier name a memory's location and source give it (org, project, personal, inference)."""
+    if source == "inference":
+        return "inference"
+    loc = location or "repo"
+    if loc.startswith("org:"):
+        return "org"
+    if loc == "personal":
+        return "personal"
+    return "project"
+
+
+def tier(memory: Any) -> dict[str, Any]:
+    """``{"kind", "tier", "rank", "of"}``: the chain a memory is judged by, its tier there and that
+    tier's 1-based position (1 wins) out of the chain's length."""
+    k = kind(_get(memory, "type"))
+    name = place(_get(memory, "location"), _get(memory, "source"))
+    chain = CHAINS[k]
+    return {"kind": k, "tier": name, "rank": chain.index(name) + 1, "of": len(chain)}
+
+
+def sort_key(memory: Any) -> tuple[int, int]:
+    """Facts before preferences, then the tier's rank: the order rules are shown in."""
+    t = tier(memory)
+    return (0 if t["kind"] == "fact" else 1, t["rank"])

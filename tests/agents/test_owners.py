@@ -1,0 +1,27 @@
+"""The OWNERS file's lines and spellings (agents/owners.py): pure parsing, no git.
+
+The gate's behaviour with real repositories is in tests/org/test_org_gate.py."""
+
+from __future__ import annotations
+
+from git_memex.agents.owners import identity, owners_of, parse
+
+
+def test_owners_are_spelled_as_people_are_and_nothing_else_matches() -> None:
+    assert identity("local:Alice@Example.com") == "alice@example.com"
+    assert identity("alice@example.com") == identity("<alice@example.com>") == "alice@example.com"
+    for nobody in ("@platform-team", "github:alice", "local:Alice Smith", "Alice", "", None, "local:"):
+        assert identity(nobody) is None, nobody
+
+
+def test_the_last_matching_line_wins_and_an_empty_line_unowns() -> None:
+    rules = parse("# owners\n*  local:a@x.io b@x.io  # everyone\n\npolicies/ local:sec@x.io\n"
+                  "policies/draft-*.md\n**/lessons/*.md @team\nOWNERS a@x.io\n")
+    assert owners_of(rules, "01J.md") == ("a@x.io", "b@x.io")
+    assert owners_of(rules, "engineering/01J.md") == ("a@x.io", "b@x.io")
+    assert owners_of(rules, "policies/01J.md") == ("sec@x.io",)
+    assert owners_of(rules, "policies/deep/01J.md") == ("sec@x.io",)
+    assert owners_of(rules, "policies/draft-01J.md") == ()  # a line with no owner
+    assert owners_of(rules, "a/lessons/01J.md") == ()  # only a @team handle: nobody we can check
+    assert owners_of(rules, "OWNERS") == ("a@x.io",)
+    assert owners_of(parse(""), "01J.md") == () and owners_of(parse(None), "x.md") == ()
