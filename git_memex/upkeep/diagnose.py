@@ -136,7 +136,11 @@ def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
     from git_memex.core.files import conflict_marker_line
     from git_memex.git.githooks import hook_status
-    from git_memex.git.install import attributes_configured, merge_driver_configured
+    from git_memex.git.install import (
+        attributes_configured,
+        attributes_flat_only,
+        merge_driver_configured,
+    )
     from git_memex.secrets.checks import check_text
 
     assert ctx.repo is not None and ctx.memory_dir is not None
@@ -155,19 +159,24 @@ def _check_repo(ctx: Context, rep: Report) -> None:
         rep.add("git hooks", level, f"not installed: {', '.join(missing)}; run `git memex init`")
     else:
         rep.add("git hooks", "ok")
+    if attributes_flat_only(ctx) and any(p.parent != ctx.memory_dir for p in ctx.memory_dir.rglob("*.md")):
+        rep.add(".gitattributes", "warn", f"the merge=memex line covers only the files directly in "
+                f"{ctx.memory_dir_rel}/, not those in its subfolders; run `git memex init`")
     problems = 0
-    for path in sorted(ctx.memory_dir.glob("*.md")):
+    for path in sorted(ctx.memory_dir.rglob("*.md")):
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         rel = str(path.relative_to(ctx.repo.work_tree))
-        if conflict_marker_line(text) is not None:
+        nested = path.parent != ctx.memory_dir  # the index reads the top folder only: not reported yet
+        if conflict_marker_line(text) is not None and not nested:
             continue  # already reported as unreadable, with the line and `git memex resolve`
         try:
             frontmatter.parse(text)
         except frontmatter.FrontmatterError:
-            continue  # already reported as unreadable
+            if not nested:
+                continue  # already reported as unreadable
         for f in check_text(rel, text, patterns=ctx.redact_patterns):
             problems += 1
             rep.add("memory file", "fail", str(f))
