@@ -149,3 +149,43 @@ def test_a_subfolder_memory_merges_through_the_driver(org_repo: Path) -> None:
     assert "importance: high" in text and "- deploy" in text
     assert "updated_at: '2026-01-03T00:00:00Z'" in text
     assert run_cli("doctor", cwd=org_repo).code == 0
+
+
+def test_a_subfolder_body_conflict_is_resolvable(org_repo: Path) -> None:
+    """Both sides change the same body line: the driver leaves markers, `git memex resolve` lists
+    the subfolder file, and the commit of the markers is refused."""
+    rel = f"{MEM}/engineering/01JORGREPO0000000000000001.md"
+    path = org_repo / rel
+    git("checkout", "-q", "-b", "feature", cwd=org_repo)
+    path.write_text(path.read_text().replace("Rollbacks run in CI.", "Rollbacks run by hand."))
+    git("commit", "-q", "-am", "theirs", cwd=org_repo)
+    git("checkout", "-q", "main", cwd=org_repo)
+    path.write_text(path.read_text().replace("Rollbacks run in CI.", "Rollbacks run nightly."))
+    git("commit", "-q", "-am", "ours", cwd=org_repo)
+    r = git("merge", "--no-edit", "feature", cwd=org_repo, check=False)
+    assert r.returncode == 1 and "git-memex merge-driver" in r.stderr, r.stdout + r.stderr
+    assert "<<<<<<< ours\n" in path.read_text()
+    listed = run_cli("resolve", "--json", cwd=org_repo)
+    assert [c["path"] for c in listed.json()["conflicts"]] == [rel], listed.out + listed.err
+    git("add", rel, cwd=org_repo)
+    r = git("commit", "-q", "--no-edit", cwd=org_repo, check=False)
+    assert r.returncode == 1 and f"{rel}:" in r.stderr and "conflict-markers" in r.stderr
+
+
+def test_a_merge_bringing_a_subfolder_secret_is_refused(org_repo: Path) -> None:
+    """A secret committed elsewhere with --no-verify cannot enter through an automatic merge commit
+    (pre-merge-commit)."""
+    mid = "01JORGREPO00000000000SECRT"
+    rel = f"{MEM}/policies/{mid}.md"
+    git("checkout", "-q", "-b", "leak", cwd=org_repo)
+    (org_repo / rel).parent.mkdir(parents=True, exist_ok=True)
+    (org_repo / rel).write_text(org_text(mid, f"Use {TOKEN} for the deploy bot.\n"))
+    git("add", rel, cwd=org_repo)
+    git("commit", "-q", "--no-verify", "-m", "leak", cwd=org_repo)
+    git("checkout", "-q", "main", cwd=org_repo)
+    (org_repo / "README.md").write_text("org memory\n")
+    git("commit", "-q", "-am", "main moves", cwd=org_repo)
+    before = _head(org_repo)
+    r = git("merge", "--no-edit", "leak", cwd=org_repo, check=False)
+    assert r.returncode != 0 and rel in r.stderr and TOKEN not in r.stderr, r.stdout + r.stderr
+    assert _head(org_repo) == before

@@ -197,15 +197,25 @@ def test_a_bad_entry_is_one_sentence_and_init_completes(tmp_path: Path, text: st
     assert len(warn) == 1 and words in warn[0]
 
 
-def test_init_subscribe_to_an_unreachable_url(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("kind", "words"), [("unreachable", "cannot clone"),
+                                             ("plain", "is not a memory repository")])
+def test_init_subscribe_to_an_unreachable_or_non_memory_url(tmp_path: Path, kind: str, words: str) -> None:
+    url = tmp_path / "nowhere.git"
+    if kind == "plain":  # a git repository without a memory folder
+        git("init", "-q", "--bare", "-b", "main", str(url))
+        seed = tmp_path / "seed"
+        git("clone", "-q", str(url), str(seed))
+        (seed / "README.md").write_text("not memory\n")
+        push_all(seed, "plain")
     c = tmp_path / "c"
     c.mkdir()
     git("init", "-q", "-b", "main", cwd=c)
     (c / MEM).mkdir(parents=True)
-    (c / FILE).write_text(f'[org "acme"]\n\turl = {tmp_path / "nowhere.git"}\n')
+    (c / FILE).write_text(f'[org "acme"]\n\turl = {url}\n')
     r = run_cli("init", "--subscribe", "--json", cwd=c)
     assert r.code == 0 and "Traceback" not in r.err
-    assert "warning: cannot subscribe to org acme: cannot clone" in r.err and len(r.err.strip().splitlines()) == 1
+    assert "warning: cannot subscribe to org acme: " in r.err and words in r.err
+    assert len(r.err.strip().splitlines()) == 1
     assert [o["state"] for o in r.json()["orgs"]] == ["failed"]
     assert subscribed(c) == [] and (c / ".gitattributes").is_file()
     assert git("config", "--get-regexp", r"^memex\.org\.", cwd=c, check=False).stdout == ""
