@@ -412,8 +412,7 @@ def test_an_org_file_with_conflict_markers_is_quarantined_and_reported(sub: tupl
     assert "conflict markers" in quarantined[0] and "fix it in the org repository" in quarantined[0]
 
 
-def test_the_org_index_is_not_opened_for_writing_by_the_check(sub: tuple[Path, Path, Path]) -> None:
-    """The stale check reads the index read-only: a read-only index file is still diagnosed."""
+def test_doctor_names_the_commit_a_stale_org_index_was_built_from(sub: tuple[Path, Path, Path]) -> None:
     a, clone, _ = sub
     index = clone / ".git" / "memex" / "index.db"
     with sqlite3.connect(index) as conn:
