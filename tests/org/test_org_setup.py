@@ -133,8 +133,11 @@ def _in_a_terminal(args: list[str], cwd: Path, answers: list[str]) -> tuple[int,
     """Run the CLI with stdin and stdout on a real pseudo-terminal; answer each prompt in turn."""
     pid, fd = pty.fork()
     if pid == 0:  # the child
-        os.chdir(cwd)
-        os.execvpe(sys.executable, [sys.executable, "-m", "git_memex", *args], os.environ)
+        try:
+            os.chdir(cwd)
+            os.execvpe(sys.executable, [sys.executable, "-m", "git_memex", *args], os.environ)
+        finally:
+            os._exit(127)  # never return into pytest from the child
     out = b""
     pending = list(answers)
     deadline = time.monotonic() + 120
