@@ -362,6 +362,9 @@ def test_an_org_file_with_a_secret_is_masked_everywhere_and_doctor_fails(sub: tu
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     a, _, seed = sub
     org_file(seed / MEM / "engineering", LEAK, f"The staging deploy bot token is {TOKEN} until rotation.")
+    path = seed / MEM / "engineering" / f"{LEAK}.md"  # in frontmatter fields too, which no write path left there
+    path.write_text(path.read_text().replace("status: active\n", f"status: active\ntitle: bot {TOKEN}\n"
+                                             f"tags:\n- staging\n- {TOKEN}\naliases:\n- {TOKEN}\n"))
     # pushed past the hooks (the org repo's clone here has none): it reaches subscribers anyway
     push_all(seed, "a leak")
     assert run_cli("org", "pull", cwd=a).code == 0
