@@ -103,7 +103,7 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
         folder.mkdir(parents=True, exist_ok=True)
         rep.add(f"{mem_rel}/", "created")
     keep = folder / ".gitkeep"
-    if not keep.exists() and not any(folder.glob("*.md")):
+    if not keep.exists() and not any(folder.rglob("*.md")):  # an org repo may hold only subfolders
         keep.write_text("")
     rep.add(".gitattributes", _ensure_attributes(work / ".gitattributes", mem_rel))
     _record_init_branch(ctx, work, rep)

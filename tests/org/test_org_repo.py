@@ -189,3 +189,27 @@ def test_a_merge_bringing_a_subfolder_secret_is_refused(org_repo: Path) -> None:
     r = git("merge", "--no-edit", "leak", cwd=org_repo, check=False)
     assert r.returncode != 0 and rel in r.stderr and TOKEN not in r.stderr, r.stdout + r.stderr
     assert _head(org_repo) == before
+
+
+def test_init_in_a_fresh_clone_of_an_org_repo(tmp_path: Path) -> None:
+    """An org repo made without git-memex (memories only in subfolders), cloned, then `init`: no
+    `.gitkeep` is added to a folder whose memories sit in subfolders, and the hook guards them."""
+    remote = tmp_path / "org.git"
+    git("init", "-q", "--bare", "-b", "main", str(remote))
+    seed = tmp_path / "seed"
+    git("clone", "-q", str(remote), str(seed))
+    (seed / MEM / "lessons").mkdir(parents=True)
+    (seed / MEM / "lessons" / "01JORGREPO0000000000000001.md").write_text(org_text("01JORGREPO0000000000000001", BODY))
+    git("add", "-A", cwd=seed)
+    git("commit", "-q", "-m", "org memories", cwd=seed)
+    git("push", "-q", "origin", "main", cwd=seed)
+    work = tmp_path / "curator"
+    git("clone", "-q", str(remote), str(work))
+    r = run_cli("init", "--yes", cwd=work)
+    assert r.code == 0, r.err
+    status = sorted(x[3:] for x in git("status", "--porcelain", cwd=work).stdout.splitlines())
+    assert status == [".gitattributes", "AGENTS.md"]
+    rel = f"{MEM}/lessons/01JORGREPO0000000000000001.md"
+    (work / rel).write_text((work / rel).read_text().replace("Rollbacks run in CI.", f"CI uses {TOKEN}."))
+    r = git("commit", "-q", "-am", "leak", cwd=work, check=False)
+    assert r.returncode == 1 and rel in r.stderr and TOKEN not in r.stderr
