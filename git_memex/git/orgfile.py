@@ -159,10 +159,15 @@ def share(ctx: Context, name: str, url: str, branch: str | None) -> None:
     if why is not None:
         raise MemexError(f"the org repository URL {why}; nothing was changed", USAGE)
     path_of(ctx).parent.mkdir(parents=True, exist_ok=True)
-    _git_file(ctx, "--remove-section", f"org.{name}")
-    _git_file(ctx, f"org.{name}.url", url)
-    if branch:
-        _git_file(ctx, f"org.{name}.branch", branch)
+    before = snapshot(ctx)
+    try:  # each `git config` write is atomic; together they are made so by putting the file back
+        _git_file(ctx, "--remove-section", f"org.{name}")
+        _git_file(ctx, f"org.{name}.url", url)
+        if branch:
+            _git_file(ctx, f"org.{name}.branch", branch)
+    except BaseException:
+        restore(ctx, before)
+        raise
 
 
 def unshare(ctx: Context, name: str) -> bool:

@@ -425,3 +425,18 @@ def test_doctor_names_the_commit_a_stale_org_index_was_built_from(sub: tuple[Pat
         conn.execute("UPDATE meta SET value = 'deadbeef' WHERE key = 'org_commit'")
     code, lines = org_lines(a)
     assert "built from deadbeef" in lines[0]
+
+
+def test_share_that_cannot_write_the_file_takes_the_subscription_back(org: tuple[Path, Path], tmp_path: Path) -> None:
+    remote, _ = org
+    a = tmp_path / "a"
+    a.mkdir()
+    git("init", "-q", "-b", "main", cwd=a)
+    (a / MEM).mkdir(parents=True)
+    (a / FILE).write_text('[org "beta"]\n\turl = /somewhere/beta.git\n')
+    (a / (FILE + ".lock")).write_text("")  # another git config is writing it
+    r = run_cli("org", "add", "acme", str(remote), "--share", cwd=a)
+    assert r.code == 2 and "cannot write" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    assert subscribed(a) == [] and not (data_root() / "org" / "acme").exists()
+    assert git("config", "--get-regexp", r"^memex\.org\.", cwd=a, check=False).stdout == ""
+    assert (a / FILE).read_text() == '[org "beta"]\n\turl = /somewhere/beta.git\n'
