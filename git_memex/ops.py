@@ -369,15 +369,18 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         raise UsageError(f"--limit must be at least 1 (got {limit})")
     with opened(ctx, stores) as st:
         res = run(st, query, scope=scope, type=type, limit=limit, explain=explain)
+        from git_memex.secrets.guard import safe_tags
+
+        tags = safe_tags(st, [(h.id, h.tags) for h in res.hits])  # a tag may hold a secret too
+        for h in res.hits:
+            h.tags = tags[h.id]
         from git_memex.search.engine import _snippet
-        from git_memex.secrets.guard import safe_bodies, safe_tags
+        from git_memex.secrets.guard import safe_bodies
 
         safe = safe_bodies(st, [(h.id, h.body) for h in res.hits])
-        tags = safe_tags(st, [(h.id, h.tags) for h in res.hits])
         for h in res.hits:
             if safe[h.id] != h.body:
                 h.snippet = _snippet(safe[h.id], res.terms)
-            h.tags = tags[h.id]
         out: dict[str, Any] = {"query": query, "hits": [h.to_json(explain) for h in res.hits]}
         if explain:
             out["fts"] = res.fts
