@@ -324,15 +324,17 @@ def list_memories(
                 rows.pop(g, None)
         ordered = sorted(rows.values(), key=lambda r: (r["updated_ts"] or 0, r["id"]), reverse=True)
         total = len(ordered)
-        from git_memex.secrets.guard import safe_bodies
+        from git_memex.secrets.guard import safe_bodies, safe_tags
 
         page = ordered[: max(limit, 0)]
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in page])
-        return {"memories": [summary(r, bodies[r["id"]]) for r in page], "total": total}
+        tags = safe_tags(st, [(r["id"], json.loads(r["tags"] or "[]")) for r in page])
+        return {"memories": [summary(r, bodies[r["id"]], tags[r["id"]]) for r in page], "total": total}
 
 
-def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
-    """A listing entry; `body` is the row's body as `guard.safe_bodies` gives it."""
+def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None) -> dict[str, Any]:
+    """A listing entry; `body` is the row's body as `guard.safe_bodies` gives it, `tags` its tags
+    as `guard.safe_tags` does (default: as stored)."""
     from git_memex.search.engine import _snippet
 
     out: dict[str, Any] = {
@@ -343,7 +345,7 @@ def summary(r: sqlite3.Row, body: str) -> dict[str, Any]:
         "review_state": r["review_state"],
         "snippet": _snippet(body, []),
         "location": r["location"],
-        "tags": json.loads(r["tags"] or "[]"),
+        "tags": json.loads(r["tags"] or "[]") if tags is None else tags,
         "importance": r["importance"],
         "updated_at": r["updated_at"],
         "role": r["role"] or "knowledge",
@@ -367,6 +369,11 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         raise UsageError(f"--limit must be at least 1 (got {limit})")
     with opened(ctx, stores) as st:
         res = run(st, query, scope=scope, type=type, limit=limit, explain=explain)
+        from git_memex.secrets.guard import safe_tags
+
+        tags = safe_tags(st, [(h.id, h.tags) for h in res.hits])  # a tag may hold a secret too
+        for h in res.hits:
+            h.tags = tags[h.id]
         from git_memex.search.engine import _snippet
         from git_memex.secrets.guard import safe_bodies
 

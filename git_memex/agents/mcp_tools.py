@@ -198,6 +198,11 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             data = ops.show(ctx, id)
             data["body"] = redact(data.get("body") or "", ctx.redact_patterns).text  # as any write would have masked it
             fm = data.get("frontmatter") or {}
+            for key, value in list(fm.items()):  # a file from another road (an org clone) may hold one in a field
+                if isinstance(value, str):
+                    fm[key] = redact(value, ctx.redact_patterns).text
+                elif isinstance(value, list):
+                    fm[key] = [redact(v, ctx.redact_patterns).text if isinstance(v, str) else v for v in value]
             head = {**fm, "id": data["id"]}
             lines = [DISCLAIMER, f"- {label(head)} id={data['id']}"]
             for key in ("tags", "paths", "supersedes", "superseded_by", "instruction_state", "confidence",

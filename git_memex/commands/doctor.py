@@ -10,8 +10,10 @@ from git_memex.commands._common import add_json, context, emit_json
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="check files, chains, hooks, merge driver and index",
                        description="Check memory files (unreadable ones listed with the reason), supersede chains, "
-                       "hooks, the merge driver, personal or private files inside the repository, secrets, and index "
-                       "drift. Exit 1 if any check fails.")
+                       "hooks, the merge driver, personal or private files inside the repository, secrets, index "
+                       "drift, and each org subscription (its clone, origin, upstream and index, its unreadable or "
+                       "secret-holding files, the orgs .ai/open-memex/orgs.gitconfig names that are not subscribed). "
+                       "Exit 1 if any check fails.")
     add_json(p)
     p.set_defaults(func=run)
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from git_memex.errors import USAGE
+
+if TYPE_CHECKING:
+    from git_memex.core.paths import Context
 
 CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
 
@@ -25,6 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--uninstall", action="store_true",
                    help="undo init: our hooks (restoring chained ones), the merge driver, the .gitattributes line and "
                    "our part of the editor and agent files; asks first on a terminal (--yes skips that); memories stay")
+    p.add_argument("--subscribe", action="store_true",
+                   help="subscribe without asking to every org memory repo the project names in "
+                   ".ai/open-memex/orgs.gitconfig (for scripts; otherwise a terminal is asked per org, "
+                   "and elsewhere the `git memex org add` commands are printed)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=run)
 
@@ -51,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
     ctx = load_context()
     if ctx.repo is None:
         raise MemexError("not inside a git repository; run `git init` first, or cd into your project", USAGE)
+    if args.subscribe and args.uninstall:
+        raise MemexError("--subscribe and --uninstall cannot be used together", USAGE)
+    orgs: list[dict[str, object]] = []
     if args.uninstall:
         if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
             plan = uninstall(ctx, apply=False)
@@ -100,14 +110,66 @@ def run(args: argparse.Namespace) -> int:
         from git_memex.ops import reindex
 
         reindex(ctx, trigger="init")
+        orgs = _offer_orgs(ctx, subscribe=args.subscribe,
+                           ask=not args.yes and not args.subscribe and sys.stdin.isatty() and sys.stdout.isatty(),
+                           out=sys.stderr if args.json else sys.stdout)
     if args.json:
-        emit_json({"steps": [s.__dict__ for s in rep.steps], "snippets": rep.snippets, "changed": rep.changed})
+        emit_json({"steps": [s.__dict__ for s in rep.steps], "snippets": rep.snippets, "changed": rep.changed,
+                   **({"orgs": orgs} if orgs else {})})
         return 0
     for s in rep.steps:
         print(f"{s.action:9}  {s.what}" + (f"  ({s.detail})" if s.detail else ""))
     for snip in rep.snippets:
         print()
         print(snip)
-    if not args.uninstall and not rep.changed:
+    offered = [o for o in orgs if o["state"] == "offered"]
+    if offered:
+        from git_memex.git.orgfile import rel_path
+
+        print()
+        print(f"{rel_path(ctx)} names {len(offered)} org memory repo{'s' if len(offered) != 1 else ''} "
+              "this clone is not subscribed to; to subscribe, run:")
+        for o in offered:
+            print(f"  {o['command']}")
+        print("(or `git memex init --subscribe` to subscribe to all of them)")
+    if not args.uninstall and not rep.changed and not any(o["state"] == "subscribed" for o in orgs):
         print("already set up; nothing changed")
     return 0
+
+
+def _offer_orgs(ctx: Context, *, subscribe: bool, ask: bool, out: TextIO) -> list[dict[str, object]]:
+    """The org memory repos the committed file names that this clone is not subscribed to: asked
+    about one by one (`ask`), subscribed to (`subscribe`), or else listed as "offered" with the
+    command that subscribes. A bad entry, an org subscribed to another URL and a failed
+    subscription are one warning line each on stderr; init itself still completes."""
+    from git_memex.errors import MemexError
+    from git_memex.git import orgfile, subscriptions
+
+    named, problems = orgfile.read(ctx)
+    for why in problems:
+        print(f"warning: {why}", file=sys.stderr)
+    result: list[dict[str, object]] = []
+    for n in named:
+        entry: dict[str, object] = {"name": n.name, "url": n.url, "branch": n.branch, "command": n.command}
+        if n.state == "subscribed":
+            continue  # already subscribed: not offered again
+        if n.state == "other-url":
+            print(f"warning: {orgfile.rel_path(ctx)} names org {n.name} at {n.url}, but this clone subscribes "
+                  f"to {n.name} at {n.subscribed_url}; left as it is (`git memex doctor` explains)", file=sys.stderr)
+            result.append({**entry, "state": "other-url"})
+            continue
+        if ask and not _ask(f"Subscribe to org memory repo {n.name} ({n.url})? (y/n)", "y", out).lower().startswith("y"):
+            result.append({**entry, "state": "declined"})
+            continue
+        if not (ask or subscribe):
+            result.append({**entry, "state": "offered"})
+            continue
+        try:
+            res = subscriptions.add(ctx, n.name, n.url, branch=n.branch)
+        except MemexError as exc:
+            print(f"warning: cannot subscribe to org {n.name}: {exc.message}", file=sys.stderr)
+            result.append({**entry, "state": "failed", "error": exc.message})
+            continue
+        print(f"subscribed to org {n.name} ({n.url}): {res['memories']} memories indexed", file=out)
+        result.append({**entry, "state": "subscribed", "memories": res["memories"]})
+    return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from git_memex.commands._common import add_json, context, emit_json
 from git_memex.errors import UsageError
@@ -21,11 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     pa.add_argument("--branch", default=None, help="the branch to follow (default: the remote's default branch)")
     pa.add_argument("--global", dest="global_", action="store_true",
                     help="record the subscription in ~/.gitconfig (every project) instead of this repository")
+    pa.add_argument("--share", action="store_true",
+                    help="also name it in the committed file .ai/open-memex/orgs.gitconfig, so that `git memex init` "
+                    "in a fresh clone offers to subscribe (commit the file)")
     add_json(pa)
     pl = osub.add_parser("list", help="the subscribed org memory repos, their clones and memory counts")
     add_json(pl)
     pr = osub.add_parser("remove", help="unsubscribe and delete the clone and its index")
     pr.add_argument("name")
+    pr.add_argument("--share", action="store_true", help="also drop it from the committed file .ai/open-memex/orgs.gitconfig")
     add_json(pr)
     pp = osub.add_parser("pull", help="fetch + fast-forward only every subscribed org clone (or NAME), then reindex")
     pp.add_argument("name", nargs="?", default=None)
@@ -38,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
 
     ctx = context()
     if args.action == "add":
+        if args.share:
+            return _add_shared(ctx, args)
         res = subscriptions.add(ctx, args.name, args.url, branch=args.branch, global_=args.global_)
         if args.json:
             emit_json(res)
@@ -58,12 +65,29 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{r['name']}  {r['url']}  {state}  {r['path']}")
         return 0
     if args.action == "remove":
-        res = subscriptions.remove(ctx, args.name)
+        if args.share:
+            from git_memex.git import orgfile
+
+            ctx.require_repo("org remove --share")
+            before = orgfile.snapshot(ctx)
+            shared = orgfile.unshare(ctx, args.name)
+            try:
+                res = subscriptions.remove(ctx, args.name)
+            except BaseException:
+                orgfile.restore(ctx, before)
+                raise
+            res["unshared"] = shared
+        else:
+            res = subscriptions.remove(ctx, args.name)
         if args.json:
             emit_json(res)
         else:
             print(f"unsubscribed from org {res['name']} ({' and '.join(res['removed_from'])} git config); "
                   f"{'deleted ' + res['path'] if res['clone_removed'] else 'its clone was already gone'}")
+            if res.get("unshared"):
+                from git_memex.git import orgfile
+
+                print(f"dropped it from {orgfile.rel_path(ctx)}; commit that file")
         return 0
     if args.action == "pull":
         results = subscriptions.pull(ctx, args.name)
@@ -79,3 +103,44 @@ def run(args: argparse.Namespace) -> int:
                       f"({n} memory file{'s' if n != 1 else ''} changed)")
         return 0
     raise UsageError("org needs an action: add, list, remove or pull (see `git memex org --help`)")
+
+
+def _add_shared(ctx: Any, args: argparse.Namespace) -> int:
+    """`org add … --share`: subscribe (or find it already subscribed to that URL), then name it in
+    the committed file; when the file cannot be written the new subscription is taken back."""
+    from git_memex.errors import USAGE, MemexError
+    from git_memex.git import orgfile, subscriptions
+
+    ctx.require_repo("org add --share")
+    why = orgfile.url_problem(args.url)
+    if why is not None:
+        raise MemexError(f"the org repository URL {why}; nothing was changed", USAGE)
+    url = args.url
+    if "://" not in url and (ctx.cwd / url).exists():
+        url = str((ctx.cwd / url).resolve())
+    have = ctx.config.get(f"memex.org.{args.name}.url")
+    if args.name in ctx.org_names() and have == url:
+        before = orgfile.snapshot(ctx)
+        orgfile.share(ctx, args.name, url, args.branch or ctx.config.get(f"memex.org.{args.name}.branch"))
+        res: dict[str, Any] = {"name": args.name, "url": url, "already_subscribed": True,
+                               "shared": orgfile.rel_path(ctx), "changed": orgfile.snapshot(ctx) != before}
+        if args.json:
+            emit_json(res)
+        else:
+            print(f"org {args.name} is already subscribed; named it in {res['shared']}; commit that file")
+        return 0
+    res = subscriptions.add(ctx, args.name, args.url, branch=args.branch, global_=args.global_)
+    try:
+        orgfile.share(ctx, args.name, res["url"], args.branch)
+    except BaseException:
+        subscriptions.undo_add(ctx, res)
+        raise
+    res["shared"] = orgfile.rel_path(ctx)
+    if args.json:
+        emit_json(res)
+    else:
+        n = res["memories"]
+        print(f"subscribed to org {res['name']} ({res['url']}, recorded in {res['recorded']} git config): "
+              f"{n} memor{'y' if n == 1 else 'ies'} indexed from {res['path']}")
+        print(f"named it in {res['shared']}; commit that file so that `git memex init` offers it in other clones")
+    return 0

@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--secrets-only", action="store_true", help="skip the frontmatter checks")
     p.add_argument("--format-only", action="store_true", help="skip the secret checks")
     p.add_argument("--memory-files", action="store_true",
-                   help="of the PATHs given, check only the files directly in the memory folder (memex.memoryDir); "
+                   help="of the PATHs given, check only the files in the memory folder (memex.memoryDir) or its subfolders; "
                    "what the pre-commit framework's hooks use, so they follow a configured folder")
     p.set_defaults(func=run)
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             folder = ctx.memory_dir
             if folder is None:
                 raise MemexError("no files given and no repository memory folder here", USAGE)
-            paths = sorted(folder.glob("*.md"))
+            paths = sorted(folder.rglob("*.md"))  # subfolders too (an org repo's engineering/, …)
         for p in paths:
             try:
                 data = p.read_bytes()
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _memory_files(ctx: Context, paths: list[Path]) -> list[Path]:
-    """The given paths that are `<memoryDir>/<name>.md` of this repository (relative paths are
+    """The given paths that are `<memoryDir>/…/<name>.md` of this repository (relative paths are
     read against the current folder, as the pre-commit framework passes them from the root)."""
     folder = ctx.memory_dir
     if folder is None:
@@ -89,6 +89,6 @@ def _memory_files(ctx: Context, paths: list[Path]) -> list[Path]:
             parent = p.absolute().parent.resolve()
         except OSError:
             continue
-        if p.suffix == ".md" and parent == root:
+        if p.suffix == ".md" and (parent == root or root in parent.parents):
             out.append(p)
     return out

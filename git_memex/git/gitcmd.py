@@ -92,8 +92,16 @@ def in_memory_dir(path: str, memory_dir: str) -> bool:
     return path.startswith(prefix) and path.endswith(".md") and "/" not in path[len(prefix):]
 
 
+def is_memory_path(path: str, memory_dir: str) -> bool:
+    """A memory file for the checks (the pre-commit hooks, `scan`, `doctor`) and the merge
+    driver's `.gitattributes` line: `<memory_dir>/…/<name>.md` at any depth, so that an org
+    memory repo's `engineering/`, `decisions/`… are checked as the top folder is (docs/org.md)."""
+    prefix = memory_dir.rstrip("/") + "/"
+    return path.startswith(prefix) and path.endswith(".md") and len(path) > len(prefix) + 3
+
+
 def staged_memory_changes(work_tree: Path, memory_dir: str) -> tuple[list[tuple[str, bytes]], list[str]]:
-    """(path, blob) of the memory files whose entry in the index git is recording differs from
+    """(path, blob) of the memory files (at any depth of the folder) whose entry in the index git is recording differs from
     HEAD (all of them on an unborn branch): the content the commit being made will hold; and the
     paths of the memory files the commit deletes.
 
@@ -116,8 +124,8 @@ def staged_memory_changes(work_tree: Path, memory_dir: str) -> tuple[list[tuple[
         raise OSError(f"git could not list the staged memory files ({detail})")
     fields = r.stdout.decode("utf-8", "surrogateescape").split("\0")
     changes = [("A", f) for f in fields if f] if listing else list(zip(fields[0::2], fields[1::2], strict=False))
-    deleted = [p for st, p in changes if st == "D" and in_memory_dir(p, memory_dir)]
-    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p) if in_memory_dir(p, memory_dir)]
+    deleted = [p for st, p in changes if st == "D" and is_memory_path(p, memory_dir)]
+    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p) if is_memory_path(p, memory_dir)]
     if not paths:
         return [], deleted
     request = b"".join(b":" + p.encode("utf-8", "surrogateescape") + b"\n" for p in paths)

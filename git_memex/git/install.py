@@ -17,12 +17,12 @@ PRE_COMMIT_SNIPPET = """\
         name: git-memex secret scan
         entry: git-memex scan --secrets-only
         language: system
-        files: ^{dir_re}/[^/]+\\.md$
+        files: ^{dir_re}/.+\\.md$
       - id: memex-validate
         name: git-memex memory validation
         entry: git-memex scan --format-only
         language: system
-        files: ^{dir_re}/[^/]+\\.md$"""
+        files: ^{dir_re}/.+\\.md$"""
 
 
 @record
@@ -64,6 +64,31 @@ def _ensure_line(path: Path, line: str, header: str | None = None) -> str:
     return "created"
 
 
+def attributes_line(mem_rel: str) -> str:
+    """The `.gitattributes` line of the merge driver: every memory file of the folder, at any depth
+    (`**/` matches no folder too), so that an org repo's subfolders merge like its top folder."""
+    return f"{mem_rel}/**/*.md merge=memex"
+
+
+def _flat_line(mem_rel: str) -> str:
+    """The line `init` wrote before subfolders were covered: files directly in the folder only."""
+    return f"{mem_rel}/*.md merge=memex"
+
+
+def _ensure_attributes(path: Path, mem_rel: str) -> str:
+    """Add the merge driver's line once; an older flat line is replaced by it ("updated")."""
+    from git_memex.core.files import atomic_write_text
+
+    if path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        flat = [i for i, x in enumerate(lines) if x.strip() == _flat_line(mem_rel)]
+        if flat and not any(x.strip() == attributes_line(mem_rel) for x in lines):
+            lines[flat[0]] = attributes_line(mem_rel) + "\n"
+            atomic_write_text(path, "".join(lines))
+            return "updated"
+    return _ensure_line(path, attributes_line(mem_rel))
+
+
 def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     from git_memex.git.githooks import driver_command, install_hooks
 
@@ -78,9 +103,9 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
         folder.mkdir(parents=True, exist_ok=True)
         rep.add(f"{mem_rel}/", "created")
     keep = folder / ".gitkeep"
-    if not keep.exists() and not any(folder.glob("*.md")):
+    if not keep.exists() and not any(folder.rglob("*.md")):  # an org repo may hold only subfolders
         keep.write_text("")
-    rep.add(".gitattributes", _ensure_line(work / ".gitattributes", f"{mem_rel}/*.md merge=memex"))
+    rep.add(".gitattributes", _ensure_attributes(work / ".gitattributes", mem_rel))
     _record_init_branch(ctx, work, rep)
     _pin_project_key(ctx, rep)
     cmd = driver_command()
@@ -188,8 +213,20 @@ def attributes_configured(ctx: Context) -> bool:
     if ctx.repo is None:
         return False
     attrs = ctx.repo.work_tree / ".gitattributes"
-    line = f"{ctx.memory_dir_rel}/*.md merge=memex"
-    return attrs.exists() and any(x.strip() == line for x in attrs.read_text(encoding="utf-8").splitlines())
+    lines = (attributes_line(ctx.memory_dir_rel), _flat_line(ctx.memory_dir_rel))
+    return attrs.exists() and any(x.strip() in lines for x in attrs.read_text(encoding="utf-8").splitlines())
+
+
+def attributes_flat_only(ctx: Context) -> bool:
+    """`.gitattributes` holds only the older line, which leaves files in subfolders of the memory
+    folder to git's own merge (`git memex init` replaces it)."""
+    if ctx.repo is None:
+        return False
+    attrs = ctx.repo.work_tree / ".gitattributes"
+    if not attrs.exists():
+        return False
+    lines = {x.strip() for x in attrs.read_text(encoding="utf-8").splitlines()}
+    return _flat_line(ctx.memory_dir_rel) in lines and attributes_line(ctx.memory_dir_rel) not in lines
 
 
 def _pin_project_key(ctx: Context, rep: InitReport) -> None:

@@ -43,6 +43,12 @@ def _in_dir(path: str, memory_dir: str) -> bool:
     return in_memory_dir(path, memory_dir)
 
 
+def _memory_path(path: str, memory_dir: str) -> bool:
+    from git_memex.git.gitcmd import is_memory_path
+
+    return is_memory_path(path, memory_dir)
+
+
 def changed_memory_files(repo: pygit2.Repository, old: str | None, new: str | None, memory_dir: str) -> list[str]:
     """Repo-relative paths of memory files that differ between two commits (either may be None)."""
     a = resolve_commit(repo, old)
@@ -100,14 +106,15 @@ def rebase_steps(repo: pygit2.Repository, limit: int = 100_000) -> list[tuple[st
 
 
 def conflicts(repo: pygit2.Repository, memory_dir: str | None = None) -> dict[str, tuple[bytes | None, bytes | None, bytes | None]]:
-    """Conflicted paths with their (base, ours, theirs) blobs from index stages 1/2/3."""
+    """Conflicted paths with their (base, ours, theirs) blobs from index stages 1/2/3; with
+    `memory_dir`, only memory files (in the folder or a subfolder of it, `gitcmd.is_memory_path`)."""
     out: dict[str, tuple[bytes | None, bytes | None, bytes | None]] = {}
     c = repo.index.conflicts
     if c is None:
         return out
     for base, ours, theirs in c:
         path = next(e.path for e in (ours, theirs, base) if e is not None)
-        if memory_dir is not None and not _in_dir(path, memory_dir):
+        if memory_dir is not None and not _memory_path(path, memory_dir):
             continue
         out[path] = tuple(repo[e.id].data if e is not None else None for e in (base, ours, theirs))  # type: ignore[assignment, attr-defined]
     return out

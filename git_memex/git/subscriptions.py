@@ -146,6 +146,16 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
             "reused_clone": reused, "head": _head(clone), **stats}
 
 
+def undo_add(ctx: Context, res: dict[str, Any]) -> None:
+    """Take back what `add` just did (its result `res`): the config it recorded and, unless it
+    reused a clone another project shares, the clone."""
+    scope_flag, cwd = _config_args(ctx, res["recorded"] == "global")
+    _git(["config", *scope_flag, "--remove-section", f"memex.org.{res['name']}"], cwd)
+    ctx.config.pop(f"memex.org.{res['name']}.url", None)
+    if not res["reused_clone"]:
+        shutil.rmtree(ctx.org_clone(res["name"]), ignore_errors=True)
+
+
 def _head(clone: Path) -> str | None:
     code, out, _ = _git(["rev-parse", "--verify", "--quiet", "HEAD"], clone)
     return out.strip() if code == 0 else None

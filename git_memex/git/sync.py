@@ -228,5 +228,8 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
     if findings:
         raise MemexError(f"the merged {wanted} would contain a secret ({findings[0].rule}); edit it by hand", CONFLICT)
     pygit.stage_resolved(repo, wanted, result.text.encode("utf-8"))
-    reindex_paths(ctx, [wanted], "resolve")
+    from git_memex.git.gitcmd import in_memory_dir
+
+    if in_memory_dir(wanted, ctx.memory_dir_rel):  # the project index reads the top folder only
+        reindex_paths(ctx, [wanted], "resolve")
     return ResolveOutcome(wanted, True, list(result.auto_merged))

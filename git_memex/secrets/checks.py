@@ -128,6 +128,13 @@ def dangling_pointers(work_tree: Path, memory_dir: str, staged: list[tuple[str, 
         present = indexed_paths(work_tree, list(named))
         if present is None:
             raise OSError("git could not list the memory files of the commit")
+        if any(succ not in present for succ in named):
+            # the successor may sit in a subfolder (an org repo's engineering/, decisions/…)
+            everything = indexed_paths(work_tree, [folder + "/"])
+            if everything is None:
+                raise OSError("git could not list the memory files of the commit")
+            ids = {p.rsplit("/", 1)[-1][:-3] for p in everything if p.endswith(".md")}
+            present |= {succ for succ in named if succ.rsplit("/", 1)[-1][:-3] in ids}
         for succ, users in named.items():
             if succ in present:
                 continue

@@ -53,3 +53,35 @@ def safe_bodies(stores: Stores, items: Iterable[tuple[str, str]]) -> dict[str, s
     if new:
         stores.home.remember_secret_checks(new)
     return out
+
+
+def safe_tags(stores: Stores, items: Iterable[tuple[str, list[str]]]) -> dict[str, list[str]]:
+    """id -> the tags fit to show, for (id, tags as stored) pairs: a file that arrived by another
+    road (an org clone, a `--no-verify` commit) may carry a secret in a tag, which search and list
+    output would hand on as it is. Checked once per distinct tag list, remembered like bodies."""
+    from git_memex.core.digest import sha1_hex
+
+    items = [(mid, list(tags)) for mid, tags in items]
+    patterns = stores.ctx.redact_patterns
+    salt = "".join("\0" + p for p in patterns)
+    keys = {mid: sha1_hex(("\0tags\0" + "\n".join(tags) + salt).encode("utf-8", "surrogatepass"))
+            for mid, tags in items if tags}
+    known = stores.home.secret_checks(set(keys.values())) if keys else {}
+    new: dict[str, int] = {}
+    out: dict[str, list[str]] = {}
+    for mid, tags in items:
+        if not tags:
+            out[mid] = tags
+            continue
+        key = keys[mid]
+        found = known.get(key)
+        if found is None:
+            found = known[key] = new[key] = int(any(_needs_mask(t, patterns) for t in tags))
+        if found:
+            from git_memex.secrets.redact import redact
+
+            tags = [redact(t, patterns).text for t in tags]
+        out[mid] = tags
+    if new:
+        stores.home.remember_secret_checks(new)
+    return out

@@ -34,6 +34,7 @@ def run(ctx: Context) -> Report:
     from git_memex.index.stores import Stores
 
     rep = Report()
+    _check_orgs(ctx, rep)  # before Stores: its refresh would bring a stale org index in line unseen
     with Stores(ctx) as st:
         if st.degraded:
             rep.add("data root", "fail", st.degraded)
@@ -45,6 +46,7 @@ def run(ctx: Context) -> Report:
         for index in [st.home] + ([st.repo] if st.repo else []):
             for path, why in index.quarantined():
                 rep.add("unreadable file", "fail", f"{path}: {why}")
+        _check_org_files(st, rep)
         _check_chains(st, rep)
         _check_duplicates(st, rep)
         _check_contradictions(ctx, st, rep)
@@ -136,7 +138,11 @@ def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
     from git_memex.core.files import conflict_marker_line
     from git_memex.git.githooks import hook_status
-    from git_memex.git.install import attributes_configured, merge_driver_configured
+    from git_memex.git.install import (
+        attributes_configured,
+        attributes_flat_only,
+        merge_driver_configured,
+    )
     from git_memex.secrets.checks import check_text
 
     assert ctx.repo is not None and ctx.memory_dir is not None
@@ -155,19 +161,24 @@ def _check_repo(ctx: Context, rep: Report) -> None:
         rep.add("git hooks", level, f"not installed: {', '.join(missing)}; run `git memex init`")
     else:
         rep.add("git hooks", "ok")
+    if attributes_flat_only(ctx) and any(p.parent != ctx.memory_dir for p in ctx.memory_dir.rglob("*.md")):
+        rep.add(".gitattributes", "warn", f"the merge=memex line covers only the files directly in "
+                f"{ctx.memory_dir_rel}/, not those in its subfolders; run `git memex init`")
     problems = 0
-    for path in sorted(ctx.memory_dir.glob("*.md")):
+    for path in sorted(ctx.memory_dir.rglob("*.md")):
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         rel = str(path.relative_to(ctx.repo.work_tree))
-        if conflict_marker_line(text) is not None:
+        nested = path.parent != ctx.memory_dir  # the index reads the top folder only: not reported yet
+        if conflict_marker_line(text) is not None and not nested:
             continue  # already reported as unreadable, with the line and `git memex resolve`
         try:
             frontmatter.parse(text)
         except frontmatter.FrontmatterError:
-            continue  # already reported as unreadable
+            if not nested:
+                continue  # already reported as unreadable
         for f in check_text(rel, text, patterns=ctx.redact_patterns):
             problems += 1
             rep.add("memory file", "fail", str(f))
@@ -307,3 +318,152 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
         rep.add("submit journal", "warn", f"{f} is a submit plan that was set aside; read it, then delete it")
     if not journal.exists() and not failed:
         rep.add("submit journal", "ok", "no interrupted submit")
+
+
+# ------------------------------------------------------------------ org memory repos (docs/org.md)
+def _clone_git(clone: Any, *args: str) -> tuple[int, str]:
+    from git_memex.git.gitcmd import git_text
+
+    r = git_text(list(args), clone, timeout=60)
+    return (-1, "") if r is None else (r.returncode, r.stdout.strip())
+
+
+def _check_orgs(ctx: Context, rep: Report) -> None:
+    """Each subscription's clone, origin, upstream and index, and the committed file's entries:
+    one line each, with the command that fixes it. Reads only what is on this machine (no fetch)."""
+    import shlex
+
+    from git_memex.core.paths import DEFAULT_MEMORY_DIR
+    from git_memex.git.orgfile import same_url
+
+    q = shlex.quote
+    for name in ctx.org_names():
+        url = ctx.config.get(f"memex.org.{name}.url") or ""
+        clone = ctx.org_clone(name)
+        where = f"org {name}"
+        if not (clone / DEFAULT_MEMORY_DIR).is_dir():
+            gone = "is missing (deleted by hand?)" if not clone.exists() else f"has no {DEFAULT_MEMORY_DIR}/ folder"
+            rep.add(where, "fail", f"the clone {clone} {gone}, so its memories are left out; run "
+                    f"`git memex org remove {name} && git memex org add {name} {q(url)}`")
+            continue
+        git_c = f"git -C {q(str(clone))}"
+        code, origin = _clone_git(clone, "config", "--get", "remote.origin.url")
+        if code != 0 or not same_url(origin, url):
+            rep.add(where, "fail", f"the clone's origin is {origin or 'not set'} but the subscription is to {url}; "
+                    f"run `{git_c} remote set-url origin {q(url)} && git memex org pull {name}`")
+            continue
+        problems = len(rep.checks)
+        moved = _check_org_upstream(ctx, name, clone, git_c, rep)
+        code, dirty = _clone_git(clone, "status", "--porcelain", "--untracked-files=no")
+        if code == 0 and dirty:
+            rep.add(where, "warn", f"the clone has changes of its own ({len(dirty.splitlines())} file(s)), which a "
+                    f"search may not see and `org pull` may refuse; `{git_c} reset --hard` drops them (change org "
+                    "memories in the org repository)")
+        if not moved:  # a clone moved by hand: its index is stale as a consequence, said above
+            _check_org_index(ctx, name, rep)
+        if len(rep.checks) == problems:
+            rep.add(where, "ok", f"{clone} follows {url}")
+    _check_org_file(ctx, rep)
+
+
+def _check_org_upstream(ctx: Context, name: str, clone: Any, git_c: str, rep: Report) -> bool:
+    """Reports a clone `org pull` cannot fast-forward; whether it did."""
+    where = f"org {name}"
+    branch = ctx.config.get(f"memex.org.{name}.branch")
+    if not branch:
+        code, out = _clone_git(clone, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+        branch = out.removeprefix("origin/") if code == 0 and out else "main"
+    code, _ = _clone_git(clone, "symbolic-ref", "--quiet", "HEAD")
+    if code != 0:
+        rep.add(where, "fail", f"the clone's HEAD is detached, so `org pull` cannot fast-forward it; run "
+                f"`{git_c} checkout {branch}`")
+        return True
+    code, upstream = _clone_git(clone, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
+    if code != 0 or not upstream:
+        rep.add(where, "fail", f"the clone's branch has no upstream, so `org pull` refuses it; run "
+                f"`{git_c} branch --set-upstream-to origin/{branch}`")
+        return True
+    code, counts = _clone_git(clone, "rev-list", "--left-right", "--count", "HEAD...@{upstream}")
+    parts = counts.split()
+    if code != 0 or len(parts) != 2:
+        rep.add(where, "fail", f"the clone's upstream {upstream} cannot be read (fetched by hand, then pruned?); "
+                f"run `{git_c} fetch origin && git memex org pull {name}`")
+        return True
+    ahead, behind = int(parts[0]), int(parts[1])
+    if ahead:
+        state = f"has diverged from {upstream}" if behind else f"has {ahead} commit(s) that {upstream} lacks"
+        rep.add(where, "fail", f"the clone {state}, so `org pull` refuses it; `{git_c} reset --hard {upstream}` "
+                f"drops its own commits (propose org changes in the org repository), then "
+                f"`git memex org pull {name}`")
+        return True
+    if behind:
+        rep.add(where, "warn", f"the clone is {behind} commit(s) behind {upstream}, fetched but not applied; "
+                f"run `git memex org pull {name}`")
+    return False
+
+
+def _check_org_index(ctx: Context, name: str, rep: Report) -> None:
+    """Stale (built from another commit than the clone's HEAD) or unreadable, read without opening
+    it for writing: `Stores` would rebuild or refresh it before anything could be said."""
+    import sqlite3
+
+    from git_memex.index.stores import ORG_COMMIT, org_head
+
+    where = f"org {name}"
+    path = ctx.org_index(name)
+    if not path.exists():
+        rep.add(where, "warn", f"its index {path} is missing; run `git memex reindex` (the next search builds it)")
+        return
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (ORG_COMMIT,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        rep.add(where, "fail", f"its index {path} is unreadable ({exc}); run `git memex reindex`, which "
+                "rebuilds it from the clone")
+        return
+    built, head = (row[0] if row else None), org_head(ctx.org_clone(name))
+    if head is not None and built != head:
+        was = f"built from {built[:12]}" if built else "not built from any commit yet"
+        rep.add(where, "warn", f"its index is stale ({was}, the clone is at {head[:12]}); run "
+                "`git memex reindex` (doctor has refreshed it)")
+
+
+def _check_org_file(ctx: Context, rep: Report) -> None:
+    """The committed file naming the project's org repos: entries not subscribed here, subscribed
+    to another URL, or unusable."""
+    if ctx.repo is None:
+        return
+    from git_memex.git import orgfile
+
+    named, problems = orgfile.read(ctx)
+    for why in problems:
+        rep.add("org file", "warn", why)
+    where = orgfile.rel_path(ctx)
+    for n in named:
+        if n.state == "not-subscribed":
+            rep.add("org file", "warn", f"{where} names org {n.name}, which this clone is not subscribed to; run "
+                    f"`{n.command}` (or `git memex init --subscribe`)")
+        elif n.state == "other-url":
+            rep.add("org file", "warn", f"{where} names org {n.name} at {n.url}, but this clone subscribes to it "
+                    f"at {n.subscribed_url}; if the file is right, run `git memex org remove {n.name} && {n.command}`")
+
+
+def _check_org_files(st: Any, rep: Report) -> None:
+    """Org memory files the index could not read (conflict markers, bad frontmatter) and org memory
+    bodies that hold a secret (masked wherever they are shown, never fixed from here)."""
+    from git_memex.secrets.guard import safe_bodies
+
+    for name, index in st.orgs:
+        for path, why in index.quarantined():
+            rep.add("unreadable file", "fail", f"org {name}: {path}: {why}; fix it in the org repository, "
+                    f"then `git memex org pull {name}`")
+        rows = index.conn.execute("SELECT id, path, body FROM memories").fetchall()
+        safe = safe_bodies(st, [(r["id"], r["body"]) for r in rows])
+        for r in rows:
+            if safe[r["id"]] != (r["body"] or ""):
+                rep.add("org memory", "fail", f"org {name}: {r['path']} holds a secret or a <private> part (masked "
+                        "wherever it is shown); remove it in the org repository and rotate the secret, then "
+                        f"`git memex org pull {name}`")

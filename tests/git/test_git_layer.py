@@ -43,7 +43,7 @@ def test_init_is_idempotent_and_sets_everything_up(repo: Path):
     assert r.code == 0, r.err
     assert r.json()["changed"] is True
     assert (repo / MEM).is_dir()
-    assert (repo / ".gitattributes").read_text() == f"{MEM}/*.md merge=memex\n"
+    assert (repo / ".gitattributes").read_text() == f"{MEM}/**/*.md merge=memex\n"
     driver = git("config", "merge.memex.driver", cwd=repo).stdout
     assert "%O %A %B %P" in driver and "merge-driver" in driver
     agents = (repo / "AGENTS.md").read_text()
