@@ -214,7 +214,8 @@ def _pull_one(ctx: Context, name: str) -> dict[str, Any]:
     # ancestry check, the tree diff and the fast-forward; the index then reads only the files the
     # diff names (docs/org.md, "Freshness").
     clone = ctx.org_clone(name)
-    code, _, err = _git(["fetch", "--quiet", "--no-tags", "origin"], clone)
+    # --no-recurse-submodules: git would otherwise read the clone's whole index to look for some
+    code, _, err = _git(["fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "origin"], clone)
     if code != 0:
         raise MemexError(f"cannot fetch org {name} ({_first_line(err)}); nothing was changed", FAILED)
     code, out, _ = _git(["rev-parse", "HEAD", "@{upstream}", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"],
