@@ -236,6 +236,10 @@ def key(d: dict[str, Any]) -> float:
     return float(d["p95"] if "p95" in d else d["median"])
 
 
+def cpu(d: dict[str, Any]) -> float:
+    return float(d["cpu_p95"] if "cpu_p95" in d else d["cpu"])
+
+
 ROWS = ["org add (clone + index)", "`git memex search`, whole process", "search in-process", "reindex (stat every file)",
         "org pull, 100 changed"]
 
@@ -268,10 +272,11 @@ def report(results: list[dict[str, Any]], before: dict[str, Any], after: dict[st
                  f"| {v / ref:.1f} (target {TARGETS[t] / ref:.1f}) | {v / py:.1f} (target {TARGETS[t] / py:.1f}) |")
     if len(results) > 1:
         first = results[0]
-        L += ["", "Cost growth (median, or p95 in-process) against " + f"{first['n']:,}:", "",
+        L += ["", f"Cost growth against {first['n']:,}: wall median (p95 in-process), and CPU time in brackets:", "",
               "| row | " + " | ".join(f"{r['n']:,}" for r in results[1:]) + " |", "|---|" + "---|" * (len(results) - 1)]
         for row in ROWS:
-            L.append(f"| {row} | " + " | ".join(f"×{key(r[row]) / key(first[row]):.1f}" for r in results[1:]) + " |")
+            L.append(f"| {row} | " + " | ".join(f"×{key(r[row]) / key(first[row]):.1f} (×{cpu(r[row]) / cpu(first[row]):.1f})"
+                                                  for r in results[1:]) + " |")
     return "\n".join(L) + "\n"
 
 

@@ -25,6 +25,7 @@ from git_memex.core.model import SAFE_ID_RE
 from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root
 from git_memex.core.record import record
 from git_memex.errors import FAILED, USAGE, MemexError, NotFound
+from git_memex.index.changes import _under
 from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source
 
 TYPE_CHECKING = False
@@ -386,11 +387,18 @@ def refresh_org(ctx: Context, name: str, index: Index, *, force: bool = False) -
         return None
     sources = org_sources(ctx, name)
     s = index.refresh(sources, trigger="org")
-    # a subfolder deleted since the last scan is no source any more: its rows go too
+    # a subfolder deleted since the last scan is no source any more: its rows go too (counted in
+    # SQL first, ~3x cheaper than looking at every path in Python, which only happens when some are)
     folders = {str(src.folder) for src in sources}
-    stale = [Path(r[0]) for r in index.conn.execute("SELECT path FROM files") if os.path.dirname(r[0]) not in folders]
-    if stale:
-        s.removed += index.apply_paths(Source(ORG_PREFIX + name, stale[0].parent, None), stale).removed
+    direct = sum(index.conn.execute("SELECT count(*) FROM files WHERE path >= ? AND path < ? AND "
+                                    "instr(substr(path, ?), ?) = 0", (*_under(f), len(f) + 2, os.sep)).fetchone()[0]
+                 for f in folders)
+    if direct != index.conn.execute("SELECT count(*) FROM files").fetchone()[0]:
+        stale = [Path(r[0]) for r in index.conn.execute("SELECT path FROM files")
+                 if os.path.dirname(r[0]) not in folders]
+        if stale:
+            s.removed += index.apply_paths(Source(ORG_PREFIX + name, stale[0].parent, None),
+                                           stale).removed
     if head is not None:
         with index.write() as c:
             index.set_meta(c, ORG_COMMIT, head)
