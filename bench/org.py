@@ -177,10 +177,14 @@ def inproc(work: str, qfile: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ one size
 def edit(dest: Path, rel: list[str], start: int, tag: str) -> None:
-    """Change the body of 100 files, spread over the folders."""
-    step = max(1, len(rel) // 100)
-    for k in range(100):
-        p = dest / rel[(start + k * step) % len(rel)]
+    """Change the body of 100 files spread over the corpus and over the four folders (`rel` is in
+    corpus order, the folders taking turns): every folder's git tree changes, as in a real pull."""
+    n = len(rel)
+    step = max(1, n // 100)
+    picked = dict.fromkeys((start + k * step + k) % n for k in range(100))
+    picked.update(dict.fromkeys(i for i in range(n) if i not in picked))  # tiny corpora: fill up in order
+    for i in list(picked)[:100]:
+        p = dest / rel[i]
         p.write_text(p.read_text(encoding="utf-8").rstrip("\n") + f" Changed in round {tag}.\n", encoding="utf-8")
 
 
