@@ -431,10 +431,12 @@ class Index:
 
     def apply_paths(self, source: Source, paths: Iterable[Path], *, trigger: str | None = None) -> RefreshStats:
         """Re-read exactly these files of one source (e.g. from a git tree diff)."""
-        return self.apply_files([(source, p) for p in paths], trigger=trigger)
+        return self.apply_files([(source, p) for p in paths], trigger=trigger, folders=[source.folder])
 
-    def apply_files(self, files: Iterable[tuple[Source, Path]], *, trigger: str | None = None) -> RefreshStats:
-        """Re-read exactly these files, each of its source's folder, in one write transaction."""
+    def apply_files(self, files: Iterable[tuple[Source, Path]], *, trigger: str | None = None,
+                    folders: Iterable[Path] = ()) -> RefreshStats:
+        """Re-read exactly these files, each of its source's folder, in one write transaction; the
+        listing digest of each such folder (and of `folders`) is forgotten."""
         stats = RefreshStats()
         now_ns = time.time_ns()
         loaded: list[tuple[Source, Path, os.stat_result | None, bytes, Memory | None, str | None]] = []
@@ -469,7 +471,7 @@ class Index:
                     self._delete_path(c, p)
                     self._record_file(c, path, source.folder, _sig(st), False, None, error)
                     stats.quarantined += 1
-            for folder in dict.fromkeys(source.folder for source, *_ in loaded):
+            for folder in dict.fromkeys([*folders, *(source.folder for source, *_ in loaded)]):
                 self._forget_digest(c, folder)
             if trigger:
                 self.set_meta(c, "last_sync", str(time.time()))
