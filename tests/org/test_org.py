@@ -378,3 +378,20 @@ def test_reindex_drops_the_memories_of_a_subfolder_deleted_by_hand(two: tuple[Pa
     assert r.code == 0 and r.json()["removed"] == 1, r.out
     assert ids(run_cli("search", "structured", "JSON", "--json", cwd=a).json()) == []
     assert run_cli("org", "list", "--json", cwd=a).json()["orgs"][0]["memories"] == 1
+
+
+def test_org_pull_never_overwrites_a_local_change_in_the_clone(two: tuple[Path, Path, Path, Path]) -> None:
+    """The fast-forward rewrites only what differs between the two commits and refuses (exit 2,
+    clone and index as they were) when one of those files was changed by hand in the clone."""
+    a, _, _, seed = two
+    clone = data_root() / "org" / "acme"
+    mine = clone / MEM / f"{DEPLOY}.md"
+    mine.write_text(mine.read_text() + "A local note.\n")
+    org_file(seed / MEM, DEPLOY, "decision", "Deploys go through the canary pipeline, never by hand.")
+    push(seed, "upstream changes the same file")
+    head = git("rev-parse", "HEAD", cwd=clone).stdout
+    r = run_cli("org", "pull", cwd=a)
+    assert r.code == 2 and "cannot fast-forward org acme" in r.err and "Traceback" not in r.err, r.err
+    assert git("rev-parse", "HEAD", cwd=clone).stdout == head
+    assert mine.read_text().endswith("A local note.\n")
+    assert ids(run_cli("search", "canary", "--json", cwd=a).json()) == []
