@@ -341,11 +341,13 @@ class Stores:
 
 def org_sources(ctx: Context, name: str) -> list[Source]:
     """The folders of org `name`'s memory folder, itself first: org memories may sit flat or in
-    subfolders such as engineering/ or decisions/ (docs/org.md). Hidden folders are skipped."""
+    subfolders such as engineering/ or decisions/ (docs/org.md). Hidden folders are skipped, and so
+    are links to folders: git stores a link, not what it points at, so a pull's diff could never
+    name the files behind one (and it may point out of the clone)."""
     root = ctx.org_clone(name) / DEFAULT_MEMORY_DIR
     out = [Source(ORG_PREFIX + name, root, None)]
     for here, dirs, _files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(here, d)))
         out.extend(Source(ORG_PREFIX + name, Path(here) / d, None) for d in dirs)
     return out
 

@@ -395,3 +395,21 @@ def test_org_pull_never_overwrites_a_local_change_in_the_clone(two: tuple[Path, 
     assert git("rev-parse", "HEAD", cwd=clone).stdout == head
     assert mine.read_text().endswith("A local note.\n")
     assert ids(run_cli("search", "canary", "--json", cwd=a).json()) == []
+
+
+def test_a_linked_folder_in_the_org_repo_is_not_read(two: tuple[Path, Path, Path, Path], tmp_path: Path) -> None:
+    """A link to a folder is stored by git as a link: a pull's diff cannot name what is behind it,
+    so `reindex` does not read it either (it may point out of the clone, or at another folder)."""
+    a, _, _, seed = two
+    outside = tmp_path / "outside"
+    org_file(outside, RETRY, "lesson", "Retries need jitter and a cap, or they stampede.")
+    (seed / MEM / "linked").symlink_to(outside, target_is_directory=True)
+    (seed / MEM / "again").symlink_to("engineering", target_is_directory=True)
+    push(seed, "two linked folders")
+    r = run_cli("org", "pull", "--json", cwd=a)
+    assert r.code == 0, r.err
+    after_pull = org_index_state()
+    assert run_cli("reindex", cwd=a).code == 0
+    assert org_index_state() == after_pull
+    assert [row[0] for row in after_pull["memories"]] == [DEPLOY, LOGS]
+    assert ids(run_cli("search", "jitter", "--json", cwd=a).json()) == []
