@@ -177,3 +177,24 @@ def test_refresh_notices_racy_edit_and_deletes(tmp_path: Path, monkeypatch: pyte
         assert s.removed == 1 and idx.count() == 4
         s = idx.refresh([src])
         assert s.touched == 0 and s.unchanged == 4
+
+
+@pytest.mark.slow
+def test_org_bench_smoke_reports_every_row_and_the_targets(tmp_path: Path) -> None:
+    """`python -m bench.org` (docs/org.md, Figures) cannot rot: two tiny sizes with the built-in
+    corpus (no ../shared needed) give every row, the reference rows, the targets and the growth."""
+    from bench import org as bench_org
+
+    out = tmp_path / "org.md"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "bench.org", "--sizes", "120,240", "--reps", "1", "--corpus", "builtin",
+                        "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = out.read_text(encoding="utf-8")
+    assert "Corpus: built-in (asked for)" in text
+    for row in bench_org.ROWS:
+        assert sum(line.startswith(f"| {row} |") for line in text.splitlines()) == 2, row  # table + growth
+    for ref in ("git --version", "git-memex --version (start-up floor)", "pure-Python loop"):
+        assert f"| {ref}" in text, ref
+    assert "Targets (issue 16) at 240" in text and "Cost growth against 120" in text

@@ -80,13 +80,17 @@ def _origin(clone: Path) -> str | None:
     return out.strip() if code == 0 else None
 
 
-def _index(ctx: Context, name: str) -> dict[str, int]:
+def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = None) -> dict[str, int]:
+    """Bring org `name`'s index in line with its clone: with `diff` (old commit, new commit, the
+    paths that changed, from a pull), only those files are read; otherwise every file is checked."""
     from git_memex.index.refresh import Index, RefreshStats
-    from git_memex.index.stores import refresh_org
+    from git_memex.index.stores import apply_org_diff, refresh_org
 
     ctx.org_index(name).parent.mkdir(parents=True, exist_ok=True)
     with Index(ctx.org_index(name)) as idx:
-        s = refresh_org(ctx, name, idx, force=True) or RefreshStats()
+        s = apply_org_diff(ctx, name, idx, *diff) if diff is not None else None
+        if s is None:
+            s = refresh_org(ctx, name, idx, force=True) or RefreshStats()
         return {"added": s.added, "changed": s.changed, "removed": s.removed, "quarantined": s.quarantined,
                 "memories": idx.count()}
 
@@ -216,32 +220,38 @@ def pull(ctx: Context, name: str | None = None) -> list[dict[str, Any]]:
 
 
 def _pull_one(ctx: Context, name: str) -> dict[str, Any]:
+    # Five git processes: fetch, one rev-parse for both commits and the upstream's name, the
+    # ancestry check, the tree diff and the fast-forward; the index then reads only the files the
+    # diff names (docs/org.md, "Freshness").
     clone = ctx.org_clone(name)
-    code, _, err = _git(["fetch", "--quiet", "--no-tags", "origin"], clone)
+    # --no-recurse-submodules: git would otherwise read the clone's whole index to look for some
+    code, _, err = _git(["fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "origin"], clone)
     if code != 0:
         raise MemexError(f"cannot fetch org {name} ({_first_line(err)}); nothing was changed", FAILED)
-    code, out, _ = _git(["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], clone)
-    if code != 0:
+    code, out, _ = _git(["rev-parse", "HEAD", "@{upstream}", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"],
+                        clone)
+    lines = out.split()
+    if code != 0 or len(lines) != 3:
         raise MemexError(f"the clone of org {name} has no upstream branch; nothing was changed", FAILED)
-    upstream = out.strip()
-    old, new = _head(clone), _rev(clone, "@{upstream}")
+    old, new, upstream = lines
     res: dict[str, Any] = {"name": name, "upstream": upstream, "old": old, "new": new, "changed": []}
     if old == new:
         res["state"] = "up-to-date"
         return res
-    code, _, _ = _git(["merge-base", "--is-ancestor", "HEAD", "@{upstream}"], clone)
+    code, _, _ = _git(["merge-base", "--is-ancestor", old, new], clone)
     if code != 0:
         raise MemexError(f"the clone of org {name} has diverged from {upstream}; it was left as it was "
                          f"(look in {clone})", FAILED)
-    code, out, _ = _git(["diff", "--name-only", "--no-renames", f"{old}", f"{new}", "--", DEFAULT_MEMORY_DIR + "/"], clone)
-    changed = [ln for ln in out.splitlines() if ln.endswith(".md")] if code == 0 else []
-    code, _, err = _git(["merge", "--ff-only", "--quiet", "@{upstream}"], clone)
+    # plumbing, NUL-separated: no user diff setting and no path quoting changes what is read
+    code, out, _ = _git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, "--",
+                         DEFAULT_MEMORY_DIR + "/"], clone)
+    paths = [p for p in out.split("\0") if p] if code == 0 else None
+    # a fast-forward that touches only what differs between the two commits (`merge --ff-only`
+    # first re-stats every file of the work tree); it refuses to overwrite a local change
+    code, _, err = _git(["reset", "--quiet", "--keep", new], clone)
     if code != 0:
         raise MemexError(f"cannot fast-forward org {name} ({_first_line(err)}); it was left as it was", FAILED)
-    res.update(state="fast-forward", changed=changed, reindexed=_index(ctx, name))
+    changed = [p for p in paths or [] if p.endswith(".md")]
+    res.update(state="fast-forward", changed=changed,
+               reindexed=_index(ctx, name, (old, new, paths) if paths is not None else None))
     return res
-
-
-def _rev(clone: Path, ref: str) -> str | None:
-    code, out, _ = _git(["rev-parse", "--verify", "--quiet", ref], clone)
-    return out.strip() if code == 0 else None

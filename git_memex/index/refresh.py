@@ -431,19 +431,25 @@ class Index:
 
     def apply_paths(self, source: Source, paths: Iterable[Path], *, trigger: str | None = None) -> RefreshStats:
         """Re-read exactly these files of one source (e.g. from a git tree diff)."""
+        return self.apply_files([(source, p) for p in paths], trigger=trigger, folders=[source.folder])
+
+    def apply_files(self, files: Iterable[tuple[Source, Path]], *, trigger: str | None = None,
+                    folders: Iterable[Path] = ()) -> RefreshStats:
+        """Re-read exactly these files, each of its source's folder, in one write transaction; the
+        listing digest of each such folder (and of `folders`) is forgotten."""
         stats = RefreshStats()
         now_ns = time.time_ns()
-        loaded: list[tuple[Path, os.stat_result | None, bytes, Memory | None, str | None]] = []
-        for path in paths:
+        loaded: list[tuple[Source, Path, os.stat_result | None, bytes, Memory | None, str | None]] = []
+        for source, path in files:
             try:
                 st: os.stat_result | None = os.lstat(path)
             except FileNotFoundError:
-                loaded.append((path, None, b"", None, None))  # gone: only `st is None` is read
+                loaded.append((source, path, None, b"", None, None))  # gone: only `st is None` is read
                 continue
             raw, m, error = _load(path)
-            loaded.append((path, st, raw, m, error))
+            loaded.append((source, path, st, raw, m, error))
         with self.write() as c:
-            for path, st, raw, m, error in loaded:
+            for source, path, st, raw, m, error in loaded:
                 p = str(path)
                 if st is None:
                     if self._delete_path(c, p):
@@ -465,7 +471,8 @@ class Index:
                     self._delete_path(c, p)
                     self._record_file(c, path, source.folder, _sig(st), False, None, error)
                     stats.quarantined += 1
-            self._forget_digest(c, source.folder)
+            for folder in dict.fromkeys([*folders, *(source.folder for source, *_ in loaded)]):
+                self._forget_digest(c, folder)
             if trigger:
                 self.set_meta(c, "last_sync", str(time.time()))
                 self.set_meta(c, "last_sync_trigger", trigger)

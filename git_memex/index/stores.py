@@ -15,6 +15,7 @@ an SQL condition on `memories m` and its parameters, never a loop over the datab
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
@@ -24,6 +25,7 @@ from git_memex.core.model import SAFE_ID_RE
 from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root
 from git_memex.core.record import record
 from git_memex.errors import FAILED, USAGE, MemexError, NotFound
+from git_memex.index.changes import _under
 from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source
 
 TYPE_CHECKING = False
@@ -339,13 +341,13 @@ class Stores:
 
 def org_sources(ctx: Context, name: str) -> list[Source]:
     """The folders of org `name`'s memory folder, itself first: org memories may sit flat or in
-    subfolders such as engineering/ or decisions/ (docs/org.md). Hidden folders are skipped."""
-    import os
-
+    subfolders such as engineering/ or decisions/ (docs/org.md). Hidden folders are skipped, and so
+    are links to folders: git stores a link, not what it points at, so a pull's diff could never
+    name the files behind one (and it may point out of the clone)."""
     root = ctx.org_clone(name) / DEFAULT_MEMORY_DIR
     out = [Source(ORG_PREFIX + name, root, None)]
     for here, dirs, _files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(here, d)))
         out.extend(Source(ORG_PREFIX + name, Path(here) / d, None) for d in dirs)
     return out
 
@@ -385,11 +387,50 @@ def refresh_org(ctx: Context, name: str, index: Index, *, force: bool = False) -
     head = org_head(ctx.org_clone(name))
     if not force and head is not None and index.get_meta(ORG_COMMIT) == head:
         return None
-    s = index.refresh(org_sources(ctx, name), trigger="org")
+    sources = org_sources(ctx, name)
+    s = index.refresh(sources, trigger="org")
+    # a subfolder deleted since the last scan is no source any more: its rows go too (counted in
+    # SQL first, ~3x cheaper than looking at every path in Python, which only happens when some are)
+    folders = {str(src.folder) for src in sources}
+    direct = sum(index.conn.execute("SELECT count(*) FROM files WHERE path >= ? AND path < ? AND "
+                                    "instr(substr(path, ?), ?) = 0", (*_under(f), len(f) + 2, os.sep)).fetchone()[0]
+                 for f in folders)
+    if direct != index.conn.execute("SELECT count(*) FROM files").fetchone()[0]:
+        stale = [Path(r[0]) for r in index.conn.execute("SELECT path FROM files")
+                 if os.path.dirname(r[0]) not in folders]
+        if stale:
+            s.removed += index.apply_paths(Source(ORG_PREFIX + name, stale[0].parent, None),
+                                           stale).removed
     if head is not None:
         with index.write() as c:
             index.set_meta(c, ORG_COMMIT, head)
     return s
+
+
+def org_memory_path(rel: str) -> bool:
+    """Is `rel` (a path in an org clone, '/'-separated, as git prints it) a file the index reads:
+    a `*.md` under the memory folder, in no hidden folder and not hidden itself (`org_sources`,
+    `changes.listing`)?"""
+    prefix = DEFAULT_MEMORY_DIR + "/"
+    if not rel.startswith(prefix) or not rel.endswith(".md"):
+        return False
+    return not any(part.startswith(".") or not part for part in rel[len(prefix):].split("/"))
+
+
+def apply_org_diff(ctx: Context, name: str, index: Index, old: str, new: str, changed: list[str]) -> RefreshStats | None:
+    """After a fast-forward of org `name`'s clone from `old` to `new`: re-read exactly the files
+    `changed` (paths in the clone, from `git diff-tree old new`), not every folder. Only when the
+    index was in line with `old` and the clone's HEAD is now `new`; None otherwise (the caller then
+    checks every file with `refresh_org`). Leaves the index as a full refresh would (docs/org.md)."""
+    clone = ctx.org_clone(name)
+    if index.get_meta(ORG_COMMIT) != old or org_head(clone) != new:
+        return None
+    files = [(Source(ORG_PREFIX + name, (clone / rel).parent, None), clone / rel) for rel in changed
+             if org_memory_path(rel)]
+    total = index.apply_files(files, trigger="org")
+    with index.write() as c:  # after the files: a pull stopped in between leaves a mismatch, a full check next
+        index.set_meta(c, ORG_COMMIT, new)
+    return total
 
 
 @contextlib.contextmanager

@@ -285,3 +285,132 @@ def test_org_pull_of_changed_files_in_subfolders(two: tuple[Path, Path, Path, Pa
     assert ids(run_cli("search", "trace", "--json", cwd=a).json()) == [LOGS]
     assert run_cli("reindex", cwd=a).code == 0
     assert run_cli("org", "list", "--json", cwd=a).json()["orgs"][0]["memories"] == 2
+
+
+def push(seed: Path, message: str) -> None:
+    git("add", "-A", cwd=seed)
+    git("commit", "-q", "-m", message, cwd=seed)
+    git("push", "-q", "origin", "main", cwd=seed)
+
+
+def org_index_state() -> dict[str, list[tuple]]:
+    """What org acme's index holds, without row numbers: every memory row with its search text,
+    and every file row (path, content hash, quarantine reason)."""
+    import sqlite3
+
+    con = sqlite3.connect(data_root() / "org" / "acme" / ".git" / "memex" / "index.db")
+    try:
+        cols = [r[1] for r in con.execute("PRAGMA table_info(memories)") if r[1] != "rid"]
+        fts = [r[1] for r in con.execute("PRAGMA table_info(memories_fts)")]
+        memories = con.execute(f"SELECT {', '.join('m.' + c for c in cols)}, {', '.join('f.' + c for c in fts)} "
+                               "FROM memories m JOIN memories_fts f ON f.rowid = m.rid ORDER BY m.path").fetchall()
+        files = con.execute("SELECT path, sha, error FROM files ORDER BY path").fetchall()
+        counts = con.execute("SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM memories_fts)").fetchall()
+        return {"memories": memories, "files": files, "counts": counts}
+    finally:
+        con.close()
+
+
+def test_org_pull_leaves_the_index_equal_to_a_full_reindex(two: tuple[Path, Path, Path, Path]) -> None:
+    """A pull reads only the files its diff names: changed, added and deleted files, a whole deleted
+    subfolder, a new one, a quarantined file, hidden and non-memory files; the index it leaves is
+    the one `reindex --full` builds from scratch."""
+    a, _, _, seed = two
+    org_file(seed / MEM / "decisions", "01JORG00000000000000000OLD", "decision", "Old decision about queues.")
+    org_file(seed / MEM / "decisions", "01JORG0000000000000000OLD2", "decision", "Another old queue decision.")
+    push(seed, "a folder that goes next")
+    assert run_cli("org", "pull", cwd=a).code == 0
+    org_file(seed / MEM / "engineering", LOGS, "constraint", "Every service logs structured JSON with a trace id.")
+    (seed / MEM / f"{DEPLOY}.md").unlink()
+    shutil.rmtree(seed / MEM / "decisions")
+    org_file(seed / MEM / "lessons" / "deep", RETRY, "lesson", "Retries need jitter and a cap, or they stampede.")
+    (seed / MEM / "lessons" / "01JORG00000000000000BROKEN.md").write_text("---\nid: [unclosed\n---\nbody\n")
+    org_file(seed / MEM / ".drafts", "01JORG0000000000000000DRAFT", "fact", "A hidden draft about jitter.")
+    (seed / MEM / "lessons" / ".01JORG00000000000000HIDDEN.md").write_text("hidden\n")
+    (seed / MEM / "lessons" / "notes.txt").write_text("not a memory\n")
+    push(seed, "changed, added, deleted")
+    r = run_cli("org", "pull", "--json", cwd=a)
+    assert r.code == 0, r.err
+    got = r.json()["orgs"][0]
+    assert {k: got["reindexed"][k] for k in ("added", "changed", "removed", "quarantined", "memories")} == \
+        {"added": 1, "changed": 1, "removed": 3, "quarantined": 1, "memories": 2}
+    after_pull = org_index_state()
+    assert [row[0] for row in after_pull["memories"]] == [LOGS, RETRY]
+    assert run_cli("reindex", "--full", cwd=a).code == 0
+    assert org_index_state() == after_pull
+    assert ids(run_cli("search", "jitter", "--json", cwd=a).json()) == [RETRY]
+    assert ids(run_cli("search", "queue", "decision", "--json", cwd=a).json()) == []
+
+
+def test_org_pull_reads_only_the_files_its_diff_names(two: tuple[Path, Path, Path, Path]) -> None:
+    """A pull does not re-list the clone's folders: a file added to the clone by hand is not seen by
+    the pull (only `reindex` looks at every file); an index not built from the pull's starting
+    commit is checked in full."""
+    import sqlite3
+
+    a, _, _, seed = two
+    clone = data_root() / "org" / "acme"
+    org_file(clone / MEM / "engineering", RETRY, "lesson", "Retries need jitter and a cap, or they stampede.")
+    org_file(seed / MEM, "01JORG0000000000000000NEWS", "fact", "The status page lives at status.example.")
+    push(seed, "one more")
+    r = run_cli("org", "pull", "--json", cwd=a)
+    assert r.code == 0, r.err
+    assert r.json()["orgs"][0]["reindexed"]["added"] == 1
+    assert ids(run_cli("search", "status", "page", "--json", cwd=a).json()) == ["01JORG0000000000000000NEWS"]
+    assert ids(run_cli("search", "jitter", "--json", cwd=a).json()) == []  # the hand-made file: not read
+    # an index that does not record the commit the pull starts from is checked file by file
+    con = sqlite3.connect(clone / ".git" / "memex" / "index.db")
+    con.execute("DELETE FROM meta WHERE key = 'org_commit'")
+    con.commit()
+    con.close()
+    org_file(seed / MEM, "01JORG0000000000000000MORE", "fact", "Another fact about the status page.")
+    push(seed, "and another")
+    r = run_cli("org", "pull", "--json", cwd=a)
+    assert r.code == 0, r.err
+    assert r.json()["orgs"][0]["reindexed"]["added"] == 2
+    assert ids(run_cli("search", "jitter", "--json", cwd=a).json()) == [RETRY]
+
+
+def test_reindex_drops_the_memories_of_a_subfolder_deleted_by_hand(two: tuple[Path, Path, Path, Path]) -> None:
+    """A deleted subfolder is no source any more; `reindex` (which checks every file) drops its rows."""
+    a = two[0]
+    shutil.rmtree(data_root() / "org" / "acme" / MEM / "engineering")
+    r = run_cli("reindex", "--json", cwd=a)
+    assert r.code == 0 and r.json()["removed"] == 1, r.out
+    assert ids(run_cli("search", "structured", "JSON", "--json", cwd=a).json()) == []
+    assert run_cli("org", "list", "--json", cwd=a).json()["orgs"][0]["memories"] == 1
+
+
+def test_org_pull_never_overwrites_a_local_change_in_the_clone(two: tuple[Path, Path, Path, Path]) -> None:
+    """The fast-forward rewrites only what differs between the two commits and refuses (exit 2,
+    clone and index as they were) when one of those files was changed by hand in the clone."""
+    a, _, _, seed = two
+    clone = data_root() / "org" / "acme"
+    mine = clone / MEM / f"{DEPLOY}.md"
+    mine.write_text(mine.read_text() + "A local note.\n")
+    org_file(seed / MEM, DEPLOY, "decision", "Deploys go through the canary pipeline, never by hand.")
+    push(seed, "upstream changes the same file")
+    head = git("rev-parse", "HEAD", cwd=clone).stdout
+    r = run_cli("org", "pull", cwd=a)
+    assert r.code == 2 and "cannot fast-forward org acme" in r.err and "Traceback" not in r.err, r.err
+    assert git("rev-parse", "HEAD", cwd=clone).stdout == head
+    assert mine.read_text().endswith("A local note.\n")
+    assert ids(run_cli("search", "canary", "--json", cwd=a).json()) == []
+
+
+def test_a_linked_folder_in_the_org_repo_is_not_read(two: tuple[Path, Path, Path, Path], tmp_path: Path) -> None:
+    """A link to a folder is stored by git as a link: a pull's diff cannot name what is behind it,
+    so `reindex` does not read it either (it may point out of the clone, or at another folder)."""
+    a, _, _, seed = two
+    outside = tmp_path / "outside"
+    org_file(outside, RETRY, "lesson", "Retries need jitter and a cap, or they stampede.")
+    (seed / MEM / "linked").symlink_to(outside, target_is_directory=True)
+    (seed / MEM / "again").symlink_to("engineering", target_is_directory=True)
+    push(seed, "two linked folders")
+    r = run_cli("org", "pull", "--json", cwd=a)
+    assert r.code == 0, r.err
+    after_pull = org_index_state()
+    assert run_cli("reindex", cwd=a).code == 0
+    assert org_index_state() == after_pull
+    assert [row[0] for row in after_pull["memories"]] == [DEPLOY, LOGS]
+    assert ids(run_cli("search", "jitter", "--json", cwd=a).json()) == []
