@@ -38,6 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _print_added(res: dict[str, Any]) -> None:
+    n = res["memories"]
+    print(f"subscribed to org {res['name']} ({res['url']}, recorded in {res['recorded']} git config): "
+          f"{n} memor{'y' if n == 1 else 'ies'} indexed from {res['path']}")
+
+
 def run(args: argparse.Namespace) -> int:
     from git_memex.git import subscriptions
 
@@ -49,9 +55,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(res)
         else:
-            n = res["memories"]
-            print(f"subscribed to org {res['name']} ({res['url']}, recorded in {res['recorded']} git config): "
-                  f"{n} memor{'y' if n == 1 else 'ies'} indexed from {res['path']}")
+            _print_added(res)
         return 0
     if args.action == "list":
         rows = subscriptions.list_orgs(ctx)
@@ -139,8 +143,6 @@ def _add_shared(ctx: Any, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(res)
     else:
-        n = res["memories"]
-        print(f"subscribed to org {res['name']} ({res['url']}, recorded in {res['recorded']} git config): "
-              f"{n} memor{'y' if n == 1 else 'ies'} indexed from {res['path']}")
+        _print_added(res)
         print(f"named it in {res['shared']}; commit that file so that `git memex init` offers it in other clones")
     return 0
