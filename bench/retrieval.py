@@ -1,7 +1,7 @@
 """Retrieval quality of git-memex's real search on the shared datasets.
 
     python -m bench.retrieval [--dataset openmemex-eval|locomo|synthetic-10k|synthetic-100k|all]
-                              [--groups N] [--misses] [--unpruned] [--json] [--out FILE]
+                              [--groups N] [--misses] [--unpruned] [--ambiguity] [--json] [--out FILE]
 
 Every memory of a dataset is written as a real memory file (our model and serialiser, with
 its tags, type, capture-time aliases and alias/target vocabulary) into a temporary data
@@ -246,8 +246,30 @@ def _index_mb(paths: Iterable[Path]) -> float:
     return round(total / 1e6, 1)
 
 
-def score_synthetic(name: str, *, misses: bool = False, unpruned: bool = False, whole: int = 15) -> dict[str, Any]:
-    """The generated corpus in a real repository's memory folder, its 200 queries, limit 10."""
+def _ties(hits: list[Any], relevant: str) -> int | None:
+    """How many of the hits (the relevant memory included) are as good as the relevant memory
+    on every match factor (words held, proximity, phrases); None when it is not among them."""
+    rel = next((h for h in hits if h.id == relevant), None)
+    if rel is None or not rel.explain:
+        return None
+    e = rel.explain
+
+    def held(x: dict[str, Any]) -> int:
+        return int(str(x.get("words", "0/0")).split("/")[0])
+
+    return sum(1 for h in hits if h.explain and held(h.explain) == held(e)
+               and h.explain.get("proximity", 0) >= e.get("proximity", 0) - 1e-9
+               and h.explain.get("phrases", 0) >= e.get("phrases", 0) - 1e-9)
+
+
+def score_synthetic(name: str, *, misses: bool = False, unpruned: bool = False, whole: int = 15,
+                    ambiguity: bool = False) -> dict[str, Any]:
+    """The generated corpus in a real repository's memory folder, its 200 queries, limit 10.
+
+    With `ambiguity`, each query is searched again (untimed, top DEPTH, --explain) to count the
+    memories as good as the relevant one on every match factor: a query is ambiguous when six
+    or more are (so even a perfect lexical ranking puts it in the top 5 only by luck among
+    ties), or when the relevant memory is not in the top DEPTH at all."""
     import shutil
     import subprocess
 
@@ -267,6 +289,7 @@ def score_synthetic(name: str, *, misses: bool = False, unpruned: bool = False, 
     total, halves = Scores(), {"A": Scores(), "B": Scores()}
     missed: list[dict[str, Any]] = []
     cost: dict[str, Any] = {}
+    amb: list[tuple[int | None, int | None]] = []
     saved = scoring.PRUNE_MIN_ROWS
     if unpruned:
         scoring.PRUNE_MIN_ROWS = 1 << 62
@@ -302,6 +325,20 @@ def score_synthetic(name: str, *, misses: bool = False, unpruned: bool = False, 
                     if misses and (first is None or first > 1):
                         missed.append({"id": q["qid"], "query": q["query"], "rank": first, "relevant": [q["relevant"]],
                                        "top": ranked[:3]})
+                    if ambiguity:
+                        full = search(stores, q["query"], limit=DEPTH, refresh=False, explain=True)
+                        ties = _ties(full.hits, q["relevant"])
+                        amb.append((ties, first))
+                if ambiguity:
+                    unamb = [f for t, f in amb if t is not None and t < 6]
+                    expect = sum(1.0 if t is not None and t < 6 else min(1.0, 5 / (t or DEPTH)) for t, _f in amb)
+                    cost["ambiguity"] = {
+                        "queries": len(amb),
+                        "ambiguous": len(amb) - len(unamb),
+                        "relevant_beyond_top": sum(1 for t, _f in amb if t is None),
+                        "unambiguous_R@5": round(sum(1 for f in unamb if f is not None and f <= 5) / len(unamb), 3) if unamb else None,
+                        "ceiling_R@5": round(expect / len(amb), 3) if amb else None,
+                    }
                 cost["index_mb"] = _index_mb([p for p in (ctx.repo_index, ctx.home_index) if p is not None])
             if whole and n <= 10_000:
                 env = child_env(dict(os.environ))
@@ -422,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=int, default=None, help="locomo: only the first N conversations")
     ap.add_argument("--misses", action="store_true", help="list queries whose first relevant hit is not at rank 1")
     ap.add_argument("--categories", action="store_true", help="also print the figures per query category")
+    ap.add_argument("--ambiguity", action="store_true",
+                    help="synthetic sets: count the queries no lexical ranking can settle (ties on every match factor)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", help="also write the table (with categories) to this markdown file")
     ap.add_argument("--semantic", action="store_true",
@@ -435,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for n in names:
         if n in SYNTHETIC:
-            results.append(score_synthetic(n, misses=args.misses))
+            results.append(score_synthetic(n, misses=args.misses, ambiguity=args.ambiguity))
             if args.unpruned and SYNTHETIC[n] >= 20_000:  # pruning needs scoring.PRUNE_MIN_ROWS rows
                 results.append(score_synthetic(n, unpruned=True, whole=0))
         else:
@@ -451,6 +490,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\n{r['dataset']} by category:")
                 for c, s in r["by_category"].items():
                     print(f"  {c:22} n={s['queries']:4} R@1 {s['R@1']:.3f} R@5 {s['R@5']:.3f} R@10 {s['R@10']:.3f} MRR {s['MRR']:.3f}")
+            if "ambiguity" in r.get("cost", {}):
+                a = r["cost"]["ambiguity"]
+                print(f"\n{r['dataset']}: {a['ambiguous']} of {a['queries']} queries ambiguous ({a['relevant_beyond_top']} with the "
+                      f"relevant memory beyond the top {DEPTH}); R@5 on the others {a['unambiguous_R@5']}; expected R@5 of a "
+                      f"ranking perfect on every match factor and random among ties: {a['ceiling_R@5']}")
             for m in r.get("misses", []):
                 print(f"  miss {m['id']}: rank {m['rank']}  {m['query']!r}  want {m['relevant']} got {m['top']}")
         print(f"\nmachine reference: {reference}")
