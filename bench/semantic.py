@@ -52,6 +52,28 @@ def _synthetic(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return mems, qs
 
 
+def _repo_store(tmp: Path, n: int) -> tuple[Any, dict[str, str], Path, Path]:
+    """The synthetic corpus as bench/retrieval.py searches it (and as the issue measured it through
+    the CLI): its files copied as they are into a fresh repository's memory folder, so their
+    importance, dates and review state count. (stores, id map, work tree, data root)."""
+    from bench.run import MEMORY_DIR, ensure_corpus
+    from git_memex.core.paths import load_context
+    from git_memex.index.stores import Stores
+
+    mem, _q = ensure_corpus(n, 200)
+    work, home = tmp / "repo", tmp / "home"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    dest = work / MEMORY_DIR
+    dest.mkdir(parents=True)
+    for f in mem.iterdir():
+        if f.suffix == ".md":
+            shutil.copyfile(f, dest / f.name)
+    os.environ["GIT_MEMEX_HOME"] = str(home)
+    stores = Stores(load_context(work))
+    stores.refresh()
+    return stores, {}, work, home
+
+
 def _groups(name: str) -> tuple[list[tuple[list[dict[str, Any]], list[dict[str, Any]]]], int]:
     """[(memories, queries)] per store, and the search limit."""
     if name == "synthetic-10k":
@@ -82,7 +104,11 @@ def score(name: str, whole: int = 15) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="memex-semantic-") as tmp:
         for gi, (mems, qs) in enumerate(stores_groups):
             root = Path(tmp) / f"g{gi}"
-            stores, back = build_store(root, mems)
+            if name == "synthetic-10k":
+                stores, back, cwd, home = _repo_store(root, 10_000)
+            else:
+                stores, back = build_store(root, mems)
+                cwd = home = root
             try:
                 prov = prov or semantic.provider(stores.ctx)
                 if prov is None:
@@ -90,7 +116,7 @@ def score(name: str, whole: int = 15) -> dict[str, Any]:
                 for lane in ("lexical", "semantic"):
                     if lane == "semantic":
                         cached = CACHE / f"{name}-g{gi}-{prov.name.replace('/', '_')}.db"
-                        vp = semantic.vectors_path(stores.home.path)
+                        vp = semantic.vectors_path(stores.repo.path if stores.repo is not None else stores.home.path)
                         if cached.exists():
                             shutil.copyfile(cached, vp)
                         t0 = time.perf_counter()
@@ -116,7 +142,7 @@ def score(name: str, whole: int = 15) -> dict[str, Any]:
             finally:
                 stores.close()
             if name == "synthetic-10k":
-                cost.update(_process_costs(root, qs, whole))
+                cost.update(_process_costs(cwd, home, qs, whole))
         assert prov is not None
         sample = [m["text"] for g in stores_groups for m in g[0]][:SAMPLE]
         t0 = time.perf_counter()
@@ -132,9 +158,10 @@ def score(name: str, whole: int = 15) -> dict[str, Any]:
     return out
 
 
-def _process_costs(root: Path, qs: list[dict[str, Any]], whole: int) -> dict[str, Any]:
-    """Import + model load of the lane in a fresh process; whole `git-memex search` process; MCP."""
-    env = {**os.environ, "GIT_MEMEX_HOME": str(root), "GIT_MEMEX_PROGRESS": "0"}
+def _process_costs(root: Path, home: Path, qs: list[dict[str, Any]], whole: int) -> dict[str, Any]:
+    """Import + model load of the lane in a fresh process; whole `git-memex search` process; MCP.
+    `root`: where the commands run; `home`: the data root."""
+    env = {**os.environ, "GIT_MEMEX_HOME": str(home), "GIT_MEMEX_PROGRESS": "0"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     probe = ("import time; t0 = time.perf_counter()\n"
              "from git_memex.core.paths import load_context\nfrom git_memex.search import semantic\n"
@@ -156,11 +183,11 @@ def _process_costs(root: Path, qs: list[dict[str, Any]], whole: int) -> dict[str
                            capture_output=True, check=True)
             if i:  # the first run warms the page cache and writes .pyc files
                 into.append((time.perf_counter() - t0) * 1000)
-    qfile = root / "queries.json"
+    qfile = home / "queries.json"
     qfile.write_text(json.dumps([{"query": q["query"]} for q in qs]), encoding="utf-8")
     from bench.worker import mcp_bench
 
-    os.environ.update({"GIT_MEMEX_HOME": str(root)})
+    os.environ.update({"GIT_MEMEX_HOME": str(home)})
     m = mcp_bench({"repo": str(root), "queries": str(qfile), "command": [exe], "spawns": 1, "calls": 60})
     return {"lane_import_load_ms": round(statistics.median(loads), 1), "first_query_ms": round(statistics.median(firsts), 1),
             "search_process_median_ms": round(statistics.median(times), 1),

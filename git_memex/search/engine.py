@@ -503,7 +503,7 @@ def _lexical_only(lexical: list[Scored]) -> list[_Ranked]:
 
 
 def _join_semantic(stores: Stores, query: str, lexical: list[Scored], nterms: int, *, scope: str,
-                   type: str | None, explain: bool, result: SearchResult) -> list[_Ranked]:
+                   type: str | None, explain: bool, result: SearchResult, early: Any = None) -> list[_Ranked]:
     """The hits with the dense lane: `semantic.join` combines the two lanes' scores by weight
     (docs/semantic.md, a weighted sum measured to beat reciprocal rank fusion) and may add
     memories found by meaning alone."""
@@ -514,7 +514,8 @@ def _join_semantic(stores: Stores, query: str, lexical: list[Scored], nterms: in
     table: dict[str, tuple[float, Any, dict[str, Any]]] = {
         mid: (s.score, s.cand.row, {"lanes": set(s.cand.lanes), "all_words": s.held == nterms})
         for mid, s in by_id.items()}
-    result.semantic = semantic.join(stores, query, table, scope=scope, type=type, explain=explain, now=time.time())
+    result.semantic = semantic.join(stores, query, table, scope=scope, type=type, explain=explain, now=time.time(),
+                                    early=early)
     new = [mid for mid in table if mid not in by_id]
     for gone in superseded_ids(stores, new) if new else ():
         table.pop(gone, None)
@@ -546,6 +547,16 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     t0 = time.perf_counter()
     q = parse_query(query)
     dbs = stores.dbs()
+    # The semantic lane (optional extra, search/semantic.py) joins where vectors were built:
+    # without a vectors file beside an index nothing of it is imported. The query is embedded
+    # in a thread while the lexical lane works (the engine releases the GIL).
+    vectors = any(i.path.with_name("vectors.db").exists() for i, _w, _p in dbs)
+    lane = explain or vectors
+    early = None
+    if vectors:
+        from git_memex.search import semantic
+
+        early = semantic.embed_early(stores, query)
     alias_words, alias_covers = _alias_expansions(dbs, query, q) if q.fts() else ([], {})
     if alias_words:
         q = Query(q.latin, q.cjk, tuple(dict.fromkeys((*q.expanded, *alias_words))), q.phrases)
@@ -595,11 +606,9 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
         lexical = [s for s in _score(cands, terms, idfs, corpus, time.time()) if s.cand.row["id"] not in gone]
     else:
         lexical = []
-    # The semantic lane (optional extra, search/semantic.py) joins where vectors were built:
-    # without a vectors file beside an index nothing of it is imported.
-    if explain or any(i.path.with_name("vectors.db").exists() for i, _w, _p in dbs):
+    if lane:
         ranked = _fuse(_join_semantic(stores, query, lexical, len(terms), scope=scope, type=type,
-                                      explain=explain, result=result))
+                                      explain=explain, result=result, early=early))
     else:
         ranked = _fuse(_lexical_only(lexical))
     snippet_terms = list(q.latin) + list(q.cjk)

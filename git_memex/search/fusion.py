@@ -8,7 +8,7 @@ identifier-heavy queries. With the lexical ranking of docs/search.md (whose scor
 plus a bounded lexical part), ALPHA was chosen again on LoCoMo's half A: MRR 0.522 at 0.6,
 0.528 at 0.7, 0.536 at 0.8 (R@5 0.668 / 0.679 / 0.670); openmemex-eval was the same at 0.7 and
 0.8 (1.000 / 0.924). When the lexical top hit holds every query word, `tiered` keeps the
-lexical order (words held, then the lexical score) and the dense lane only breaks near-ties.
+lexical order (words held, then the lexical score) and the dense lane only breaks exact ties.
 Figures and commands: bench/README.md, "Semantic lane" and "Session 5".
 """
 
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 ALPHA = 0.8
 # ... and when the lexical lane's top hit holds every query word, `tiered` with this weight: the
-# lexical order stands and the dense lane only breaks its near-ties. The dense lane is weak on
-# identifier-heavy queries, which the lexical lane then answers: on the synthetic 10k set any
-# weight that let it reorder memories holding every word lowered MRR (0.9: 0.776, 0.95 in the
-# tier: 0.799, 0.999: 0.808, lexical alone 0.818 in that bench; bench/README.md, session 5).
-ALPHA_ALL_WORDS = 0.999
+# lexical order stands and the dense score only breaks exact ties. The dense lane is weak on
+# identifier-heavy queries, which the lexical lane then answers: on the synthetic 10k set every
+# weight that let it reorder memories holding every word lowered MRR (bench.semantic, repository
+# harness: 0.999 -> 0.819, exact ties only -> 0.831 = lexical alone; bench/README.md, session 5).
+ALPHA_ALL_WORDS = 1 - 1e-6
 # A memory only the dense lane found is shown when its fused score is at least this share of
 # the best hit's: otherwise every query would list the whole (small) store.
 DENSE_ONLY_FLOOR = 0.25

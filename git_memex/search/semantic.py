@@ -31,7 +31,9 @@ the standard library at module level.
 - Fusion (search/fusion.py): a weighted sum of the lexical score (divided by the best one)
   and the dense score (min-max over the dense lane's top DENSE_K), 0.8 lexical; when the
   lexical lane's best hit holds every query word, the lexical order stands and the dense score
-  only breaks near-ties (`fusion.tiered`).
+  only breaks exact ties (`fusion.tiered`).
+- The query is embedded in a thread from the start of the search (`embed_early`), while the
+  lexical lane works: the engine is called through ctypes, which releases the GIL.
 """
 
 from __future__ import annotations
@@ -417,13 +419,14 @@ class Dense:
 
 
 def dense(stores: Any, prov: Provider, query: str, filters: list[tuple[str, list[Any]]],
-          also: dict[str, str], k: int = DENSE_K, count: bool = False) -> Dense:
+          also: dict[str, str], k: int = DENSE_K, count: bool = False, early: Early | None = None) -> Dense:
     """Score by meaning the memories that pass `filters` (one SQL filter per index, over `m`).
 
     The Hamming scan runs over the codes of each vectors file (no row of the index is read for
     it); only the RERANK closest are looked up in the index, filtered and scored asymmetrically.
     `also`: memory id -> content hash of candidates to score anyway (the lexical lane's);
-    `count`: also count the memories that pass the filters and those with a code (--explain)."""
+    `count`: also count the memories that pass the filters and those with a code (--explain);
+    `early`: the query's embedding, already under way (`embed_early`)."""
     out = Dense()
     out.model = prov.name
     q: list[float] | None = None
@@ -447,7 +450,7 @@ def dense(stores: Any, prov: Provider, query: str, filters: list[tuple[str, list
             continue
         assert centre is not None
         if q is None:
-            q = [float(x) for x in prov.query(query)]
+            q = early.result() if early is not None else [float(x) for x in prov.query(query)]
         # each vectors file has its own centre: the query's code and tables follow it
         qbits = int.from_bytes(encode(q, centre), "big")
         qtabs = _tables([a - b for a, b in zip(q, centre, strict=True)])
@@ -474,8 +477,44 @@ def dense(stores: Any, prov: Provider, query: str, filters: list[tuple[str, list
     return out
 
 
+class Early:
+    """The query's embedding, computed in a thread from the start of a search: the engine is
+    called through ctypes, which releases the GIL, so it runs while the lexical lane works."""
+
+    def __init__(self, prov: Provider, query: str) -> None:
+        self.prov = prov
+        self._query = query
+        self._vec: list[float] | None = None
+        self._exc: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="memex-embed-query", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._vec = [float(x) for x in self.prov.query(self._query)]
+        except BaseException as exc:  # noqa: BLE001 - raised again where the vector is used
+            self._exc = exc
+
+    def result(self) -> list[float]:
+        self._thread.join()
+        if self._exc is not None:
+            raise self._exc
+        assert self._vec is not None
+        return self._vec
+
+
+def embed_early(stores: Any, query: str) -> Early | None:
+    """Start embedding `query` for the dense lane; None when the lane is off (or misconfigured:
+    `join` then says why)."""
+    try:
+        prov = provider(stores.ctx)
+    except MemexError:
+        return None
+    return Early(prov, query) if prov is not None and query.strip() else None
+
+
 def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, Any]]], *, scope: str,
-         type: str | None, explain: bool, now: float) -> dict[str, Any] | None:
+         type: str | None, explain: bool, now: float, early: Early | None = None) -> dict[str, Any] | None:
     """Fuse the dense lane into the lexical `scored` (memory id -> (score, row, info)), in place.
 
     Returns what --explain reports about the lane (None when it is off)."""
@@ -495,7 +534,7 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
                + (" AND m.type = ?" if type else ""))
         filters.append((sql, [*params, *HIDDEN_STATUSES, *([type] if type else [])]))
     d = dense(stores, prov, query, filters, {mid: r["content_hash"] for mid, (_s, r, _i) in scored.items()},
-              count=explain)
+              count=explain, early=early if early is not None and early.prov is prov else None)
     status: dict[str, Any] = ({"model": prov.name, "memories": d.memories, "with_vectors": d.with_vectors,
                "missing": d.memories - d.with_vectors} if explain else {"model": prov.name})
     if not d.scores:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -34,3 +35,29 @@ def test_the_weighted_sum_lets_meaning_outrank_a_word() -> None:
     """Without the tier (the lexical top hit lacks a word), a strong dense score can lift a memory."""
     fused = fusion.combine({"a": 2.2, "b": 1.9}, {"a": 0.0, "b": 1.0}, 0.0, 1.0, alpha=fusion.ALPHA)
     assert fused["b"] > fused["a"]
+
+
+def test_the_query_is_embedded_in_a_thread_and_its_failure_reaches_the_search() -> None:
+    import threading
+
+    from git_memex.search.semantic import Early
+
+    class Provider:
+        name, dim = "toy", 8
+
+        def __init__(self, fail: bool) -> None:
+            self.fail = fail
+            self.thread: str | None = None
+
+        def query(self, text: str) -> list[float]:
+            self.thread = threading.current_thread().name
+            if self.fail:
+                raise RuntimeError("model gone")
+            return [float(len(text))] * 8
+
+    ok = Provider(False)
+    assert Early(ok, "four").result() == [4.0] * 8  # type: ignore[arg-type]
+    assert ok.thread == "memex-embed-query"
+    bad = Early(Provider(True), "x")  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="model gone"):
+        bad.result()
