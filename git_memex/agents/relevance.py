@@ -1,7 +1,8 @@
 """Which memories a session block considers, and how each is scored (weights in one place).
 
 Candidate pools are SQL conditions over the indexes; relevance is the weighted sum of the query,
-branch and changed-file search signals, ``paths`` globs and tags; the prior is importance ×
+branch and changed-file search signals (each ranked by the search engine, so one ranking whichever
+index holds a memory), ``paths`` globs and tags; the prior is importance ×
 recency. See `session.build_context` for the formula.
 """
 
@@ -24,8 +25,11 @@ if TYPE_CHECKING:
 
 MAX_WARNINGS = 3
 """A nudge is a signal only while it is rare: at most this many warnings per block."""
-SEARCH_LIMIT = 60
-"""Hits fetched per relevance signal; deeper hits add little and cost time."""
+SEARCH_LIMIT = 20
+"""Hits taken per relevance signal from the search engine (its lexical lane). In process at 10k
+(the bench's synthetic corpus, 200 queries): p50 ~7.5 ms a signal at 20, ~20 ms at 60 (the pool
+grows with the limit), against ~4 ms for FTS5's own bm25 before; the whole `context --hook
+claude` process measured the same either way (~95-110 ms, docs/agents.md)."""
 # Candidate pool sizes: the newest memories, high-importance ones, ones with paths globs.
 POOL_RECENT = 300
 POOL_HIGH = 200
@@ -82,27 +86,20 @@ def drop_superseded(stores: Stores, rows: dict[str, sqlite3.Row]) -> None:
 
 
 def normalised_hits(stores: Stores, text: str) -> tuple[dict[str, float], list[str]]:
-    """BM25 over both indexes for `text`: each memory's score relative to the best one (0..1],
-    and the ids best first. Same query parsing and column weights as `search`, without its
-    per-lane bookkeeping (which costs more than the rest of this command)."""
-    from git_memex.core.textproc import parse_query
-    from git_memex.search.engine import BM25_WEIGHTS, HIDDEN_STATUSES
+    """The search engine's one ranking (search/engine.py, docs/search.md) for `text`, lexical
+    lane only: each memory's score relative to the best one (0..1], and the ids best first.
+    The same ranking as `git memex search`, whichever index holds a memory: corpus statistics
+    are shared, so moving a memory between indexes does not change its relevance."""
+    from git_memex.search.engine import search
 
-    expr = parse_query(text).fts() if text.strip() else None
-    if not expr:
+    if not text.strip():
         return {}, []
-    w = ", ".join(str(x) for x in BM25_WEIGHTS)
-    scores: dict[str, float] = {}
-    rows = stores.rows(f"m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})", HIDDEN_STATUSES,
-                       columns=f"m.id, bm25(memories_fts, {w}) AS rank", match=expr, order_by="rank",
-                       limit=SEARCH_LIMIT, skip_errors=True)
-    for mid, rank in rows:
-        scores.setdefault(mid, -float(rank))
-    ranked = sorted(scores, key=lambda i: -scores[i])[:SEARCH_LIMIT]
-    top = scores[ranked[0]] if ranked else 0.0
+    res = search(stores, text, scope="all", limit=SEARCH_LIMIT, refresh=False, semantic=False)
+    ranked = [h.id for h in res.hits]
+    top = res.hits[0].score if res.hits else 0.0
     if top <= 0:
         return {}, ranked
-    return {i: scores[i] / top for i in ranked if scores[i] > 0}, ranked
+    return {h.id: h.score / top for h in res.hits if h.score > 0}, ranked
 
 
 def row_tags(row: sqlite3.Row) -> list[str]:

@@ -532,16 +532,20 @@ def search(
     limit: int = 8,
     explain: bool = False,
     refresh: bool = True,
+    semantic: bool = True,
 ) -> SearchResult:
+    """`semantic=False`: the lexical lane only, even where vectors exist (the session block's
+    relevance signals: a hook must not load a model)."""
     t0 = time.perf_counter()
     if refresh:
         stores.refresh()
-    result = _search(stores, query, scope=scope, type=type, limit=limit, explain=explain)
+    result = _search(stores, query, scope=scope, type=type, limit=limit, explain=explain, semantic=semantic)
     result.elapsed_ms = (time.perf_counter() - t0) * 1000
     return result
 
 
-def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: int, explain: bool) -> SearchResult:
+def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: int, explain: bool,
+            semantic: bool = True) -> SearchResult:
     from git_memex.core.textproc import CJK_RE, Query, _quote, parse_query
 
     t0 = time.perf_counter()
@@ -550,13 +554,13 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     # The semantic lane (optional extra, search/semantic.py) joins where vectors were built:
     # without a vectors file beside an index nothing of it is imported. The query is embedded
     # in a thread while the lexical lane works (the engine releases the GIL).
-    vectors = any(i.path.with_name("vectors.db").exists() for i, _w, _p in dbs)
-    lane = explain or vectors
+    vectors = semantic and any(i.path.with_name("vectors.db").exists() for i, _w, _p in dbs)
+    lane = (explain and semantic) or vectors
     early = None
     if vectors:
-        from git_memex.search import semantic
+        from git_memex.search.semantic import embed_early
 
-        early = semantic.embed_early(stores, query)
+        early = embed_early(stores, query)
     alias_words, alias_covers = _alias_expansions(dbs, query, q) if q.fts() else ([], {})
     if alias_words:
         q = Query(q.latin, q.cjk, tuple(dict.fromkeys((*q.expanded, *alias_words))), q.phrases)

@@ -565,3 +565,22 @@ def test_a_fetch_in_another_worktree_counts(repo: Path, tmp_path: Path) -> None:
     git("fetch", "-q", "origin", cwd=wt)  # nothing new: only that worktree's FETCH_HEAD changes
     assert os.stat(repo / ".git" / "FETCH_HEAD").st_mtime < time.time() - 86400
     assert "fetched" not in context()["text"]
+
+
+def test_relevance_is_one_ranking_whichever_index_holds_a_memory(repo: Path) -> None:
+    """The session block scores the query like `search` (issue 14): a repository index holding
+    one memory does not make that memory's words look common and its relevance ~0."""
+    fillers = ["backups", "coffee", "standup", "laptop", "invoices", "holidays", "printer", "badge"]
+    for i in range(30):
+        add(f"personal note {i}: remember the {fillers[i % 8]} on day {i * 7} of the {fillers[(i + 3) % 8]} plan",
+            "--scope", "personal")
+    personal = add("pangolin gateway has a dashboard", "--scope", "personal")
+    shared = add("pangolin gateway timeout is 45 seconds behind the kestrel proxy")
+    assert run_cli("submit", shared).code == 0
+    for _ in ("approved", "published"):
+        r = run_cli("promote", shared)
+        assert r.code == 0, r.err
+    items = context("--query", "pangolin gateway timeout kestrel proxy")["items"]
+    assert [i["id"] for i in items[:2]] == [shared, personal]
+    assert items[0]["location"] == "repo" and items[1]["location"] == "personal"
+    assert "query" in items[0]["reasons"]
