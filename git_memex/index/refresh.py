@@ -469,7 +469,8 @@ class Index:
                         stats.added += 1
                 else:
                     self._delete_path(c, p)
-                    self._record_file(c, path, source.folder, _sig(st), False, None, error)
+                    racy = now_ns - st.st_mtime_ns < RACY_NS  # recorded as a full scan records it
+                    self._record_file(c, path, source.folder, _sig(st), racy, _sha(raw), error or "unreadable")
                     stats.quarantined += 1
             for folder in dict.fromkeys([*folders, *(source.folder for source, *_ in loaded)]):
                 self._forget_digest(c, folder)
@@ -481,7 +482,8 @@ class Index:
     def clear(self) -> None:
         """Throw every row away (a full rebuild follows): drop and recreate the tables, which is
         much faster than deleting row by row from the FTS index."""
-        self._create(self.conn)
+        create_tables(self.conn, replace=True)
+        self.rebuilt = True
 
     # ------------------------------------------------------------ reads
     def quarantined(self) -> list[tuple[str, str]]:

@@ -87,9 +87,10 @@ DELETE_MEMORY = "DELETE FROM memories WHERE path = ?"
 RECORD_FILE = "INSERT OR REPLACE INTO files(path, sig, racy, sha, error) VALUES(?, ?, ?, ?, ?)"
 
 
-def create(conn: sqlite3.Connection) -> bool:
+def create(conn: sqlite3.Connection, *, replace: bool = False) -> bool:
     """Drop every table of `conn` (FTS5's shadow tables go with theirs) and create this layout,
-    in one transaction; False, and nothing changed, when the file already has this layout.
+    in one transaction; False, and nothing changed, when the file already has this layout and
+    `replace` (a full rebuild) is not asked.
 
     The version is read again under the write lock: two processes that both found an empty
     file queue here, and the second must not drop what the first has just created and filled."""
@@ -99,7 +100,7 @@ def create(conn: sqlite3.Connection) -> bool:
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.OperationalError:  # no meta table: an empty or foreign file
             row = None
-        if row is not None and row[0] == SCHEMA_VERSION:
+        if not replace and row is not None and row[0] == SCHEMA_VERSION:
             conn.execute("COMMIT")
             return False
         for (name,) in conn.execute(

@@ -78,3 +78,17 @@ def test_a_locked_file_at_open_is_not_thrown_away(tmp_path: Path) -> None:
     holder.execute("COMMIT")
     assert holder.execute("SELECT value FROM meta WHERE key='probe'").fetchone() == ("1",)
     holder.close()
+
+
+def test_clear_throws_every_row_away_even_with_the_current_layout(tmp_path: Path) -> None:
+    """`reindex --full` clears the index, then reads every file again: the layout check that
+    keeps a second process from dropping a fresh index must not keep a rebuild from clearing."""
+    ix = Index(tmp_path / "index.db")
+    with ix.write() as c:
+        c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('probe', '1')")
+        c.execute("INSERT INTO files(path, sig) VALUES('/x.md', '1:2')")
+    ix.clear()
+    assert ix.get_meta("probe") is None
+    assert ix.conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+    assert ix.get_meta("schema_version") == schema.SCHEMA_VERSION
+    ix.close()
