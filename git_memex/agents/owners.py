@@ -257,7 +257,7 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
     """For each org row (location ``org:NAME``), None when its history lets it through as a rule,
     else why not (one phrase). Rows of other locations are left out. Closed by default: a git
     failure, a missing ref or an unreadable file fails the row."""
-    from git_memex.agents.gate import blob_id
+    from git_memex.agents.gate import blob_id, matches_file
 
     by_org: dict[str, list[Any]] = {}
     for r in rows:
@@ -289,6 +289,9 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
                 continue
             if not rel.startswith(DEFAULT_MEMORY_DIR + "/") or "\n" in rel:
                 out[r["id"]] = "its file is outside the org memory folder"
+                continue
+            if not matches_file(r, data):
+                out[r["id"]] = "its index entry is not what its file says (`git memex reindex` reads it again)"
                 continue
             wanted[r["id"]] = (rel, data)
         new = sorted({rel for rel, _ in wanted.values() if rel not in cache["files"]})
