@@ -20,9 +20,12 @@ work tree, and never from the branch the clone has checked out. An org rule (alr
    author or its committer: an owner put these bytes on the default branch.
 
 The version of OWNERS in force: its first version on the default branch's first-parent history
-is taken as it is (trust on first use, like a host's CODEOWNERS); each later change counts only
-when its commit's author or committer is an owner of ``OWNERS`` under the version then in force,
-otherwise it is ignored. So nobody adds himself to the owners file without an owner.
+is taken as it is (trust on first use, like a host's CODEOWNERS); each later change, a re-add
+after a deletion included, counts only when its commit's author or committer is an owner of
+``OWNERS`` under the last version in force, otherwise it is ignored. So nobody adds himself to
+the owners file without an owner. The commit of that first version is remembered in
+``<clone>/.git/memex/owners-anchor``; a later history whose first-parent chain no longer holds
+it (an unrelated history merged in as the first parent, a force push) trusts no owner at all.
 
 Cost: nothing at all unless an org rule claims approval. Then, per org, the facts read from git
 (blob ids, the last commit of each rule file, the owners file's history) are facts about one
@@ -206,20 +209,61 @@ def _owners_in_force(clone: Path, commit: str) -> dict[str, Any] | None:
     if contents is None:
         return None
     text_of = {b: (c.decode("utf-8", "replace") if c is not None else None) for b, c in zip(blobs, contents, strict=True)}
+    first = steps[0][0][0] if steps else None
+    anchor = _read(_anchor_path(clone))
+    if anchor and anchor not in {who[0] for who, _ in steps}:
+        # the first version this clone trusted is no longer in the branch's first-parent history:
+        # the history was replaced (an unrelated history merged in first, a force push)
+        return {"text": None, "ignored": [], "first": first, "rewritten": anchor}
+    if not anchor and first:
+        _write_anchor(clone, first)
     current: str | None = None
-    seen = False
+    in_force: str | None = None  # the last version that was in force (survives a deletion)
     ignored: list[list[str]] = []
     for who, blob in steps:
         text = text_of.get(blob) if blob.strip("0") else None
-        if not seen or current is None:
-            current, seen = text, True  # the first version (or one after a deletion): taken as it is
+        if in_force is None:
+            current = in_force = text  # the first version: taken as it is
             continue
-        allowed = set(owners_of(parse(current), OWNERS_FILE))
+        # later changes, a re-add after a deletion included, only by an owner of OWNERS as it stood
+        allowed = set(owners_of(parse(in_force), OWNERS_FILE))
         if allowed & {who[1].lower(), who[2].lower()}:
             current = text
+            if text is not None:
+                in_force = text
         else:
             ignored.append(who)
-    return {"text": current, "ignored": ignored, "first": steps[0][0][0] if steps else None}
+    return {"text": current, "ignored": ignored, "first": first}
+
+
+ANCHOR_NAME = "owners-anchor"
+
+
+def remember_anchor(clone: Path) -> None:
+    """At `org add`: remember the first OWNERS version of the default branch as it is now, so a
+    history replaced later is refused even before any rule was checked. Best effort."""
+    ref = default_ref(clone)
+    commit = _ref_sha(clone / ".git", ref) if ref else None
+    if commit and not _read(_anchor_path(clone)):
+        _owners_in_force(clone, commit)
+
+
+def _anchor_path(clone: Path) -> Path:
+    return clone / ".git" / "memex" / ANCHOR_NAME
+
+
+def _write_anchor(clone: Path, commit: str) -> None:
+    """Remember the commit of the first OWNERS version this clone trusted (trust on first use);
+    a later history without it is refused (`_owners_in_force`)."""
+    path = _anchor_path(clone)
+    tmp = path.with_name(f".{ANCHOR_NAME}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(commit + "\n", "utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def _cache_path(clone: Path) -> Path:
@@ -314,7 +358,8 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
         rules = parse(cache["owners"]["text"]) if cache["owners"] and cache["owners"].get("text") else None
         for mid, (rel, data) in wanted.items():
             why = _verdict(name, branch, cache, rules, rel, data, blob_id)
-            if why is None and shallow and _cut(cache, rel, set(shallow)):
+            if shallow and ((why is None and _cut(cache, rel, set(shallow)))
+                            or (cache["owners"] or {}).get("rewritten")):  # the trusted version may lie past the cut
                 why = (f"the clone of org {name} is shallow, so who first wrote it or its {OWNERS_FILE} file is "
                        f"unknown (`git -C {clone} fetch --unshallow`)")
             ignored = (cache["owners"] or {}).get("ignored") or []
@@ -334,6 +379,10 @@ def _verdict(name: str, branch: str, cache: dict[str, Any], rules: list[Any] | N
     oid = facts.get("blob")
     if not oid or oid != blob_id(data, sha256=len(oid) == 64):
         return f"not as it is on {branch} of org {name}: only what reached the org's default branch is served"
+    if cache["owners"].get("rewritten"):
+        return (f"the history of {OWNERS_FILE} on {branch} of org {name} no longer holds the first version this "
+                f"clone trusted ({cache['owners']['rewritten'][:10]}): it was replaced, so no owner is trusted "
+                f"(docs/org.md, \"Owners in force\")")
     if rules is None:
         return f"org {name} has no {OWNERS_FILE} file on {branch} ({OWNERS_PATH}), so nobody can approve its rules"
     mem_rel = rel[len(DEFAULT_MEMORY_DIR) + 1:]

@@ -141,6 +141,9 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
                                  "nothing was changed", FAILED)
         ctx.config[f"memex.org.{name}.url"] = url
         stats = _index(ctx, name)
+        from git_memex.agents.owners import remember_anchor
+
+        remember_anchor(clone)  # the OWNERS history trusted from now on (docs/org.md, "Owners in force")
     except BaseException:
         _git(["config", *scope_flag, "--remove-section", f"memex.org.{name}"], cwd)
         if not reused:
