@@ -28,16 +28,18 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 GIT_TIMEOUT_S = 300
 
 
-def _git(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
+def _git(args: list[str], cwd: Path | None = None, *, paths: bool = False) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `git ARGS` with terminal prompts off; (-1, "", why) when
-    git could not be run."""
+    git could not be run. With `paths` stdout holds file names and is decoded as the OS decodes
+    them (surrogate escapes), so that a name that is not UTF-8 stays what it is on disk."""
     from git_memex.git.gitcmd import run_git
 
     os.environ.setdefault("GIT_TERMINAL_PROMPT", "0")  # never wait for a password (run_git keeps it)
     r = run_git(args, cwd, timeout=GIT_TIMEOUT_S)
     if r is None:
         return -1, "", "git could not be run or did not finish in time"
-    return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+    out = r.stdout.decode("utf-8", "surrogateescape" if paths else "replace")
+    return r.returncode, out, r.stderr.decode("utf-8", "replace")
 
 
 def _first_line(err: str) -> str:
@@ -80,7 +82,7 @@ def _origin(clone: Path) -> str | None:
     return out.strip() if code == 0 else None
 
 
-def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = None) -> dict[str, int]:
+def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = None) -> dict[str, Any]:
     """Bring org `name`'s index in line with its clone: with `diff` (old commit, new commit, the
     paths that changed, from a pull), only those files are read; otherwise every file is checked."""
     from git_memex.index.refresh import Index, RefreshStats
@@ -92,7 +94,7 @@ def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = No
         if s is None:
             s = refresh_org(ctx, name, idx, force=True) or RefreshStats()
         return {"added": s.added, "changed": s.changed, "removed": s.removed, "quarantined": s.quarantined,
-                "memories": idx.count()}
+                "memories": idx.count(), **({"warnings": s.warnings} if s.warnings else {})}
 
 
 # ------------------------------------------------------------------ add
@@ -244,14 +246,16 @@ def _pull_one(ctx: Context, name: str) -> dict[str, Any]:
                          f"(look in {clone})", FAILED)
     # plumbing, NUL-separated: no user diff setting and no path quoting changes what is read
     code, out, _ = _git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, "--",
-                         DEFAULT_MEMORY_DIR + "/"], clone)
+                         DEFAULT_MEMORY_DIR + "/"], clone, paths=True)
     paths = [p for p in out.split("\0") if p] if code == 0 else None
     # a fast-forward that touches only what differs between the two commits (`merge --ff-only`
     # first re-stats every file of the work tree); it refuses to overwrite a local change
+    from git_memex.index.changes import valid_name
+
     code, _, err = _git(["reset", "--quiet", "--keep", new], clone)
     if code != 0:
         raise MemexError(f"cannot fast-forward org {name} ({_first_line(err)}); it was left as it was", FAILED)
-    changed = [p for p in paths or [] if p.endswith(".md")]
+    changed = [p for p in paths or [] if p.endswith(".md") and valid_name(p)]  # a receipt holds text
     res.update(state="fast-forward", changed=changed,
                reindexed=_index(ctx, name, (old, new, paths) if paths is not None else None))
     return res

@@ -414,3 +414,30 @@ def test_a_linked_folder_in_the_org_repo_is_not_read(two: tuple[Path, Path, Path
     assert org_index_state() == after_pull
     assert [row[0] for row in after_pull["memories"]] == [DEPLOY, LOGS]
     assert ids(run_cli("search", "jitter", "--json", cwd=a).json()) == []
+
+
+def test_a_folder_or_file_whose_name_is_not_utf8_is_left_out_with_a_warning(two: tuple[Path, Path, Path, Path]) -> None:
+    """A non-UTF-8 name in the org repo (the index keys files by path, as text): the folder or file
+    is left out with a warning by `org pull` and by a full scan alike; nothing else breaks."""
+    a, _, _, seed = two
+    mem = os.fsencode(seed / MEM)
+    bad_dir = os.fsdecode(mem + b"/caf\xe9")
+    org_file(Path(bad_dir), RETRY, "lesson", "Retries need jitter and a cap, or they stampede.")
+    org_file(seed / MEM / "lessons", "01JORG0000000000000000NEWS", "fact", "The status page lives at status.example.")
+    Path(os.fsdecode(os.fsencode(seed / MEM / "lessons") + b"/na\xefve.md")).write_text("---\nid: x\n---\nx\n")
+    push(seed, "names that are not UTF-8")
+    r = run_cli("org", "pull", "--json", cwd=a)
+    assert r.code == 0, r.err
+    assert "Traceback" not in r.err and "not valid UTF-8" in r.err, r.err
+    got = r.json()["orgs"][0]
+    assert got["changed"] == [f"{MEM}/lessons/01JORG0000000000000000NEWS.md"]
+    assert got["reindexed"]["added"] == 1
+    after_pull = org_index_state()
+    for args in (("reindex",), ("search", "jitter"), ("list",), ("doctor",)):
+        r = run_cli(*args, cwd=a)
+        assert r.code in (0, 1) and "internal error" not in r.err and "Traceback" not in r.err, (args, r.err)
+    r = run_cli("reindex", "--full", cwd=a)
+    assert r.code == 0 and "caf\\xe9" in r.err and "na\\xefve.md" in r.err, r.err
+    assert org_index_state() == after_pull
+    assert ids(run_cli("search", "status", "page", "--json", cwd=a).json()) == ["01JORG0000000000000000NEWS"]
+    assert ids(run_cli("search", "jitter", "--json", cwd=a).json()) == []
