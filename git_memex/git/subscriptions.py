@@ -82,6 +82,26 @@ def _origin(clone: Path) -> str | None:
     return out.strip() if code == 0 else None
 
 
+def _upstream_branch(clone: Path) -> str | None:
+    """The branch of origin the clone's HEAD follows (`main` for `origin/main`), or None."""
+    code, out, _ = _git(["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], clone)
+    up = out.strip()
+    return up[len("origin/"):] if code == 0 and up.startswith("origin/") else None
+
+
+def default_branch(clone: Path) -> str | None:
+    """origin's HEAD branch as the clone knows it (`refs/remotes/origin/HEAD`, set by `git clone`)."""
+    code, out, _ = _git(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], clone)
+    ref = out.strip()
+    return ref[len("origin/"):] if code == 0 and ref.startswith("origin/") else None
+
+
+def followed_branch(ctx: Context, name: str) -> str | None:
+    """The branch of origin subscription `name` follows: `memex.org.NAME.branch`, else origin's
+    default branch; None when neither can be told."""
+    return ctx.config.get(f"memex.org.{name}.branch") or default_branch(ctx.org_clone(name))
+
+
 def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = None) -> dict[str, Any]:
     """Bring org `name`'s index in line with its clone: with `diff` (old commit, new commit, the
     paths that changed, from a pull), only those files are read; otherwise every file is checked."""
@@ -118,6 +138,11 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
         if _origin(clone) != url or not (clone / DEFAULT_MEMORY_DIR).is_dir():
             raise MemexError(f"{clone} already holds another clone (of {_origin(clone) or 'something else'}); "
                              f"pick another name for {url}", USAGE)
+        follows, wanted = _upstream_branch(clone), branch or default_branch(clone)
+        if follows is not None and wanted is not None and follows != wanted:
+            raise MemexError(f"the clone of org {name} another project uses ({clone}) follows branch {follows}, "
+                             f"not {wanted}; subscribe with --branch {follows}, or pick another name for branch "
+                             f"{wanted}; nothing was changed", USAGE)
         reused = True
     else:
         clone.parent.mkdir(parents=True, exist_ok=True)

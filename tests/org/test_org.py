@@ -226,6 +226,19 @@ def test_a_name_clash_with_another_clone_in_the_data_root(two: tuple[Path, Path,
     assert git("config", "--get-regexp", r"^memex\.org\.", cwd=b, check=False).stdout == ""
 
 
+def test_a_second_project_asking_for_another_branch_is_refused(two: tuple[Path, Path, Path, Path]) -> None:
+    """The clone in the data root follows main (a's subscription): b asking for dev is refused with
+    one sentence naming that branch, not silently given main; asking for main reuses it."""
+    _, b, remote, seed = two
+    git("push", "-q", "origin", "main:dev", cwd=seed)
+    r = run_cli("org", "add", "acme", str(remote), "--branch", "dev", cwd=b)
+    assert r.code == 1 and "follows branch main, not dev" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    assert git("config", "--get-regexp", r"^memex\.org\.", cwd=b, check=False).stdout == ""
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=data_root() / "org" / "acme").stdout.strip() == "main"
+    r = run_cli("org", "add", "acme", str(remote), "--branch", "main", "--json", cwd=b)
+    assert r.code == 0 and r.json()["reused_clone"] is True, r.err
+
+
 def test_an_org_instruction_never_passes_the_gate(two: tuple[Path, Path, Path, Path]) -> None:
     """No OWNERS file in this org repo: an org rule claiming approved + trusted is not served as one
     (owners: tests/org/test_org_gate.py)."""
