@@ -95,10 +95,11 @@ def _check_branch(clone: Path, branch: str) -> None:
                              "the org clone (one name would be a folder of the other); nothing was changed")
 
 
-def _already_in_org(ctx: Context, st: Any, clone: Path, name: str, project_id: str, base: str) -> str | None:
+def _already_in_org(ctx: Context, st: Any, clone: Path, name: str, project_id: str) -> str | None:
     """Where the org already holds this project memory (its id, or a memory derived from it):
     in the clone's HEAD (read from the org index), or in a commit of another branch or a remote
-    branch that `base` (the followed branch's tip) does not hold; None when nowhere."""
+    branch that HEAD does not hold (the followed branch's tip too, when HEAD is behind it); None
+    when nowhere."""
     from git_memex.index.stores import ORG_PREFIX
 
     row = st.first("m.location = ? AND (m.id = ? OR m.derived_from = ?)", (ORG_PREFIX + name, project_id, project_id),
@@ -106,7 +107,7 @@ def _already_in_org(ctx: Context, st: Any, clone: Path, name: str, project_id: s
     if row is not None:
         return f"is already in org {name} as {row[0]}"
     rx = f"^(id|derived_from):[ \t]*['\"]?{re.escape(project_id)}['\"]?[ \t]*$"
-    code, out, err = _git(clone, ["log", "--branches", "--remotes", "--not", base, "--source", "--format=%S",
+    code, out, err = _git(clone, ["log", "--branches", "--remotes", "--not", "HEAD", "--source", "--format=%S",
                                   "-G", rx, "--", DEFAULT_MEMORY_DIR + "/"])
     if code != 0:
         raise MemexError(f"git cannot search the branches of the org clone ({_why(err)}); nothing was changed", FAILED)
@@ -210,7 +211,7 @@ def propose_to_org(ctx: Context, memory_id: str, name: str, *, branch: str | Non
         if code != 0 or not base:
             raise MemexError(f"the clone of org {name} has no origin/{pr_base} to start a branch from (run "
                              f"`git memex org pull {name}`); nothing was changed", FAILED)
-        where = _already_in_org(ctx, st, clone, name, orig.id, base)
+        where = _already_in_org(ctx, st, clone, name, orig.id)
         if where:
             raise MemexError(f"{orig.id} {where}; nothing was changed", USAGE)
         me = actor(ctx)
