@@ -267,8 +267,9 @@ def _pull_one(ctx: Context, name: str) -> dict[str, Any]:
         return res
     code, _, _ = _git(["merge-base", "--is-ancestor", old, new], clone)
     if code != 0:
-        raise MemexError(f"the clone of org {name} has diverged from {upstream}; it was left as it was "
-                         f"(look in {clone})", FAILED)
+        ahead, _, _ = _git(["merge-base", "--is-ancestor", new, old], clone)
+        state = f"has local commits that {upstream} lacks" if ahead == 0 else f"has diverged from {upstream}"
+        raise MemexError(f"the clone of org {name} {state}; it was left as it was (look in {clone})", FAILED)
     # plumbing, NUL-separated: no user diff setting and no path quoting changes what is read
     code, out, _ = _git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, "--",
                          DEFAULT_MEMORY_DIR + "/"], clone, paths=True)

@@ -162,6 +162,18 @@ def test_org_pull_refuses_a_diverged_clone(two: tuple[Path, Path, Path, Path]) -
     assert git("rev-parse", "HEAD", cwd=clone).stdout == head
 
 
+def test_org_pull_of_a_clone_only_ahead_says_local_commits(two: tuple[Path, Path, Path, Path]) -> None:
+    a = two[0]
+    clone = data_root() / "org" / "acme"
+    (clone / "local.txt").write_text("x\n")
+    git("add", "local.txt", cwd=clone)
+    git("commit", "-q", "-m", "local", cwd=clone)
+    head = git("rev-parse", "HEAD", cwd=clone).stdout
+    r = run_cli("org", "pull", cwd=a)
+    assert r.code == 2 and "has local commits that origin/main lacks" in r.err and "diverged" not in r.err, r.err
+    assert git("rev-parse", "HEAD", cwd=clone).stdout == head
+
+
 def test_global_subscription_and_remove(org: tuple[Path, Path], tmp_path: Path) -> None:
     remote, _ = org
     a, b = project(tmp_path, "a"), project(tmp_path, "b")
