@@ -276,12 +276,12 @@ def _pull_one(ctx: Context, name: str) -> dict[str, Any]:
     paths = [p for p in out.split("\0") if p] if code == 0 else None
     # a fast-forward that touches only what differs between the two commits (`merge --ff-only`
     # first re-stats every file of the work tree); it refuses to overwrite a local change
-    from git_memex.index.changes import valid_name
+    from git_memex.index.stores import org_memory_path
 
     code, _, err = _git(["reset", "--quiet", "--keep", new], clone)
     if code != 0:
         raise MemexError(f"cannot fast-forward org {name} ({_first_line(err)}); it was left as it was", FAILED)
-    changed = [p for p in paths or [] if p.endswith(".md") and valid_name(p)]  # a receipt holds text
+    changed = [p for p in paths or [] if org_memory_path(p)]  # what the index reads: no hidden folder, text names
     res.update(state="fast-forward", changed=changed,
                reindexed=_index(ctx, name, (old, new, paths) if paths is not None else None))
     return res

@@ -357,6 +357,8 @@ def test_org_pull_leaves_the_index_equal_to_a_full_reindex(two: tuple[Path, Path
     r = run_cli("org", "pull", "--json", cwd=a)
     assert r.code == 0, r.err
     got = r.json()["orgs"][0]
+    assert not any("/." in p or not p.endswith(".md") for p in got["changed"]), got["changed"]
+    assert len(got["changed"]) == 6  # LOGS, DEPLOY, OLD, OLD2, RETRY, BROKEN changed; not the hidden ones
     assert {k: got["reindexed"][k] for k in ("added", "changed", "removed", "quarantined", "memories")} == \
         {"added": 1, "changed": 1, "removed": 3, "quarantined": 1, "memories": 2}
     after_pull = org_index_state()
