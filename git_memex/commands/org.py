@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from git_memex.commands._common import add_json, context, emit_json
@@ -39,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _print_added(res: dict[str, Any]) -> None:
+    for w in res.get("warnings", []):
+        print(f"warning: {w}", file=sys.stderr)
     n = res["memories"]
     print(f"subscribed to org {res['name']} ({res['url']}, recorded in {res['recorded']} git config): "
           f"{n} memor{'y' if n == 1 else 'ies'} indexed from {res['path']}")
@@ -95,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.action == "pull":
         results = subscriptions.pull(ctx, args.name)
+        for r in results:
+            for w in r.get("reindexed", {}).get("warnings", []):
+                print(f"warning: {w}", file=sys.stderr)
         if args.json:
             emit_json({"orgs": results})
             return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from git_memex.commands._common import add_json, context, emit_json
@@ -28,10 +29,12 @@ def run(args: argparse.Namespace) -> int:
         return embeddings(ctx, args)
     r = reindex(ctx, full=args.full)
     s = r.stats
+    for w in s.warnings:  # a file or folder left out (a name that is not UTF-8)
+        print(f"warning: {w}", file=sys.stderr)
     if args.json:
         emit_json({"full": r.full, "added": s.added, "changed": s.changed, "removed": s.removed,
                    "unchanged": s.unchanged, "quarantined": [{"path": p, "reason": why} for p, why in r.quarantined],
-                   "total": r.total, "repaired": r.repaired})
+                   "total": r.total, "repaired": r.repaired, **({"warnings": s.warnings} if s.warnings else {})})
         return 0
     print(f"{'rebuilt' if r.full else 'updated'}: {s.added} added, {s.changed} changed, {s.removed} removed, "
           f"{r.total} indexed")
@@ -44,8 +47,6 @@ def run(args: argparse.Namespace) -> int:
 
 def embeddings(ctx: Any, args: argparse.Namespace) -> int:
     """`reindex --embeddings`: update the index, then embed what has no vector (never with --full)."""
-    import sys
-
     from git_memex.errors import MemexError, UsageError
     from git_memex.index.stores import Stores
     from git_memex.search import semantic

@@ -141,6 +141,8 @@ def snapshot(ctx: Context) -> str | None:
         return path_of(ctx).read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a folder in its place, no permission…: one sentence, not a traceback
+        raise MemexError(f"cannot read {rel_path(ctx)} ({exc.strerror or exc}); nothing was changed", FAILED) from None
 
 
 def restore(ctx: Context, before: str | None) -> None:
@@ -158,7 +160,10 @@ def share(ctx: Context, name: str, url: str, branch: str | None) -> None:
     why = url_problem(url)
     if why is not None:
         raise MemexError(f"the org repository URL {why}; nothing was changed", USAGE)
-    path_of(ctx).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path_of(ctx).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MemexError(f"cannot write {rel_path(ctx)} ({exc.strerror or exc}); nothing was changed", FAILED) from None
     before = snapshot(ctx)
     try:  # each `git config` write is atomic; together they are made so by putting the file back
         _git_file(ctx, "--remove-section", f"org.{name}")

@@ -28,16 +28,18 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 GIT_TIMEOUT_S = 300
 
 
-def _git(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
+def _git(args: list[str], cwd: Path | None = None, *, paths: bool = False) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `git ARGS` with terminal prompts off; (-1, "", why) when
-    git could not be run."""
+    git could not be run. With `paths` stdout holds file names and is decoded as the OS decodes
+    them (surrogate escapes), so that a name that is not UTF-8 stays what it is on disk."""
     from git_memex.git.gitcmd import run_git
 
     os.environ.setdefault("GIT_TERMINAL_PROMPT", "0")  # never wait for a password (run_git keeps it)
     r = run_git(args, cwd, timeout=GIT_TIMEOUT_S)
     if r is None:
         return -1, "", "git could not be run or did not finish in time"
-    return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+    out = r.stdout.decode("utf-8", "surrogateescape" if paths else "replace")
+    return r.returncode, out, r.stderr.decode("utf-8", "replace")
 
 
 def _first_line(err: str) -> str:
@@ -80,7 +82,27 @@ def _origin(clone: Path) -> str | None:
     return out.strip() if code == 0 else None
 
 
-def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = None) -> dict[str, int]:
+def _upstream_branch(clone: Path) -> str | None:
+    """The branch of origin the clone's HEAD follows (`main` for `origin/main`), or None."""
+    code, out, _ = _git(["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], clone)
+    up = out.strip()
+    return up[len("origin/"):] if code == 0 and up.startswith("origin/") else None
+
+
+def default_branch(clone: Path) -> str | None:
+    """origin's HEAD branch as the clone knows it (`refs/remotes/origin/HEAD`, set by `git clone`)."""
+    code, out, _ = _git(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], clone)
+    ref = out.strip()
+    return ref[len("origin/"):] if code == 0 and ref.startswith("origin/") else None
+
+
+def followed_branch(ctx: Context, name: str) -> str | None:
+    """The branch of origin subscription `name` follows: `memex.org.NAME.branch`, else origin's
+    default branch; None when neither can be told."""
+    return ctx.config.get(f"memex.org.{name}.branch") or default_branch(ctx.org_clone(name))
+
+
+def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = None) -> dict[str, Any]:
     """Bring org `name`'s index in line with its clone: with `diff` (old commit, new commit, the
     paths that changed, from a pull), only those files are read; otherwise every file is checked."""
     from git_memex.index.refresh import Index, RefreshStats
@@ -92,7 +114,7 @@ def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = No
         if s is None:
             s = refresh_org(ctx, name, idx, force=True) or RefreshStats()
         return {"added": s.added, "changed": s.changed, "removed": s.removed, "quarantined": s.quarantined,
-                "memories": idx.count()}
+                "memories": idx.count(), **({"warnings": s.warnings} if s.warnings else {})}
 
 
 # ------------------------------------------------------------------ add
@@ -116,6 +138,11 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
         if _origin(clone) != url or not (clone / DEFAULT_MEMORY_DIR).is_dir():
             raise MemexError(f"{clone} already holds another clone (of {_origin(clone) or 'something else'}); "
                              f"pick another name for {url}", USAGE)
+        follows, wanted = _upstream_branch(clone), branch or default_branch(clone)
+        if follows is not None and wanted is not None and follows != wanted:
+            raise MemexError(f"the clone of org {name} another project uses ({clone}) follows branch {follows}, "
+                             f"not {wanted}; subscribe with --branch {follows}, or pick another name for branch "
+                             f"{wanted}; nothing was changed", USAGE)
         reused = True
     else:
         clone.parent.mkdir(parents=True, exist_ok=True)
@@ -243,18 +270,21 @@ def _pull_one(ctx: Context, name: str) -> dict[str, Any]:
         return res
     code, _, _ = _git(["merge-base", "--is-ancestor", old, new], clone)
     if code != 0:
-        raise MemexError(f"the clone of org {name} has diverged from {upstream}; it was left as it was "
-                         f"(look in {clone})", FAILED)
+        ahead, _, _ = _git(["merge-base", "--is-ancestor", new, old], clone)
+        state = f"has local commits that {upstream} lacks" if ahead == 0 else f"has diverged from {upstream}"
+        raise MemexError(f"the clone of org {name} {state}; it was left as it was (look in {clone})", FAILED)
     # plumbing, NUL-separated: no user diff setting and no path quoting changes what is read
     code, out, _ = _git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, "--",
-                         DEFAULT_MEMORY_DIR + "/"], clone)
+                         DEFAULT_MEMORY_DIR + "/"], clone, paths=True)
     paths = [p for p in out.split("\0") if p] if code == 0 else None
     # a fast-forward that touches only what differs between the two commits (`merge --ff-only`
     # first re-stats every file of the work tree); it refuses to overwrite a local change
+    from git_memex.index.stores import org_memory_path
+
     code, _, err = _git(["reset", "--quiet", "--keep", new], clone)
     if code != 0:
         raise MemexError(f"cannot fast-forward org {name} ({_first_line(err)}); it was left as it was", FAILED)
-    changed = [p for p in paths or [] if p.endswith(".md")]
+    changed = [p for p in paths or [] if org_memory_path(p)]  # what the index reads: no hidden folder, text names
     res.update(state="fast-forward", changed=changed,
                reindexed=_index(ctx, name, (old, new, paths) if paths is not None else None))
     return res

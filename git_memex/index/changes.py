@@ -66,6 +66,10 @@ def scan(index: Index, src: Source, stats: RefreshStats, plan: Plan, gone: list[
                 w.digest = None
                 forced, w.names = w.names, set()
     names, sigs = listing(folder)
+    if not all(map(valid_name, names)):  # the index keys files by path: one it cannot store is left out
+        keep = [i for i, name in enumerate(names) if valid_name(name)]
+        stats.warnings.extend(unreadable_name(os.path.join(folder, name)) for name in names if not valid_name(name))
+        names, sigs = [names[i] for i in keep], [sigs[i] for i in keep]
     blob = "\0".join(names).encode("utf-8", "surrogateescape")
     digest = f"{len(names)}:{hash(tuple(sigs))}:{zlib.crc32(blob)}:{zlib.adler32(blob)}"
     stored = index.get_meta(digest_key(folder))
@@ -233,6 +237,23 @@ def listing_blob(names: list[str], sigs: list[tuple[int, int, int]]) -> tuple[by
 
     return ("\0".join(names).encode("utf-8", "surrogateescape"),
             array("q", chain.from_iterable(sigs)).tobytes())
+
+
+def valid_name(name: str) -> bool:
+    """A file or folder name (as the OS decodes it, with surrogate escapes) the index can hold as
+    text: valid UTF-8. One that is not is skipped with a warning by every scan and by `org pull`
+    alike (docs/org.md)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def unreadable_name(path: str) -> str:
+    """The warning for a file or folder skipped because its name is not valid UTF-8."""
+    shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return f"{shown} is left out: its name is not valid UTF-8 (rename it)"
 
 
 def _direct(folder: str, path: str) -> bool:

@@ -25,7 +25,7 @@ from git_memex.core.model import SAFE_ID_RE
 from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root
 from git_memex.core.record import record
 from git_memex.errors import FAILED, USAGE, MemexError, NotFound
-from git_memex.index.changes import _under
+from git_memex.index.changes import _under, unreadable_name, valid_name
 from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source
 
 TYPE_CHECKING = False
@@ -243,6 +243,7 @@ class Stores:
             total.removed += s.removed
             total.quarantined += s.quarantined
             total.unchanged += s.unchanged
+            self._note(total, s.warnings)
         for name, org_index in self.orgs:
             try:
                 got = refresh_org(self.ctx, name, org_index, force=trigger is not None and trigger.startswith("reindex"))
@@ -257,7 +258,15 @@ class Stores:
                 total.removed += got.removed
                 total.quarantined += got.quarantined
                 total.unchanged += got.unchanged
+                self._note(total, got.warnings)
         return total
+
+    def _note(self, total: RefreshStats, warnings: list[str]) -> None:
+        """A refresh's warnings (a file or folder it left out), each once, for the caller to show."""
+        for w in warnings:
+            if w not in self.warnings:
+                self.warnings.append(w)
+                total.warnings.append(w)
 
     def rebuild(self) -> RefreshStats:
         self.home.clear()
@@ -344,10 +353,19 @@ def org_sources(ctx: Context, name: str) -> list[Source]:
     subfolders such as engineering/ or decisions/ (docs/org.md). Hidden folders are skipped, and so
     are links to folders: git stores a link, not what it points at, so a pull's diff could never
     name the files behind one (and it may point out of the clone)."""
+    return _org_sources(ctx, name, [])
+
+
+def _org_sources(ctx: Context, name: str, warnings: list[str]) -> list[Source]:
+    """`org_sources`, with a warning in `warnings` per folder left out because its name is not
+    valid UTF-8 (the index could not hold its paths; `org pull` leaves it out too)."""
     root = ctx.org_clone(name) / DEFAULT_MEMORY_DIR
     out = [Source(ORG_PREFIX + name, root, None)]
     for here, dirs, _files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(here, d)))
+        if not all(map(valid_name, dirs)):
+            warnings.extend(unreadable_name(os.path.join(here, d)) for d in dirs if not valid_name(d))
+            dirs[:] = [d for d in dirs if valid_name(d)]
         out.extend(Source(ORG_PREFIX + name, Path(here) / d, None) for d in dirs)
     return out
 
@@ -387,8 +405,10 @@ def refresh_org(ctx: Context, name: str, index: Index, *, force: bool = False) -
     head = org_head(ctx.org_clone(name))
     if not force and head is not None and index.get_meta(ORG_COMMIT) == head:
         return None
-    sources = org_sources(ctx, name)
+    skipped: list[str] = []
+    sources = _org_sources(ctx, name, skipped)
     s = index.refresh(sources, trigger="org")
+    s.warnings[:0] = skipped
     # a subfolder deleted since the last scan is no source any more: its rows go too (counted in
     # SQL first, ~3x cheaper than looking at every path in Python, which only happens when some are)
     folders = {str(src.folder) for src in sources}
@@ -414,7 +434,7 @@ def org_memory_path(rel: str) -> bool:
     prefix = DEFAULT_MEMORY_DIR + "/"
     if not rel.startswith(prefix) or not rel.endswith(".md"):
         return False
-    return not any(part.startswith(".") or not part for part in rel[len(prefix):].split("/"))
+    return not any(part.startswith(".") or not part or not valid_name(part) for part in rel[len(prefix):].split("/"))
 
 
 def apply_org_diff(ctx: Context, name: str, index: Index, old: str, new: str, changed: list[str]) -> RefreshStats | None:
@@ -428,6 +448,9 @@ def apply_org_diff(ctx: Context, name: str, index: Index, old: str, new: str, ch
     files = [(Source(ORG_PREFIX + name, (clone / rel).parent, None), clone / rel) for rel in changed
              if org_memory_path(rel)]
     total = index.apply_files(files, trigger="org")
+    total.warnings.extend(dict.fromkeys(unreadable_name(str(clone / rel)) for rel in changed
+                                        if not valid_name(rel) and org_memory_path(rel.encode("utf-8", "surrogateescape")
+                                                                                   .decode("utf-8", "replace"))))
     with index.write() as c:  # after the files: a pull stopped in between leaves a mismatch, a full check next
         index.set_meta(c, ORG_COMMIT, new)
     return total

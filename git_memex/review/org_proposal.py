@@ -6,9 +6,10 @@ A published project memory is copied, as an ordinary v0.2 file with `scope: org`
 printed, never run.
 
 Invariant: the clone's work tree, its index and HEAD are never touched (they are what git-memex
-indexes, and they change only through `org pull`). The commit is built with plumbing: the blob
-with `hash-object`, the tree in a temporary index (GIT_INDEX_FILE) read from the clone's HEAD,
-`commit-tree` on top of HEAD, and `update-ref` creating the branch, which refuses when the branch
+indexes, and they change only through `org pull`). The commit is built with plumbing on the tip
+of the branch the subscription follows (`refs/remotes/origin/<branch>`, not HEAD): the blob with
+`hash-object`, the tree in a temporary index (GIT_INDEX_FILE) read from that tip, `commit-tree`
+on top of it, and `update-ref` creating the branch, which refuses when the branch
 already exists. Every check runs before the first object is written; a failure after it leaves
 at most unreachable objects (git's gc removes them), never a branch or a changed file.
 """
@@ -97,7 +98,8 @@ def _check_branch(clone: Path, branch: str) -> None:
 def _already_in_org(ctx: Context, st: Any, clone: Path, name: str, project_id: str) -> str | None:
     """Where the org already holds this project memory (its id, or a memory derived from it):
     in the clone's HEAD (read from the org index), or in a commit of another branch or a remote
-    branch that HEAD does not hold; None when nowhere."""
+    branch that HEAD does not hold (the followed branch's tip too, when HEAD is behind it); None
+    when nowhere."""
     from git_memex.index.stores import ORG_PREFIX
 
     row = st.first("m.location = ? AND (m.id = ? OR m.derived_from = ?)", (ORG_PREFIX + name, project_id, project_id),
@@ -201,10 +203,14 @@ def propose_to_org(ctx: Context, memory_id: str, name: str, *, branch: str | Non
         orig = _source_memory(ctx, st, memory_id, name)
         target = branch if branch is not None else f"memex/promote-{orig.id}"
         _check_branch(clone, target)
-        code, out, err = _git(clone, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+        pr_base = _pr_base(ctx, name, clone)
+        # the tip of the branch the subscription follows, as last fetched: not HEAD, which a user
+        # may have moved onto another proposal's branch (the new one would then hold both)
+        code, out, err = _git(clone, ["rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{pr_base}^{{commit}}"])
         base = out.strip()
         if code != 0 or not base:
-            raise MemexError(f"the clone of org {name} has no commit to start a branch from; nothing was changed", FAILED)
+            raise MemexError(f"the clone of org {name} has no origin/{pr_base} to start a branch from (run "
+                             f"`git memex org pull {name}`); nothing was changed", FAILED)
         where = _already_in_org(ctx, st, clone, name, orig.id)
         if where:
             raise MemexError(f"{orig.id} {where}; nothing was changed", USAGE)
@@ -216,7 +222,6 @@ def propose_to_org(ctx: Context, memory_id: str, name: str, *, branch: str | Non
     if code != 0:
         raise MemexError(f"git could not create the branch {shlex.quote(target)} in the org clone ({_why(err)}); "
                          "nothing was changed", FAILED)
-    pr_base = _pr_base(clone)
     q = shlex.quote
     title = f"memex: promote {orig.id} to org memory"
     body = (f"One org memory ({rel}) derived from project memory {orig.id} of {ctx.project_name}. "
@@ -258,13 +263,18 @@ def _commit_one_file(clone: Path, base: str, rel: str, data: bytes, message: str
     return commit
 
 
-def _pr_base(clone: Path) -> str:
-    """The branch the clone follows on its remote (the pull request's base): HEAD's upstream, else HEAD's branch."""
+def _pr_base(ctx: Context, name: str, clone: Path) -> str:
+    """The branch the subscription follows on the org's remote (the proposal's base and the pull
+    request's): `memex.org.NAME.branch`, else origin's default branch; whatever HEAD is on."""
+    from git_memex.git.subscriptions import followed_branch
+
+    followed = followed_branch(ctx, name)
+    if followed:
+        return followed
     code, out, _ = _git(clone, ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "HEAD@{upstream}"])
     if code == 0 and "/" in out.strip():
         return out.strip().split("/", 1)[1]
-    code, out, _ = _git(clone, ["symbolic-ref", "--quiet", "--short", "HEAD"])
-    return out.strip() if code == 0 and out.strip() else "main"
+    return "main"
 
 
 # ------------------------------------------------------------------ pr-status --org

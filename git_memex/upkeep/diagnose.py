@@ -373,10 +373,14 @@ def _check_org_upstream(ctx: Context, name: str, clone: Any, git_c: str, rep: Re
     if not branch:
         code, out = _clone_git(clone, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
         branch = out.removeprefix("origin/") if code == 0 and out else "main"
-    code, _ = _clone_git(clone, "symbolic-ref", "--quiet", "HEAD")
+    code, on = _clone_git(clone, "symbolic-ref", "--quiet", "--short", "HEAD")
     if code != 0:
         rep.add(where, "fail", f"the clone's HEAD is detached, so `org pull` cannot fast-forward it; run "
                 f"`{git_c} checkout {branch}`")
+        return True
+    if on != branch:  # e.g. a proposal branch checked out by hand: moving it would lose that work
+        rep.add(where, "fail", f"the clone is on branch {on}, not on {branch}, the branch the subscription follows, "
+                f"so its memories are not the org's; run `{git_c} checkout {branch}` (branch {on} is kept)")
         return True
     code, upstream = _clone_git(clone, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
     if code != 0 or not upstream:

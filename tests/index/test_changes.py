@@ -14,6 +14,8 @@ import pytest
 from git_memex.index import changes
 from git_memex.index.refresh import Index, RefreshStats, Source
 
+from conftest import run_cli
+
 
 def _write(folder: Path, n: int, body: str) -> Path:
     mid = f"01JHM6MNKBRW8EKSW4MXHS5N{n:02d}"
@@ -74,3 +76,17 @@ def test_a_write_outside_a_refresh_patches_the_snapshot(indexed: tuple[Index, So
     plan, gone, unchanged, changed = _scan(idx, src)
     assert (plan, gone, unchanged, changed) == ([], [], len(paths) - 1, True)
     assert str(paths[0].name) not in changes.snapshot(idx, str(src.folder))  # type: ignore[operator]
+
+
+def test_a_memory_file_whose_name_is_not_utf8_is_left_out_with_a_warning(ready: Path) -> None:
+    """The index keys files by path, as text: a file name that is not UTF-8 is left out with one
+    warning per command, and nothing else breaks (docs/org.md)."""
+    assert run_cli("add", "The queue retries with jitter", "--json").code == 0
+    mem = os.fsencode(ready / ".ai" / "open-memex")
+    Path(os.fsdecode(mem + b"/caf\xe9.md")).write_text("---\nid: x\n---\nx\n")
+    for args in (("reindex",), ("search", "jitter"), ("list",)):  # doctor prints the name's bytes as they are
+        r = run_cli(*args)
+        assert r.code in (0, 1) and "internal error" not in r.err and "Traceback" not in r.err, (args, r.err)
+    r = run_cli("reindex", "--full", "--json")
+    assert r.code == 0 and r.err.count("caf\\xe9.md is left out") == 1, r.err
+    assert len(run_cli("search", "jitter", "--json").json()["hits"]) == 1

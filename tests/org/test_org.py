@@ -162,6 +162,18 @@ def test_org_pull_refuses_a_diverged_clone(two: tuple[Path, Path, Path, Path]) -
     assert git("rev-parse", "HEAD", cwd=clone).stdout == head
 
 
+def test_org_pull_of_a_clone_only_ahead_says_local_commits(two: tuple[Path, Path, Path, Path]) -> None:
+    a = two[0]
+    clone = data_root() / "org" / "acme"
+    (clone / "local.txt").write_text("x\n")
+    git("add", "local.txt", cwd=clone)
+    git("commit", "-q", "-m", "local", cwd=clone)
+    head = git("rev-parse", "HEAD", cwd=clone).stdout
+    r = run_cli("org", "pull", cwd=a)
+    assert r.code == 2 and "has local commits that origin/main lacks" in r.err and "diverged" not in r.err, r.err
+    assert git("rev-parse", "HEAD", cwd=clone).stdout == head
+
+
 def test_global_subscription_and_remove(org: tuple[Path, Path], tmp_path: Path) -> None:
     remote, _ = org
     a, b = project(tmp_path, "a"), project(tmp_path, "b")
@@ -224,6 +236,19 @@ def test_a_name_clash_with_another_clone_in_the_data_root(two: tuple[Path, Path,
     r = run_cli("org", "add", "acme", str(other), cwd=b)  # acme in the data root is a's other org
     assert r.code == 1 and "already holds another clone" in r.err
     assert git("config", "--get-regexp", r"^memex\.org\.", cwd=b, check=False).stdout == ""
+
+
+def test_a_second_project_asking_for_another_branch_is_refused(two: tuple[Path, Path, Path, Path]) -> None:
+    """The clone in the data root follows main (a's subscription): b asking for dev is refused with
+    one sentence naming that branch, not silently given main; asking for main reuses it."""
+    _, b, remote, seed = two
+    git("push", "-q", "origin", "main:dev", cwd=seed)
+    r = run_cli("org", "add", "acme", str(remote), "--branch", "dev", cwd=b)
+    assert r.code == 1 and "follows branch main, not dev" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    assert git("config", "--get-regexp", r"^memex\.org\.", cwd=b, check=False).stdout == ""
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=data_root() / "org" / "acme").stdout.strip() == "main"
+    r = run_cli("org", "add", "acme", str(remote), "--branch", "main", "--json", cwd=b)
+    assert r.code == 0 and r.json()["reused_clone"] is True, r.err
 
 
 def test_an_org_instruction_never_passes_the_gate(two: tuple[Path, Path, Path, Path]) -> None:
@@ -332,6 +357,8 @@ def test_org_pull_leaves_the_index_equal_to_a_full_reindex(two: tuple[Path, Path
     r = run_cli("org", "pull", "--json", cwd=a)
     assert r.code == 0, r.err
     got = r.json()["orgs"][0]
+    assert not any("/." in p or not p.endswith(".md") for p in got["changed"]), got["changed"]
+    assert len(got["changed"]) == 6  # LOGS, DEPLOY, OLD, OLD2, RETRY, BROKEN changed; not the hidden ones
     assert {k: got["reindexed"][k] for k in ("added", "changed", "removed", "quarantined", "memories")} == \
         {"added": 1, "changed": 1, "removed": 3, "quarantined": 1, "memories": 2}
     after_pull = org_index_state()
@@ -413,4 +440,31 @@ def test_a_linked_folder_in_the_org_repo_is_not_read(two: tuple[Path, Path, Path
     assert run_cli("reindex", cwd=a).code == 0
     assert org_index_state() == after_pull
     assert [row[0] for row in after_pull["memories"]] == [DEPLOY, LOGS]
+    assert ids(run_cli("search", "jitter", "--json", cwd=a).json()) == []
+
+
+def test_a_folder_or_file_whose_name_is_not_utf8_is_left_out_with_a_warning(two: tuple[Path, Path, Path, Path]) -> None:
+    """A non-UTF-8 name in the org repo (the index keys files by path, as text): the folder or file
+    is left out with a warning by `org pull` and by a full scan alike; nothing else breaks."""
+    a, _, _, seed = two
+    mem = os.fsencode(seed / MEM)
+    bad_dir = os.fsdecode(mem + b"/caf\xe9")
+    org_file(Path(bad_dir), RETRY, "lesson", "Retries need jitter and a cap, or they stampede.")
+    org_file(seed / MEM / "lessons", "01JORG0000000000000000NEWS", "fact", "The status page lives at status.example.")
+    Path(os.fsdecode(os.fsencode(seed / MEM / "lessons") + b"/na\xefve.md")).write_text("---\nid: x\n---\nx\n")
+    push(seed, "names that are not UTF-8")
+    r = run_cli("org", "pull", "--json", cwd=a)
+    assert r.code == 0, r.err
+    assert "Traceback" not in r.err and "not valid UTF-8" in r.err, r.err
+    got = r.json()["orgs"][0]
+    assert got["changed"] == [f"{MEM}/lessons/01JORG0000000000000000NEWS.md"]
+    assert got["reindexed"]["added"] == 1
+    after_pull = org_index_state()
+    for args in (("reindex",), ("search", "jitter"), ("list",), ("doctor",)):
+        r = run_cli(*args, cwd=a)
+        assert r.code in (0, 1) and "internal error" not in r.err and "Traceback" not in r.err, (args, r.err)
+    r = run_cli("reindex", "--full", cwd=a)
+    assert r.code == 0 and "caf\\xe9" in r.err and "na\\xefve.md" in r.err, r.err
+    assert org_index_state() == after_pull
+    assert ids(run_cli("search", "status", "page", "--json", cwd=a).json()) == ["01JORG0000000000000000NEWS"]
     assert ids(run_cli("search", "jitter", "--json", cwd=a).json()) == []

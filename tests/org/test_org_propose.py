@@ -140,6 +140,27 @@ def test_propose_to_org_makes_one_file_commit_on_a_branch(world: Path) -> None:
     assert "To share it (not run for you):" in text_out and "  git -C " in text_out and "gh pr create" in text_out
 
 
+def test_a_proposal_checked_out_by_hand_is_not_the_base_of_the_next(world: Path) -> None:
+    """After `propose X`, the user checks out X's branch in the clone: `propose Y` still starts from
+    origin/main (the branch the subscription follows) and names it as the PR base, and doctor says
+    to check main out again, never to reset (which would drop X)."""
+    x = published("Retries need jitter and a cap, or they stampede the upstream")
+    y = published("Keep HTTP timeouts under the load balancer's idle timeout")
+    clone = clone_of()
+    main = git("rev-parse", "origin/main", cwd=clone).stdout.strip()
+    assert propose(x).code == 0
+    git("checkout", "-q", f"memex/promote-{x}", cwd=clone)
+    r = propose(y, "--json")
+    assert r.code == 0, r.err
+    res = r.json()
+    assert res["base"] == "main" and "--base main " in res["pr_command"]
+    assert git("rev-parse", f"memex/promote-{y}^", cwd=clone).stdout.strip() == main
+    lines = [ln for ln in run_cli("doctor").out.splitlines() if "org acme" in ln]
+    assert any(ln.startswith("fail") and f"on branch memex/promote-{x}, not on main" in ln
+               and f"git -C {clone} checkout main" in ln for ln in lines), lines
+    assert not any("reset" in ln or "set-upstream" in ln for ln in lines), lines
+
+
 def test_merged_proposal_reaches_org_search_after_org_pull(world: Path, tmp_path: Path) -> None:
     mid = published("Feature flags are removed within two releases of full rollout")
     res = propose(mid, "--json").json()

@@ -440,3 +440,25 @@ def test_share_that_cannot_write_the_file_takes_the_subscription_back(org: tuple
     assert subscribed(a) == [] and not (data_root() / "org" / "acme").exists()
     assert git("config", "--get-regexp", r"^memex\.org\.", cwd=a, check=False).stdout == ""
     assert (a / FILE).read_text() == '[org "beta"]\n\turl = /somewhere/beta.git\n'
+
+
+@pytest.mark.parametrize("share", [True, False], ids=["add-share", "remove-share"])
+def test_share_when_the_file_is_a_folder(org: tuple[Path, Path], tmp_path: Path, share: bool) -> None:
+    """`orgs.gitconfig` is a folder: one sentence, exit 2, and the subscription taken back (add) or
+    left as it was (remove)."""
+    remote, _ = org
+    a = tmp_path / "a"
+    a.mkdir()
+    git("init", "-q", "-b", "main", cwd=a)
+    (a / FILE).mkdir(parents=True)
+    if not share:
+        assert run_cli("org", "add", "acme", str(remote), cwd=a).code == 0
+        before = subscribed(a)
+        r = run_cli("org", "remove", "acme", "--share", cwd=a)
+        assert subscribed(a) == before and (data_root() / "org" / "acme").is_dir()
+    else:
+        r = run_cli("org", "add", "acme", str(remote), "--share", cwd=a)
+        assert subscribed(a) == [] and not (data_root() / "org" / "acme").exists()
+        assert git("config", "--get-regexp", r"^memex\.org\.", cwd=a, check=False).stdout == ""
+    assert r.code == 2 and "orgs.gitconfig" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    assert "internal error" not in r.err and (a / FILE).is_dir()
