@@ -70,8 +70,8 @@ def identity(who: str | None) -> str | None:
         w = w[len("local:"):]
     if w.startswith("<") and w.endswith(">"):
         w = w[1:-1]
-    if "@" not in w or w.startswith("@") or any(c.isspace() for c in w) or ":" in w:
-        return None
+    if "@" not in w or w.startswith("@") or any(c.isspace() for c in w) or ":" in w or not w.isascii():
+        return None  # non-ASCII: str.lower() folds lookalikes (the Kelvin sign K to k) onto ASCII emails
     return w.lower()
 
 
@@ -107,16 +107,32 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _ref_sha(git_dir: Path, ref: str) -> str | None:
-    """The commit a ref names, from the loose ref file, else packed-refs (no git process)."""
+def _is_sha(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def _safe_ref(ref: str) -> bool:
+    """A ref name under refs/ with no `..`, empty or dot-led part (a symbolic ref read from a
+    file must not lead out of refs/remotes/origin, for example to a local branch)."""
+    parts = ref.split("/")
+    return ref.startswith("refs/") and all(p and not p.startswith(".") for p in parts) and "\\" not in ref
+
+
+def _ref_sha(git_dir: Path, ref: str, depth: int = 0) -> str | None:
+    """The commit a ref names, from the loose ref file, else packed-refs (no git process); None
+    for anything that is not a full hex object id."""
+    if depth > 4 or not _safe_ref(ref):
+        return None
     loose = _read(git_dir / ref)
     if loose:
-        return loose if not loose.startswith("ref: ") else _ref_sha(git_dir, loose[len("ref: "):])
+        if loose.startswith("ref: "):
+            return _ref_sha(git_dir, loose[len("ref: "):], depth + 1)
+        return loose if _is_sha(loose) else None
     text = _read(git_dir / "packed-refs") or ""
     for line in text.splitlines():
         sha, _, name = line.partition(" ")
         if name == ref:
-            return sha
+            return sha if _is_sha(sha) else None
     return None
 
 
@@ -124,7 +140,8 @@ def default_ref(clone: Path) -> str | None:
     """``refs/remotes/origin/<branch>`` of the org repo's default branch (origin's HEAD)."""
     head = _read(clone / ".git" / "refs" / "remotes" / "origin" / "HEAD") or ""
     prefix = "ref: refs/remotes/origin/"
-    return head[len("ref: "):] if head.startswith(prefix) and len(head) > len(prefix) else None
+    ref = head[len("ref: "):] if head.startswith(prefix) and len(head) > len(prefix) else None
+    return ref if ref is not None and _safe_ref(ref) else None
 
 
 # ------------------------------------------------------------------ facts from git (cached per commit)
@@ -227,7 +244,7 @@ def _owners_in_force(clone: Path, commit: str) -> dict[str, Any] | None:
             continue
         # later changes, a re-add after a deletion included, only by an owner of OWNERS as it stood
         allowed = set(owners_of(parse(in_force), OWNERS_FILE))
-        if allowed & {who[1].lower(), who[2].lower()}:
+        if allowed & {x for x in (identity(who[1]), identity(who[2])) if x}:
             current = text
             if text is not None:
                 in_force = text
@@ -395,7 +412,7 @@ def _verdict(name: str, branch: str, cache: dict[str, Any], rules: list[Any] | N
     last = facts.get("last")
     if not last:
         return f"git could not tell which commit put it on {branch} of org {name}"
-    if not {last[1].lower(), last[2].lower()} & set(owners):
+    if not {x for x in (identity(last[1]), identity(last[2])) if x} & set(owners):
         who = last[1] if last[2] == last[1] else f"{last[1]} (committed by {last[2]})"
         return (f"the commit that put it on {branch} ({last[0][:10]}) is by {who}, "
                 f"not by an owner of {mem_rel} in org {name}")
