@@ -262,6 +262,23 @@ def _ties(hits: list[Any], relevant: str) -> int | None:
                and h.explain.get("phrases", 0) >= e.get("phrases", 0) - 1e-9)
 
 
+def synthetic_repo(work: Path, mem: Path) -> Path:
+    """A fresh git repository at `work` whose memory folder holds the corpus files of `mem`, copied
+    as they are (their importance, dates and review state count, as through the CLI)."""
+    import shutil
+    import subprocess
+
+    from bench.run import MEMORY_DIR
+
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    dest = work / MEMORY_DIR
+    dest.mkdir(parents=True)
+    for f in mem.iterdir():
+        if f.suffix == ".md":
+            shutil.copyfile(f, dest / f.name)
+    return work
+
+
 def score_synthetic(name: str, *, misses: bool = False, unpruned: bool = False, whole: int = 15,
                     ambiguity: bool = False) -> dict[str, Any]:
     """The generated corpus in a real repository's memory folder, its 200 queries, limit 10.
@@ -270,10 +287,9 @@ def score_synthetic(name: str, *, misses: bool = False, unpruned: bool = False, 
     memories as good as the relevant one on every match factor: a query is ambiguous when six
     or more are (so even a perfect lexical ranking puts it in the top 5 only by luck among
     ties), or when the relevant memory is not in the top DEPTH at all."""
-    import shutil
     import subprocess
 
-    from bench.run import MEMORY_DIR, child_env, ensure_corpus, memex_cmd
+    from bench.run import child_env, ensure_corpus, memex_cmd
     from git_memex.core.paths import load_context
     from git_memex.index.stores import Stores
     from git_memex.search.engine import search
@@ -296,13 +312,7 @@ def score_synthetic(name: str, *, misses: bool = False, unpruned: bool = False, 
     old_home = os.environ.get("GIT_MEMEX_HOME")
     try:
         with tempfile.TemporaryDirectory(prefix="memex-retrieval-") as tmp:
-            work = Path(tmp) / "repo"
-            subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
-            dest = work / MEMORY_DIR
-            dest.mkdir(parents=True)
-            for f in mem.iterdir():
-                if f.suffix == ".md":
-                    shutil.copyfile(f, dest / f.name)
+            work = synthetic_repo(Path(tmp) / "repo", mem)
             if whole and n <= 10_000:  # committed, as in real use: 10k untracked files slow every `git status`
                 env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
                        "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}

@@ -56,18 +56,13 @@ def _repo_store(tmp: Path, n: int) -> tuple[Any, dict[str, str], Path, Path]:
     """The synthetic corpus as bench/retrieval.py searches it (and as the issue measured it through
     the CLI): its files copied as they are into a fresh repository's memory folder, so their
     importance, dates and review state count. (stores, id map, work tree, data root)."""
-    from bench.run import MEMORY_DIR, ensure_corpus
+    from bench.retrieval import synthetic_repo
+    from bench.run import ensure_corpus
     from git_memex.core.paths import load_context
     from git_memex.index.stores import Stores
 
     mem, _q = ensure_corpus(n, 200)
-    work, home = tmp / "repo", tmp / "home"
-    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
-    dest = work / MEMORY_DIR
-    dest.mkdir(parents=True)
-    for f in mem.iterdir():
-        if f.suffix == ".md":
-            shutil.copyfile(f, dest / f.name)
+    work, home = synthetic_repo(tmp / "repo", mem), tmp / "home"
     os.environ["GIT_MEMEX_HOME"] = str(home)
     stores = Stores(load_context(work))
     stores.refresh()

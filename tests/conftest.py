@@ -137,3 +137,30 @@ def vectors(*path: str, keep=None, ids=None) -> list:
         assert cases, f"no {origin} vectors in section {'/'.join(path)}"
         out += [pytest.param(c, id=f"{origin}:{ids(c) if ids else i}") for i, c in enumerate(cases)]
     return out
+
+
+# ------------------------------------------------------------------ the cross-index case (issue 14)
+CROSS_INDEX_QUERY = "pangolin gateway timeout kestrel proxy"
+
+
+def cross_index_case() -> tuple[str, str]:
+    """Issue 14's repro, in the current repository: 30 personal fillers and one personal memory
+    holding two of CROSS_INDEX_QUERY's words in the data root's index, one published memory
+    holding all five alone in the repository's index. Returns (repository id, personal id)."""
+
+    def add(*args: str) -> str:
+        r = run_cli("add", *args, "--json")
+        assert r.code == 0, r.err
+        return r.json()["id"]
+
+    fillers = ["backups", "coffee", "standup", "laptop", "invoices", "holidays", "printer", "badge"]
+    for i in range(30):
+        add(f"personal note {i}: remember the {fillers[i % 8]} on day {i * 7} of the {fillers[(i + 3) % 8]} plan",
+            "--scope", "personal")
+    personal = add("pangolin gateway has a dashboard", "--scope", "personal")
+    shared = add("pangolin gateway timeout is 45 seconds behind the kestrel proxy")
+    assert run_cli("submit", shared).code == 0
+    for _ in ("approved", "published"):
+        r = run_cli("promote", shared)
+        assert r.code == 0, r.err
+    return shared, personal

@@ -19,7 +19,7 @@ from git_memex.agents.workspace import topic_words
 from git_memex.core import frontmatter
 from git_memex.core.textproc import estimate_tokens
 
-from conftest import git, run_cli
+from conftest import CROSS_INDEX_QUERY, cross_index_case, git, run_cli
 
 ME = "local:test@example.com"  # conftest's git identity, as core.identity.person spells it
 
@@ -570,17 +570,8 @@ def test_a_fetch_in_another_worktree_counts(repo: Path, tmp_path: Path) -> None:
 def test_relevance_is_one_ranking_whichever_index_holds_a_memory(repo: Path) -> None:
     """The session block scores the query like `search` (issue 14): a repository index holding
     one memory does not make that memory's words look common and its relevance ~0."""
-    fillers = ["backups", "coffee", "standup", "laptop", "invoices", "holidays", "printer", "badge"]
-    for i in range(30):
-        add(f"personal note {i}: remember the {fillers[i % 8]} on day {i * 7} of the {fillers[(i + 3) % 8]} plan",
-            "--scope", "personal")
-    personal = add("pangolin gateway has a dashboard", "--scope", "personal")
-    shared = add("pangolin gateway timeout is 45 seconds behind the kestrel proxy")
-    assert run_cli("submit", shared).code == 0
-    for _ in ("approved", "published"):
-        r = run_cli("promote", shared)
-        assert r.code == 0, r.err
-    items = context("--query", "pangolin gateway timeout kestrel proxy")["items"]
+    shared, personal = cross_index_case()
+    items = context("--query", CROSS_INDEX_QUERY)["items"]
     assert [i["id"] for i in items[:2]] == [shared, personal]
     assert items[0]["location"] == "repo" and items[1]["location"] == "personal"
     assert "query" in items[0]["reasons"]

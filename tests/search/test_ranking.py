@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_memex.search import scoring
-from tests.conftest import run_cli
+from tests.conftest import CROSS_INDEX_QUERY, cross_index_case, run_cli
 
 FIXED = "2026-01-01T00:00:00Z"
 
@@ -25,19 +25,9 @@ def add(*args: str) -> str:
 
 
 def test_an_all_words_repo_memory_ranks_above_a_personal_one_holding_two(repo: Path) -> None:
-    # the repro of issue 14: the repo index holds one memory, the data root's index 31
-    fillers = ["backups", "coffee", "standup", "laptop", "invoices", "holidays", "printer", "badge"]
-    for i in range(30):
-        add(f"personal note {i}: remember the {fillers[i % 8]} on day {i * 7} of the {fillers[(i + 3) % 8]} plan",
-            "--scope", "personal")
-    personal = add("pangolin gateway has a dashboard", "--scope", "personal")
-    shared = add("pangolin gateway timeout is 45 seconds behind the kestrel proxy")
-    assert run_cli("submit", shared).code == 0
-    for _ in ("approved", "published"):
-        r = run_cli("promote", shared)
-        assert r.code == 0, r.err
+    shared, personal = cross_index_case()  # the repo index holds one memory, the data root's index 31
     assert run_cli("show", shared, "--json").json()["frontmatter"]["review_state"] == "published"
-    r = run_cli("search", "pangolin gateway timeout kestrel proxy", "--json", "--explain")
+    r = run_cli("search", CROSS_INDEX_QUERY, "--json", "--explain")
     assert r.code == 0, r.err
     hits = r.json()["hits"]
     assert [h["id"] for h in hits[:2]] == [shared, personal]
