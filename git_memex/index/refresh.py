@@ -91,6 +91,14 @@ class RefreshStats:
     def touched(self) -> int:
         return self.added + self.changed + self.removed
 
+    def add(self, other: RefreshStats) -> None:
+        """Count `other`'s files into these (its warnings are the caller's to merge)."""
+        self.added += other.added
+        self.changed += other.changed
+        self.removed += other.removed
+        self.quarantined += other.quarantined
+        self.unchanged += other.unchanged
+
 
 def _sig(st: os.stat_result) -> str:
     return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
@@ -222,7 +230,7 @@ class Index:
                     self.conn.execute("BEGIN IMMEDIATE")
                     break
                 except sqlite3.OperationalError as exc:
-                    if not _is_locked(exc) or time.monotonic() > deadline:
+                    if not is_locked(exc) or time.monotonic() > deadline:
                         raise
                     time.sleep(delay)
                     delay = min(delay * 2, 0.2)
@@ -251,7 +259,7 @@ class Index:
             with self.write(patience_ms=100) as c:
                 c.executemany("INSERT OR REPLACE INTO secret_checks(body_sha, found) VALUES(?, ?)", found.items())
         except sqlite3.OperationalError as exc:
-            if not _is_locked(exc):
+            if not is_locked(exc):
                 raise
 
     # ------------------------------------------------------------ meta
@@ -516,6 +524,6 @@ def _is_damaged(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (11, 26)
 
 
-def _is_locked(exc: sqlite3.Error) -> bool:
+def is_locked(exc: sqlite3.Error) -> bool:
     msg = str(exc).lower()
     return "locked" in msg or "busy" in msg

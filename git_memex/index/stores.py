@@ -26,7 +26,7 @@ from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root
 from git_memex.core.record import record
 from git_memex.errors import FAILED, USAGE, MemexError, NotFound
 from git_memex.index.changes import _under, unreadable_name, valid_name
-from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source
+from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source, is_locked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -232,32 +232,24 @@ class Stores:
             try:
                 s = index.refresh(sources, trigger=trigger)
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+                if not is_locked(exc):
                     raise
                 msg = "the index is busy; results may be slightly out of date"
                 self.warnings.append(msg)
                 total.skipped_locked = True
                 continue
-            total.added += s.added
-            total.changed += s.changed
-            total.removed += s.removed
-            total.quarantined += s.quarantined
-            total.unchanged += s.unchanged
+            total.add(s)
             self._note(total, s.warnings)
         for name, org_index in self.orgs:
             try:
                 got = refresh_org(self.ctx, name, org_index, force=trigger is not None and trigger.startswith("reindex"))
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+                if not is_locked(exc):
                     raise
                 self.warnings.append(f"the index of org {name} is busy; its results may be slightly out of date")
                 continue
             if got is not None:
-                total.added += got.added
-                total.changed += got.changed
-                total.removed += got.removed
-                total.quarantined += got.quarantined
-                total.unchanged += got.unchanged
+                total.add(got)
                 self._note(total, got.warnings)
         return total
 
