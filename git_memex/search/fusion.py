@@ -26,6 +26,16 @@ ALPHA_ALL_WORDS = 1 - 1e-6
 DENSE_ONLY_FLOOR = 0.25
 
 
+def _scaled(d: float | None, lo: float, hi: float) -> float:
+    """A dense score scaled between the dense lane's last kept candidate (`lo`, 0) and its best
+    (`hi`, 1); 0 below and for a memory it did not score."""
+    if d is None:
+        return 0.0
+    if hi > lo:
+        return max(0.0, (d - lo) / (hi - lo))
+    return 1.0 if d >= hi else 0.0
+
+
 def combine(lexical: dict[str, float], dense: dict[str, float], lo: float, hi: float, *,
             alpha: float = ALPHA, dense_weight: dict[str, float] | None = None) -> dict[str, float]:
     """Fused score per memory id found by either lane.
@@ -35,12 +45,10 @@ def combine(lexical: dict[str, float], dense: dict[str, float], lo: float, hi: f
     part of memories without a lexical score (their boosts, which the lexical score already holds).
     """
     top = max(lexical.values(), default=0.0)
-    span = hi - lo
     out: dict[str, float] = {}
     for mid in set(lexical) | set(dense):
         lx = lexical.get(mid, 0.0) / top if top > 0 else 0.0
-        d = dense.get(mid)
-        dn = max(0.0, (d - lo) / span) if d is not None and span > 0 else (1.0 if d is not None and d >= hi else 0.0)
+        dn = _scaled(dense.get(mid), lo, hi)
         w = (dense_weight or {}).get(mid, 1.0)
         out[mid] = alpha * lx + (1.0 - alpha) * dn * w
     return out
@@ -52,14 +60,12 @@ def tiered(lexical: dict[str, float], dense: dict[str, float], lo: float, hi: fl
     `held + part` (part in [0, 1), search/scoring.py `final`); the dense lane only mixes into
     `part`, so it reorders memories holding as many words and never lifts one above a memory
     holding more. A memory only the dense lane found holds none."""
-    span = hi - lo
     out: dict[str, float] = {}
     for mid in set(lexical) | set(dense):
         s = lexical.get(mid, 0.0)
         held = float(int(s))
         part = s - held
-        d = dense.get(mid)
-        dn = max(0.0, (d - lo) / span) if d is not None and span > 0 else (1.0 if d is not None and d >= hi else 0.0)
+        dn = _scaled(dense.get(mid), lo, hi)
         if mid not in lexical:
             dn *= (dense_weight or {}).get(mid, 1.0)
         out[mid] = held + 0.999 * (alpha * part + (1.0 - alpha) * min(dn, 1.0))
