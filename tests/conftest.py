@@ -45,6 +45,15 @@ def git(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.C
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check)
 
 
+def bare_and_clone(tmp_path: Path, clone: str = "org-seed") -> tuple[Path, Path]:
+    """A bare repository `tmp_path/org.git` on main and a clone of it (org memory tests)."""
+    remote = tmp_path / "org.git"
+    git("init", "-q", "--bare", "-b", "main", str(remote))
+    seed = tmp_path / clone
+    git("clone", "-q", str(remote), str(seed))
+    return remote, seed
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh git repository with one commit, and the cwd inside it."""

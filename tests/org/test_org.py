@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, run_cli
+from conftest import bare_and_clone, git, run_cli
 
 MEM = ".ai/open-memex"
 LOGS = "01JORG0000000000000000LOGS"
@@ -27,10 +27,7 @@ def org_file(folder: Path, mid: str, type_: str, body: str) -> None:
 @pytest.fixture
 def org(tmp_path: Path) -> tuple[Path, Path]:
     """(bare org remote, seed clone): two org memories pushed, one flat and one in engineering/."""
-    remote = tmp_path / "org.git"
-    git("init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "org-seed"
-    git("clone", "-q", str(remote), str(seed))
+    remote, seed = bare_and_clone(tmp_path)
     org_file(seed / MEM / "engineering", LOGS, "constraint", "Every service logs structured JSON with a request id.")
     org_file(seed / MEM, DEPLOY, "decision", "Deploys go through the blue green pipeline, never by hand.")
     git("add", "-A", cwd=seed)

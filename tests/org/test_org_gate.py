@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import git, run_cli
+from conftest import bare_and_clone, git, run_cli
 
 MEM = ".ai/open-memex"
 ALICE = "alice@example.com"
@@ -73,10 +73,7 @@ def owners(seed: Path, text: str) -> None:
 @pytest.fixture
 def org(tmp_path: Path) -> tuple[Path, Path]:
     """(bare org remote, seed clone set up with `git memex init`); nothing committed yet."""
-    remote = tmp_path / "org.git"
-    git("init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "org-seed"
-    git("clone", "-q", str(remote), str(seed))
+    remote, seed = bare_and_clone(tmp_path)
     r = run_cli("init", "--yes", cwd=seed)
     assert r.code == 0, r.err
     assert (seed / ".git" / "hooks" / "pre-commit").is_file()

@@ -13,7 +13,7 @@ import pytest
 
 from git_memex.core import frontmatter
 
-from conftest import git, run_cli
+from conftest import bare_and_clone, git, run_cli
 
 MEM = ".ai/open-memex"
 DEPLOY = "01JORG00000000000000DEPLOY"
@@ -34,10 +34,7 @@ def clone_of(name: str = "acme") -> Path:
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project clone (of a bare project remote) set up by `init`, subscribed to org `acme`
     (a bare org remote holding one org memory); the cwd is the project."""
-    org_remote = tmp_path / "org.git"
-    git("init", "-q", "--bare", "-b", "main", str(org_remote))
-    seed = tmp_path / "org-seed"
-    git("clone", "-q", str(org_remote), str(seed))
+    org_remote, seed = bare_and_clone(tmp_path)
     (seed / MEM).mkdir(parents=True)
     (seed / MEM / f"{DEPLOY}.md").write_text(
         f"---\nid: {DEPLOY}\nschema_version: 2\nscope: org\ntype: decision\nstatus: active\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, run_cli
+from conftest import bare_and_clone, git, run_cli
 
 MEM = ".ai/open-memex"
 TOKEN = "ghp_" + "Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5N"
@@ -194,10 +194,7 @@ def test_a_merge_bringing_a_subfolder_secret_is_refused(org_repo: Path) -> None:
 def test_init_in_a_fresh_clone_of_an_org_repo(tmp_path: Path) -> None:
     """An org repo made without git-memex (memories only in subfolders), cloned, then `init`: no
     `.gitkeep` is added to a folder whose memories sit in subfolders, and the hook guards them."""
-    remote = tmp_path / "org.git"
-    git("init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "seed"
-    git("clone", "-q", str(remote), str(seed))
+    remote, seed = bare_and_clone(tmp_path, "seed")
     (seed / MEM / "lessons").mkdir(parents=True)
     (seed / MEM / "lessons" / "01JORGREPO0000000000000001.md").write_text(org_text("01JORGREPO0000000000000001", BODY))
     git("add", "-A", cwd=seed)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, run_cli
+from conftest import bare_and_clone, git, run_cli
 
 MEM = ".ai/open-memex"
 FILE = f"{MEM}/orgs.gitconfig"
@@ -40,10 +40,7 @@ def push_all(seed: Path, msg: str) -> None:
 
 @pytest.fixture
 def org(tmp_path: Path) -> tuple[Path, Path]:
-    remote = tmp_path / "org.git"
-    git("init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "org-seed"
-    git("clone", "-q", str(remote), str(seed))
+    remote, seed = bare_and_clone(tmp_path)
     org_file(seed / MEM / "decisions", DEPLOY, "Deploys go through the blue green pipeline, never by hand.")
     push_all(seed, "an org memory")
     return remote, seed
