@@ -240,10 +240,11 @@ def test_statement_verb_alone_is_dropped() -> None:
     ids=["fillers", "indent", "zh-separators", "dont-forget-spaces", "that-spaces", "repeats"],
 )
 def test_pathological_lines_stay_linear(text: str) -> None:
-    """Guards against catastrophic backtracking: a pasted log must not hang the hook."""
+    """Guards against catastrophic backtracking: a pasted log must not hang the hook. The budget
+    only catches a hang (a quadratic scan of these texts takes minutes), not a slow machine."""
     start = time.perf_counter()
     scan(text)
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 10
 
 
 def test_personal_pattern_claims_line_when_rejected() -> None:
