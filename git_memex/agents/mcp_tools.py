@@ -24,7 +24,6 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from git_memex.agents import mcp_person as person
-
 from git_memex.agents.mcp_schema import (
     Confidence,
     Id,
