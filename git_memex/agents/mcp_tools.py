@@ -51,9 +51,11 @@ if TYPE_CHECKING:
     from git_memex.agents.mcp_server import Adapter
 
 def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
-    def rule_off(mctx: MCPContext | None, name: str, memory_id: str, command: str, act: str) -> CallToolResult | None:
-        """None when `memory_id` is no approved rule, or the person confirmed switching it off
-        (and it still reads as they saw it); else the refusal."""
+    def rule_off(mctx: MCPContext | None, name: str, memory_id: str, command: str,
+                 act: str) -> CallToolResult | Callable[[Any], CallToolResult | None]:
+        """The refusal, or a guard for the run: when `memory_id` is an approved rule, the person
+        is asked first; the guard (called under the lock, right before the change) refuses when
+        the memory is not what was checked or shown any more."""
         seen: dict[str, Any] = {}
 
         def look(ctx: Any) -> CallToolResult:
@@ -64,22 +66,20 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         if res.is_error:
             return res
         rule = seen["rule"]
-        if rule is None:
+        if rule is not None:
+            answer = person.ask(mctx, f"Your AI agent asks to switch off an approved rule: {act} {rule['id']}, "
+                                "which every agent session follows:\n" + person.quoted(rule["text"])
+                                + "\nDo you, the person at this computer, want this?")
+            if answer != "yes":
+                return error(person.refusal(answer, f"{act} {rule['id']}", command), 2)
+
+        def guard(ctx: Any) -> CallToolResult | None:
+            if person.approved_rule(ctx, memory_id) != rule:
+                return error(f"{memory_id} changed since it was checked (it is, or was, an approved rule); "
+                             "nothing was changed, ask again.", 2)
             return None
-        answer = person.ask(mctx, f"Your AI agent asks to switch off an approved rule: {act} {rule['id']}, "
-                            "which every agent session follows:\n" + person.quoted(rule["text"])
-                            + "\nDo you, the person at this computer, want this?")
-        if answer != "yes":
-            return error(person.refusal(answer, f"{act} {rule['id']}", command), 2)
 
-        def still(ctx: Any) -> CallToolResult:
-            now = person.approved_rule(ctx, memory_id)
-            if now is not None and now != rule:
-                return error(f"{rule['id']} changed since the user was asked; nothing was changed, ask again.", 2)
-            return ok("", {})
-
-        res = a.call(name, still)
-        return res if res.is_error else None
+        return guard
 
     @tool
     def memory_add(
@@ -196,12 +196,14 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     ) -> CallToolResult:
         from git_memex import ops
 
-        refused = rule_off(mctx, "memory_supersede", id, f'git memex supersede {id} "NEW TEXT"',
-                           "replacing the approved rule")
-        if refused is not None:
-            return refused
+        guard = rule_off(mctx, "memory_supersede", id, f'git memex supersede {id} "NEW TEXT"',
+                         "replacing the approved rule")
+        if isinstance(guard, CallToolResult):
+            return guard
 
         def run(ctx: Any) -> CallToolResult:
+            if (refused := guard(ctx)) is not None:
+                return refused
             data = ops.supersede(ctx, id, text, via="mcp", source="tool", type=type, confidence=confidence,
                                  tags=None if tags is None else [t.strip() for t in tags if t.strip()])
             lines = [f"Saved {data['id']}, replacing {data['supersedes']} (kept as history, status superseded)."]
@@ -221,12 +223,14 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     ) -> CallToolResult:
         from git_memex import ops
 
-        refused = rule_off(mctx, "memory_forget", id, f"git memex forget {id}" + (" --soft" if soft else ""),
-                           "retracting the approved rule" if soft else "deleting the approved rule")
-        if refused is not None:
-            return refused
+        guard = rule_off(mctx, "memory_forget", id, f"git memex forget {id}" + (" --soft" if soft else ""),
+                         "retracting the approved rule" if soft else "deleting the approved rule")
+        if isinstance(guard, CallToolResult):
+            return guard
 
         def run(ctx: Any) -> CallToolResult:
+            if (refused := guard(ctx)) is not None:
+                return refused
             data = ops.forget(ctx, id, soft=soft)
             if data.get("deleted"):
                 text = f"Deleted {data['id']} (file and index)."
