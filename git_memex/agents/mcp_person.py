@@ -34,7 +34,7 @@ Answer = Literal["yes", "no", "cannot"]
 class Confirm(BaseModel):
     """The one field a person fills in."""
 
-    confirm: bool = Field(description="Yes: I, the person at this computer, do this myself.")
+    confirm: bool = Field(strict=True, description="Yes: I, the person at this computer, do this myself.")
 
 
 def can_elicit(mctx: Any) -> bool:
@@ -69,7 +69,7 @@ def ask(mctx: Any, message: str) -> Answer:
 def refusal(answer: Answer, act: str, command: str) -> str:
     """One sentence: why nothing happened and the exact command the person runs instead."""
     if answer == "cannot":
-        why = "this MCP client cannot ask the user (it declared no elicitation capability)"
+        why = "this MCP client cannot ask the user (it declared no elicitation capability, or the request has no channel back)"
     else:
         why = "the user did not confirm it"
     return (f"Nothing was changed: {act} is the user's own decision and {why}; "

@@ -195,3 +195,21 @@ def test_roles_over_stdio(repo: Path) -> None:
     cannot = text(out["forget_cannot"])
     assert out["forget_cannot"].is_error and f"`git memex forget {rule} --soft`" in cannot and "cannot ask" in cannot
     assert "Always run the linter before committing" in rules_served(repo)
+
+
+def test_only_a_real_yes_is_a_yes(repo: Path) -> None:
+    personal = ok("memory_add", {"text": "I use a standing desk", "scope": "personal"})["id"]
+    before = md_files(data_root())
+
+    class Odd(Person):
+        def __init__(self, content: dict[str, Any]) -> None:
+            super().__init__(True)
+            self.content = content
+
+        async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+            self.asked.append(params.message)
+            return types.ElicitResult(action="accept", content=self.content)
+
+    for content in ({}, {"confirm": "yes"}, {"confirm": "true"}, {"confirm": 1}):
+        assert "did not confirm" in err("memory_propose", {"ids": [personal]}, person=Odd(content)), content
+    assert md_files(data_root()) == before
