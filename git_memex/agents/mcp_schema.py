@@ -208,7 +208,7 @@ def label(d: dict[str, Any]) -> str:
 _CLI_TO_TOOL = {
     "add": "memory_add", "search": "memory_search", "list": "memory_list", "show": "memory_get",
     "supersede": "memory_supersede", "forget": "memory_forget", "sync-status": "memory_status",
-    "submit": "memory_submit", "propose": "memory_propose", "promote": "memory_promote",
+    "submit": "memory_submit", "promote": "memory_promote",
     "resolve": "memory_resolve", "pr-status": "memory_pr_status",
 }
 _FLAG_TO_ARG = {"--resubmit": "resubmit=true", "--reject": "reject=true", "--soft": "soft=true",
@@ -218,8 +218,9 @@ _FLAG_TO_ARG = {"--resubmit": "resubmit=true", "--reject": "reject=true", "--sof
 def for_agents(message: str) -> str:
     """A core message with its `git memex CMD …` hints spelled as MCP tools and parameters.
 
-    Commands with no tool (init, doctor, reindex, instruction …) are the user's to run: they
-    are kept, said as something to ask the user for."""
+    Commands with no tool (init, doctor, reindex, instruction …) and the person's own acts
+    (propose: a personal memory crosses into the project only by the person's hand) are the
+    user's to run: they are kept, said as something to ask the user for."""
     import re
 
     def tool(m: re.Match[str]) -> str:

@@ -4,6 +4,12 @@
 status); `register_review_tools` the team-review ones (submit, propose, promote, resolve,
 pr_status). Each tool validates nothing the core does not, formats the result as text plus
 structured content, and runs through `Adapter.call` (a fresh context, one lock, clean stdout).
+
+Callers have roles (`mcp_person`): a tool acts for an agent. Proposing a personal memory,
+approving (`local_approve`), every review step, and switching an approved rule off (forget or
+supersede) are the person's: the tool asks them through elicitation, outside the lock, and
+passes what they saw to the core; without their yes it changes nothing and names the command.
+No argument names a person, a trust level or `via`.
 """
 
 from __future__ import annotations
@@ -13,9 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+from mcp.server.mcpserver import Context as MCPContext
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from git_memex.agents import mcp_person as person
 from git_memex.agents.mcp_schema import (
     Confidence,
     Id,
@@ -36,12 +44,43 @@ from git_memex.agents.mcp_schema import (
     one_line,
 )
 from git_memex.agents.render import DISCLAIMER  # every block handed to an agent starts with it
+from git_memex.core.identity import actor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git_memex.agents.mcp_server import Adapter
 
 def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
+    def rule_off(mctx: MCPContext | None, name: str, memory_id: str, command: str,
+                 act: str) -> CallToolResult | Callable[[Any], CallToolResult | None]:
+        """The refusal, or a guard for the run: when `memory_id` is an approved rule, the person
+        is asked first; the guard (called under the lock, right before the change) refuses when
+        the memory is not what was checked or shown any more."""
+        seen: dict[str, Any] = {}
+
+        def look(ctx: Any) -> CallToolResult:
+            seen["rule"] = person.approved_rule(ctx, memory_id)
+            return ok("", {})
+
+        res = a.call(name, look)
+        if res.is_error:
+            return res
+        rule = seen["rule"]
+        if rule is not None:
+            answer = person.ask(mctx, f"Your AI agent asks to switch off an approved rule: {act} {rule['id']}, "
+                                "which every agent session follows:\n" + person.quoted(rule["text"])
+                                + "\nDo you, the person at this computer, want this?")
+            if answer != "yes":
+                return error(person.refusal(answer, f"{act} {rule['id']}", command), 2)
+
+        def guard(ctx: Any) -> CallToolResult | None:
+            if person.approved_rule(ctx, memory_id) != rule:
+                return error(f"{memory_id} changed since it was checked (it is, or was, an approved rule); "
+                             "nothing was changed, ask again.", 2)
+            return None
+
+        return guard
+
     @tool
     def memory_add(
         text: Annotated[str, Field(min_length=1, description="The memory: one self-contained statement.")],
@@ -153,10 +192,18 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         type: Annotated[MemoryType | None, Field(description="A new type (default: the old one's).")] = None,
         tags: Annotated[list[str] | None, Field(description="Tags replacing the old ones (default: kept).")] = None,
         confidence: Annotated[Confidence | None, Field(description="How sure the new statement is.")] = None,
+        mctx: MCPContext | None = None,
     ) -> CallToolResult:
         from git_memex import ops
 
+        guard = rule_off(mctx, "memory_supersede", id, f'git memex supersede {id} "NEW TEXT"',
+                         "replacing the approved rule")
+        if isinstance(guard, CallToolResult):
+            return guard
+
         def run(ctx: Any) -> CallToolResult:
+            if (refused := guard(ctx)) is not None:
+                return refused
             data = ops.supersede(ctx, id, text, via="mcp", source="tool", type=type, confidence=confidence,
                                  tags=None if tags is None else [t.strip() for t in tags if t.strip()])
             lines = [f"Saved {data['id']}, replacing {data['supersedes']} (kept as history, status superseded)."]
@@ -172,10 +219,18 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     def memory_forget(
         id: Id,
         soft: Annotated[bool, Field(description="Keep the file and mark it retracted instead of deleting it.")] = False,
+        mctx: MCPContext | None = None,
     ) -> CallToolResult:
         from git_memex import ops
 
+        guard = rule_off(mctx, "memory_forget", id, f"git memex forget {id}" + (" --soft" if soft else ""),
+                         "retracting the approved rule" if soft else "deleting the approved rule")
+        if isinstance(guard, CallToolResult):
+            return guard
+
         def run(ctx: Any) -> CallToolResult:
+            if (refused := guard(ctx)) is not None:
+                return refused
             data = ops.forget(ctx, id, soft=soft)
             if data.get("deleted"):
                 text = f"Deleted {data['id']} (file and index)."
@@ -265,13 +320,41 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
     @tool
     def memory_propose(
         ids: Annotated[Ids, Field(description="Personal memory ids to copy into the project outbox.")],
-        local_approve: Annotated[bool, Field(description="Solo mode: mark the copies approved by the user "
-                                             "right away (no team review).")] = False,
+        local_approve: Annotated[bool, Field(description="Solo mode: ask the user to approve the copies "
+                                             "themselves right away (no team review).")] = False,
+        mctx: MCPContext | None = None,
     ) -> CallToolResult:
         from git_memex.review import outbox
 
+        seen: dict[str, Any] = {}
+
+        def look(ctx: Any) -> CallToolResult:
+            seen["items"] = outbox.crossing(ctx, ids)
+            seen["me"] = actor(ctx)
+            return ok("", {})
+
+        res = a.call("memory_propose", look)
+        if res.is_error:
+            return res
+        items = seen["items"]
+        command = "git memex propose " + " ".join(i["source"] for i in items) + (" --local-approve" if local_approve else "")
+        question = [f"Your AI agent asks to copy {len(items)} personal memor{'y' if len(items) == 1 else 'ies'} into "
+                    "this project's outbox, from where it can be committed and shared with the team"
+                    + (f", approved by you ({seen['me']})" if local_approve else "") + ". Exactly this text "
+                    "would be copied:"]
+        for i in items:
+            question += [f"{i['source']} ({i['type']}" + (", a rule" if i["role"] == "instruction" else "") + "):",
+                         person.quoted(i["text"])]
+        question.append("Do you, the person at this computer, want this?")
+        answer = person.ask(mctx, "\n".join(question))
+        if answer != "yes":
+            act = "copying a personal memory into the project" + (" and approving it" if local_approve else "")
+            return error(person.refusal(answer, act, command), 2)
+        shown = {i["source"]: i["text"] for i in items}
+
         def run(ctx: Any) -> CallToolResult:
-            out = outbox.propose(ctx, ids, local_approve=local_approve)
+            out = outbox.propose(ctx, [i["source"] for i in items], local_approve=local_approve, via="mcp",
+                                 shown=shown)
             lines = [f"proposed {o['source']} → {o['id']} [{o['review_state']}]"
                      + (" (already proposed)" if o.get("existing") else "") for o in out]
             lines.append("Next: memory_status, then memory_submit with the new ids once the user agrees.")
@@ -285,12 +368,37 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         reject: Annotated[bool, Field(description="Reject instead of advancing (needs note).")] = False,
         resubmit: Annotated[bool, Field(description="Move a rejected memory back to proposed.")] = False,
         note: Annotated[str | None, Field(description="Why (required with reject).")] = None,
-        by: Annotated[str | None, Field(min_length=1, description="Reviewer name (default: git user.name).")] = None,
+        mctx: MCPContext | None = None,
     ) -> CallToolResult:
         from git_memex.review import promotion
 
+        seen: dict[str, Any] = {}
+
+        def look(ctx: Any) -> CallToolResult:  # the core's own refusals first: no question for a call that cannot succeed
+            seen["m"] = promotion.look(ctx, id, reject=reject, note=note, resubmit=resubmit)
+            seen["me"] = actor(ctx)
+            return ok("", {})
+
+        res = a.call("memory_promote", look)
+        if res.is_error:
+            return res
+        m = seen["m"]
+        to = m["to"]
+        if reject:
+            command = f'git memex promote {m["id"]} --reject --note "WHY"'
+        else:
+            command = f"git memex promote {m['id']}" + (" --resubmit" if resubmit else "")
+        question = (f"Your AI agent asks to record a review step in your name ({seen['me']}): {m['id']} "
+                    f"{m['review_state']} → {to}" + (f", because: {note.strip()}" if reject and note else "")
+                    + f". The memory ({m['type']}):\n" + person.quoted(m["body"])
+                    + "\nDo you, the person at this computer, decide this?")
+        answer = person.ask(mctx, question)
+        if answer != "yes":
+            return error(person.refusal(answer, f"the review step {m['review_state']} → {to}", command), 2)
+
         def run(ctx: Any) -> CallToolResult:
-            data = promotion.promote(ctx, id, reject=reject, resubmit=resubmit, note=note, by=by)
+            data = promotion.promote(ctx, id, reject=reject, resubmit=resubmit, note=note,
+                                     expect=(m["review_state"], m["body"]))
             lines = [f"promote {data['id']}: {data['from']} → {data['to']} (by {data['by']})."]
             if data["to"] == "rejected":
                 lines.append("Nothing was deleted: the file stays. The author may revise it and resubmit, "

@@ -1,6 +1,12 @@
 """propose: copy personal memories into the project outbox, as drafts for review.
 
 The personal original stays; the copy names it in ``derived_from``.
+
+Invariants: a copy never claims more than its original. It keeps the original's ``via`` and a
+``trust_level`` no higher than the original's (an agent's memory stays ``untrusted, via: mcp``
+on its way into the project). `crossing` gives the exact text each copy will hold; a caller that
+showed it to a person passes it back as ``shown`` and `propose` refuses (nothing written) when
+the text to be written differs from what the person saw.
 """
 
 from __future__ import annotations
@@ -16,31 +22,68 @@ from git_memex.core.files import (
 )
 from git_memex.core.identity import actor
 from git_memex.core.paths import Context
-from git_memex.errors import USAGE, MemexError, UsageError
+from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 from git_memex.review.history import record_step
 
 
-def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores: Stores | None = None) -> list[dict[str, Any]]:
-    """Copy personal memories into the project outbox as drafts; all or nothing."""
+def _originals(st: Stores, ids: list[str]) -> list[model.Memory]:
+    if not ids:
+        raise UsageError("name at least one personal memory id to propose")
+    originals = []
+    for mid in ids:
+        found = st.find(mid)
+        if found.row["location"] != "personal":
+            raise MemexError(f"{found.row['id']} is not a personal memory (it is in the {found.row['location']}); "
+                             "only personal memories are proposed", USAGE)
+        m = read_memory(found.path)
+        if m.status not in ("active", "deprecated"):
+            raise MemexError(f"{m.id} is {m.status}; only active memories can be proposed", USAGE)
+        originals.append(m)
+    return originals
+
+
+def _crossing_text(ctx: Context, orig: model.Memory) -> str:
+    """The text the project copy of `orig` holds: its body, masked."""
     from git_memex.secrets.redact import redact
 
+    return redact(orig.body, ctx.redact_patterns).text
+
+
+def crossing(ctx: Context, ids: list[str], *, stores: Stores | None = None) -> list[dict[str, Any]]:
+    """What `propose` would carry into the project, per original: its id, type and the exact text
+    (masked); reads only. For showing to the person before they agree."""
+    with opened(ctx, stores) as st:
+        st.refresh()
+        return [{"source": m.id, "type": m.type, "role": str(m.fm.get("role") or "knowledge"),
+                 "text": _crossing_text(ctx, m)} for m in _originals(st, ids)]
+
+
+def _lower_trust(a: Any, b: Any) -> str:
+    levels = model.TRUST_LEVELS
+    ranks = [levels.index(x) for x in (a, b) if x in levels]
+    return levels[min(ranks)] if ranks else levels[0]
+
+
+def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, via: str = "cli",
+            shown: dict[str, str] | None = None, stores: Stores | None = None) -> list[dict[str, Any]]:
+    """Copy personal memories into the project outbox as drafts; all or nothing.
+
+    `via` is the road this call came by ("mcp" for the MCP tool): a copy made over MCP, or of a
+    memory that came by MCP, says `via: mcp` and stays untrusted. `shown`: original id → the text
+    the person agreed to; any difference refuses the whole call."""
     if not ids:
         raise UsageError("name at least one personal memory id to propose")
     written: list[Path] = []
     with opened(ctx, stores) as st:
         try:
             st.refresh()
-            originals = []
-            for mid in ids:
-                found = st.find(mid)
-                if found.row["location"] != "personal":
-                    raise MemexError(f"{found.row['id']} is not a personal memory (it is in the {found.row['location']}); "
-                                     "only personal memories are proposed", USAGE)
-                m = read_memory(found.path)
-                if m.status not in ("active", "deprecated"):
-                    raise MemexError(f"{m.id} is {m.status}; only active memories can be proposed", USAGE)
-                originals.append(m)
+            originals = _originals(st, ids)
+            if shown is not None:
+                for orig in originals:
+                    if shown.get(orig.id) != _crossing_text(ctx, orig):
+                        raise MemexError(f"{orig.id} changed since the person was shown it; nothing was proposed, "
+                                         "ask again", FAILED)
             out = []
             outbox = st.source("outbox")
             me = actor(ctx)
@@ -50,9 +93,10 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
                 if existing:
                     out.append({"source": orig.id, "id": existing[0], "review_state": existing[1], "existing": True})
                     continue
-                red = redact(orig.body, ctx.redact_patterns)
+                text = _crossing_text(ctx, orig)
+                road = "mcp" if via == "mcp" or orig.fm.get("via") == "mcp" else str(orig.fm.get("via") or via)
                 copy = model.create(
-                    red.text,
+                    text,
                     scope="project",
                     type=orig.type if orig.type in model.TYPES else "fact",
                     tags=orig.tags,
@@ -61,11 +105,14 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
                     source=str(orig.fm.get("source") or "user") if orig.fm.get("source") in model.SOURCES else "user",
                     visibility="internal",
                     created_by=orig.fm.get("created_by"),
-                    via="cli",
+                    via=road,
                     repo_id=ctx.repo_id,
                     paths=orig.paths,
                     extra={"derived_from": orig.id, "proposed_by": me},
                 )
+                # never more trusted than the original (a personal file may say anything of itself
+                # only downwards: an untrusted original stays untrusted)
+                copy.fm["trust_level"] = _lower_trust(copy.fm.get("trust_level"), orig.fm.get("trust_level"))
                 if local_approve:
                     copy.fm["review_state"] = "approved"
                     copy.fm["approved_by"] = me

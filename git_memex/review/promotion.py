@@ -1,4 +1,9 @@
 """promote: move a repository memory up the review ladder, or reject it.
+
+Invariant: the reviewer recorded is `by` only from a person's own command line (`--by`); every
+other caller gets git's identity (`identity.actor`). A caller that showed the memory to a person
+first passes ``expect`` (the review state and text the person saw): anything else refuses, and
+nothing is written.
 """
 
 from __future__ import annotations
@@ -12,49 +17,61 @@ from git_memex.core.files import (
 )
 from git_memex.core.identity import actor
 from git_memex.core.paths import Context
-from git_memex.errors import USAGE, MemexError, UsageError
+from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 from git_memex.review.history import LADDER, record_step
 
 
+def _step(m: model.Memory, cur: str, *, reject: bool, resubmit: bool, note: str | None) -> str:
+    """The review state `m` moves to, or the reason it cannot (MemexError)."""
+    if reject:
+        if cur not in ("proposed", "approved"):
+            raise MemexError(f"{m.id} is {cur}; only proposed or approved memories can be rejected", USAGE)
+        if not note or not note.strip():
+            raise UsageError("a rejection needs a reason: --note \"why\"")
+        return "rejected"
+    if resubmit:
+        if cur != "rejected":
+            raise MemexError(f"{m.id} is {cur}; only rejected memories can be resubmitted", USAGE)
+        return "proposed"
+    if cur == "rejected":
+        raise MemexError(f"{m.id} was rejected; revise it, then `git memex promote {m.id} --resubmit`", USAGE)
+    if cur == "published":
+        raise MemexError(f"{m.id} is already published", USAGE)
+    if cur == "draft" or cur not in LADDER:
+        raise MemexError(f"{m.id} is a draft; submit it for review first", USAGE)
+    return LADDER[LADDER.index(cur) + 1]
+
+
+def _target(st: Stores, memory_id: str) -> tuple[Any, model.Memory]:
+    found = st.find(memory_id)
+    if found.row["location"] != "repo":
+        where = found.row["location"]
+        hint = "submit it first (`git memex submit ID`)" if where == "outbox" else "only repository memories are reviewed"
+        raise MemexError(f"{found.row['id']} is in the {where}, not the repository; {hint}", USAGE)
+    return found, read_memory(found.path)
+
+
 def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | None = None,
-            resubmit: bool = False, by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
+            resubmit: bool = False, by: str | None = None, expect: tuple[str, str] | None = None,
+            stores: Stores | None = None) -> dict[str, Any]:
     if reject and resubmit:
         raise UsageError("--reject and --resubmit cannot be combined")
     with opened(ctx, stores) as st:
         st.refresh()
-        found = st.find(memory_id)
-        if found.row["location"] != "repo":
-            where = found.row["location"]
-            hint = "submit it first (`git memex submit ID`)" if where == "outbox" else "only repository memories are reviewed"
-            raise MemexError(f"{found.row['id']} is in the {where}, not the repository; {hint}", USAGE)
-        m = read_memory(found.path)
+        found, m = _target(st, memory_id)
         cur = m.fm.get("review_state") or "draft"
+        if expect is not None and expect != (cur, m.body):
+            raise MemexError(f"{m.id} changed since the person was shown it; nothing was changed, ask again", FAILED)
         who = by or actor(ctx)
-        if reject:
-            if cur not in ("proposed", "approved"):
-                raise MemexError(f"{m.id} is {cur}; only proposed or approved memories can be rejected", USAGE)
-            if not note or not note.strip():
-                raise UsageError("a rejection needs a reason: --note \"why\"")
-            new = "rejected"
+        new = _step(m, cur, reject=reject, resubmit=resubmit, note=note)
+        if new == "rejected":
             # a rejected memory has no approver; the key is dropped, never written as `null`
             # (which turned a rejection of a never-approved memory into a needless merge conflict)
             m.fm.pop("approved_by", None)
-            m.fm["review_note"] = note.strip()
-        elif resubmit:
-            if cur != "rejected":
-                raise MemexError(f"{m.id} is {cur}; only rejected memories can be resubmitted", USAGE)
-            new = "proposed"
-        else:
-            if cur == "rejected":
-                raise MemexError(f"{m.id} was rejected; revise it, then `git memex promote {m.id} --resubmit`", USAGE)
-            if cur == "published":
-                raise MemexError(f"{m.id} is already published", USAGE)
-            if cur == "draft":
-                raise MemexError(f"{m.id} is a draft; submit it for review first", USAGE)
-            new = LADDER[LADDER.index(cur) + 1]
-            if new == "approved":
-                m.fm["approved_by"] = who
+            m.fm["review_note"] = (note or "").strip()
+        elif new == "approved":
+            m.fm["approved_by"] = who
         m.fm["review_state"] = new
         record_step(m, cur, new, who, note.strip() if note else None)
         model.touch(m)
@@ -64,3 +81,15 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
         return {"id": m.id, "from": cur, "to": new, "by": who, "history": m.fm["review_history"]}
 
 
+def look(ctx: Context, memory_id: str, *, reject: bool = False, note: str | None = None, resubmit: bool = False,
+         stores: Stores | None = None) -> dict[str, Any]:
+    """What `promote` with these arguments would do, as a person should see it before deciding:
+    the same refusals, and nothing written."""
+    if reject and resubmit:
+        raise UsageError("--reject and --resubmit cannot be combined")
+    with opened(ctx, stores) as st:
+        st.refresh()
+        _, m = _target(st, memory_id)
+        cur = str(m.fm.get("review_state") or "draft")
+        return {"id": m.id, "review_state": cur, "to": _step(m, cur, reject=reject, resubmit=resubmit, note=note),
+                "type": m.type, "body": m.body}

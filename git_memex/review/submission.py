@@ -87,8 +87,8 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
         found = copies.get("outbox") or copies.get("private") or found
         loc = found.row["location"]
         if loc == "personal":
-            raise MemexError(f"{found.row['id']} is a personal memory and never enters a repository; "
-                             "`git memex propose` copies it into the project outbox first", USAGE)
+            raise MemexError(f"{found.row['id']} is a personal memory and never enters a repository; only the "
+                             f"person can copy it into the project, with `git memex propose {found.row['id']}`", USAGE)
         if loc == "private":
             raise MemexError(f"{found.row['id']} is private (visibility: private) and never leaves this machine", USAGE)
         if loc == "repo":

@@ -23,7 +23,7 @@ from git_memex.agents.render import DISCLAIMER
 from git_memex.core import model
 
 from conftest import git
-from mcp_client import call, err, ok, session, text
+from mcp_client import Person, call, err, ok, session, text
 
 EXPECTED_TOOLS = {
     "memory_add", "memory_search", "memory_list", "memory_supersede", "memory_forget", "memory_status",
@@ -243,7 +243,7 @@ def test_propose_copies_personal_and_unknown_id_changes_nothing(repo: Path) -> N
     project = ok("memory_add", {"text": "We run tests with -x"})["id"]
     assert "not a personal memory" in err("memory_propose", {"ids": [project]})
 
-    res = call("memory_propose", {"ids": [personal]})
+    res = call("memory_propose", {"ids": [personal]}, person=Person(True))
     assert not res.is_error
     [item] = res.structured_content["proposed"]
     assert item["source"] == personal and item["review_state"] == "draft"
@@ -252,7 +252,7 @@ def test_propose_copies_personal_and_unknown_id_changes_nothing(repo: Path) -> N
     assert Path(data_root() / "memories" / "personal" / f"{personal}.md").exists()
 
     solo = ok("memory_add", {"text": "I name branches feat/x", "scope": "personal"})["id"]
-    [approved] = ok("memory_propose", {"ids": [solo], "local_approve": True})["proposed"]
+    [approved] = ok("memory_propose", {"ids": [solo], "local_approve": True}, person=Person(True))["proposed"]
     assert approved["review_state"] == "approved"
 
 
@@ -279,13 +279,14 @@ def test_submit_end_to_end_commit_holds_only_the_memory(repo: Path) -> None:
     assert ok("memory_status", {})["outbox"] == []
 
     # the review ladder on the submitted file
-    step = call("memory_promote", {"id": draft})
+    yes = Person(True)
+    step = call("memory_promote", {"id": draft}, person=yes)
     assert not step.is_error and step.structured_content["to"] == "approved"
-    assert "a rejection needs a reason" in err("memory_promote", {"id": draft, "reject": True})
-    rej = call("memory_promote", {"id": draft, "reject": True, "note": "too vague", "by": "reviewer"})
+    assert "rejection needs a reason" in err("memory_promote", {"id": draft, "reject": True}, person=yes)
+    rej = call("memory_promote", {"id": draft, "reject": True, "note": "too vague"}, person=yes)
     assert not rej.is_error and rej.structured_content["to"] == "rejected" and "Nothing was deleted" in text(rej)
-    assert "resubmit" in err("memory_promote", {"id": draft})
-    back = ok("memory_promote", {"id": draft, "resubmit": True})
+    assert "resubmit" in err("memory_promote", {"id": draft}, person=yes)
+    back = ok("memory_promote", {"id": draft, "resubmit": True}, person=yes)
     assert back["to"] == "proposed" and len(back["history"]) == 4
 
     assert "is a personal memory" in err(
