@@ -172,3 +172,19 @@ def test_source_inference_in_any_case_is_refused_and_never_served(ready: Path) -
     assert served() == []
     why = run_cli("instruction", "list", "--json").json()["approved"][0]["why_not"]
     assert "fields fail" in why
+
+
+def test_with_an_owners_file_only_an_owner_s_approval_counts(ready: Path) -> None:
+    owners = ready / ".ai" / "open-memex" / "OWNERS"
+    owners.write_text("* ada@example.com\n", encoding="utf-8")
+    git("add", str(owners), cwd=ready)
+    git("commit", "-qm", "Ada owns the rules", cwd=ready)
+    mid = submitted_rule("Deploy on Fridays")
+    assert run_cli("instruction", "approve", mid).code == 0  # as test@example.com, not an owner
+    git("commit", "-qam", "approve", cwd=ready)
+    assert served() == []
+    why = run_cli("instruction", "list", "--json").json()["approved"][0]["why_not"]
+    assert "not an owner" in why
+    owners.write_text("* ada@example.com test@example.com\n", encoding="utf-8")
+    git("commit", "-qam", "Test User owns the rules too", cwd=ready)
+    assert served() == [mid]
