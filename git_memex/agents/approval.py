@@ -63,6 +63,51 @@ def _not_an_owner(ctx: Context, path: Any, who: str) -> str | None:
             "serve the rule only once an owner approved it and put it on the default branch (docs/org.md)")
 
 
+def _record_path(ctx: Context, where: str, mid: str) -> Any:
+    from git_memex.agents import approval_record
+
+    if where == "personal":
+        return approval_record.personal_path(ctx, mid)
+    assert ctx.repo is not None
+    return ctx.repo.work_tree / approval_record.repo_rel(ctx, mid)
+
+
+def _write_record(ctx: Context, where: str, m: model.Memory, ident: tuple[str, str], trust: str) -> bool:
+    """Write (and for a repository rule, stage) the approval record of `m`'s content; False when
+    the one there already names this person and this content."""
+    import json
+
+    from git_memex.agents import approval_record
+
+    path = _record_path(ctx, where, m.id)
+    digest = approval_record.memory_hash(m)
+    try:
+        old = json.loads(path.read_text("utf-8"))
+        if (isinstance(old, dict) and old.get("content") == digest and isinstance(old.get("approver"), dict)
+                and old["approver"].get("email") == ident[1] and old.get("trust_level") == trust):
+            return False
+    except (OSError, ValueError):
+        pass
+    approval_record.write(path, approval_record.build(m.id, digest, ident[0], ident[1], trust))
+    if where == "repo":
+        _stage(ctx, path)
+    return True
+
+
+def _stage(ctx: Context, path: Any) -> None:
+    """`git add` (or, for a deleted record, `git rm --cached`) so that `git commit -a` takes it."""
+    from git_memex.git.gitcmd import run_git
+
+    assert ctx.repo is not None
+    rel = path.relative_to(ctx.repo.work_tree).as_posix()
+    args = ["add", "--", rel] if path.exists() else ["rm", "-q", "--cached", "--ignore-unmatch", "--", rel]
+    proc = run_git(args, ctx.repo.work_tree, timeout=30)
+    if proc is None or proc.returncode != 0:
+        detail = proc.stderr.decode("utf-8", "replace").strip() if proc is not None else "git did not run"
+        raise MemexError(f"the approval record {rel} was written but git could not stage it ({detail}); "
+                         f"run `git add {rel}`")
+
+
 def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str | None = None,
             by: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """Open the gate for one submitted rule (or one of your own personal rules)."""
@@ -86,7 +131,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         if m.fm.get("review_state") == "rejected":
             raise MemexError(f"{m.id} was rejected in review; resubmit it (`git memex promote {m.id} --resubmit`) "
                              "before approving it as a rule", USAGE)
-        if m.fm.get("source") == "inference":
+        if str(m.fm.get("source") or "").strip().lower() == "inference":
             raise MemexError(f"{m.id} was inferred by an agent (source: inference) and can never be a rule; "
                              "write the rule yourself with `git memex add --role instruction`", USAGE)
         who = by or actor(ctx)
@@ -98,6 +143,13 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             owner_hint = _not_an_owner(ctx, found.path, who)
             if owner_hint:
                 warnings.append(owner_hint)
+        from git_memex.agents import approval_record
+
+        work = ctx.repo.work_tree if ctx.repo is not None else ctx.cwd
+        ident = approval_record.git_identity(work)
+        if ident is None:
+            raise MemexError("git does not know who you are, so the approval cannot name you: set "
+                             "`git config user.name` and `git config user.email`", USAGE)
         if before == "approved" and m.fm.get("trust_level") == trust and m.fm.get("approved_by"):
             changed = False
         else:
@@ -110,6 +162,8 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
                 model.stamp_reference(m.fm, ctx.reference_keys)
             write_memory(found.source.folder, m, private=where != "repo")
             found.index.upsert(m, found.source)
+            changed = True
+        if _write_record(ctx, where, m, ident, trust):
             changed = True
         ref = default_branch(ctx) if where == "repo" else None
         if where == "personal":
@@ -146,6 +200,13 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
             write_memory(found.source.folder, m, private=found.row["location"] != "repo")
             found.index.upsert(m, found.source)
         where = found.row["location"]
+        if where in ("repo", "personal"):
+            record = _record_path(ctx, where, m.id)
+            if record.exists():
+                record.unlink()
+                changed = True
+            if where == "repo" and changed:
+                _stage(ctx, record)
         nxt = ("agents in this work tree stop seeing it now; commit it so that the team's do too"
                if where == "repo" else "your agents stop seeing it now")
         return {"id": m.id, "from": before, "to": "revoked", "by": who, "changed": changed,
@@ -155,7 +216,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
 def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
     """Every rule (role: instruction) grouped pending / approved / revoked, with whether the
     gate lets it through and, when not, why."""
-    from git_memex.agents.gate import passes_claims, reviewed_ids, why_not
+    from git_memex.agents.gate import passes_claims, repo_verdicts, why_not
     from git_memex.core.identity import person
 
     groups: dict[str, list[dict[str, Any]]] = {"pending": [], "approved": [], "revoked": []}
@@ -165,7 +226,7 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
                         order_by="m.updated_ts DESC, m.id")
         user = person(ctx) if any(r["location"] == "personal" for r in rows.values()) else None
         # one git call for every approved repository rule, not one per rule
-        reviewed = reviewed_ids(ctx, [r for r in rows.values() if r["instruction_state"] == "approved"])
+        reviewed = repo_verdicts(ctx, [r for r in rows.values() if r["instruction_state"] == "approved"])
         org_rows = [r for r in rows.values() if r["instruction_state"] == "approved"
                     and str(r["location"]).startswith("org:") and passes_claims(r, user)]
         org: dict[str, str | None] = {}

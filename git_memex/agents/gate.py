@@ -67,8 +67,11 @@ def passes_claims(memory: Mapping[str, Any] | sqlite3.Row, current_user: str | N
     trust = _field(memory, "trust_level")
     if trust not in ("reviewed", "trusted"):
         return False
-    if _field(memory, "source") == "inference":
-        return False
+    from git_memex.core.model import SOURCES
+
+    source = _field(memory, "source")
+    if source is not None and (source not in SOURCES or source == "inference"):
+        return False  # exact values only: `Inference` or `INFERENCE` is unknown, and unknown fails
     if (_field(memory, "status") or "active") != "active":
         return False
     if _field(memory, "review_state") == "rejected":
@@ -157,9 +160,33 @@ def matches_file(row: Mapping[str, Any] | sqlite3.Row, data: bytes) -> bool:
 
 
 def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> set[str]:
+    """The ids of repository rows that pass the history half of the gate (`repo_verdicts`)."""
+    return {mid for mid, why in repo_verdicts(ctx, rows).items() if why is None}
+
+
+def repo_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> dict[str, str | None]:
+    """For each repository row: None when its file is committed as it is on the default branch
+    (`committed_ids`) and a credible approval record for its content is there too
+    (`approval_record.repo_verdicts`), else why not."""
+    ref = default_branch(ctx)
+    repo_rows = [r for r in rows if _field(r, "location") == "repo" and _field(r, "id")]
+    if ref is None:
+        return {str(r["id"]): "the project's default branch is unknown: set memex.defaultBranch" for r in repo_rows}
+    committed = committed_ids(ctx, repo_rows)
+    out: dict[str, str | None] = {
+        str(r["id"]): f"not committed as it is on {ref.branch} ({ref.ref}): commit it and merge it there"
+        for r in repo_rows if r["id"] not in committed}
+    if committed:
+        from git_memex.agents.approval_record import repo_verdicts as record_verdicts
+
+        out.update(record_verdicts(ctx, ref.ref, ref.branch, [r for r in repo_rows if r["id"] in committed]))
+    return out
+
+
+def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> set[str]:
     """The ids of repository rows whose work tree file is byte-identical to the blob committed
-    at the same path on the default branch. One `git cat-file --batch-check` for all of them;
-    any failure means "none"."""
+    at the same path on the default branch. One `git cat-file --batch-check` for all of them,
+    replace objects and grafts ignored; any failure means "none"."""
     ref = default_branch(ctx)
     if ctx.repo is None or ref is None:
         return set()
@@ -182,12 +209,12 @@ def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
         wanted[rel] = (mid, data)
     if not wanted:
         return set()
-    from git_memex.git.gitcmd import run_git
+    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
 
     rels = list(wanted)
     query = "".join(f"{ref.ref}:{rel}\n" for rel in rels)
     proc = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], work, input=query.encode("utf-8"),
-                   timeout=20)
+                   timeout=20, env=TRUSTED_HISTORY)
     if proc is None or proc.returncode != 0:
         return set()
     answers = proc.stdout.decode("utf-8", "replace").splitlines()
@@ -218,16 +245,23 @@ def passing(ctx: Context, rows: Iterable[sqlite3.Row], current_user: str | None)
         from git_memex.agents.owners import org_verdicts
 
         owned = {mid for mid, why in org_verdicts(ctx, org_rows).items() if why is None}
+    personal_ok: set[str] = set()
+    if any(r["location"] == "personal" for r in claimed):
+        from git_memex.agents.approval_record import personal_verdict
+
+        personal_ok = {r["id"] for r in claimed
+                       if r["location"] == "personal" and personal_verdict(ctx, r, current_user) is None}
     return [r for r in claimed
-            if r["location"] == "personal" or (r["location"] == "repo" and r["id"] in reviewed)
+            if r["id"] in personal_ok or (r["location"] == "repo" and r["id"] in reviewed)
             or (str(r["location"]).startswith("org:") and r["id"] in owned)]
 
 
 def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None,
-            reviewed: set[str] | None = None, org: Mapping[str, str | None] | None = None) -> str | None:
-    """None when the row passes the gate, else one phrase saying why not (for `instruction list`).
-    `reviewed` is `reviewed_ids` of the rows being listed and `org` `owners.org_verdicts` of the
-    org ones, each asked once for all of them."""
+            reviewed: Mapping[str, str | None] | None = None,
+            org: Mapping[str, str | None] | None = None) -> str | None:
+    """None when the row passes the gate, else one phrase saying why not (for `instruction list`
+    and `audit`). `reviewed` is `repo_verdicts` of the rows being listed and `org`
+    `owners.org_verdicts` of the org ones, each asked once for all of them."""
     if _field(row, "role") != "instruction":
         return "not a rule (role knowledge)"
     state = _field(row, "instruction_state") or "draft"
@@ -237,7 +271,9 @@ def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: st
         return "its fields fail the gate (trust level, source, status or owner)"
     loc = _field(row, "location")
     if loc == "personal":
-        return None
+        from git_memex.agents.approval_record import personal_verdict
+
+        return personal_verdict(ctx, row, current_user)
     if loc is not None and loc.startswith("org:"):
         if org is None:
             from git_memex.agents.owners import org_verdicts
@@ -246,9 +282,5 @@ def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: st
         return org.get(_field(row, "id") or "", "not checked against the org repo's history")
     if loc != "repo":
         return f"in the {loc}, not the repository: submit it for review"
-    ref = default_branch(ctx)
-    if ref is None:
-        return "the project's default branch is unknown: set memex.defaultBranch"
-    if _field(row, "id") not in (reviewed_ids(ctx, [row]) if reviewed is None else reviewed):
-        return f"not committed as it is on {ref.branch} ({ref.ref}): commit it and merge it there"
-    return None
+    verdicts = repo_verdicts(ctx, [row]) if reviewed is None else reviewed
+    return verdicts.get(_field(row, "id") or "", "not checked against the default branch")

@@ -146,9 +146,9 @@ def default_ref(clone: Path) -> str | None:
 
 # ------------------------------------------------------------------ facts from git (cached per commit)
 def _git(clone: Path, args: list[str], data: bytes | None = None) -> bytes | None:
-    from git_memex.git.gitcmd import run_git
+    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
 
-    proc = run_git(args, clone, input=data, timeout=30)
+    proc = run_git(args, clone, input=data, timeout=30, env=TRUSTED_HISTORY)
     return proc.stdout if proc is not None and proc.returncode == 0 else None
 
 

@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("audit", help="list what needs tending: near-duplicates, stale memories, broken chains",
                        description="Read-only report for a curator: near-duplicate pairs, active memories not "
                        "updated in --days days (90), supersede chains that are broken or point at a memory that is "
-                       "not there, personal or private files in the repository, unreadable files, and index drift. "
+                       "not there, personal or private files in the repository, unreadable files, rules whose file says "
+                       "approved without an approval record for that content, and index drift. "
                        "Changes nothing (not even the index); exit 0 whatever it finds.")
     p.add_argument("--days", type=_days, default=90, metavar="N", help="a memory is stale after N days untouched (90)")
     add_json(p)
@@ -46,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     lines += [f"fail  unreadable: {u['path']}: {u['reason']}" for u in rep.unreadable]
     lines += [f"warn  self-approved: {a['id']} was proposed and approved by {a['by']} (team mode wants a second person)"
               for a in rep.self_approved]
+    lines += [f"fail  claims approval but is not served: {a['id']} ({a['location']}): {a['why']}"
+              for a in rep.unbacked_approvals]
     for line in lines:
         print(line)
     _capped([f"warn  near-duplicates ({d.similarity:.2f}): {d.a} {d.b} (supersede or forget one)"

@@ -11,7 +11,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pull", help="fetch + fast-forward only, then reindex the memory files that changed",
                        description="Fetch the current branch's upstream with your own git (your credentials), "
                        "fast-forward only, then reindex exactly the memory files that changed. It never merges "
-                       "and never pushes; a diverged branch is left as it was (exit 2).")
+                       "and never pushes; a diverged branch is left as it was (exit 2). When an incoming memory file "
+                       "holds a secret or conflict markers, each is named on stderr (file, line, rule; never the "
+                       "secret) and it exits 3 (the fast-forward is done).")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -20,12 +22,23 @@ def run(args: argparse.Namespace) -> int:
     from git_memex.git.sync import pull
 
     res = pull(context())
+    problems = res.get("problems") or []
     if args.json:
         emit_json(res)
-        return 0
+        return INCOMING_PROBLEM if problems else 0
     if res["state"] == "up-to-date":
         print("already up to date")
     else:
         n = len(res["changed"])
         print(f"fast-forward {res['old'][:7]} → {res['new'][:7]} ({n} memory file{'s' if n != 1 else ''} changed)")
+    if problems:
+        from git_memex.git.sync import report_incoming
+        from git_memex.secrets.checks import Finding
+
+        report_incoming([Finding(p["path"], p["line"], p["rule"], p["secret"]) for p in problems], "the pull")
+        return INCOMING_PROBLEM
     return 0
+
+
+INCOMING_PROBLEM = 3
+"""Exit code: the fast-forward is done and brought a secret or conflict markers (docs/git.md)."""

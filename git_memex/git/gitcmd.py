@@ -26,6 +26,10 @@ Dropped:
 Set:
   GIT_OPTIONAL_LOCKS=0  never take the index lock for an opportunistic refresh: during a commit
                   the parent git holds it, and a read must not write the index.
+Set by the instruction gate only (`TRUSTED_HISTORY`, passed as `run_git`'s `env`):
+  GIT_NO_REPLACE_OBJECTS=1, GIT_GRAFT_FILE=<null device>
+                  a local `git replace` or `.git/info/grafts` can make an unpushed commit look
+                  like origin's; what the gate reads as reviewed history must be the real objects.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ import subprocess
 from pathlib import Path
 
 _FROM_CWD = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+TRUSTED_HISTORY: dict[str, str | None] = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.devnull,
+                                          "GIT_REPLACE_REF_BASE": None}
+"""`run_git`'s `env` for reading reviewed history: replace objects and grafts ignored."""
 _DROPPED = ("GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
             "GIT_PREFIX")
 

@@ -264,8 +264,7 @@ def post_update(name: str, args: list[str]) -> int:
     ctx = load_context()
     if ctx.repo is None or ctx.repo_index is None or ctx.memory_dir is None:
         return 0
-    if not ctx.repo_index.exists():
-        return 0  # nothing indexed yet: the first search builds it
+    indexed = ctx.repo_index.exists()  # if not, the first search builds it; the check below still runs
     from git_memex.git import pygit
 
     repo = pygit.open_repo(ctx.repo.work_tree)
@@ -284,8 +283,11 @@ def post_update(name: str, args: list[str]) -> int:
         paths.extend(p for p in pygit.changed_memory_files(repo, before, after, ctx.memory_dir_rel) if p not in paths)
     if not paths:
         return 0
-    from git_memex.git.sync import reindex_paths
+    from git_memex.git.sync import incoming_problems, reindex_paths, report_incoming
 
+    report_incoming(incoming_problems(ctx, paths), name.replace("post-", "the "))
+    if not indexed:
+        return 0
     stats = reindex_paths(ctx, paths, trigger=name)
     msg = f"git-memex: index updated ({stats.added} added, {stats.changed} changed, {stats.removed} removed)"
     if stats.quarantined:

@@ -27,6 +27,38 @@ def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
                                [ctx.repo.work_tree / p for p in rel_paths], trigger=trigger)
 
 
+def incoming_problems(ctx: Context, rel_paths: list[str]) -> list[Any]:
+    """The secrets and conflict markers in memory files that just arrived in the work tree
+    (a fast-forward, a merge, a checkout: no pre-commit or pre-merge-commit hook ran for them,
+    and a teammate may have pushed with --no-verify). `secrets.checks.Finding`s: file, line
+    and rule, never the secret itself."""
+    from git_memex.secrets.checks import check_bytes
+
+    assert ctx.repo is not None
+    out: list[Any] = []
+    for rel in rel_paths:
+        try:
+            data = (ctx.repo.work_tree / rel).read_bytes()
+        except OSError:
+            continue  # deleted by the update
+        out.extend(f for f in check_bytes(rel, data, patterns=ctx.redact_patterns)
+                   if f.secret or f.rule.startswith("conflict-markers"))
+    return out
+
+
+def report_incoming(problems: list[Any], how: str) -> None:
+    """One stderr line per incoming problem, then what to do."""
+    import sys
+
+    for f in problems:
+        print(f"git-memex: {how} brought {f}", file=sys.stderr)
+    if problems:
+        secret = any(f.secret for f in problems)
+        print(f"git-memex: {len(problems)} problem(s) arrived in memory files"
+              + (" (secrets are never shown; rotate the secret, then `git memex forget` or edit the file)"
+                 if secret else "; run `git memex resolve`"), file=sys.stderr)
+
+
 # ------------------------------------------------------------------ pull
 def pull(ctx: Context) -> dict[str, Any]:
     from git_memex.git import pygit
@@ -45,6 +77,9 @@ def pull(ctx: Context) -> dict[str, Any]:
     res = pygit.fast_forward(repo, upstream, ctx.memory_dir_rel)
     out: dict[str, Any] = {"state": res.state, "branch": branch, "upstream": upstream,
                            "old": res.old, "new": res.new, "changed": res.changed}
+    if res.changed:
+        out["problems"] = [{"path": f.path, "line": f.line, "rule": f.rule, "secret": f.secret}
+                           for f in incoming_problems(ctx, res.changed)]
     stats = reindex_paths(ctx, res.changed, "pull") if res.changed else None
     if stats is not None:
         out["reindexed"] = {"added": stats.added, "changed": stats.changed, "removed": stats.removed,

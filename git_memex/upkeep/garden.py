@@ -205,13 +205,14 @@ class AuditReport:
     index_drift: list[dict[str, str]] = field(default_factory=list)
     unreadable: list[dict[str, str]] = field(default_factory=list)
     self_approved: list[dict[str, str]] = field(default_factory=list)
+    unbacked_approvals: list[dict[str, str]] = field(default_factory=list)
     scanned: int = 0
     stale_days: int = STALE_DAYS
 
     @property
     def clean(self) -> bool:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
-                    or self.index_drift or self.unreadable or self.self_approved)
+                    or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -225,6 +226,7 @@ class AuditReport:
             "index_drift": self.index_drift,
             "unreadable": self.unreadable,
             "self_approved": self.self_approved,
+            "unbacked_approvals": self.unbacked_approvals,
         }
 
 
@@ -233,6 +235,7 @@ def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
     from git_memex.core.files import UnreadableMemory, list_md
     from git_memex.index.plainyaml import parse_for_index
     from git_memex.index.refresh import _read_bytes
+    from git_memex.index.schema import memory_row
 
     sources = list(st.home_sources())
     if st.ctx.memory_dir is not None:
@@ -262,6 +265,9 @@ def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
                 "superseded_by": _s(fm.get("superseded_by")),
                 "proposed_by": _s(fm.get("proposed_by")), "approved_by": _s(fm.get("approved_by")),
                 "solo": _solo(fm.get("review_history")),
+                "gate_row": (memory_row(m, src.location, None)
+                             if src.location in ("repo", "personal") and fm.get("role") == "instruction"
+                             and fm.get("instruction_state") == "approved" else None),
             })
     return rows
 
@@ -316,5 +322,24 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
             if (r["location"] == "repo" and r["approved_by"] and r["approved_by"] == r["proposed_by"]
                     and not r["solo"]):
                 rep.self_approved.append({"id": r["id"], "path": r["path"], "by": r["approved_by"]})
+        _unbacked(st.ctx, rows, rep)
         _drift(st, rows, rep)
     return rep
+
+
+def _unbacked(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> None:
+    """Repository and personal rules whose file says approved but that the instruction gate does
+    not serve (no approval record for this content, a record nobody credible committed, an edit
+    since approval, fields that fail): a file's claim is data (docs/agents.md)."""
+    claimed = [r["gate_row"] for r in rows if r.get("gate_row") is not None]
+    if not claimed:
+        return
+    from git_memex.agents.gate import repo_verdicts, why_not
+    from git_memex.core.identity import person
+
+    verdicts = repo_verdicts(ctx, [g for g in claimed if g["location"] == "repo"])
+    user = person(ctx)
+    for g in claimed:
+        why = why_not(ctx, g, user, verdicts)
+        if why is not None:
+            rep.unbacked_approvals.append({"id": g["id"], "path": g["path"], "location": g["location"], "why": why})

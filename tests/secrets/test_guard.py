@@ -81,10 +81,12 @@ def test_mcp_search_masks_a_planted_secret(repo: Path) -> None:
 
 
 def test_distill_never_carries_a_planted_secret_into_agents_md(repo: Path) -> None:
-    plant(repo, f"always call the deploy API with token {TOKEN} and never with a personal one", type="workflow",
-          role="instruction", instruction_state="approved", trust_level="reviewed", review_state="approved",
-          confidence="high")
-    # merged on the default branch by someone without git-memex (no hook ran)
+    mid = plant(repo, f"always call the deploy API with token {TOKEN} and never with a personal one", type="workflow",
+                role="instruction", review_state="approved", confidence="high")
+    # approved (the documented road writes the approval record), then merged on the default
+    # branch by someone without git-memex (no hook ran)
+    approved = run_cli("instruction", "approve", mid)
+    assert approved.code == 0, approved.err
     git("config", "memex.defaultBranch", "main", cwd=repo)
     git("add", "-A", cwd=repo)
     git("commit", "-q", "--no-verify", "-m", "a teammate's rule", cwd=repo)

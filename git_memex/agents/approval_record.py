@@ -1,0 +1,221 @@
+"""Approval records: the evidence that a named person approved a rule's exact content.
+
+A rule's own fields (``instruction_state``, ``approved_by``, ``trust_level``) are data anyone can
+type. What the instruction gate believes instead is an **approval record**, written only by
+``git memex instruction approve`` (docs/agents.md, "Approval records"):
+
+* a repository rule's record is ``<memoryDir>/.approvals/<id>.json``, written and staged
+  (``git add``) by ``approve``, committed and merged like the rule itself;
+* a personal rule's record is ``<data root>/approvals/personal/<id>.json`` on this machine.
+
+A record holds the rule's id, the **content hash** (`content_hash`: sha256 of the body and the
+fields that decide what the rule says and where it applies) and the approver's git identity
+(name and email from ``git var GIT_AUTHOR_IDENT``).
+
+A repository record is credible (`repo_verdicts`) only when all hold, everything read from the
+default branch with replace objects and grafts switched off (`gitcmd.TRUSTED_HISTORY`):
+
+* it is on the default branch, well formed, names this rule and holds the hash of the content
+  the gate is about to serve (an edit after approval changes the hash: not served);
+* the author email of the commit that last changed the record on the default branch is the
+  approver's email (a hand-written record naming someone else fails);
+* when ``<memoryDir>/OWNERS`` exists on the default branch, the approver owns the rule's path.
+
+Not protected: a person with push rights to the default branch who forges both the record and
+the commit's author (git does not authenticate authors; signed commits would).
+
+Closed by default: a git failure, a missing or unreadable record fails the rule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+    from git_memex.core.model import Memory
+    from git_memex.core.paths import Context
+
+RECORDS_DIR = ".approvals"
+FORMAT = "git-memex-approval/1"
+CONTENT_FIELDS = ("id", "role", "scope", "type", "trust_level", "source", "paths", "tags", "body")
+"""The index row's fields a content hash covers: what the rule says, and where and to whom it applies."""
+
+_IDENT_RE = re.compile(r"^(.*?) <([^<>]*)> \d+ [+-]\d{4}$")
+
+
+def content_hash(row: Mapping[str, Any] | sqlite3.Row) -> str:
+    """``sha256:<hex>`` of the rule's content as the index serves it (`CONTENT_FIELDS`)."""
+    from git_memex.core.digest import sha256_hex
+
+    payload = {k: row[k] for k in CONTENT_FIELDS}
+    return "sha256:" + sha256_hex(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+
+
+def memory_hash(m: Memory) -> str:
+    """`content_hash` of a memory about to be written (the row the index will hold for it)."""
+    from git_memex.index.schema import memory_row
+
+    return content_hash(memory_row(m, "repo", None))
+
+
+def git_identity(cwd: Path) -> tuple[str, str] | None:
+    """(name, email) git puts on a commit made here (``git var GIT_AUTHOR_IDENT``); None when
+    git knows no email."""
+    from git_memex.git.gitcmd import run_git
+
+    proc = run_git(["var", "GIT_AUTHOR_IDENT"], cwd, timeout=20)
+    if proc is None or proc.returncode != 0:
+        return None
+    m = _IDENT_RE.match(proc.stdout.decode("utf-8", "replace").strip())
+    if m is None or "@" not in m.group(2):
+        return None
+    return m.group(1), m.group(2)
+
+
+def build(mid: str, digest: str, name: str, email: str, trust: str) -> bytes:
+    """A record's bytes."""
+    from git_memex.core.model import now
+
+    rec = {"format": FORMAT, "id": mid, "content": digest, "approver": {"name": name, "email": email},
+           "trust_level": trust, "approved_at": now()}
+    return (json.dumps(rec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def parse(data: bytes | None, mid: str) -> dict[str, Any] | str:
+    """The record's fields, or why it does not count (one phrase)."""
+    if data is None:
+        return "no approval record (`git memex instruction approve` writes one)"
+    try:
+        rec = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return "its approval record is not valid JSON"
+    if not isinstance(rec, dict) or rec.get("format") != FORMAT or rec.get("id") != mid:
+        return "its approval record is not one `git memex instruction approve` wrote for this rule"
+    who = rec.get("approver")
+    if not isinstance(who, dict) or not isinstance(who.get("email"), str) or not isinstance(rec.get("content"), str):
+        return "its approval record names no approver"
+    return rec
+
+
+def write(path: Path, data: bytes) -> None:
+    """Write a record atomically (never half a file)."""
+    import os
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def personal_path(ctx: Context, mid: str) -> Path:
+    return ctx.data_root / "approvals" / "personal" / f"{mid}.json"
+
+
+def repo_rel(ctx: Context, mid: str) -> str:
+    return f"{ctx.memory_dir_rel}/{RECORDS_DIR}/{mid}.json"
+
+
+def personal_verdict(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None) -> str | None:
+    """None when this machine holds the owner's approval record for the personal rule's content."""
+    from git_memex.agents.owners import identity
+
+    mid = str(row["id"])
+    try:
+        data: bytes | None = personal_path(ctx, mid).read_bytes()
+    except OSError:
+        data = None
+    rec = parse(data, mid)
+    if isinstance(rec, str):
+        return rec
+    if rec["content"] != content_hash(row):
+        return "changed since you approved it (content hash differs): approve it again"
+    me = identity(current_user)
+    if me is None or identity(rec["approver"]["email"]) != me:
+        return "its approval record names someone else"
+    return None
+
+
+def repo_verdicts(ctx: Context, ref: str, branch: str,
+                  rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> dict[str, str | None]:
+    """For each repository row (already byte-identical to the default branch): None when a
+    credible approval record for its content is on the default branch, else why not."""
+    from git_memex.agents.owners import OWNERS_FILE, identity, owners_of
+    from git_memex.agents.owners import parse as parse_owners
+    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+
+    rows = list(rows)
+    out: dict[str, str | None] = {}
+    if not rows or ctx.repo is None:
+        return out
+    work = ctx.repo.work_tree
+    specs = [f"{ref}:{repo_rel(ctx, str(r['id']))}" for r in rows] + [f"{ref}:{ctx.memory_dir_rel}/{OWNERS_FILE}"]
+    blobs = _batch(work, specs)
+    if blobs is None:
+        return {str(r["id"]): "git could not read the approval records" for r in rows}
+    owners_text = blobs[-1]
+    rules = parse_owners(owners_text.decode("utf-8", "replace")) if owners_text is not None else None
+    for r, data in zip(rows, blobs[:-1], strict=True):
+        mid = str(r["id"])
+        rec = parse(data, mid)
+        if isinstance(rec, str):
+            out[mid] = f"{rec} on {branch}"
+            continue
+        if rec["content"] != content_hash(r):
+            out[mid] = (f"its content is not what {rec['approver']['email']} approved (content hash differs): "
+                        "approve it again and merge that")
+            continue
+        who = identity(rec["approver"]["email"])
+        proc = run_git(["log", "-1", "--format=%ae", ref, "--", repo_rel(ctx, mid)], work, timeout=20,
+                       env=TRUSTED_HISTORY)
+        author = proc.stdout.decode("utf-8", "replace").strip() if proc is not None and proc.returncode == 0 else ""
+        if who is None or identity(author) != who:
+            out[mid] = (f"its approval record names {rec['approver']['email']} but was committed by "
+                        f"{author or 'nobody known'}: an approval counts only in a commit by the approver")
+            continue
+        if rules is not None:
+            try:
+                rel = Path(str(r["path"])).resolve().relative_to((work / ctx.memory_dir_rel).resolve()).as_posix()
+            except ValueError:
+                rel = f"{mid}.md"
+            if who not in owners_of(rules, rel):
+                out[mid] = f"{who} is not an owner of {rel} in {ctx.memory_dir_rel}/{OWNERS_FILE} on {branch}"
+                continue
+        out[mid] = None
+    return out
+
+
+def _batch(work: Path, specs: list[str]) -> list[bytes | None] | None:
+    """`git cat-file --batch` with replace objects off: each spec's blob bytes (None: no blob)."""
+    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+
+    proc = run_git(["cat-file", "--batch"], work, input="".join(s + "\n" for s in specs).encode("utf-8"),
+                   timeout=30, env=TRUSTED_HISTORY)
+    if proc is None or proc.returncode != 0:
+        return None
+    data, pos, got = proc.stdout, 0, []
+    for _ in specs:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            return None
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) == 3 and header[2].isdigit():
+            size = int(header[2])
+            got.append(data[pos:pos + size] if header[1] == b"blob" else None)
+            pos += size + 1
+        else:
+            got.append(None)
+    return got
