@@ -316,7 +316,7 @@ def finish_git(proc: subprocess.Popen[bytes] | None,
 
 
 _REV_PARSE = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
-_CONFIG = ["config", "-z", "--get-regexp", r"^(memex\.|remote\.origin\.url$|user\.name$|user\.email$)"]
+_CONFIG = ["config", "-z", "--get-regexp", r"^(memex\.|remote\.origin\.url$|(user|author)\.(name|email)$)"]
 
 
 def discover_repo(cwd: Path | None = None) -> Repo | None:
