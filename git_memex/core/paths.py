@@ -179,10 +179,10 @@ def prepare_data_root(root: Path) -> None:
         return
     # before anything is created: a data root git would commit is refused (one that git ignores is not)
     tree = enclosing_work_tree(root)
-    if tree is not None and not _ignored_by(tree, root):
+    if tree is not None and not _inside_git_dir(tree, root) and not _ignored_by(tree, root):
         raise MemexError(f"{_root_name(root)} is inside the git work tree {tree}, where `git add` would commit "
                          "your personal memories and index; point GIT_MEMEX_HOME at a folder outside every "
-                         "repository", FAILED)
+                         "repository, or make the repository ignore that folder", FAILED)
     try:
         st = os.stat(root)
     except FileNotFoundError:
@@ -240,6 +240,12 @@ def enclosing_work_tree(folder: Path) -> Path | None:
         except OSError:
             return p  # cannot tell: closed
     return None
+
+
+def _inside_git_dir(tree: Path, path: Path) -> bool:
+    """Whether `path` is in the tree's own ``.git`` folder, which git never adds to a commit."""
+    git_dir = tree / ".git"
+    return git_dir.is_dir() and Path(os.path.realpath(path)).is_relative_to(git_dir)
 
 
 def _ignored_by(tree: Path, path: Path) -> bool:

@@ -113,8 +113,11 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     work = repo.work_tree
     rep = InitReport()
     mem_rel = ctx.memory_dir_rel
-    _share_memory_dir(ctx, work, mem_rel, rep)
     folder = work / mem_rel
+    if folder.exists() and not folder.is_dir() or any(p.is_file() for p in folder.parents if p.is_relative_to(work)):
+        raise MemexError(f"the memory folder {mem_rel} (memex.memoryDir) is a file in the work tree, not a folder; "
+                         "set memex.memoryDir to a folder (nothing was changed)", FAILED)
+    _share_memory_dir(ctx, work, mem_rel, rep)
     if folder.is_dir():
         rep.add(f"{mem_rel}/", "unchanged")
     else:

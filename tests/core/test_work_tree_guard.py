@@ -65,3 +65,10 @@ def test_export_and_inventory_guards_fail_closed_on_dubious_ownership(repo: Path
     inv = run_cli("inventory", "--scope", "personal", "--out", str(out / "inv.txt"), cwd=repo)
     assert inv.code == 2 and "work tree" in one_sentence(inv.err)
     assert not (out / "inv.txt").exists()
+
+
+def test_a_data_root_inside_the_git_folder_is_allowed(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("GIT_MEMEX_HOME", str(repo / ".git" / "memdata"))
+    r = run_cli("add", "I keep my ssh keys on a yubikey", "--scope", "personal")
+    assert r.code == 0, r.err
+    assert git("status", "--porcelain", cwd=repo).stdout == ""

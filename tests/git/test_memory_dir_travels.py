@@ -54,3 +54,13 @@ def test_doctor_flags_memories_left_in_the_default_folder(ready: Path):
                                                     cwd=ready, check=False).returncode == 1
     doc = run_cli("doctor")
     assert "two memory folders" in doc.out + doc.err and ".ai/open-memex" in doc.out + doc.err
+
+
+def test_a_committed_memory_folder_that_is_a_file_is_one_sentence(repo: Path):
+    (repo / ".gitmemex").write_text("[memex]\n\tmemoryDir = README.md\n")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "hostile setting", cwd=repo)
+    r = run_cli("init", "--yes")
+    lines = [ln for ln in r.err.splitlines() if ln.strip()]
+    assert r.code == 2 and len(lines) == 1 and "is a file" in lines[0] and "Traceback" not in r.err
+    assert git("status", "--porcelain", cwd=repo).stdout == ""
