@@ -45,7 +45,13 @@ def _git_config(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.core.paths import SETTINGS, canonical_key, load_context, validate_setting
+    from git_memex.core.paths import (
+        SETTINGS,
+        TEAM_KEYS,
+        canonical_key,
+        load_context,
+        validate_setting,
+    )
 
     ctx = load_context()
     if args.action in (None, "list"):
@@ -85,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         raise MemexError("not inside a git repository; use --global for every repository", USAGE)
     where = "--global" if args.global_ else "--local"
     name = f"memex.{key}"
+    if key in TEAM_KEYS and not args.global_ and ctx.repo is not None:
+        return _team_setting(ctx.repo.work_tree, key, args)
     if args.action == "unset":
         if args.value is None:
             r = _git_config(where, "--unset-all", name)
@@ -109,4 +117,30 @@ def run(args: argparse.Namespace) -> int:
     if r.returncode != 0:
         raise MemexError(f"git config failed: {r.stderr.strip() or r.returncode}", FAILED)
     print(f"{name}={value}")
+    return 0
+
+
+def _team_setting(work_tree: Any, key: str, args: argparse.Namespace) -> int:
+    """A setting that decides where shared files live goes into the committed `TEAM_FILE`, so that
+    every clone uses it (a copy in this clone's own config would override it, so it is removed)."""
+    from git_memex.core.paths import TEAM_FILE, read_team_file, validate_setting, write_team_setting
+
+    name = f"memex.{key}"
+    had_local = _git_config("--local", "--get-all", name).returncode == 0
+    if args.action == "unset":
+        if name.lower() not in read_team_file(work_tree) and not had_local:
+            raise UsageError(f"{name} has no value in {TEAM_FILE} or the repository config")
+        if name.lower() in read_team_file(work_tree):
+            write_team_setting(work_tree, key, None)
+    else:
+        value = validate_setting(key, args.value, timed=True)
+        write_team_setting(work_tree, key, value)
+    if had_local:
+        r = _git_config("--local", "--unset-all", name)
+        if r.returncode not in (0, 5):
+            raise MemexError(f"git config failed: {r.stderr.strip() or r.returncode}", FAILED)
+    if args.action == "unset":
+        print(f"unset {name} (in {TEAM_FILE}: commit it so that every clone uses the default folder)")
+    else:
+        print(f"{name}={value}  (in {TEAM_FILE}: commit it so that every clone uses this folder)")
     return 0

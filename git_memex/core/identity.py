@@ -4,8 +4,13 @@ One function, `person`, gives the value written to ``created_by``, ``proposed_by
 ``approved_by`` and every ``review_history`` entry's ``by``, and compared by the instruction gate
 (a personal rule passes only for its owner) and by the self-approval check. The protocol's
 identities are namespaced (``local:…``, ``github:…``, ``oidc:…``); a local person is named by
-git's ``user.email``, else ``user.name``, from the config `load_context` reads (one `git config`
-call for every setting, identity included). Versions before this module wrote the bare
+the e-mail git would write into a commit's author line, else the name, taken exactly as git takes
+it: ``GIT_AUTHOR_EMAIL``, then ``author.email``, then ``user.email`` (from the config
+`load_context` reads with the user's `git`, so ``GIT_CONFIG_GLOBAL``, XDG and ``includeIf`` count),
+and only when none is set, git itself (`git var GIT_AUTHOR_IDENT`: ``EMAIL``, a guess, or "none").
+`commit_ident` gives the author and committer a commit we make is signed with, from `git var`
+(pygit2's own ``default_signature`` reads neither the environment nor ``GIT_CONFIG_GLOBAL``);
+libgit2 is asked only when no `git` can be started. Versions before this module wrote the bare
 ``user.name`` into ``proposed_by`` and ``approved_by``: `spellings` lists those older forms so
 that a comparison still recognises them.
 """
@@ -13,17 +18,61 @@ that a comparison still recognises them.
 from __future__ import annotations
 
 import os
+import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git_memex.core.paths import Context
 
 
+NO_IDENTITY = ("git does not know who you are; set it with `git config --global user.name \"Your Name\"` "
+               "and `git config --global user.email you@example.com`")
+"""The one sentence (a caller appends what was not done) when git has no identity at all."""
+
+
 def _names(ctx: Context) -> tuple[str | None, str | None]:
-    """git's user.email and user.name, as `load_context` read them with the rest of the config."""
-    email = ctx.config.get("user.email")
-    name = ctx.config.get("user.name")
+    """The author e-mail and name git would use, in git's order (environment, author.*, user.*);
+    git itself is asked only when neither the environment nor the config names an e-mail."""
+    email = os.environ.get("GIT_AUTHOR_EMAIL") or ctx.config.get("author.email") or ctx.config.get("user.email")
+    name = os.environ.get("GIT_AUTHOR_NAME") or ctx.config.get("author.name") or ctx.config.get("user.name")
+    if not email:
+        got = commit_ident(ctx, "AUTHOR")
+        if got is not None:
+            name, email = name or got[0], got[1]
     return (str(email) if email else None), (str(name) if name else None)
+
+
+_IDENT_RE = re.compile(r"^(.*?) ?<([^<>]*)> (\d+) ([+-])(\d\d)(\d\d)$")
+
+
+def commit_ident(ctx: Context, role: str = "AUTHOR") -> tuple[str, str, int, int] | None:
+    """(name, email, time, UTC offset in minutes) of the commit author (or ``COMMITTER``) exactly
+    as `git commit` would write it here (`git var GIT_<ROLE>_IDENT`: environment, every config
+    file git reads, ``EMAIL``, ``user.useConfigOnly``); None when git has no identity. Without a
+    `git` to ask, libgit2's default signature of the repository, when it has one."""
+    from git_memex.core.paths import finish_git, start_git
+
+    where = ctx.repo.work_tree if ctx.repo is not None else ctx.cwd
+    r = finish_git(start_git(["var", f"GIT_{role}_IDENT"], where), timeout=60)
+    if r is None:
+        return _libgit2_ident(ctx)
+    m = _IDENT_RE.match(r.stdout.strip()) if r.returncode == 0 else None
+    if m is None or not m.group(2):
+        return None
+    offset = int(m.group(5)) * 60 + int(m.group(6))
+    return m.group(1), m.group(2), int(m.group(3)), -offset if m.group(4) == "-" else offset
+
+
+def _libgit2_ident(ctx: Context) -> tuple[str, str, int, int] | None:
+    if ctx.repo is None:
+        return None
+    try:
+        from git_memex.git import pygit
+
+        sig = pygit.open_repo(ctx.repo.work_tree).default_signature
+    except Exception:  # noqa: BLE001 - libgit2 finds no identity (or no repository): none
+        return None
+    return sig.name, sig.email, sig.time, sig.offset
 
 
 def _local(email: str | None, name: str | None) -> str | None:

@@ -1,7 +1,9 @@
 """Where memories live: the data root, the current repository, and the project identity.
 
 Repository discovery asks the user's `git` (two short subprocess calls) rather than
-importing pygit2, so that short-lived commands such as `search` start fast.
+importing pygit2, so that short-lived commands such as `search` start fast; only when no `git`
+can be started does libgit2 answer instead (`_libgit2_view`), so a machine without git still sees
+the repository, its committed memories and its project key.
 """
 
 from __future__ import annotations
@@ -169,10 +171,18 @@ def prepare_data_root(root: Path) -> None:
     an existing one with any group or other permission bit is repaired (the root chmod 0700 and
     one walk taking those bits off everything in it). The common path is a single stat.
 
-    Raises a one-sentence MemexError (exit 2) when the root is not a folder or cannot be created."""
+    Raises a one-sentence MemexError (exit 2) when the root is not a folder or cannot be created,
+    and, before creating anything, when it lies inside a git work tree that does not ignore it
+    (`enclosing_work_tree`, which fails closed): `git add -A` would commit personal memories."""
     key = str(root)
     if key in _READY_ROOTS:
         return
+    # before anything is created: a data root git would commit is refused (one that git ignores is not)
+    tree = enclosing_work_tree(root)
+    if tree is not None and not _inside_git_dir(tree, root) and not _ignored_by(tree, root):
+        raise MemexError(f"{_root_name(root)} is inside the git work tree {tree}, where `git add` would commit "
+                         "your personal memories and index; point GIT_MEMEX_HOME at a folder outside every "
+                         "repository, or make the repository ignore that folder", FAILED)
     try:
         st = os.stat(root)
     except FileNotFoundError:
@@ -201,6 +211,53 @@ def prepare_data_root(root: Path) -> None:
     if os.name == "posix" and st.st_mode & 0o077 and st.st_uid == os.geteuid():
         repair_modes(root)
     _READY_ROOTS.add(key)
+
+
+def enclosing_work_tree(folder: Path) -> Path | None:
+    """The git work tree `folder` lies in, or None only when it surely lies in none: fails closed.
+
+    Asks no `git` (which answers nothing for a repository of another owner, "dubious ownership",
+    and answers about another repository when ``GIT_DIR`` is set): the nearest ancestor (itself
+    included, symbolic links resolved) holding a ``.git`` file or folder, or the folder
+    ``GIT_WORK_TREE`` names when `folder` is in it. A folder that cannot be looked at counts as
+    inside a work tree (itself)."""
+    try:
+        here = Path(os.path.realpath(folder))
+    except OSError:
+        return Path(folder)
+    env_tree = os.environ.get("GIT_WORK_TREE")
+    if env_tree:
+        with contextlib.suppress(OSError, ValueError):
+            t = Path(os.path.realpath(env_tree))
+            if here.is_relative_to(t):
+                return t
+    for p in (here, *here.parents):
+        try:
+            os.lstat(p / ".git")
+            return p
+        except (FileNotFoundError, NotADirectoryError):  # nothing there, or a file: no .git in it
+            continue
+        except OSError:
+            return p  # cannot tell: closed
+    return None
+
+
+def _inside_git_dir(tree: Path, path: Path) -> bool:
+    """Whether `path` is in the tree's own ``.git`` folder, which git never adds to a commit."""
+    git_dir = tree / ".git"
+    return git_dir.is_dir() and Path(os.path.realpath(path)).is_relative_to(git_dir)
+
+
+def _ignored_by(tree: Path, path: Path) -> bool:
+    """Whether git (asked with every ownership accepted, outside any ``GIT_DIR``) says `path` is
+    ignored in `tree`, so that `git add -A` leaves it out; False when git cannot say."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    try:
+        r = subprocess.run(["git", "-c", "safe.directory=*", "check-ignore", "-q", "--no-index", str(path) + "/x"],
+                           cwd=tree, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return r.returncode == 0
 
 
 def repair_modes(root: Path) -> int:
@@ -316,7 +373,9 @@ def finish_git(proc: subprocess.Popen[bytes] | None,
 
 
 _REV_PARSE = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
-_CONFIG = ["config", "-z", "--get-regexp", r"^(memex\.|remote\.origin\.url$|user\.name$|user\.email$)"]
+_CONFIG = ["config", "-z", "--show-scope", "--get-regexp", r"^(memex\.|remote\.origin\.url$|(user|author)\.(name|email)$)"]
+_OWN_SCOPES = ("local", "worktree", "command")
+"""Config scopes of this clone alone: a value set there overrides the committed `TEAM_FILE`."""
 
 
 def discover_repo(cwd: Path | None = None) -> Repo | None:
@@ -338,15 +397,19 @@ def _repo_from(r: subprocess.CompletedProcess[str] | None, cwd: Path | None) -> 
 
 
 def read_config(cwd: Path | None = None) -> dict[str, str]:
-    """memex.* settings (repo overrides global), the origin URL and the user, from one `git config` call."""
+    """memex.* settings (repo overrides global), the origin URL and the user, from one `git config`
+    call (without `TEAM_FILE`: the merge driver that uses it needs no folder setting)."""
     return _config_from(_git(_CONFIG, cwd))
 
 
-def _config_from(r: subprocess.CompletedProcess[str] | None) -> dict[str, str]:
+def _config_from(r: subprocess.CompletedProcess[str] | None, scopes: dict[str, str] | None = None) -> dict[str, str]:
+    """Parse `_CONFIG`'s output (``scope NUL key LF value NUL`` per entry); `scopes` receives the
+    scope each key's winning value came from."""
     out: dict[str, str] = {}
     if r is None or r.returncode not in (0, 1):
         return out
-    for item in r.stdout.split("\0"):
+    parts = r.stdout.split("\0")
+    for scope, item in zip(parts[0::2], parts[1::2], strict=False):
         if not item:
             continue
         key, _, value = item.partition("\n")
@@ -355,7 +418,90 @@ def _config_from(r: subprocess.CompletedProcess[str] | None) -> dict[str, str]:
             out[key] += "\0" + value  # every value applies; git config values hold no NUL
         else:
             out[key] = value  # later (more local) entries win
+        if scopes is not None:
+            scopes[key] = scope
     return out
+
+
+# ----------------------------------------------------------------- the committed settings file
+TEAM_FILE = ".gitmemex"
+"""At the work tree root, committed: settings that decide where shared files live (today
+``memoryDir``), so that every clone puts and finds the team's memories in the same folder. git
+config syntax (``[memex]`` then ``memoryDir = …``). A value in this clone's own config (local,
+worktree, ``-c``) overrides it; it overrides the global and system config."""
+TEAM_KEYS = ("memoryDir",)
+_TEAM_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*?)\s*$")
+
+
+def read_team_file(work_tree: Path) -> dict[str, str]:
+    """``{"memex.memorydir": value}`` from `TEAM_FILE`, as far as it is readable (a missing or
+    unreadable file, or an invalid value, is as if absent: the folder setting falls back)."""
+    try:
+        text = (work_tree / TEAM_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out: dict[str, str] = {}
+    section = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", ";")):
+            continue
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip().lower()
+            continue
+        m = _TEAM_LINE.match(line)
+        if section != "memex" or m is None:
+            continue
+        value = m.group(2).strip('"')
+        for key in TEAM_KEYS:
+            if m.group(1).lower() == key.lower():
+                with contextlib.suppress(UsageError):
+                    out[f"memex.{key.lower()}"] = validate_setting(key, value)
+    return out
+
+
+def write_team_setting(work_tree: Path, key: str, value: str | None) -> Path:
+    """Set (or with None remove) `key` in `TEAM_FILE`, keeping its other lines; returns the file."""
+    from git_memex.core.files import atomic_write_text
+
+    path = work_tree / TEAM_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = ["# git-memex settings shared by every clone (commit this file)"]
+    out: list[str] = []
+    section = ""
+    done = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            if section == "memex" and not done and value is not None:
+                out.append(f"\t{key} = {value}")
+                done = True
+            section = stripped.strip("[]").strip().lower()
+        else:
+            m = _TEAM_LINE.match(line)
+            if section == "memex" and m is not None and m.group(1).lower() == key.lower():
+                if value is not None and not done:
+                    out.append(f"\t{key} = {value}")
+                    done = True
+                continue
+        out.append(line)
+    if value is not None and not done:
+        if section != "memex":
+            out.append("[memex]")
+        out.append(f"\t{key} = {value}")
+    atomic_write_text(path, "\n".join(out) + "\n")
+    return path
+
+
+def _with_team_file(repo: Repo | None, config: dict[str, str], scopes: dict[str, str]) -> dict[str, str]:
+    if repo is None:
+        return config
+    for key, value in read_team_file(repo.work_tree).items():
+        if scopes.get(key) not in _OWN_SCOPES:
+            config[key] = value
+    return config
 
 
 # ----------------------------------------------------------------- identity
@@ -580,5 +726,47 @@ def load_context(cwd: Path | None = None) -> Context:
     here = Path(cwd or os.getcwd())
     # Both git calls at once: they are independent, and each costs a process start.
     rev_parse, config = start_git(_REV_PARSE, here), start_git(_CONFIG, here)
+    if rev_parse is None and config is None:  # no `git` to start: libgit2 finds the same repository
+        repo, cfg, where = _libgit2_view(here)
+        return Context(data_root=data_root(), cwd=here, repo=repo, config=_with_team_file(repo, cfg, where))
     repo = _repo_from(finish_git(rev_parse), here)
-    return Context(data_root=data_root(), cwd=here, repo=repo, config=_config_from(finish_git(config)))
+    scopes: dict[str, str] = {}
+    cfg = _config_from(finish_git(config), scopes)
+    return Context(data_root=data_root(), cwd=here, repo=repo, config=_with_team_file(repo, cfg, scopes))
+
+
+_CONFIG_RE = re.compile(_CONFIG[-1])
+
+
+def _libgit2_view(here: Path) -> tuple[Repo | None, dict[str, str], dict[str, str]]:
+    """The repository around `here` and the settings `_CONFIG` reads, through libgit2 (pygit2 is a
+    dependency) for a machine with no `git` on PATH, so that committed memories, settings and the
+    project key stay the same; (None, {}, {}) outside a repository or when libgit2 fails too.
+    The third part is the scope of each key's winning value, as `_config_from` gives it."""
+    try:
+        import pygit2
+
+        found = pygit2.discover_repository(str(here))
+        if found is None:
+            return None, {}, {}
+        r = pygit2.Repository(found)
+        if r.is_bare or not r.workdir:
+            return None, {}, {}
+        git_dir = Path(r.path).resolve()
+        common = git_dir
+        link = git_dir / "commondir"
+        if link.is_file():
+            c = Path(link.read_text(encoding="utf-8").strip())
+            common = (c if c.is_absolute() else git_dir / c).resolve()
+        out: dict[str, str] = {}
+        scopes: dict[str, str] = {}
+        for entry in r.config:  # lowest priority first, as `git config --get-regexp` lists them
+            key = entry.name.lower()
+            if not _CONFIG_RE.match(key) or entry.value is None:
+                continue
+            out[key] = out[key] + "\0" + entry.value if key in MULTI and key in out else entry.value
+            scopes[key] = "local" if entry.level >= pygit2.enums.ConfigLevel.LOCAL else "global"
+        work = Path(r.workdir.rstrip("/\\"))
+        return Repo(work_tree=work, git_dir=git_dir, common_dir=common, origin_url=None), out, scopes
+    except Exception:  # noqa: BLE001 - an unreadable repository: as outside one
+        return None, {}, {}

@@ -89,6 +89,23 @@ def _ensure_attributes(path: Path, mem_rel: str) -> str:
     return _ensure_line(path, attributes_line(mem_rel))
 
 
+def _share_memory_dir(ctx: Context, work: Path, mem_rel: str, rep: InitReport) -> None:
+    """A memory folder other than the default, chosen in this clone's config only, is written
+    into the committed `paths.TEAM_FILE`, so that a teammate's fresh clone uses the same folder."""
+    from git_memex.core.paths import (
+        DEFAULT_MEMORY_DIR,
+        TEAM_FILE,
+        read_team_file,
+        write_team_setting,
+    )
+
+    if mem_rel == DEFAULT_MEMORY_DIR or read_team_file(work).get("memex.memorydir") is not None:
+        return  # the default, or the team's choice (a local value that differs only overrides it here)
+    existed = (work / TEAM_FILE).exists()
+    write_team_setting(work, "memoryDir", mem_rel)
+    rep.add(TEAM_FILE, "updated" if existed else "created", f"memoryDir = {mem_rel}: commit it")
+
+
 def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     from git_memex.git.githooks import driver_command, install_hooks
 
@@ -97,6 +114,10 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     rep = InitReport()
     mem_rel = ctx.memory_dir_rel
     folder = work / mem_rel
+    if folder.exists() and not folder.is_dir() or any(p.is_file() for p in folder.parents if p.is_relative_to(work)):
+        raise MemexError(f"the memory folder {mem_rel} (memex.memoryDir) is a file in the work tree, not a folder; "
+                         "set memex.memoryDir to a folder (nothing was changed)", FAILED)
+    _share_memory_dir(ctx, work, mem_rel, rep)
     if folder.is_dir():
         rep.add(f"{mem_rel}/", "unchanged")
     else:

@@ -141,14 +141,20 @@ def commit_files(
     message: str,
     *,
     branch: str | None = None,
+    author: tuple[str, str, int, int] | None = None,
+    committer: tuple[str, str, int, int] | None = None,
 ) -> str:
     """Commit exactly these files on top of HEAD (or on a branch), leaving the user's index alone.
+
+    `author` and `committer` are (name, email, time, offset) as `identity.commit_ident` gives
+    them (git's own identity); libgit2's default signature only when they are not given.
 
     The new tree is HEAD's tree plus these blobs. Afterwards the index entries of these
     paths are set to the committed blobs (so they don't show as staged changes), and
     every other index entry — the user's staged work — is untouched.
     """
-    sig = repo.default_signature
+    who = pygit2.Signature(*author) if author is not None else repo.default_signature
+    by = pygit2.Signature(*committer) if committer is not None else repo.default_signature
     try:
         parent = repo.head.peel(pygit2.Commit)
         base_tree = parent.tree
@@ -159,7 +165,7 @@ def commit_files(
     blobs = {p: repo.create_blob(d) for p, d in files.items()}
     tree_id = _tree_with(repo, base_tree, blobs)
     ref = "HEAD" if branch is None else f"refs/heads/{branch}"
-    commit_id = repo.create_commit(ref, sig, sig, message, tree_id, parents)
+    commit_id = repo.create_commit(ref, who, by, message, tree_id, parents)
     idx = repo.index
     idx.read()
     for p, oid in blobs.items():

@@ -223,6 +223,12 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
     repo = pygit.open_repo(repo_info.work_tree)
     if repo.state() != 0:
         raise MemexError("a merge, rebase or cherry-pick is in progress; finish it before submitting", FAILED)
+    # who commits, asked of git before anything is written: without an identity nothing changes
+    from git_memex.core.identity import NO_IDENTITY, commit_ident
+
+    author, committer = commit_ident(ctx, "AUTHOR"), commit_ident(ctx, "COMMITTER")
+    if author is None or committer is None:
+        raise MemexError(f"{NO_IDENTITY}, then submit again (nothing was changed)", FAILED)
     res = SubmitResult()
     with opened(ctx, stores) as st:
             journal = _journal_path(ctx)
@@ -307,7 +313,8 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     for rel in files:
                         body = files[rel].split("---\n", 2)[-1].strip().splitlines() or [""]
                         lines.append(f"- {Path(rel).stem} {body[0][:60]}")
-                    res.commit = pygit.commit_files(repo, to_commit, "\n".join(lines) + "\n")
+                    res.commit = pygit.commit_files(repo, to_commit, "\n".join(lines) + "\n",
+                                                    author=author, committer=committer)
                     res.committed = True
             except Exception as exc:  # noqa: BLE001 - never leave a journal that fails the same way forever
                 detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

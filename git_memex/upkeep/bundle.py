@@ -188,15 +188,11 @@ def bundle_text(bundle: dict[str, Any]) -> str:
 
 
 def _work_tree_of(folder: Path) -> Path | None:
-    """The git work tree `folder` is inside, if any (one `git rev-parse`)."""
+    """The git work tree `folder` is inside, if any; fails closed (`paths.enclosing_work_tree`:
+    no `git` is asked, so dubious ownership or a stray ``GIT_DIR`` cannot make it say none)."""
+    from git_memex.core.paths import enclosing_work_tree
 
-    from git_memex.git.gitcmd import git_text
-
-    r = git_text(["rev-parse", "--show-toplevel"], folder, timeout=60)
-    if r is None:
-        return None
-    top = r.stdout.strip()
-    return Path(top) if r.returncode == 0 and top else None
+    return enclosing_work_tree(folder)
 
 
 def write_bundle(res: ExportResult, out: str) -> Path:

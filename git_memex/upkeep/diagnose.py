@@ -57,7 +57,28 @@ def run(ctx: Context) -> Report:
         _check_driver_command(ctx, rep)
         _check_hook_commands(ctx, rep)
         _check_submit_journal(ctx, rep)
+        _check_memory_folders(ctx, rep)
     return rep
+
+
+def _check_memory_folders(ctx: Context, rep: Report) -> None:
+    """One memory folder per repository: a second one holding memory files (the default one, the
+    committed `TEAM_FILE`'s or this clone's own choice) is memories nobody here sees."""
+    from git_memex.core.paths import DEFAULT_MEMORY_DIR, TEAM_FILE, read_team_file
+
+    assert ctx.repo is not None
+    work, used = ctx.repo.work_tree, ctx.memory_dir_rel
+    team = read_team_file(work).get("memex.memorydir")
+    others = {DEFAULT_MEMORY_DIR, team or DEFAULT_MEMORY_DIR} - {used}
+    for rel in sorted(others):
+        folder = work / rel
+        n = sum(1 for _ in folder.rglob("*.md")) if folder.is_dir() else 0
+        if n:
+            why = (f"{TEAM_FILE} names {team}, and this clone's config overrides it" if rel == team
+                   else f"memex.memoryDir is {used}")
+            rep.add("memory folders", "warn", f"two memory folders: {used}/ is used ({why}), and {rel}/ holds {n} "
+                    f"memory file{'s' if n != 1 else ''} nobody here sees; move them, or set memex.memoryDir "
+                    f"(`git memex config set memex.memoryDir DIR` writes {TEAM_FILE}, commit it)")
 
 
 def _rows(st: Any) -> list[Any]:

@@ -261,11 +261,10 @@ def render(inv: dict[str, Any], fmt: str) -> str:
 
 # ------------------------------------------------------------------ write
 def work_tree_of(folder: Path) -> Path | None:
-    """The git work tree `folder` lies in (asking git itself), or None."""
-    from git_memex.core.paths import discover_repo
+    """The git work tree `folder` lies in, or None; fails closed (`paths.enclosing_work_tree`)."""
+    from git_memex.core.paths import enclosing_work_tree
 
-    repo = discover_repo(folder)
-    return repo.work_tree if repo is not None else None
+    return enclosing_work_tree(folder)
 
 
 def _refuse_local(inv: dict[str, Any], target: str, folder: Path) -> None:

@@ -208,10 +208,12 @@ def test_relative_data_root_does_not_move_with_cd(repo: Path, tmp_path: Path) ->
     first, second = p.stdout.split()
     assert first == second == str(repo / "rel-home")
     assert paths.data_root().is_absolute()
-    # and through the CLI: the memory lands under the folder the command started in
-    r = run_cli("add", "--scope", "personal", "relative homes stay put", env={"GIT_MEMEX_HOME": "rel-home"})
+    # and through the CLI: the memory lands under the folder the command started in (outside the
+    # repository: a data root inside a work tree is refused, tests/core/test_work_tree_guard.py)
+    r = run_cli("add", "--scope", "personal", "relative homes stay put", env={"GIT_MEMEX_HOME": "rel-home"},
+                cwd=elsewhere)
     assert r.code == 0, r.err
-    assert list((repo / "rel-home" / "memories" / "personal").glob("*.md"))
+    assert list((elsewhere / "rel-home" / "memories" / "personal").glob("*.md"))
 
 
 def test_personal_memory_cannot_be_shared(repo: Path, isolated_env: Path) -> None:

@@ -1,0 +1,74 @@
+"""Personal data never lands in a work tree (docs/git.md, docs/security.md): a data root inside a
+git work tree is refused before anything is written (unless git ignores it), and the guard of
+`export`/`inventory` fails closed when git cannot answer (dubious ownership, a stray GIT_DIR)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import git, run_cli
+
+
+def one_sentence(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_a_data_root_inside_a_work_tree_is_refused_and_nothing_is_committed(repo: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("GIT_MEMEX_HOME", str(repo / ".memdata"))
+    r = run_cli("add", "I keep my ssh keys on a yubikey", "--scope", "personal")
+    assert r.code == 2
+    assert "inside the git work tree" in one_sentence(r.err)
+    assert not (repo / ".memdata").exists()
+    git("add", "-A", cwd=repo)
+    assert git("status", "--porcelain", cwd=repo).stdout == ""
+    doc = run_cli("doctor")
+    assert doc.code != 0 and "inside the git work tree" in doc.err + doc.out
+
+
+def test_a_data_root_git_ignores_is_allowed(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    (repo / ".gitignore").write_text(".memdata/\n")
+    monkeypatch.setenv("GIT_MEMEX_HOME", str(repo / ".memdata"))
+    r = run_cli("add", "I keep my ssh keys on a yubikey", "--scope", "personal")
+    assert r.code == 0, r.err
+    git("add", "-A", cwd=repo)
+    assert git("status", "--porcelain", cwd=repo).stdout.split() == ["A", ".gitignore"]
+
+
+def test_export_guard_fails_closed_with_a_stray_git_dir(repo: Path, tmp_path: Path):
+    assert run_cli("add", "I like tabs", "--scope", "personal").code == 0
+    elsewhere = tmp_path / "nowhere.git"
+    r = run_cli("export", "--scope", "personal", "-o", str(repo / "bundle.json"),
+                env={"GIT_DIR": str(elsewhere)})
+    assert r.code == 2 and "work tree" in one_sentence(r.err)
+    assert not (repo / "bundle.json").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another uid needs root")
+def test_export_and_inventory_guards_fail_closed_on_dubious_ownership(repo: Path, tmp_path: Path):
+    assert run_cli("add", "I like tabs", "--scope", "personal").code == 0
+    out = tmp_path / "theirs"
+    git("init", "-q", str(out))
+    for folder, dirs, files in os.walk(out):
+        for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+            os.chown(name, 54321, 54321)
+    os.chmod(out, 0o777)
+    assert git("rev-parse", "--show-toplevel", cwd=out, check=False).returncode != 0  # git cannot answer
+    r = run_cli("export", "--scope", "personal", "-o", str(out / "bundle.json"), cwd=repo)
+    assert r.code == 2 and "work tree" in one_sentence(r.err)
+    assert not (out / "bundle.json").exists()
+    inv = run_cli("inventory", "--scope", "personal", "--out", str(out / "inv.txt"), cwd=repo)
+    assert inv.code == 2 and "work tree" in one_sentence(inv.err)
+    assert not (out / "inv.txt").exists()
+
+
+def test_a_data_root_inside_the_git_folder_is_allowed(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("GIT_MEMEX_HOME", str(repo / ".git" / "memdata"))
+    r = run_cli("add", "I keep my ssh keys on a yubikey", "--scope", "personal")
+    assert r.code == 0, r.err
+    assert git("status", "--porcelain", cwd=repo).stdout == ""
