@@ -66,6 +66,9 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, stores
                     paths=orig.paths,
                     extra={"derived_from": orig.id, "proposed_by": me},
                 )
+                from git_memex.secrets.admission import admit
+
+                admit(copy, ctx.redact_patterns, body=False)  # tags, paths…: masked like the body
                 if local_approve:
                     copy.fm["review_state"] = "approved"
                     copy.fm["approved_by"] = me

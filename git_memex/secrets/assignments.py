@@ -61,7 +61,7 @@ def _name_kind(name: str) -> str | None:
     parts = [p.lower() for p in _CAMEL_PARTS.findall(name)]
     if not parts or parts[-1] in _META_PARTS:
         return None
-    if any(w in name.lower() for w in ("password", "passwd", "passphrase")):
+    if any(w in name.lower() for w in ("password", "passwd", "passphrase", "sshpass")):
         return "password"  # PGPASSWORD, DBPASSWORD: glued upper-case names
     kind: str | None = None
     for i, p in enumerate(parts):
@@ -125,7 +125,7 @@ _I18N_PASSWORD_WORDS = (
 )
 _I18N_ASSIGN = _lazy(
     r"(?i)(?P<name>(?<!\w)(?:" + _I18N_PASSWORD_WORDS + r")|パスワード|暗証番号|비밀번호|비번|암호)"
-    r"(?P<sep>(?:[ \t][^\n:：=]{0,30}?)?(?:[ \t]*[:：=]|[ \t]+(?:ist|est|es|é|è|är|er|is|—|-)[ \t]|[ \t]*は|[ \t]*는))"
+    r"(?P<sep>(?:[ \t][^\n:：=]{0,30}?)?(?:[ \t]*[:：=]|[ \t]+(?:ist|est|es|é|è|är|er|is|—|-)[ \t]|[ \t]*は|[ \t]*는|[ \t]*(?=[「『“])))"
     r"[ \t]*[\"'“「«]?(?P<vu>[!-~]{1,256})"
 )
 # "password:" with the value alone on the next line (a note pasted from a chat or a wiki).

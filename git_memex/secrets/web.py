@@ -25,7 +25,7 @@ _CLI_PASSWORD = (
     # .pgpass: host:port:database:user:password
     _lazy(r"(?m)^[\w.*-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<v>\S+)$"),
     # curl -u user:password, curl --user[=]user:password (quoted or not)
-    _lazy(r"\bcurl\b[^\n]{0,1000}?[ \t](?:-u|--user)(?:[ \t]+|=|(?=[\"']))[\"']?[^\s:\"'$]{1,100}:"
+    _lazy(r"\bcurl\b[^\n]{0,1000}?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=|(?=[\"'])))[\"']?[^\s:\"'$]{1,100}:"
           r"(?P<v>[^\s\"']+)"),
     # sshpass -p password (glued or not); -e and -f read it from elsewhere
     _lazy(r"\bsshpass\b[^\n]{0,200}?[ \t]-p[ \t]*[\"']?(?P<v>[^\s\"']+)"),
