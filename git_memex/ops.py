@@ -135,19 +135,17 @@ ALIASES_MAX = 4
 
 def _vocabulary(aliases: list[str] | None, alias: str | None, target: str | None,
                 patterns: tuple[str, ...] = ()) -> dict[str, Any]:
-    from git_memex.secrets.redact import redact
-
     out: dict[str, Any] = {}
     words = [" ".join(a.split()) for a in aliases or [] if a and a.strip()]
     if len(words) > ALIASES_MAX:
         raise UsageError(f"a memory takes at most {ALIASES_MAX} aliases, not {len(words)}")
     if words:
-        out["aliases"] = [redact(w, patterns).text for w in words]
+        out["aliases"] = words  # masked with every other field by `admission.admit`
     a, t = (alias or "").strip(), (target or "").strip()
     if bool(a) != bool(t):
         raise UsageError("alias and target go together: the alias is another name for the target")
     if a:
-        out["alias"], out["target"] = redact(a, patterns).text, redact(t, patterns).text
+        out["alias"], out["target"] = a, t
     return out
 
 
@@ -187,6 +185,7 @@ def add(
     """A new memory. `aliases` are other words it should be found by (at most ALIASES_MAX);
     `alias` and `target` together are a vocabulary entry (the reference tool's: a search for
     either finds memories with the other). Both are masked like the body."""
+    from git_memex.secrets.admission import admit
     from git_memex.secrets.redact import redact
 
     extra = _vocabulary(aliases, alias, target, ctx.redact_patterns)
@@ -220,6 +219,8 @@ def add(
             paths=paths,
             extra=extra or None,
         )
+        # every other field (tags, paths, aliases…) is masked like the body, and reported
+        masked = list(red.masked) + list(admit(m, ctx.redact_patterns, body=False))
         file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
     except ValidationError as exc:
         raise _invalid(exc) from None
@@ -244,7 +245,7 @@ def add(
             crash_point("add.after_write")
             st.index_for(loc).upsert(m, src)
         return AddResult(
-            m.id, scope, m.review_state, None, near, list(red.masked), red.private_spans,
+            m.id, scope, m.review_state, None, near, masked, red.private_spans,
             str(m.path), loc, m.body,
         )
 
@@ -412,6 +413,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
               confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """A new memory replacing `memory_id`; type, tags, role and confidence are the old one's
     unless given."""
+    from git_memex.secrets.admission import admit
     from git_memex.secrets.redact import redact
 
     if not text or not text.strip():
@@ -444,6 +446,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
                 paths=old.paths,
             )
             new.fm["supersedes"] = old.id
+            masked = list(red.masked) + list(admit(new, ctx.redact_patterns, body=False))
             file_text(new, Path(f"{new.id}.md"))
         except ValidationError as exc:
             raise _invalid(exc) from None
@@ -457,7 +460,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
         old.fm["status"] = "superseded"
         old.fm["superseded_by"] = new.id
         _rewrite(st, found, old)
-        return {"id": new.id, "supersedes": old.id, "masked": list(red.masked), "location": loc}
+        return {"id": new.id, "supersedes": old.id, "masked": masked, "location": loc}
 
 
 def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None = None) -> dict[str, Any]:

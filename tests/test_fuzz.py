@@ -88,7 +88,12 @@ def test_huge_scalar_and_deep_nesting_are_refused_quickly():
 # write accepts). The budget is seconds, far above the linear cost (a few ms to ~1 s on a loaded
 # machine), and far below the quadratic one that used to be paid (the 30k-letter word: ~11 s).
 PATHOLOGICAL_UNITS = ["a1", "a", "发布", "中", "a-", "a/", "/", "_", "a_", "a ", "https://a", "://",
-                      "password", "api_key", "cookie: ", "login ", "mysql ", "secret:'a", "Ab3+"]
+                      "password", "api_key", "cookie: ", "login ", "mysql ", "secret:'a", "Ab3+",
+                      # the issue-20 detectors: curl/sshpass flags, labels in other languages,
+                      # next-line values, PEM and PuTTY headers, invisible and full-width characters
+                      "curl -u a:", "curl ", "sshpass -p", "sshpass ", "パスワード", "passwort x", "Пароль ",
+                      "mot de passe ", "password:\n", "----BEGIN ", "-----begin private key-----",
+                      "Private-Lines: 1\n", "Private-Lines: 1\nAAAA", "a\u200b", "ａ", "password:\u00a0a\u00a0"]
 BUDGET_S = 4.0
 
 

@@ -137,7 +137,12 @@ def file_text(m: Memory, path: Path) -> str:
 
     The bytes go through the index's own reader (`index.plainyaml.parse_for_index`, which falls
     back to `parse_memory_bytes`), so a memory that a write path accepts is one a full reindex reads back,
-    never one it quarantines. Raises ValidationError with one sentence."""
+    never one it quarantines. Every string of `m` is masked first, in place
+    (`secrets.admission.admit`): the backstop behind each write path's own call with the team's
+    patterns. Raises ValidationError with one sentence."""
+    from git_memex.secrets.admission import admit
+
+    admit(m)
     validate(m)
     try:
         text = frontmatter.serialize(m.fm, m.body)  # PyYAML's emitter refuses a surrogate in a field

@@ -252,11 +252,15 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
         raise MemexError(f"{wanted} was deleted on {side} and changed on the other side; keep or delete it with git, then `git add` it", CONFLICT)
     result = merge_texts(_decode(base), _decode(ours) or "", _decode(theirs) or "")
     if not result.clean:
-        return ResolveOutcome(
-            wanted, False, list(result.auto_merged),
+        from git_memex.secrets.admission import mask_value
+
+        # the other side's secret must not reach the terminal or the agent: every value is masked
+        conflicts, _masked = mask_value(
             [{"field": c.field, "kind": c.kind, "base": c.base, "ours": c.ours, "theirs": c.theirs} for c in result.conflicts],
-            getattr(result, "note", ""),
+            ctx.redact_patterns,
         )
+        return ResolveOutcome(wanted, False, list(result.auto_merged), conflicts,
+                              mask_value(getattr(result, "note", ""), ctx.redact_patterns)[0])
     from git_memex.secrets.checks import check_text
 
     findings = check_text(wanted, result.text, fmt=False, patterns=ctx.redact_patterns)

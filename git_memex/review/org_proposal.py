@@ -147,6 +147,9 @@ def _org_file(ctx: Context, orig: Any, name: str, me: str) -> tuple[Any, str, tu
         paths=[],  # globs of the project's files mean nothing in another project
         extra={"promoted_by": me, "derived_from": orig.id, "proposed_by": me},
     )
+    from git_memex.secrets.admission import admit
+
+    admit(copy, ctx.redact_patterns, body=False)  # tags and every other field, like the body
     record_step(copy, "draft", "proposed", me, f"proposed to org {name} from project memory {orig.id}")
     rel = f"{DEFAULT_MEMORY_DIR}/{copy.id}.md"
     try:

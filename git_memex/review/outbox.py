@@ -113,6 +113,9 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, via: s
                 # never more trusted than the original (a personal file may say anything of itself
                 # only downwards: an untrusted original stays untrusted)
                 copy.fm["trust_level"] = _lower_trust(copy.fm.get("trust_level"), orig.fm.get("trust_level"))
+                from git_memex.secrets.admission import admit
+
+                admit(copy, ctx.redact_patterns, body=False)  # tags, paths…: masked like the body
                 if local_approve:
                     copy.fm["review_state"] = "approved"
                     copy.fm["approved_by"] = me

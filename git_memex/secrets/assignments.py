@@ -61,7 +61,7 @@ def _name_kind(name: str) -> str | None:
     parts = [p.lower() for p in _CAMEL_PARTS.findall(name)]
     if not parts or parts[-1] in _META_PARTS:
         return None
-    if any(w in name.lower() for w in ("password", "passwd", "passphrase")):
+    if any(w in name.lower() for w in ("password", "passwd", "passphrase", "sshpass")):
         return "password"  # PGPASSWORD, DBPASSWORD: glued upper-case names
     kind: str | None = None
     for i, p in enumerate(parts):
@@ -115,6 +115,24 @@ _CJK_ASSIGN = _lazy(
     r"(?P<name>密码|口令|密钥|秘钥|令牌|密碼|金鑰)(?P<sep>[ \t]*(?:[:：=]|是|为|為)|[ \t]+)[ \t]*"
     r"[\"'“「]?(?P<vu>[!-~]{1,256})"
 )
+# Password labels in other languages: "DBのパスワード: X", "Passwort für den Server: X",
+# "Le mot de passe est X", "Пароль от сервера: X". A few words may sit between the label and
+# its separator (bounded: linear). Only strong values count (`_strong`): "Passwort: erforderlich"
+# is prose. Chinese labels are `_CJK_ASSIGN`'s.
+_I18N_PASSWORD_WORDS = (
+    r"passwort|kennwort|mot[ \t]+de[ \t]+passe|contrase[ñn]a|пароль|senha|has[łl]o|wachtwoord"
+    r"|l[öo]senord|salasana|adgangskode|passord|heslo|jelsz[óo]|[şs]ifre|parola|κωδικός"
+)
+_I18N_ASSIGN = _lazy(
+    r"(?i)(?P<name>(?<!\w)(?:" + _I18N_PASSWORD_WORDS + r")|パスワード|暗証番号|비밀번호|비번|암호)"
+    r"(?P<sep>(?:[ \t][^\n:：=]{0,30}?)?(?:[ \t]*[:：=]|[ \t]+(?:ist|est|es|é|è|är|er|is|—|-)[ \t]|[ \t]*は|[ \t]*는|[ \t]*(?=[「『“])))"
+    r"[ \t]*[\"'“「«]?(?P<vu>[!-~]{1,256})"
+)
+# "password:" with the value alone on the next line (a note pasted from a chat or a wiki).
+_NEXT_LINE = _lazy(
+    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|pass|secret|token|api[ _-]?key)s?[ \t]*[:：=][ \t]*"
+    r"\r?\n[ \t]*(?P<vu>[!-~]{6,256})[ \t]*(?=\r?\n|$)"
+)
 
 _PLACEHOLDER_WORDS = frozenset(
     {
@@ -134,7 +152,7 @@ _DESCRIPTIVE_WORDS = frozenset(
         "correct", "blank", "prompt", "prompted", "interactive", "manual", "automatic", "inherit",
         "inherited", "generated", "random", "strong", "weak", "secure", "insecure", "unknown",
         "same", "different", "updated", "removed", "revoked", "keychain", "keyring", "vault",
-        "bitwarden", "lastpass", "onepassword", "environment", "stdin", "file", "sops", "agent",
+        "bitwarden", "lastpass", "onepassword", "1password", "environment", "stdin", "file", "sops", "agent",
         "provided", "supplied", "configured", "ignored", "optional", "mandatory", "needed",
         "forbidden", "allowed", "accepted", "rejected", "sensitive", "confidential", "private",
         "public", "internal", "external", "local", "remote", "shared", "personal", "temporary",
@@ -251,16 +269,21 @@ def _assignment_candidates(text: str) -> Iterator[tuple[str, int, int]]:
     for regex in (_ASSIGN, _FLAG_ASSIGN, _XML_ASSIGN, _NAME_VALUE, _SET_TO, _KEY_VALUE_ATTR):
         for m in _finditer_names(regex, text):
             kind = _name_kind(m.group("name"))
-            if kind is None and regex is _ASSIGN and m.group("sep") in ("=", ":=", "=>"):
-                # "pass=…" is a password; "First pass: …" is English, hence "=" only.
+            if kind is None and regex is _ASSIGN and (
+                m.group("sep") in ("=", ":=", "=>") or m.group("vq") is not None
+            ):
+                # "pass=…" and 'pass: "…"' are passwords; "First pass: …" is English.
                 kind = "password" if m.group("name").lower() == "pass" else None
             if kind is None:
                 continue
             key = "vq" if regex is not _XML_ASSIGN and m.group("vq") is not None else "vu"
             start, end = m.span(key)
             value = m.group(key)
-            if regex is _FLAG_ASSIGN and not _strong(value):
-                continue
+            foreign = not m.group("name").isascii() or any(
+                w in m.group("name").lower() for w in ("passwort", "kennwort", "contrase")
+            )
+            if (regex is _FLAG_ASSIGN or foreign) and not _strong(value):
+                continue  # "contraseña: requerida" is prose
             if key == "vu":
                 if _CODE_AFTER.match(text, m.end(key)):
                     continue  # "token: Foo | None = None", "x = y(": an expression, not a literal
@@ -278,6 +301,17 @@ def _assignment_candidates(text: str) -> Iterator[tuple[str, int, int]]:
             continue  # "token X" with no verb is too loose ("--next-token X"); "password X" is not
         if _strong_prose(value) and _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start(key), m.start(key) + len(value)
+    for m in _I18N_ASSIGN.finditer(text):
+        value = m.group("vu").rstrip(".,;:)]}>\"'”」»")
+        if _strong(value) and _plausible_value(value, "password"):
+            yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
+    for m in _NEXT_LINE.finditer(text):
+        value = m.group("vu")
+        kind = "password" if m.group("name").lower().startswith("p") else "secret"
+        if value.endswith(":") or not _strong_prose(value):
+            continue  # the next label, or a heading
+        if _plausible_value(value, kind):
+            yield "generic-secret-assignment", m.start("vu"), m.end("vu")
     for m in _CJK_ASSIGN.finditer(text):
         value = m.group("vu").rstrip(".,;:)]}>\"'")
         kind = "password" if m.group("name") in ("密码", "口令", "密碼") else "secret"

@@ -133,13 +133,64 @@ def _user_candidates(text: str, patterns: Sequence[str]) -> Iterator[tuple[str, 
                     yield source, span[0], span[1]
 
 
+# Removed from the copy detection reads: zero-width characters, bidi controls, soft hyphen, word
+# joiner, BOM. They are invisible, so "ghp_\u200bAbc…" reads as a token to a human and must to us.
+_INVISIBLE = frozenset(
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u200b\u200c\u200d\u200e\u200f"
+    "\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0"
+)
+
+
+def _detection_copy(text: str) -> tuple[str, list[int] | None]:
+    """The text detection reads: NFKC-normalised (full-width letters, NBSP and U+3000 become
+    ASCII), invisible characters removed; and, when that changed anything, the offset in
+    ``text`` of each of its characters (plus one past the end). ASCII text is its own copy.
+
+    Normalised one character at a time, so every character of the copy comes from exactly one
+    character of ``text`` and a finding maps back to the original span, which is what gets
+    masked: the stored text keeps its own characters, only the secret's become ``x``.
+    """
+    if text.isascii():
+        return text, None
+    import unicodedata
+
+    out: list[str] = []
+    where: list[int] = []
+    for i, c in enumerate(text):
+        if c in _INVISIBLE:
+            continue
+        n = c if c.isascii() else unicodedata.normalize("NFKC", c)
+        out.append(n)
+        where.extend([i] * len(n))
+    copy = "".join(out)
+    if copy == text:
+        return text, None
+    where.append(len(text))
+    return copy, where
+
+
 def find_secrets(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]:
     """All secrets in ``text``: non-overlapping, sorted by position, already-masked ones skipped.
 
     Families are tried from the most specific to the most heuristic; a later family never claims
     a span that overlaps one already claimed, so ``api_key = "sk-…"`` reports ``openai-key``.
-    ``extra_patterns`` are user regexes; their rule id is the regex source.
+    ``extra_patterns`` are user regexes; their rule id is the regex source. Detection reads
+    `_detection_copy`; spans are those of ``text``.
     """
+    copy, where = _detection_copy(text)
+    found = _find_in(copy, extra_patterns)
+    if where is None or not found:
+        return found
+    out: list[Finding] = []
+    for f in found:
+        start, end = where[f.start], where[f.end - 1] + 1
+        if _is_masked(text[start:end]):
+            continue
+        out.append(Finding(f.rule, start, end, text.count("\n", 0, start) + 1))
+    return out
+
+
+def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
     families: list[Iterator[tuple[str, int, int]]] = [
         _pem_candidates(text),
         _provider_candidates(text),

@@ -1,6 +1,6 @@
 """Detector family 2: credentials in web and command-line forms.
 
-URL user:password, .netrc / .pgpass / `login -p` / `mysql -p` passwords, Azure SAS signatures,
+URL user:password, .netrc / .pgpass / `login -p` / `mysql -p` / `curl -u` / `sshpass -p` passwords, Azure SAS signatures,
 Authorization and Bearer headers, session cookies.
 """
 
@@ -24,6 +24,11 @@ _CLI_PASSWORD = (
     _lazy(r"\bmysql(?:dump|admin|sh)?\b[^\n]{0,1000}?[ \t]-p(?P<v>[^\s\"']+)"),
     # .pgpass: host:port:database:user:password
     _lazy(r"(?m)^[\w.*-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<v>\S+)$"),
+    # curl -u user:password, curl --user[=]user:password (quoted or not)
+    _lazy(r"\bcurl\b[^\n]{0,1000}?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=|(?=[\"'])))[\"']?[^\s:\"'$]{1,100}:"
+          r"(?P<v>[^\s\"']+)"),
+    # sshpass -p password (glued or not); -e and -f read it from elsewhere
+    _lazy(r"\bsshpass\b[^\n]{0,200}?[ \t]-p[ \t]*[\"']?(?P<v>[^\s\"']+)"),
 )
 _AZURE_SAS = _lazy(r"[?&]sv=\d{4}-\d\d-\d\d&[^\s\"'<>]*?\bsig=(?P<v>[A-Za-z0-9%+/=]{20,})")
 _AUTH_HEADER = _lazy(
@@ -47,6 +52,8 @@ _WEB_HINTS = {
     "login-password": ("login",),
     "mysql-password": ("mysql",),
     "pgpass-password": (":",),
+    "curl-password": ("curl",),
+    "sshpass-password": ("sshpass",),
     "url-credentials": ("://",),
     "authorization-header": ("authorization",),
     "bearer": ("bearer",),
@@ -68,8 +75,9 @@ def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int
                 yield "session-cookie", m.start("v"), m.end("v")
     for regex, rule, key in zip(
         _CLI_PASSWORD,
-        ("netrc-password", "cli-password", "cli-password", "pgpass-password"),
-        ("netrc-password", "login-password", "mysql-password", "pgpass-password"),
+        ("netrc-password", "cli-password", "cli-password", "pgpass-password", "cli-password", "cli-password"),
+        ("netrc-password", "login-password", "mysql-password", "pgpass-password", "curl-password",
+         "sshpass-password"),
         strict=True,
     ):
         if not _web_hinted(low, key, use_hint):

@@ -72,23 +72,14 @@ def _locations(ctx: Context, scope: str, include_private: bool) -> list[str]:
 
 
 def _vocabulary_masked(fm: dict[str, Any], patterns: Sequence[str] = ()) -> list[str]:
-    """Mask secrets in the words a memory is also found by (as `add` does); the rules found."""
-    from git_memex.secrets.redact import redact
+    """Mask secrets in every string field of a memory's frontmatter (title, tags, paths, aliases,
+    canonical_ref, summary…), as every write path does (`secrets.admission`); the rules found."""
+    from git_memex.secrets.admission import mask_fields
 
-    masked: list[str] = []
-    aliases = fm.get("aliases")
-    if isinstance(aliases, list):
-        out = []
-        for a in aliases:
-            red = redact(str(a), patterns)
-            masked += red.masked
-            out.append(red.text)
-        fm["aliases"] = out
-    for key in ("alias", "target"):
-        if isinstance(fm.get(key), str):
-            red = redact(fm[key], patterns)
-            masked += red.masked
-            fm[key] = red.text
+    masked_fm, masked = mask_fields(fm, patterns)
+    if masked:
+        fm.clear()
+        fm.update(masked_fm)
     return masked
 
 

@@ -78,8 +78,10 @@ def chain_problems(rows: dict[str, dict[str, Any]], disagreements: Any) -> list[
 
 
 # ------------------------------------------------------------------ collect
-def _entry(r: Any, body: str) -> dict[str, Any]:
+def _entry(r: Any, body: str, tags: list[str]) -> dict[str, Any]:
+    """One memory as the inventory shows it: `body` and `tags` as `guard` gives them (masked)."""
     from git_memex.search.engine import _snippet
+    from git_memex.secrets.admission import mask_value
 
     loc = r["location"]
     return {
@@ -92,11 +94,11 @@ def _entry(r: Any, body: str) -> dict[str, Any]:
         "role": r["role"] or "knowledge",
         "importance": r["importance"],
         "visibility": r["visibility"],
-        "created_by": r["created_by"],
+        "created_by": mask_value(r["created_by"])[0],
         "created_at": r["created_at"],
         "updated_at": r["updated_at"],
         "updated_ts": r["updated_ts"],
-        "tags": json.loads(r["tags"] or "[]"),
+        "tags": tags,
         "supersedes": r["supersedes"],
         "superseded_by": r["superseded_by"],
         "snippet": _snippet(body, []),
@@ -109,7 +111,7 @@ def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: 
     from git_memex.review.contradictions import contradictions
     from git_memex.search.chains import disagreements, superseded_ids
     from git_memex.search.engine import scope_filter
-    from git_memex.secrets.guard import safe_bodies
+    from git_memex.secrets.guard import safe_bodies, safe_tags
 
     at = time.time() if now is None else now
     with opened(ctx, stores) as st:
@@ -120,7 +122,8 @@ def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: 
             for r in index.conn.execute(sql, params):
                 raw.setdefault(r["id"], r)  # the repository's copy first, as `find` does
         bodies = safe_bodies(st, [(mid, r["body"]) for mid, r in raw.items()])
-        entries = {mid: _entry(r, bodies[mid]) for mid, r in raw.items()}
+        tags = safe_tags(st, [(mid, json.loads(r["tags"] or "[]")) for mid, r in raw.items()])
+        entries = {mid: _entry(r, bodies[mid], tags[mid]) for mid, r in raw.items()}
         # the newer side of a chain is the authority (search/chains.py): a memory a live one
         # replaces is superseded here as in list and search, whatever its own file still says
         for mid in superseded_ids(st, list(entries)):

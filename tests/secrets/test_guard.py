@@ -36,8 +36,10 @@ def test_search_list_and_context_mask_a_planted_secret(repo: Path) -> None:
         assert mid[:10] in r.out or mid in r.out, args
     hit = run_cli("search", "deploy bot GitHub", "--json").json()["hits"][0]
     assert hit["snippet"].count("ghp_") == 1 and "xxxx" in hit["snippet"]  # masked as a write masks: ghp_ + x…
-    # `show` is the file itself, as it is on disk: nothing is hidden from its owner there
-    assert TOKEN in run_cli("show", mid, "--json").json()["body"]
+    # `show` is the file itself, as it is on disk: nothing is hidden from its owner there; its
+    # --json form is handed on to tools and agents, so it is masked like the rest (issue 20)
+    assert TOKEN in run_cli("show", mid).out
+    assert TOKEN not in run_cli("show", mid, "--json").out
 
 
 def test_private_part_of_a_planted_file_is_not_shown(repo: Path) -> None:

@@ -33,6 +33,7 @@ from conftest import vectors
 CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "secret_corpus.json").read_text("utf-8"))
 POSITIVES = CORPUS["positives"]
 NEGATIVES = CORPUS["negatives"]
+HELD_OUT = CORPUS["held_out"]  # written before tuning on the issue-20 families; never tuned on
 
 
 def _case_id(case: dict) -> str:
@@ -213,11 +214,13 @@ def test_corpus_shape() -> None:
         assert p["secret"] in p["text"] and len(p["secret"]) > 4
 
 
-def _recall_precision() -> tuple[float, float, list[str], list[str]]:
+def _recall_precision(
+    positives: list[dict] = POSITIVES, negatives: list[dict] = NEGATIVES
+) -> tuple[float, float, list[str], list[str]]:
     caught, real, total = 0, 0, 0
     misses: list[str] = []
     false_hits: list[str] = []
-    for p in POSITIVES:
+    for p in positives:
         text, secret = p["text"], p["secret"]
         start = text.index(secret)
         end = start + len(secret)
@@ -232,11 +235,11 @@ def _recall_precision() -> tuple[float, float, list[str], list[str]]:
                 real += 1
             else:
                 false_hits.append(f"{f.rule}: {text!r}")
-    for n in NEGATIVES:
+    for n in negatives:
         for f in find_secrets(n["text"]):
             total += 1
             false_hits.append(f"{f.rule}: {n['text']!r}")
-    return caught / len(POSITIVES), (real / total if total else 1.0), misses, false_hits
+    return caught / len(positives), (real / total if total else 1.0), misses, false_hits
 
 
 def test_corpus_recall_and_precision() -> None:
@@ -251,6 +254,39 @@ def test_corpus_recall_and_precision() -> None:
         print("  false positive:", hit[:100])
     assert recall >= 0.98
     assert precision >= 0.95
+
+
+def test_held_out_recall_and_precision() -> None:
+    """The issue-20 forms (curl -u, sshpass, labels in other languages, NBSP, next-line values,
+    PuTTY, PEM variants, zero-width and full-width obfuscation) on entries nobody tuned on."""
+    recall, precision, misses, false_hits = _recall_precision(HELD_OUT["positives"], HELD_OUT["negatives"])
+    tuned = _recall_precision(
+        [p for p in POSITIVES if p in _ISSUE20_TUNING], [n for n in NEGATIVES if n in _ISSUE20_TUNING_NEG]
+    )
+    print(
+        f"\nissue-20 families, tuning half: recall {tuned[0]:.3f}, precision {tuned[1]:.3f}; "
+        f"held-out half ({len(HELD_OUT['positives'])} positives, {len(HELD_OUT['negatives'])} negatives): "
+        f"recall {recall:.3f}, precision {precision:.3f}"
+    )
+    for miss in misses:
+        print("  missed:", repr(miss[:100]))
+    for hit in false_hits:
+        print("  false positive:", hit[:100])
+    assert recall >= 0.98
+    assert precision >= 0.95
+
+
+_ISSUE20_TUNING = [p for p in POSITIVES if ":" in p["family"] and p["family"].split(":")[1] in {
+    "curl", "sshpass", "i18n", "unicode-space", "pass", "next-line", "variant"}
+    or p["family"] in ("putty-private-key", "zero-width-token", "fullwidth-token")]
+_ISSUE20_TUNING_NEG = [n for n in NEGATIVES if n["note"] == "look-alike of issue 20 hole 5 forms"]
+
+
+@pytest.mark.parametrize("entry", HELD_OUT["negatives"], ids=lambda e: repr(e["text"])[:50])
+def test_held_out_negative_comes_back_unchanged(entry: dict) -> None:
+    result = redact(entry["text"])
+    assert result.text == entry["text"]
+    assert result.masked == ()
 
 
 @pytest.mark.parametrize("entry", NEGATIVES, ids=lambda e: repr(e["text"])[:50])

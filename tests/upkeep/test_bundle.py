@@ -223,14 +223,23 @@ BAD = {
     "count disagrees": lambda text, doc: json.dumps({**doc, "count": 3}),
     "personal bound for the repo": lambda text, doc: json.dumps(
         {**doc, "memories": [doc["memories"][1], {**doc["memories"][0], "location": "repo"}]}),
-    "secret in a tag": lambda text, doc: json.dumps(
-        {**doc, "memories": [doc["memories"][1], {**doc["memories"][0], "frontmatter": {
-            **doc["memories"][0]["frontmatter"], "tags": [SECRET]}}]}),
     "invalid memory": lambda text, doc: json.dumps(
         {**doc, "memories": [doc["memories"][1], {**doc["memories"][0], "frontmatter": {
             **doc["memories"][0]["frontmatter"], "status": "forgotten"}}]}),
     "id twice": lambda text, doc: json.dumps({**doc, "count": 3, "memories": [*doc["memories"], doc["memories"][0]]}),
 }
+
+
+def test_a_secret_in_a_tag_is_masked_not_refused(repo: Path, tmp_path: Path, other_machine) -> None:
+    """Like every write path, import masks every field (secrets.admission) rather than refusing."""
+    doc = _good_bundle(repo, tmp_path)
+    doc["memories"][0]["frontmatter"]["tags"] = [SECRET]
+    bundle = tmp_path / "tagged.json"
+    bundle.write_text(json.dumps(doc))
+    r = imp(str(bundle), "--json", env=other_machine)
+    assert r.code == 0, r.err
+    written = b"".join(files_under(Path(other_machine["GIT_MEMEX_HOME"])).values())
+    assert SECRET.encode() not in written and SECRET[:4].encode() + b"x" in written
 
 
 @pytest.mark.parametrize("kind", list(BAD))

@@ -1,0 +1,96 @@
+"""The masking step of the one admission barrier: every string of a memory, masked, on every path.
+
+Invariants:
+
+- `admit` masks the body and EVERY string in the frontmatter (title, tags, paths, aliases,
+  canonical_ref, summary, created_by, any unknown key), at any depth of lists and mappings,
+  including mapping keys' values; only the protocol's structural keys (`STRUCTURAL`: ids, enums,
+  timestamps, counters, whose validated values cannot hold a credential) are skipped. It reports
+  the rule of each secret it masked, so a secret in a tag is reported like one in the body.
+- The body goes through `redact.redact` (``<private>`` spans removed, then secrets masked); every
+  other string is masked only (a ``<private>`` tag in a tag is masked like a secret is: its span
+  is replaced by ``[REDACTED]``). Masking is in place and is a fixpoint, so admitting an admitted
+  memory changes nothing and reports nothing.
+- `core.files.file_text` (the bytes every write path puts on disk) calls `admit` without the
+  team's patterns as a backstop; write paths call it first with `Context.redact_patterns` so the
+  team's patterns apply and the report reaches the user. `mask_value` is the same masking for
+  output that was not written by us (export, inventory, resolve, JSON listings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.core.model import Memory
+
+# Frontmatter keys whose values the protocol types strictly (ids, enums, times, numbers): never
+# free text, so never a place for a credential, and masking them could break the file.
+STRUCTURAL = frozenset(
+    {
+        "id", "schema_version", "revision", "scope", "visibility", "type", "role", "importance",
+        "instruction_state", "trust_level", "status", "review_state", "source", "confidence",
+        "via", "created_at", "updated_at", "supersedes", "superseded_by", "repo_id", "language",
+        "expires_at", "last_used_at", "use_count", "valid_from", "valid_until",
+    }
+)
+
+
+def _mask_str(value: str, patterns: Sequence[str], found: list[str]) -> str:
+    from git_memex.secrets.redact import find_secrets, redact
+
+    if value.isascii() and len(value) < 5:
+        return value  # too short to hold a maskable secret
+    if "<private" not in value.lower() and not find_secrets(value, patterns):
+        return value
+    red = redact(value, patterns)
+    found.extend(red.masked)
+    if red.private_spans:
+        found.extend(["private"] * red.private_spans)
+    return red.text
+
+
+def _walk(value: Any, patterns: Sequence[str], found: list[str]) -> Any:
+    if isinstance(value, str):
+        return _mask_str(value, patterns, found)
+    if isinstance(value, list):
+        return [_walk(v, patterns, found) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_walk(v, patterns, found) for v in value)
+    if isinstance(value, dict):
+        return {k: _walk(v, patterns, found) for k, v in value.items()}
+    return value
+
+
+def mask_value(value: Any, patterns: Sequence[str] = ()) -> tuple[Any, list[str]]:
+    """`value` with every string in it (at any depth) masked, and the rules of what was masked."""
+    found: list[str] = []
+    return _walk(value, patterns, found), found
+
+
+def mask_fields(fm: dict[str, Any], patterns: Sequence[str] = ()) -> tuple[dict[str, Any], list[str]]:
+    """A copy of frontmatter `fm` with every non-structural string masked, and what was masked."""
+    found: list[str] = []
+    out = {k: (v if k in STRUCTURAL else _walk(v, patterns, found)) for k, v in fm.items()}
+    return out, found
+
+
+def admit(m: Memory, patterns: Sequence[str] = (), *, body: bool = True) -> tuple[str, ...]:
+    """Mask every string of `m` in place (body too unless ``body=False``, for a body the caller
+    already redacted); return the rules of the secrets masked, body first."""
+    found: list[str] = []
+    if body and m.body:
+        from git_memex.secrets.redact import redact
+
+        red = redact(m.body, patterns)
+        if red.text != m.body:
+            m.body = red.text
+            found.extend(red.masked)
+    fm, in_fields = mask_fields(m.fm, patterns)
+    if in_fields:
+        m.fm.clear()
+        m.fm.update(fm)
+        found.extend(in_fields)
+    return tuple(found)
