@@ -136,7 +136,7 @@ def _check_scopes(ctx: Context, rep: Report) -> None:
 
 def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
-    from git_memex.core.files import conflict_marker_line
+    from git_memex.core.files import UnreadableMemory, conflict_marker_line, read_bytes
     from git_memex.git.githooks import hook_status
     from git_memex.git.install import (
         attributes_configured,
@@ -167,9 +167,9 @@ def _check_repo(ctx: Context, rep: Report) -> None:
     problems = 0
     for path in sorted(ctx.memory_dir.rglob("*.md")):
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
+            text = read_bytes(path, root=ctx.repo.work_tree).decode("utf-8")
+        except (UnreadableMemory, UnicodeDecodeError):
+            continue  # a FIFO, link or oversized file: the index reports it, with the reason
         rel = str(path.relative_to(ctx.repo.work_tree))
         nested = path.parent != ctx.memory_dir  # the index reads the top folder only: not reported yet
         if conflict_marker_line(text) is not None and not nested:
