@@ -39,7 +39,10 @@ def run(ctx: Context) -> Report:
         if st.degraded:
             rep.add("data root", "fail", st.degraded)
         stats = st.refresh(trigger="doctor")
-        if stats.touched:
+        moved = [i.relocated for i in [st.home, st.repo, *(o for _, o in st.orgs)] if i is not None and i.relocated]
+        if moved:
+            rep.add("index", "warn", f"an index was built for {moved[0]} (a copied or moved folder); rebuilt from the files here")
+        elif stats.touched:
             rep.add("index", "warn", f"index was behind the files by {stats.touched} change(s); refreshed")
         else:
             rep.add("index", "ok", "in step with the files")

@@ -97,3 +97,15 @@ def test_a_moved_worktree_changes_its_memories(ready: Path, tmp_path: Path) -> N
         assert r.code == 0, (args, r.err)
     assert "retracted" in (moved / ".ai" / "open-memex" / f"{mid}.md").read_text()
     assert "retracted" not in (ready / ".ai" / "open-memex" / f"{mid}.md").read_text()
+
+
+def test_doctor_in_a_moved_clone_says_the_index_was_rebuilt(ready: Path, tmp_path: Path) -> None:
+    mid = _repo_memory("doctor tells a moved clone")
+    assert run_cli("show", mid).code == 0
+    moved = tmp_path / "moved"
+    shutil.move(str(ready), str(moved))
+    os.chdir(moved)
+    doc = run_cli("doctor", cwd=moved)
+    assert "built for" in doc.out and "in step" not in doc.out, doc.out
+    again = run_cli("doctor", cwd=moved)
+    assert "in step" in again.out, again.out
