@@ -190,6 +190,8 @@ def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
     ref = default_branch(ctx)
     if ctx.repo is None or ref is None:
         return set()
+    from git_memex.core.files import UnreadableMemory, read_bytes
+
     work = ctx.repo.work_tree
     wanted: dict[str, tuple[str, bytes]] = {}  # rel path -> (id, work tree bytes)
     for r in rows:
@@ -200,9 +202,8 @@ def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
             continue
         try:
             rel = os.path.relpath(path, work).replace(os.sep, "/")
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except (OSError, ValueError):
+            data = read_bytes(path, root=work)
+        except (UnreadableMemory, ValueError):
             continue
         if rel.startswith("../") or "\n" in rel or not matches_file(r, data):
             continue

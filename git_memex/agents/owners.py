@@ -339,13 +339,14 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
         shallow = sorted(set((_read(clone / ".git" / "shallow") or "").split()))  # a shallow clone's cut
         cache = _load_cache(clone, commit, shallow)
         dirty = False
+        from git_memex.core.files import UnreadableMemory, read_bytes
+
         wanted: dict[str, tuple[str, bytes]] = {}  # id -> (repo-relative path, work tree bytes)
         for r in group:
             try:
                 rel = os.path.relpath(str(r["path"]), clone).replace(os.sep, "/")
-                with open(str(r["path"]), "rb") as fh:
-                    data = fh.read()
-            except (OSError, ValueError, TypeError):
+                data = read_bytes(str(r["path"]), root=clone)
+            except (UnreadableMemory, ValueError, TypeError):
                 out[r["id"]] = "its file cannot be read"
                 continue
             if not rel.startswith(DEFAULT_MEMORY_DIR + "/") or "\n" in rel:

@@ -175,8 +175,25 @@ def write_memory(folder: Path, m: Memory, *, private: bool = False) -> Path:
     return path
 
 
-def read_raw(path: Path) -> tuple[dict, str]:
-    """Parse a memory file as written (no normalisation); refuses links and oddities."""
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+def inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
+    """`path`, every link resolved, is `root` (resolved) or lies under it."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def read_bytes(path: str | os.PathLike[str], *, limit: int = frontmatter.MAX_FILE_BYTES,
+               root: str | os.PathLike[str] | None = None) -> bytes:
+    """The bytes of a memory file: the one safe reader of a file in a memory folder.
+
+    Invariants: the file is opened only as a regular file (lstat, then `O_NOFOLLOW | O_NONBLOCK`
+    so that neither a link nor a FIFO or device is followed or waited on, then fstat that it is
+    regular), never more than `limit` bytes are read, and with `root` the folder it lies in,
+    every link resolved, is inside `root` (the work tree, the data root or an org clone).
+    Raises UnreadableMemory with the quarantine reason."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -186,17 +203,42 @@ def read_raw(path: Path) -> tuple[dict, str]:
     if stat.S_ISLNK(st.st_mode):
         raise UnreadableMemory("is a symbolic link; memory files must be regular files")
     if not stat.S_ISREG(st.st_mode):
-        raise UnreadableMemory("is not a regular file")
-    if st.st_size > frontmatter.MAX_FILE_BYTES:
-        raise UnreadableMemory(f"is larger than {frontmatter.MAX_FILE_BYTES // 1024} KiB")
+        raise UnreadableMemory("is not a regular file (a FIFO, device or folder is never read)")
+    if st.st_size > limit:
+        raise UnreadableMemory(f"is larger than {limit // 1024} KiB")
+    if root is not None and not inside(os.path.dirname(os.path.abspath(path)), root):
+        raise UnreadableMemory(f"lies outside {root}; its folder is reached through a symbolic link")
     try:
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(path, flags)
-        with os.fdopen(fd, "rb") as fh:
-            raw = fh.read(frontmatter.MAX_FILE_BYTES + 1)
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        raise UnreadableMemory("file is gone") from None
     except OSError as exc:
         raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
-    return _parse_raw(raw)
+    try:
+        fst = os.fstat(fd)
+        if not stat.S_ISREG(fst.st_mode):  # swapped between lstat and open
+            raise UnreadableMemory("is not a regular file (a FIFO, device or folder is never read)")
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    if len(raw) > limit:
+        raise UnreadableMemory(f"is larger than {limit // 1024} KiB")
+    return raw
+
+
+def read_raw(path: Path) -> tuple[dict, str]:
+    """Parse a memory file as written (no normalisation); refuses links and oddities."""
+    return _parse_raw(read_bytes(path))
 
 
 def _parse_raw(raw: bytes) -> tuple[dict, str]:

@@ -66,10 +66,11 @@ def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -
 
 def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = None,
             timeout: float | None = 120, env: dict[str, str | None] | None = None,
-            ) -> subprocess.CompletedProcess[bytes] | None:
+            umask: int = -1) -> subprocess.CompletedProcess[bytes] | None:
     """`git --literal-pathspecs ARGS` in `cwd` (the work tree root) with `git_env(cwd)`; raw bytes
     out. `env` sets (a string) or drops (None) variables on top of that, e.g. a GIT_INDEX_FILE of
-    the caller's own. None when git could not be started or did not finish within `timeout` seconds."""
+    the caller's own; `umask` (when not -1) is git's, e.g. 0o077 for files only the owner reads.
+    None when git could not be started or did not finish within `timeout` seconds."""
     child = git_env(cwd)
     for key, value in (env or {}).items():
         if value is None:
@@ -79,7 +80,7 @@ def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = N
     try:
         return subprocess.run(["git", "--literal-pathspecs", *args], cwd=cwd, input=input,
                               stdin=None if input is not None else subprocess.DEVNULL,
-                              capture_output=True, env=child, timeout=timeout, check=False)
+                              capture_output=True, env=child, timeout=timeout, check=False, umask=umask)
     except (OSError, subprocess.SubprocessError):
         return None
 

@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root
+from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root, private_mkdir
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -35,7 +35,7 @@ def _git(args: list[str], cwd: Path | None = None, *, paths: bool = False) -> tu
     from git_memex.git.gitcmd import run_git
 
     os.environ.setdefault("GIT_TERMINAL_PROMPT", "0")  # never wait for a password (run_git keeps it)
-    r = run_git(args, cwd, timeout=GIT_TIMEOUT_S)
+    r = run_git(args, cwd, timeout=GIT_TIMEOUT_S, umask=0o077)  # the data root is owner-only (docs/security.md)
     if r is None:
         return -1, "", "git could not be run or did not finish in time"
     out = r.stdout.decode("utf-8", "surrogateescape" if paths else "replace")
@@ -108,8 +108,8 @@ def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = No
     from git_memex.index.refresh import Index, RefreshStats
     from git_memex.index.stores import apply_org_diff, refresh_org
 
-    ctx.org_index(name).parent.mkdir(parents=True, exist_ok=True)
-    with Index(ctx.org_index(name)) as idx:
+    private_mkdir(ctx.org_index(name).parent)
+    with Index(ctx.org_index(name), root=ctx.org_clone(name)) as idx:
         s = apply_org_diff(ctx, name, idx, *diff) if diff is not None else None
         if s is None:
             s = refresh_org(ctx, name, idx, force=True) or RefreshStats()
@@ -145,10 +145,10 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
                              f"{wanted}; nothing was changed", USAGE)
         reused = True
     else:
-        clone.parent.mkdir(parents=True, exist_ok=True)
+        private_mkdir(clone.parent)
         tmp = clone.parent / f".{name}.adding-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
-        args = ["clone", "--quiet", "--no-tags", *(["--branch", branch] if branch else []), "--", url, str(tmp)]
+        args = ["clone", "--quiet", "--no-tags", "--no-hardlinks", *(["--branch", branch] if branch else []), "--", url, str(tmp)]
         code, _, err = _git(args, clone.parent)
         try:
             if code != 0:
@@ -208,7 +208,7 @@ def list_orgs(ctx: Context) -> list[dict[str, Any]]:
                                  "state": "ok" if ok else "missing", "head": _head(clone) if ok else None,
                                  "memories": None}
         if ok and ctx.org_index(name).exists():
-            with Index(ctx.org_index(name)) as idx:
+            with Index(ctx.org_index(name), root=ctx.org_clone(name)) as idx:
                 entry["memories"] = idx.count()
         out.append(entry)
     return out

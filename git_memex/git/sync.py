@@ -22,7 +22,7 @@ def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
     from git_memex.index.refresh import Index, Source
 
     assert ctx.repo is not None and ctx.repo_index is not None and ctx.memory_dir is not None
-    with Index(ctx.repo_index) as idx:
+    with Index(ctx.repo_index, root=ctx.repo.work_tree) as idx:
         return idx.apply_paths(Source("repo", ctx.memory_dir, ctx.project_key),
                                [ctx.repo.work_tree / p for p in rel_paths], trigger=trigger)
 
@@ -88,7 +88,7 @@ def pull(ctx: Context) -> dict[str, Any]:
         from git_memex.index.refresh import Index
 
         assert ctx.repo_index is not None
-        with Index(ctx.repo_index) as idx:
+        with Index(ctx.repo_index, root=ctx.repo.work_tree) as idx:
             idx.mark_sync("pull")
     return out
 

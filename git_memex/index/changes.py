@@ -25,6 +25,7 @@ import os
 import zlib
 from pathlib import Path
 
+from git_memex.core.files import inside
 from git_memex.index import watcher as watch
 
 TYPE_CHECKING = False
@@ -51,7 +52,11 @@ def scan(index: Index, src: Source, stats: RefreshStats, plan: Plan, gone: list[
     key = (str(index.path), folder)
     _SCANS[key] = seen_before = _SCANS.get(key, 0) + 1
     forced: set[str] = set()  # files the kernel saw written: re-checked by content even if their stat is unchanged
-    watcher = watch.watcher() if seen_before >= 2 else None
+    outside = index.root is not None and not inside(folder, index.root)
+    if outside:  # a linked folder leading into another root (or another project's): never read
+        stats.warnings.append(f"{folder} is left out: it is a symbolic link (or lies in one) leading out of "
+                              f"{index.root}; memory folders are never followed through links")
+    watcher = watch.watcher() if seen_before >= 2 and not outside else None
     if watcher is not None:
         with watcher.lock:
             watcher.poll()
@@ -65,7 +70,7 @@ def scan(index: Index, src: Source, stats: RefreshStats, plan: Plan, gone: list[
                 w.dirty = False
                 w.digest = None
                 forced, w.names = w.names, set()
-    names, sigs = listing(folder)
+    names, sigs = ([], []) if outside else listing(folder)
     if not all(map(valid_name, names)):  # the index keys files by path: one it cannot store is left out
         keep = [i for i, name in enumerate(names) if valid_name(name)]
         stats.warnings.extend(unreadable_name(os.path.join(folder, name)) for name in names if not valid_name(name))

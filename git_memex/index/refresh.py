@@ -21,12 +21,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import stat as _stat
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from git_memex.core.files import UnreadableMemory, read_memory
+from git_memex.core.files import UnreadableMemory, read_bytes
 from git_memex.core.model import Memory
 from git_memex.core.record import field, record
 from git_memex.index import changes
@@ -105,40 +104,28 @@ def _sig(st: os.stat_result) -> str:
 
 
 def _read_bytes(path: str) -> bytes | None:
-    """The bytes of a regular file, never following a link; None when that is not possible."""
+    """The bytes of a regular file (`core.files.read_bytes`); None when that is not possible."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        return read_bytes(path)
+    except UnreadableMemory:
         return None
-    try:
-        st = os.fstat(fd)
-        if not _stat.S_ISREG(st.st_mode):
-            return None
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
-def _load(path: Path) -> tuple[bytes, Memory | None, str | None]:
+def _load(path: Path, root: str | None = None) -> tuple[bytes, Memory | None, str | None]:
     """(raw bytes, memory, None) or (raw bytes, None, quarantine reason)."""
     # imported here, not at the top: compiling its patterns is most of its import time, and a
     # refresh that finds nothing changed never reads a file
     from git_memex.index.plainyaml import parse_for_index
 
-    raw = _read_bytes(str(path))
     try:
-        m = read_memory(path) if raw is None else parse_for_index(path, raw)
-        return raw or b"", m, None
+        raw = read_bytes(path, root=root)
     except UnreadableMemory as exc:
-        return raw or b"", None, str(exc)
+        return b"", None, str(exc)
+    try:
+        m = parse_for_index(path, raw)
+        return raw, m, None
+    except UnreadableMemory as exc:
+        return raw, None, str(exc)
 
 
 MEMORY = ":memory:"
@@ -148,10 +135,45 @@ MEMORY = ":memory:"
 class Index:
     """One index database. Use as a context manager; every write is a short transaction."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, root: Path | None = None) -> None:
         self.path = path
         self.rebuilt = False
+        self.root = None if root is None else os.path.realpath(root)
+        """The folder (resolved) every file of this index lies in: a source reached through a link
+        that leads out of it is left out (`changes.scan`), and no file outside it is read."""
+        self.relocated: str | None = None
+        """The folder this index was built for, when that is not `root`: it was thrown away."""
         self.conn = self._open()
+        if root is not None and str(path) != MEMORY:
+            try:
+                self._bind(root)
+            except BaseException:
+                self.conn.close()
+                raise
+
+    def _bind(self, root: Path) -> None:
+        """An index answers only for the folder it was built for (`meta.built_for`, resolved).
+
+        A clone copied with `cp -a`, moved with `mv` or `git worktree move`, or a data root copied
+        whole, brings an index whose rows name the files of another folder: acting on them would
+        read, change or delete the original's files. Such an index is emptied (the next refresh
+        reads this folder again) with one line on stderr. An index that records no folder and
+        holds files predates the check and is emptied the same way, silently."""
+        here = os.path.realpath(root)
+        built_for = self.get_meta("built_for")
+        if built_for == here:
+            return
+        if built_for is not None or self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None:
+            create_tables(self.conn, replace=True)
+            self.rebuilt = True
+            if built_for is not None:
+                self.relocated = built_for
+                import sys
+
+                print(f"git-memex: the index {self.path} was built for {built_for}, not {here} (a copied or "
+                      "moved folder); it is rebuilt from the files here", file=sys.stderr)
+        with self.write() as c:
+            self.set_meta(c, "built_for", here)
 
     # ------------------------------------------------------------ opening
     def _connect(self) -> sqlite3.Connection:
@@ -303,7 +325,7 @@ class Index:
         """Index a memory just written by us (its file is on disk at m.path)."""
         assert m.path is not None
         st = os.stat(m.path)
-        raw = Path(m.path).read_bytes()
+        raw = read_bytes(m.path)
         racy = time.time_ns() - st.st_mtime_ns < RACY_NS
         with self.write() as c:
             self._insert(c, memory_row(m, source.location, source.project_key))
@@ -379,7 +401,7 @@ class Index:
                 tick(n)
             racy = int(now_ns - int(sig.split(":", 1)[0]) < RACY_NS)
             path = Path(p)
-            raw, m, error = _load(path)
+            raw, m, error = _load(path, self.root)
             sha = _sha(raw)
             if old_sha is not None and sha == old_sha:
                 same.append((sig, racy, p))
@@ -454,7 +476,7 @@ class Index:
             except FileNotFoundError:
                 loaded.append((source, path, None, b"", None, None))  # gone: only `st is None` is read
                 continue
-            raw, m, error = _load(path)
+            raw, m, error = _load(path, self.root)
             loaded.append((source, path, st, raw, m, error))
         with self.write() as c:
             for source, path, st, raw, m, error in loaded:
@@ -489,8 +511,12 @@ class Index:
 
     def clear(self) -> None:
         """Throw every row away (a full rebuild follows): drop and recreate the tables, which is
-        much faster than deleting row by row from the FTS index."""
+        much faster than deleting row by row from the FTS index. The folder it is built for stays."""
+        built_for = self.get_meta("built_for")
         create_tables(self.conn, replace=True)
+        if built_for is not None:
+            with self.write() as c:
+                self.set_meta(c, "built_for", built_for)
         self.rebuilt = True
 
     # ------------------------------------------------------------ reads

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from git_memex.core.model import SAFE_ID_RE
-from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root
+from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root, private_mkdir
 from git_memex.core.record import record
 from git_memex.errors import FAILED, USAGE, MemexError, NotFound
 from git_memex.index.changes import _under, unreadable_name, valid_name
@@ -59,7 +59,7 @@ class Stores:
         self.degraded: str | None = None
         try:
             prepare_data_root(ctx.data_root)
-            self.home = Index(ctx.home_index)
+            self.home = Index(ctx.home_index, root=ctx.data_root)
         except (MemexError, sqlite3.Error, OSError) as exc:
             if isinstance(exc, MemexError):
                 err = MemexError(exc.message, FAILED)
@@ -73,9 +73,9 @@ class Stores:
             self.home = Index(Path(MEMORY))
         self.repo: Index | None = None
         if in_repo:
-            assert ctx.repo_index is not None
+            assert ctx.repo_index is not None and ctx.repo is not None
             try:
-                self.repo = Index(ctx.repo_index)
+                self.repo = Index(ctx.repo_index, root=ctx.repo.work_tree)
             except (sqlite3.Error, OSError) as exc:
                 self.home.close()
                 raise MemexError(f"cannot open the index in {ctx.repo_index.parent} ({exc})", FAILED) from None
@@ -89,8 +89,8 @@ class Stores:
                                      f"`git memex org remove {name}` then `org add` it again")
                 continue
             try:
-                ctx.org_index(name).parent.mkdir(parents=True, exist_ok=True)
-                self.orgs.append((name, Index(ctx.org_index(name))))
+                private_mkdir(ctx.org_index(name).parent)
+                self.orgs.append((name, Index(ctx.org_index(name), root=ctx.org_clone(name))))
             except (sqlite3.Error, OSError) as exc:
                 self.warnings.append(f"cannot open the index of org {name} ({exc}); its memories are left out")
         if ctx.repo is not None and not self.degraded:

@@ -14,9 +14,11 @@ from typing import Any
 
 from git_memex.core import model
 from git_memex.core.files import (
+    UnreadableMemory,
     atomic_write_text,
     crash_point,
     delete_file,
+    read_bytes,
     read_memory,
 )
 from git_memex.core.identity import actor
@@ -420,9 +422,9 @@ def _superseded_companions(ctx: Context, repo: Any, ids: list[str]) -> dict[str,
         if path.stem in wanted:
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_bytes(path, root=ctx.memory_dir).decode("utf-8")
             fm, _ = frontmatter.parse(text)
-        except (OSError, UnicodeDecodeError, frontmatter.FrontmatterError):
+        except (UnreadableMemory, UnicodeDecodeError, frontmatter.FrontmatterError):
             continue
         if fm.get("superseded_by") in wanted and _head_files(repo, [rel]).get(rel) != text:
             out[rel] = text.encode("utf-8")

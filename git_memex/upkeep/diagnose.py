@@ -39,7 +39,10 @@ def run(ctx: Context) -> Report:
         if st.degraded:
             rep.add("data root", "fail", st.degraded)
         stats = st.refresh(trigger="doctor")
-        if stats.touched:
+        moved = [i.relocated for i in [st.home, st.repo, *(o for _, o in st.orgs)] if i is not None and i.relocated]
+        if moved:
+            rep.add("index", "warn", f"an index was built for {moved[0]} (a copied or moved folder); rebuilt from the files here")
+        elif stats.touched:
             rep.add("index", "warn", f"index was behind the files by {stats.touched} change(s); refreshed")
         else:
             rep.add("index", "ok", "in step with the files")
@@ -157,7 +160,7 @@ def _check_scopes(ctx: Context, rep: Report) -> None:
 
 def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
-    from git_memex.core.files import conflict_marker_line
+    from git_memex.core.files import UnreadableMemory, conflict_marker_line, read_bytes
     from git_memex.git.githooks import hook_status
     from git_memex.git.install import (
         attributes_configured,
@@ -188,9 +191,9 @@ def _check_repo(ctx: Context, rep: Report) -> None:
     problems = 0
     for path in sorted(ctx.memory_dir.rglob("*.md")):
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
+            text = read_bytes(path, root=ctx.repo.work_tree).decode("utf-8")
+        except (UnreadableMemory, UnicodeDecodeError):
+            continue  # a FIFO, link or oversized file: the index reports it, with the reason
         rel = str(path.relative_to(ctx.repo.work_tree))
         nested = path.parent != ctx.memory_dir  # the index reads the top folder only: not reported yet
         if conflict_marker_line(text) is not None and not nested:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memex.core import frontmatter, model
-from git_memex.core.files import atomic_write_text, delete_file
+from git_memex.core.files import UnreadableMemory, atomic_write_text, delete_file, read_bytes
 from git_memex.core.paths import Context
 from git_memex.core.record import field, record
 
@@ -41,7 +41,7 @@ class Plan:
 
 def plan_file(path: Path, target_dir: Path) -> Conversion | None:
     """The conversion of one file, or None when it is already a v2 file in the right folder."""
-    fm, body = frontmatter.parse_bytes(path.read_bytes())
+    fm, body = frontmatter.parse_bytes(read_bytes(path))
     target = target_dir / path.name
     if not model.is_v1(fm) and target == path:
         return None
@@ -62,7 +62,7 @@ def _scan(folder: Path, target_dir: Path, plan: Plan) -> None:
         plan.scanned += 1
         try:
             conv = plan_file(path, target_dir)
-        except (frontmatter.FrontmatterError, OSError) as exc:
+        except (frontmatter.FrontmatterError, UnreadableMemory, OSError) as exc:
             plan.problems.append(f"{path}: {exc}")
             continue
         if conv is not None:
