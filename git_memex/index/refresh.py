@@ -281,6 +281,33 @@ class Index:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(str(self.path) + suffix)
 
+    def check(self) -> str | None:
+        """A full look at the file (doctor only, it reads every page): SQLite's quick_check and
+        FTS5's integrity check. On a problem the file is discarded and started again (the next
+        refresh fills it from the files) and the problem returned; None when sound."""
+        if str(self.path) == MEMORY:
+            return None
+        problem = None
+        try:
+            got = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+            if got != ["ok"]:
+                problem = "; ".join(got[:3])
+            else:
+                self.conn.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
+        except sqlite3.DatabaseError as exc:
+            if is_locked(exc):
+                return None
+            problem = str(exc)
+        if problem is None:
+            return None
+        DAMAGED.pop(str(self.path), None)
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+        self._discard_files()
+        self.conn = self._open()
+        self.rebuilt = True
+        return problem
+
     def close(self) -> None:
         self.conn.close()
 

@@ -38,10 +38,14 @@ def run(ctx: Context) -> Report:
     with Stores(ctx) as st:
         if st.degraded:
             rep.add("data root", "fail", st.degraded)
+        damaged = [(index.path, why) for index in [st.home] + ([st.repo] if st.repo else [])
+                   if (why := index.check()) is not None]
         stats = st.refresh(trigger="doctor")
-        if stats.touched:
+        for db, why in damaged:
+            rep.add("index", "warn", f"{db} was damaged ({why}); rebuilt it from the memory files")
+        if stats.touched and not damaged:
             rep.add("index", "warn", f"index was behind the files by {stats.touched} change(s); refreshed")
-        else:
+        elif not damaged:
             rep.add("index", "ok", "in step with the files")
         for index in [st.home] + ([st.repo] if st.repo else []):
             for path, why in index.quarantined():

@@ -132,3 +132,22 @@ def test_forget_under_a_held_index_lock_is_not_an_internal_error(repo: Path) -> 
     assert "internal error" not in r.err
     assert r.code == 0, r.err
     assert "no memories match" in run_cli("search", "zebra0").out
+
+
+def test_doctor_finds_silent_damage_and_rebuilds(repo: Path) -> None:
+    """Garbage after a page's header can read as a valid, empty page: search silently finds
+    nothing. Doctor reads every page (quick_check, FTS5's integrity check) and rebuilds."""
+    _fill(40)
+    db = _home_index()
+    with sqlite3.connect(db) as c:
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = c.execute("PRAGMA page_size").fetchone()[0]
+        roots = [r[0] for r in c.execute("SELECT rootpage FROM sqlite_master WHERE name IN "
+                                         "('memories_fts_data', 'memories_fts_idx')")]
+    with open(db, "r+b") as f:
+        for root in roots:
+            f.seek((root - 1) * page + 8)
+            f.write(b"\x00" * (page - 8))
+    r = run_cli("doctor")
+    assert "damaged" in r.out and "rebuilt" in r.out, r.out + r.err
+    assert "zebra7" in run_cli("search", "zebra7").out
