@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from git_memex.core.paths import Context
@@ -47,6 +49,7 @@ def run(ctx: Context) -> Report:
             rep.add("index", "warn", f"index was behind the files by {stats.touched} change(s); refreshed")
         elif not damaged:
             rep.add("index", "ok", "in step with the files")
+        _check_leftovers(st, rep)
         for index in [st.home] + ([st.repo] if st.repo else []):
             for path, why in index.quarantined():
                 rep.add("unreadable file", "fail", f"{path}: {why}")
@@ -62,6 +65,36 @@ def run(ctx: Context) -> Report:
         _check_hook_commands(ctx, rep)
         _check_submit_journal(ctx, rep)
     return rep
+
+
+LEFTOVER_AGE_S = 60  # a live writer's temp file lives for milliseconds; an older one is a crash's
+
+
+def _check_leftovers(st: Any, rep: Report) -> None:
+    """Temp files of a write killed before its rename (`.<id>.md.<hex>.tmp`, `files.create_temp_beside`)
+    hold memory text: each is named, and removed once older than LEFTOVER_AGE_S."""
+    import re
+    import time
+
+    pattern = re.compile(r"^\..+\.md\.[0-9a-f]{12}\.tmp$")
+    folders = [src.folder for src in st.home_sources()]
+    if st.ctx.memory_dir is not None:
+        folders.append(st.ctx.memory_dir)
+    for folder in dict.fromkeys(folders):
+        try:
+            names = sorted(n for n in os.listdir(folder) if pattern.match(n))
+        except OSError:
+            continue
+        for name in names:
+            path = Path(folder) / name
+            try:
+                old = time.time() - path.lstat().st_mtime > LEFTOVER_AGE_S
+                if old:
+                    path.unlink()
+            except OSError:
+                continue
+            what = "removed it" if old else "left in place, a write may be under way"
+            rep.add("leftover temp file", "warn", f"{path}: an interrupted write's temp file; {what}")
 
 
 def _rows(st: Any) -> list[Any]:

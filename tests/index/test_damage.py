@@ -151,3 +151,19 @@ def test_doctor_finds_silent_damage_and_rebuilds(repo: Path) -> None:
     r = run_cli("doctor")
     assert "damaged" in r.out and "rebuilt" in r.out, r.out + r.err
     assert "zebra7" in run_cli("search", "zebra7").out
+
+
+def test_doctor_names_and_removes_a_killed_writes_temp_file(repo: Path) -> None:
+    _fill(1)  # the data root's own files are written: the next write is the memory's
+    r = run_cli("add", "text of a write killed before its rename about axolotl", "--scope", "personal",
+                env={"GIT_MEMEX_CRASH_AT": "store.before_rename"})
+    assert r.code == 137
+    folder = Path(os.environ["GIT_MEMEX_HOME"]) / "memories" / "personal"
+    (tmp,) = list(folder.glob(".*.tmp"))
+    assert "axolotl" in tmp.read_text()
+    fresh = run_cli("doctor")
+    assert str(tmp) in fresh.out and tmp.exists()  # named; young enough to be a live write
+    os.utime(tmp, (time.time() - 3600, time.time() - 3600))
+    old = run_cli("doctor")
+    assert str(tmp) in old.out and "removed" in old.out
+    assert not tmp.exists()
