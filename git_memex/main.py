@@ -17,6 +17,7 @@ from git_memex import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` is not imported at run time: the agent hooks start here on every prompt
     import argparse
+    from collections.abc import Callable
 
 # command name -> module name, in the order `--help` lists them
 COMMANDS: dict[str, str] = {
@@ -120,6 +121,25 @@ HOOKS: dict[tuple[str, ...], str] = {
 }
 
 
+def _damage() -> type[BaseException]:
+    """IndexDamaged when the index was used in this process, else a class nothing raises."""
+    mod = sys.modules.get("git_memex.index.refresh")
+    return mod.IndexDamaged if mod is not None else _Never
+
+
+class _Never(BaseException):
+    pass
+
+
+def _discard_damaged() -> None:
+    """Delete each index a statement found damaged (one warning line each): the next open
+    rebuilds it from the memory files."""
+    mod = sys.modules.get("git_memex.index.refresh")
+    if mod is None or not mod.DAMAGED:
+        return
+    mod.discard_damaged()
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["merge-driver"]:
@@ -143,10 +163,28 @@ def main(argv: list[str] | None = None) -> int:
         def call() -> int:
             return args.func(args)
 
+    return _run(call)
+
+
+def _run(call: Callable[[], int], *, again: bool = True) -> int:
+    """Run the command: a MemexError is its sentence and code, anything else one line, exit 2."""
     from git_memex.errors import MemexError
 
     try:
-        return int(call() or 0)
+        try:
+            return int(call() or 0)
+        finally:
+            _discard_damaged()
+    except _damage() as exc:
+        # A damaged page of the index (a cache): its file is discarded above; run the command
+        # again on a fresh index, unless a memory file was already written (it is not redone).
+        from git_memex.core.files import WRITTEN
+
+        if WRITTEN or not again:
+            print(f"git-memex: warning: {exc}; the memory files are saved, the next command rebuilds "
+                  "the index", file=sys.stderr)
+            return 0 if WRITTEN else FAILED_CODE
+        return _run(call, again=False)
     except MemexError as exc:
         print(f"git-memex: {exc.message}", file=sys.stderr)
         return exc.code
@@ -166,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+
+
+FAILED_CODE = 2
 
 
 if __name__ == "__main__":

@@ -113,11 +113,16 @@ def _write(path: Path, text: str, mode: int | None) -> None:
             os.chmod(tmp, 0o666 & ~umask)
         crash_point("store.before_rename")
         os.replace(tmp, path)
+        WRITTEN.append(str(path))
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+WRITTEN: list[str] = []
+"""Files this process has written (a failure after one must not say "nothing changed")."""
 
 
 def crash_point(name: str) -> None:
@@ -281,6 +286,7 @@ def delete_file(path: Path) -> bool:
         os.unlink(path)
     except FileNotFoundError:
         return False
+    WRITTEN.append(str(path))
     fsync_dir(path.parent)
     return True
 

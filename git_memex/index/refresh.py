@@ -14,6 +14,11 @@ Invariants: every write is one short `BEGIN IMMEDIATE` transaction (`Index.write
 and its FTS row are written and deleted together; a write made outside a refresh (`upsert`,
 `remove`, `apply_paths`) forgets the folder's listing digest and patches its snapshot, so the next
 refresh cannot take the folder for unchanged. The tables are in `schema`.
+
+Damage (docs/index.md): an index that is corrupt at open, or lacks a table of its layout (one
+`sqlite_master` read per open), is discarded and rebuilt from the files, with one warning line.
+A damaged page found later, by any statement, raises `IndexDamaged` and records the index in
+`DAMAGED`; the CLI then discards that file (and runs the command again when nothing was written).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from git_memex.index.schema import (
     RECORD_FILE,
     SCHEMA_VERSION,
     fts_fields,
+    intact,
     memory_row,
 )
 from git_memex.index.schema import create as create_tables
@@ -128,6 +134,69 @@ def _load(path: Path, root: str | None = None) -> tuple[bytes, Memory | None, st
         return raw, None, str(exc)
 
 
+class IndexDamaged(sqlite3.DatabaseError):
+    """A statement found the index file corrupt (SQLITE_CORRUPT, SQLITE_NOTADB)."""
+
+    def __init__(self, path: Path, exc: sqlite3.Error) -> None:
+        super().__init__(f"the index {path} is damaged ({exc})")
+        self.path = path
+
+
+DAMAGED: dict[str, Index] = {}
+"""Indexes of this process that a statement found damaged, by path (see `discard_damaged`)."""
+
+
+def warn_rebuilt(path: Path | str, why: str) -> None:
+    import sys
+
+    print(f"git-memex: warning: the index {path} was {why}; rebuilt it from the memory files", file=sys.stderr)
+
+
+def discard_damaged() -> list[str]:
+    """Close and delete every index found damaged in this process: the next open rebuilds it from
+    the files. The paths discarded."""
+    import sys
+
+    done = []
+    for path, index in list(DAMAGED.items()):
+        with contextlib.suppress(sqlite3.Error):
+            index.conn.close()
+        index._discard_files()
+        done.append(path)
+        print(f"git-memex: warning: the index {path} was damaged; discarded it, it is rebuilt from "
+              "the memory files", file=sys.stderr)
+    DAMAGED.clear()
+    return done
+
+
+class _Guarded(sqlite3.Connection):
+    """A connection whose statements turn "malformed" into `IndexDamaged` (and record the index)."""
+
+    index: Index | None = None
+
+    def _damaged(self, exc: sqlite3.Error) -> IndexDamaged:
+        index = self.index
+        assert index is not None
+        DAMAGED[str(index.path)] = index
+        return IndexDamaged(index.path, exc)
+
+    def execute(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().execute(*args)
+        except sqlite3.DatabaseError as exc:
+            if self.index is None or not _is_damaged(exc):
+                raise
+            raise self._damaged(exc) from None
+
+    def executemany(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().executemany(*args)
+        except sqlite3.DatabaseError as exc:
+            if self.index is None or not _is_damaged(exc):
+                raise
+            raise self._damaged(exc) from None
+
+
 MEMORY = ":memory:"
 """The path of an index kept in memory only (when the data root cannot be used)."""
 
@@ -143,6 +212,7 @@ class Index:
         that leads out of it is left out (`changes.scan`), and no file outside it is read."""
         self.relocated: str | None = None
         """The folder this index was built for, when that is not `root`: it was thrown away."""
+        self.behind = False  # an update after a file write failed (`after_write`)
         self.conn = self._open()
         if root is not None and str(path) != MEMORY:
             try:
@@ -183,7 +253,7 @@ class Index:
             private_mkdir(self.path.parent)
             private_db_file(self.path)  # before SQLite creates it (and its -wal, -shm) 0644
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                               cached_statements=256)
+                               cached_statements=256, factory=_Guarded)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         return conn
@@ -192,16 +262,20 @@ class Index:
         try:
             conn = self._connect()
             self._prepare(conn)
-            return conn
         except sqlite3.DatabaseError as exc:
             if not _is_damaged(exc):
                 raise  # locked, or out of disk: another process may be using this file
             # Corrupt or foreign file: the markdown is the truth, start the cache again.
+            with contextlib.suppress(NameError, sqlite3.Error):
+                conn.close()
             self._discard_files()
             self.rebuilt = True
+            warn_rebuilt(self.path, "damaged")
             conn = self._connect()
             self._prepare(conn)
-            return conn
+        assert isinstance(conn, _Guarded)
+        conn.index = self  # from here on, a damaged page is reported as IndexDamaged
+        return conn
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
@@ -215,6 +289,10 @@ class Index:
             version = row[0] if row else None
         if version != SCHEMA_VERSION:
             self._create(conn)
+        elif not intact(conn):  # a table dropped by hand: search would silently find nothing
+            create_tables(conn, replace=True)
+            self.rebuilt = True
+            warn_rebuilt(self.path, "missing a table")
 
     def _create(self, conn: sqlite3.Connection) -> None:
         if create_tables(conn):
@@ -224,6 +302,33 @@ class Index:
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(str(self.path) + suffix)
+
+    def check(self) -> str | None:
+        """A full look at the file (doctor only, it reads every page): SQLite's quick_check and
+        FTS5's integrity check. On a problem the file is discarded and started again (the next
+        refresh fills it from the files) and the problem returned; None when sound."""
+        if str(self.path) == MEMORY:
+            return None
+        problem = None
+        try:
+            got = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+            if got != ["ok"]:
+                problem = "; ".join(got[:3])
+            else:
+                self.conn.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
+        except sqlite3.DatabaseError as exc:
+            if is_locked(exc):
+                return None
+            problem = str(exc)
+        if problem is None:
+            return None
+        DAMAGED.pop(str(self.path), None)
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+        self._discard_files()
+        self.conn = self._open()
+        self.rebuilt = True
+        return problem
 
     def close(self) -> None:
         self.conn.close()
@@ -322,23 +427,43 @@ class Index:
         c.execute(RECORD_FILE, (str(path), sig, int(racy), sha, error))
 
     def upsert(self, m: Memory, source: Source) -> None:
-        """Index a memory just written by us (its file is on disk at m.path)."""
+        """Index a memory just written by us (its file is on disk at m.path). The file is the
+        truth: an index that cannot take the row now (locked, damaged, disk full) is `behind`,
+        one warning line, and the next refresh reads the file; never a failure after the write."""
         assert m.path is not None
         st = os.stat(m.path)
         raw = read_bytes(m.path)
         racy = time.time_ns() - st.st_mtime_ns < RACY_NS
-        with self.write() as c:
+        with self.after_write(), self.write() as c:
             self._insert(c, memory_row(m, source.location, source.project_key))
             self._record_file(c, m.path, source.folder, _sig(st), racy, _sha(raw), None)
             self._forget_digest(c, source.folder)
             self._patch(c, m.path, _sig(st))
 
     def remove(self, path: Path) -> None:
-        with self.write() as c:
+        """Drop the rows of a file just deleted by us (`upsert`'s rule if the index cannot)."""
+        with self.after_write(), self.write() as c:
             self._delete_path(c, str(path))
             c.execute("DELETE FROM files WHERE path=?", (str(path),))
             self._forget_digest(c, path.parent)
             self._patch(c, path, None)
+
+    @contextlib.contextmanager
+    def after_write(self) -> Iterator[None]:
+        """An index update that follows a file write: its failure is a warning (once per index),
+        never an error. The folder's listing changed with the file, so the next refresh finds it."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            if isinstance(exc, IndexDamaged) or self.behind:
+                self.behind = True
+                return  # a damaged index is discarded with its own warning line
+            self.behind = True
+            import sys
+
+            why = "busy" if is_locked(exc) else f"unusable ({exc})"
+            print(f"git-memex: warning: the index {self.path} is {why}; the memory file is saved "
+                  "and the next command indexes it", file=sys.stderr)
 
     # ------------------------------------------------------------ refresh
     def _forget_digest(self, c: sqlite3.Connection, folder: Path | str) -> None:

@@ -18,6 +18,7 @@ recreated on open, so changing a table here means bumping it.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 from git_memex.core.model import Memory, parse_time
@@ -85,6 +86,16 @@ INSERT_FTS = f"INSERT INTO memories_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES(
 DELETE_FTS = "DELETE FROM memories_fts WHERE rowid IN (SELECT rid FROM memories WHERE path = ?)"
 DELETE_MEMORY = "DELETE FROM memories WHERE path = ?"
 RECORD_FILE = "INSERT OR REPLACE INTO files(path, sig, racy, sha, error) VALUES(?, ?, ?, ?, ?)"
+
+
+TABLES = frozenset(re.findall(r"CREATE (?:VIRTUAL )?TABLE (\w+)", _SCHEMA))
+
+
+def intact(conn: sqlite3.Connection) -> bool:
+    """Does the file hold every table of this layout (FTS5's shadow tables included)? One read of
+    `sqlite_master`, cheap enough for every open; a dropped table makes it False."""
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    return names >= TABLES and {f"memories_fts_{t}" for t in ("data", "idx", "content", "docsize", "config")} <= names
 
 
 def create(conn: sqlite3.Connection, *, replace: bool = False) -> bool:

@@ -26,7 +26,15 @@ from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root,
 from git_memex.core.record import record
 from git_memex.errors import FAILED, USAGE, MemexError, NotFound
 from git_memex.index.changes import _under, unreadable_name, valid_name
-from git_memex.index.refresh import MEMORY, Index, RefreshStats, Source, is_locked
+from git_memex.index.refresh import (
+    DAMAGED,
+    MEMORY,
+    Index,
+    RefreshStats,
+    Source,
+    discard_damaged,
+    is_locked,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,6 +65,8 @@ class Stores:
         # Set when the data root cannot be used: the repository's own memories (indexed in the
         # git dir) are still searched, with a one-line warning; writes there fail (exit 2).
         self.degraded: str | None = None
+        if DAMAGED:  # found damaged earlier in this process (the MCP server): start them again
+            discard_damaged()
         try:
             prepare_data_root(ctx.data_root)
             self.home = Index(ctx.home_index, root=ctx.data_root)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from git_memex.core.paths import Context
@@ -38,14 +40,20 @@ def run(ctx: Context) -> Report:
     with Stores(ctx) as st:
         if st.degraded:
             rep.add("data root", "fail", st.degraded)
+        damaged = [(index.path, why) for index in [st.home] + ([st.repo] if st.repo else [])
+                   if (why := index.check()) is not None]
         stats = st.refresh(trigger="doctor")
         moved = [i.relocated for i in [st.home, st.repo, *(o for _, o in st.orgs)] if i is not None and i.relocated]
         if moved:
             rep.add("index", "warn", f"an index was built for {moved[0]} (a copied or moved folder); rebuilt from the files here")
-        elif stats.touched:
-            rep.add("index", "warn", f"index was behind the files by {stats.touched} change(s); refreshed")
-        else:
-            rep.add("index", "ok", "in step with the files")
+        for db, why in damaged:
+            rep.add("index", "warn", f"{db} was damaged ({why}); rebuilt it from the memory files")
+        if not (moved or damaged):
+            if stats.touched:
+                rep.add("index", "warn", f"index was behind the files by {stats.touched} change(s); refreshed")
+            else:
+                rep.add("index", "ok", "in step with the files")
+        _check_leftovers(st, rep)
         for index in [st.home] + ([st.repo] if st.repo else []):
             for path, why in index.quarantined():
                 rep.add("unreadable file", "fail", f"{path}: {why}")
@@ -82,6 +90,36 @@ def _check_memory_folders(ctx: Context, rep: Report) -> None:
             rep.add("memory folders", "warn", f"two memory folders: {used}/ is used ({why}), and {rel}/ holds {n} "
                     f"memory file{'s' if n != 1 else ''} nobody here sees; move them, or set memex.memoryDir "
                     f"(`git memex config set memex.memoryDir DIR` writes {TEAM_FILE}, commit it)")
+
+
+LEFTOVER_AGE_S = 60  # a live writer's temp file lives for milliseconds; an older one is a crash's
+
+
+def _check_leftovers(st: Any, rep: Report) -> None:
+    """Temp files of a write killed before its rename (`.<id>.md.<hex>.tmp`, `files.create_temp_beside`)
+    hold memory text: each is named, and removed once older than LEFTOVER_AGE_S."""
+    import re
+    import time
+
+    pattern = re.compile(r"^\..+\.md\.[0-9a-f]{12}\.tmp$")
+    folders = [src.folder for src in st.home_sources()]
+    if st.ctx.memory_dir is not None:
+        folders.append(st.ctx.memory_dir)
+    for folder in dict.fromkeys(folders):
+        try:
+            names = sorted(n for n in os.listdir(folder) if pattern.match(n))
+        except OSError:
+            continue
+        for name in names:
+            path = Path(folder) / name
+            try:
+                old = time.time() - path.lstat().st_mtime > LEFTOVER_AGE_S
+                if old:
+                    path.unlink()
+            except OSError:
+                continue
+            what = "removed it" if old else "left in place, a write may be under way"
+            rep.add("leftover temp file", "warn", f"{path}: an interrupted write's temp file; {what}")
 
 
 def _rows(st: Any) -> list[Any]:
