@@ -263,11 +263,16 @@ def _str_list(v: Any) -> list[str]:
 
 
 def normalize_tags(tags: list[str] | str | None) -> list[str]:
+    """Lower-case, dash-joined, each once, in order (linear); ValidationError past MAX_LIST_ITEMS."""
+    raw = _str_list(tags)
+    if len(raw) > MAX_LIST_ITEMS:
+        raise ValidationError(f"{len(raw)} tags given; at most {MAX_LIST_ITEMS} are allowed")
     out: list[str] = []
-    for t in _str_list(tags):
-        t = t.strip().lower()
-        t = re.sub(r"\s+", "-", t)
-        if t and t not in out:
+    seen: set[str] = set()
+    for t in raw:
+        t = "-".join(t.lower().split())
+        if t and t not in seen:
+            seen.add(t)
             out.append(t)
     return out
 

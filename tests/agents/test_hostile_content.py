@@ -28,3 +28,19 @@ def test_star_runs_keep_their_meaning():
     assert glob_matches(["***x"], ["abcx", "a/bx"]) == ["abcx", "a/bx"]
     assert glob_matches(["src/" + "*a" * 20 + "b"], ["src/" + "a" * 60]) == []
     assert glob_matches(["src/" + "*a" * 20 + "b"], ["src/" + "a" * 60 + "b"]) == ["src/" + "a" * 60 + "b"]
+
+
+def test_twenty_thousand_tags_are_refused_at_once_in_one_sentence(ready: Path):
+    tags = ",".join(f"t{i}" for i in range(20_000))
+    r = run_cli("add", "--scope", "personal", "--tags", tags, "many tags")
+    assert r.code == 1, r.err
+    assert "at most 1000" in r.err and "internal error" not in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_a_deeply_nested_bundle_is_refused_in_one_sentence(ready: Path, tmp_path: Path):
+    bundle = tmp_path / "deep.json"
+    bundle.write_text('{"format": "git-memex-bundle", "memories": [{"body": "x", "nest": '
+                      + "[" * 100_000 + "]" * 100_000 + "}]}")
+    r = run_cli("import", str(bundle))
+    assert r.code in (1, 2), r.err
+    assert "nested too deeply" in r.err and "internal error" not in r.err
