@@ -143,8 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         def call() -> int:
             return args.func(args)
 
+    from git_memex.core.output import guard_stdio
     from git_memex.errors import MemexError
 
+    guard_stdio()  # no memory text reaches the terminal raw (core.output)
     try:
         return int(call() or 0)
     except MemexError as exc:

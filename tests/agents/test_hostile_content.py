@@ -44,3 +44,17 @@ def test_a_deeply_nested_bundle_is_refused_in_one_sentence(ready: Path, tmp_path
     r = run_cli("import", str(bundle))
     assert r.code in (1, 2), r.err
     assert "nested too deeply" in r.err and "internal error" not in r.err
+
+
+def test_terminal_controls_and_bidi_overrides_are_never_printed_raw(ready: Path):
+    evil = "evil \x1b[31mred \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ back\x08 \u202etxt.exe \u2066iso\u2069"
+    r = run_cli("add", "--scope", "personal", "--tags", "evil", evil)
+    assert r.code == 0, r.err
+    for args in (("list",), ("search", "evil"), ("context", "--query", "evil"), ("list", "--json")):
+        r = run_cli(*args)
+        assert r.code == 0, (args, r.err)
+        shown = r.out + r.err
+        assert "evil" in shown, args
+        for ch in "\x1b\x08\u202e\u2066\u2069":
+            assert ch not in shown, (args, repr(ch))
+    assert run_cli("list", "--json").json()["total"] == 1  # the escapes are JSON escapes: still valid JSON
