@@ -163,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         def call() -> int:
             return args.func(args)
 
+    from git_memex.core.output import guard_stdio
+
+    guard_stdio()  # no memory text reaches the terminal raw (core.output)
     return _run(call)
 
 

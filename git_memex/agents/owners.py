@@ -45,11 +45,11 @@ from git_memex.core.paths import DEFAULT_MEMORY_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
     import sqlite3
     from collections.abc import Iterable, Mapping
     from typing import Any
 
+    from git_memex.agents.globs import Glob
     from git_memex.core.paths import Context
 
 OWNERS_FILE = "OWNERS"  # in the memory folder: .ai/open-memex/OWNERS
@@ -75,11 +75,11 @@ def identity(who: str | None) -> str | None:
     return w.lower()
 
 
-def parse(text: str | None) -> list[tuple[re.Pattern[str] | None, tuple[str, ...]]]:
+def parse(text: str | None) -> list[tuple[Glob | None, tuple[str, ...]]]:
     """OWNERS lines as (pattern, owner emails); comments (``#``) and blank lines skipped."""
     from git_memex.agents.globs import glob_regex
 
-    out: list[tuple[re.Pattern[str] | None, tuple[str, ...]]] = []
+    out: list[tuple[Glob | None, tuple[str, ...]]] = []
     for line in (text or "").splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -90,7 +90,7 @@ def parse(text: str | None) -> list[tuple[re.Pattern[str] | None, tuple[str, ...
     return out
 
 
-def owners_of(rules: list[tuple[re.Pattern[str] | None, tuple[str, ...]]], rel: str) -> tuple[str, ...]:
+def owners_of(rules: list[tuple[Glob | None, tuple[str, ...]]], rel: str) -> tuple[str, ...]:
     """The owners of `rel` (a path relative to the memory folder): the last matching line's."""
     found: tuple[str, ...] = ()
     for rx, emails in rules:

@@ -12,7 +12,15 @@ import stat
 from pathlib import Path
 
 from git_memex.core import frontmatter
-from git_memex.core.model import Memory, ValidationError, from_parsed, is_valid_id, validate
+from git_memex.core.model import (
+    FieldError,
+    Memory,
+    ValidationError,
+    check_fields,
+    from_parsed,
+    is_valid_id,
+    validate,
+)
 from git_memex.errors import FAILED
 
 
@@ -278,7 +286,17 @@ def _checked(fm: dict, body: str, path: Path) -> Memory:
     if str(mid) != path.stem:
         raise UnreadableMemory(f"has id {mid} but is named {path.name}; the id must equal the file name")
     fm["id"] = str(mid)
+    try:
+        check_fields(fm)
+    except FieldError as exc:
+        raise UnreadableMemory(str(exc)) from None
     return from_parsed(fm, body, path)
+
+
+def checked_memory(fm: dict, body: str, path: Path) -> Memory:
+    """A Memory from frontmatter another reader parsed (the index's fast reader): the same id and
+    field checks as `read_memory`, UnreadableMemory with the reason otherwise."""
+    return _checked(fm, body, path)
 
 
 def delete_file(path: Path) -> bool:

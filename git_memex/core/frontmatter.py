@@ -63,6 +63,8 @@ MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_BODY_BYTES = 64 * 1024
 """Largest body a write path accepts (UTF-8 bytes). Readers accept any body in a 1 MiB file."""
 MAX_DEPTH = 6
+MAX_NUMBER = 2**63
+"""Largest magnitude of a frontmatter integer; floats must be finite."""
 
 _FENCE_RE = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*$\n?", re.S | re.M)
 
@@ -105,7 +107,15 @@ def _check_shape(value: Any, depth: int = 0) -> None:
     elif isinstance(value, list):
         for v in value:
             _check_shape(v, depth + 1)
-    elif not (value is None or isinstance(value, (str, int, float, bool))):
+    elif isinstance(value, bool) or value is None or isinstance(value, str):
+        pass
+    elif isinstance(value, int):
+        if not -MAX_NUMBER <= value <= MAX_NUMBER:
+            raise FrontmatterError(f"frontmatter number of {value.bit_length()} bits is out of range (at most 2^63)")
+    elif isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise FrontmatterError("frontmatter number is not finite (.nan and .inf are not allowed)")
+    else:
         raise FrontmatterError(f"frontmatter value of type {type(value).__name__} is not supported")
 
 
@@ -159,6 +169,9 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
         raise FrontmatterError(f"frontmatter is not valid YAML ({_first_line(exc)})") from None
     except RecursionError:
         raise FrontmatterError("frontmatter is nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - PyYAML constructors raise KeyError, ValueError, AttributeError...
+        # a constructor refusing its value: `!!float x`, `!!int zz`, an integer of 5,000 digits
+        raise FrontmatterError(f"frontmatter holds a value YAML cannot build ({_first_line(exc)[:120]})") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

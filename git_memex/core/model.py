@@ -133,6 +133,82 @@ def parse_time(value: object) -> float | None:
     return None
 
 
+# ---------------------------------------------------------------- field types (v2 schema)
+# Every known key has one type and bounds; a file whose value breaks them is quarantined with
+# the sentence `check_fields` raises, so one hostile value pulled from a teammate never reaches
+# the code that trusts these types (and never stops the files around it).
+MAX_INT = 2**53
+"""Largest integer any frontmatter number may hold (also what JSON readers keep exactly)."""
+MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, the last time RFC 3339 can spell
+MAX_LIST_ITEMS = 1000
+MAX_TEXT_CHARS = 4096
+_STR_KEYS = frozenset({
+    *ENUMS, "created_by", "promoted_by", "approved_by", "via", "supersedes", "superseded_by",
+    "repo_id", "language", "canonical_ref", "scope_key", "project_name", "proposed_by",
+    "review_note", "scope_kind", "derived_from", "alias", "target",
+})
+_INT_KEYS = frozenset({"schema_version", "revision"})
+_STR_LIST_KEYS = frozenset({*LIST_KEYS})
+
+
+class FieldError(ValueError):
+    """A known frontmatter key holds a value of the wrong type or out of bounds (one sentence)."""
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**20:
+        return f"(a {v.bit_length()}-bit number)"
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def check_fields(fm: dict[str, Any]) -> None:
+    """Raise FieldError unless every known key has its v2 type and bounds.
+
+    Strings for enum, id, person and name keys; non-negative integers below MAX_INT for
+    `schema_version` and `revision`; RFC 3339 strings (or v1 epoch milliseconds up to year 9999)
+    for times; lists of strings (at most MAX_LIST_ITEMS) for tags, paths, related and aliases (a
+    v1 comma-separated string is read too); a list of mappings for `review_history`. Numbers
+    anywhere are bounded and finite (`core.frontmatter` checks that part for every key).
+    """
+    for key, v in fm.items():
+        if v is None:
+            continue
+        if key in _STR_KEYS:
+            if not isinstance(v, str):
+                raise FieldError(f"{key} {_short(v)} is not a string")
+            if len(v) > MAX_TEXT_CHARS:
+                raise FieldError(f"{key} is longer than {MAX_TEXT_CHARS} characters")
+        elif key in _INT_KEYS:
+            if not (type(v) is int and 0 <= v < MAX_INT):
+                raise FieldError(f"{key} {_short(v)} is not a whole number between 0 and 2^53")
+        elif key in TIME_KEYS:
+            if isinstance(v, str):
+                if len(v) > 64:
+                    raise FieldError(f"{key} is not a time (longer than 64 characters)")
+            elif not (_is_number(v) and 0 <= v <= MAX_EPOCH_MS):
+                raise FieldError(f"{key} {_short(v)} is not an RFC 3339 time")
+        elif key in _STR_LIST_KEYS:
+            if isinstance(v, str):
+                continue
+            if not isinstance(v, list):
+                raise FieldError(f"{key} {_short(v)} is not a list of strings")
+            if len(v) > MAX_LIST_ITEMS:
+                raise FieldError(f"{key} has {len(v)} items; at most {MAX_LIST_ITEMS} are allowed")
+            for item in v:
+                if not isinstance(item, str):
+                    raise FieldError(f"{key} item {_short(item)} is not a string (quote it)")
+        elif key == "review_history":
+            if not isinstance(v, list) or not all(isinstance(h, dict) for h in v):
+                raise FieldError("review_history is not a list of mappings")
+            if len(v) > MAX_LIST_ITEMS:
+                raise FieldError(f"review_history has more than {MAX_LIST_ITEMS} entries")
+
+
 @record
 class Memory:
     """One memory: its frontmatter (all keys, known and unknown) and body."""
@@ -187,11 +263,16 @@ def _str_list(v: Any) -> list[str]:
 
 
 def normalize_tags(tags: list[str] | str | None) -> list[str]:
+    """Lower-case, dash-joined, each once, in order (linear); ValidationError past MAX_LIST_ITEMS."""
+    raw = _str_list(tags)
+    if len(raw) > MAX_LIST_ITEMS:
+        raise ValidationError(f"{len(raw)} tags given; at most {MAX_LIST_ITEMS} are allowed")
     out: list[str] = []
-    for t in _str_list(tags):
-        t = t.strip().lower()
-        t = re.sub(r"\s+", "-", t)
-        if t and t not in out:
+    seen: set[str] = set()
+    for t in raw:
+        t = "-".join(t.lower().split())
+        if t and t not in seen:
+            seen.add(t)
             out.append(t)
     return out
 

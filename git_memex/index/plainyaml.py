@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from git_memex.core.files import parse_memory_bytes
+from git_memex.core.files import checked_memory, parse_memory_bytes
 from git_memex.core.model import Memory
 
 TYPE_CHECKING = False
@@ -57,7 +57,7 @@ def _plain(s: str, flow: bool) -> Any:
     if b is not None:
         return b
     if _YAML_NUMBER.fullmatch(s):
-        return int(s) if _SIMPLE_INT.fullmatch(s) else _NO
+        return int(s) if len(s) <= 18 and _SIMPLE_INT.fullmatch(s) else _NO  # the full reader bounds the rest
     return s
 
 
@@ -162,7 +162,7 @@ def parse_for_index(path: Path, raw: bytes) -> Memory:
     """The Memory in `raw` (the bytes read from the regular file `path`); the full reader decides
     anything unusual. `core.files.file_text` runs it on every file before it is written."""
     from git_memex.core import frontmatter
-    from git_memex.core.model import from_parsed, is_valid_id
+    from git_memex.core.model import is_valid_id
 
     try:
         if len(raw) > frontmatter.MAX_FILE_BYTES or b"<<<<<<<" in raw:  # the full reader refuses conflicts
@@ -174,5 +174,4 @@ def parse_for_index(path: Path, raw: bytes) -> Memory:
     mid = fm.get("id") if fm is not None else None
     if fm is None or mid is None or not is_valid_id(str(mid)) or str(mid) != path.stem:
         return parse_memory_bytes(raw, path)  # the full reader, with its exact reasons for refusing a file
-    fm["id"] = str(mid)
-    return from_parsed(fm, body, path)
+    return checked_memory(fm, body, path)

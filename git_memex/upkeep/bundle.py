@@ -308,6 +308,8 @@ def read_bundle(path: str) -> dict[str, Any]:
         if FORMAT in text[:200]:
             raise _bundle_problem(name, f"is truncated or damaged (invalid JSON at line {exc.lineno})") from None
         raise _bundle_problem(name, "is not a git-memex bundle (not the JSON `git memex export` writes)") from None
+    except RecursionError:
+        raise _bundle_problem(name, "is not a git-memex bundle (its JSON is nested too deeply)") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise _bundle_problem(name, f"is not a git-memex bundle (no \"format\": \"{FORMAT}\")")
     version = doc.get("version")
