@@ -287,6 +287,15 @@ def install_hooks(work_tree: Path, *, skip_pre_commit: bool = False) -> list[Hoo
     return out
 
 
+def hooks_path_taken_back(work_tree: Path) -> str | None:
+    """The core.hooksPath another tool set after `init` chained the previous one (husky's
+    install sets `.husky/_` again on every `npm install`), else None."""
+    if _local(work_tree, "memex.hookschain") is None:
+        return None
+    value = _git(work_tree, "config", "--get", "core.hookspath").stdout.rstrip("\n")
+    return value if value and not _is_own_value(work_tree, value) else None
+
+
 def uninstall_hooks(work_tree: Path, *, apply: bool = True) -> list[HookAction]:
     """Remove our shims. In the memex-hooks set-up: the folder, and this repository's
     core.hooksPath back to what it was (the chained folder was never touched). In the default

@@ -200,3 +200,33 @@ def test_user_wide_hooks_path_is_left_alone(tmp_path: Path, isolated_env: Path):
     (team / "pre-commit").write_text("#!/bin/sh\n" + FAIL_LINT)
     r = _commit(two, "--allow-empty", "-m", "team hook still runs here")
     assert r.returncode != 0 and "team lint failed" in r.stderr
+
+
+def _hook_checks(work: Path) -> tuple[int, list[dict]]:
+    r = run_cli("doctor", "--json", cwd=work)
+    return r.code, [c for c in r.json()["checks"] if c["name"] == "git hooks"]
+
+
+def test_doctor_accepts_a_deliberate_no_hooks_set_up(repo: Path):
+    assert run_cli("init", "--yes", "--no-hooks", cwd=repo).code == 0
+    code, checks = _hook_checks(repo)
+    assert code == 0 and [c["level"] for c in checks] == ["ok"], checks
+    assert "--no-hooks" in checks[0]["detail"]
+    _init(repo)  # installing them later clears the choice: a hook removed afterwards is a failure again
+    (repo / ".git" / "hooks" / "post-merge").unlink()
+    code, checks = _hook_checks(repo)
+    assert code != 0 and checks[0]["level"] == "fail", checks
+
+
+def test_doctor_sees_husky_taking_core_hooks_path_back(repo: Path):
+    """`npm install` reruns husky, which sets core.hooksPath=.husky/_ again: doctor says so."""
+    git("config", "core.hooksPath", ".husky/_", cwd=repo)
+    _init(repo)
+    assert _hook_checks(repo)[1][0]["level"] == "ok"
+    git("config", "core.hooksPath", ".husky/_", cwd=repo)
+    code, checks = _hook_checks(repo)
+    assert code != 0 and checks[0]["level"] == "fail" and "git memex init" in checks[0]["detail"], checks
+    assert "core.hooksPath was set to .husky/_" in checks[0]["detail"]
+    _init(repo)
+    assert _hook_checks(repo)[1][0]["level"] == "ok"
+    assert git("config", "memex.hooksPathBefore", cwd=repo).stdout.strip() == ".husky/_"
