@@ -304,8 +304,7 @@ def uninstall_hooks(work_tree: Path, *, apply: bool = True) -> list[HookAction]:
     out: list[HookAction] = []
     local_value = _local(work_tree, "core.hookspath")
     if _is_own_value(work_tree, local_value):
-        assert local_value is not None
-        own = Path(local_value)
+        own = _common_dir(work_tree) / OWN_DIR  # never another clone's (a `cp -a` copy names the original's)
         before = _local(work_tree, "memex.hookspathbefore")
         for name in HOOK_NAMES + PASS_THROUGH + PASS_THROUGH_IF_THERE:
             if is_ours(own / name):
@@ -346,6 +345,8 @@ def hook_status(work_tree: Path) -> dict[str, bool]:
         folder = hooks_dir(work_tree)
     except MemexError:
         return dict.fromkeys(HOOK_NAMES, False)
+    if folder.name == OWN_DIR and not _same(folder, _common_dir(work_tree) / OWN_DIR):
+        return dict.fromkeys(HOOK_NAMES, False)  # another clone's shims (a moved or copied clone): init again
     return {name: is_ours(folder / name) for name in HOOK_NAMES}
 
 

@@ -230,3 +230,21 @@ def test_doctor_sees_husky_taking_core_hooks_path_back(repo: Path):
     _init(repo)
     assert _hook_checks(repo)[1][0]["level"] == "ok"
     assert git("config", "memex.hooksPathBefore", cwd=repo).stdout.strip() == ".husky/_"
+
+
+def test_a_copied_clone_never_touches_the_original_hooks(repo: Path, tmp_path: Path):
+    """`cp -a` copies the absolute core.hooksPath: the copy's doctor says so, its --uninstall
+    leaves the original's shims, and init points the copy at its own folder."""
+    git("config", "core.hooksPath", ".githooks", cwd=repo)
+    _init(repo)
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(repo), str(copy)], check=True)
+    code, checks = _hook_checks(copy)
+    assert code != 0 and checks[0]["level"] == "fail", checks
+    original = {p.name: p.read_text() for p in (repo / ".git" / "memex-hooks").iterdir()}
+    assert run_cli("init", "--uninstall", cwd=copy).code == 0
+    assert {p.name: p.read_text() for p in (repo / ".git" / "memex-hooks").iterdir()} == original
+    assert git("config", "core.hooksPath", cwd=copy).stdout.strip() == ".githooks"
+    _init(copy)
+    assert git("config", "core.hooksPath", cwd=copy).stdout.strip() == str(copy / ".git" / "memex-hooks")
+    assert _hook_checks(copy)[1][0]["level"] == "ok"
