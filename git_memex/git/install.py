@@ -10,17 +10,21 @@ from git_memex.core.record import field, record
 from git_memex.errors import FAILED, MemexError
 
 AGENTS_POINTER = "> Project memory lives in {dir}/ — query it with memory_search before answering."
+# `language: system` runs the entry with the PATH of whoever commits (a GUI client, a shell
+# without the venv), so the entry asks this clone's git config for the absolute command `init`
+# recorded (memex.command, machine-local, never committed) and falls back to git-memex on PATH.
+_ENTRY = ("sh -c 'eval \"exec $(git config memex.command || echo git-memex) scan {flag} \\\"\\$@\\\"\"' --")
 PRE_COMMIT_SNIPPET = """\
   - repo: local
     hooks:
       - id: memex-secrets
         name: git-memex secret scan
-        entry: git-memex scan --secrets-only
+        entry: """ + _ENTRY.format(flag="--secrets-only") + """
         language: system
         files: ^{dir_re}/.+\\.md$
       - id: memex-validate
         name: git-memex memory validation
-        entry: git-memex scan --format-only
+        entry: """ + _ENTRY.format(flag="--format-only") + """
         language: system
         files: ^{dir_re}/.+\\.md$"""
 
@@ -106,8 +110,20 @@ def _share_memory_dir(ctx: Context, work: Path, mem_rel: str, rep: InitReport) -
     rep.add(TEAM_FILE, "updated" if existed else "created", f"memoryDir = {mem_rel}: commit it")
 
 
+def _set_local(work: Path, key: str, value: str) -> None:
+    r = _git_config(work, "--local", key, value)
+    if r.returncode != 0:
+        raise MemexError(f"could not write git config {key} ({r.stderr.strip()})", FAILED)
+
+
+def _unset_local(work: Path, key: str) -> None:
+    _git_config(work, "--local", "--unset-all", key)
+
+
 def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
-    from git_memex.git.githooks import driver_command, install_hooks
+    import shlex
+
+    from git_memex.git.githooks import driver_command, install_hooks, memex_command
 
     repo = ctx.require_repo("init")
     work = repo.work_tree
@@ -139,18 +155,30 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
             if r.returncode != 0:
                 raise MemexError(f"could not write git config {key} ({r.stderr.strip()})", FAILED)
         rep.add("merge driver (git config merge.memex)", "updated" if current else "created")
+    command = shlex.join(memex_command())
+    if _git_config(work, "--local", "--get", "memex.command").stdout.strip() != command:
+        _set_local(work, "memex.command", command)  # the pre-commit framework snippet runs it
+        rep.add("git-memex command for the pre-commit framework (git config memex.command)", "updated", command)
     if hooks:
-        has_framework = (work / ".pre-commit-config.yaml").exists()
-        for h in install_hooks(work, skip_pre_commit=has_framework):
+        _unset_local(work, "memex.hooks")
+        framework = work / ".pre-commit-config.yaml"
+        try:
+            pasted = "memex-secrets" in framework.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            pasted = False
+        for h in install_hooks(work, skip_pre_commit=pasted):
             rep.add(f"hook {h.name}", {"installed": "created", "chained": "created"}.get(h.action, h.action),
                     "existing hook kept and chained" if h.action == "chained" else h.detail)
-        if has_framework:
+        if framework.exists() and not pasted:
             dir_re = mem_rel.replace(".", "\\.")
             rep.snippets.append(
-                "This repository uses the pre-commit framework; add these hooks to .pre-commit-config.yaml:\n"
+                "This repository uses the pre-commit framework; git-memex's pre-commit hook runs its installed "
+                "hook first. To let the framework run git-memex's checks instead, add these hooks to "
+                ".pre-commit-config.yaml (they work without git-memex on PATH):\n"
                 + PRE_COMMIT_SNIPPET.format(dir_re=dir_re)
             )
     else:
+        _set_local(work, "memex.hooks", "false")  # deliberate: doctor accepts it with a note
         rep.add("hooks", "skipped", "--no-hooks")
     rep.add("AGENTS.md", _ensure_line(work / "AGENTS.md", AGENTS_POINTER.format(dir=mem_rel), header="# AGENTS.md"))
     return rep
@@ -165,27 +193,16 @@ def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None) -> 
     import re
 
     from git_memex.agents import clients
-    from git_memex.git.githooks import (
-        CHAINED_SUFFIX,
-        HOOK_NAMES,
-        hooks_dir,
-        is_ours,
-        uninstall_hooks,
-    )
+    from git_memex.git.githooks import uninstall_hooks
 
     repo = ctx.require_repo("init --uninstall")
     work = repo.work_tree
     rep = InitReport()
+    for h in uninstall_hooks(work, apply=apply):
+        rep.add(f"hook {h.name}", h.action, "previous hook restored" if h.action == "restored" else "")
     if apply:
-        for h in uninstall_hooks(work):
-            rep.add(f"hook {h.name}", h.action, "previous hook restored" if h.action == "restored" else "")
-    else:
-        folder = hooks_dir(work)
-        for name in HOOK_NAMES:
-            if is_ours(folder / name):
-                restored = (folder / (name + CHAINED_SUFFIX)).exists()
-                rep.add(f"hook {name}", "restored" if restored else "removed",
-                        "previous hook restored" if restored else "")
+        for key in ("memex.command", "memex.hooks"):
+            _unset_local(work, key)
     if _git_config(work, "--local", "--get-regexp", r"^merge\.memex\.").returncode == 0:
         if apply:
             _git_config(work, "--local", "--remove-section", "merge.memex")

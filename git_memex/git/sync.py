@@ -158,6 +158,8 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
             other.add(line)
     base = (_git_text(work, "symbolic-ref", "--quiet", "--short", f"refs/remotes/{remote}/HEAD") or "").strip()
     base = base.split("/", 1)[1] if "/" in base else ""
+    if not base:  # no refs/remotes/REMOTE/HEAD (a clone of an empty remote, `remote add` + `push -u`)
+        base = ctx.setting("defaultBranch") or ctx.setting("initBranch") or ""
     target = upstream or branch
     out: dict[str, Any] = {"branch": branch, "remote": remote, "upstream": upstream, "command": command,
                            "commits": commits, "memory_files": sorted(memory), "other_files": sorted(other),

@@ -370,6 +370,29 @@ def _check_successors(ctx: Context, repo: Any, files: dict[str, str]) -> None:
                              f"repository; submit both (`git memex submit {me} {found[0]}`); nothing was changed", FAILED)
 
 
+def _push_line(ctx: Context, branch: str) -> str:
+    """The push that publishes `branch`, as `git memex push` would run it: `git push REMOTE
+    BRANCH[:UPSTREAM]` when it has an upstream, else `git push -u REMOTE BRANCH`; "" when the
+    repository has no remote."""
+    from git_memex.git.gitcmd import git_text
+
+    work = ctx.repo.work_tree if ctx.repo else None
+
+    def get(*args: str) -> str:
+        r = git_text(list(args), work, timeout=30)
+        return r.stdout.strip() if r is not None and r.returncode == 0 else ""
+
+    remotes = get("remote").split()
+    if not remotes:
+        return ""
+    remote = get("config", "--get", f"branch.{branch}.remote")
+    merge = get("config", "--get", f"branch.{branch}.merge")
+    if remote in remotes and merge.startswith("refs/heads/"):  # as `git memex push` would push it
+        upstream = merge.removeprefix("refs/heads/")
+        return f"git push {shlex.quote(remote)} {shlex.quote(branch if upstream == branch else f'{branch}:{upstream}')}"
+    return f"git push -u {shlex.quote('origin' if 'origin' in remotes else remotes[0])} {shlex.quote(branch)}"
+
+
 def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResult:
     """The push and PR commands to print, shell-quoted; never a PR from a branch into itself."""
     target = plan["branch"]
@@ -382,7 +405,18 @@ def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResu
                     "before pushing it")
         return res
     q = shlex.quote
-    res.push_command = f"git push -u origin {q(target)}"
+    res.push_command = _push_line(ctx, target)
+    if not res.push_command:
+        _finish_pr(res, target, n)
+        res.note = (f"this repository has no remote, so there is nothing to push to yet: add one with "
+                    f"`git remote add origin URL`, then `git push -u origin {q(target)}`"
+                    + (f"; {res.note}" if res.note else ""))
+        return res
+    return _finish_pr(res, target, n)
+
+
+def _finish_pr(res: SubmitResult, target: str, n: int) -> SubmitResult:
+    q = shlex.quote
     if not res.base:
         res.note = "submit started on a detached HEAD, so the pull request's base is unknown; submit with --base BRANCH"
         return res

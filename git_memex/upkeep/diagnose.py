@@ -199,7 +199,7 @@ def _check_scopes(ctx: Context, rep: Report) -> None:
 def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
     from git_memex.core.files import UnreadableMemory, conflict_marker_line, read_bytes
-    from git_memex.git.githooks import hook_status
+    from git_memex.git.githooks import hook_status, hooks_path_taken_back
     from git_memex.git.install import (
         attributes_configured,
         attributes_flat_only,
@@ -217,10 +217,18 @@ def _check_repo(ctx: Context, rep: Report) -> None:
     rep.add("merge driver", "ok" if merge_driver_configured(ctx) else "fail",
             "" if merge_driver_configured(ctx) else "not registered in this clone's git config; run `git memex init`")
     missing = [name for name, ok in hook_status(ctx.repo.work_tree).items() if not ok]
-    if missing:
+    if missing and len(missing) == len(hook_status(ctx.repo.work_tree)) and (
+            ctx.config.get("memex.hooks") or "").lower() == "false":
+        rep.add("git hooks", "ok", "not installed, as `init --no-hooks` chose: commits are not checked for "
+                "secrets (`git memex scan --staged` does it by hand) and pulls refresh the index on the next "
+                "command; `git memex init` installs them")
+    elif missing:
         pre_commit_framework = (ctx.repo.work_tree / ".pre-commit-config.yaml").exists()
         level = "warn" if missing == ["pre-commit"] and pre_commit_framework else "fail"
-        rep.add("git hooks", level, f"not installed: {', '.join(missing)}; run `git memex init`")
+        taken = hooks_path_taken_back(ctx.repo.work_tree)
+        why = (f" (core.hooksPath was set to {taken} after init, as husky's install does; init chains it "
+               "again)") if taken else ""
+        rep.add("git hooks", level, f"not installed: {', '.join(missing)}{why}; run `git memex init`")
     else:
         rep.add("git hooks", "ok")
     if attributes_flat_only(ctx) and any(p.parent != ctx.memory_dir for p in ctx.memory_dir.rglob("*.md")):

@@ -269,7 +269,7 @@ def test_submit_end_to_end_commit_holds_only_the_memory(repo: Path) -> None:
     data = res.structured_content
     assert data["committed"] is True and data["branch"] == "main"
     assert [s["id"] for s in data["submitted"]] == [draft]
-    assert "git push" in text(res) and "explicit approval" in text(res)
+    assert "git remote add origin URL" in text(res)  # no remote yet: that is the next step, not a push
 
     rel = f".ai/open-memex/{draft}.md"
     assert git("rev-parse", "HEAD~1", cwd=repo).stdout.strip() == head_before
@@ -300,7 +300,8 @@ def test_submit_with_a_bad_branch_does_not_poison_the_next_submit(repo: Path) ->
     assert not list((data_root() / "journal").glob("*")) if (data_root() / "journal").exists() else True
     data = ok("memory_submit", {"ids": [draft]})
     assert data["committed"] is True and [s["id"] for s in data["submitted"]] == [draft]
-    assert data["pr_command"] == "" and data["push_command"] == "git push -u origin main"
+    assert data["pr_command"] == "" and data["push_command"] == ""  # no remote: the note says what to do
+    assert "git remote add origin URL" in data["note"]
 
 
 def test_resolve_without_conflicts(repo: Path) -> None:

@@ -86,20 +86,33 @@ def test_existing_hook_is_chained_and_restored(repo: Path):
     assert not (repo / ".git" / "hooks" / "post-merge").exists()
 
 
-def test_core_hooks_path_is_respected(repo: Path):
+def test_core_hooks_path_is_chained_not_written_in(repo: Path):
     git("config", "core.hooksPath", ".githooks", cwd=repo)
     assert run_cli("init", "--yes").code == 0
-    assert (repo / ".githooks" / "post-merge").exists()
-    assert not (repo / ".git" / "hooks" / "post-merge").exists()
+    assert not (repo / ".githooks").exists()  # a team's (often committed) folder is never written in
+    assert (repo / ".git" / "memex-hooks" / "post-merge").exists()
+    assert git("config", "--local", "core.hooksPath", cwd=repo).stdout.strip() == str(repo / ".git" / "memex-hooks")
+    assert run_cli("init", "--uninstall").code == 0
+    assert git("config", "--local", "core.hooksPath", cwd=repo).stdout.strip() == ".githooks"
+    assert not (repo / ".git" / "memex-hooks").exists()
 
 
-def test_pre_commit_framework_repo_keeps_its_hook(repo: Path):
+def test_pre_commit_framework_repo_gets_the_snippet_and_a_chaining_hook(repo: Path):
     (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
     hook = repo / ".git" / "hooks" / "pre-commit"
     r = run_cli("init", "--yes")
     assert r.code == 0
-    assert not hook.exists()
+    assert hook.exists()  # until the snippet is pasted, our hook runs the checks (and chains the framework's)
     assert "memex-secrets" in r.out and "memex-validate" in r.out
+    assert (repo / ".git" / "hooks" / "post-merge").exists()
+
+
+def test_pre_commit_framework_with_the_snippet_pasted_keeps_its_hook(repo: Path):
+    (repo / ".pre-commit-config.yaml").write_text("repos:\n  - repo: local\n    hooks:\n      - id: memex-secrets\n")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    r = run_cli("init", "--yes")
+    assert r.code == 0
+    assert not hook.exists()
     assert (repo / ".git" / "hooks" / "post-merge").exists()
 
 

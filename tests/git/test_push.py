@@ -124,3 +124,39 @@ def test_push_failures_are_one_sentence_and_exit_2(clone, tmp_path: Path):
 def test_push_outside_a_repository_is_a_usage_error(nogit: Path):
     r = run_cli("push")
     assert r.code == 1 and "git" in r.err and "Traceback" not in r.err
+
+
+def test_push_names_the_pull_request_without_origin_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A clone of an empty remote has no refs/remotes/origin/HEAD; the base is the branch init ran on."""
+    remote = tmp_path / "empty.git"
+    git("init", "-q", "--bare", "-b", "main", str(remote))
+    work = tmp_path / "work"
+    git("clone", "-q", str(remote), str(work))
+    monkeypatch.chdir(work)
+    (work / "README.md").write_text("demo\n")
+    git("add", "README.md", cwd=work)
+    git("commit", "-q", "-m", "init", cwd=work)
+    assert run_cli("init", "--yes", "--no-hooks").code == 0
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "memex init", cwd=work)
+    git("push", "-q", "-u", "origin", "main", cwd=work)
+    assert git("symbolic-ref", "-q", "refs/remotes/origin/HEAD", cwd=work, check=False).returncode != 0
+    _submit("Release builds run make dist first", "--branch", "memex/review")
+    r = run_cli("push", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["pr_command"] == "gh pr create --base main --head memex/review"
+
+
+def test_submit_says_the_right_next_step_for_its_branch(clone, tmp_path: Path):
+    work, remote = clone
+    git("switch", "-q", "-c", "memex/review", cwd=work)
+    git("push", "-q", "-u", "origin", "memex/review", cwd=work)  # the upstream is set already
+    mid = run_cli("add", "Release builds run make dist first", "--json").json()["id"]
+    r = run_cli("submit", mid, "--json")
+    assert r.code == 0, r.err
+    assert r.json()["push_command"] == "git push origin memex/review", r.out
+    git("remote", "remove", "origin", cwd=work)  # no remote at all: nothing to push to
+    mid = run_cli("add", "Deploys need the VPN", "--json").json()["id"]
+    r = run_cli("submit", mid)
+    assert r.code == 0, r.err
+    assert "To share it" not in r.out and "git remote add origin URL`, then `git push -u" in r.out, r.out

@@ -234,16 +234,24 @@ def test_missing_tool_judges_the_index_the_commit_records(repo: Path) -> None:
 
 
 def test_committed_hooks_path_shared_by_a_team(repo: Path, tmp_path: Path) -> None:
-    """husky-style: the shims live in a committed folder; a teammate's clone has another path."""
-    git(repo, "config", "core.hooksPath", ".githooks")
-    init(repo)
-    assert (repo / ".githooks" / "pre-commit").exists()
-    point_shims_at(repo / ".githooks", "/home/alice/.venv/bin/git-memex")  # alice's machine
+    """husky-style: a committed hooks folder; init never writes in it, each clone chains it, and
+    a shim whose tool is gone on this machine falls back to git-memex on PATH."""
+    team = repo / ".githooks"
+    team.mkdir()
+    (team / "pre-commit").write_text('#!/bin/sh\n[ -e .block ] && { echo "team lint failed" >&2; exit 1; }\nexit 0\n')
+    (team / "pre-commit").chmod(0o755)
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "hooks for everyone")
+    git(repo, "commit", "-q", "-m", "team hooks")
     bob = tmp_path / "bob"
     git(tmp_path, "clone", "-q", str(repo), str(bob))
     git(bob, "config", "core.hooksPath", ".githooks")  # what husky's `prepare` script does
+    init(bob)
+    assert git(bob, "status", "--porcelain", "--", ".githooks").stdout == ""  # the committed folder is untouched
+    point_shims_at(hooks_folder(bob), "/home/alice/.venv/bin/git-memex")  # a path of another machine
+    (bob / ".block").write_text("")
+    r = git(bob, "commit", "-q", "--allow-empty", "-m", "blocked", check=False)
+    assert r.returncode == 1 and "team lint failed" in r.stderr, r.stderr
+    (bob / ".block").unlink()
     (bob / "README.md").write_text("bob was here\n")
     r = git(bob, "commit", "-q", "-am", "docs", check=False)
     assert r.returncode == 0, r.stderr

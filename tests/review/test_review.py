@@ -80,7 +80,7 @@ def test_submit_commits_only_memory_files_and_leaves_other_changes(ready: Path, 
     res = r.json()
     assert res["committed"] and {s["id"] for s in res["submitted"]} == {d1, d2}
     assert all(s["review_state"] == "proposed" for s in res["submitted"])
-    assert res["push_command"] == "git push -u origin main"
+    assert res["push_command"] == "" and "git remote add origin URL" in res["note"]  # no remote yet
     # committed onto main itself: no pull request from main into main
     assert res["pr_command"] == "" and "--branch" in res["note"]
     changed = git("show", "--name-only", "--format=", "HEAD", cwd=ready).stdout.split()
@@ -281,7 +281,8 @@ def test_printed_commands_are_shell_quoted_and_work_as_printed(ready: Path, isol
     git("push", "-q", "origin", "main", cwd=ready)
     git("remote", "set-head", "origin", "main", cwd=ready)
     text = run_cli("submit", add("second memory on that branch")).out
-    assert f"git push -u origin {shlex.quote(name)}" in text and "gh pr create" in text
+    assert f"git push origin {shlex.quote(name)}" in text and "gh pr create" in text  # its upstream is set
+    assert "push -u" not in text
 
 
 def test_submit_from_a_detached_head_never_prints_a_pr_into_head(ready: Path, isolated_env: Path):
@@ -292,7 +293,8 @@ def test_submit_from_a_detached_head_never_prints_a_pr_into_head(ready: Path, is
     git("switch", "-q", "--detach", "main", cwd=ready)
     res = run_cli("submit", add("submitted onto a new branch from a detached head"), "--branch", "memex/r",
                   "--json").json()
-    assert res["push_command"] == "git push -u origin memex/r" and res["pr_command"] == ""
+    assert res["push_command"] == "" and res["pr_command"] == ""  # no remote: the note says what to do
+    assert "git push -u origin memex/r" in res["note"]
     assert "--base" in res["note"] and "HEAD" not in res["base"]
     res = run_cli("submit", add("and with a base given"), "--branch", "memex/s", "--base", "main", "--json").json()
     assert "--base main --head memex/s" in res["pr_command"]
@@ -301,7 +303,7 @@ def test_submit_from_a_detached_head_never_prints_a_pr_into_head(ready: Path, is
 def test_submit_onto_the_default_branch_prints_no_self_pull_request(ready: Path, isolated_env: Path):
     r = run_cli("submit", add("releases are tagged from main"))
     assert r.code == 0, r.err
-    assert "git push -u origin main" in r.out and "gh pr create" not in r.out
+    assert "git push -u origin main" in r.out and "gh pr create" not in r.out  # after adding a remote
     assert "no pull request" in r.out and "--branch" in r.out
 
 
