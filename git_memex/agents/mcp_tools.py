@@ -389,7 +389,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         else:
             command = f"git memex promote {m['id']}" + (" --resubmit" if resubmit else "")
         question = (f"Your AI agent asks to record a review step in your name ({seen['me']}): {m['id']} "
-                    f"{m['review_state']} → {to}" + (f", because: {note.strip()}" if reject and note else "")
+                    f"{m['review_state']} → {to}" + (", because:\n" + person.quoted(note) + "\n" if reject and note else "")
                     + f". The memory ({m['type']}):\n" + person.quoted(m["body"])
                     + "\nDo you, the person at this computer, decide this?")
         answer = person.ask(mctx, question)
@@ -440,10 +440,31 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
     @tool
     def memory_pr_status(
-        apply: Annotated[bool, Field(description="Perform the mapped review transitions locally (no push). "
-                                     "Default: report only.")] = False,
+        apply: Annotated[bool, Field(description="Perform the mapped review transitions locally (no push); "
+                                     "the user confirms them first. Default: report only.")] = False,
+        mctx: MCPContext | None = None,
     ) -> CallToolResult:
         from git_memex.review import pull_requests
+
+        if apply:  # recording review steps is the person's act: asked first, or the command named
+            seen: dict[str, Any] = {}
+
+            def look(ctx: Any) -> CallToolResult:
+                seen["data"] = pull_requests.pr_status(ctx, apply=False)
+                return ok("", {})
+
+            res = a.call("memory_pr_status", look)
+            if res.is_error:
+                return res
+            steps = [f"{it['id']}: {it['action']}" for it in seen["data"]["memories"] if it.get("target")]
+            if steps:
+                question = ("Your AI agent asks to record these review steps from the pull request in this "
+                            "work tree:\n" + person.quoted("\n".join(steps))
+                            + "\nDo you, the person at this computer, decide this?")
+                answer = person.ask(mctx, question)
+                if answer != "yes":
+                    return error(person.refusal(answer, "recording the pull request's review steps",
+                                                "git memex pr-status --apply"), 2)
 
         def run(ctx: Any) -> CallToolResult:
             data = pull_requests.pr_status(ctx, apply=apply)

@@ -50,13 +50,30 @@ def _crossing_text(ctx: Context, orig: model.Memory) -> str:
     return redact(orig.body, ctx.redact_patterns).text
 
 
+def _crossing_view(ctx: Context, orig: model.Memory) -> str:
+    """Everything of `orig` the project copy carries across, as the person is shown it: the tags
+    and paths (masked as `admit` masks them) and the body. What the person agreed to is compared
+    with this whole view, so a tag or path changed while they were asked refuses the call too."""
+    from git_memex.secrets.redact import redact
+
+    def masked(values: list[str]) -> str:
+        return ", ".join(redact(str(v), ctx.redact_patterns).text for v in values)
+
+    head = []
+    if orig.tags:
+        head.append(f"tags: {masked(list(orig.tags))}")
+    if orig.paths:
+        head.append(f"paths: {masked(list(orig.paths))}")
+    return "\n".join([*head, _crossing_text(ctx, orig)])
+
+
 def crossing(ctx: Context, ids: list[str], *, stores: Stores | None = None) -> list[dict[str, Any]]:
-    """What `propose` would carry into the project, per original: its id, type and the exact text
-    (masked); reads only. For showing to the person before they agree."""
+    """What `propose` would carry into the project, per original: its id, type and the exact
+    tags, paths and text (masked); reads only. For showing to the person before they agree."""
     with opened(ctx, stores) as st:
         st.refresh()
         return [{"source": m.id, "type": m.type, "role": str(m.fm.get("role") or "knowledge"),
-                 "text": _crossing_text(ctx, m)} for m in _originals(st, ids)]
+                 "text": _crossing_view(ctx, m)} for m in _originals(st, ids)]
 
 
 def _lower_trust(a: Any, b: Any) -> str:
@@ -81,7 +98,7 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, via: s
             originals = _originals(st, ids)
             if shown is not None:
                 for orig in originals:
-                    if shown.get(orig.id) != _crossing_text(ctx, orig):
+                    if shown.get(orig.id) != _crossing_view(ctx, orig):
                         raise MemexError(f"{orig.id} changed since the person was shown it; nothing was proposed, "
                                          "ask again", FAILED)
             out = []

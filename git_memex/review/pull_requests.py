@@ -47,6 +47,17 @@ def _gh(args: list[str], cwd: Path) -> dict[str, Any]:
     return data
 
 
+def _in_folder(path: Path | None, folder: Path | None) -> bool:
+    """Whether `path` is a file of the repository's memory folder (a PR's file names are matched by
+    id, and an id may also name a personal or private memory: those a PR never changes)."""
+    import os
+
+    if path is None or folder is None:
+        return False
+    here = os.path.realpath(folder)
+    return os.path.commonpath([here, os.path.realpath(path)]) == here
+
+
 def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None) -> dict[str, Any]:
     repo_info = ctx.require_repo("pr-status")
     pr = _gh(["pr", "view", "--json", "number,url,state,reviewDecision,reviews,files,mergedAt"], repo_info.work_tree)
@@ -69,6 +80,10 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 continue
             cur = found.row["review_state"] or "draft"
             target, action = None, "nothing to do"
+            if not _in_folder(found.path, ctx.memory_dir):
+                items.append({"id": mid, "current": cur, "target": None,
+                              "action": "not a memory of this repository's folder; a PR never changes it"})
+                continue
             if cur == "rejected":
                 action = "rejected by a human; a PR signal never overrides that"
             elif state == "MERGED":

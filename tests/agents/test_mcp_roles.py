@@ -213,3 +213,67 @@ def test_only_a_real_yes_is_a_yes(repo: Path) -> None:
     for content in ({}, {"confirm": "yes"}, {"confirm": "true"}, {"confirm": 1}):
         assert "did not confirm" in err("memory_propose", {"ids": [personal]}, person=Odd(content)), content
     assert md_files(data_root()) == before
+
+
+# ------------------------------------------------------------------ found by the attack on this issue
+def test_propose_shows_the_person_the_tags_and_paths_that_cross(repo: Path) -> None:
+    """The person agrees to everything that crosses into the project, not only the body: a tag or
+    path holding personal data is in the question, and changing one while they are asked refuses."""
+    assert run_cli("init", "--yes").code == 0
+    personal = ok("memory_add", {"text": "my notes on the clinic visit", "scope": "personal",
+                                 "tags": ["ssn-078-05-1120"], "paths": ["diagnosis/**"]})["id"]
+    yes = Person(True)
+    ok("memory_propose", {"ids": [personal]}, person=yes)
+    assert "ssn-078-05-1120" in yes.asked[0] and "diagnosis/**" in yes.asked[0]
+
+    other = ok("memory_add", {"text": "my notes on the dentist visit", "scope": "personal",
+                              "tags": ["dentist"]})["id"]
+    path = next(data_root().rglob(f"{other}.md"))
+
+    class EditsTagsWhileAsked(Person):
+        async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+            path.write_text(path.read_text(encoding="utf-8").replace("dentist", "home-address-12-elm-st"),
+                            encoding="utf-8")
+            return await super().__call__(context, params)
+
+    res = call("memory_propose", {"ids": [other]}, person=EditsTagsWhileAsked(True))
+    assert res.is_error and "changed since the person was shown it" in text(res)
+
+
+def _gh(tmp_path: Path, payload: dict[str, Any]) -> None:
+    import json
+    import stat
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    gh = bindir / "gh"
+    gh.write_text(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(payload)}\nEOF\n")
+    gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
+    os.environ["PATH"] = f"{bindir}:{os.environ['PATH']}"
+
+
+def test_pr_status_apply_is_the_persons_act_and_never_touches_a_personal_memory(
+        repo: Path, tmp_path: Path, monkeypatch: Any) -> None:
+    """`memory_pr_status apply` records review steps in a reviewer's name: the person confirms it, or
+    the tool names `git memex pr-status --apply`; and a PR's file named like a personal memory's id
+    never changes that personal memory."""
+    assert run_cli("init", "--yes").code == 0
+    draft = run_cli("add", "retries use exponential backoff", "--json").json()["id"]
+    assert run_cli("submit", draft).code == 0
+    personal = run_cli("add", "my own reminder about the gym", "--scope", "personal", "--json").json()["id"]
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    _gh(tmp_path, {"number": 9, "state": "OPEN", "reviewDecision": "APPROVED",
+                   "reviews": [{"author": {"login": "mallory"}, "state": "APPROVED"}],
+                   "files": [{"path": f".ai/open-memex/{draft}.md"}, {"path": f".ai/open-memex/{personal}.md"}]})
+    repo_file = repo / ".ai" / "open-memex" / f"{draft}.md"
+    personal_file = next(data_root().rglob(f"{personal}.md"))
+    before = (repo_file.read_bytes(), personal_file.read_bytes())
+
+    msg = err("memory_pr_status", {"apply": True})
+    assert "git memex pr-status --apply" in msg
+    assert err("memory_pr_status", {"apply": True}, person=Person(False))
+    assert (repo_file.read_bytes(), personal_file.read_bytes()) == before
+
+    ok("memory_pr_status", {"apply": True}, person=Person(True))
+    assert fm_of(repo_file)["review_state"] == "approved"
+    assert personal_file.read_bytes() == before[1]
