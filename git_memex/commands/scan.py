@@ -59,11 +59,17 @@ def run(args: argparse.Namespace) -> int:
             if folder is None:
                 raise MemexError("no files given and no repository memory folder here", USAGE)
             paths = sorted(folder.rglob("*.md"))  # subfolders too (an org repo's engineering/, …)
+        from git_memex.core.files import UnreadableMemory, read_bytes
+        from git_memex.secrets.checks import Finding
+
         for p in paths:
-            try:
-                data = p.read_bytes()
-            except OSError as exc:
-                raise MemexError(f"cannot read {p} ({exc.strerror})", USAGE) from None
+            try:  # the one safe reader: a FIFO, a link or a huge file is a finding, never a hang
+                data = read_bytes(p)
+            except UnreadableMemory as exc:
+                if not p.exists() and not p.is_symlink():
+                    raise MemexError(f"cannot read {p} ({exc})", USAGE) from None
+                findings.append(Finding(str(p), 0, f"unreadable: {exc}"))
+                continue
             findings.extend(check_bytes(str(p), data, **kw))
     for f in findings:
         print(str(f))

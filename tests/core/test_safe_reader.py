@@ -60,3 +60,17 @@ def test_fifo_named_md_never_hangs_an_mcp_tool(ready: Path) -> None:
                        env=env, cwd=ready)
     assert r.returncode == 0, r.stderr
     assert "traefik" in r.stdout
+
+
+def test_scan_reports_a_fifo_a_link_and_a_huge_file_never_waits(ready: Path) -> None:
+    """`git memex scan` reads memory files through the same reader: a FIFO, a link to /dev/zero and
+    a file over the size cap are each one finding (exit 1), read no further."""
+    folder = ready / ".ai" / "open-memex"
+    os.mkfifo(folder / "01M8SYPXS529KY8R5BCF82V8AC.md")
+    (folder / "01M8SYPXS529KY8R5BCF82V8AD.md").symlink_to("/dev/zero")
+    (folder / "01M8SYPXS529KY8R5BCF82V8AE.md").write_bytes(b"a" * (3 << 20))
+    r = _run("scan")
+    assert r.returncode == 1, r.stderr
+    lines = r.stdout.splitlines()
+    assert len([x for x in lines if ":0: unreadable: " in x]) == 3, r.stdout
+    assert "regular file" in r.stdout and "symbolic link" in r.stdout and "larger than" in r.stdout
