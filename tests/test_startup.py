@@ -51,7 +51,9 @@ SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands
                "git_memex.search.chains",
                "git_memex.secrets.guard", "git_memex.core.scopekeys", "git_memex.agents.session",
                "git_memex.agents.render", "git_memex.agents.relevance", "git_memex.agents.workspace",
-               "git_memex.agents.globs"} | REDACT
+               "git_memex.agents.globs",
+               # the one output guard every CLI process prints through (re and sys only)
+               "git_memex.core.output"} | REDACT
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.triggers"},
