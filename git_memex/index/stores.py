@@ -58,6 +58,16 @@ class Found:
         return Path(self.row["path"])
 
 
+def _inside(index: Index, row: sqlite3.Row) -> bool:
+    """Whether the row's file, every link resolved, lies in the folder its index is for: a row
+    whose path now leads elsewhere (a memory folder replaced by a link into another clone after it
+    was indexed) is never read, changed or deleted through a lookup."""
+    if index.root is None:
+        return True
+    real = os.path.realpath(row["path"])
+    return os.path.commonpath([index.root, real]) == index.root
+
+
 class Stores:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -292,7 +302,8 @@ class Stores:
             where, args = "m.id = ?", (mid,)
         for index, sql, sql_args in self._statements(where, args):
             for row in index.conn.execute(sql, sql_args):
-                matches.append(Found(row, index, self._source_of(row)))
+                if _inside(index, row):
+                    matches.append(Found(row, index, self._source_of(row)))
         ids = {f.row["id"] for f in matches}
         if not matches:
             self._refuse_unreadable(mid)
@@ -335,7 +346,7 @@ class Stores:
         """Every copy of the memory with exactly this id, one per index that holds it."""
         return [Found(row, index, self._source_of(row))
                 for index, sql, args in self._statements("m.id = ?", (memory_id,))
-                for row in index.conn.execute(sql, args)]
+                for row in index.conn.execute(sql, args) if _inside(index, row)]
 
     def _source_of(self, row: sqlite3.Row) -> Source:
         loc = row["location"]

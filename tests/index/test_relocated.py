@@ -109,3 +109,24 @@ def test_doctor_in_a_moved_clone_says_the_index_was_rebuilt(ready: Path, tmp_pat
     assert "built for" in doc.out and "in step" not in doc.out, doc.out
     again = run_cli("doctor", cwd=moved)
     assert "in step" in again.out, again.out
+
+
+def test_a_memory_folder_replaced_by_a_link_into_the_original_is_never_acted_on(ready: Path, tmp_path: Path) -> None:
+    """After the copy's index knows its own files, its `.ai` is replaced by a link into the
+    original's: `forget`, `forget --soft` and `show` never reach the original's file (a lookup
+    only returns rows whose file, links resolved, lies in the index's own folder)."""
+    mid = _repo_memory("the original keeps this file whatever the copy links to")
+    original = ready / ".ai" / "open-memex" / f"{mid}.md"
+    before = original.read_bytes()
+    copy = tmp_path / "copy"
+    _cp_a(ready, copy)
+    assert run_cli("list", cwd=copy).code == 0  # the copy's index: its own paths
+    shutil.rmtree(copy / ".ai")
+    (copy / ".ai").symlink_to(ready / ".ai")
+    for args in (("forget", mid, "--soft"), ("forget", mid)):
+        r = run_cli(*args, cwd=copy)
+        assert r.code != 0, r.out
+        assert "Traceback" not in r.err
+    assert run_cli("show", mid, cwd=copy).code != 0
+    assert original.read_bytes() == before
+    assert git("status", "--short", cwd=ready).stdout == ""
