@@ -62,10 +62,9 @@ def _inside(index: Index, row: sqlite3.Row) -> bool:
     """Whether the row's file, every link resolved, lies in the folder its index is for: a row
     whose path now leads elsewhere (a memory folder replaced by a link into another clone after it
     was indexed) is never read, changed or deleted through a lookup."""
-    if index.root is None:
-        return True
-    real = os.path.realpath(row["path"])
-    return os.path.commonpath([index.root, real]) == index.root
+    from git_memex.core.files import inside
+
+    return index.root is None or inside(row["path"], index.root)
 
 
 class Stores:

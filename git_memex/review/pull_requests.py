@@ -50,12 +50,9 @@ def _gh(args: list[str], cwd: Path) -> dict[str, Any]:
 def _in_folder(path: Path | None, folder: Path | None) -> bool:
     """Whether `path` is a file of the repository's memory folder (a PR's file names are matched by
     id, and an id may also name a personal or private memory: those a PR never changes)."""
-    import os
+    from git_memex.core.files import inside
 
-    if path is None or folder is None:
-        return False
-    here = os.path.realpath(folder)
-    return os.path.commonpath([here, os.path.realpath(path)]) == here
+    return path is not None and folder is not None and inside(path, folder)
 
 
 def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None) -> dict[str, Any]:
