@@ -27,7 +27,7 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from git_memex.core.files import UnreadableMemory, read_bytes
@@ -180,21 +180,19 @@ class _Guarded(sqlite3.Connection):
         DAMAGED[str(index.path)] = index
         return IndexDamaged(index.path, exc)
 
-    def execute(self, *args: Any) -> sqlite3.Cursor:
+    def _guarded(self, run: Callable[..., sqlite3.Cursor], *args: Any) -> sqlite3.Cursor:
         try:
-            return super().execute(*args)
+            return run(*args)
         except sqlite3.DatabaseError as exc:
             if self.index is None or not _is_damaged(exc):
                 raise
             raise self._damaged(exc) from None
 
+    def execute(self, *args: Any) -> sqlite3.Cursor:
+        return self._guarded(super().execute, *args)
+
     def executemany(self, *args: Any) -> sqlite3.Cursor:
-        try:
-            return super().executemany(*args)
-        except sqlite3.DatabaseError as exc:
-            if self.index is None or not _is_damaged(exc):
-                raise
-            raise self._damaged(exc) from None
+        return self._guarded(super().executemany, *args)
 
 
 MEMORY = ":memory:"
