@@ -50,7 +50,28 @@ def render() -> str:
         "manual_section": 1,
         "description": SHORT_DESCRIPTION,
     }
-    return str(Manpage(parser, _data=data))
+    return safe_troff(str(Manpage(parser, _data=data)))
+
+
+REQUESTS = frozenset({"TH", "SH", "SS", "TP", "PP", "IP", "RS", "RE", "B", "I", "BR", "IR", "nf", "fi", "br"})
+"""The macros argparse-manpage writes. A line that starts with `.` or `'` and names anything else
+is help text that the wrap put at a line start (`.claude/settings.json`)."""
+
+
+def safe_troff(page: str) -> str:
+    """Escape help text that troff would read as a request: a line starting with `.` or `'`.
+
+    troff takes such a line as a macro call and drops it (`.gitattributes` vanished from the
+    page, `.ai/open-memex` gave "a special character is not allowed in a name"). `\\&` is a
+    zero-width character, so the line prints as written."""
+    out = []
+    for line in page.split("\n"):
+        if line[:1] in (".", "'"):
+            name = line[1:].split(" ", 1)[0]
+            if line[:1] == "'" or name not in REQUESTS:
+                line = "\\&" + line
+        out.append(line)
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -102,3 +102,15 @@ def test_merge_driver_placeholders_are_printed_once():
     assert r.returncode == 0 and "%%" not in r.stdout and "%O %A %B %P" in " ".join(r.stdout.split())
     r = subprocess.run([sys.executable, "-m", "git_memex", "--help"], capture_output=True, text=True)
     assert "%%" not in r.stdout and "(%O %A %B %P)" in r.stdout
+
+
+def test_the_real_man_renders_every_line_with_no_warning(man_exe: str, tmp_path: Path):
+    """troff drops a help line that starts with `.` (`.gitattributes`) and warns on usage lines
+    too long for the page; `man --warnings` turns each into a line on stderr."""
+    env = {**os.environ, "MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "80", "HOME": str(tmp_path)}
+    r = subprocess.run([man_exe, "--warnings", "-l", str(ROOT / "man" / "git-memex.1")],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    text = " ".join(r.stdout.split())
+    for words in (".claude/settings.json", ".gitattributes line", "in .ai/open-memex/orgs.gitconfig"):
+        assert words in text, words

@@ -69,3 +69,14 @@ def warn(lines: list[str] | None) -> None:
         print(f"warning: {w}", file=sys.stderr)
 
 
+
+
+def _type_help() -> str:
+    from git_memex.core.model import TYPES
+
+    return "one of " + ", ".join(TYPES)
+
+
+TYPE_HELP = _type_help()
+"""`--type`'s choices said in its help, so that usage lines stay short (`TYPE`): the man page
+cannot wrap a usage line, and one with fourteen choices overran it."""

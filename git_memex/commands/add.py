@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from git_memex.commands._common import add_json, context, emit_json, read_text_arg, short
+from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, read_text_arg, short
 from git_memex.core import model
 
 
@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "never in the repository; secrets are masked and <private> parts removed before writing.")
     p.add_argument("text", help="the memory text, or - to read it from stdin")
     p.add_argument("--scope", choices=("project", "personal"), default="project")
-    p.add_argument("--type", choices=model.TYPES, default="fact")
+    p.add_argument("--type", choices=model.TYPES, default="fact", metavar="TYPE", help="default fact; " + TYPE_HELP)
     p.add_argument("--tags", default="", help="comma-separated tags")
     p.add_argument("--importance", choices=model.IMPORTANCES, default="normal")
     p.add_argument("--role", choices=model.ROLES, default="knowledge")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from git_memex.commands._common import add_json, context, emit_json, warn
+from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, warn
 from git_memex.core import model
 
 
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "inside a git work tree. Without -o the bundle is printed on stdout.")
     p.add_argument("--scope", choices=("project", "personal", "both"), default="both",
                    help="which memories (default both)")
-    p.add_argument("--type", choices=model.TYPES, default=None, help="only memories of this type")
+    p.add_argument("--type", choices=model.TYPES, default=None, metavar="TYPE", help="only memories of this type; " + TYPE_HELP)
     p.add_argument("--tag", default=None, help="only memories with this tag")
     p.add_argument("--all", action="store_true",
                    help="also superseded, retracted and archived memories (whole supersede chains)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex.commands._common import add_json, context, emit_json, label, short
+from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, label, short
 from git_memex.commands.search import READ_SCOPES
 from git_memex.core import model
 
@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("list", help="list memories, newest first", description="List memories, newest first.")
     p.add_argument("--scope", choices=READ_SCOPES, default="all",
                    help="all (default): project, personal and subscribed org memories; both: project and personal")
-    p.add_argument("--type", choices=model.TYPES, default=None)
+    p.add_argument("--type", choices=model.TYPES, default=None, metavar="TYPE", help=TYPE_HELP)
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--include", choices=("active", "all"), default="active",
                    help="active (default) hides superseded, retracted and archived memories")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex.commands._common import add_json, context, emit_json, label, short, warn
+from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, label, short, warn
 from git_memex.core import model
 
 READ_SCOPES = ("all", "both", "project", "personal", "org")  # as search.engine.READ_SCOPES (docs/org.md)
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("query", nargs="+", help="words to look for")
     p.add_argument("--scope", choices=READ_SCOPES, default="all",
                    help="all (default): project, personal and subscribed org memories; both: project and personal")
-    p.add_argument("--type", choices=model.TYPES, default=None)
+    p.add_argument("--type", choices=model.TYPES, default=None, metavar="TYPE", help=TYPE_HELP)
     p.add_argument("--limit", type=int, default=8)
     p.add_argument("--explain", action="store_true", help="show the FTS expression and why each hit ranked where it did")
     add_json(p)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex.commands._common import add_json, context, emit_json, read_text_arg
+from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, read_text_arg
 from git_memex.core import model
 
 
@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "point at each other (supersedes / superseded_by).")
     p.add_argument("id")
     p.add_argument("text", help="the new text, or - for stdin")
-    p.add_argument("--type", choices=model.TYPES, default=None, help="a new type (default: the old one's)")
+    p.add_argument("--type", choices=model.TYPES, default=None, metavar="TYPE", help="a new type (default: the old one's); " + TYPE_HELP)
     p.add_argument("--tags", default=None, help="comma-separated tags replacing the old ones")
     p.add_argument("--role", choices=model.ROLES, default=None, help="knowledge or instruction (default: the old one's)")
     p.add_argument("--confidence", choices=model.CONFIDENCES, default=None,
