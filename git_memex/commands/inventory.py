@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex.commands._common import context
+from git_memex.commands._common import add_json, context
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scope", choices=("both", "project", "personal"), default="both")
     p.add_argument("--out", metavar="FILE", default=None,
                    help="write to FILE (in one step) instead of standard output (- is standard output)")
+    add_json(p)
     p.add_argument("--allow-personal", action="store_true",
                    help="allow personal and private memories in a file inside a git work tree")
     p.set_defaults(func=run)
@@ -27,8 +28,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from git_memex.upkeep.stocktake import collect, render, write_out
 
+    fmt = args.format
+    if args.json:
+        if fmt not in ("text", "json"):
+            from git_memex.errors import UsageError
+
+            raise UsageError(f"--json and --format {fmt} ask for two formats; give one")
+        fmt = "json"
     inv = collect(context(), scope=args.scope)
-    written = write_out(inv, render(inv, args.format), args.out, allow_personal=args.allow_personal)
+    written = write_out(inv, render(inv, fmt), args.out, allow_personal=args.allow_personal)
     if written is not None:
         print(f"wrote {written}: {inv['total']} memories")
     return 0

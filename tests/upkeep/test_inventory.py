@@ -167,6 +167,15 @@ def test_json_inventory_counts_pipeline_and_findings(world: World):
     assert inv["project"] == "work" and inv["scope"] == "both"
 
 
+def test_json_flag_gives_the_same_document_as_format_json(world: World):
+    """`--json` works here as on every other data command (SPEC's CLI contract)."""
+    r = world.cli("inventory", "--json")
+    assert r.code == 0, r.err
+    assert r.json() == world.inventory()
+    clash = world.cli("inventory", "--json", "--format", "html")
+    assert clash.code != 0 and "two formats" in clash.err and "Traceback" not in clash.err
+
+
 def test_scope_project_and_personal_select_what_is_counted(world: World):
     inv = world.inventory("--scope", "project")
     assert inv["counts"]["scope"] == {"project": 11}
