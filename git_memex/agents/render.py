@@ -39,6 +39,7 @@ class ContextBlock:
     tokens: int = 0
     budget: int = 0
     signals: dict[str, Any] = field(default_factory=dict)
+    rules_left_out: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +49,7 @@ class ContextBlock:
             "instructions": self.instructions,
             "warnings": self.warnings,
             "items": self.items,
+            "rules_left_out": self.rules_left_out,
             "signals": self.signals,
         }
 
@@ -143,10 +145,20 @@ def entry(row: sqlite3.Row, line: str, score: float | None = None,
     return d
 
 
-def render_block(instructions: list[str], warnings: list[str], knowledge: list[str], stale: str = "") -> str:
+def left_out_line(n: int) -> str:
+    """The line that says the budget cut approved rules (never silently: issue 22, item 4)."""
+    rules = "rule" if n == 1 else "rules"
+    return (f"({n} more approved {rules} did not fit the session budget (memex.injectMaxTokens); "
+            "`git memex instruction list` shows every rule.)")
+
+
+def render_block(instructions: list[str], warnings: list[str], knowledge: list[str], stale: str = "",
+                 rules_left_out: int = 0) -> str:
     parts = [DISCLAIMER]
-    if instructions:
+    if instructions or rules_left_out:
         parts += ["", "## Instructions", INSTRUCTIONS_NOTE, *instructions]
+        if rules_left_out:
+            parts.append(left_out_line(rules_left_out))
     if warnings:
         parts += ["", "## Warnings", WARNINGS_NOTE, *warnings]
     if knowledge:

@@ -129,8 +129,11 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     # Precedence order (docs/org.md, "Precedence"): rules about facts first, org › project ›
     # personal; then preference rules, personal › project › org. The earlier of two that
     # disagree wins, and the budget drops the last first.
+    # Within a tier: higher importance first, then the newest (updated_at, then id: ULIDs sort by
+    # creation time), so the order is the same on every run and means something (docs/agents.md).
+    instructions.sort(key=lambda r: r["id"], reverse=True)
     instructions.sort(key=lambda r: (*sort_key(r), -relevance.IMPORTANCE_WEIGHT.get(r["importance"], 1.0),
-                                     -(r["updated_ts"] or 0.0), r["id"]))
+                                     -(r["updated_ts"] or 0.0)))
     shown = {r["id"] for r in instructions}
 
     # -- warnings (proactive nudge)
@@ -202,8 +205,11 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     keep_k: list[tuple[float, sqlite3.Row, str, list[str]]] = []
 
     def text_of(ki: list, kw: list, kk: list) -> str:
+        # Every rule not (yet) kept is counted as left out, so the line that says so is in the
+        # budget from the first fit on: a cut rule is never silent.
         grouped = [x for x in kk if x[1]["location"] != "personal"] + [x for x in kk if x[1]["location"] == "personal"]
-        return render.render_block([x[1] for x in ki], [x[1] for x in kw], [x[2] for x in grouped], stale)
+        return render.render_block([x[1] for x in ki], [x[1] for x in kw], [x[2] for x in grouped], stale,
+                                   rules_left_out=len(instr_lines) - len(ki))
 
     def fits(ki: list, kw: list, kk: list) -> bool:
         return estimate_tokens(text_of(ki, kw, kk)) <= budget
@@ -212,6 +218,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         if not fits([*keep_i, x], keep_w, keep_k):
             break
         keep_i.append(x)
+    left_out = len(instr_lines) - len(keep_i)
     for y in warn_lines:
         if not fits(keep_i, [*keep_w, y], keep_k):
             break
@@ -221,8 +228,8 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
             break
         keep_k.append(z)
 
-    block = render.ContextBlock(text="", budget=budget, signals=signals)
-    if not (keep_i or keep_w or keep_k):
+    block = render.ContextBlock(text="", budget=budget, signals=signals, rules_left_out=left_out)
+    if not (keep_i or keep_w or keep_k or left_out):
         return block
     block.text = text_of(keep_i, keep_w, keep_k)
     block.tokens = estimate_tokens(block.text)

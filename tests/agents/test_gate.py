@@ -247,3 +247,31 @@ def test_an_indexed_edit_put_back_unnoticed_is_not_served(ready: Path) -> None:
     r = run_cli("reindex", "--full")
     assert r.code == 0, r.err
     assert served() == [mid]  # read again, the committed text is served
+
+
+# --------------------------------------------------------------------- the budget never cuts silently
+def test_rules_the_budget_cuts_are_counted_in_the_block_in_a_stable_order(ready: Path) -> None:
+    """12 committed, approved rules of ~300 characters: the block shows what fits, then says how
+    many were left out and how to see them (on the old code 3 vanished with no word)."""
+    filler = "so that the build stays reproducible across every machine the team uses, " * 3
+    ids = []
+    for i in range(12):
+        mid = submitted_rule(f"Rule {i:02d}: pin every dependency of service-{i:02d} {filler}".strip())
+        assert run_cli("instruction", "approve", mid).code == 0
+        ids.append(mid)
+    git("commit", "-qam", "approve twelve rules", cwd=ready)
+    assert git("config", "memex.injectMaxTokens", "800", cwd=ready).returncode == 0
+    r = run_cli("context", "--json")
+    assert r.code == 0, r.err
+    out = r.json()
+    shown = [i["id"] for i in out["instructions"]]
+    assert 0 < len(shown) < 12 and out["rules_left_out"] == 12 - len(shown)
+    section = out["text"].split("## Instructions", 1)[1]
+    assert f"({12 - len(shown)} more approved rules did not fit the session budget" in section
+    assert "git memex instruction list" in section
+    assert out["tokens"] <= out["budget"]
+    # one tier, equal importance: the most recently changed first (approved last here), then
+    # id; the same on every run (docs/agents.md, "Session context")
+    again = run_cli("context", "--json").json()
+    assert [i["id"] for i in again["instructions"]] == shown
+    assert shown == ids[::-1][:len(shown)]
