@@ -148,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         return merge_main(args_list[1:])
     hook = HOOKS.get(tuple(args_list))
     if hook is not None:
+        from git_memex.core import caller
+
+        caller.acting_for("session start" if args_list[0] == "context" else "prompt hook")
         call = importlib.import_module(hook).run_hook  # a hook reports its own failures and exits 0
     else:
         first = args_list[0] if args_list else None
@@ -159,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 1
+
+        from git_memex.core import caller
+
+        caller.acting_for(f"git memex {args.command}")
 
         def call() -> int:
             return args.func(args)

@@ -53,7 +53,9 @@ SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands
                "git_memex.agents.render", "git_memex.agents.relevance", "git_memex.agents.workspace",
                "git_memex.agents.globs",
                # the one output guard every CLI process prints through (re and sys only)
-               "git_memex.core.output"} | REDACT
+               "git_memex.core.output",
+               # who the process acts for, for sync-status (no imports of its own)
+               "git_memex.core.caller"} | REDACT
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.triggers"},

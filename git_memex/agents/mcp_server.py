@@ -59,6 +59,9 @@ class MemexMCPServer(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if self.adapter is not None and self.adapter.wants_roots():
             await self.adapter.take_roots(context)
+        from git_memex.core import caller
+
+        caller.acting_for(f"mcp {name}")
         known = self._tool_manager.get_tool(name)
         if known is not None:
             allowed = set((known.parameters or {}).get("properties", {}))

@@ -473,8 +473,12 @@ class Index:
         if c.execute("SELECT 1 FROM scans WHERE folder=?", (str(p.parent),)).fetchone() is not None:
             c.execute("INSERT OR REPLACE INTO scan_patches(folder, name, sig) VALUES(?, ?, ?)", (str(p.parent), p.name, sig))
 
-    def refresh(self, sources: Iterable[Source], *, trigger: str | None = None) -> RefreshStats:
-        """Bring the index in line with the folders, reading only what changed."""
+    def refresh(self, sources: Iterable[Source], *, trigger: str | None = None,
+                caller: str | None = None) -> RefreshStats:
+        """Bring the index in line with the folders, reading only what changed.
+
+        The last sync (`sync-status`) is recorded as `trigger` always, or as `caller` only when
+        something changed: looking is not syncing."""
         stats = RefreshStats()
         plan: Plan = []
         gone: list[str] = []
@@ -506,6 +510,8 @@ class Index:
                 progress.update(min(start + BATCH, len(plan)))
         finally:
             progress.done()
+        if caller and not trigger and (stats.added or stats.changed or stats.removed or stats.quarantined):
+            self.mark_sync(caller)  # a re-read of a racy file that found the same content is no sync
         watch.note_digests(digests)
         return stats
 

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from git_memex.core import caller
 from git_memex.core.model import SAFE_ID_RE
 from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root, private_mkdir
 from git_memex.core.record import record
@@ -249,7 +250,7 @@ class Stores:
             pairs.insert(0, (self.repo, [self.source("repo")]))
         for index, sources in pairs:
             try:
-                s = index.refresh(sources, trigger=trigger)
+                s = index.refresh(sources, trigger=trigger, caller=None if trigger else caller.NAME)
             except sqlite3.OperationalError as exc:
                 if not is_locked(exc):
                     raise

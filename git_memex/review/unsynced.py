@@ -16,7 +16,7 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
     from git_memex.search.engine import _snippet
 
     with opened(ctx, stores) as st:
-        st.refresh(trigger="sync-status")
+        st.refresh()  # recorded as this command only if it changed something
         last = None
         for index in [st.repo, st.home]:
             if index is None:

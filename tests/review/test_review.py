@@ -375,8 +375,34 @@ def test_sync_status_reports_the_pipeline(ready: Path):
     assert [o["id"] for o in s["outbox"]] == [d1]
     assert s["repo"]["approved"] == [d2]
     assert s["uncommitted"] == [f"{MEM}/{d2}.md"]
-    assert s["last_sync"]["trigger"] == "sync-status"
+    assert s["last_sync"]["trigger"] != "sync-status"  # looking is not syncing
     assert s["next"].startswith("git memex submit")
+
+
+def _hand_written_memory(mid: str, body: str) -> str:
+    return (f"---\nid: {mid}\nschema_version: 2\nrevision: 1\nscope: project\nvisibility: internal\n"
+            "type: fact\nrole: knowledge\nimportance: normal\nstatus: active\nreview_state: published\n"
+            "source: cli\ncreated_at: '2026-01-10T09:00:00Z'\nupdated_at: '2026-01-10T09:00:00Z'\n"
+            f"---\n\n{body}\n")
+
+
+def test_sync_status_names_what_last_synced_the_index_never_itself(ready: Path, tmp_path: Path):
+    """The trigger of the last sync is the command, hook or session start that brought the index
+    in line with the files (on the old code every sync-status named itself)."""
+    add("the release checklist lives in docs/release.md")
+    outside = ready / MEM / "01JAAAAAAAAAAAAAAAAAAAAAAA.md"
+    outside.write_text(_hand_written_memory("01JAAAAAAAAAAAAAAAAAAAAAAA", "written by hand in an editor"),
+                       encoding="utf-8")
+    assert run_cli("search", "editor", "--json").code == 0  # this search reads the new file
+    first = run_cli("sync-status", "--json").json()["last_sync"]
+    assert first["trigger"] == "git memex search"
+    assert run_cli("sync-status", "--json").json()["last_sync"] == first  # nothing changed: not itself
+    outside.write_text(_hand_written_memory("01JAAAAAAAAAAAAAAAAAAAAAAA", "edited by hand again"), encoding="utf-8")
+    hook = run_cli("context", "--hook", "claude", input=json.dumps({"hook_event_name": "SessionStart",
+                                                                    "cwd": str(ready)}))
+    assert hook.code == 0, hook.err
+    assert run_cli("sync-status", "--json").json()["last_sync"]["trigger"] == "session start"
+    assert "(session start)" in run_cli("sync-status").out
 
 
 def test_sync_status_outside_a_repository_does_not_suggest_submit(nogit: Path):
