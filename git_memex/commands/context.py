@@ -102,9 +102,17 @@ def run_hook(query: str | None = None) -> int:
         payload = read_hook_payload()
         from git_memex.agents.session import build_context
 
-        block = build_context(hook_context(payload), query=query)
-        if block.text:
-            sys.stdout.write(hook_output("SessionStart", block.text) + "\n")
+        ctx = hook_context(payload)
+        block = build_context(ctx, query=query)
+        text = block.text
+        if ctx.config.get("memex.autopull"):  # the common case reads one dict key, imports nothing
+            from git_memex.git.autopull import start
+
+            line = start(ctx)
+            if line and text:
+                text = f"{text}\n{line}"
+        if text:
+            sys.stdout.write(hook_output("SessionStart", text) + "\n")
             sys.stdout.flush()
         return 0
     except Exception as exc:  # noqa: BLE001 - a session-start hook must never break the session

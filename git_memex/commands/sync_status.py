@@ -25,6 +25,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     last = s["last_sync"]
     print(f"last sync: {last['at']} ({last['trigger'] or 'unknown trigger'})" if last else "last sync: never")
+    auto = s.get("auto_pull")
+    if auto:
+        if auto.get("state") != "done":
+            print(f"auto-pull: started {auto.get('started_at')}, not finished")
+        elif auto.get("exit") == 0:
+            res = auto.get("result") or {}
+            what = "already up to date" if res.get("state") == "up-to-date" else \
+                f"{len(res.get('changed') or [])} memory file(s) changed"
+            print(f"auto-pull: {auto.get('finished_at')}: {what}")
+        else:
+            print(f"auto-pull: {auto.get('finished_at')}: failed ({auto.get('error')})")
     print(f"outbox: {len(s['outbox'])} draft(s)")
     for o in s["outbox"]:
         print(f"  {o['id']} [{o['review_state'] or 'draft'}] {o['snippet'][:80]}")

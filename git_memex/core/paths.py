@@ -44,7 +44,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("maxProfileItems", "5", "int", lo=0, hi=200, help="personal memories in the session context"),
         Setting("injectMaxTokens", "800", "int", lo=50, hi=50000, help="token budget of the session context"),
         Setting("keywordCapture", "true", "bool", help="capture 'remember …' messages as memories"),
-        Setting("autoPull", "false", "bool", help="reserved: pull is always explicit (D12, docs/decisions.md)"),
+        Setting("autoPull", "false", "bool", help="pull in the background at session start; never blocks, leaves a receipt (D12, docs/decisions.md)"),
         Setting("cjkTokenizer", "bigram", "choice", choices=("bigram",), help="CJK indexing (bigram: characters + overlapping bigrams)"),
         Setting("defaultBranch", "", "branch", help="the reviewed branch when origin has no HEAD (instruction gate)"),
         Setting("initBranch", "", "branch", help="the branch `init` ran on (set by init; the gate's last fallback)"),

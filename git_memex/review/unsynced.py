@@ -53,7 +53,10 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
             nxt = "git memex pr-status (or `git memex promote ID` after review)"
         else:
             nxt = "nothing to do"
+        from git_memex.git.autopull import read_receipt
+
         return {
+            "auto_pull": read_receipt(ctx),
             "last_sync": None if last is None else {
                 "at": model.epoch_ms_to_rfc3339(last[0] * 1000), "trigger": last[1]},
             "outbox": outbox,
