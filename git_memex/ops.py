@@ -180,6 +180,7 @@ def add(
     aliases: list[str] | None = None,
     alias: str | None = None,
     target: str | None = None,
+    related: list[str] | None = None,
     stores: Stores | None = None,
 ) -> AddResult:
     """A new memory. `aliases` are other words it should be found by (at most ALIASES_MAX);
@@ -219,6 +220,8 @@ def add(
             paths=paths,
             extra=extra or None,
         )
+        if related:
+            m.fm["related"] = _resolve_related(ctx, related, stores)
         # every other field (tags, paths, aliases…) is masked like the body, and reported
         masked = list(red.masked) + list(admit(m, ctx.redact_patterns, body=False))
         file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
@@ -290,7 +293,57 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
         m = load(found)
         warnings = chain_warnings(st, m) + list(m.warnings)
         return {"id": m.id, "path": str(found.path), "location": found.row["location"],
-                "frontmatter": m.fm, "body": m.body, "warnings": warnings}
+                "frontmatter": m.fm, "body": m.body, "warnings": warnings,
+                "related": _related(st, m.fm.get("related")),
+                "canonical_ref": _canonical_ref(ctx, m.fm.get("canonical_ref"))}
+
+
+def _resolve_related(ctx: Context, ids: list[str], stores: Stores | None) -> list[str]:
+    """`--related` ids as typed (a unique prefix is enough) made full ids; an unknown one is a
+    usage error (exit 1) before anything is written."""
+    out: list[str] = []
+    with opened(ctx, stores) as st:
+        st.refresh()
+        for typed in ids:
+            mid = st.find(typed.strip()).row["id"]
+            if mid not in out:
+                out.append(mid)
+    return out
+
+
+def _related(st: Stores, ids: Any) -> list[dict[str, Any]]:
+    """Each id the memory links to: whether this clone holds it, and its first line (masked)."""
+    from git_memex.search.engine import _snippet
+    from git_memex.secrets.guard import safe_bodies
+
+    out: list[dict[str, Any]] = []
+    wanted = [i for i in (ids or []) if isinstance(i, str)]
+    rows = {i: st.one(i) if model.SAFE_ID_RE.match(i) and len(i) == 26 else None for i in wanted}
+    bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows.values() if r is not None])
+    for i in wanted:
+        r = rows[i]
+        out.append({"id": i, "found": r is not None, "status": r["status"] if r is not None else None,
+                    "snippet": _snippet(bodies[r["id"]], [])[:80] if r is not None else None})
+    return out
+
+
+def _canonical_ref(ctx: Context, ref: Any) -> dict[str, Any] | None:
+    """The document a memory cites: a URL is external; a path is looked up in the work tree (never
+    outside it, never read), so `show` can say whether it exists."""
+    if not isinstance(ref, str) or not ref.strip():
+        return None
+    if "://" in ref:
+        return {"ref": ref, "kind": "url", "exists": None}
+    if ctx.repo is None:
+        return {"ref": ref, "kind": "path", "exists": None}
+    import os
+
+    from git_memex.core.files import inside
+
+    target = ctx.repo.work_tree / ref.split("#", 1)[0].lstrip("/")
+    ok = inside(target, ctx.repo.work_tree)
+    return {"ref": ref, "kind": "path", "exists": bool(ok and os.path.lexists(target)),
+            **({} if ok else {"outside": True})}
 
 
 def list_memories(

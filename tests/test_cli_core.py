@@ -299,3 +299,34 @@ def test_an_unknown_option_points_at_the_subcommand_help(repo: Path):
                        (("add", "x", "y"), "add")):
         r = run_cli(*args)
         assert r.code == 1 and f"`git memex {name} --help`" in _one_line(r.err), r.err
+
+
+def test_related_is_set_by_add_and_listed_by_show_and_canonical_ref_resolved(repo: Path):
+    """`add --related ID` (a unique prefix is enough) links memories; `show` lists each link and
+    says whether the document `canonical_ref` names exists (never outside the work tree)."""
+    a = add("the cache is warmed by the nightly job")["id"]
+    b = add("cache misses spike after deploys", "--related", a[:12])["id"]
+    r = run_cli("show", b, "--json")
+    assert r.code == 0, r.err
+    doc = r.json()
+    assert doc["frontmatter"]["related"] == [a]
+    assert doc["related"] == [{"id": a, "found": True, "status": "active",
+                               "snippet": "the cache is warmed by the nightly job"}]
+    text = run_cli("show", b).out
+    assert f"#   related {a}: the cache is warmed by the nightly job" in text
+    bad = run_cli("add", "linked to nothing", "--related", "01ZZZZZZZZZZ")
+    assert bad.code == 1 and "no memory with id" in bad.err and "Traceback" not in bad.err
+    assert "linked to nothing" not in run_cli("list").out  # refused before anything was written
+    # canonical_ref: a path in the work tree, present or not; a path leading out is never looked at
+    (repo / "docs").mkdir()
+    (repo / "docs" / "cache.md").write_text("# cache\n")
+    path = Path(doc["path"])
+    for ref, want in (("docs/cache.md", "exists"), ("docs/gone.md", "missing"),
+                      ("../../etc/passwd", "outside the work tree, not checked"),
+                      ("https://wiki.example.com/cache", "a URL, not checked")):
+        text_now = path.read_text(encoding="utf-8").replace("\nrelated:", f"\ncanonical_ref: {ref}\nrelated:", 1)
+        path.write_text(text_now, encoding="utf-8")
+        shown = run_cli("show", b)
+        assert shown.code == 0, shown.err
+        assert f"#   canonical_ref {ref}: {want}" in shown.out, shown.out
+        path.write_text(text_now.replace(f"canonical_ref: {ref}\n", ""), encoding="utf-8")

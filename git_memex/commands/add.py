@@ -28,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", default=None, help="see --alias")
     p.add_argument("--confidence", choices=model.CONFIDENCES, default=None,
                    help="how sure the statement is (default medium; distill takes only high)")
+    p.add_argument("--related", action="append", default=[], metavar="ID",
+                   help="a memory this one is linked to (id or unique prefix; repeat for more); `show` lists them")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         role=args.role, source=args.source, visibility=args.visibility,
         paths=[p.strip() for p in args.paths.split(",") if p.strip()], confidence=args.confidence,
         aliases=[a.strip() for a in args.aliases.split(",") if a.strip()], alias=args.alias, target=args.target,
+        related=args.related,
     )
     if args.json:
         emit_json(res.to_json())

@@ -31,8 +31,20 @@ def run(args: argparse.Namespace) -> int:
 
         res["frontmatter"] = mask_fields(res["frontmatter"], ctx.redact_patterns)[0]
         res["body"] = redact(res["body"] or "", ctx.redact_patterns).text
-        emit_json({k: res[k] for k in ("id", "path", "frontmatter", "body", "warnings")})
+        emit_json({k: res[k] for k in ("id", "path", "frontmatter", "body", "warnings", "related", "canonical_ref")})
         return 0
     print(f"# {res['path']}")
     print(frontmatter.serialize(res["frontmatter"], res["body"]), end="")
+    links = res["related"]
+    ref = res["canonical_ref"]
+    if links or ref:
+        print("\n# links")
+    for r in links:
+        print(f"#   related {r['id']}: " + (f"{r['snippet']}" + (f" [{r['status']}]" if r["status"] != "active" else "")
+                                          if r["found"] else "not in this clone"))
+    if ref:
+        state = {True: "exists", False: "missing", None: "not checked"}[ref["exists"]]
+        where = "outside the work tree, not checked" if ref.get("outside") else (
+            "a URL, not checked" if ref["kind"] == "url" else state)
+        print(f"#   canonical_ref {ref['ref']}: {where}")
     return 0
