@@ -181,6 +181,7 @@ def add(
     alias: str | None = None,
     target: str | None = None,
     related: list[str] | None = None,
+    expires: str | None = None,
     stores: Stores | None = None,
 ) -> AddResult:
     """A new memory. `aliases` are other words it should be found by (at most ALIASES_MAX);
@@ -220,6 +221,11 @@ def add(
             paths=paths,
             extra=extra or None,
         )
+        if expires is not None:
+            try:
+                m.fm["expires_at"] = model.expiry(expires)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
         if related:
             m.fm["related"] = _resolve_related(ctx, related, stores)
         # every other field (tags, paths, aliases…) is masked like the body, and reported
@@ -354,8 +360,10 @@ def list_memories(
     limit: int = 20,
     include: str = "active",
     review_state: str | None = None,
+    confidence: str | None = None,
     stores: Stores | None = None,
 ) -> dict[str, Any]:
+    from git_memex.index.schema import NOT_EXPIRED
     from git_memex.search.chains import superseded_ids
     from git_memex.search.engine import scope_filter
 
@@ -364,7 +372,11 @@ def list_memories(
         cond = scope_filter(scope)
         args: list[Any] = []
         if include == "active":
-            cond += " AND m.status IN ('active', 'deprecated')"
+            cond += " AND m.status IN ('active', 'deprecated') AND " + NOT_EXPIRED
+        if confidence:
+            # no confidence written means the default, medium (docs/format.md)
+            cond += " AND coalesce(m.confidence, 'medium') = ?"
+            args.append(confidence)
         if type:
             cond += " AND m.type = ?"
             args.append(type)
@@ -557,6 +569,34 @@ def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores |
             f.index.remove(f.path)
             removed.append(str(f.path))
         return {"id": mid, "deleted": True, "paths": removed}
+
+
+def forget_expired(ctx: Context, *, dry_run: bool = False, stores: Stores | None = None) -> dict[str, Any]:
+    """Delete the local files (personal, outbox, private) whose `expires_at` has passed: the
+    explicit garbage collection of V2-DESIGN §15. A committed file is only listed: removing it is
+    a commit, which a person makes (`git memex forget ID`, then commit). Org memories expire in
+    their org repository."""
+    from git_memex.index.schema import NOT_EXPIRED
+
+    local = ("personal", "outbox", "private")
+    with opened(ctx, stores) as st:
+        st.refresh()
+        expired = st.by_id(f"m.expires_ts IS NOT NULL AND NOT {NOT_EXPIRED}", order_by="m.id")
+        deleted: list[dict[str, Any]] = []
+        in_repo: list[str] = []
+        for mid, row in expired.items():
+            if row["location"] == "repo":
+                in_repo.append(mid)
+                continue
+            for f in st.find_all(mid):
+                if f.row["location"] not in local:
+                    continue
+                if not dry_run:
+                    delete_file(f.path)
+                    f.index.remove(f.path)
+                deleted.append({"id": mid, "path": str(f.path), "expires_at": row["expires_ts"] and
+                                model.epoch_ms_to_rfc3339(row["expires_ts"] * 1000)})
+        return {"dry_run": dry_run, "deleted": deleted, "in_repository": in_repo}
 
 
 # ------------------------------------------------------------------ index

@@ -330,3 +330,81 @@ def test_related_is_set_by_add_and_listed_by_show_and_canonical_ref_resolved(rep
         assert shown.code == 0, shown.err
         assert f"#   canonical_ref {ref}: {want}" in shown.out, shown.out
         path.write_text(text_now.replace(f"canonical_ref: {ref}\n", ""), encoding="utf-8")
+
+
+def _set_expiry(path: Path, when: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    import re
+
+    path.write_text(re.sub(r"(?m)^expires_at: .*$", f"expires_at: '{when}'", text), encoding="utf-8")
+
+
+def test_an_expired_memory_leaves_search_list_and_context_at_once(repo: Path):
+    import time
+    from datetime import UTC, datetime
+
+    mid = add("the staging freeze lasts until the audit ends", "--expires", "1h", "--scope", "personal")["id"]
+    keep = add("the staging cluster runs in eu-west-1", "--scope", "personal")["id"]
+    path = Path(run_cli("show", mid, "--json").json()["path"])
+    assert "expires_at: '20" in path.read_text(encoding="utf-8")
+    soon = datetime.fromtimestamp(int(time.time()) + 3, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _set_expiry(path, soon)
+
+    def seen() -> tuple[bool, bool, bool]:
+        hits = [h["id"] for h in run_cli("search", "staging", "--json").json()["hits"]]
+        listed = [m["id"] for m in run_cli("list", "--json").json()["memories"]]
+        block = run_cli("context", "--json").json()["text"]
+        assert keep in hits and keep in listed
+        return mid in hits, mid in listed, "staging freeze" in block
+
+    assert seen() == (True, True, True)
+    time.sleep(max(0.0, datetime.fromisoformat(soon.replace("Z", "+00:00")).timestamp() - time.time()) + 1.2)
+    assert seen() == (False, False, False)  # no reindex, no file change: the clock alone
+    assert mid in [m["id"] for m in run_cli("list", "--include", "all", "--json").json()["memories"]]
+    assert run_cli("show", mid).code == 0  # still there to look at, until it is collected
+
+
+def test_expires_refuses_a_bad_or_past_time_in_one_sentence(repo: Path):
+    for when, words in (("yesterday", "is not a time"), ("2001-01-01", "is in the past"),
+                        ("2027-01-31T10:00:00", "is not a time"), ("999999w", "after 9999-12-31")):
+        r = run_cli("add", f"expiring {when}", "--expires", when)
+        assert r.code == 1 and words in r.err and "Traceback" not in r.err, (when, r.err)
+        assert len(r.err.strip().splitlines()) == 1
+    assert run_cli("list", "--json").json()["memories"] == []  # nothing was written
+    ok = add("valid through the end of that day", "--expires", "2099-01-31")
+    fm = run_cli("show", ok["id"], "--json").json()["frontmatter"]
+    assert fm["expires_at"] == "2099-01-31T23:59:59Z"
+
+
+def test_forget_expired_deletes_local_files_and_lists_committed_ones(repo: Path):
+    personal = add("an expired personal note", "--scope", "personal", "--expires", "1h")["id"]
+    draft = add("an expired project draft", "--expires", "1h")["id"]
+    committed = add("an expired committed memory", "--expires", "1h")["id"]
+    alive = add("a memory that never expires", "--scope", "personal")["id"]
+    assert run_cli("submit", committed).code == 0
+    paths = {m: Path(run_cli("show", m, "--json").json()["path"]) for m in (personal, draft, committed)}
+    for p in paths.values():
+        _set_expiry(p, "2020-01-01T00:00:00Z")
+    dry = run_cli("forget", "--expired", "--dry-run", "--json").json()
+    assert sorted(d["id"] for d in dry["deleted"]) == sorted([personal, draft]) and dry["in_repository"] == [committed]
+    assert all(p.exists() for p in paths.values())
+    r = run_cli("forget", "--expired")
+    assert r.code == 0, r.err
+    assert f"deleted {personal}" in r.out and f"deleted {draft}" in r.out and committed in r.out
+    assert not paths[personal].exists() and not paths[draft].exists() and paths[committed].exists()
+    assert run_cli("show", alive).code == 0
+    assert "no expired local memories" in run_cli("forget", "--expired").out
+    both = run_cli("forget", alive, "--expired")
+    assert both.code == 1 and "no id" in both.err
+
+
+def test_list_confidence_low_is_the_regret_window(repo: Path):
+    low = add("the flaky test is probably a timing issue", "--confidence", "low", "--source", "inference")["id"]
+    add("the build uses make", "--confidence", "high")
+    plain = add("the docs live in docs/")["id"]  # no confidence given: medium
+    r = run_cli("list", "--confidence", "low", "--json")
+    assert r.code == 0, r.err
+    assert [m["id"] for m in r.json()["memories"]] == [low]
+    assert [m["id"] for m in run_cli("list", "--confidence", "medium", "--json").json()["memories"]] == [plain]
+    bad = run_cli("list", "--confidence", "sure")
+    assert bad.code != 0 and "invalid choice" in bad.err

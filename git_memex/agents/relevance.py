@@ -59,13 +59,16 @@ WARNING_MIN_TERMS = 2
 # The candidate pools, newest first. Each rare kind has a partial index on updated_ts in
 # index/schema.py (instruction, warning, high importance, with paths) whose WHERE term appears here
 # verbatim: SQLite then reads only the rows of that kind, not every row of a 10k-memory index.
-INSTRUCTION_POOL = "m.role = 'instruction' AND m.instruction_state = 'approved' AND m.status = 'active'"
+from git_memex.index.schema import NOT_EXPIRED  # noqa: E402
+
+INSTRUCTION_POOL = ("m.role = 'instruction' AND m.instruction_state = 'approved' AND m.status = 'active'"
+                    " AND " + NOT_EXPIRED)
 # A memory a reviewer rejected is left out: shown unlabelled it would look more trustworthy than
 # a proposed one.
 NOT_REJECTED = "m.review_state IS NOT 'rejected'"
-WARNING_POOL = "m.type = 'warning' AND m.status = 'active' AND " + NOT_REJECTED
+WARNING_POOL = "m.type = 'warning' AND m.status = 'active' AND " + NOT_REJECTED + " AND " + NOT_EXPIRED
 KNOWLEDGE_POOL = ("m.status IN ('active', 'deprecated') AND m.type != 'warning' AND m.role != 'instruction'"
-                  " AND " + NOT_REJECTED)
+                  " AND " + NOT_REJECTED + " AND " + NOT_EXPIRED)
 HIGH_POOL = KNOWLEDGE_POOL + " AND m.importance = 'high'"
 PATHS_POOL = KNOWLEDGE_POOL + " AND m.paths != '[]'"
 

@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how sure the statement is (default medium; distill takes only high)")
     p.add_argument("--related", action="append", default=[], metavar="ID",
                    help="a memory this one is linked to (id or unique prefix; repeat for more); `show` lists them")
+    p.add_argument("--expires", metavar="WHEN", default=None,
+                   help="when it stops being retrieved: 30d, 12h, 2w, a date (2027-01-31, the end of that day UTC) "
+                   "or an RFC 3339 time; `forget --expired` deletes expired local files")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         role=args.role, source=args.source, visibility=args.visibility,
         paths=[p.strip() for p in args.paths.split(",") if p.strip()], confidence=args.confidence,
         aliases=[a.strip() for a in args.aliases.split(",") if a.strip()], alias=args.alias, target=args.target,
-        related=args.related,
+        related=args.related, expires=args.expires,
     )
     if args.json:
         emit_json(res.to_json())

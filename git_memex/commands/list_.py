@@ -16,7 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--type", choices=model.TYPES, default=None, metavar="TYPE", help=TYPE_HELP)
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--include", choices=("active", "all"), default="active",
-                   help="active (default) hides superseded, retracted and archived memories")
+                   help="active (default) hides superseded, retracted, archived and expired memories")
+    p.add_argument("--confidence", choices=model.CONFIDENCES, default=None,
+                   help="only memories of this confidence; low is the regret window: an agent's captures to clean up")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -24,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from git_memex.ops import list_memories
 
-    res = list_memories(context(), scope=args.scope, type=args.type, limit=args.limit, include=args.include)
+    res = list_memories(context(), scope=args.scope, type=args.type, limit=args.limit, include=args.include,
+                        confidence=args.confidence)
     if args.json:
         emit_json(res)
         return 0

@@ -115,6 +115,38 @@ def epoch_ms_to_rfc3339(ms: int | float) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_RELATIVE_RE = re.compile(r"^\s*(\d{1,6})\s*([hdw])\s*$")
+
+
+def expiry(when: str, *, at: float | None = None) -> str:
+    """`add --expires WHEN` as the RFC 3339 `expires_at` it sets: `30d`, `12h`, `2w` from now, a
+    date (`2027-01-31`: the end of that day, UTC) or an RFC 3339 time. Raises ValueError with the
+    sentence to show for a bad format or a time that is not in the future."""
+    t = time.time() if at is None else at
+    m = _RELATIVE_RE.match(when)
+    if m:
+        secs = int(m.group(1)) * {"h": 3600, "d": 86400, "w": 7 * 86400}[m.group(2)]
+        ts = t + secs
+    else:
+        text = when.strip()
+        try:
+            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+                ts = datetime.fromisoformat(text + "T23:59:59+00:00").timestamp()
+            else:
+                d = datetime.fromisoformat(text.replace("Z", "+00:00"))
+                if d.tzinfo is None:
+                    raise ValueError("no time zone")
+                ts = d.timestamp()
+        except (ValueError, OverflowError):
+            raise ValueError(f"--expires {when!r} is not a time; give 30d, 12h, 2w, a date such as 2027-01-31, "
+                             "or an RFC 3339 time with its zone (2027-01-31T18:00:00Z)") from None
+    if ts <= t:
+        raise ValueError(f"--expires {when!r} is in the past; give a time after now")
+    if ts * 1000 > MAX_EPOCH_MS:
+        raise ValueError(f"--expires {when!r} is after 9999-12-31; give an earlier time")
+    return epoch_ms_to_rfc3339(ts * 1000)
+
+
 def is_valid_id(value: object) -> bool:
     return isinstance(value, str) and bool(SAFE_ID_RE.match(value))
 

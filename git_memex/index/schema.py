@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -55,7 +55,8 @@ CREATE TABLE memories(
     created_by TEXT, created_at TEXT, updated_at TEXT, updated_ts REAL,
     supersedes TEXT, superseded_by TEXT, derived_from TEXT,
     tags TEXT, paths TEXT, content_hash TEXT, body TEXT, warnings TEXT,
-    aliases TEXT, alias TEXT, target TEXT
+    aliases TEXT, alias TEXT, target TEXT,
+    expires_ts REAL, language TEXT, canonical_ref TEXT
 );
 CREATE INDEX memories_id ON memories(id);
 CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT NULL;
@@ -77,8 +78,11 @@ COLUMNS = (
     "importance", "visibility", "source", "trust_level", "instruction_state", "confidence",
     "created_by", "created_at", "updated_at", "updated_ts", "supersedes", "superseded_by",
     "derived_from", "tags", "paths", "content_hash", "body", "warnings", "aliases", "alias",
-    "target",
+    "target", "expires_ts", "language", "canonical_ref",
 )
+NOT_EXPIRED = "(m.expires_ts IS NULL OR m.expires_ts > CAST(strftime('%s', 'now') AS REAL))"
+"""The condition every retrieval read (search's lanes, list, the session block's pools, export)
+adds: a memory whose `expires_at` has passed leaves them at that second, with no reindex."""
 FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
 
 INSERT_MEMORY = f"INSERT INTO memories(rid, {', '.join(COLUMNS)}) VALUES(?, {', '.join('?' * len(COLUMNS))})"
@@ -184,6 +188,9 @@ def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, A
         # user-defined vocabulary (reference tool): `alias` names `target` (search expands both ways)
         "alias": (_str(fm.get("alias")) or "").strip() or None,
         "target": (_str(fm.get("target")) or "").strip() or None,
+        "expires_ts": parse_time(fm.get("expires_at")),
+        "language": _str(fm.get("language")),
+        "canonical_ref": _str(fm.get("canonical_ref")),
     }
 
 

@@ -273,8 +273,12 @@ def _prune(q: Any, terms: list[_Term], dfs: list[int], rows: int, full: str) -> 
 
 
 def _filters(where: str, params: tuple[Any, ...], scope: str, type: str | None) -> tuple[str, list[Any]]:
+    """The rows a search may return: in scope, not hidden, not expired, of the asked type. Both
+    lanes (lexical here, semantic in semantic.join) use it."""
+    from git_memex.index.schema import NOT_EXPIRED
+
     sql = (f"{where} AND {scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
-           + (" AND m.type = ?" if type else ""))
+           f" AND {NOT_EXPIRED}" + (" AND m.type = ?" if type else ""))
     return sql, [*params, *HIDDEN_STATUSES, *([type] if type else [])]
 
 

@@ -519,7 +519,7 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
 
     Returns what --explain reports about the lane (None when it is off)."""
     from git_memex.search import fusion
-    from git_memex.search.engine import HIDDEN_STATUSES, boosts, scope_filter
+    from git_memex.search.engine import _filters, boosts
 
     try:
         prov = provider(stores.ctx)
@@ -530,9 +530,7 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
         return None
     filters = []
     for _index, where, params in stores.dbs():
-        sql = (f"{where} AND {scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
-               + (" AND m.type = ?" if type else ""))
-        filters.append((sql, [*params, *HIDDEN_STATUSES, *([type] if type else [])]))
+        filters.append(_filters(where, params, scope, type))
     d = dense(stores, prov, query, filters, {mid: r["content_hash"] for mid, (_s, r, _i) in scored.items()},
               count=explain, early=early if early is not None and early.prov is prov else None)
     status: dict[str, Any] = ({"model": prov.name, "memories": d.memories, "with_vectors": d.with_vectors,
