@@ -328,8 +328,13 @@ def create(
     paths: list[str] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Memory:
-    """A new memory with every protocol key set, validated."""
+    """A new memory with every protocol key set, validated; `language` detected from the body
+    when not given (`textproc.language_of`)."""
     ts = now()
+    if language is None:
+        from git_memex.core.textproc import language_of
+
+        language = language_of(body)
     if visibility is None:
         visibility = "private" if scope == "personal" else "internal"
     if review_state is None and scope != "personal":

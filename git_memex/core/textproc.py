@@ -85,6 +85,30 @@ def has_cjk(s: str) -> bool:
     return CJK_RE.search(s) is not None
 
 
+_LATIN_WORD_RE = re.compile(r"[A-Za-z]{2,}")
+_KANA_RE = re.compile(r"[\u3040-\u30ff]")
+_HANGUL_RE = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
+
+
+def language_of(s: str) -> str | None:
+    """The `language` a memory is written with (V2-DESIGN §3): `zh` (Han, with at most one Latin
+    word per two characters: code names in a Chinese sentence), `ja` or `ko` when Kana or Hangul
+    is there, `en` (Latin words, no CJK), `mixed` (both), or None (neither: digits, other scripts).
+    The index records it for each body; the tokenizers themselves choose per script run, so a
+    mixed memory gets both lanes whatever a file claims (docs/search.md)."""
+    cjk = sum(len(run) for run in CJK_RE.findall(s))
+    latin = len(_LATIN_WORD_RE.findall(s))
+    if not cjk:
+        return "en" if latin else None
+    if latin * 2 > cjk:
+        return "mixed"
+    if _KANA_RE.search(s):
+        return "ja"
+    if _HANGUL_RE.search(s):
+        return "ko"
+    return "zh"
+
+
 def latin_text(s: str) -> str:
     """Text for the `body` column: spaces around CJK runs, so `TL确认` still yields token `tl`."""
     return CJK_RE.sub(lambda m: f" {m.group(0)} ", s)

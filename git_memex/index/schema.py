@@ -151,7 +151,7 @@ def _str_list(v: Any) -> list[str]:
 
 
 def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, Any]:
-    from git_memex.core.textproc import content_hash
+    from git_memex.core.textproc import content_hash, language_of
 
     fm = m.fm
     upd = fm.get("updated_at") or fm.get("created_at")
@@ -189,7 +189,8 @@ def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, A
         "alias": (_str(fm.get("alias")) or "").strip() or None,
         "target": (_str(fm.get("target")) or "").strip() or None,
         "expires_ts": parse_time(fm.get("expires_at")),
-        "language": _str(fm.get("language")),
+        # what the body is, whatever the file says: it picks the lanes below (fts_fields)
+        "language": language_of(m.body),
         "canonical_ref": _str(fm.get("canonical_ref")),
     }
 
@@ -207,10 +208,11 @@ def fts_fields(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
     alias_parts += [x for x in (row["alias"], row["target"]) if x]
     aliases = " ".join(alias_parts)
     cjk_src = row["body"] + " " + tags + (" " + aliases if aliases else "")
+    cjk = cjk_index_text(cjk_src)  # per script run: a mixed memory gets both lanes (docs/search.md)
     return (
         latin_text(row["body"]),
         latin_text(tags),
         row["type"] or "",
-        cjk_index_text(cjk_src),
+        cjk,
         latin_text(aliases),
     )

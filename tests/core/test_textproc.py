@@ -648,3 +648,29 @@ def test_import_is_cheap(tmp_path: Path) -> None:
         assert float(out[0]) > 0  # the first word is the import time in ms
         new = set(out[1:])
         assert new <= {"git_memex", "git_memex.core", "git_memex.search", "git_memex.core.textproc", "git_memex.search.synonyms"}, new
+
+
+@pytest.mark.parametrize("text, want", [
+    ("deploy with make before every release", "en"),
+    ("部署前先运行测试并检查日志", "zh"),
+    ("部署前先运行 make lint 和 npm test", "mixed"),  # four Latin words beside eight characters
+    ("发布前运行 make 检查", "zh"),  # one command name in a Chinese sentence
+    ("Use Redis 做缓存", "mixed"),
+    ("デプロイの前にテストを実行する", "ja"),
+    ("배포 전에 테스트를 실행하세요", "ko"),
+    ("12345 67", None),
+    ("Развёртывание по пятницам", None),  # neither script the lanes know
+])
+def test_language_of(text: str, want: str | None) -> None:
+    from git_memex.core.textproc import language_of
+
+    assert language_of(text) == want
+
+
+def test_add_writes_the_detected_language(repo: Path) -> None:
+    from conftest import run_cli
+
+    for text, want in (("the cache is warmed nightly", "en"), ("缓存每晚预热一次", "zh")):
+        r = run_cli("add", text, "--json")
+        assert r.code == 0, r.err
+        assert run_cli("show", r.json()["id"], "--json").json()["frontmatter"]["language"] == want
