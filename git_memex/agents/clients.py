@@ -15,7 +15,7 @@ cursor         .cursor/mcp.json             mcpServers   {"command", "args"}  (+
 claude         .mcp.json                    mcpServers   {"type": "stdio", "command", "args"}
 visualstudio   .mcp.json                    servers      {"type": "stdio", "command", "args"}  (D20, docs/decisions.md)
 opencode       opencode.jsonc (or .json)    mcp.servers  {"type": "local", "command": [...], "enabled"}  (v2 shape)
-codex          ~/.codex/config.toml         [mcp_servers.memex]  command = …, args = […]
+codex          $CODEX_HOME/config.toml      [mcp_servers.memex]  command = …, args = […]  (CODEX_HOME: ~/.codex)
 =============  ===========================  ===========  ===============================================
 
 claude and visualstudio share `.mcp.json` under different keys; both sections survive.
@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -137,11 +139,18 @@ def snippet(client: str) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+def codex_home(home: Path, env: Mapping[str, str] | None = None) -> Path:
+    """Codex's folder as codex finds it: ``$CODEX_HOME`` when set and not empty (relative to the
+    current folder, no ``~`` expansion, as codex reads it), else ``~/.codex``."""
+    value = (os.environ if env is None else env).get("CODEX_HOME", "")
+    return Path(value).absolute() if value else Path(home) / ".codex"
+
+
 def config_path(client: str, work_tree: Path, home: Path) -> Path:
     """Where the client reads its MCP servers from (project level, except codex: user level)."""
     _check_client(client)
     if client == "codex":
-        return Path(home) / ".codex" / "config.toml"
+        return codex_home(home) / "config.toml"
     work_tree = Path(work_tree)
     if client == "opencode":
         jsonc, plain = work_tree / "opencode.jsonc", work_tree / "opencode.json"
@@ -584,7 +593,7 @@ def removals(work_tree: Path, memory_dir: str, home: Path) -> list[Removal]:
     if claude is not None:
         out.append(claude)
     out += _guidance_removals(work_tree, memory_dir)
-    codex = Path(home) / ".codex" / "config.toml"
+    codex = codex_home(home) / "config.toml"
     try:
         import tomllib
 

@@ -387,3 +387,19 @@ def test_init_client_cursor_through_the_cli(repo: Path, tmp_path: Path) -> None:
     assert status.structured_content["repository"] == str(repo)
     again = run_cli("init", "--yes", "--client", "cursor")
     assert again.code == 0 and "created" not in again.out and "updated" not in again.out
+
+
+# --------------------------------------------------------------------- CODEX_HOME
+def test_codex_file_is_where_codex_home_says(tree: tuple[Path, Path], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    work, home = tree
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "elsewhere"))
+    res = clients.write_config("codex", work, home)
+    assert res.path == tmp_path / "elsewhere" / "config.toml" and res.action == "created"
+    assert not (home / ".codex").exists()
+    assert [r.path for r in clients.removals(work, ".ai/open-memex", home)] == [res.path]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CODEX_HOME", "relative")  # as codex reads it: from the current folder
+    assert clients.config_path("codex", work, home) == tmp_path / "relative" / "config.toml"
+    monkeypatch.setenv("CODEX_HOME", "")  # empty is unset
+    assert clients.config_path("codex", work, home) == home / ".codex" / "config.toml"

@@ -1,0 +1,103 @@
+"""`git memex init --client` read back by the agents' own CLIs, installed from the npm registry.
+
+`codex mcp list` and `claude mcp list` read the configuration exactly as the agent will, with no
+login: codex under `CODEX_HOME` (docs/agents.md, "Editor set-up"; docs/git.md, "When git's
+set-up is unusual"). Skipped with the reason when npm
+is missing or the install fails, except under CI=true, where that fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+CLIS = ("@openai/codex@0.171.0", "@anthropic-ai/claude-code@2.1.197")
+VENV_BIN = str(Path(sys.executable).parent)
+NODE_BIN = str(Path(shutil.which("node") or "/usr/bin/node").parent)
+OFF_PATH = os.pathsep.join(dict.fromkeys([NODE_BIN, "/usr/bin", "/bin"]))  # git and node, no git-memex
+ON_PATH = VENV_BIN + os.pathsep + OFF_PATH
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def agent_bin() -> Path:
+    """The real codex and claude CLIs, installed once beside this venv (reused by later runs). Claude's
+    postinstall script puts its native binary (from its platform package) in place, so scripts run."""
+    if shutil.which("npm") is None:
+        if _ci():
+            pytest.fail("npm is missing, and CI must read the editor set-up with the real agent CLIs")
+        pytest.skip("npm is missing: the codex and claude CLIs cannot be installed from the registry")
+    prefix = Path(sys.prefix) / "agent-clis"
+    if not os.access(sys.prefix, os.W_OK):
+        prefix = Path(tempfile.gettempdir()) / f"memex-agent-clis-{os.getuid()}"
+    stamp = prefix / "installed.txt"
+    if not (stamp.is_file() and stamp.read_text() == " ".join(CLIS)):
+        prefix.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                            *CLIS], capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            message = f"npm install of the codex and claude CLIs failed: {r.stderr.strip()[-500:]}"
+            if _ci():
+                pytest.fail(message)
+            pytest.skip(message)
+        stamp.write_text(" ".join(CLIS))
+    return prefix / "node_modules" / ".bin"
+
+
+def agent(agent_bin: Path, name: str, *args: str, cwd: Path, path: str = OFF_PATH,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run([str(agent_bin / name), *args], cwd=cwd, capture_output=True, text=True, timeout=180,
+                       env={**os.environ, "PATH": path, **(env or {})})
+    assert r.returncode == 0, f"{name} {' '.join(args)}: {r.stdout}{r.stderr}"
+    return r
+
+
+def codex_servers(agent_bin: Path, repo: Path, codex_home: Path) -> dict[str, dict]:
+    r = agent(agent_bin, "codex", "mcp", "list", "--json", cwd=repo, env={"CODEX_HOME": str(codex_home)})
+    return {s["name"]: s for s in json.loads(r.stdout)}
+
+
+def trust_project_servers(repo: Path) -> None:
+    """What the person does in Claude Code's approval prompt, in the machine-local settings file."""
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.local.json").write_text('{"enableAllProjectMcpServers": true}\n')
+
+
+def strings(node: object) -> list[str]:
+    if isinstance(node, dict):
+        return [s for v in node.values() for s in strings(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in strings(v)]
+    return [node] if isinstance(node, str) else []
+
+
+def test_init_client_codex_writes_where_codex_home_says(repo: Path, tmp_path: Path, agent_bin: Path) -> None:
+    codex_home = tmp_path / "codex-home"  # created by init when missing: codex refuses a missing CODEX_HOME
+    r = run_cli("init", "--yes", "--client", "codex", env={"CODEX_HOME": str(codex_home)})
+    assert r.code == 0, r.err
+    assert str(codex_home / "config.toml") in r.out
+    assert not (Path.home() / ".codex").exists()
+    servers = codex_servers(agent_bin, repo, codex_home)
+    assert set(servers) == {"memex"}
+    transport = servers["memex"]["transport"]
+    # the file is this user's own, so it may name this machine's git-memex; the server really starts
+    from test_mcp_agents import stdio_argv
+
+    status = stdio_argv([transport["command"], *transport["args"]], repo, "memory_status")
+    assert status.structured_content["repository"] == str(repo)
+    again = run_cli("init", "--yes", "--client", "codex", env={"CODEX_HOME": str(codex_home)})
+    assert again.code == 0 and "already set up; nothing changed" in again.out
+    gone = run_cli("init", "--uninstall", "--yes", env={"CODEX_HOME": str(codex_home)})
+    assert gone.code == 0 and f"codex MCP config {codex_home / 'config.toml'}" in gone.out
