@@ -18,6 +18,11 @@ opencode       opencode.jsonc (or .json)    mcp.servers  {"type": "local", "comm
 codex          $CODEX_HOME/config.toml      [mcp_servers.memex]  command = …, args = […]  (CODEX_HOME: ~/.codex)
 =============  ===========================  ===========  ===============================================
 
+Files in the work tree are shared (committed), so they name the portable command ``git-memex``
+and never a path of this machine; the user puts git-memex on PATH (`path_note` says so when it
+is not). Codex's file is this user's own, so it names the command resolved now (D17), an
+absolute path where ``git-memex`` is not on PATH.
+
 claude and visualstudio share `.mcp.json` under different keys; both sections survive.
 VS Code and Cursor expand ``${workspaceFolder}``, so their entry names the workspace explicitly
 (``git memex mcp --repo ${workspaceFolder}``); the other clients start project servers in the
@@ -50,6 +55,8 @@ GUIDANCE_HEADING = "## Project memory (git-memex)"
 AGENTS_POINTER = "> Project memory lives in {dir}/ — query it with memory_search before answering."
 _POINTER_PREFIX = "> Project memory lives in "
 HOOK_TIMEOUT_S = 10
+PORTABLE_COMMAND = "git-memex"
+"""What a shared (committed) file names: found on PATH on every machine, a path of none."""
 
 # client -> (relative file, JSON section key); codex is TOML in the home folder.
 _JSON_CLIENTS: dict[str, tuple[str, str]] = {
@@ -98,13 +105,42 @@ def cli_argv() -> list[str]:
 
 
 def server_command() -> tuple[str, list[str]]:
-    """(command, args) that start the MCP server on stdio."""
+    """(command, args) that start the MCP server on stdio, as this machine runs it."""
     argv = cli_argv()
     return argv[0], [*argv[1:], "mcp"]
 
 
-def _entry(client: str) -> dict[str, Any]:
+def shared_file(client: str) -> bool:
+    """Whether the client's MCP file lives in the work tree (shared, committed) or is the user's own."""
+    return client != "codex"
+
+
+def _command_for(client: str) -> tuple[str, list[str]]:
+    """What the client's file names: the portable command in a shared file, else this machine's."""
+    return (PORTABLE_COMMAND, ["mcp"]) if shared_file(client) else server_command()
+
+
+def on_path() -> bool:
+    return shutil.which(PORTABLE_COMMAND) is not None
+
+
+def path_note(client: str, path: Path) -> str | None:
+    """One sentence for a shared file written while git-memex is not on PATH: what the user does."""
+    if not shared_file(client) or on_path():
+        return None
     cmd, args = server_command()
+    where = (f"add {Path(cmd).parent} to PATH" if os.sep in cmd
+             else "install git-memex where your PATH finds it")
+    local = ""
+    if client == "claude":
+        local = (", or keep a machine-local entry instead with "
+                 f"`{shlex.join(['claude', 'mcp', 'add', '--scope', 'local', SERVER_NAME, '--', cmd, *args])}`")
+    return (f"git-memex is not on PATH here, so the editor cannot start `{PORTABLE_COMMAND} mcp` from {path} yet "
+            f"(a shared file names no path of this machine): {where}{local}.")
+
+
+def _entry(client: str) -> dict[str, Any]:
+    cmd, args = _command_for(client)
     if client in WORKSPACE_CLIENTS:
         args = [*args, "--repo", "${workspaceFolder}"]
     if client == "opencode":
@@ -120,7 +156,7 @@ def _toml_str(s: str) -> str:
 
 
 def _toml_table() -> str:
-    cmd, args = server_command()
+    cmd, args = _command_for("codex")
     return (f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_str(cmd)}\n"
             f"args = [{', '.join(_toml_str(a) for a in args)}]\n")
 
@@ -129,7 +165,7 @@ def snippet(client: str) -> str:
     """The text to paste into the client's configuration (what `mcp --print-config` prints)."""
     _check_client(client)
     if client == "codex":
-        cmd, args = server_command()
+        cmd, args = _command_for("codex")
         return (_toml_table() + "\n# or let codex write it:\n# "
                 + shlex.join(["codex", "mcp", "add", SERVER_NAME, "--", cmd, *args]) + "\n")
     _, key = _JSON_CLIENTS[client]
@@ -260,8 +296,9 @@ def _write_toml(path: Path, snip: str) -> WriteResult:
 
 # --------------------------------------------------------------------- Claude Code hooks
 def hook_commands() -> dict[str, str]:
-    """Claude Code event -> the shell command our hook runs."""
-    argv = cli_argv()
+    """Claude Code event -> the shell command our hook runs. `.claude/settings.json` is shared
+    (committed), so it names the portable command, like the MCP entry beside it."""
+    argv = [PORTABLE_COMMAND]
     return {
         "SessionStart": shlex.join([*argv, "context", "--hook", "claude"]),
         "UserPromptSubmit": shlex.join([*argv, "capture", "--hook", "claude"]),
@@ -631,6 +668,7 @@ __all__ = [
     "cli_argv",
     "config_path",
     "hook_commands",
+    "path_note",
     "removals",
     "server_command",
     "snippet",

@@ -100,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
             rep.add(f"{client} MCP config {w.path}", w.action)
             if w.action == "printed":
                 rep.snippets.append(f"{w.path} is not plain JSON, so it was left alone; add this yourself:\n{w.snippet}")
+            note = clients.path_note(client, w.path)
+            if note:
+                rep.snippets.append(note)
             g = clients.write_agent_guidance(ctx.repo.work_tree, client, ctx.memory_dir_rel)
             rep.add(f"agent guidance {g.path}", g.action)
             if client == "claude" and claude_hooks:

@@ -27,6 +27,12 @@ EXPECTED = {
     "codex": (".codex/config.toml", None),
 }
 WORKSPACE = ["--repo", "${workspaceFolder}"]  # vscode and cursor name the workspace explicitly
+VENV_BIN = str(Path(sys.executable).parent)  # where this git-memex is installed
+
+
+def with_git_memex_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the user does for a shared file's `git-memex`: put the installed one on PATH."""
+    monkeypatch.setenv("PATH", VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
 
 
 @pytest.fixture
@@ -49,7 +55,8 @@ def test_clients_list() -> None:
 @pytest.mark.parametrize("client", clients.CLIENTS)
 def test_each_client_written_into_an_empty_tree(tree: tuple[Path, Path], client: str) -> None:
     work, home = tree
-    cmd, args = clients.server_command()
+    # a file in the work tree is shared: the portable command; codex's is this user's own (D17)
+    cmd, args = clients.server_command() if client == "codex" else ("git-memex", ["mcp"])
     res = clients.write_config(client, work, home)
     rel, key = EXPECTED[client]
     assert res.action == "created"
@@ -104,8 +111,8 @@ def test_merge_keeps_other_servers_and_keys(tree: tuple[Path, Path]) -> None:
     data = read_json(p)
     assert data["inputs"] == original["inputs"]
     assert data["servers"]["github"] == original["servers"]["github"]
-    cmd, args = clients.server_command()
-    assert data["servers"]["memex"] == {"type": "stdio", "command": cmd, "args": [*args, *WORKSPACE], "env": {"A": "1"}}
+    assert data["servers"]["memex"] == {"type": "stdio", "command": "git-memex", "args": ["mcp", *WORKSPACE],
+                                        "env": {"A": "1"}}
     assert clients.write_config("vscode", work, home).action == "unchanged"
 
 
@@ -174,8 +181,7 @@ def test_opencode_entry_of_the_v1_shape_moves_into_servers(tree: tuple[Path, Pat
     assert clients.write_config("opencode", work, home).action == "updated"
     data = read_json(work / "opencode.json")
     assert "memex" not in data["mcp"] and data["mcp"]["other"] == v1["mcp"]["other"]
-    cmd, args = clients.server_command()
-    assert data["mcp"]["servers"]["memex"] == {"type": "local", "command": [cmd, *args], "enabled": True,
+    assert data["mcp"]["servers"]["memex"] == {"type": "local", "command": ["git-memex", "mcp"], "enabled": True,
                                                "environment": {"A": "1"}}
     assert clients.write_config("opencode", work, home).action == "unchanged"
 
@@ -318,7 +324,8 @@ def test_claude_hook_command_from_another_install_is_refreshed_not_duplicated(tr
     assert _our_commands(data, "SessionStart") == [clients.hook_commands()["SessionStart"]]
 
 
-def test_written_hook_commands_really_run(repo: Path) -> None:
+def test_written_hook_commands_really_run(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_git_memex_on_path(monkeypatch)
     assert run_cli("add", "We deploy with blue-green on Fridays").code == 0
     clients.write_claude_hooks(repo)
     data = read_json(repo / ".claude" / "settings.json")
@@ -370,7 +377,8 @@ def test_agents_md_pointer_once(tree: tuple[Path, Path], client: str) -> None:
     assert [x for x in lines if x.startswith("> Project memory")] == [line.replace(".ai/open-memex", "docs/memory")]
 
 
-def test_init_client_cursor_through_the_cli(repo: Path, tmp_path: Path) -> None:
+def test_init_client_cursor_through_the_cli(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_git_memex_on_path(monkeypatch)
     r = run_cli("init", "--yes", "--client", "cursor")
     assert r.code == 0, r.err
     entry = read_json(repo / ".cursor" / "mcp.json")["mcpServers"]["memex"]
@@ -403,3 +411,27 @@ def test_codex_file_is_where_codex_home_says(tree: tuple[Path, Path], tmp_path: 
     assert clients.config_path("codex", work, home) == tmp_path / "relative" / "config.toml"
     monkeypatch.setenv("CODEX_HOME", "")  # empty is unset
     assert clients.config_path("codex", work, home) == home / ".codex" / "config.toml"
+
+
+def test_shared_files_name_the_portable_command_off_path(tree: tuple[Path, Path], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    work, home = tree
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    for client in ("vscode", "cursor", "claude", "visualstudio", "opencode"):
+        path = clients.write_config(client, work, home).path
+        assert not [s for s in _strings(read_json(path)) if os.sep in s and s != clients.OPENCODE_SCHEMA]
+        note = clients.path_note(client, path)
+        assert note is not None and str(path) in note and "\n" not in note
+    assert clients.write_claude_hooks(work).action == "created"
+    assert not [s for s in _strings(read_json(work / ".claude" / "settings.json")) if os.sep in s]
+    assert clients.path_note("codex", home / ".codex" / "config.toml") is None  # the user's own file
+    with_git_memex_on_path(monkeypatch)
+    assert clients.path_note("claude", work / ".mcp.json") is None
+
+
+def _strings(node: object) -> list[str]:
+    if isinstance(node, dict):
+        return [s for v in node.values() for s in _strings(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return [node] if isinstance(node, str) else []

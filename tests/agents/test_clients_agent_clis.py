@@ -1,8 +1,8 @@
 """`git memex init --client` read back by the agents' own CLIs, installed from the npm registry.
 
 `codex mcp list` and `claude mcp list` read the configuration exactly as the agent will, with no
-login: codex under `CODEX_HOME` (docs/agents.md, "Editor set-up"; docs/git.md, "When git's
-set-up is unusual"). Skipped with the reason when npm
+login: codex under `CODEX_HOME`, and Claude's shared `.mcp.json` with git-memex off PATH
+(docs/agents.md, "Editor set-up"; docs/git.md, "When git's set-up is unusual"). Skipped with the reason when npm
 is missing or the install fails, except under CI=true, where that fails.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -101,3 +102,28 @@ def test_init_client_codex_writes_where_codex_home_says(repo: Path, tmp_path: Pa
     assert again.code == 0 and "already set up; nothing changed" in again.out
     gone = run_cli("init", "--uninstall", "--yes", env={"CODEX_HOME": str(codex_home)})
     assert gone.code == 0 and f"codex MCP config {codex_home / 'config.toml'}" in gone.out
+
+
+def test_shared_mcp_json_never_names_a_path_of_this_machine(repo: Path, agent_bin: Path) -> None:
+    r = run_cli("init", "--yes", "--client", "claude", "--claude-hooks", env={"PATH": OFF_PATH})
+    assert r.code == 0, r.err
+    for rel in (".mcp.json", ".claude/settings.json"):
+        written = strings(json.loads((repo / rel).read_text(encoding="utf-8")))
+        assert written and not [s for s in written if os.sep in s or s.startswith(sys.prefix)], (rel, written)
+    assert json.loads((repo / ".mcp.json").read_text())["mcpServers"]["memex"]["command"] == "git-memex"
+    note = [line for line in r.out.splitlines() if line.startswith("git-memex is not on PATH")]
+    assert len(note) == 1 and f"add {VENV_BIN} to PATH" in note[0], r.out
+    trust_project_servers(repo)
+    listed = agent(agent_bin, "claude", "mcp", "list", cwd=repo).stdout
+    assert "memex: git-memex mcp - ✘" in listed  # as the note said: not on PATH, not startable
+    listed = agent(agent_bin, "claude", "mcp", "list", cwd=repo, path=ON_PATH).stdout
+    assert "memex: git-memex mcp - ✔ Connected" in listed, listed
+    # the machine-local alternative the note offers, run as printed, starts without PATH
+    local = note[0].split("instead with `", 1)[1].rsplit("`", 1)[0]
+    words = shlex.split(local)
+    assert words[:5] == ["claude", "mcp", "add", "--scope", "local"]
+    shared = (repo / ".mcp.json").read_bytes()
+    agent(agent_bin, "claude", *words[1:], cwd=repo)
+    listed = agent(agent_bin, "claude", "mcp", "list", cwd=repo).stdout
+    assert "- ✔ Connected" in listed and "✘" not in listed, listed
+    assert (repo / ".mcp.json").read_bytes() == shared  # the shared file stays portable
