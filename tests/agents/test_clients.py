@@ -413,6 +413,124 @@ def test_codex_file_is_where_codex_home_says(tree: tuple[Path, Path], tmp_path: 
     assert clients.config_path("codex", work, home) == home / ".codex" / "config.toml"
 
 
+# --------------------------------------------------------------------- the reference tool's server
+REFERENCE_SHAPES = [
+    ("open-memex", {"type": "stdio", "command": "open-memex", "args": ["mcp"]}),
+    ("om", {"command": "npx", "args": ["-y", "open-memex@alpha", "mcp"]}),
+    ("memory", {"command": "node", "args": ["/usr/lib/node_modules/open-memex/bin/open-memex.js", "mcp"]}),
+    ("memory", {"command": "C:\\Users\\a\\AppData\\Roaming\\npm\\open-memex.cmd", "args": ["mcp"]}),
+    ("open-memex", {"type": "local", "command": ["npx", "open-memex", "mcp"], "enabled": True}),
+]
+NOT_REFERENCE = [
+    ("memex", {"command": "git-memex", "args": ["mcp"]}),
+    ("memex", {"command": "/home/u/open-memex/.venv/bin/git-memex", "args": ["mcp"]}),
+    ("open-memex", {"command": "git-memex", "args": ["mcp"]}),  # ours, under their name
+    ("memex", {"command": sys.executable, "args": ["-m", "git_memex", "mcp"]}),
+    ("other", {"command": "open-memex", "args": ["export"]}),
+    ("open-memex", "not an entry"),
+]
+
+
+@pytest.mark.parametrize(("name", "entry"), REFERENCE_SHAPES)
+def test_reference_server_shapes_are_recognised(name: str, entry: dict) -> None:
+    assert clients.is_reference_server(name, entry)
+
+
+@pytest.mark.parametrize(("name", "entry"), NOT_REFERENCE)
+def test_our_server_and_other_commands_are_not_the_reference(name: str, entry: object) -> None:
+    assert not clients.is_reference_server(name, entry)
+
+
+def test_reference_server_in_json_is_named_then_replaced(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = work / ".vscode" / "mcp.json"
+    p.parent.mkdir()
+    other = {"type": "http", "url": "https://api.example.com/mcp"}
+    p.write_text(json.dumps({"servers": {"github": other, "open-memex": dict(REFERENCE_SHAPES[0][1])}}))
+    res = clients.write_config("vscode", work, home)
+    assert res.action == "updated" and res.reference == ("open-memex",) and res.replaced == ()
+    assert set(read_json(p)["servers"]) == {"github", "open-memex", "memex"}
+    seen = clients.reference_servers("vscode", work, home)
+    assert [(s.path, s.name) for s in seen] == [(p, "open-memex")]
+    note = clients.reference_note(seen[0], replaced_by_init=True)
+    assert str(p) in note and "--replace-open-memex" in note and note.count(".") >= 1 and "\n" not in note
+    res = clients.write_config("vscode", work, home, replace_reference=True)
+    assert res.action == "updated" and res.replaced == ("open-memex",) and res.reference == ()
+    assert read_json(p)["servers"] == {"github": other, "memex": {"type": "stdio", "command": "git-memex",
+                                                                   "args": ["mcp", *WORKSPACE]}}
+    assert clients.write_config("vscode", work, home, replace_reference=True).action == "unchanged"
+
+
+def test_reference_server_under_our_name_is_never_overwritten_without_the_flag(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = work / ".mcp.json"
+    theirs = {"command": "npx", "args": ["-y", "open-memex@alpha", "mcp"], "env": {"OPEN_MEMEX_HOME": "/x"}}
+    p.write_text(json.dumps({"mcpServers": {"memex": theirs}}))
+    before = p.read_bytes()
+    res = clients.write_config("claude", work, home)
+    assert res.action == "unchanged" and res.reference == ("memex",) and p.read_bytes() == before
+    assert "instead of ours" in clients.reference_note(clients.reference_servers("claude", work, home)[0],
+                                                       replaced_by_init=True)
+    assert clients.removals(work, ".ai/open-memex", home) == []  # --uninstall takes only ours
+    res = clients.write_config("claude", work, home, replace_reference=True)
+    assert res.replaced == ("memex",)
+    assert read_json(p)["mcpServers"]["memex"] == {"type": "stdio", "command": "git-memex", "args": ["mcp"]}
+
+
+def test_reference_server_in_claude_user_scopes_is_found(tree: tuple[Path, Path],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    work, home = tree
+    entry = dict(REFERENCE_SHAPES[0][1])
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"open-memex": entry},
+                                                   "projects": {str(work): {"mcpServers": {"om": entry}}}}))
+    seen = clients.reference_servers("claude", work, home)
+    assert [(s.where, s.name) for s in seen] == [("user", "open-memex"), ("local", "om")]
+    assert "`claude mcp remove --scope local om`" in clients.reference_note(seen[1], replaced_by_init=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "cfg"))  # Claude Code then reads only that folder
+    assert clients.reference_servers("claude", work, home) == []
+
+
+CODEX_WITH_REFERENCE = '''model = "o3"  # mine
+
+[mcp_servers.open-memex]
+command = "npx"
+args = ["-y", "open-memex@alpha", "mcp"]
+
+[mcp_servers.open-memex.env]
+OPEN_MEMEX_HOME = "/x"
+
+# my other server
+[mcp_servers.other]
+command = "other"
+'''
+
+
+def test_reference_table_in_codex_config_is_named_then_cut_out(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = home / ".codex" / "config.toml"
+    p.parent.mkdir()
+    p.write_text(CODEX_WITH_REFERENCE, encoding="utf-8")
+    res = clients.write_config("codex", work, home)
+    assert res.action == "updated" and res.reference == ("open-memex",)
+    assert set(tomllib.loads(p.read_text())["mcp_servers"]) == {"open-memex", "other", "memex"}
+    res = clients.write_config("codex", work, home, replace_reference=True)
+    assert res.action == "updated" and res.replaced == ("open-memex",)
+    text = p.read_text(encoding="utf-8")
+    assert text.startswith('model = "o3"  # mine\n\n# my other server\n[mcp_servers.other]\ncommand = "other"\n')
+    assert set(tomllib.loads(text)["mcp_servers"]) == {"other", "memex"}
+    assert clients.write_config("codex", work, home, replace_reference=True).action == "unchanged"
+
+
+def test_reference_table_we_cannot_cut_out_is_printed(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = home / ".codex" / "config.toml"
+    p.parent.mkdir()
+    content = '[mcp_servers]\nopen-memex = { command = "open-memex", args = ["mcp"] }\n'
+    p.write_text(content, encoding="utf-8")
+    res = clients.write_config("codex", work, home, replace_reference=True)
+    assert res.action == "printed" and res.reference == ("open-memex",) and p.read_text() == content
+
+
 def test_shared_files_name_the_portable_command_off_path(tree: tuple[Path, Path], tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     work, home = tree
@@ -435,3 +553,25 @@ def _strings(node: object) -> list[str]:
     if isinstance(node, list):
         return [s for v in node for s in _strings(v)]
     return [node] if isinstance(node, str) else []
+
+
+@pytest.mark.parametrize("extra", [[], ["--uninstall"]])
+def test_replace_open_memex_without_a_client_is_one_sentence(repo: Path, extra: list[str]) -> None:
+    r = run_cli("init", "--yes", "--replace-open-memex", *extra)
+    assert r.code == 1 and r.out == "" and len(r.err.strip().splitlines()) == 1, r.err
+    assert "--replace-open-memex" in r.err and "Traceback" not in r.err
+    assert not (repo / ".ai").exists()  # refused before anything was set up
+
+
+def test_doctor_warns_about_a_shared_file_naming_a_path_of_this_machine(repo: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    with_git_memex_on_path(monkeypatch)
+    assert run_cli("init", "--yes").code == 0
+    old = {"type": "stdio", "command": "/old/venv/bin/git-memex", "args": ["mcp"]}  # an older git-memex's entry
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"memex": old}}))
+    warned = [x for x in run_cli("doctor").out.splitlines() if x.startswith("warn") and ".mcp.json" in x]
+    assert len(warned) == 1 and "/old/venv/bin/git-memex" in warned[0]
+    assert "`git memex init --client claude`" in warned[0]
+    assert run_cli("init", "--yes", "--client", "claude").code == 0
+    assert ".mcp.json" not in run_cli("doctor").out
+    assert read_json(repo / ".mcp.json")["mcpServers"]["memex"]["command"] == "git-memex"

@@ -1,8 +1,9 @@
 """`git memex init --client` read back by the agents' own CLIs, installed from the npm registry.
 
 `codex mcp list` and `claude mcp list` read the configuration exactly as the agent will, with no
-login: codex under `CODEX_HOME`, and Claude's shared `.mcp.json` with git-memex off PATH
-(docs/agents.md, "Editor set-up"; docs/git.md, "When git's set-up is unusual"). Skipped with the reason when npm
+login: codex under `CODEX_HOME`, Claude's shared `.mcp.json` with git-memex off PATH, and a
+server of the reference tool (open-memex) that the CLIs themselves wrote (docs/agents.md,
+"Editor set-up"; docs/git.md, "When git's set-up is unusual"). Skipped with the reason when npm
 is missing or the install fails, except under CI=true, where that fails.
 """
 
@@ -127,3 +128,48 @@ def test_shared_mcp_json_never_names_a_path_of_this_machine(repo: Path, agent_bi
     listed = agent(agent_bin, "claude", "mcp", "list", cwd=repo).stdout
     assert "- ✔ Connected" in listed and "✘" not in listed, listed
     assert (repo / ".mcp.json").read_bytes() == shared  # the shared file stays portable
+
+
+def test_an_open_memex_server_in_mcp_json_is_named_replaced_and_warned(repo: Path, agent_bin: Path) -> None:
+    agent(agent_bin, "claude", "mcp", "add", "--scope", "project", "open-memex", "--", "open-memex", "mcp", cwd=repo)
+    r = run_cli("init", "--yes", "--client", "claude", env={"PATH": ON_PATH})
+    assert r.code == 0, r.err
+    said = [line for line in r.out.splitlines() if "open-memex" in line and "reference tool" in line]
+    assert len(said) == 1 and str(repo / ".mcp.json") in said[0] and "--replace-open-memex" in said[0], r.out
+    assert set(json.loads((repo / ".mcp.json").read_text())["mcpServers"]) == {"open-memex", "memex"}
+    doctor = run_cli("doctor", env={"PATH": ON_PATH})
+    warned = [line for line in doctor.out.splitlines() if line.startswith("warn") and "open-memex" in line]
+    assert len(warned) == 1 and ".mcp.json" in warned[0] and "--replace-open-memex" in warned[0], doctor.out
+
+    r = run_cli("init", "--yes", "--client", "claude", "--replace-open-memex", env={"PATH": ON_PATH})
+    assert r.code == 0, r.err
+    assert f"removed    reference tool's server open-memex in {repo / '.mcp.json'}" in r.out, r.out
+    assert set(json.loads((repo / ".mcp.json").read_text())["mcpServers"]) == {"memex"}
+    trust_project_servers(repo)
+    listed = agent(agent_bin, "claude", "mcp", "list", cwd=repo, path=ON_PATH).stdout
+    assert "memex: git-memex mcp - ✔ Connected" in listed and "open-memex" not in listed, listed
+    doctor = run_cli("doctor", env={"PATH": ON_PATH})
+    assert "open-memex" not in doctor.out, doctor.out
+
+
+def test_an_open_memex_server_in_codex_config_is_named_and_replaced(repo: Path, tmp_path: Path,
+                                                                    agent_bin: Path) -> None:
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    env = {"CODEX_HOME": str(codex_home)}
+    agent(agent_bin, "codex", "mcp", "add", "open-memex", "--env", f"OPEN_MEMEX_HOME={tmp_path / 'om'}", "--",
+          "npx", "-y", "open-memex@alpha", "mcp", cwd=repo, env=env)
+    r = run_cli("init", "--yes", "--client", "codex", env=env)
+    assert r.code == 0, r.err
+    config = codex_home / "config.toml"
+    said = [line for line in r.out.splitlines() if "open-memex" in line and "reference tool" in line]
+    assert len(said) == 1 and str(config) in said[0] and "--replace-open-memex" in said[0], r.out
+    assert set(codex_servers(agent_bin, repo, codex_home)) == {"open-memex", "memex"}
+    doctor = run_cli("doctor", env=env)
+    assert [line for line in doctor.out.splitlines() if line.startswith("warn") and str(config) in line], doctor.out
+
+    r = run_cli("init", "--yes", "--client", "codex", "--replace-open-memex", env=env)
+    assert r.code == 0, r.err
+    assert set(codex_servers(agent_bin, repo, codex_home)) == {"memex"}
+    assert "open-memex" not in config.read_text() and "OPEN_MEMEX_HOME" not in config.read_text()
+    assert "open-memex" not in run_cli("doctor", env=env).out
