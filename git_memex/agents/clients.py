@@ -505,7 +505,10 @@ def servers_seen(client: str, work_tree: Path, home: Path) -> list[Seen]:
                 except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                     docs[path] = None
             else:
-                docs[path] = _read_json_object(path)[0] if path.is_file() else None
+                try:
+                    docs[path] = _read_json_object(path)[0] if path.is_file() else None
+                except OSError:  # unreadable (permissions): nothing we can report on
+                    docs[path] = None
         node = _walk(docs[path], section)
         if not isinstance(node, dict):
             continue
