@@ -35,6 +35,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.delenv("GIT_DIR", raising=False)
     monkeypatch.delenv("GIT_WORK_TREE", raising=False)
     monkeypatch.delenv("GIT_MEMEX_CRASH_AT", raising=False)
+    for agent in ("CODEX_HOME", "CLAUDE_CONFIG_DIR"):  # an agent's own folder: never the developer's
+        monkeypatch.delenv(agent, raising=False)
     for role in ("AUTHOR", "COMMITTER"):
         monkeypatch.setenv(f"GIT_{role}_NAME", "Test User")
         monkeypatch.setenv(f"GIT_{role}_EMAIL", "test@example.com")

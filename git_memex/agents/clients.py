@@ -15,8 +15,18 @@ cursor         .cursor/mcp.json             mcpServers   {"command", "args"}  (+
 claude         .mcp.json                    mcpServers   {"type": "stdio", "command", "args"}
 visualstudio   .mcp.json                    servers      {"type": "stdio", "command", "args"}  (D20, docs/decisions.md)
 opencode       opencode.jsonc (or .json)    mcp.servers  {"type": "local", "command": [...], "enabled"}  (v2 shape)
-codex          ~/.codex/config.toml         [mcp_servers.memex]  command = …, args = […]
+codex          $CODEX_HOME/config.toml      [mcp_servers.memex]  command = …, args = […]  (CODEX_HOME: ~/.codex)
 =============  ===========================  ===========  ===============================================
+
+Files in the work tree are shared (committed), so they name the portable command ``git-memex``
+and never a path of this machine; the user puts git-memex on PATH (`path_note` says so when it
+is not). Codex's file is this user's own, so it names the command resolved now (D17), an
+absolute path where ``git-memex`` is not on PATH.
+
+The reference tool's server (``open-memex mcp``, ``npx -y open-memex@alpha mcp``, or any entry
+named ``open-memex``) beside ours gives the agent two identical tool sets over two data roots:
+`reference_servers` finds it in every file a client reads, and ``write_config(...,
+replace_reference=True)`` (``init --replace-open-memex``) removes it from the file we write.
 
 claude and visualstudio share `.mcp.json` under different keys; both sections survive.
 VS Code and Cursor expand ``${workspaceFolder}``, so their entry names the workspace explicitly
@@ -33,9 +43,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +60,10 @@ GUIDANCE_HEADING = "## Project memory (git-memex)"
 AGENTS_POINTER = "> Project memory lives in {dir}/ — query it with memory_search before answering."
 _POINTER_PREFIX = "> Project memory lives in "
 HOOK_TIMEOUT_S = 10
+PORTABLE_COMMAND = "git-memex"
+"""What a shared (committed) file names: found on PATH on every machine, a path of none."""
+REFERENCE_NAME = "open-memex"
+REPLACE_FLAG = "--replace-open-memex"
 
 # client -> (relative file, JSON section key); codex is TOML in the home folder.
 _JSON_CLIENTS: dict[str, tuple[str, str]] = {
@@ -64,11 +80,14 @@ CURSOR_RULE = ".cursor/rules/git-memex.mdc"
 
 @record(frozen=True)
 class WriteResult:
-    """What a writer did: created, updated, unchanged, or printed (file left alone; paste `snippet`)."""
+    """What a writer did: created, updated, unchanged, or printed (file left alone; paste `snippet`).
+    `reference`: the reference tool's servers left in the file; `replaced`: those taken out."""
 
     path: Path
     action: str
     snippet: str
+    reference: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
 
 
 def _check_client(client: str) -> None:
@@ -96,13 +115,42 @@ def cli_argv() -> list[str]:
 
 
 def server_command() -> tuple[str, list[str]]:
-    """(command, args) that start the MCP server on stdio."""
+    """(command, args) that start the MCP server on stdio, as this machine runs it."""
     argv = cli_argv()
     return argv[0], [*argv[1:], "mcp"]
 
 
-def _entry(client: str) -> dict[str, Any]:
+def shared_file(client: str) -> bool:
+    """Whether the client's MCP file lives in the work tree (shared, committed) or is the user's own."""
+    return client != "codex"
+
+
+def _command_for(client: str) -> tuple[str, list[str]]:
+    """What the client's file names: the portable command in a shared file, else this machine's."""
+    return (PORTABLE_COMMAND, ["mcp"]) if shared_file(client) else server_command()
+
+
+def on_path() -> bool:
+    return shutil.which(PORTABLE_COMMAND) is not None
+
+
+def path_note(client: str, path: Path) -> str | None:
+    """One sentence for a shared file written while git-memex is not on PATH: what the user does."""
+    if not shared_file(client) or on_path():
+        return None
     cmd, args = server_command()
+    where = (f"add {Path(cmd).parent} to PATH" if os.sep in cmd
+             else "install git-memex where your PATH finds it")
+    local = ""
+    if client == "claude":
+        local = (", or keep a machine-local entry instead with "
+                 f"`{shlex.join(['claude', 'mcp', 'add', '--scope', 'local', SERVER_NAME, '--', cmd, *args])}`")
+    return (f"git-memex is not on PATH here, so the editor cannot start `{PORTABLE_COMMAND} mcp` from {path} yet "
+            f"(a shared file names no path of this machine): {where}{local}.")
+
+
+def _entry(client: str) -> dict[str, Any]:
+    cmd, args = _command_for(client)
     if client in WORKSPACE_CLIENTS:
         args = [*args, "--repo", "${workspaceFolder}"]
     if client == "opencode":
@@ -118,7 +166,7 @@ def _toml_str(s: str) -> str:
 
 
 def _toml_table() -> str:
-    cmd, args = server_command()
+    cmd, args = _command_for("codex")
     return (f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_str(cmd)}\n"
             f"args = [{', '.join(_toml_str(a) for a in args)}]\n")
 
@@ -127,7 +175,7 @@ def snippet(client: str) -> str:
     """The text to paste into the client's configuration (what `mcp --print-config` prints)."""
     _check_client(client)
     if client == "codex":
-        cmd, args = server_command()
+        cmd, args = _command_for("codex")
         return (_toml_table() + "\n# or let codex write it:\n# "
                 + shlex.join(["codex", "mcp", "add", SERVER_NAME, "--", cmd, *args]) + "\n")
     _, key = _JSON_CLIENTS[client]
@@ -137,11 +185,25 @@ def snippet(client: str) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+def codex_home(home: Path, env: Mapping[str, str] | None = None) -> Path:
+    """Codex's folder as codex finds it: ``$CODEX_HOME`` when set and not empty (relative to the
+    current folder, no ``~`` expansion, as codex reads it), else ``~/.codex``."""
+    value = (os.environ if env is None else env).get("CODEX_HOME", "")
+    return Path(value).absolute() if value else Path(home) / ".codex"
+
+
+def claude_user_file(home: Path, env: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's user-level file (user and local scope servers): ``$CLAUDE_CONFIG_DIR/.claude.json``
+    when that is set, else ``~/.claude.json``."""
+    value = (os.environ if env is None else env).get("CLAUDE_CONFIG_DIR", "")
+    return (Path(value).expanduser().absolute() if value else Path(home)) / ".claude.json"
+
+
 def config_path(client: str, work_tree: Path, home: Path) -> Path:
     """Where the client reads its MCP servers from (project level, except codex: user level)."""
     _check_client(client)
     if client == "codex":
-        return Path(home) / ".codex" / "config.toml"
+        return codex_home(home) / "config.toml"
     work_tree = Path(work_tree)
     if client == "opencode":
         jsonc, plain = work_tree / "opencode.jsonc", work_tree / "opencode.json"
@@ -183,27 +245,42 @@ def _dump(data: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------- MCP config
-def write_config(client: str, work_tree: Path, home: Path) -> WriteResult:
-    """Merge our `memex` server into the client's configuration file (see the module table)."""
+def write_config(client: str, work_tree: Path, home: Path, *, replace_reference: bool = False) -> WriteResult:
+    """Merge our `memex` server into the client's configuration file (see the module table).
+
+    A server of the reference tool in the sections we write is left alone and named in
+    `reference`, unless `replace_reference`: then it is taken out (`replaced`). One under our own
+    name `memex` is never overwritten without it."""
     _check_client(client)
     path = config_path(client, work_tree, home)
     snip = snippet(client)
     if client == "codex":
-        return _write_toml(path, snip)
+        return _write_toml(path, snip, replace_reference)
     _, key = _JSON_CLIENTS[client]
     data, existed = _read_json_object(path)
     if data is None:
         return WriteResult(path, "printed", snip)
+    refs = [(node, name) for section in _SECTIONS[client] if isinstance(node := _walk(data, section), dict)
+            for name in list(node) if not (len(section) == 1 and section[0] == "mcp" and name == "servers")
+            and is_reference_server(name, node[name])]
+    replaced: tuple[str, ...] = ()
+    if refs and replace_reference:
+        for node, name in refs:
+            del node[name]
+        replaced, refs = tuple(dict.fromkeys(name for _, name in refs)), []
+    left = tuple(dict.fromkeys(name for _, name in refs))
     parents: list[dict[str, Any]] = [data]
     for part in key.split("."):  # the section, created where missing (opencode's is nested)
         child = parents[-1].get(part)
         if child is None:
             child = {}
         elif not isinstance(child, dict):
-            return WriteResult(path, "printed", snip)
+            return WriteResult(path, "printed", snip, reference=left)
         parents[-1][part] = child
         parents.append(child)
     section = parents[-1]
+    if SERVER_NAME in left:  # our name starts the reference tool: theirs until --replace-open-memex
+        return WriteResult(path, "unchanged", snip, reference=left)
     ours = _entry(client)
     old = section.get(SERVER_NAME)
     moved = None
@@ -211,17 +288,18 @@ def write_config(client: str, work_tree: Path, home: Path) -> WriteResult:
         moved = parents[1].pop(SERVER_NAME)  # the v1 place, directly under "mcp"
         old = old if isinstance(old, dict) else moved
     new = {**old, **ours} if isinstance(old, dict) else ours  # keep the user's env, cwd, …
-    if existed and old == new and moved is None:
-        return WriteResult(path, "unchanged", snip)
+    if existed and old == new and moved is None and not replaced:
+        return WriteResult(path, "unchanged", snip, reference=left)
     if not existed and client == "opencode":
         data["$schema"] = OPENCODE_SCHEMA
     section[SERVER_NAME] = new
     _atomic_write(path, _dump(data))
-    return WriteResult(path, "updated" if existed else "created", snip)
+    return WriteResult(path, "updated" if existed else "created", snip, reference=left, replaced=replaced)
 
 
-def _write_toml(path: Path, snip: str) -> WriteResult:
-    """Append our [mcp_servers.memex] table unless the file already has one (no TOML writer)."""
+def _write_toml(path: Path, snip: str, replace_reference: bool = False) -> WriteResult:
+    """Append our [mcp_servers.memex] table unless the file already has one (no TOML writer);
+    with `replace_reference`, the reference tool's tables go first (`_toml_without`)."""
     import tomllib
 
     table = _toml_table()
@@ -237,22 +315,240 @@ def _write_toml(path: Path, snip: str) -> WriteResult:
     except tomllib.TOMLDecodeError:
         return WriteResult(path, "printed", snip)
     servers = data.get("mcp_servers")
+    refs = tuple(n for n, e in servers.items() if is_reference_server(n, e)) if isinstance(servers, dict) else ()
+    replaced: tuple[str, ...] = ()
+    if refs and replace_reference:
+        cut = _toml_without(text, refs)
+        if cut is None:  # e.g. an inline table: we cannot take it out line by line
+            return WriteResult(path, "printed", snip, reference=refs)
+        text, replaced, refs = cut, refs, ()
+        servers = tomllib.loads(text).get("mcp_servers")
     if isinstance(servers, dict) and SERVER_NAME in servers:
-        return WriteResult(path, "unchanged", snip)
-    sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-    new_text = text + sep + table
+        if not replaced:
+            return WriteResult(path, "unchanged", snip, reference=refs)
+        _atomic_write(path, text)
+        return WriteResult(path, "updated", snip, replaced=replaced)
+    sep = "" if not text.strip() else ("\n" if text.endswith("\n") else "\n\n")
+    new_text = (text if text.strip() else "") + sep + table
     try:
         tomllib.loads(new_text)  # e.g. an inline `mcp_servers = {…}` cannot take a new table
     except tomllib.TOMLDecodeError:
-        return WriteResult(path, "printed", snip)
+        return WriteResult(path, "printed", snip, reference=refs)
     _atomic_write(path, new_text)
-    return WriteResult(path, "updated" if existed else "created", snip)
+    return WriteResult(path, "updated" if existed else "created", snip, reference=refs, replaced=replaced)
+
+
+def _toml_without(text: str, names: tuple[str, ...]) -> str | None:
+    """`text` without the tables ``[mcp_servers.NAME]`` and ``[mcp_servers.NAME.*]`` (as codex
+    writes them), everything else byte for byte; None when the result would not be exactly the
+    same document less those servers (inline tables, dotted keys)."""
+    import re
+    import tomllib
+
+    header = re.compile(r"^\s*\[(?!\[)(?P<key>[^\]\n]+)\]\s*(?:#.*)?$")
+    kept: list[str] = []
+    skipping = False
+    comments: list[str] = []  # comment lines at the end of a cut table: they belong to the next one
+    for line in text.splitlines(keepends=True):
+        m = header.match(line)
+        if m is not None or line.lstrip().startswith("[["):
+            try:
+                path = _toml_key_path(tomllib.loads(m.group("key") + " = 0")) if m is not None else []
+            except tomllib.TOMLDecodeError:
+                path = []
+            was, skipping = skipping, path[:1] == ["mcp_servers"] and len(path) >= 2 and path[1] in names
+            if was and not skipping:
+                kept += comments
+            comments = []
+        if not skipping:
+            kept.append(line)
+        elif line.lstrip().startswith("#"):
+            comments.append(line)
+        elif line.strip():
+            comments = []
+    result = re.sub(r"\n{3,}", "\n\n", "".join(kept))
+    result = "" if not result.strip() else result.rstrip("\n") + "\n"
+    try:
+        want = tomllib.loads(text)
+        got = tomllib.loads(result)
+    except tomllib.TOMLDecodeError:
+        return None
+    servers = want.get("mcp_servers")
+    if isinstance(servers, dict):
+        for name in names:
+            servers.pop(name, None)
+        if not servers and "mcp_servers" not in got:
+            del want["mcp_servers"]
+    return result if got == want else None
+
+
+def _toml_key_path(doc: dict[str, Any]) -> list[str]:
+    """The key path of the one-key document ``a.b."c" = 0``: ["a", "b", "c"]."""
+    path: list[str] = []
+    node: Any = doc
+    while isinstance(node, dict) and len(node) == 1:
+        (k, node), = node.items()
+        path.append(k)
+    return path
+
+
+# --------------------------------------------------------------------- the reference tool's server
+# client -> the JSON sections of its file that hold servers (key paths)
+_SECTIONS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "vscode": (("servers",),),
+    "cursor": (("mcpServers",),),
+    "claude": (("mcpServers",),),
+    "visualstudio": (("servers",),),
+    "opencode": (("mcp", "servers"), ("mcp",)),  # v2, then v1 (servers directly under "mcp")
+}
+_SCRIPT_EXTS = (".js", ".mjs", ".cjs", ".ts", ".cmd", ".exe", ".ps1")
+
+
+def _walk(data: Any, section: tuple[str, ...]) -> Any:
+    for part in section:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
+
+
+def _words(entry: dict[str, Any]) -> list[str]:
+    command = entry.get("command")
+    raw: list[Any] = list(command) if isinstance(command, list) else [command]
+    args = entry.get("args")
+    if isinstance(args, list):
+        raw += args
+    return [w for w in raw if isinstance(w, str)]
+
+
+def _base(word: str) -> str:
+    return word.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _names_git_memex(word: str) -> bool:
+    return _base(word) in ("git-memex", "git-memex.exe", "git_memex", "memex")
+
+
+def _names_reference(word: str) -> bool:
+    """`open-memex`, `open-memex@alpha`, or a path through its package folder or to its bin script."""
+    for part in word.replace("\\", "/").split("/"):
+        stem = part.split("@", 1)[0]
+        for ext in _SCRIPT_EXTS:
+            if stem.endswith(ext):
+                stem = stem[: -len(ext)]
+                break
+        if stem == REFERENCE_NAME:
+            return True
+    return False
+
+
+def is_reference_server(name: str, entry: Any) -> bool:
+    """An MCP server entry that starts the reference tool's server: `open-memex mcp`,
+    `npx -y open-memex@alpha mcp`, `node …/open-memex/bin/open-memex.js mcp`, or any entry named
+    `open-memex` that does not start git-memex."""
+    if not isinstance(entry, dict):
+        return False
+    words = _words(entry)
+    if any(_names_git_memex(w) for w in words):
+        return False
+    if name == REFERENCE_NAME:
+        return True
+    return any(_names_reference(w) for w in words) and (
+        "mcp" in words or any(_base(w).startswith("mcp.") for w in words))
+
+
+@record(frozen=True)
+class Seen:
+    """One MCP server entry in a file a client reads. `where`: project (the work tree), user, or
+    local (Claude Code's per-project entry in its user file)."""
+
+    client: str
+    path: Path
+    where: str
+    name: str
+    ours: bool
+    reference: bool
+    command: str
+
+
+def _places(client: str, work_tree: Path, home: Path) -> list[tuple[Path, str, tuple[str, ...]]]:
+    """(file, where, key path of a server section) for every place the client reads servers from."""
+    work = Path(work_tree)
+    if client == "codex":
+        return [(codex_home(home) / "config.toml", "user", ("mcp_servers",))]
+    if client == "opencode":
+        return [(work / name, "project", sect) for name in ("opencode.jsonc", "opencode.json")
+                for sect in _SECTIONS["opencode"]]
+    rel, key = _JSON_CLIENTS[client]
+    out: list[tuple[Path, str, tuple[str, ...]]] = [(work / rel, "project", (key,))]
+    if client == "cursor":
+        out.append((Path(home) / ".cursor" / "mcp.json", "user", ("mcpServers",)))
+    if client == "claude":
+        user = claude_user_file(home)
+        out.append((user, "user", ("mcpServers",)))
+        out += [(user, "local", ("projects", k, "mcpServers")) for k in dict.fromkeys([str(work), str(work.resolve())])]
+    return out
+
+
+def servers_seen(client: str, work_tree: Path, home: Path) -> list[Seen]:
+    """Every server entry the client would start, file by file (files we cannot read are skipped)."""
+    import tomllib
+
+    _check_client(client)
+    docs: dict[Path, Any] = {}
+    out: list[Seen] = []
+    for path, where, section in _places(client, work_tree, home):
+        if path not in docs:
+            if client == "codex":
+                try:
+                    docs[path] = tomllib.loads(path.read_text(encoding="utf-8"))
+                except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                    docs[path] = None
+            else:
+                try:
+                    docs[path] = _read_json_object(path)[0] if path.is_file() else None
+                except OSError:  # unreadable (permissions): nothing we can report on
+                    docs[path] = None
+        node = _walk(docs[path], section)
+        if not isinstance(node, dict):
+            continue
+        for name, entry in node.items():
+            if not isinstance(entry, dict) or (section == ("mcp",) and name == "servers"):
+                continue
+            words = _words(entry)
+            out.append(Seen(client, path, where, name, _is_our_server(entry), is_reference_server(name, entry),
+                            words[0] if words else ""))
+    return out
+
+
+def reference_servers(client: str, work_tree: Path, home: Path) -> list[Seen]:
+    return [s for s in servers_seen(client, work_tree, home) if s.reference]
+
+
+def reference_note(s: Seen, *, replaced_by_init: bool) -> str:
+    """One sentence about the reference tool's server `s`: where it is, what it does to the agent,
+    and how it goes (`replaced_by_init`: the file `init --client` writes, so the flag takes it out)."""
+    scope = f" ({s.where} scope)" if s.client == "claude" and s.where != "project" else ""
+    if s.name == SERVER_NAME:
+        what = (f"{s.path}{scope} starts the reference tool's MCP server under our name `{s.name}`, "
+                "so the agent gets its tools over its data root instead of ours")
+    else:
+        what = (f"{s.path}{scope} also starts the reference tool's MCP server `{s.name}`, "
+                "so the agent sees two identical tool sets over two data roots")
+    if replaced_by_init:
+        fix = f"`git memex init --client {s.client} {REPLACE_FLAG}` replaces it with ours"
+    elif s.client == "claude":
+        fix = f"remove it with `claude mcp remove --scope {s.where} {shlex.quote(s.name)}`"
+    else:
+        fix = "remove that entry yourself"
+    return f"{what}; {fix} (the memories in its data root stay where they are)."
 
 
 # --------------------------------------------------------------------- Claude Code hooks
 def hook_commands() -> dict[str, str]:
-    """Claude Code event -> the shell command our hook runs."""
-    argv = cli_argv()
+    """Claude Code event -> the shell command our hook runs. `.claude/settings.json` is shared
+    (committed), so it names the portable command, like the MCP entry beside it."""
+    argv = [PORTABLE_COMMAND]
     return {
         "SessionStart": shlex.join([*argv, "context", "--hook", "claude"]),
         "UserPromptSubmit": shlex.join([*argv, "capture", "--hook", "claude"]),
@@ -422,16 +718,13 @@ _MCP_FILES: dict[str, tuple[str, ...]] = {
 
 
 def _is_our_server(entry: Any) -> bool:
-    """A server entry that starts `git-memex mcp` (however git-memex is spelled)."""
+    """A server entry that starts `git-memex mcp` (however git-memex is spelled), never the
+    reference tool's `open-memex mcp`."""
     if not isinstance(entry, dict):
         return False
-    command = entry.get("command")
-    raw: list[Any] = list(command) if isinstance(command, list) else [command]
-    args = entry.get("args")
-    if isinstance(args, list):
-        raw += args
-    words = [w for w in raw if isinstance(w, str)]
-    return "mcp" in words and any("memex" in w for w in words)
+    words = _words(entry)
+    return ("mcp" in words and any("memex" in w for w in words)
+            and not is_reference_server("", entry))
 
 
 def _prune(data: dict[str, Any], dotted: str) -> bool:
@@ -584,7 +877,7 @@ def removals(work_tree: Path, memory_dir: str, home: Path) -> list[Removal]:
     if claude is not None:
         out.append(claude)
     out += _guidance_removals(work_tree, memory_dir)
-    codex = Path(home) / ".codex" / "config.toml"
+    codex = codex_home(home) / "config.toml"
     try:
         import tomllib
 
@@ -622,8 +915,13 @@ __all__ = [
     "cli_argv",
     "config_path",
     "hook_commands",
+    "is_reference_server",
+    "path_note",
+    "reference_note",
+    "reference_servers",
     "removals",
     "server_command",
+    "servers_seen",
     "snippet",
     "write_agent_guidance",
     "write_claude_hooks",

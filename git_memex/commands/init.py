@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--client", choices=CLIENT_CHOICES, help="also write this editor's MCP configuration")
     p.add_argument("--claude-hooks", action="store_true",
                    help="with --client claude: also add SessionStart/UserPromptSubmit hooks to .claude/settings.json")
+    p.add_argument("--replace-open-memex", action="store_true",
+                   help="with --client: take the reference tool's MCP server (open-memex) out of the file init writes, "
+                   "so the agent sees one tool set; without it init only says where that server is")
     p.add_argument("--no-hooks", action="store_true", help="do not install git hooks")
     p.add_argument("--uninstall", action="store_true",
                    help="undo init: our hooks (restoring chained ones), the merge driver, the .gitattributes line and "
@@ -60,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
         raise MemexError("not inside a git repository; run `git init` first, or cd into your project", USAGE)
     if args.subscribe and args.uninstall:
         raise MemexError("--subscribe and --uninstall cannot be used together", USAGE)
+    if args.replace_open_memex and args.uninstall:
+        raise MemexError("--replace-open-memex and --uninstall cannot be used together", USAGE)
     orgs: list[dict[str, object]] = []
     if args.uninstall:
         if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
@@ -92,14 +97,25 @@ def run(args: argparse.Namespace) -> int:
                 hooks = _ask("Install git hooks (secret scan, index refresh on pull)? (y/n)", "y").lower().startswith("y")
             if client == "claude" and not claude_hooks:
                 claude_hooks = _ask("Add Claude Code session hooks (context + keyword capture)? (y/n)", "y").lower().startswith("y")
+        if args.replace_open_memex and client is None:
+            raise MemexError("--replace-open-memex needs --client: say which editor's file to change", USAGE)
         rep = init_repo(ctx, hooks=hooks)
         if client:
             from git_memex.agents import clients
 
-            w = clients.write_config(client, ctx.repo.work_tree, Path.home())
+            home = Path.home()
+            w = clients.write_config(client, ctx.repo.work_tree, home, replace_reference=args.replace_open_memex)
             rep.add(f"{client} MCP config {w.path}", w.action)
+            for name in w.replaced:
+                rep.add(f"reference tool's server {name} in {w.path}", "removed", clients.REPLACE_FLAG)
             if w.action == "printed":
                 rep.snippets.append(f"{w.path} is not plain JSON, so it was left alone; add this yourself:\n{w.snippet}")
+            note = clients.path_note(client, w.path)
+            if note:
+                rep.snippets.append(note)
+            for seen in clients.reference_servers(client, ctx.repo.work_tree, home):
+                rep.snippets.append(clients.reference_note(
+                    seen, replaced_by_init=seen.path == w.path and not args.replace_open_memex))
             g = clients.write_agent_guidance(ctx.repo.work_tree, client, ctx.memory_dir_rel)
             rep.add(f"agent guidance {g.path}", g.action)
             if client == "claude" and claude_hooks:

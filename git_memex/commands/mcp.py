@@ -30,13 +30,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     if args.print_config:
         from git_memex.agents import clients
 
         sys.stdout.write(clients.snippet(args.print_config))
+        note = clients.path_note(args.print_config, Path(clients.config_path(args.print_config, Path(), Path.home())))
+        if note:
+            print(note, file=sys.stderr)
         return 0
     import os
-    from pathlib import Path
 
     from git_memex.errors import UsageError
 

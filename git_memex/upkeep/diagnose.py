@@ -63,6 +63,7 @@ def run(ctx: Context) -> Report:
         _check_contradictions(ctx, st, rep)
     if ctx.repo is not None:
         _check_scopes(ctx, rep)
+        _check_editor_configs(ctx, rep)
     if ctx.repo is not None and ctx.memory_dir is not None:
         _check_repo(ctx, rep)
         _check_driver_command(ctx, rep)
@@ -70,6 +71,26 @@ def run(ctx: Context) -> Report:
         _check_submit_journal(ctx, rep)
         _check_memory_folders(ctx, rep)
     return rep
+
+
+def _check_editor_configs(ctx: Context, rep: Report) -> None:
+    """Each file an editor reads that starts our server: the reference tool's server beside it
+    (two identical tool sets over two data roots), and a shared file naming a path of this machine."""
+    from git_memex.agents import clients
+
+    assert ctx.repo is not None
+    work, home = ctx.repo.work_tree, Path.home()
+    for client in clients.CLIENTS:
+        seen = clients.servers_seen(client, work, home)
+        if not any(s.ours or (s.reference and s.name == clients.SERVER_NAME) for s in seen):
+            continue
+        written = clients.config_path(client, work, home)
+        for s in seen:
+            if s.reference:
+                rep.add("editor config", "warn", clients.reference_note(s, replaced_by_init=s.path == written))
+            elif s.ours and s.where == "project" and os.sep in s.command:
+                rep.add("editor config", "warn", f"{s.path} is shared but starts {s.command}, a path of this "
+                        f"machine; run `git memex init --client {client}` to write `{clients.PORTABLE_COMMAND}` instead")
 
 
 def _check_memory_folders(ctx: Context, rep: Report) -> None:

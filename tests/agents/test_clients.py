@@ -27,6 +27,12 @@ EXPECTED = {
     "codex": (".codex/config.toml", None),
 }
 WORKSPACE = ["--repo", "${workspaceFolder}"]  # vscode and cursor name the workspace explicitly
+VENV_BIN = str(Path(sys.executable).parent)  # where this git-memex is installed
+
+
+def with_git_memex_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the user does for a shared file's `git-memex`: put the installed one on PATH."""
+    monkeypatch.setenv("PATH", VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
 
 
 @pytest.fixture
@@ -49,7 +55,8 @@ def test_clients_list() -> None:
 @pytest.mark.parametrize("client", clients.CLIENTS)
 def test_each_client_written_into_an_empty_tree(tree: tuple[Path, Path], client: str) -> None:
     work, home = tree
-    cmd, args = clients.server_command()
+    # a file in the work tree is shared: the portable command; codex's is this user's own (D17)
+    cmd, args = clients.server_command() if client == "codex" else ("git-memex", ["mcp"])
     res = clients.write_config(client, work, home)
     rel, key = EXPECTED[client]
     assert res.action == "created"
@@ -104,8 +111,8 @@ def test_merge_keeps_other_servers_and_keys(tree: tuple[Path, Path]) -> None:
     data = read_json(p)
     assert data["inputs"] == original["inputs"]
     assert data["servers"]["github"] == original["servers"]["github"]
-    cmd, args = clients.server_command()
-    assert data["servers"]["memex"] == {"type": "stdio", "command": cmd, "args": [*args, *WORKSPACE], "env": {"A": "1"}}
+    assert data["servers"]["memex"] == {"type": "stdio", "command": "git-memex", "args": ["mcp", *WORKSPACE],
+                                        "env": {"A": "1"}}
     assert clients.write_config("vscode", work, home).action == "unchanged"
 
 
@@ -174,8 +181,7 @@ def test_opencode_entry_of_the_v1_shape_moves_into_servers(tree: tuple[Path, Pat
     assert clients.write_config("opencode", work, home).action == "updated"
     data = read_json(work / "opencode.json")
     assert "memex" not in data["mcp"] and data["mcp"]["other"] == v1["mcp"]["other"]
-    cmd, args = clients.server_command()
-    assert data["mcp"]["servers"]["memex"] == {"type": "local", "command": [cmd, *args], "enabled": True,
+    assert data["mcp"]["servers"]["memex"] == {"type": "local", "command": ["git-memex", "mcp"], "enabled": True,
                                                "environment": {"A": "1"}}
     assert clients.write_config("opencode", work, home).action == "unchanged"
 
@@ -318,7 +324,8 @@ def test_claude_hook_command_from_another_install_is_refreshed_not_duplicated(tr
     assert _our_commands(data, "SessionStart") == [clients.hook_commands()["SessionStart"]]
 
 
-def test_written_hook_commands_really_run(repo: Path) -> None:
+def test_written_hook_commands_really_run(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_git_memex_on_path(monkeypatch)
     assert run_cli("add", "We deploy with blue-green on Fridays").code == 0
     clients.write_claude_hooks(repo)
     data = read_json(repo / ".claude" / "settings.json")
@@ -370,7 +377,8 @@ def test_agents_md_pointer_once(tree: tuple[Path, Path], client: str) -> None:
     assert [x for x in lines if x.startswith("> Project memory")] == [line.replace(".ai/open-memex", "docs/memory")]
 
 
-def test_init_client_cursor_through_the_cli(repo: Path, tmp_path: Path) -> None:
+def test_init_client_cursor_through_the_cli(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_git_memex_on_path(monkeypatch)
     r = run_cli("init", "--yes", "--client", "cursor")
     assert r.code == 0, r.err
     entry = read_json(repo / ".cursor" / "mcp.json")["mcpServers"]["memex"]
@@ -387,3 +395,183 @@ def test_init_client_cursor_through_the_cli(repo: Path, tmp_path: Path) -> None:
     assert status.structured_content["repository"] == str(repo)
     again = run_cli("init", "--yes", "--client", "cursor")
     assert again.code == 0 and "created" not in again.out and "updated" not in again.out
+
+
+# --------------------------------------------------------------------- CODEX_HOME
+def test_codex_file_is_where_codex_home_says(tree: tuple[Path, Path], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    work, home = tree
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "elsewhere"))
+    res = clients.write_config("codex", work, home)
+    assert res.path == tmp_path / "elsewhere" / "config.toml" and res.action == "created"
+    assert not (home / ".codex").exists()
+    assert [r.path for r in clients.removals(work, ".ai/open-memex", home)] == [res.path]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CODEX_HOME", "relative")  # as codex reads it: from the current folder
+    assert clients.config_path("codex", work, home) == tmp_path / "relative" / "config.toml"
+    monkeypatch.setenv("CODEX_HOME", "")  # empty is unset
+    assert clients.config_path("codex", work, home) == home / ".codex" / "config.toml"
+
+
+# --------------------------------------------------------------------- the reference tool's server
+REFERENCE_SHAPES = [
+    ("open-memex", {"type": "stdio", "command": "open-memex", "args": ["mcp"]}),
+    ("om", {"command": "npx", "args": ["-y", "open-memex@alpha", "mcp"]}),
+    ("memory", {"command": "node", "args": ["/usr/lib/node_modules/open-memex/bin/open-memex.js", "mcp"]}),
+    ("memory", {"command": "C:\\Users\\a\\AppData\\Roaming\\npm\\open-memex.cmd", "args": ["mcp"]}),
+    ("open-memex", {"type": "local", "command": ["npx", "open-memex", "mcp"], "enabled": True}),
+]
+NOT_REFERENCE = [
+    ("memex", {"command": "git-memex", "args": ["mcp"]}),
+    ("memex", {"command": "/home/u/open-memex/.venv/bin/git-memex", "args": ["mcp"]}),
+    ("open-memex", {"command": "git-memex", "args": ["mcp"]}),  # ours, under their name
+    ("memex", {"command": sys.executable, "args": ["-m", "git_memex", "mcp"]}),
+    ("other", {"command": "open-memex", "args": ["export"]}),
+    ("open-memex", "not an entry"),
+]
+
+
+@pytest.mark.parametrize(("name", "entry"), REFERENCE_SHAPES)
+def test_reference_server_shapes_are_recognised(name: str, entry: dict) -> None:
+    assert clients.is_reference_server(name, entry)
+
+
+@pytest.mark.parametrize(("name", "entry"), NOT_REFERENCE)
+def test_our_server_and_other_commands_are_not_the_reference(name: str, entry: object) -> None:
+    assert not clients.is_reference_server(name, entry)
+
+
+def test_reference_server_in_json_is_named_then_replaced(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = work / ".vscode" / "mcp.json"
+    p.parent.mkdir()
+    other = {"type": "http", "url": "https://api.example.com/mcp"}
+    p.write_text(json.dumps({"servers": {"github": other, "open-memex": dict(REFERENCE_SHAPES[0][1])}}))
+    res = clients.write_config("vscode", work, home)
+    assert res.action == "updated" and res.reference == ("open-memex",) and res.replaced == ()
+    assert set(read_json(p)["servers"]) == {"github", "open-memex", "memex"}
+    seen = clients.reference_servers("vscode", work, home)
+    assert [(s.path, s.name) for s in seen] == [(p, "open-memex")]
+    note = clients.reference_note(seen[0], replaced_by_init=True)
+    assert str(p) in note and "--replace-open-memex" in note and note.count(".") >= 1 and "\n" not in note
+    res = clients.write_config("vscode", work, home, replace_reference=True)
+    assert res.action == "updated" and res.replaced == ("open-memex",) and res.reference == ()
+    assert read_json(p)["servers"] == {"github": other, "memex": {"type": "stdio", "command": "git-memex",
+                                                                   "args": ["mcp", *WORKSPACE]}}
+    assert clients.write_config("vscode", work, home, replace_reference=True).action == "unchanged"
+
+
+def test_reference_server_under_our_name_is_never_overwritten_without_the_flag(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = work / ".mcp.json"
+    theirs = {"command": "npx", "args": ["-y", "open-memex@alpha", "mcp"], "env": {"OPEN_MEMEX_HOME": "/x"}}
+    p.write_text(json.dumps({"mcpServers": {"memex": theirs}}))
+    before = p.read_bytes()
+    res = clients.write_config("claude", work, home)
+    assert res.action == "unchanged" and res.reference == ("memex",) and p.read_bytes() == before
+    assert "instead of ours" in clients.reference_note(clients.reference_servers("claude", work, home)[0],
+                                                       replaced_by_init=True)
+    assert clients.removals(work, ".ai/open-memex", home) == []  # --uninstall takes only ours
+    res = clients.write_config("claude", work, home, replace_reference=True)
+    assert res.replaced == ("memex",)
+    assert read_json(p)["mcpServers"]["memex"] == {"type": "stdio", "command": "git-memex", "args": ["mcp"]}
+
+
+def test_reference_server_in_claude_user_scopes_is_found(tree: tuple[Path, Path],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    work, home = tree
+    entry = dict(REFERENCE_SHAPES[0][1])
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"open-memex": entry},
+                                                   "projects": {str(work): {"mcpServers": {"om": entry}}}}))
+    seen = clients.reference_servers("claude", work, home)
+    assert [(s.where, s.name) for s in seen] == [("user", "open-memex"), ("local", "om")]
+    assert "`claude mcp remove --scope local om`" in clients.reference_note(seen[1], replaced_by_init=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "cfg"))  # Claude Code then reads only that folder
+    assert clients.reference_servers("claude", work, home) == []
+
+
+CODEX_WITH_REFERENCE = '''model = "o3"  # mine
+
+[mcp_servers.open-memex]
+command = "npx"
+args = ["-y", "open-memex@alpha", "mcp"]
+
+[mcp_servers.open-memex.env]
+OPEN_MEMEX_HOME = "/x"
+
+# my other server
+[mcp_servers.other]
+command = "other"
+'''
+
+
+def test_reference_table_in_codex_config_is_named_then_cut_out(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = home / ".codex" / "config.toml"
+    p.parent.mkdir()
+    p.write_text(CODEX_WITH_REFERENCE, encoding="utf-8")
+    res = clients.write_config("codex", work, home)
+    assert res.action == "updated" and res.reference == ("open-memex",)
+    assert set(tomllib.loads(p.read_text())["mcp_servers"]) == {"open-memex", "other", "memex"}
+    res = clients.write_config("codex", work, home, replace_reference=True)
+    assert res.action == "updated" and res.replaced == ("open-memex",)
+    text = p.read_text(encoding="utf-8")
+    assert text.startswith('model = "o3"  # mine\n\n# my other server\n[mcp_servers.other]\ncommand = "other"\n')
+    assert set(tomllib.loads(text)["mcp_servers"]) == {"other", "memex"}
+    assert clients.write_config("codex", work, home, replace_reference=True).action == "unchanged"
+
+
+def test_reference_table_we_cannot_cut_out_is_printed(tree: tuple[Path, Path]) -> None:
+    work, home = tree
+    p = home / ".codex" / "config.toml"
+    p.parent.mkdir()
+    content = '[mcp_servers]\nopen-memex = { command = "open-memex", args = ["mcp"] }\n'
+    p.write_text(content, encoding="utf-8")
+    res = clients.write_config("codex", work, home, replace_reference=True)
+    assert res.action == "printed" and res.reference == ("open-memex",) and p.read_text() == content
+
+
+def test_shared_files_name_the_portable_command_off_path(tree: tuple[Path, Path], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    work, home = tree
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    for client in ("vscode", "cursor", "claude", "visualstudio", "opencode"):
+        path = clients.write_config(client, work, home).path
+        assert not [s for s in _strings(read_json(path)) if os.sep in s and s != clients.OPENCODE_SCHEMA]
+        note = clients.path_note(client, path)
+        assert note is not None and str(path) in note and "\n" not in note
+    assert clients.write_claude_hooks(work).action == "created"
+    assert not [s for s in _strings(read_json(work / ".claude" / "settings.json")) if os.sep in s]
+    assert clients.path_note("codex", home / ".codex" / "config.toml") is None  # the user's own file
+    with_git_memex_on_path(monkeypatch)
+    assert clients.path_note("claude", work / ".mcp.json") is None
+
+
+def _strings(node: object) -> list[str]:
+    if isinstance(node, dict):
+        return [s for v in node.values() for s in _strings(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return [node] if isinstance(node, str) else []
+
+
+@pytest.mark.parametrize("extra", [[], ["--uninstall"]])
+def test_replace_open_memex_without_a_client_is_one_sentence(repo: Path, extra: list[str]) -> None:
+    r = run_cli("init", "--yes", "--replace-open-memex", *extra)
+    assert r.code == 1 and r.out == "" and len(r.err.strip().splitlines()) == 1, r.err
+    assert "--replace-open-memex" in r.err and "Traceback" not in r.err
+    assert not (repo / ".ai").exists()  # refused before anything was set up
+
+
+def test_doctor_warns_about_a_shared_file_naming_a_path_of_this_machine(repo: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    with_git_memex_on_path(monkeypatch)
+    assert run_cli("init", "--yes").code == 0
+    old = {"type": "stdio", "command": "/old/venv/bin/git-memex", "args": ["mcp"]}  # an older git-memex's entry
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"memex": old}}))
+    warned = [x for x in run_cli("doctor").out.splitlines() if x.startswith("warn") and ".mcp.json" in x]
+    assert len(warned) == 1 and "/old/venv/bin/git-memex" in warned[0]
+    assert "`git memex init --client claude`" in warned[0]
+    assert run_cli("init", "--yes", "--client", "claude").code == 0
+    assert ".mcp.json" not in run_cli("doctor").out
+    assert read_json(repo / ".mcp.json")["mcpServers"]["memex"]["command"] == "git-memex"

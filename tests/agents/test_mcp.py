@@ -385,7 +385,8 @@ def test_print_config(client: str, capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["mcp", "--print-config", client]) == 0
     out = capsys.readouterr().out
-    cmd, args = clients.server_command()
+    # a shared file's entry is the portable command; codex's file is the user's own (D17)
+    cmd, args = clients.server_command() if client == "codex" else ("git-memex", ["mcp"])
     assert "mcp" in out and cmd in out and args[-1] == "mcp"
 
 
