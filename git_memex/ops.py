@@ -180,6 +180,7 @@ def add(
     aliases: list[str] | None = None,
     alias: str | None = None,
     target: str | None = None,
+    source_detail: str | None = None,
     stores: Stores | None = None,
 ) -> AddResult:
     """A new memory. `aliases` are other words it should be found by (at most ALIASES_MAX);
@@ -189,6 +190,8 @@ def add(
     from git_memex.secrets.redact import redact
 
     extra = _vocabulary(aliases, alias, target, ctx.redact_patterns)
+    if source_detail:  # a caller's own word for where it came from, kept as data (docs/agents.md)
+        extra["source_detail"] = source_detail
     if scope not in ("project", "personal"):
         if scope in model.RESERVED_SCOPES:
             raise UsageError(f"scope {scope!r} is reserved by the protocol; use project or personal")

@@ -37,6 +37,7 @@ from git_memex.agents.mcp_schema import (
     ANNOTATIONS,
     DESCRIPTIONS,
     INSTRUCTIONS,
+    REFUSED,
     SERVER_NAME,
     argument_error,
     error,
@@ -65,8 +66,10 @@ class MemexMCPServer(MCPServer):
             unknown = sorted(set(arguments or {}) - allowed)
             if unknown:
                 takes = ", ".join(f"`{a}`" for a in sorted(allowed)) or "no arguments"
+                why = "".join(f" `{u}` is not taken on purpose: {REFUSED[(name, u)]}." for u in unknown
+                              if (name, u) in REFUSED)
                 return error(f"Unknown argument(s) for {name}: {', '.join(f'`{u}`' for u in unknown)}; "
-                             f"it takes {takes}.", 1)
+                             f"it takes {takes}.{why}", 1)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

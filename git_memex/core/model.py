@@ -145,7 +145,7 @@ MAX_TEXT_CHARS = 4096
 _STR_KEYS = frozenset({
     *ENUMS, "created_by", "promoted_by", "approved_by", "via", "supersedes", "superseded_by",
     "repo_id", "language", "canonical_ref", "scope_key", "project_name", "proposed_by",
-    "review_note", "scope_kind", "derived_from", "alias", "target",
+    "review_note", "scope_kind", "derived_from", "alias", "target", "source_detail",
 })
 _INT_KEYS = frozenset({"schema_version", "revision"})
 _STR_LIST_KEYS = frozenset({*LIST_KEYS})
