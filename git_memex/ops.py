@@ -552,6 +552,8 @@ def reindex(ctx: Context, *, full: bool = False, trigger: str = "reindex") -> Re
 
 
 def where(ctx: Context) -> dict[str, Any]:
+    from git_memex.index.providers import providers
+
     return {
         "data_root": str(ctx.data_root),
         "home_index": str(ctx.home_index),
@@ -567,4 +569,5 @@ def where(ctx: Context) -> dict[str, Any]:
         "scope_key": ctx.project_key,
         "repo_id": ctx.repo_id,
         "origin": ctx.origin_url,
+        "providers": providers(ctx),  # what each store can do (V2-DESIGN §2, index/providers.py)
     }
