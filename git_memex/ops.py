@@ -182,6 +182,7 @@ def add(
     target: str | None = None,
     related: list[str] | None = None,
     expires: str | None = None,
+    source_detail: str | None = None,
     stores: Stores | None = None,
 ) -> AddResult:
     """A new memory. `aliases` are other words it should be found by (at most ALIASES_MAX);
@@ -191,6 +192,8 @@ def add(
     from git_memex.secrets.redact import redact
 
     extra = _vocabulary(aliases, alias, target, ctx.redact_patterns)
+    if source_detail:  # a caller's own word for where it came from, kept as data (docs/agents.md)
+        extra["source_detail"] = source_detail
     if scope not in ("project", "personal"):
         if scope in model.RESERVED_SCOPES:
             raise UsageError(f"scope {scope!r} is reserved by the protocol; use project or personal")
@@ -642,6 +645,8 @@ def reindex(ctx: Context, *, full: bool = False, trigger: str = "reindex") -> Re
 
 
 def where(ctx: Context) -> dict[str, Any]:
+    from git_memex.index.providers import providers
+
     return {
         "data_root": str(ctx.data_root),
         "home_index": str(ctx.home_index),
@@ -657,4 +662,5 @@ def where(ctx: Context) -> dict[str, Any]:
         "scope_key": ctx.project_key,
         "repo_id": ctx.repo_id,
         "origin": ctx.origin_url,
+        "providers": providers(ctx),  # what each store can do (V2-DESIGN §2, index/providers.py)
     }

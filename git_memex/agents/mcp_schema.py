@@ -22,15 +22,74 @@ SERVER_NAME = "memex"
 MemoryType = Literal[model.TYPES]  # type: ignore[valid-type]
 Importance = Literal[model.IMPORTANCES]  # type: ignore[valid-type]
 Source = Literal[model.SOURCES]  # type: ignore[valid-type]
-WriteScope = Literal["project", "personal"]
+WriteScope = Literal["project", "personal", "user"]  # user: the reference tool's deprecated alias of personal
 Role = Literal[model.ROLES]  # type: ignore[valid-type]
 Visibility = Literal[model.VISIBILITIES]  # type: ignore[valid-type]
 Confidence = Literal[model.CONFIDENCES]  # type: ignore[valid-type]
 Include = Literal["active", "all"]
-ReadScope = Literal["all", "both", "project", "personal", "org"]
+ReadScope = Literal["all", "both", "project", "personal", "user", "org"]
 
 Id = Annotated[str, Field(min_length=1, max_length=64, description="A memory id (or a unique prefix of at least 6 characters).")]
 Ids = Annotated[list[Id], Field(min_length=1, max_length=100)]
+
+# What the reference tool (open-memex) calls differently, accepted as the same (docs/agents.md, the table).
+AGENT_SOURCES = ("tool", "inference")
+"""The `source` values an agent can truly claim for its own write; any other word is kept as data."""
+
+
+TYPE_LIST = ", ".join(model.TYPES)
+
+
+def scope_name(scope: str) -> str:
+    """The reference tool's `user` is its deprecated alias of `personal`."""
+    return "personal" if scope == "user" else scope
+
+
+def agent_source(value: str | None) -> tuple[str, str | None]:
+    """(source, source_detail) for a `source` an agent gave in free text, as the reference tool takes it.
+
+    `tool` and `inference` are kept (any case); anything else (`user`, `cli`, a word of its own) is
+    written as `source: tool` with the caller's word in `source_detail`: a write through MCP is the
+    agent's, never a person's or another road's, and no word raises its trust."""
+    word = " ".join((value or "").split())
+    if not word or word.lower() in AGENT_SOURCES:
+        return (word.lower() or "tool"), None
+    return "tool", word
+
+
+def type_filter(value: str | None) -> tuple[str | None, str | None]:
+    """(type to filter on, a warning) for a free-text `type` in search or list (the reference tool's is
+    free text): a v1 name is read as its v2 type; an unknown one matches nothing, and says so."""
+    word = (value or "").strip()
+    if not word:
+        return None, None
+    low = word.lower()
+    if low in model.TYPES:
+        return low, None
+    if low in model.V1_TYPE_MAP:
+        mapped = model.V1_TYPE_MAP[low]
+        return mapped, f"type {word!r} is a v1 name; memories of type {mapped} were looked at"
+    return word, (f"type {word!r} is not a memory type, so nothing matches it; the types are "
+                  + ", ".join(model.TYPES))
+
+
+def one_text(tool: str, text: str | None, content: str | None) -> str:
+    """The memory text from `text` or the reference tool's `content`; ValueError with one sentence."""
+    if text is not None and content is not None and text != content:
+        raise ValueError(f"Invalid arguments for {tool}: `text` and `content` are the same argument (the "
+                         "reference tool's name), so give one, not two different texts.")
+    got = text if text is not None else content
+    if got is None:
+        raise ValueError(f"Invalid arguments for {tool}: `text` is required (the reference tool's `content` "
+                         "is taken as the same).")
+    return got
+
+
+# Arguments of the reference tool refused on purpose: why, for the one-sentence refusal.
+REFUSED: dict[tuple[str, str], str] = {
+    ("memory_promote", "by"): "a review step is always recorded in the name of the person at this computer, "
+    "who is asked first; a name given by the caller is never used",
+}
 
 INSTRUCTIONS = """\
 git-memex is this user's and this project's long-term memory: one markdown file per memory; \

@@ -37,6 +37,7 @@ from git_memex.agents.mcp_schema import (
     ANNOTATIONS,
     DESCRIPTIONS,
     INSTRUCTIONS,
+    REFUSED,
     SERVER_NAME,
     argument_error,
     error,
@@ -68,8 +69,10 @@ class MemexMCPServer(MCPServer):
             unknown = sorted(set(arguments or {}) - allowed)
             if unknown:
                 takes = ", ".join(f"`{a}`" for a in sorted(allowed)) or "no arguments"
+                why = "".join(f" `{u}` is not taken on purpose: {REFUSED[(name, u)]}." for u in unknown
+                              if (name, u) in REFUSED)
                 return error(f"Unknown argument(s) for {name}: {', '.join(f'`{u}`' for u in unknown)}; "
-                             f"it takes {takes}.", 1)
+                             f"it takes {takes}.{why}", 1)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -207,7 +210,39 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
 
     register_memory_tools(tool, a)
     register_review_tools(tool, a)
+    announce_stores(server, a)
     return server
+
+
+def protocol_info(a: Adapter) -> dict[str, Any]:
+    """`capabilities.experimental.openmemex` at the handshake: the protocol and schema version, and
+    what each store this server reads can do (V2-DESIGN §2, `index/providers.py`)."""
+    from git_memex.core.model import SCHEMA_VERSION
+    from git_memex.core.protocol_schema import SCHEMA_ID
+
+    info: dict[str, Any] = {"protocol": "0.2", "schema_version": SCHEMA_VERSION, "schema": SCHEMA_ID}
+    try:
+        from git_memex.index.providers import providers
+
+        with a.lock, contextlib.redirect_stdout(sys.stderr):
+            info["providers"] = providers(a.context())
+    except Exception as exc:  # noqa: BLE001 - the handshake must never fail because of this block
+        log.warning("store capabilities not computed (%s)", exc)
+        info["providers"] = []
+    return info
+
+
+def announce_stores(server: MCPServer, a: Adapter) -> None:
+    """Add `experimental.openmemex` to the capabilities the SDK derives, for both the `initialize`
+    handshake and `server/discover` (both ask the low-level server's `get_capabilities`)."""
+    low = server._lowlevel_server
+    derive = low.get_capabilities
+
+    def get_capabilities(*args: Any, **kwargs: Any) -> Any:
+        caps = derive(*args, **kwargs)
+        return caps.model_copy(update={"experimental": {**(caps.experimental or {}), "openmemex": protocol_info(a)}})
+
+    setattr(low, "get_capabilities", get_capabilities)  # noqa: B010 - an instance's method, replaced
 
 
 def serve(cwd: Path | None = None) -> None:

@@ -25,6 +25,7 @@ from pydantic import Field
 
 from git_memex.agents import mcp_person as person
 from git_memex.agents.mcp_schema import (
+    TYPE_LIST,
     Confidence,
     Id,
     Ids,
@@ -33,15 +34,18 @@ from git_memex.agents.mcp_schema import (
     MemoryType,
     ReadScope,
     Role,
-    Source,
     Visibility,
     WriteScope,
+    agent_source,
     error,
     format_status,
     label,
     no_repository,
     ok,
     one_line,
+    one_text,
+    scope_name,
+    type_filter,
 )
 from git_memex.agents.render import DISCLAIMER  # every block handed to an agent starts with it
 from git_memex.core.identity import actor
@@ -83,14 +87,19 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
     @tool
     def memory_add(
-        text: Annotated[str, Field(min_length=1, description="The memory: one self-contained statement.")],
+        text: Annotated[str | None, Field(min_length=1, description="The memory: one self-contained statement "
+                                          "(required; `content` is taken as the same).")] = None,
+        content: Annotated[str | None, Field(min_length=1, description="The reference tool's name for `text`.")] = None,
         type: Annotated[MemoryType, Field(description="What kind of memory this is.")] = "fact",
         scope: Annotated[WriteScope, Field(description="project (default): about this codebase, shared after "
-                                           "review; personal: about the user, never leaves this machine.")] = "project",
+                                           "review; personal: about the user, never leaves this machine "
+                                           "(user: the same as personal).")] = "project",
         tags: Annotated[list[str] | None, Field(description="Optional tags: what the memory is about.")] = None,
         importance: Annotated[Importance, Field(description="How much it matters.")] = "normal",
-        source: Annotated[Source, Field(description="Where it came from: user (the user said it), tool "
-                                        "(default), inference (your own conclusion, e.g. at a checkpoint).")] = "tool",
+        source: Annotated[str | None, Field(max_length=200, description="Where it came from: tool (default) or "
+                                            "inference (your own conclusion, e.g. at a checkpoint). Any other word "
+                                            "is kept as source_detail; the memory is still yours (source tool), "
+                                            "never the user's own words.")] = None,
         role: Annotated[Role, Field(description="knowledge (default), or instruction: a rule the user wants agents to "
                                     "follow. A rule is saved as a draft; only a person can approve it.")] = "knowledge",
         visibility: Annotated[Visibility | None, Field(description="project scope only: internal (default) or "
@@ -106,17 +115,25 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     ) -> CallToolResult:
         from git_memex import ops
 
+        try:
+            text_ = one_text("memory_add", text, content)
+        except ValueError as exc:
+            return error(str(exc), 1)
+        where_to = scope_name(scope)
+        source_, detail = agent_source(source)
+
         def run(ctx: Any) -> CallToolResult:
-            if scope == "project" and ctx.repo is None:
+            if where_to == "project" and ctx.repo is None:
                 return error(no_repository(ctx), 1)
-            echo = ops.find_turn_echo(ctx, scope, text)
+            echo = ops.find_turn_echo(ctx, where_to, text_)
             if echo is not None:
                 return ok(f"The user's own words were saved a moment ago as {echo} (keyword capture); this reads as "
                           "the same fact, so nothing was written. If it is a different fact, reword it to say what "
                           "is new; if it corrects that one, use memory_supersede.",
-                          {"id": echo, "scope": scope, "duplicate_of": echo, "echo_of": echo,
+                          {"id": echo, "scope": where_to, "duplicate_of": echo, "echo_of": echo,
                            "near_duplicates": [], "masked": []})
-            res = ops.add(ctx, text, scope=scope, type=type, importance=importance, source=source, via="mcp",
+            res = ops.add(ctx, text_, scope=where_to, type=type, importance=importance, source=source_,
+                          source_detail=detail, via="mcp",
                           tags=[t.strip() for t in tags or [] if t.strip()], role=role, visibility=visibility,
                           paths=[p.strip() for p in paths or [] if p.strip()] or None,
                           confidence=confidence, aliases=aliases, alias=alias, target=target)
@@ -141,14 +158,18 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     @tool
     def memory_search(
         query: Annotated[str, Field(min_length=1, description="Keywords; terms are OR-ed. Try variants if nothing matches.")],
-        scope: Annotated[ReadScope, Field(description="all (default: project, personal and subscribed org memories), both (project and personal), project, personal or org.")] = "all",
-        type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
+        scope: Annotated[ReadScope, Field(description="all (default: project, personal and subscribed org memories), both (project and personal), project, personal (user: the same) or org.")] = "all",
+        type: Annotated[str | None, Field(max_length=64, description="Only memories of this type (" + TYPE_LIST + ").")] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="At most this many results.")] = 8,
     ) -> CallToolResult:
         from git_memex import ops
 
+        kind, note = type_filter(type)
+
         def run(ctx: Any) -> CallToolResult:
-            data = ops.search(ctx, query, scope=scope, type=type, limit=limit)
+            data = ops.search(ctx, query, scope=scope_name(scope), type=kind, limit=limit)
+            if note:
+                data.setdefault("warnings", []).insert(0, note)
             hits = data["hits"]
             lines = [DISCLAIMER]
             if not hits:
@@ -163,17 +184,21 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
     @tool
     def memory_list(
-        scope: Annotated[ReadScope, Field(description="all (default: project, personal and subscribed org memories), both (project and personal), project, personal or org.")] = "all",
-        type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
+        scope: Annotated[ReadScope, Field(description="all (default: project, personal and subscribed org memories), both (project and personal), project, personal (user: the same) or org.")] = "all",
+        type: Annotated[str | None, Field(max_length=64, description="Only memories of this type (" + TYPE_LIST + ").")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many memories.")] = 20,
         include: Annotated[Include, Field(description="active (default: active and deprecated, newest of each "
                                           "chain) or all (superseded, retracted and archived too).")] = "active",
     ) -> CallToolResult:
         from git_memex import ops
 
+        kind, note = type_filter(type)
+
         def run(ctx: Any) -> CallToolResult:
-            data = ops.list_memories(ctx, scope=scope, type=type, limit=limit, include=include)
+            data = ops.list_memories(ctx, scope=scope_name(scope), type=kind, limit=limit, include=include)
             mems = data["memories"]
+            if note:
+                data.setdefault("warnings", []).insert(0, note)
             lines = [DISCLAIMER]
             if not mems:
                 lines.append("No memories in this scope yet.")
@@ -181,6 +206,8 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                 lines.append(f"{len(mems)} of {data['total']} memories, newest first:")
             for m in mems:
                 lines.append(f"- {label(m)} id={m['id']} — {one_line(m.get('snippet'))}")
+            if note:
+                lines.append(f"warning: {note}")
             return ok("\n".join(lines), data)
 
         return a.call("memory_list", run)
@@ -188,7 +215,9 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     @tool
     def memory_supersede(
         id: Id,
-        text: Annotated[str, Field(min_length=1, description="The new version of the memory, complete.")],
+        text: Annotated[str | None, Field(min_length=1, description="The new version of the memory, complete "
+                                          "(required; `content` is taken as the same).")] = None,
+        content: Annotated[str | None, Field(min_length=1, description="The reference tool's name for `text`.")] = None,
         type: Annotated[MemoryType | None, Field(description="A new type (default: the old one's).")] = None,
         tags: Annotated[list[str] | None, Field(description="Tags replacing the old ones (default: kept).")] = None,
         confidence: Annotated[Confidence | None, Field(description="How sure the new statement is.")] = None,
@@ -196,6 +225,10 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     ) -> CallToolResult:
         from git_memex import ops
 
+        try:
+            text_ = one_text("memory_supersede", text, content)
+        except ValueError as exc:
+            return error(str(exc), 1)
         guard = rule_off(mctx, "memory_supersede", id, f'git memex supersede {id} "NEW TEXT"',
                          "replacing the approved rule")
         if isinstance(guard, CallToolResult):
@@ -204,7 +237,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         def run(ctx: Any) -> CallToolResult:
             if (refused := guard(ctx)) is not None:
                 return refused
-            data = ops.supersede(ctx, id, text, via="mcp", source="tool", type=type, confidence=confidence,
+            data = ops.supersede(ctx, id, text_, via="mcp", source="tool", type=type, confidence=confidence,
                                  tags=None if tags is None else [t.strip() for t in tags if t.strip()])
             lines = [f"Saved {data['id']}, replacing {data['supersedes']} (kept as history, status superseded)."]
             if data.get("location") == "outbox":
@@ -320,11 +353,18 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
     @tool
     def memory_propose(
         ids: Annotated[Ids, Field(description="Personal memory ids to copy into the project outbox.")],
-        local_approve: Annotated[bool, Field(description="Solo mode: ask the user to approve the copies "
-                                             "themselves right away (no team review).")] = False,
+        local_approve: Annotated[bool | None, Field(description="Solo mode: ask the user to approve the copies "
+                                                    "themselves right away (no team review). Default: false.")] = None,
+        localApprove: Annotated[bool | None, Field(description="The reference tool's name for "
+                                                   "local_approve.")] = None,
         mctx: MCPContext | None = None,
     ) -> CallToolResult:
         from git_memex.review import outbox
+
+        if None not in (local_approve, localApprove) and local_approve != localApprove:
+            return error("Invalid arguments for memory_propose: `local_approve` and `localApprove` are the same "
+                         "argument (the reference tool's name), so give one, not two different values.", 1)
+        approve = bool(local_approve if local_approve is not None else localApprove)
 
         seen: dict[str, Any] = {}
 
@@ -337,10 +377,10 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         if res.is_error:
             return res
         items = seen["items"]
-        command = "git memex propose " + " ".join(i["source"] for i in items) + (" --local-approve" if local_approve else "")
+        command = "git memex propose " + " ".join(i["source"] for i in items) + (" --local-approve" if approve else "")
         question = [f"Your AI agent asks to copy {len(items)} personal memor{'y' if len(items) == 1 else 'ies'} into "
                     "this project's outbox, from where it can be committed and shared with the team"
-                    + (f", approved by you ({seen['me']})" if local_approve else "") + ". Exactly this text "
+                    + (f", approved by you ({seen['me']})" if approve else "") + ". Exactly this text "
                     "would be copied:"]
         for i in items:
             question += [f"{i['source']} ({i['type']}" + (", a rule" if i["role"] == "instruction" else "") + "):",
@@ -348,12 +388,12 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         question.append("Do you, the person at this computer, want this?")
         answer = person.ask(mctx, "\n".join(question))
         if answer != "yes":
-            act = "copying a personal memory into the project" + (" and approving it" if local_approve else "")
+            act = "copying a personal memory into the project" + (" and approving it" if approve else "")
             return error(person.refusal(answer, act, command), 2)
         shown = {i["source"]: i["text"] for i in items}
 
         def run(ctx: Any) -> CallToolResult:
-            out = outbox.propose(ctx, [i["source"] for i in items], local_approve=local_approve, via="mcp",
+            out = outbox.propose(ctx, [i["source"] for i in items], local_approve=approve, via="mcp",
                                  shown=shown)
             lines = [f"proposed {o['source']} → {o['id']} [{o['review_state']}]"
                      + (" (already proposed)" if o.get("existing") else "") for o in out]

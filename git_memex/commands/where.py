@@ -21,7 +21,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(info)
         return 0
+    stores = info.pop("providers")
     width = max(len(k) for k in info)
     for k, v in info.items():
         print(f"{k.ljust(width)}  {v if v is not None else '-'}")
+    for p in stores:  # one line per store: what it can do (docs/format.md)
+        c = p["capabilities"]
+        can = " ".join(k for k in ("read", "write", "delete", "history") if c[k]) or "nothing"
+        print(f"{('store ' + p['name']).ljust(width)}  {can}; sync {c['sync']}  ({p['path']})")
     return 0

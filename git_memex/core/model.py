@@ -177,8 +177,10 @@ MAX_TEXT_CHARS = 4096
 _STR_KEYS = frozenset({
     *ENUMS, "created_by", "promoted_by", "approved_by", "via", "supersedes", "superseded_by",
     "repo_id", "language", "canonical_ref", "scope_key", "project_name", "proposed_by",
-    "review_note", "scope_kind", "derived_from", "alias", "target",
+    "review_note", "scope_kind", "derived_from", "alias", "target", "source_detail",
 })
+STR_KEYS = _STR_KEYS
+"""Keys whose value is a string (or null), at most MAX_TEXT_CHARS long."""
 _INT_KEYS = frozenset({"schema_version", "revision"})
 _STR_LIST_KEYS = frozenset({*LIST_KEYS})
 
@@ -196,6 +198,11 @@ def _short(v: Any) -> str:
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def future_version(v: int) -> str:
+    return (f"schema_version {v} is newer than this git-memex reads ({SCHEMA_VERSION}); run a newer "
+            "git-memex")
 
 
 def check_fields(fm: dict[str, Any]) -> None:
@@ -218,6 +225,8 @@ def check_fields(fm: dict[str, Any]) -> None:
         elif key in _INT_KEYS:
             if not (type(v) is int and 0 <= v < MAX_INT):
                 raise FieldError(f"{key} {_short(v)} is not a whole number between 0 and 2^53")
+            if key == "schema_version" and v > SCHEMA_VERSION:
+                raise FieldError(future_version(v))
         elif key in TIME_KEYS:
             if isinstance(v, str):
                 if len(v) > 64:
@@ -380,6 +389,11 @@ def validate(m: Memory) -> None:
     fm = m.fm
     if not is_valid_id(fm.get("id")):
         raise ValidationError(f"memory id {fm.get('id')!r} is not a valid id")
+    version = fm.get("schema_version")  # absent or 1: a v1 file, read leniently (normalize)
+    if version not in (None, 1, SCHEMA_VERSION) or isinstance(version, bool):
+        if type(version) is int and version > SCHEMA_VERSION:
+            raise ValidationError(future_version(version))
+        raise ValidationError(f"schema_version {version!r} is not valid; this git-memex writes {SCHEMA_VERSION}")
     scope = fm.get("scope")
     if scope in RESERVED_SCOPES:
         raise ValidationError(f"scope {scope!r} is reserved by the protocol; use one of: {', '.join(SCOPES)}")

@@ -63,13 +63,15 @@ def test_exactly_these_tools_with_closed_enums_and_annotations(repo: Path) -> No
         assert ann.open_world_hint is (name == "memory_pr_status"), name
     add = by_name["memory_add"].input_schema["properties"]
     assert add["type"]["enum"] == list(model.TYPES)
-    assert add["scope"]["enum"] == ["project", "personal"]
+    assert add["scope"]["enum"] == ["project", "personal", "user"]  # user: the reference tool's alias of personal
     assert add["importance"]["enum"] == list(model.IMPORTANCES)
-    assert by_name["memory_add"].input_schema["required"] == ["text"]
+    # `text` or the reference tool's `content`: the server asks for one (test_mcp_reference.py)
+    assert {"text", "content"} <= set(add) and not by_name["memory_add"].input_schema.get("required")
     search = by_name["memory_search"].input_schema["properties"]
-    assert search["scope"]["enum"] == ["all", "both", "project", "personal", "org"]
-    assert {"enum": list(model.TYPES), "type": "string"}.items() <= search["type"]["anyOf"][0].items()
-    assert by_name["memory_list"].input_schema["properties"]["scope"]["enum"] == ["all", "both", "project", "personal", "org"]
+    assert search["scope"]["enum"] == ["all", "both", "project", "personal", "user", "org"]
+    assert search["type"]["anyOf"][0]["type"] == "string"  # free text, as the reference tool's
+    assert all(t in search["type"]["description"] for t in model.TYPES)
+    assert by_name["memory_list"].input_schema["properties"]["scope"]["enum"] == ["all", "both", "project", "personal", "user", "org"]
     assert all("path" not in t.input_schema.get("properties", {}) for t in tools)  # no tool takes a file path
     for name, t in by_name.items():
         assert t.input_schema.get("additionalProperties") is False, name  # unknown arguments are refused
@@ -145,7 +147,7 @@ def test_secret_is_masked_in_file_and_result(repo: Path) -> None:
         ("memory_add", {"text": "<private>all of it</private>"}, "empty"),
         ("memory_search", {"query": "x", "limit": 0}, "`limit`"),
         ("memory_search", {"query": "   "}, "query"),
-        ("memory_search", {"query": "x", "type": "note"}, "must be one of"),
+        ("memory_search", {"query": "x", "type": "n" * 65}, "`type`"),  # free text, bounded
         ("memory_list", {"scope": "team"}, "`scope` must be one of"),
         ("memory_supersede", {"id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "text": "new"}, "no memory"),
         ("memory_supersede", {"id": "../../etc/passwd", "text": "new"}, "not a memory id"),
