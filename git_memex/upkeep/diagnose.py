@@ -181,7 +181,8 @@ def _check_scopes(ctx: Context, rep: Report) -> None:
                     f"(origin then: {s.origin or 'none'}); run {fix} to carry them over")
         elif s.clone is not None and not s.clone_exists:
             stranded += 1
-            rep.add("stranded drafts", "warn", f"{what} are under key {s.key}, whose clone {s.clone} is gone; "
+            state = "is gone" if not Path(s.clone).is_dir() else "no longer uses it"
+            rep.add("stranded drafts", "warn", f"{what} are under key {s.key}, whose clone {s.clone} {state}; "
                     f"if they are this repository's, run {fix}")
         elif s.clone is None and s.key.rsplit("-", 1)[0] == name:
             stranded += 1
