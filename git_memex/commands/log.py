@@ -26,4 +26,6 @@ def run(args: argparse.Namespace) -> int:
     for e in r["events"]:
         ref = f" {e['commit']}" if e.get("commit") else ""
         print(f"{e['at']}  {e['kind']:7}{ref}  {e['id'][:10]}  {e.get('by') or '-'}: {e['what']}")
+    if r.get("note"):
+        print(f"note: {r['note']}")
     return 0

@@ -11,7 +11,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("migrate", help="convert v1 memory files and folders to v2 (with a backup)",
                        description="Convert v1 memory files (scope user, epoch times, priority, type instruction) "
                        "and legacy folders (memories/user, .my-o-memory, .open-memex) to protocol v0.2. Originals "
-                       "are copied to a backup folder first; --dry-run only shows the plan. The index is rebuilt.")
+                       "are copied to a backup folder first; a personal (v1 user) file found in the repository moves to the data "
+                       "root's personal folder; --dry-run only shows the plan. The index is rebuilt.")
     p.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
     add_json(p)
     p.set_defaults(func=run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from git_memex.commands._common import add_json, context, emit_json
 
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     for s in rows:
         clone = s.clone or "(no known clone)"
         if s.clone and not s.clone_exists:
-            clone += " (gone)"
+            clone += " (gone)" if not Path(s.clone).is_dir() else " (no longer uses it)"
         if s.origin:
             clone += f"  {s.origin}"
         mark = "*" if s.current else " "

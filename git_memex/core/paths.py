@@ -566,6 +566,14 @@ def reference_scope(origin_url: str | None, work_tree: Path) -> tuple[str, str]:
     return f"project__{cleaned}__{_sha(seed)[:12]}", name
 
 
+def key_for(origin_url: str | None, root: Path) -> str:
+    """The natural project key of a clone at `root` with that origin (`Context.natural_key`);
+    without an origin, the key of the folder itself (what a draft made there before any origin
+    was filed under)."""
+    name = normalize_remote_url(origin_url).rsplit("/", 1)[-1] if origin_url else root.name
+    return f"{_slug(name)}-{repo_identity(origin_url, root).split(':', 1)[1][:12]}"
+
+
 def _slug(name: str) -> str:
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
     return s[:40] or "project"
@@ -649,7 +657,7 @@ class Context:
     @property
     def natural_key(self) -> str:
         """The project key the origin URL (or, without one, the path) gives (docs/identity.md)."""
-        return f"{_slug(self.project_name)}-{self.repo_id.split(':', 1)[1][:12]}"
+        return key_for(self.origin_url, self.project_root)
 
     @property
     def reference_keys(self) -> dict[str, str]:

@@ -11,8 +11,17 @@ files. So:
   normalised origin). A clone that was never pinned and whose natural key no longer matches the
   one it used is *carried over*: its old key is pinned (one stderr line, once), and anything
   already written under the new key is moved to it.
+- A draft made in a folder before it was a git repository (or before it had an origin) is filed
+  under the folder's own key (`paths.key_for(None, folder)`); when that folder first opens its
+  memories as a clone whose natural key differs, that key is pinned the same way.
+- A pinned clone also carries a clone id (`memex.cloneId`, local config), recorded beside its
+  path. A folder that is not recorded yet but carries the id of a recorded clone that still
+  exists with that id is a copy (`cp -a` brings `.git/config` along): it gets its own key and a
+  new id, so it never shows, changes or deletes the original's drafts. When the recorded clone is
+  gone, the folder is that clone moved, and takes its place.
 - `git memex scopes` lists every key with its counts; `doctor` reports keys whose drafts no
-  clone uses any more; `git memex scopes --adopt KEY` carries such a key's files over by hand.
+  clone uses any more (never one that a clone at its recorded path still uses);
+  `git memex scopes --adopt KEY` carries such a key's files over by hand.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import os
 import sys
 from pathlib import Path
 
-from git_memex.core.paths import KEY_RE, Context, normalize_remote_url
+from git_memex.core.paths import KEY_RE, Context, key_for, normalize_remote_url
 from git_memex.core.record import record
 from git_memex.errors import MemexError, UsageError
 
@@ -92,6 +101,85 @@ def _has_files(ctx: Context, key: str) -> bool:
     return False
 
 
+def _config_at(root: Path) -> dict[str, str] | None:
+    """memex.projectkey, memex.cloneid and remote.origin.url from the git config of the clone
+    whose main work tree is `root` (its own `.git/config`, read as git writes it; no git run);
+    None when `root` holds no clone any more."""
+    import re
+
+    dot = root / ".git"
+    gitdir = dot
+    try:
+        if dot.is_file():  # a submodule: `gitdir: ../.git/modules/NAME`
+            line = dot.read_text(encoding="utf-8").strip()
+            if not line.startswith("gitdir:"):
+                return None
+            gitdir = Path(line[len("gitdir:"):].strip())
+            gitdir = gitdir if gitdir.is_absolute() else root / gitdir
+        text = (gitdir / "config").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    want = {("memex", "projectkey"), ("memex", "cloneid"), ('remote "origin"', "url")}
+    out: dict[str, str] = {}
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = re.fullmatch(r"\[\s*([A-Za-z0-9.-]+)(\s+\"(?:[^\"\\]|\\.)*\")?\s*\]\s*(?:[#;].*)?", line)
+        if m:
+            section = m.group(1).lower() + (" " + m.group(2).strip() if m.group(2) else "")
+            continue
+        m = re.fullmatch(r"([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)", line)
+        if m and (section, m.group(1).lower()) in want:
+            value = m.group(2).strip()
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            name = {"remote \"origin\"": "remote.origin"}.get(section, section)
+            out[f"{name}.{m.group(1).lower()}"] = value
+    return out
+
+
+def uses_key(root: Path, key: str) -> bool:
+    """A clone still lives at `root` and uses `key` (pinned, else its natural key)."""
+    conf = _config_at(root)
+    if conf is None:
+        return False
+    pinned = conf.get("memex.projectkey")
+    if pinned and KEY_RE.fullmatch(pinned):
+        return pinned == key
+    return key_for(conf.get("remote.origin.url") or None, root) == key
+
+
+def _set_clone_id(ctx: Context) -> str | None:
+    """Give this clone a new id (memex.cloneId); None when git refuses."""
+    import secrets
+
+    assert ctx.repo is not None
+    from git_memex.git.gitcmd import git_text
+
+    cid = secrets.token_hex(8)
+    r = git_text(["config", "--local", "memex.cloneId", cid], ctx.repo.work_tree, timeout=30)
+    if r is None or r.returncode != 0:
+        return None
+    ctx.config["memex.cloneid"] = cid
+    return cid
+
+
+def _fork(ctx: Context, original: str) -> None:
+    """This clone is a copy of the live clone at `original` and carries its key: give it a key of
+    its own (the key of its folder) and a new clone id."""
+    old = ctx.project_key
+    new = key_for(None, ctx.project_root)
+    if new == old or not pin(ctx, new) or _set_clone_id(ctx) is None:
+        from git_memex.errors import FAILED
+
+        raise MemexError(f"this clone is a copy of {original} and carries that clone's key {old}, and its own key "
+                         "could not be written to .git/config; make .git/config writable, then run the command "
+                         "again (nothing was changed)", FAILED)
+    print(f"git-memex: this clone is a copy of {original} (its .git/config came along, as with `cp -a`), so it now "
+          f"has its own key {new} and {original}'s drafts and private memories stay that clone's alone; to move them "
+          f"here instead, run `git memex scopes --adopt {old}`", file=sys.stderr)
+
+
 # ------------------------------------------------------------------ settle
 def settle(ctx: Context) -> None:
     """Keep this clone on the key it has used (called when the stores open in a repository).
@@ -103,6 +191,28 @@ def settle(ctx: Context) -> None:
     clones = read_registry(ctx)
     entry = clones.get(root)
     origin = _origin(ctx)
+    cid = ctx.config.get("memex.cloneid") or None
+    dropped = False
+    if entry is None and cid is not None and ctx.pinned_key is not None:
+        twins = sorted(r for r, e in clones.items() if r != root and e.get("clone") == cid)
+        live = [r for r in twins if (_config_at(Path(r)) or {}).get("memex.cloneid") == cid]
+        if live:  # copied: the original still lives where it was recorded
+            _fork(ctx, live[0])
+            cid = ctx.config.get("memex.cloneid") or None
+        else:  # moved: this folder is the clone recorded at the old path
+            for r in twins:
+                clones.pop(r, None)
+            dropped = bool(twins)
+    if ctx.pinned_key is None and entry is None:
+        plain = key_for(None, ctx.project_root)
+        if (plain != ctx.natural_key and _has_files(ctx, plain)
+                and not any(e.get("key") == plain for r, e in clones.items() if r != root)):
+            if not pin(ctx, plain):
+                return  # cannot write git config: leave everything as it is
+            moved = move_scope(ctx, ctx.natural_key, plain) if _has_files(ctx, ctx.natural_key) else (0, 0, 0)
+            extra = f"; {moved[0]} written meanwhile under the new key moved there too" if moved[0] else ""
+            print(f"git-memex: the drafts and private memories made in this folder before it had an origin stay "
+                  f"this clone's: their key {plain} is now pinned as memex.projectKey{extra}", file=sys.stderr)
     if ctx.pinned_key is None and entry is not None and entry["key"] != ctx.natural_key and KEY_RE.fullmatch(entry["key"]):
         old = entry["key"]
         if _has_files(ctx, old):
@@ -113,8 +223,12 @@ def settle(ctx: Context) -> None:
             print(f"git-memex: this clone's origin is now {origin or 'gone'}, which would give it a new key; its "
                   f"drafts and private memories stay under its key {old}, now pinned as memex.projectKey{extra}",
                   file=sys.stderr)
-    want = {"key": ctx.project_key, "origin": origin}
-    if entry is None or {k: entry.get(k) for k in want} != want:
+    if ctx.pinned_key is not None and cid is None:
+        cid = _set_clone_id(ctx)  # once per clone, the first time its key is pinned
+    want: dict[str, Any] = {"key": ctx.project_key, "origin": origin}
+    if cid is not None:
+        want["clone"] = cid
+    if dropped or entry is None or {k: entry.get(k) for k in want} != want:
         clones[root] = {**(entry or {}), **want}
         _write_registry(ctx, clones)
 
@@ -129,6 +243,8 @@ def pin(ctx: Context, key: str) -> bool:
     if r is None or r.returncode != 0:
         return False
     ctx.config["memex.projectkey"] = key
+    if not ctx.config.get("memex.cloneid"):
+        _set_clone_id(ctx)
     return True
 
 
@@ -153,21 +269,29 @@ def scopes(ctx: Context) -> list[Scope]:
         with contextlib.suppress(OSError):
             keys |= {e.name for e in os.scandir(base / folder) if e.is_dir()}
     clones = read_registry(ctx)
-    owner: dict[str, tuple[str | None, str | None]] = {}
+    users: dict[str, list[str]] = {}
     for root, entry in sorted(clones.items()):
         keys.add(entry["key"])
-        owner.setdefault(entry["key"], (root, entry.get("origin")))
+        users.setdefault(entry["key"], []).append(root)
     current = ctx.project_key if ctx.repo is not None else None
+    here = str(ctx.project_root) if ctx.repo is not None else None
     if current:
         keys.add(current)
-        if ctx.repo is not None:
-            owner[current] = (str(ctx.project_root), _origin(ctx))
     out = []
     for key in sorted(keys):
-        clone, origin = owner.get(key, (None, None))
+        clone: str | None
+        if key == current:
+            clone, origin, live = here, _origin(ctx), True
+        else:
+            roots = users.get(key, [])
+            # a clone recorded for the key that still lives at its path and uses it (a copy or a
+            # second clone of the same origin); the first recorded one only when none does
+            alive = [r for r in roots if r != here and uses_key(Path(r), key)]
+            clone = (alive or roots)[0] if alive or roots else None
+            origin = clones[clone].get("origin") if clone in clones else None
+            live = bool(alive)
         out.append(Scope(key=key, drafts=_count(base / "outbox" / key), private=_count(base / "private" / key),
-                         clone=clone, origin=origin, current=key == current,
-                         clone_exists=clone is not None and Path(clone).is_dir()))
+                         clone=clone, origin=origin, current=key == current, clone_exists=live))
     return out
 
 

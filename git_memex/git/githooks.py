@@ -281,10 +281,24 @@ def install_hooks(work_tree: Path, *, skip_pre_commit: bool = False) -> list[Hoo
               and _write_shim(own / name, _pass_through_text(name, chain)) != "unchanged"]
     if passed:
         out.append(HookAction("pass-through for every other hook", "installed", f"they run {chain}/NAME"))
-    if (local_value is None or not _same(Path(local_value), own)) and _git(
-            work_tree, "config", "--local", "core.hooksPath", str(own)).returncode != 0:
-        raise MemexError("could not write git config core.hooksPath; check that .git/config is writable", FAILED)
+    if local_value is None or not _same(Path(local_value), own):
+        if _git(work_tree, "config", "--local", "core.hooksPath", str(own)).returncode != 0:
+            raise MemexError("could not write git config core.hooksPath; check that .git/config is writable", FAILED)
+        if _is_own_value(work_tree, local_value):  # a moved or copied clone named its old folder
+            out.append(HookAction("folder (core.hooksPath)", "updated", f"was {local_value}, now {own}"))
     return out
+
+
+def foreign_hooks_folder(work_tree: Path) -> str | None:
+    """The memex-hooks folder of another path that core.hooksPath still names (this clone was
+    moved or copied: the value is absolute), else None."""
+    try:
+        folder = hooks_dir(work_tree)
+        if folder.name == OWN_DIR and not _same(folder, _common_dir(work_tree) / OWN_DIR):
+            return str(folder)
+    except MemexError:
+        pass
+    return None
 
 
 def hooks_path_taken_back(work_tree: Path) -> str | None:

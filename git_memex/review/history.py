@@ -52,13 +52,17 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
             except (NotFound, MemexError, ValueError):
                 break
         events: list[dict[str, Any]] = []
+        shallow: str | None = None
         if ctx.repo is not None:
             from git_memex.git import pygit
 
             repo = pygit.open_repo(ctx.repo.work_tree)
+            cut = _shallow_cut(ctx) if repo.is_shallow else set()
             for cid in chain:
                 rel = f"{ctx.memory_dir_rel}/{cid}.md"
                 for c in pygit.path_history(repo, rel):
+                    if str(c.id) in cut:
+                        shallow = str(c.id)[:10]
                     at = model.epoch_ms_to_rfc3339(c.commit_time * 1000)
                     events.append({"at": at, "kind": "commit", "id": cid, "commit": str(c.id)[:10],
                                    "by": c.author.name, "what": c.message.splitlines()[0] if c.message else ""})
@@ -74,6 +78,22 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
             events.append({"at": str(mm.fm.get("created_at", "")), "kind": "created", "id": cid,
                            "by": mm.fm.get("created_by"), "what": "created" + (f" (supersedes {mm.fm['supersedes']})" if mm.fm.get("supersedes") else "")})
         events.sort(key=lambda e: (e["at"], {"created": 0, "commit": 1, "review": 2}[e["kind"]]))
-        return {"id": m.id, "chain": chain, "events": events}
+        out: dict[str, Any] = {"id": m.id, "chain": chain, "events": events}
+        if shallow is not None:
+            out["shallow"] = shallow
+            out["note"] = (f"this clone is shallow: history before commit {shallow} was cut off, so what that "
+                           "commit shows may have been written earlier and by someone else; "
+                           "`git fetch --unshallow` fetches the rest")
+        return out
+
+
+def _shallow_cut(ctx: Context) -> set[str]:
+    """The commits a shallow clone's history stops at (`.git/shallow`: their parents are absent)."""
+    assert ctx.repo is not None
+    try:
+        text = (ctx.repo.common_dir / "shallow").read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {line.strip() for line in text.splitlines() if line.strip()}
 
 

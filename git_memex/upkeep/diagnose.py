@@ -202,7 +202,8 @@ def _check_scopes(ctx: Context, rep: Report) -> None:
                     f"(origin then: {s.origin or 'none'}); run {fix} to carry them over")
         elif s.clone is not None and not s.clone_exists:
             stranded += 1
-            rep.add("stranded drafts", "warn", f"{what} are under key {s.key}, whose clone {s.clone} is gone; "
+            state = "is gone" if not Path(s.clone).is_dir() else "no longer uses it"
+            rep.add("stranded drafts", "warn", f"{what} are under key {s.key}, whose clone {s.clone} {state}; "
                     f"if they are this repository's, run {fix}")
         elif s.clone is None and s.key.rsplit("-", 1)[0] == name:
             stranded += 1
@@ -220,7 +221,7 @@ def _check_scopes(ctx: Context, rep: Report) -> None:
 def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
     from git_memex.core.files import UnreadableMemory, conflict_marker_line, read_bytes
-    from git_memex.git.githooks import hook_status, hooks_path_taken_back
+    from git_memex.git.githooks import foreign_hooks_folder, hook_status, hooks_path_taken_back
     from git_memex.git.install import (
         attributes_configured,
         attributes_flat_only,
@@ -249,6 +250,11 @@ def _check_repo(ctx: Context, rep: Report) -> None:
         taken = hooks_path_taken_back(ctx.repo.work_tree)
         why = (f" (core.hooksPath was set to {taken} after init, as husky's install does; init chains it "
                "again)") if taken else ""
+        foreign = None if taken else foreign_hooks_folder(ctx.repo.work_tree)
+        if foreign:
+            why = (f" (core.hooksPath still names {foreign}, " + (
+                "which is gone: this clone was moved, and git runs none of its hooks" if not Path(foreign).is_dir()
+                else "another clone's folder: this clone was copied or moved") + ")")
         rep.add("git hooks", level, f"not installed: {', '.join(missing)}{why}; run `git memex init`")
     else:
         rep.add("git hooks", "ok")

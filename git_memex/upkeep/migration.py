@@ -39,21 +39,27 @@ class Plan:
         }
 
 
-def plan_file(path: Path, target_dir: Path) -> Conversion | None:
-    """The conversion of one file, or None when it is already a v2 file in the right folder."""
+def plan_file(path: Path, target_dir: Path, personal_dir: Path | None = None) -> Conversion | None:
+    """The conversion of one file, or None when it is already a v2 file in the right folder.
+
+    `personal_dir` is given for a folder inside a work tree: a file that is (or becomes) a
+    personal memory goes there, out of the repository, never stays beside the project's files."""
     fm, body = frontmatter.parse_bytes(read_bytes(path))
     target = target_dir / path.name
-    if not model.is_v1(fm) and target == path:
+    if not model.is_v1(fm) and target == path and not (personal_dir is not None and fm.get("scope") == "personal"):
         return None
     out, changes = model.normalize(fm)
+    if personal_dir is not None and out.get("scope") == "personal":
+        target = personal_dir / path.name
     if target != path:
-        changes.append(f"moved to {target}")
+        changes.append(f"moved to {target}" + (" (a personal memory is never kept in the repository)"
+                                                if target.parent == personal_dir else ""))
     if not changes:
         return None
     return Conversion(path, target, changes, frontmatter.serialize(out, body))
 
 
-def _scan(folder: Path, target_dir: Path, plan: Plan) -> None:
+def _scan(folder: Path, target_dir: Path, plan: Plan, personal_dir: Path | None = None) -> None:
     if not folder.is_dir():
         return
     for path in sorted(folder.glob("*.md")):
@@ -61,13 +67,16 @@ def _scan(folder: Path, target_dir: Path, plan: Plan) -> None:
             continue
         plan.scanned += 1
         try:
-            conv = plan_file(path, target_dir)
+            conv = plan_file(path, target_dir, personal_dir)
         except (frontmatter.FrontmatterError, UnreadableMemory, OSError) as exc:
             plan.problems.append(f"{path}: {exc}")
             continue
         if conv is not None:
             if conv.target != conv.source and conv.target.exists():
-                plan.problems.append(f"{path}: {conv.target} already exists; left both alone")
+                plan.problems.append(f"{path}: {conv.target} already exists; left both alone" + (
+                    " (a personal memory does not belong in the repository: compare the two, then delete "
+                    f"{path.name} from {folder})" if personal_dir is not None and conv.target.parent == personal_dir
+                    else ""))
                 continue
             plan.conversions.append(conv)
 
@@ -84,8 +93,8 @@ def build_plan(ctx: Context) -> Plan:
         for legacy in LEGACY_REPO_DIRS:
             d = ctx.repo.work_tree / legacy
             if d != ctx.memory_dir:
-                _scan(d, ctx.memory_dir, plan)
-        _scan(ctx.memory_dir, ctx.memory_dir, plan)
+                _scan(d, ctx.memory_dir, plan, ctx.personal_dir)
+        _scan(ctx.memory_dir, ctx.memory_dir, plan, ctx.personal_dir)
     return plan
 
 

@@ -248,3 +248,29 @@ def test_a_copied_clone_never_touches_the_original_hooks(repo: Path, tmp_path: P
     _init(copy)
     assert git("config", "core.hooksPath", cwd=copy).stdout.strip() == str(copy / ".git" / "memex-hooks")
     assert _hook_checks(copy)[1][0]["level"] == "ok"
+
+
+def test_moved_clone_doctor_names_the_stale_hooks_folder_and_init_repairs_it(repo: Path, tmp_path: Path):
+    """`.git/memex-hooks` is named by absolute path (linked worktrees share it): after `mv repo
+    moved` git runs no hook at all; doctor says why and to run `git memex init`, which points
+    core.hooksPath at the moved folder (and says so), and the guards run again."""
+    team = repo / ".githooks"
+    team.mkdir()
+    (team / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (team / "pre-commit").chmod(0o755)
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "team hooks", cwd=repo)
+    git("config", "core.hooksPath", ".githooks", cwd=repo)
+    _init(repo)
+    moved = tmp_path / "moved"
+    os.rename(repo, moved)
+    doc = run_cli("doctor", cwd=moved)
+    line = next(ln for ln in doc.out.splitlines() if "git hooks" in ln)
+    assert line.startswith("fail") and str(repo / ".git" / "memex-hooks") in line and "moved" in line, doc.out
+    assert line.endswith("run `git memex init`"), line
+    r = run_cli("init", "--yes", cwd=moved)
+    assert r.code == 0, r.err
+    assert "nothing changed" not in r.out and "core.hooksPath" in r.out, r.out
+    assert git("config", "core.hooksPath", cwd=moved).stdout.strip() == str(moved / ".git" / "memex-hooks")
+    assert "ok    git hooks" in run_cli("doctor", cwd=moved).out
+    _assert_both_guard(moved, moved / ".githooks" / "pre-commit", "exit 0\n")

@@ -201,3 +201,18 @@ def test_a_hook_that_updates_the_index_starts_an_embedding_build(repo: Path) -> 
     assert _codes(repo_vectors) == 1
     hits = run_cli("search", "--json", "release", env=TOY).json()["hits"]
     assert hits[0]["id"] == mid and "semantic" in hits[0]["lanes"]
+
+
+def test_vectors_file_is_owner_only_like_the_rest_of_the_data_root(repo: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        _store(repo)
+        r = run_cli("reindex", "--embeddings", env=TOY)
+        assert r.code == 0, r.err
+    finally:
+        os.umask(old)
+    home = Path(os.environ["GIT_MEMEX_HOME"])
+    found = [p for p in (*home.rglob("vectors.db*"), *(repo / ".git").rglob("vectors.db*"))]
+    assert home / "vectors.db" in found
+    for p in found:
+        assert p.stat().st_mode & 0o077 == 0, f"{p} is {oct(p.stat().st_mode & 0o777)}"

@@ -79,3 +79,42 @@ def test_broken_v1_file_is_reported_not_lost(nogit: Path, isolated_env: Path):
     assert r.code == 0
     assert "left alone" in r.out
     assert (folder / "01BROKEN1.md").exists()
+
+
+@pytest.mark.parametrize("folder", [".ai/open-memex", ".open-memex"])
+def test_v1_user_file_in_the_repository_moves_to_the_personal_folder(repo: Path, isolated_env: Path, folder: str):
+    """A v1 `scope: user` file in the memory folder (or a legacy one) becomes a personal memory in
+    the data root's personal folder; nothing personal stays in the work tree."""
+    mid = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
+    src = repo / folder / f"{mid}.md"
+    src.parent.mkdir(parents=True)
+    src.write_text(f"---\nid: {mid}\nscope: user\ntype: fact\ncreated_at: 1700000000000\n---\n"
+                   "my coffee order is a flat white\n")
+    dry = run_cli("migrate", "--dry-run")
+    assert dry.code == 0 and src.is_file()
+    r = run_cli("migrate")
+    assert r.code == 0, r.err
+    personal = isolated_env / "data" / "memories" / "personal" / f"{mid}.md"
+    fm, body = frontmatter.parse(personal.read_text())
+    assert fm["scope"] == "personal" and "flat white" in body
+    assert personal.stat().st_mode & 0o077 == 0
+    assert not src.exists()
+    assert not [p for p in repo.rglob("*.md") if "flat white" in p.read_text()]
+    hits = run_cli("search", "--json", "flat white").json()["hits"]
+    assert [h["id"] for h in hits] == [mid] and hits[0]["scope"] == "personal"
+
+
+def test_v1_user_file_in_the_repository_is_left_with_a_sentence_when_the_personal_one_exists(
+        repo: Path, isolated_env: Path):
+    mid = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
+    src = repo / ".ai" / "open-memex" / f"{mid}.md"
+    src.parent.mkdir(parents=True)
+    text = f"---\nid: {mid}\nscope: user\ntype: fact\ncreated_at: 1700000000000\n---\nmy coffee order\n"
+    src.write_text(text)
+    personal = isolated_env / "data" / "memories" / "personal"
+    personal.mkdir(parents=True)
+    (personal / f"{mid}.md").write_text(text.replace("coffee", "tea"))
+    r = run_cli("migrate")
+    assert r.code == 0, r.err
+    assert "already exists" in r.out and "does not belong in the repository" in r.out, r.out
+    assert src.read_text() == text  # left alone, not rewritten in place as a personal file
