@@ -139,6 +139,22 @@ def crash_point(name: str) -> None:
         os._exit(137)
 
 
+def pause_point(name: str) -> None:
+    """Fault injection for race tests: with GIT_MEMEX_PAUSE_AT=<name> and GIT_MEMEX_PAUSE_DIR=DIR,
+    the process creates DIR/<name>.reached here and waits (at most 120 s) until DIR/<name>.go exists,
+    so a test can run another real process in exactly this window."""
+    if os.environ.get("GIT_MEMEX_PAUSE_AT") != name or not os.environ.get("GIT_MEMEX_PAUSE_DIR"):
+        return
+    import time
+
+    folder = os.environ["GIT_MEMEX_PAUSE_DIR"]
+    with open(os.path.join(folder, f"{name}.reached"), "w"):
+        pass
+    end = time.monotonic() + 120
+    while not os.path.exists(os.path.join(folder, f"{name}.go")) and time.monotonic() < end:
+        time.sleep(0.02)
+
+
 def memory_path(folder: Path, memory_id: str) -> Path:
     if not is_valid_id(memory_id):
         raise ValidationError(f"{memory_id!r} is not a memory id")

@@ -280,12 +280,24 @@ class Stores:
                 total.warnings.append(w)
 
     def rebuild(self) -> RefreshStats:
+        from git_memex.core.files import pause_point
+
         self.home.clear()
         if self.repo is not None:
             self.repo.clear()
         for _, org_index in self.orgs:
             org_index.clear()
+        pause_point("reindex.after_clear")
         return self.refresh(trigger="reindex --full")
+
+    def generation(self) -> tuple[int, ...]:
+        """The schema cookie of the home and repository indexes: it changes when one's tables are
+        dropped and made again (`reindex --full` in another process, a rebuild after damage or a
+        move), never with row writes. A check that trusts "no row means no memory" (`add`'s
+        duplicate check) compares it with the value before its refresh: when it moved, the rows it
+        looked at may not yet be back, and it refreshes again first."""
+        return tuple(int(ix.conn.execute("PRAGMA schema_version").fetchone()[0])
+                     for ix in (self.home, self.repo) if ix is not None)
 
     # ------------------------------------------------------------ lookups
     def find(self, memory_id: str) -> Found:
