@@ -224,9 +224,8 @@ def add(
         file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
     except ValidationError as exc:
         raise _invalid(exc) from None
-    from git_memex.core.locks import held
-
     from git_memex.core.files import pause_point
+    from git_memex.core.locks import held
 
     with opened(ctx, stores) as st:
         gen = st.generation()
