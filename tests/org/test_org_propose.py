@@ -342,3 +342,26 @@ def test_pr_status_org_refusals(world: Path, tmp_path: Path) -> None:
               if b.startswith("memex/")][0]
     r = run_cli("pr-status", "--org", "acme", "--branch", branch, env=env)
     assert r.code == 2 and "has no pull request" in r.err and "propose --to org" in r.err
+
+
+def test_org_remove_refuses_to_delete_unpushed_proposal_branches(world: Path) -> None:
+    """Issue 20.16: `org remove` deleted the clone, and with it a `propose --to org` branch that
+    existed nowhere else, without a word. Now it is refused (exit 1, nothing changed) naming the
+    branch, until it is pushed or `--force` is given."""
+    first = published("Retries need jitter and a cap, or they stampede the upstream")
+    assert propose(first).code == 0
+    clone = clone_of()
+    branch = f"memex/promote-{first}"
+    r = run_cli("org", "remove", "acme")
+    assert r.code == 1, (r.code, r.err)
+    assert branch in r.err and "--force" in r.err and "push origin" in r.err and len(r.err.strip().splitlines()) == 1
+    assert clone.is_dir() and git("rev-parse", "--verify", branch, cwd=clone).returncode == 0
+    assert [o["name"] for o in run_cli("org", "list", "--json").json()["orgs"]] == ["acme"]
+    git("push", "-q", "origin", branch, cwd=clone)  # pushed: it exists elsewhere now
+    second = published("Keep HTTP timeouts under the load balancer's idle timeout")
+    assert propose(second).code == 0
+    r = run_cli("org", "remove", "acme", "--json")
+    assert r.code == 1 and f"memex/promote-{second}" in r.err and branch not in r.err
+    r = run_cli("org", "remove", "acme", "--force", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["deleted_unpushed"] == [f"memex/promote-{second}"] and not clone.exists()
