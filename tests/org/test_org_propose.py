@@ -365,3 +365,28 @@ def test_org_remove_refuses_to_delete_unpushed_proposal_branches(world: Path) ->
     r = run_cli("org", "remove", "acme", "--force", "--json")
     assert r.code == 0, r.err
     assert r.json()["deleted_unpushed"] == [f"memex/promote-{second}"] and not clone.exists()
+
+
+def test_org_clone_stays_owner_only_after_a_proposal_and_a_pull(world: Path, tmp_path: Path) -> None:
+    """docs/security.md promises owner-only files in the data root: the git objects, refs and logs
+    a proposal writes into the org clone, and the files an `org pull` brings, are no exception."""
+    import stat as st_
+
+    assert propose(published("Retries need jitter and a cap, or they stampede the upstream")).code == 0
+    remote = git("config", "--get", "remote.origin.url", cwd=clone_of()).stdout.strip()
+    other = tmp_path / "org-other"
+    git("clone", "-q", remote, str(other))
+    (other / MEM / "01JORG0000000000000000PULL.md").write_text(
+        "---\nid: 01JORG0000000000000000PULL\nschema_version: 2\nscope: org\ntype: fact\nstatus: active\n"
+        "created_at: '2026-01-01T00:00:00Z'\nupdated_at: '2026-01-01T00:00:00Z'\n---\nPulled org fact.\n")
+    git("add", "-A", cwd=other)
+    git("commit", "-q", "-m", "another org memory", cwd=other)
+    git("push", "-q", "origin", "main", cwd=other)
+    assert run_cli("org", "pull", "acme").code == 0
+    loose = []
+    for here, dirs, files in os.walk(clone_of()):
+        for name in [*dirs, *files]:
+            mode = st_.S_IMODE(os.lstat(os.path.join(here, name)).st_mode)
+            if mode & 0o077:
+                loose.append((os.path.join(here, name), oct(mode)))
+    assert loose == []
