@@ -236,22 +236,34 @@ def add(
         file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
     except ValidationError as exc:
         raise _invalid(exc) from None
+    from git_memex.core.files import pause_point
     from git_memex.core.locks import held
 
     with opened(ctx, stores) as st:
+        gen = st.generation()
         st.refresh()
         dup = find_duplicate(st, scope, body)
         if dup is not None:
             return _duplicate(st, scope, dup, red)
         near = find_near_duplicates(st, scope, body)  # advice only: outside the lock
         loc = location_for(scope, m.fm.get("visibility"))
+        pause_point("add.before_lock")
         # One writer at a time per dedup domain, from the duplicate check to the index row, across
         # processes: concurrent adds of one text keep one file, the others get duplicate_of.
         lock = "add-personal" if scope == "personal" else f"add-project-{ctx.project_key}"
         with held(ctx.data_root, lock):
-            dup = find_duplicate(st, scope, body)
-            if dup is not None:
-                return _duplicate(st, scope, dup, red)
+            while True:
+                dup = find_duplicate(st, scope, body)
+                if dup is not None:
+                    return _duplicate(st, scope, dup, red)
+                # An index emptied since our refresh (a `reindex --full` running in another
+                # process) does not yet hold every file again: "no row" proves nothing until we
+                # have read the files ourselves.
+                now = st.generation()
+                if now == gen:
+                    break
+                gen = now
+                st.refresh()
             src = st.source(loc)
             write_memory(src.folder, m, private=loc != "repo")
             crash_point("add.after_write")

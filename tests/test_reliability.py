@@ -378,3 +378,43 @@ def test_concurrent_adds_of_one_text_keep_one_file(repo: Path, isolated_env: Pat
     assert {r["id"] for r in results} == {files[0].stem}
     locks = list((isolated_env / "data" / "locks").glob("*.lock"))
     assert locks and all(p.stat().st_mode & 0o777 == 0o600 for p in locks)
+
+
+def test_dedup_holds_while_reindex_full_runs(repo: Path, isolated_env: Path, tmp_path: Path):
+    """Issue 20.16: an add whose duplicate check runs while `reindex --full` in another process has
+    emptied the index (and not yet read the files again) found no row and wrote a second file.
+    Real processes, placed in that window with GIT_MEMEX_PAUSE_AT (each waits at its point until
+    the test lets it go)."""
+    import subprocess
+
+    pauses = tmp_path / "pauses"
+    pauses.mkdir()
+
+    def wait_for(name: str) -> None:
+        end = time.time() + 60
+        while not (pauses / f"{name}.reached").exists():
+            assert time.time() < end, f"never reached {name}"
+            time.sleep(0.02)
+
+    def start(args: list[str], point: str) -> subprocess.Popen[str]:
+        env = {**os.environ, "GIT_MEMEX_PAUSE_AT": point, "GIT_MEMEX_PAUSE_DIR": str(pauses)}
+        return subprocess.Popen([sys.executable, "-m", "git_memex", *args], cwd=repo, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    text = "the nightly export runs at 03:00 and writes to the reports bucket"
+    for i in range(20):
+        assert run_cli("add", "--scope", "personal", f"filler memory {i} about topic {i * 13}").code == 0
+    second = start(["add", "--scope", "personal", text, "--json"], "add.before_lock")
+    wait_for("add.before_lock")  # its refresh and first check are done: nothing found yet
+    first = run_cli("add", "--scope", "personal", text, "--json")
+    assert first.code == 0 and first.json()["duplicate_of"] is None, first.err
+    full = start(["reindex", "--full"], "reindex.after_clear")
+    wait_for("reindex.after_clear")  # the index is empty; the files are not read yet
+    (pauses / "add.before_lock.go").touch()
+    out, err = second.communicate(timeout=120)
+    (pauses / "reindex.after_clear.go").touch()
+    assert full.wait(timeout=120) == 0, full.stderr.read() if full.stderr else ""
+    assert second.returncode == 0, err
+    assert json.loads(out)["duplicate_of"] == first.json()["id"]
+    files = [f for f in all_memory_files(isolated_env) if text in f.read_text(encoding="utf-8")]
+    assert [f.stem for f in files] == [first.json()["id"]]

@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     pr = osub.add_parser("remove", help="unsubscribe and delete the clone and its index")
     pr.add_argument("name")
     pr.add_argument("--share", action="store_true", help="also drop it from the committed file .ai/open-memex/orgs.gitconfig")
+    pr.add_argument("--force", action="store_true",
+                    help="delete the clone even when it holds unpushed branches (an org proposal not yet pushed)")
     add_json(pr)
     pp = osub.add_parser("pull", help="fetch + fast-forward only every subscribed org clone (or NAME), then reindex")
     pp.add_argument("name", nargs="?", default=None)
@@ -79,18 +81,20 @@ def run(args: argparse.Namespace) -> int:
             before = orgfile.snapshot(ctx)
             shared = orgfile.unshare(ctx, args.name)
             try:
-                res = subscriptions.remove(ctx, args.name)
+                res = subscriptions.remove(ctx, args.name, force=args.force)
             except BaseException:
                 orgfile.restore(ctx, before)
                 raise
             res["unshared"] = shared
         else:
-            res = subscriptions.remove(ctx, args.name)
+            res = subscriptions.remove(ctx, args.name, force=args.force)
         if args.json:
             emit_json(res)
         else:
             print(f"unsubscribed from org {res['name']} ({' and '.join(res['removed_from'])} git config); "
                   f"{'deleted ' + res['path'] if res['clone_removed'] else 'its clone was already gone'}")
+            if res.get("deleted_unpushed"):
+                print(f"deleted with it the unpushed branches: {', '.join(res['deleted_unpushed'])}")
             if res.get("unshared"):
                 from git_memex.git import orgfile
 

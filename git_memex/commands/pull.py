@@ -31,6 +31,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         n = len(res["changed"])
         print(f"fast-forward {res['old'][:7]} → {res['new'][:7]} ({n} memory file{'s' if n != 1 else ''} changed)")
+    if res.get("unreadable"):
+        from git_memex.git.sync import report_left_out
+
+        report_left_out([(u["path"], u["reason"]) for u in res["unreadable"]], "the pull")
     if problems:
         from git_memex.git.sync import report_incoming
         from git_memex.secrets.checks import Finding

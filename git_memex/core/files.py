@@ -139,6 +139,22 @@ def crash_point(name: str) -> None:
         os._exit(137)
 
 
+def pause_point(name: str) -> None:
+    """Fault injection for race tests: with GIT_MEMEX_PAUSE_AT=<name> and GIT_MEMEX_PAUSE_DIR=DIR,
+    the process creates DIR/<name>.reached here and waits (at most 120 s) until DIR/<name>.go exists,
+    so a test can run another real process in exactly this window."""
+    if os.environ.get("GIT_MEMEX_PAUSE_AT") != name or not os.environ.get("GIT_MEMEX_PAUSE_DIR"):
+        return
+    import time
+
+    folder = os.environ["GIT_MEMEX_PAUSE_DIR"]
+    with open(os.path.join(folder, f"{name}.reached"), "w"):
+        pass
+    end = time.monotonic() + 120
+    while not os.path.exists(os.path.join(folder, f"{name}.go")) and time.monotonic() < end:
+        time.sleep(0.02)
+
+
 def memory_path(folder: Path, memory_id: str) -> Path:
     if not is_valid_id(memory_id):
         raise ValidationError(f"{memory_id!r} is not a memory id")
@@ -185,7 +201,51 @@ def write_memory(folder: Path, m: Memory, *, private: bool = False) -> Path:
     text = file_text(m, path)
     atomic_write_text(path, text, mode=0o600 if private else None)
     m.path = path
+    sweep_leftovers(folder)
     return path
+
+
+LEFTOVER_AGE_S = 60
+"""A live writer's temp file lives for milliseconds; one older than this is a killed write's."""
+_LEFTOVER_RE = None
+
+
+def leftovers(folder: Path) -> list[tuple[Path, bool]]:
+    """Temp files of a write killed before its rename (`.<id>.md.<12 hex>.tmp`, named by
+    `create_temp_beside`) in `folder`, each with whether it is older than LEFTOVER_AGE_S.
+    They hold memory text, so they must not stay."""
+    global _LEFTOVER_RE
+    import re
+    import time
+
+    if _LEFTOVER_RE is None:
+        _LEFTOVER_RE = re.compile(r"^\..+\.md\.[0-9a-f]{12}\.tmp$")
+    out: list[tuple[Path, bool]] = []
+    try:
+        with os.scandir(folder) as it:
+            names = sorted(e.name for e in it if e.name.startswith(".") and _LEFTOVER_RE.match(e.name))
+    except OSError:
+        return out
+    now = time.time()
+    for name in names:
+        p = Path(folder) / name
+        try:
+            out.append((p, now - p.lstat().st_mtime > LEFTOVER_AGE_S))
+        except OSError:
+            continue
+    return out
+
+
+def sweep_leftovers(folder: Path) -> list[Path]:
+    """Remove the killed writes' temp files in `folder` older than LEFTOVER_AGE_S (every memory
+    write does, after its own rename; `doctor` too, naming them). Returns what it removed."""
+    gone: list[Path] = []
+    for p, old in leftovers(folder):
+        if old:
+            with contextlib.suppress(OSError):
+                p.unlink()
+                gone.append(p)
+    return gone
 
 
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)

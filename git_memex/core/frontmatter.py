@@ -133,6 +133,18 @@ def _refuse_aliases(text: str) -> None:
         raise FrontmatterError(f"frontmatter is not valid YAML ({_first_line(exc)})") from None
 
 
+def _constructor_reason(exc: Exception) -> str:
+    """A YAML constructor's refusal in words for the person who reads it (Python's advice to call
+    `sys.set_int_max_str_digits()` is for a programmer, not for someone fixing a memory file)."""
+    line = _first_line(exc)
+    import re
+
+    digits = re.search(r"value has (\d+) digits", line)
+    if digits:
+        return f"an integer of {digits.group(1)} digits"
+    return line[:120]
+
+
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
@@ -171,7 +183,7 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
         raise FrontmatterError("frontmatter is nested too deeply") from None
     except Exception as exc:  # noqa: BLE001 - PyYAML constructors raise KeyError, ValueError, AttributeError...
         # a constructor refusing its value: `!!float x`, `!!int zz`, an integer of 5,000 digits
-        raise FrontmatterError(f"frontmatter holds a value YAML cannot build ({_first_line(exc)[:120]})") from None
+        raise FrontmatterError(f"frontmatter holds a value YAML cannot build ({_constructor_reason(exc)})") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -437,16 +437,23 @@ def post_update(name: str, args: list[str]) -> int:
         paths.extend(p for p in pygit.changed_memory_files(repo, before, after, ctx.memory_dir_rel) if p not in paths)
     if not paths:
         return 0
-    from git_memex.git.sync import incoming_problems, reindex_paths, report_incoming
+    from git_memex.git.sync import (
+        incoming_problems,
+        left_out,
+        reindex_paths,
+        report_incoming,
+        report_left_out,
+    )
 
-    report_incoming(incoming_problems(ctx, paths), name.replace("post-", "the "))
+    how = name.replace("post-", "the ")
+    report_incoming(incoming_problems(ctx, paths), how)
+    if indexed:
+        stats = reindex_paths(ctx, paths, trigger=name)
+        print(f"git-memex: index updated ({stats.added} added, {stats.changed} changed, {stats.removed} removed)",
+              file=sys.stderr)
+    report_left_out(left_out(ctx, paths), how)  # named with the reason, indexed or not
     if not indexed:
         return 0
-    stats = reindex_paths(ctx, paths, trigger=name)
-    msg = f"git-memex: index updated ({stats.added} added, {stats.changed} changed, {stats.removed} removed)"
-    if stats.quarantined:
-        msg += f"; {stats.quarantined} unreadable (see `git memex doctor`)"
-    print(msg, file=sys.stderr)
     if ctx.repo_index.with_name("vectors.db").exists() or ctx.home_index.with_name("vectors.db").exists():
         from git_memex.search import semantic  # the lane is in use here: embed the new memories
 

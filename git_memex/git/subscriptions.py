@@ -215,11 +215,36 @@ def list_orgs(ctx: Context) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ remove
-def remove(ctx: Context, name: str) -> dict[str, Any]:
+def unpushed_branches(clone: Path) -> list[str]:
+    """The clone's local branches holding a commit that no remote-tracking branch holds: work that
+    exists nowhere else, such as a `propose --to org` branch not yet pushed (one `git log`)."""
+    if not (clone / ".git").is_dir():
+        return []
+    code, out, err = _git(["log", "--branches", "--not", "--remotes", "--source", "--format=%S"], clone)
+    if code != 0:
+        raise MemexError(f"git cannot list the unpushed branches of {clone} ({_first_line(err)}); nothing was changed",
+                         FAILED)
+    return sorted({ln.strip().removeprefix("refs/heads/") for ln in out.splitlines() if ln.strip()})
+
+
+def remove(ctx: Context, name: str, *, force: bool = False) -> dict[str, Any]:
+    """Unsubscribe and delete the clone. A clone holding unpushed branches (an org proposal not
+    yet pushed) is refused (exit 1, nothing changed) naming them, unless `force`."""
+    import shlex
+
     _check_name(name)
     where = _scope_of(ctx, name)
     if not where:
         raise MemexError(f"org {name} is not subscribed here; `git memex org list` shows the subscriptions", USAGE)
+    unpushed = unpushed_branches(ctx.org_clone(name))
+    if unpushed and not force:
+        q = shlex.quote
+        n = len(unpushed)
+        raise MemexError(f"the clone of org {name} holds {n} unpushed branch{'es' if n != 1 else ''} "
+                         f"({', '.join(unpushed)}), which deleting it would lose; push "
+                         f"{'them' if n != 1 else 'it'} first (`git -C {q(str(ctx.org_clone(name)))} push origin "
+                         f"{' '.join(q(b) for b in unpushed)}`), or run `git memex org remove {name} --force` to delete "
+                         f"{'them' if n != 1 else 'it'} with the clone; nothing was changed", USAGE)
     for scope in where:
         flag, cwd = (["--local"], ctx.repo.work_tree if ctx.repo else None) if scope == "repo" else (["--global"], None)
         code, _, err = _git(["config", *flag, "--remove-section", f"memex.org.{name}"], cwd)
@@ -228,7 +253,8 @@ def remove(ctx: Context, name: str) -> dict[str, Any]:
     clone = ctx.org_clone(name)
     existed = clone.exists()
     shutil.rmtree(clone, ignore_errors=True)
-    return {"name": name, "removed_from": where, "path": str(clone), "clone_removed": existed}
+    return {"name": name, "removed_from": where, "path": str(clone), "clone_removed": existed,
+            "deleted_unpushed": unpushed}
 
 
 # ------------------------------------------------------------------ pull

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,49 @@ def incoming_problems(ctx: Context, rel_paths: list[str]) -> list[Any]:
     return out
 
 
+def left_out(ctx: Context, rel_paths: list[str]) -> list[tuple[str, str]]:
+    """(path relative to the work tree, reason) of each of these memory files that the index
+    quarantines: read by the index's own reader (`refresh._load`), so the reason is the one
+    `doctor` and `reindex` give. A deleted file is no problem."""
+    from git_memex.index.refresh import _load
+
+    assert ctx.repo is not None
+    root = str(ctx.repo.work_tree)
+    out: list[tuple[str, str]] = []
+    for rel in rel_paths:
+        path = ctx.repo.work_tree / rel
+        if not rel.endswith(".md") or not os.path.lexists(path):
+            continue
+        _, m, why = _load(path, root)
+        if m is None:
+            out.append((rel, why or "unreadable"))
+    return out
+
+
+LEFT_OUT_SHOWN = 20
+"""Files named one per line by `report_left_out`; past that, a count."""
+
+
+def report_left_out(bad: list[tuple[str, str]], how: str) -> None:
+    """Name each memory file an update brought that cannot be used, with its reason, and what to
+    do: every other memory and command works (the file is quarantined, never an error)."""
+    import sys
+
+    if not bad:
+        return
+    n = len(bad)
+    print(f"git-memex: {how} brought {n} memory file{'s' if n != 1 else ''} that cannot be read; "
+          f"{'it is' if n == 1 else 'they are'} left out of search and context, everything else works:",
+          file=sys.stderr)
+    for rel, why in bad[:LEFT_OUT_SHOWN]:
+        print(f"git-memex:   {rel}: {why}", file=sys.stderr)
+    if n > LEFT_OUT_SHOWN:
+        print(f"git-memex:   and {n - LEFT_OUT_SHOWN} more (`git memex doctor` lists them all)", file=sys.stderr)
+    print("git-memex: fix or `git rm` each file and commit (`git log -1 -- FILE` shows who committed it); "
+          "the next git-memex command reads it again, `git memex doctor` lists what is still left out",
+          file=sys.stderr)
+
+
 def report_incoming(problems: list[Any], how: str) -> None:
     """One stderr line per incoming problem, then what to do."""
     import sys
@@ -80,6 +124,7 @@ def pull(ctx: Context) -> dict[str, Any]:
     if res.changed:
         out["problems"] = [{"path": f.path, "line": f.line, "rule": f.rule, "secret": f.secret}
                            for f in incoming_problems(ctx, res.changed)]
+        out["unreadable"] = [{"path": rel, "reason": why} for rel, why in left_out(ctx, res.changed)]
     stats = reindex_paths(ctx, res.changed, "pull") if res.changed else None
     if stats is not None:
         out["reindexed"] = {"added": stats.added, "changed": stats.changed, "removed": stats.removed,

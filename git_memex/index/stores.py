@@ -68,6 +68,22 @@ def _inside(index: Index, row: sqlite3.Row) -> bool:
     return index.root is None or inside(row["path"], index.root)
 
 
+def no_space(exc: BaseException) -> bool:
+    """The disk (or quota) is full, or SQLite could not write its files for an I/O reason: the
+    files can still be read, so a read goes on from them (SQLITE_FULL, SQLITE_IOERR, ENOSPC, EDQUOT)."""
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (10, 13) or "disk is full" in str(exc)
+    if isinstance(exc, OSError):
+        import errno
+
+        return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+    return False
+
+
+def _why(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+
+
 class Stores:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -75,30 +91,40 @@ class Stores:
         # Set when the data root cannot be used: the repository's own memories (indexed in the
         # git dir) are still searched, with a one-line warning; writes there fail (exit 2).
         self.degraded: str | None = None
+        # Indexes that could not be opened for writing (a full disk): kept in memory this time, read
+        # from the files, with one warning line; the file is used again once there is space.
+        self.unwritable: list[str] = []
         if DAMAGED:  # found damaged earlier in this process (the MCP server): start them again
             discard_damaged()
         try:
             prepare_data_root(ctx.data_root)
             self.home = Index(ctx.home_index, root=ctx.data_root)
         except (MemexError, sqlite3.Error, OSError) as exc:
-            if isinstance(exc, MemexError):
+            if no_space(exc):
+                self.unwritable.append(f"cannot write the index in {ctx.data_root} ({_why(exc)})")
+                self.home = Index(Path(MEMORY), root=ctx.data_root)
+            elif isinstance(exc, MemexError):
                 err = MemexError(exc.message, FAILED)
             elif isinstance(exc, sqlite3.Error):
                 err = MemexError(f"cannot open the index in {ctx.data_root} ({exc}); check that the folder is writable", FAILED)
             else:
                 err = MemexError(f"cannot use the data root {ctx.data_root} ({exc.strerror}); set GIT_MEMEX_HOME to a writable folder", FAILED)
-            if not in_repo:
-                raise err from None
-            self.degraded = err.message
-            self.home = Index(Path(MEMORY))
+            if not no_space(exc):
+                if not in_repo:
+                    raise err from None
+                self.degraded = err.message
+                self.home = Index(Path(MEMORY))
         self.repo: Index | None = None
         if in_repo:
             assert ctx.repo_index is not None and ctx.repo is not None
             try:
                 self.repo = Index(ctx.repo_index, root=ctx.repo.work_tree)
             except (sqlite3.Error, OSError) as exc:
-                self.home.close()
-                raise MemexError(f"cannot open the index in {ctx.repo_index.parent} ({exc})", FAILED) from None
+                if not no_space(exc):
+                    self.home.close()
+                    raise MemexError(f"cannot open the index in {ctx.repo_index.parent} ({exc})", FAILED) from None
+                self.unwritable.append(f"cannot write the index in {ctx.repo_index.parent} ({_why(exc)})")
+                self.repo = Index(Path(MEMORY), root=ctx.repo.work_tree)
         self.warnings: list[str] = []
         self._failed = False
         # one index per subscribed org memory repo, after the project's and the home index
@@ -113,7 +139,7 @@ class Stores:
                 self.orgs.append((name, Index(ctx.org_index(name), root=ctx.org_clone(name))))
             except (sqlite3.Error, OSError) as exc:
                 self.warnings.append(f"cannot open the index of org {name} ({exc}); its memories are left out")
-        if ctx.repo is not None and not self.degraded:
+        if ctx.repo is not None and not self.degraded and not self.unwritable:
             from git_memex.core.scopekeys import settle
 
             settle(ctx)  # a clone whose origin changed keeps its drafts (docs/identity.md)
@@ -124,6 +150,11 @@ class Stores:
             self.repo.close()
         for _, org_index in self.orgs:
             org_index.close()
+        for msg in self.unwritable:
+            if msg not in _WARNED:
+                _WARNED.add(msg)
+                print(f"git-memex: warning: {msg}; read from the memory files this time, nothing kept "
+                      "(free some space: the index is used again by itself)", file=sys.stderr)
         if self.degraded and not self._failed and self.degraded not in _WARNED:
             _WARNED.add(self.degraded)  # once per process (the MCP server opens many)
             print(f"git-memex: warning: {self.degraded}; showing the repository's memories only",
@@ -252,6 +283,12 @@ class Stores:
             try:
                 s = index.refresh(sources, trigger=trigger, caller=None if trigger else caller.NAME)
             except sqlite3.OperationalError as exc:
+                if no_space(exc):  # the rows already there are served; the next command tries again
+                    msg = f"cannot update the index {index.path} ({exc}); results may be out of date until there is space"
+                    if msg not in self.warnings:
+                        self.warnings.append(msg)
+                        print(f"git-memex: warning: {msg}", file=sys.stderr)
+                    continue
                 if not is_locked(exc):
                     raise
                 msg = "the index is busy; results may be slightly out of date"
@@ -281,12 +318,24 @@ class Stores:
                 total.warnings.append(w)
 
     def rebuild(self) -> RefreshStats:
+        from git_memex.core.files import pause_point
+
         self.home.clear()
         if self.repo is not None:
             self.repo.clear()
         for _, org_index in self.orgs:
             org_index.clear()
+        pause_point("reindex.after_clear")
         return self.refresh(trigger="reindex --full")
+
+    def generation(self) -> tuple[int, ...]:
+        """The schema cookie of the home and repository indexes: it changes when one's tables are
+        dropped and made again (`reindex --full` in another process, a rebuild after damage or a
+        move), never with row writes. A check that trusts "no row means no memory" (`add`'s
+        duplicate check) compares it with the value before its refresh: when it moved, the rows it
+        looked at may not yet be back, and it refreshes again first."""
+        return tuple(int(ix.conn.execute("PRAGMA schema_version").fetchone()[0])
+                     for ix in (self.home, self.repo) if ix is not None)
 
     # ------------------------------------------------------------ lookups
     def find(self, memory_id: str) -> Found:

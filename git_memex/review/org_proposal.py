@@ -41,7 +41,9 @@ def _git(clone: Path, args: list[str], *, input: bytes | None = None,
     env["GIT_TERMINAL_PROMPT"] = "0"
     if index is not None:
         env["GIT_INDEX_FILE"] = str(index)
-    r = run_git(["--git-dir", str(clone / ".git"), *args], clone, input=input, timeout=GIT_TIMEOUT_S, env=env)
+    # umask 077: what the plumbing writes (objects, refs, logs) stays owner-only, as the whole data root
+    r = run_git(["--git-dir", str(clone / ".git"), *args], clone, input=input, timeout=GIT_TIMEOUT_S, env=env,
+                umask=0o077)
     if r is None:
         return -1, "", "git could not be run or did not finish in time"
     return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")

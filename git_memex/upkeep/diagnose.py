@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -113,32 +112,21 @@ def _check_memory_folders(ctx: Context, rep: Report) -> None:
                     f"(`git memex config set memex.memoryDir DIR` writes {TEAM_FILE}, commit it)")
 
 
-LEFTOVER_AGE_S = 60  # a live writer's temp file lives for milliseconds; an older one is a crash's
-
-
 def _check_leftovers(st: Any, rep: Report) -> None:
     """Temp files of a write killed before its rename (`.<id>.md.<hex>.tmp`, `files.create_temp_beside`)
-    hold memory text: each is named, and removed once older than LEFTOVER_AGE_S."""
-    import re
-    import time
+    hold memory text: each is named, and removed once older than `files.LEFTOVER_AGE_S`."""
+    from git_memex.core.files import leftovers
 
-    pattern = re.compile(r"^\..+\.md\.[0-9a-f]{12}\.tmp$")
     folders = [src.folder for src in st.home_sources()]
     if st.ctx.memory_dir is not None:
         folders.append(st.ctx.memory_dir)
     for folder in dict.fromkeys(folders):
-        try:
-            names = sorted(n for n in os.listdir(folder) if pattern.match(n))
-        except OSError:
-            continue
-        for name in names:
-            path = Path(folder) / name
-            try:
-                old = time.time() - path.lstat().st_mtime > LEFTOVER_AGE_S
-                if old:
+        for path, old in leftovers(Path(folder)):
+            if old:
+                try:
                     path.unlink()
-            except OSError:
-                continue
+                except OSError:
+                    continue
             what = "removed it" if old else "left in place, a write may be under way"
             rep.add("leftover temp file", "warn", f"{path}: an interrupted write's temp file; {what}")
 

@@ -167,3 +167,22 @@ def test_doctor_names_and_removes_a_killed_writes_temp_file(repo: Path) -> None:
     old = run_cli("doctor")
     assert str(tmp) in old.out and "removed" in old.out
     assert not tmp.exists()
+
+
+def test_the_next_write_removes_a_killed_writes_old_temp_file(repo: Path) -> None:
+    """Issue 20.16: `kill -9` during `add` leaves `.<id>.md.<hex>.tmp` holding the memory text.
+    The next memory write into that folder removes it once it is older than a minute (a younger
+    one may be a live write in another process and stays)."""
+    _fill(1)
+    r = run_cli("add", "text of a write killed before its rename about quokka", "--scope", "personal",
+                env={"GIT_MEMEX_CRASH_AT": "store.before_rename"})
+    assert r.code == 137
+    folder = Path(os.environ["GIT_MEMEX_HOME"]) / "memories" / "personal"
+    (tmp,) = list(folder.glob(".*.tmp"))
+    assert "quokka" in tmp.read_text()
+    assert run_cli("add", "a later personal memory about wombats", "--scope", "personal").code == 0
+    assert tmp.exists()  # young: left alone
+    os.utime(tmp, (time.time() - 120, time.time() - 120))
+    assert run_cli("add", "one more personal memory about numbats", "--scope", "personal").code == 0
+    assert not tmp.exists()
+    assert "quokka" not in "".join(p.read_text() for p in folder.iterdir() if p.is_file())

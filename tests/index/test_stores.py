@@ -102,3 +102,74 @@ def test_select_sql_keeps_the_scope_ahead_of_the_caller_condition() -> None:
     # the caller's OR stays inside its parentheses: it cannot widen the scope
     assert sql == ("SELECT m.id FROM memories m WHERE (m.project_key IS NULL OR m.project_key = ?)"
                    " AND (m.a = ? OR m.b = ?) ORDER BY m.id LIMIT ?")
+
+
+# ------------------------------------------------------------------ a full disk (issue 20.16)
+@pytest.fixture
+def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A real 8 MiB tmpfs holding the data root and a repository set up by `init`; needs root
+    (`mount -t tmpfs`), else skipped. Unmounted afterwards."""
+    import os
+    import subprocess
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", str(mnt)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        monkeypatch.setenv("GIT_MEMEX_HOME", str(mnt / "data"))
+        work = mnt / "work"
+        work.mkdir()
+        git("init", "-q", "-b", "main", cwd=work)
+        (work / "README.md").write_text("demo\n")
+        git("add", "README.md", cwd=work)
+        git("commit", "-q", "-m", "init", cwd=work)
+        monkeypatch.chdir(work)
+        assert run_cli("init", "--yes").code == 0
+        yield mnt
+    finally:
+        monkeypatch.chdir(tmp_path)
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def _fill(mnt: Path) -> Path:
+    """Write a file until the disk says ENOSPC; return it (delete it to free the space)."""
+    filler = mnt / "filler"
+    with open(filler, "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+    return filler
+
+
+def test_a_full_disk_leaves_reads_working_and_recovers_when_space_returns(small_disk: Path) -> None:
+    """Reads go on from the memory files with one warning per index when the index cannot be
+    written (ENOSPC on a real tmpfs); a write says it could not save, exit 2, nothing changed; once
+    space is back everything works as before, with no warning."""
+    for i in range(3):
+        assert run_cli("add", f"project fact {i} about the kestrel proxy").code == 0
+        assert run_cli("add", "--scope", "personal", f"personal note {i} about kestrel").code == 0
+    assert run_cli("search", "kestrel").code == 0
+    filler = _fill(small_disk)
+    for args in (("search", "kestrel"), ("list", "--json"), ("context",), ("context", "--hook", "claude"),
+                 ("reindex",), ("reindex", "--full"), ("doctor",)):
+        r = run_cli(*args, input="{}" if "--hook" in args else None)
+        assert r.code in ((0, 1) if args == ("doctor",) else (0,)), (args, r.code, r.err)
+        assert "internal error" not in r.err and "Traceback" not in r.err, (args, r.err)
+        if args[0] in ("search", "list"):
+            assert "cannot write the index" in r.err, r.err
+    hits = run_cli("search", "kestrel", "--json").json()["hits"]
+    assert len(hits) == 6
+    assert run_cli("list", "--json").json()["total"] == 6
+    r = run_cli("add", "--scope", "personal", "a note the full disk cannot take")
+    assert r.code == 2 and "No space left" in r.err and "internal error" not in r.err, r.err
+    filler.unlink()
+    r = run_cli("add", "--scope", "personal", "a note after space came back about kestrel")
+    assert r.code == 0, r.err
+    r = run_cli("search", "kestrel", "--json")
+    assert r.code == 0 and "warning" not in r.err, r.err
+    assert len(r.json()["hits"]) == 7

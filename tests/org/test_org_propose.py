@@ -342,3 +342,51 @@ def test_pr_status_org_refusals(world: Path, tmp_path: Path) -> None:
               if b.startswith("memex/")][0]
     r = run_cli("pr-status", "--org", "acme", "--branch", branch, env=env)
     assert r.code == 2 and "has no pull request" in r.err and "propose --to org" in r.err
+
+
+def test_org_remove_refuses_to_delete_unpushed_proposal_branches(world: Path) -> None:
+    """Issue 20.16: `org remove` deleted the clone, and with it a `propose --to org` branch that
+    existed nowhere else, without a word. Now it is refused (exit 1, nothing changed) naming the
+    branch, until it is pushed or `--force` is given."""
+    first = published("Retries need jitter and a cap, or they stampede the upstream")
+    assert propose(first).code == 0
+    clone = clone_of()
+    branch = f"memex/promote-{first}"
+    r = run_cli("org", "remove", "acme")
+    assert r.code == 1, (r.code, r.err)
+    assert branch in r.err and "--force" in r.err and "push origin" in r.err and len(r.err.strip().splitlines()) == 1
+    assert clone.is_dir() and git("rev-parse", "--verify", branch, cwd=clone).returncode == 0
+    assert [o["name"] for o in run_cli("org", "list", "--json").json()["orgs"]] == ["acme"]
+    git("push", "-q", "origin", branch, cwd=clone)  # pushed: it exists elsewhere now
+    second = published("Keep HTTP timeouts under the load balancer's idle timeout")
+    assert propose(second).code == 0
+    r = run_cli("org", "remove", "acme", "--json")
+    assert r.code == 1 and f"memex/promote-{second}" in r.err and branch not in r.err
+    r = run_cli("org", "remove", "acme", "--force", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["deleted_unpushed"] == [f"memex/promote-{second}"] and not clone.exists()
+
+
+def test_org_clone_stays_owner_only_after_a_proposal_and_a_pull(world: Path, tmp_path: Path) -> None:
+    """docs/security.md promises owner-only files in the data root: the git objects, refs and logs
+    a proposal writes into the org clone, and the files an `org pull` brings, are no exception."""
+    import stat as st_
+
+    assert propose(published("Retries need jitter and a cap, or they stampede the upstream")).code == 0
+    remote = git("config", "--get", "remote.origin.url", cwd=clone_of()).stdout.strip()
+    other = tmp_path / "org-other"
+    git("clone", "-q", remote, str(other))
+    (other / MEM / "01JORG0000000000000000PULL.md").write_text(
+        "---\nid: 01JORG0000000000000000PULL\nschema_version: 2\nscope: org\ntype: fact\nstatus: active\n"
+        "created_at: '2026-01-01T00:00:00Z'\nupdated_at: '2026-01-01T00:00:00Z'\n---\nPulled org fact.\n")
+    git("add", "-A", cwd=other)
+    git("commit", "-q", "-m", "another org memory", cwd=other)
+    git("push", "-q", "origin", "main", cwd=other)
+    assert run_cli("org", "pull", "acme").code == 0
+    loose = []
+    for here, dirs, files in os.walk(clone_of()):
+        for name in [*dirs, *files]:
+            mode = st_.S_IMODE(os.lstat(os.path.join(here, name)).st_mode)
+            if mode & 0o077:
+                loose.append((os.path.join(here, name), oct(mode)))
+    assert loose == []
