@@ -245,3 +245,30 @@ def test_pre_commit_refuses_the_attack2_forms_and_a_token_as_a_key(ready: Path) 
     _assert_clean(r.stdout + r.stderr)
     assert git("rev-list", "--count", "HEAD", cwd=ready).stdout.strip() == "2"
 
+
+def test_import_masks_a_token_used_as_a_frontmatter_key(ready: Path, tmp_path: Path) -> None:
+    mid = run_cli("add", "the release bot reads org members", "--json").json()["id"]
+    bundle = json.loads(run_cli("export").out)
+    fm = bundle["memories"][0]["frontmatter"]
+    fm["grants"] = {GITHUB: "read:org", "billing": [{STRIPE: "charges"}]}
+    fm[AWS] = "ci"
+    fm["id"] = bundle["memories"][0]["id"] = mid[:-1] + ("A" if mid[-1] != "A" else "B")
+    bundle["memories"][0]["body"] = "the release bot reads org members, and teams"
+    (tmp_path / "b.json").write_text(json.dumps(bundle))
+    r = run_cli("import", str(tmp_path / "b.json"), "--json")
+    assert r.code == 0, r.err
+    _assert_clean(_everything(_data_root(), ready) + r.out + r.err)
+    shown = run_cli("show", fm["id"], "--json")
+    assert shown.code == 0, shown.err
+    assert shown.json()["frontmatter"]["grants"]["ghp_" + "x" * 36] == "read:org"
+
+
+def test_outputs_mask_a_token_used_as_a_frontmatter_key(ready: Path) -> None:
+    """A file committed with --no-verify whose frontmatter has a token as a key: every listing
+    that prints frontmatter masks the key like any other string."""
+    mid = _raw_file(ready, grants={GITHUB: "read:org", "billing": [{STRIPE: "charges"}]})
+    for args in (("export",), ("export", "--json"), ("show", mid, "--json"), ("inventory", "--format", "json")):
+        r = run_cli(*args)
+        assert r.code == 0, (args, r.err)
+        _assert_clean(r.out + r.err)
+    assert "ghp_" + "x" * 36 in run_cli("show", mid, "--json").out
