@@ -7,6 +7,8 @@ Invariants:
   including mapping keys' values; only the protocol's structural keys (`STRUCTURAL`: ids, enums,
   timestamps, counters, whose validated values cannot hold a credential) are skipped. It reports
   the rule of each secret it masked, so a secret in a tag is reported like one in the body.
+  Mapping keys are strings like any other and are masked too (a YAML or JSON key can itself be a
+  token); two keys that mask to the same text stay apart (``~2``), so no value is dropped.
 - The body goes through `redact.redact` (``<private>`` spans removed, then secrets masked); every
   other string is masked only (a ``<private>`` tag in a tag is masked like a secret is: its span
   is replaced by ``[REDACTED]``). Masking is in place and is a fixpoint, so admitting an admitted
@@ -60,8 +62,27 @@ def _walk(value: Any, patterns: Sequence[str], found: list[str]) -> Any:
     if isinstance(value, tuple):
         return tuple(_walk(v, patterns, found) for v in value)
     if isinstance(value, dict):
-        return {k: _walk(v, patterns, found) for k, v in value.items()}
+        return _walk_mapping(value, patterns, found, skip=frozenset())
     return value
+
+
+def _walk_mapping(
+    value: dict[Any, Any], patterns: Sequence[str], found: list[str], skip: frozenset[str]
+) -> dict[Any, Any]:
+    """Keys masked like values (a token can be a key: ``{"ghp_…": "read"}``); the values of the
+    keys in `skip` are kept. Two keys that mask alike stay two keys: the later gets ``~2``…"""
+    out: dict[Any, Any] = {}
+    for k, v in value.items():
+        if isinstance(k, str) and k in skip:
+            out[k] = v
+            continue
+        key = _mask_str(k, patterns, found) if isinstance(k, str) else k
+        if key != k:
+            masked, n = key, 2
+            while key in out or key in value:
+                key, n = f"{masked}~{n}", n + 1
+        out[key] = _walk(v, patterns, found)
+    return out
 
 
 def mask_value(value: Any, patterns: Sequence[str] = ()) -> tuple[Any, list[str]]:
@@ -73,8 +94,7 @@ def mask_value(value: Any, patterns: Sequence[str] = ()) -> tuple[Any, list[str]
 def mask_fields(fm: dict[str, Any], patterns: Sequence[str] = ()) -> tuple[dict[str, Any], list[str]]:
     """A copy of frontmatter `fm` with every non-structural string masked, and what was masked."""
     found: list[str] = []
-    out = {k: (v if k in STRUCTURAL else _walk(v, patterns, found)) for k, v in fm.items()}
-    return out, found
+    return _walk_mapping(fm, patterns, found, skip=STRUCTURAL), found
 
 
 def admit(m: Memory, patterns: Sequence[str] = (), *, body: bool = True) -> tuple[str, ...]:

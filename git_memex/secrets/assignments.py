@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from git_memex.secrets.masking import REDACTED, _has_digit, _is_masked, _Lazy, _lazy
+from git_memex.secrets.masking import REDACTED, _has_digit, _is_masked, _Lazy, _lazy, _mixed_case
 
 _PASSWORD_PARTS = frozenset(
-    {"password", "passwd", "passphrase", "pwd", "pass", "contraseña", "contrasena", "passwort"}
+    {"password", "passwd", "passphrase", "pwd", "pw", "pass", "contraseña", "contrasena", "passwort"}
 )
 _SECRET_PARTS = _PASSWORD_PARTS | {
     "secret",
@@ -100,10 +100,20 @@ _FLAG_ASSIGN = _lazy(r"(?<![\w-])--(?P<name>[A-Za-z][A-Za-z0-9-]{1,40})[ \t]+" +
 _XML_ASSIGN = _lazy(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<vu>[^<>\s]{1,256})</(?P=name)>")
 # Prose: "the staging password is Pr0d-S3cret" — only accepted for strong-looking values.
 _IS_ASSIGN = _lazy(
-    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|secret|token|api[ _-]?key|requirepass"
+    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key|requirepass"
     r"|masterauth|pass(?=[ \t]+(?:is|was)\b))"
     r"s?(?P<link>[ \t]+(?:(?:is|was|has[ \t]+been|will[ \t]+be)[ \t]+)?"
     r"(?:(?:set|changed|rotated|reset|updated)[ \t]+)?(?:to[ \t]+|:[ \t]*|=[ \t]*)?)"
+    + _ASSIGN_VALUE
+)
+# Prose with the password's target between the label and its value: "the password for prod is
+# X", "password for the admin account: X", "the root password on db-03 was changed to X". The
+# target is at most 40 characters (bounded: linear); only strong values count (`_strong_prose`).
+_FOR_ASSIGN = _lazy(
+    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key)s?"
+    r"[ \t]+(?:for|on|of|at|in)[ \t]+[^\n:=]{1,40}?"
+    r"(?P<link>[ \t]*[:=][ \t]*|[ \t]+(?:is|was|has[ \t]+been|will[ \t]+be)[ \t]+"
+    r"(?:(?:set|changed|rotated|reset|updated)[ \t]+)?(?:to[ \t]+)?)"
     + _ASSIGN_VALUE
 )
 # Kubernetes / ECS env lists: "- name: DB_PASSWORD" with "value: …" on the next line.
@@ -121,11 +131,19 @@ _CJK_ASSIGN = _lazy(
 # is prose. Chinese labels are `_CJK_ASSIGN`'s.
 _I18N_PASSWORD_WORDS = (
     r"passwort|kennwort|mot[ \t]+de[ \t]+passe|contrase[ñn]a|пароль|senha|has[łl]o|wachtwoord"
-    r"|l[öo]senord|salasana|adgangskode|passord|heslo|jelsz[óo]|[şs]ifre|parola|κωδικός"
+    r"|l[öo]senord|salasana|adgangskode|passord|heslo|jelsz[óo]|[şs]ifre|parol[aă]|κωδικός"
+    r"|contrasenya|m[ậa]t[ \t]+kh[ẩa]u|kata[ \t]+sandi|kata[ \t]+laluan|lozink[aeu]|лозинк[аеу]"
+)
+# Scripts whose words take glued prefixes ("הסיסמה", "the password"; "ورمز", "and the code") or
+# are written without spaces (Thai): no word boundary is asked before these.
+_I18N_GLUED_WORDS = (
+    r"パスワード|暗証番号|비밀번호|비번|암호|كلمة[ \t]+(?:المرور|السر)|رمز[ \t]+(?:عبور|ورود|المرور)"
+    r"|گذرواژه|पासवर्ड|कूटशब्द|סיסמ[הא]|รหัสผ่าน"
 )
 _I18N_ASSIGN = _lazy(
-    r"(?i)(?P<name>(?<!\w)(?:" + _I18N_PASSWORD_WORDS + r")|パスワード|暗証番号|비밀번호|비번|암호)"
-    r"(?P<sep>(?:[ \t][^\n:：=]{0,30}?)?(?:[ \t]*[:：=]|[ \t]+(?:ist|est|es|é|è|är|er|is|—|-)[ \t]|[ \t]*は|[ \t]*는|[ \t]*(?=[「『“])))"
+    r"(?i)(?P<name>(?<!\w)(?:" + _I18N_PASSWORD_WORDS + r")|" + _I18N_GLUED_WORDS + r")"
+    r"(?P<sep>(?:[ \t][^\n:：=]{0,30}?)?(?:[ \t]*[:：=]|[ \t]+(?:ist|est|es|é|è|är|er|is|—|-"
+    r"|este|je|és|là|adalah|ialah|هي|היא|הוא)[ \t]|[ \t]*คือ[ \t]*|[ \t]*は|[ \t]*는|[ \t]*(?=[「『“])))"
     r"[ \t]*[\"'“「«]?(?P<vu>[!-~]{1,256})"
 )
 # "password:" with the value alone on the next line (a note pasted from a chat or a wiki).
@@ -212,7 +230,7 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         return False
     if _DOTTED_REF.fullmatch(value) and all(_REF_SEGMENT.fullmatch(p) for p in value.split(".")):
         return False  # settings.SECRET_KEY, jinja2.pass_context
-    if _IDENT.fullmatch(value):
+    if _IDENT.fullmatch(value) and not _names_itself(value, kind, quoted):
         words = {p.lower() for p in _CAMEL_PARTS.findall(value)}
         if words & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}):
             return False  # key_password, AccessToken, credential_tuple: a variable or a type
@@ -227,6 +245,28 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
     if _WORDY.fullmatch(value) or _NUMBERISH.fullmatch(value) or _is_slug(value):
         return False
     return not (value.isalpha() and value.islower())
+
+
+_GLUED_SECRET_WORD = _lazy(r"[a-z0-9](?:secret|token|passw(?:or)?d|pass|key)s?\Z")
+_TRAILING_SECRET_WORD = _lazy(r"(?i)(?:secret|token|passw(?:or)?d|pass|key)s?\Z")
+
+
+def _names_itself(value: str, kind: str, quoted: bool) -> bool:
+    """A value that holds a secret word yet is a literal, not a variable or type name: a quoted
+    string under a password key ("MyAppSecret"); a word glued without a case change after a
+    digit or a letter, when the value has a digit or a capital ("hunter2secret"); or a word
+    after 8 or more random characters, digits and both cases ("Kx81MonsterSecret"), where a
+    name would have words ("oauth2Token")."""
+    if "_" in value or "." in value:
+        return False
+    if kind == "password" and quoted:
+        return True
+    m = _GLUED_SECRET_WORD.search(value)
+    if m is not None and (_has_digit(value) or value.lower() != value):
+        return True
+    m = _TRAILING_SECRET_WORD.search(value)
+    head = value[: m.start()] if m is not None else ""
+    return len(head) >= 8 and _has_digit(head) and _mixed_case(head)
 
 
 def _is_slug(value: str) -> bool:
@@ -251,10 +291,86 @@ def _strong(value: str) -> bool:
     return has_alpha and (_has_digit(value) or any(not c.isalnum() for c in value))
 
 
-def _strong_prose(value: str) -> bool:
-    """Stricter, for free prose ("the token will be created.</p>"): no markup, no slugs."""
-    return _strong(value) and not any(c in "<>/\\" for c in value) and not _is_slug(value.lower())
+def _strong_prose(value: str, kind: str = "secret") -> bool:
+    """Stricter, for free prose ("the token will be created.</p>"): no markup, no slugs. After a
+    password label an upper-case letter is enough to tell "hunter2-Xyz" from a slug."""
+    if not _strong(value) or any(c in "<>/\\" for c in value):
+        return False
+    return not _is_slug(value if kind == "password" else value.lower())
 
+
+
+# Words that make a spaced value a description or an instruction ("password: at least 12
+# characters", "password: 'see the vault'"), not a passphrase.
+_PROSE_WORDS = frozenset(
+    {
+        "the", "an", "is", "are", "was", "be", "been", "must", "should", "will", "can", "not",
+        "no", "at", "least", "most", "of", "in", "on", "for", "from", "to", "with", "by", "as",
+        "or", "and", "your", "enter", "please", "type", "here", "see", "use", "set", "required",
+        "characters", "chars", "char", "minimum", "maximum", "min", "max", "length", "long",
+        "digits", "symbols", "letters", "password", "passwords", "passphrase", "secret", "token",
+        "key", "value", "example", "placeholder", "same", "one", "it", "this", "that", "if",
+        "when", "then", "only", "every", "each", "any", "none", "null", "empty", "blank",
+        "change", "changed", "reset", "stored", "vault", "ask", "asked", "prompt", "prompted",
+    }
+)
+_SPACED_BAD = _lazy(r"[<>{}`]|\$[({A-Za-z_]|://|%[sd]")
+_LINE_WINDOW = 130  # characters looked at for an unquoted value that runs to the line's end
+
+
+def _spaced_value(text: str, m: re.Match[str], key: str) -> str | None:
+    """The whole of a password value that holds spaces (``DB_PASSWORD="p@ss w0rd!"``,
+    ``password: p@ss w0rd!``), or None when the value has none or reads as prose.
+
+    A quoted value is taken as quoted. An unquoted one runs to the end of its line (a YAML or
+    ``.properties`` value), but never after ``NAME=`` with an upper-case name: in a shell, a
+    space ends ``PGPASSWORD=x`` and the next word is a command. Only a few words, with a digit
+    or a symbol, and none of `_PROSE_WORDS`; a quoted value under an environment-variable name
+    needs no digit (``PGPASSWORD='a b c'``).
+    """
+    name = m.group("name")
+    env = name.isupper() or _ENV_NAME.fullmatch(name) is not None
+    if key == "vq":
+        value = m.group("vq")
+        if not any(c in " \t" for c in value):
+            return None
+        return value if _plausible_spaced(value, quoted=True, env=env) else None
+    start, end = m.span("vu")
+    sep = m.groupdict().get("sep")
+    if text[end : end + 1] not in (" ", "\t") or (env and sep == "="):
+        return None
+    stop = text.find("\n", end, start + _LINE_WINDOW)
+    if stop < 0:
+        if start + _LINE_WINDOW < len(text):
+            return None  # a long line: not a value standing alone
+        stop = len(text)
+    value = text[start:stop]
+    comment = value.find(" #")
+    if comment >= 0 and sep != "=":
+        value = value[:comment]  # a YAML comment
+    value = value.rstrip(" \t\r")
+    if not any(c in " \t" for c in value):
+        return None
+    return value if _plausible_spaced(value, quoted=False, env=env) else None
+
+
+def _plausible_spaced(value: str, *, quoted: bool, env: bool) -> bool:
+    words = value.split()
+    if not 5 <= len(value) <= 128 or not 2 <= len(words) <= (5 if quoted else 4):
+        return False
+    low = value.lower()
+    if value[0] in "*#" or _SPACED_BAD.search(value) or _is_masked(value):
+        return False
+    if any(w in low for w in ("password", "passwd", "passphrase", "secret", "token")):
+        return False  # 'password="a bpassword=': a run of labels, or a sentence about one
+    if any(w.strip(".,;:!?\"'").lower() in _PROSE_WORDS for w in words):
+        return False
+    if not quoted and (
+        any(c in value for c in "=()")
+        or any(w.endswith(":") or _SNAKE_IDENT.fullmatch(w) or _DOTTED_REF.fullmatch(w) for w in words)
+    ):
+        return False  # "password == confirm_password:", "= bcrypt.hashpw(pw, …)": code; "user: x"
+    return _strong(value) or (quoted and env)
 
 
 def _finditer_names(regex: _Lazy, text: str) -> Iterator[re.Match[str]]:
@@ -290,16 +406,22 @@ def _assignment_candidates(text: str) -> Iterator[tuple[str, int, int]]:
                 trimmed = value.rstrip(".,;:)]}>")
                 end -= len(value) - len(trimmed)
                 value = trimmed
+            if kind == "password" and regex is not _FLAG_ASSIGN and regex is not _XML_ASSIGN:
+                spaced = _spaced_value(text, m, key)
+                if spaced is not None:
+                    yield "generic-secret-assignment", start, start + len(spaced)
+                    continue
             if _plausible_value(value, kind, quoted=key == "vq"):
                 yield "generic-secret-assignment", start, end
-    for m in _IS_ASSIGN.finditer(text):
+    for m in (*_IS_ASSIGN.finditer(text), *_FOR_ASSIGN.finditer(text)):
         key = "vq" if m.group("vq") is not None else "vu"
         value = m.group(key).rstrip(".,;:)]}>*_")  # also markdown emphasis: "**policy**"
         name = m.group("name").lower()
         kind = "password" if name.startswith(("p", "req", "mas")) else "secret"
         if kind == "secret" and not m.group("link").strip():
             continue  # "token X" with no verb is too loose ("--next-token X"); "password X" is not
-        if _strong_prose(value) and _plausible_value(value, kind):
+        linked = kind if m.group("link").strip() else "secret"  # "password 2FA-enabled accounts"
+        if _strong_prose(value, linked) and _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start(key), m.start(key) + len(value)
     for m in _I18N_ASSIGN.finditer(text):
         value = m.group("vu").rstrip(".,;:)]}>\"'”」»")

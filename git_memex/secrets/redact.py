@@ -29,6 +29,7 @@ The detectors live one family per module, tried by :func:`find_secrets` in this 
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator, Sequence
 
@@ -141,9 +142,41 @@ _INVISIBLE = frozenset(
 )
 
 
+# Cyrillic and Greek letters drawn like Latin ones ("pаssword" with a Cyrillic "а"). Folded only
+# inside a word that also holds a Latin letter, so Russian "пароль" or Greek "κωδικός" stay what
+# they are, while a label spelt with a look-alike reads as the Latin label it imitates.
+_CONFUSABLES = dict(
+    zip(
+        "аеорсухіјѕԁԝһӏԛАВЕКМНОРСТХІЈЅԜҮαοριυνκτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+        "aeopcyxijsdwhlqABEKMHOPCTXIJSWYaopiuvktABEZHIKMNOPTYX",
+        strict=True,
+    )
+)
+_WORD = _lazy(r"\w+")
+
+
+def _fold_confusables(copy: str) -> str:
+    """`copy` with each look-alike letter of a mixed-script word replaced by its Latin letter,
+    one character for one (so the offsets of the detection copy still hold)."""
+    if _CONFUSABLES.keys().isdisjoint(copy):
+        return copy
+    out: list[str] = []
+    pos = 0
+    for m in _WORD.finditer(copy):
+        word = m.group()
+        if _CONFUSABLES.keys().isdisjoint(word) or not any("a" <= c.lower() <= "z" for c in word):
+            continue
+        out.append(copy[pos : m.start()])
+        out.append("".join(_CONFUSABLES.get(c, c) for c in word))
+        pos = m.end()
+    out.append(copy[pos:])
+    return "".join(out)
+
+
 def _detection_copy(text: str) -> tuple[str, list[int] | None]:
     """The text detection reads: NFKC-normalised (full-width letters, NBSP and U+3000 become
-    ASCII), invisible characters removed; and, when that changed anything, the offset in
+    ASCII), invisible characters removed, look-alike letters of a mixed-script word folded to
+    Latin (`_fold_confusables`); and, when that changed anything, the offset in
     ``text`` of each of its characters (plus one past the end). ASCII text is its own copy.
 
     Normalised one character at a time, so every character of the copy comes from exactly one
@@ -162,7 +195,7 @@ def _detection_copy(text: str) -> tuple[str, list[int] | None]:
         n = c if c.isascii() else unicodedata.normalize("NFKC", c)
         out.append(n)
         where.extend([i] * len(n))
-    copy = "".join(out)
+    copy = _fold_confusables("".join(out))
     if copy == text:
         return text, None
     where.append(len(text))
@@ -181,12 +214,23 @@ def find_secrets(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]
     found = _find_in(copy, extra_patterns)
     if where is None or not found:
         return found
-    out: list[Finding] = []
+    spans: list[tuple[str, int, int]] = []
     for f in found:
         start, end = where[f.start], where[f.end - 1] + 1
-        if _is_masked(text[start:end]):
-            continue
-        out.append(Finding(f.rule, start, end, text.count("\n", 0, start) + 1))
+        if not _is_masked(text[start:end]):
+            spans.append((f.rule, start, end))
+    return _with_lines(text, spans)
+
+
+def _with_lines(text: str, spans: Sequence[tuple[str, int, int]]) -> list[Finding]:
+    """Findings for sorted `spans`, each with its line number, counted in one pass over `text`
+    (a count from the start for each finding was quadratic on a text full of them)."""
+    out: list[Finding] = []
+    line, pos = 1, 0
+    for rule, start, end in spans:
+        line += text.count("\n", pos, start)
+        pos = start
+        out.append(Finding(rule, start, end, line))
     return out
 
 
@@ -201,18 +245,20 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
         _ds_candidates(text, generic=True),
         _high_entropy_candidates(text),
     ]
+    # Claimed spans, disjoint and kept sorted, so a new one is checked against its two
+    # neighbours only (a scan of every claimed span was quadratic on a text full of findings).
+    starts: list[int] = []
     taken: list[tuple[int, int, str]] = []
     for family in families:
         for rule, start, end in family:
             if end - start < _MIN_SECRET_LEN or _is_masked(text[start:end]):
                 continue
-            if any(start < e and s < end for s, e, _ in taken):
+            i = bisect.bisect_right(starts, start)
+            if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
                 continue
-            taken.append((start, end, rule))
-    if not taken:
-        return []
-    taken.sort()
-    return [Finding(rule, s, e, text.count("\n", 0, s) + 1) for s, e, rule in taken]
+            starts.insert(i, start)
+            taken.insert(i, (start, end, rule))
+    return _with_lines(text, [(rule, s, e) for s, e, rule in taken])
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> str:

@@ -18,10 +18,11 @@ _URL_CREDS = _lazy(
 _CLI_PASSWORD = (
     # .netrc: "machine H login U password P"
     _lazy(r"\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+\"?(?P<v>[^\s\"]+)"),
-    # docker/podman/helm … login -p P, and mysql/mysqldump -pP (glued, as mysql wants it). The
-    # gap is bounded (1,000 characters): unbounded, every `login` of a long line rescanned it.
+    # docker/podman/helm … login -p P, and mysql/mysqldump -pP (glued, as mysql wants it, or
+    # quoted: -p'P' inside an alias). The gap is bounded (1,000 characters): unbounded, every
+    # `login` of a long line rescanned it.
     _lazy(r"\blogin\b[^\n]{0,1000}?[ \t]-p[ \t]+(?P<v>[^\s\"']+)"),
-    _lazy(r"\bmysql(?:dump|admin|sh)?\b[^\n]{0,1000}?[ \t]-p(?P<v>[^\s\"']+)"),
+    _lazy(r"\bmysql(?:dump|admin|sh)?\b[^\n]{0,1000}?[ \t]-p[\"']?(?P<v>[^\s\"']+)"),
     # .pgpass: host:port:database:user:password
     _lazy(r"(?m)^[\w.*-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<v>\S+)$"),
     # curl -u user:password, curl --user[=]user:password (quoted or not)

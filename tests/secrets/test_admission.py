@@ -193,3 +193,82 @@ def test_propose_masks_a_tag_of_a_hand_edited_personal_memory(ready: Path) -> No
     outbox = [p for p in _data_root().rglob("*.md") if p != path and "outbox" in str(p)]
     assert outbox, r.out
     _assert_clean("".join(p.read_text() for p in outbox) + r.out + r.err)
+
+
+# The forms the attack on the merged main found: passwords with spaces, values ending in a secret
+# word, labels in more languages, prose, a shell alias, homoglyphs. FAKE values.
+ATTACK2 = [
+    ('DB_PASSWORD="p@ss w0rd!"', "p@ss w0rd!"),
+    ("password: p@ss w0rd!", "p@ss w0rd!"),
+    ("export PGPASSWORD='Tr4ck Field 22'", "Tr4ck Field 22"),
+    ("password: hunter2secret", "hunter2secret"),
+    ("client_secret = Kx81MonsterSecret", "Kx81MonsterSecret"),
+    ("كلمة المرور: Qw7!mZ92a", "Qw7!mZ92a"),
+    ("पासवर्ड: Mz4$pl9Hs", "Mz4$pl9Hs"),
+    ("mật khẩu: Xe2*gn6Dt", "Xe2*gn6Dt"),
+    ("the password for prod is hunter2-Xyz", "hunter2-Xyz"),
+    ("pw: Gl4ss-Onion7", "Gl4ss-Onion7"),
+    ("alias dbp=\"mysql -uadmin -p'Jx7#mw2Lt' prod\"", "Jx7#mw2Lt"),
+    ("p\u0430ssword: Yt6!pw2Rn", "Yt6!pw2Rn"),
+]
+
+
+@pytest.mark.parametrize(("note", "secret"), ATTACK2, ids=[repr(n)[:30] for n, _ in ATTACK2])
+def test_attack2_forms_are_masked_by_add(repo: Path, note: str, secret: str) -> None:
+    r = run_cli("add", "-", "--scope", "personal", "--json", input=note)
+    assert r.code == 0, r.err
+    assert r.json()["masked"], note
+    assert secret not in _everything(_data_root()) + r.out + r.err
+
+
+def test_pre_commit_refuses_the_attack2_forms_and_a_token_as_a_key(ready: Path) -> None:
+    """Each form in its own memory file, plus a frontmatter key that is itself a token, committed
+    with plain git: the hook `init` installed refuses the commit and names every file."""
+    folder = ready / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    ids = []
+    for note, _ in ATTACK2:
+        m = model.create(f"notes on the database\n{note}\n", scope="project", review_state="proposed")
+        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
+        ids.append(m.id)
+    m = model.create("the release bot reads org members", scope="project", review_state="proposed")
+    m.fm["grants"] = {GITHUB: "read:org"}
+    (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
+    ids.append(m.id)
+    git("add", "-A", cwd=ready)
+    r = git("commit", "-q", "-m", "memories", cwd=ready, check=False)
+    assert r.returncode == 1, r.stdout + r.stderr
+    for mid in ids:
+        assert f"{mid}.md" in r.stderr, (mid, r.stderr)
+    for _, secret in ATTACK2:
+        assert secret not in r.stdout + r.stderr
+    _assert_clean(r.stdout + r.stderr)
+    assert git("rev-list", "--count", "HEAD", cwd=ready).stdout.strip() == "2"
+
+
+def test_import_masks_a_token_used_as_a_frontmatter_key(ready: Path, tmp_path: Path) -> None:
+    mid = run_cli("add", "the release bot reads org members", "--json").json()["id"]
+    bundle = json.loads(run_cli("export").out)
+    fm = bundle["memories"][0]["frontmatter"]
+    fm["grants"] = {GITHUB: "read:org", "billing": [{STRIPE: "charges"}]}
+    fm[AWS] = "ci"
+    fm["id"] = bundle["memories"][0]["id"] = mid[:-1] + ("A" if mid[-1] != "A" else "B")
+    bundle["memories"][0]["body"] = "the release bot reads org members, and teams"
+    (tmp_path / "b.json").write_text(json.dumps(bundle))
+    r = run_cli("import", str(tmp_path / "b.json"), "--json")
+    assert r.code == 0, r.err
+    _assert_clean(_everything(_data_root(), ready) + r.out + r.err)
+    shown = run_cli("show", fm["id"], "--json")
+    assert shown.code == 0, shown.err
+    assert shown.json()["frontmatter"]["grants"]["ghp_" + "x" * 36] == "read:org"
+
+
+def test_outputs_mask_a_token_used_as_a_frontmatter_key(ready: Path) -> None:
+    """A file committed with --no-verify whose frontmatter has a token as a key: every listing
+    that prints frontmatter masks the key like any other string."""
+    mid = _raw_file(ready, grants={GITHUB: "read:org", "billing": [{STRIPE: "charges"}]})
+    for args in (("export",), ("export", "--json"), ("show", mid, "--json"), ("inventory", "--format", "json")):
+        r = run_cli(*args)
+        assert r.code == 0, (args, r.err)
+        _assert_clean(r.out + r.err)
+    assert "ghp_" + "x" * 36 in run_cli("show", mid, "--json").out

@@ -33,7 +33,7 @@ from conftest import vectors
 CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "secret_corpus.json").read_text("utf-8"))
 POSITIVES = CORPUS["positives"]
 NEGATIVES = CORPUS["negatives"]
-HELD_OUT = CORPUS["held_out"]  # written before tuning on the issue-20 families; never tuned on
+HELD_OUT = CORPUS["held_out"]  # written before tuning on its families; never tuned on
 
 
 def _case_id(case: dict) -> str:
@@ -258,7 +258,8 @@ def test_corpus_recall_and_precision() -> None:
 
 def test_held_out_recall_and_precision() -> None:
     """The issue-20 forms (curl -u, sshpass, labels in other languages, NBSP, next-line values,
-    PuTTY, PEM variants, zero-width and full-width obfuscation) on entries nobody tuned on."""
+    PuTTY, PEM variants, zero-width and full-width obfuscation) and the attack-2 families
+    (`test_attack2_families_recall_and_precision`) on entries nobody tuned on."""
     recall, precision, misses, false_hits = _recall_precision(HELD_OUT["positives"], HELD_OUT["negatives"])
     tuned = _recall_precision(
         [p for p in POSITIVES if p in _ISSUE20_TUNING], [n for n in NEGATIVES if n in _ISSUE20_TUNING_NEG]
@@ -274,6 +275,59 @@ def test_held_out_recall_and_precision() -> None:
         print("  false positive:", hit[:100])
     assert recall >= 0.98
     assert precision >= 0.95
+
+
+# The families the attack on the merged main found (passwords with spaces, values ending in a
+# secret word, ten more languages, prose, aliases, homoglyphs, tokens as keys): a tuning half in
+# positives/negatives and a held-out half in held_out, told apart by the family's suffix.
+ATTACK2_FAMILIES = {"spaced", "secret-word", "i18n-2", "prose-2", "alias", "homoglyph", "key-name"}
+ATTACK2_NOTE = "look-alike of attack-2 forms"
+
+
+def _attack2(positives: list[dict], negatives: list[dict]) -> tuple[list[dict], list[dict]]:
+    return ([p for p in positives if p["family"].partition(":")[2] in ATTACK2_FAMILIES],
+            [n for n in negatives if n["note"] == ATTACK2_NOTE])
+
+
+def test_attack2_families_recall_and_precision() -> None:
+    """Both halves of the attack-2 families; the held-out half was written with the tuning half,
+    before any tuning, and entries the detector was later tuned on were moved to tuning."""
+    tuned = _recall_precision(*_attack2(POSITIVES, NEGATIVES))
+    held_pos, held_neg = _attack2(HELD_OUT["positives"], HELD_OUT["negatives"])
+    held = _recall_precision(held_pos, held_neg)
+    assert len(held_pos) >= 40 and len(held_neg) >= 20
+    assert {p["family"].partition(":")[2] for p in held_pos} == ATTACK2_FAMILIES
+    print(
+        f"\nattack-2 families, tuning half: recall {tuned[0]:.3f}, precision {tuned[1]:.3f}; "
+        f"held-out half ({len(held_pos)} positives, {len(held_neg)} negatives): "
+        f"recall {held[0]:.3f}, precision {held[1]:.3f}"
+    )
+    for miss in tuned[2] + held[2]:
+        print("  missed:", repr(miss[:100]))
+    for hit in tuned[3] + held[3]:
+        print("  false positive:", hit[:100])
+    assert tuned[0] >= 0.98 and tuned[1] >= 0.95
+    assert held[0] >= 0.98 and held[1] >= 0.95
+
+
+def test_detection_reads_folded_text_and_masks_the_original_span() -> None:
+    """A Cyrillic "а" and a zero-width space in the label, a bidi override before the value and a
+    zero-width space inside it: found on the folded copy, masked on the text as written."""
+    text = "p\u0430ss\u200bword: \u202eYt6!\u200bpw2Rn and more"
+    out = redact(text)
+    assert out.masked == ("generic-secret-assignment",)
+    assert out.text == "p\u0430ss\u200bword: \u202eYt6!xxxxxx and more"
+    assert redact("пароль: Ew6*rT0yUi4s").text == "пароль: Ew6*xxxxxxxx"  # Russian is not folded
+    full = "\uff30\uff21\uff33\uff33\uff37\uff2f\uff32\uff24\uff1a Ua9$mq4Tx"
+    assert redact(full).text == full[:-5] + "xxxxx"
+
+
+def test_a_spaced_password_is_masked_whole() -> None:
+    assert redact('DB_PASSWORD="p@ss w0rd!"').text == 'DB_PASSWORD="p@ssxxxxxx"'
+    assert redact("password: p@ss w0rd! # prod\n").text == "password: p@ssxxxxxx # prod\n"
+    assert redact("export PGPASSWORD='a b c'").text == "export PGPASSWORD='a b x'"
+    # in a shell a space ends the value: the next word is the command, not the password
+    assert redact("PGPASSWORD=Hz7qLm2p psql -h db").text == "PGPASSWORD=Hz7qxxxx psql -h db"
 
 
 _ISSUE20_TUNING = [p for p in POSITIVES if ":" in p["family"] and p["family"].split(":")[1] in {
@@ -353,6 +407,42 @@ def test_import_is_lazy() -> None:
         "print('detect_secrets' in sys.modules)\n"
     )
     assert _run(probe).splitlines() == ["[]", "False", "True"]
+
+
+# Long runs for the attack-2 detectors, at the largest body a write accepts (64 KiB): the unquoted
+# value that runs to the end of its line, the prose with a target, the labels in more languages,
+# the folding of look-alike letters, the glued -p'…' of mysql, and a text full of findings (the
+# overlap check and the line count were quadratic in the number of findings).
+_LONG_UNITS = ["password: a ", "password: p@ss ", 'password="a b', "pw: a ", "password for ",
+               "the password for prod is ", "كلمة المرور ", "รหัสผ่าน", "mật khẩu ", "Parola pentru ",
+               "p\u0430ss", "\u0430a", "a1Secret", "mysql -p'", "DB_PASSWORD=a ", "secret="]
+_LONG_FORMS = [('DB_PASSWORD="p@ss w0rd!"', "p@ss w0rd!"), ("password: Rain Drop#9", "Rain Drop#9"),
+               ("كلمة المرور: Qw7!mZ92a", "Qw7!mZ92a"), ("p\u0430ssword: Yt6!pw2Rn", "Yt6!pw2Rn"),
+               ("the password for prod is hunter2-Xyz", "hunter2-Xyz"),
+               ("alias dbp=\"mysql -uadmin -p'Jx7#mw2Lt' prod\"", "Jx7#mw2Lt")]
+
+
+def test_long_runs_of_the_attack2_forms_finish_and_are_masked() -> None:
+    """Every unit and form repeated to 64 KiB, redacted in a child process. No clock is read: the
+    child's timeout only guards against a hang (the linear cost is well under a second a case),
+    and every copy of each form must come out masked."""
+    probe = (
+        "import json, sys\n"
+        "from git_memex.secrets.redact import redact\n"
+        "units, forms = json.loads(sys.argv[1])\n"
+        "for u in units:\n"
+        "    redact((u * 65536)[:65536])\n"
+        "for text, secret in forms:\n"
+        "    line = text + '\\n'\n"
+        "    out = redact(line * (65536 // len(line)))\n"
+        "    assert secret not in out.text, text\n"
+        "    assert len(out.masked) == 65536 // len(line), (text, len(out.masked))\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, json.dumps([_LONG_UNITS, _LONG_FORMS])],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
 
 
 # --------------------------------------------------------------------------- properties
