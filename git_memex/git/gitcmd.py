@@ -95,9 +95,13 @@ def git_text(args: list[str], cwd: Path | None = None, *, timeout: float | None 
 
 
 def in_memory_dir(path: str, memory_dir: str) -> bool:
-    """A memory file: `<memory_dir>/<name>.md`, directly in the folder."""
+    """A memory file the index reads: `<memory_dir>/…/<name>.md`, directly in the folder or in a
+    subfolder at any depth, in no hidden folder (`.approvals/`) and not hidden itself, as the
+    index's walk (`index.stores.tree_sources`) and listing (`index.changes.listing`) read them."""
     prefix = memory_dir.rstrip("/") + "/"
-    return path.startswith(prefix) and path.endswith(".md") and "/" not in path[len(prefix):]
+    if not (path.startswith(prefix) and path.endswith(".md")):
+        return False
+    return not any(not part or part.startswith(".") for part in path[len(prefix):].split("/"))
 
 
 def is_memory_path(path: str, memory_dir: str) -> bool:

@@ -135,7 +135,9 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
     reused = False
     if clone.exists():
         # another project on this machine may subscribe to the same org under the same name
-        if _origin(clone) != url or not (clone / DEFAULT_MEMORY_DIR).is_dir():
+        from git_memex.index.stores import org_folders
+
+        if _origin(clone) != url or not org_folders(clone):
             raise MemexError(f"{clone} already holds another clone (of {_origin(clone) or 'something else'}); "
                              f"pick another name for {url}", USAGE)
         follows, wanted = _upstream_branch(clone), branch or default_branch(clone)
@@ -153,9 +155,12 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
         try:
             if code != 0:
                 raise MemexError(f"cannot clone {url} ({_first_line(err)}); nothing was changed", FAILED)
-            if not (tmp / DEFAULT_MEMORY_DIR).is_dir():
-                raise MemexError(f"{url} is not a memory repository (it has no {DEFAULT_MEMORY_DIR}/ folder); "
-                                 "nothing was changed", FAILED)
+            from git_memex.index.stores import SEED_FOLDERS
+
+            if not is_memory_repo(tmp):
+                raise MemexError(f"{url} is not a memory repository (it has no {DEFAULT_MEMORY_DIR}/ folder, and no "
+                                 f"{', '.join(d + '/' for d in SEED_FOLDERS)} folder at its root holds a memory "
+                                 "file); nothing was changed", FAILED)
             tmp.rename(clone)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -180,6 +185,17 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
             "reused_clone": reused, "head": _head(clone), **stats}
 
 
+def is_memory_repo(clone: Path) -> bool:
+    """The rule `org add` applies (docs/org.md, "The org repository"): the clone has the memory
+    folder `.ai/open-memex/` (flat or with subfolders, empty or not), or, in the seed's layout
+    (V2-DESIGN §6, a `company-memory` repository), no such folder but category folders at its root
+    (engineering/, architecture/, decisions/, lessons/, policies/) of which at least one holds a
+    memory file (frontmatter with `id` and `schema_version`)."""
+    from git_memex.index.stores import holds_memory
+
+    return (clone / DEFAULT_MEMORY_DIR).is_dir() or holds_memory(clone)
+
+
 def undo_add(ctx: Context, res: dict[str, Any]) -> None:
     """Take back what `add` just did (its result `res`): the config it recorded and, unless it
     reused a clone another project shares, the clone."""
@@ -198,11 +214,12 @@ def _head(clone: Path) -> str | None:
 # ------------------------------------------------------------------ list
 def list_orgs(ctx: Context) -> list[dict[str, Any]]:
     from git_memex.index.refresh import Index
+    from git_memex.index.stores import org_folders
 
     out = []
     for name in ctx.org_names():
         clone = ctx.org_clone(name)
-        ok = (clone / DEFAULT_MEMORY_DIR).is_dir()
+        ok = bool(org_folders(clone))
         entry: dict[str, Any] = {"name": name, "url": ctx.config.get(f"memex.org.{name}.url"),
                                  "branch": ctx.config.get(f"memex.org.{name}.branch"), "path": str(clone),
                                  "state": "ok" if ok else "missing", "head": _head(clone) if ok else None,
@@ -268,8 +285,10 @@ def pull(ctx: Context, name: str | None = None) -> list[dict[str, Any]]:
     names = [name] if name is not None else ctx.org_names()
     if not names:
         raise MemexError("no org memory repo is subscribed here; `git memex org add NAME URL` subscribes to one", USAGE)
+    from git_memex.index.stores import org_folders
+
     for n in names:
-        if not (ctx.org_clone(n) / DEFAULT_MEMORY_DIR).is_dir():
+        if not org_folders(ctx.org_clone(n)):
             raise MemexError(f"the clone of org {n} is missing ({ctx.org_clone(n)}, deleted by hand?); run "
                              f"`git memex org remove {n}` then `git memex org add {n} URL`; nothing was changed", FAILED)
     return [_pull_one(ctx, n) for n in names]
@@ -299,18 +318,22 @@ def _pull_one(ctx: Context, name: str) -> dict[str, Any]:
         ahead, _, _ = _git(["merge-base", "--is-ancestor", new, old], clone)
         state = f"has local commits that {upstream} lacks" if ahead == 0 else f"has diverged from {upstream}"
         raise MemexError(f"the clone of org {name} {state}; it was left as it was (look in {clone})", FAILED)
-    # plumbing, NUL-separated: no user diff setting and no path quoting changes what is read
+    # plumbing, NUL-separated: no user diff setting and no path quoting changes what is read; the
+    # folders of both layouts (docs/org.md), as the pull may be the one that changes the layout
+    from git_memex.index.stores import SEED_FOLDERS, org_memory_path, org_tops
+
+    before = org_tops(clone)
     code, out, _ = _git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, "--",
-                         DEFAULT_MEMORY_DIR + "/"], clone, paths=True)
+                         DEFAULT_MEMORY_DIR + "/", *(d + "/" for d in SEED_FOLDERS)], clone, paths=True)
     paths = [p for p in out.split("\0") if p] if code == 0 else None
     # a fast-forward that touches only what differs between the two commits (`merge --ff-only`
     # first re-stats every file of the work tree); it refuses to overwrite a local change
-    from git_memex.index.stores import org_memory_path
-
     code, _, err = _git(["reset", "--quiet", "--keep", new], clone)
     if code != 0:
         raise MemexError(f"cannot fast-forward org {name} ({_first_line(err)}); it was left as it was", FAILED)
-    changed = [p for p in paths or [] if org_memory_path(p)]  # what the index reads: no hidden folder, text names
+    tops = org_tops(clone)
+    changed = [p for p in paths or [] if org_memory_path(p, tops)]  # what the index reads: no hidden folder, text names
+    exact = paths is not None and tops == before  # another set of top folders: every file is checked
     res.update(state="fast-forward", changed=changed,
-               reindexed=_index(ctx, name, (old, new, paths) if paths is not None else None))
+               reindexed=_index(ctx, name, (old, new, paths) if exact and paths is not None else None))
     return res

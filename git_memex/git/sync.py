@@ -23,9 +23,10 @@ def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
     from git_memex.index.refresh import Index, Source
 
     assert ctx.repo is not None and ctx.repo_index is not None and ctx.memory_dir is not None
-    with Index(ctx.repo_index, root=ctx.repo.work_tree) as idx:
-        return idx.apply_paths(Source("repo", ctx.memory_dir, ctx.project_key),
-                               [ctx.repo.work_tree / p for p in rel_paths], trigger=trigger)
+    with Index(ctx.repo_index, root=ctx.repo.work_tree) as idx:  # each file of the folder it lies in
+        files = [ctx.repo.work_tree / p for p in rel_paths]
+        return idx.apply_files([(Source("repo", f.parent, ctx.project_key), f) for f in files], trigger=trigger,
+                               folders=[ctx.memory_dir])
 
 
 def incoming_problems(ctx: Context, rel_paths: list[str]) -> list[Any]:
@@ -316,6 +317,6 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
     pygit.stage_resolved(repo, wanted, result.text.encode("utf-8"))
     from git_memex.git.gitcmd import in_memory_dir
 
-    if in_memory_dir(wanted, ctx.memory_dir_rel):  # the project index reads the top folder only
+    if in_memory_dir(wanted, ctx.memory_dir_rel):  # a file the project index reads
         reindex_paths(ctx, [wanted], "resolve")
     return ResolveOutcome(wanted, True, list(result.auto_merged))

@@ -130,7 +130,7 @@ class Stores:
         # one index per subscribed org memory repo, after the project's and the home index
         self.orgs: list[tuple[str, Index]] = []
         for name in ctx.org_names():
-            if not (ctx.org_clone(name) / DEFAULT_MEMORY_DIR).is_dir():
+            if not org_folders(ctx.org_clone(name)):
                 self.warnings.append(f"the clone of org {name} is missing ({ctx.org_clone(name)}); "
                                      f"`git memex org remove {name}` then `org add` it again")
                 continue
@@ -181,7 +181,9 @@ class Stores:
                 raise MemexError("there is no repository memory folder here; run inside a git repository", USAGE)
             return Source("repo", ctx.memory_dir, ctx.project_key)
         if location.startswith(ORG_PREFIX):
-            return org_sources(ctx, location[len(ORG_PREFIX):])[0]
+            name = location[len(ORG_PREFIX):]
+            tops = org_folders(ctx.org_clone(name))
+            return Source(location, tops[0] if tops else ctx.org_clone(name) / DEFAULT_MEMORY_DIR, None)
         raise ValueError(location)
 
     def index_for(self, location: str) -> Index:
@@ -193,6 +195,15 @@ class Stores:
             if location == ORG_PREFIX + name:
                 return org_index
         return self.home
+
+    def repo_sources(self, warnings: list[str] | None = None) -> list[Source]:
+        """The folders of the repository's memory folder, itself first, subfolders to any depth
+        (`tree_sources`: an org memory repo's engineering/, decisions/… are the project's own
+        memories when a curator works in its checkout, docs/curating.md)."""
+        top = self.source("repo")
+        if self.repo is None:
+            return tree_sources("repo", top.folder, top.project_key, [] if warnings is None else warnings)
+        return known_tree(self.repo, top, [] if warnings is None else warnings)
 
     def home_sources(self) -> list[Source]:
         if self.degraded:
@@ -277,11 +288,16 @@ class Stores:
     def refresh(self, trigger: str | None = None) -> RefreshStats:
         total = RefreshStats()
         pairs: list[tuple[Index, list[Source]]] = [(self.home, self.home_sources())]
+        skipped: list[str] = []
         if self.repo is not None:
-            pairs.insert(0, (self.repo, [self.source("repo")]))
+            pairs.insert(0, (self.repo, self.repo_sources(skipped)))
         for index, sources in pairs:
             try:
                 s = index.refresh(sources, trigger=trigger, caller=None if trigger else caller.NAME)
+                if index is self.repo:
+                    s.removed += drop_gone_folders(index, sources, always=trigger is not None
+                                                   and trigger.startswith("reindex"))
+                    s.warnings[:0] = skipped
             except sqlite3.OperationalError as exc:
                 if no_space(exc):  # the rows already there are served; the next command tries again
                     msg = f"cannot update the index {index.path} ({exc}); results may be out of date until there is space"
@@ -377,8 +393,7 @@ class Stores:
     def _refuse_unreadable(self, mid: str) -> None:
         """A quarantined file named for `mid` (or an id prefix of 6+): say why it cannot be used."""
         folders = [str(src.folder) for src in self.home_sources()]
-        if self.repo is not None and self.ctx.memory_dir is not None:
-            folders.append(str(self.ctx.memory_dir))
+        mem = str(self.ctx.memory_dir) if self.repo is not None and self.ctx.memory_dir is not None else None
         exact = len(mid) >= 26 or len(mid) < 6
         for index in (self.repo, self.home):
             if index is None:
@@ -387,7 +402,7 @@ class Stores:
                 p = Path(path)
                 stem = p.name[:-3] if p.name.endswith(".md") else p.name
                 hit = stem == mid if exact else stem.upper().startswith(mid.upper())
-                if hit and str(p.parent) in folders:
+                if hit and (str(p.parent) in folders or (mem is not None and path.startswith(mem + os.sep))):
                     raise MemexError(f"memory {stem} is unreadable ({path}: {error}); fix or remove "
                                      "the file, `git memex doctor` lists such files", FAILED)
 
@@ -401,6 +416,8 @@ class Stores:
         loc = row["location"]
         if loc.startswith(ORG_PREFIX):
             return Source(loc, Path(row["path"]).parent, None)
+        if loc == "repo":  # the folder it lies in: the memory folder or one of its subfolders
+            return Source("repo", Path(row["path"]).parent, self.ctx.project_key)
         if loc in ("outbox", "private") and row["project_key"] != self.ctx.project_key:
             return Source(loc, Path(row["path"]).parent, row["project_key"])
         return self.source(loc)
@@ -410,26 +427,136 @@ class Stores:
             print(f"warning: {w}", file=stream or sys.stderr)
 
 
+SEED_FOLDERS = ("engineering", "architecture", "decisions", "lessons", "policies")
+"""The category folders of the seed's org layout (V2-DESIGN §6): `company-memory/{engineering,…}/`."""
+
+
+def org_folders(clone: Path) -> list[Path]:
+    """The top memory folders of an org clone (docs/org.md, "The org repository"): its memory
+    folder `.ai/open-memex/` when it has one; otherwise, in the seed's layout, each of the category
+    folders `SEED_FOLDERS` at its root that is a folder (not a link). Empty: not a memory repository.
+    Stats only; whether such a folder holds a memory file is `org add`'s check (`holds_memory`)."""
+    mem = clone / DEFAULT_MEMORY_DIR
+    if mem.is_dir():
+        return [mem]
+    return [clone / d for d in SEED_FOLDERS if not os.path.islink(clone / d) and (clone / d).is_dir()]
+
+
 def org_sources(ctx: Context, name: str) -> list[Source]:
-    """The folders of org `name`'s memory folder, itself first: org memories may sit flat or in
-    subfolders such as engineering/ or decisions/ (docs/org.md). Hidden folders are skipped, and so
-    are links to folders: git stores a link, not what it points at, so a pull's diff could never
-    name the files behind one (and it may point out of the clone)."""
+    """The folders org `name`'s memories are read from, each top folder (`org_folders`) first."""
     return _org_sources(ctx, name, [])
 
 
 def _org_sources(ctx: Context, name: str, warnings: list[str]) -> list[Source]:
-    """`org_sources`, with a warning in `warnings` per folder left out because its name is not
-    valid UTF-8 (the index could not hold its paths; `org pull` leaves it out too)."""
-    root = ctx.org_clone(name) / DEFAULT_MEMORY_DIR
-    out = [Source(ORG_PREFIX + name, root, None)]
-    for here, dirs, _files in os.walk(root):
+    return [src for top in org_folders(ctx.org_clone(name)) for src in tree_sources(ORG_PREFIX + name, top, None, warnings)]
+
+
+def tree_sources(location: str, top: Path, project_key: str | None, warnings: list[str]) -> list[Source]:
+    """The folders of the memory folder `top`, itself first, as sources of `location`: memories
+    may sit flat or in subfolders such as engineering/ or decisions/, to any depth, in an org clone
+    and in the project's own memory folder alike (docs/org.md). Hidden folders (`.approvals`) are
+    skipped, and so are links to folders: git stores a link, not what it points at, so a pull's
+    diff could never name the files behind one, and it may point out of the clone (a link that
+    `top` itself is, or lies in, is refused by the scan, `changes.scan`). A folder whose name is
+    not valid UTF-8 is left out with a warning in `warnings` (the index could not hold its paths;
+    `org pull` leaves it out too). The files are read by the scan, through `core.files.read_bytes`."""
+    out = [Source(location, top, project_key)]
+    for here, dirs, _files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(here, d)))
         if not all(map(valid_name, dirs)):
             warnings.extend(unreadable_name(os.path.join(here, d)) for d in dirs if not valid_name(d))
             dirs[:] = [d for d in dirs if valid_name(d)]
-        out.extend(Source(ORG_PREFIX + name, Path(here) / d, None) for d in dirs)
+        out.extend(Source(location, Path(here) / d, project_key) for d in dirs)
     return out
+
+
+def known_tree(index: Index, top: Source, warnings: list[str]) -> list[Source]:
+    """`tree_sources` of `top.folder`, without walking it again while no folder of the last walk
+    changed: creating, deleting or renaming an entry changes its folder's mtime, so one `lstat` per
+    folder (one for a flat memory folder) tells that the set of subfolders is the one recorded in
+    the index (`meta`, `tree:<folder>`). A walk that saw a folder changed within RACY_NS of it, or
+    left a folder out with a warning, is not recorded: the next refresh walks again. A walk of a
+    flat folder of 10,000 files costs ~4-16 ms (os.walk lists every name); the check, ~0.02 ms."""
+    import json
+    import time
+
+    from git_memex.index.refresh import RACY_NS
+
+    key = f"tree:{top.folder}"
+    raw = index.get_meta(key)
+    if raw is not None:
+        try:
+            folders = json.loads(raw)
+            if all(os.lstat(f).st_mtime_ns == m for f, m in folders):
+                return [Source(top.location, Path(f), top.project_key) for f, _ in folders]
+        except (OSError, ValueError, TypeError):
+            pass
+    now = time.time_ns()
+    seen: list[str] = []
+    sources = tree_sources(top.location, top.folder, top.project_key, seen)
+    warnings.extend(seen)
+    try:
+        marks: list[tuple[str, int]] = [(str(src.folder), os.lstat(src.folder).st_mtime_ns) for src in sources]
+    except OSError:
+        marks = []
+    settled = bool(marks) and not seen and all(now - m >= RACY_NS for _, m in marks)
+    with contextlib.suppress(sqlite3.Error):
+        if settled or raw is not None:
+            with index.write() as c:
+                if settled:
+                    index.set_meta(c, key, json.dumps(marks))
+                else:
+                    c.execute("DELETE FROM meta WHERE key=?", (key,))
+    return sources
+
+
+def holds_memory(clone: Path) -> bool:
+    """Whether an org clone's top folders (`org_folders`) hold at least one memory file: a `*.md`
+    whose frontmatter has an `id` and a `schema_version`, read through the one safe reader. What
+    `org add` asks of a repository in the seed's layout, so that a code repository that merely has
+    an `engineering/` folder is not taken for an org memory repository."""
+    from git_memex.core import frontmatter
+    from git_memex.core.files import UnreadableMemory, read_bytes
+    from git_memex.index.changes import listing
+
+    for top in org_folders(clone):
+        for src in tree_sources("org:", top, None, []):
+            for name in sorted(listing(str(src.folder))[0]):
+                try:
+                    fm, _ = frontmatter.parse_bytes(read_bytes(src.folder / name, root=clone))
+                except (UnreadableMemory, frontmatter.FrontmatterError):
+                    continue
+                if fm.get("id") and fm.get("schema_version") is not None:
+                    return True
+    return False
+
+
+def drop_gone_folders(index: Index, sources: list[Source], *, always: bool = False) -> int:
+    """Drop the rows of files in no folder of `sources` any more (a subfolder deleted or replaced
+    by a link since the last scan; a scan only answers for the files directly in its folder,
+    `changes._direct`). Returns how many memories went. Checked when the set of folders differs
+    from the one recorded at the last check, or `always` (counted in SQL first, ~3x cheaper than
+    looking at every path in Python, which only happens when some are)."""
+    import zlib
+
+    folders = {str(src.folder) for src in sources}
+    blob = "\0".join(sorted(folders)).encode("utf-8", "surrogateescape")
+    key, mark = f"folders:{sources[0].location}", f"{len(folders)}:{zlib.crc32(blob)}"
+    if not always and index.get_meta(key) == mark:
+        return 0
+    removed = 0
+    direct = sum(index.conn.execute("SELECT count(*) FROM files WHERE path >= ? AND path < ? AND "
+                                    "instr(substr(path, ?), ?) = 0", (*_under(f), len(f) + 2, os.sep)).fetchone()[0]
+                 for f in folders)
+    if direct != index.conn.execute("SELECT count(*) FROM files").fetchone()[0]:
+        stale = [Path(r[0]) for r in index.conn.execute("SELECT path FROM files")
+                 if os.path.dirname(r[0]) not in folders]
+        if stale:
+            removed = index.apply_paths(Source(sources[0].location, stale[0].parent, sources[0].project_key),
+                                        stale).removed
+    with index.write() as c:
+        index.set_meta(c, key, mark)
+    return removed
 
 
 ORG_COMMIT = "org_commit"  # meta key: the commit of the org clone the index was last brought in line with
@@ -469,34 +596,29 @@ def refresh_org(ctx: Context, name: str, index: Index, *, force: bool = False) -
         return None
     skipped: list[str] = []
     sources = _org_sources(ctx, name, skipped)
+    if not sources:  # no memory folder any more: every row goes
+        sources = [Source(ORG_PREFIX + name, ctx.org_clone(name) / DEFAULT_MEMORY_DIR, None)]
     s = index.refresh(sources, trigger="org")
     s.warnings[:0] = skipped
-    # a subfolder deleted since the last scan is no source any more: its rows go too (counted in
-    # SQL first, ~3x cheaper than looking at every path in Python, which only happens when some are)
-    folders = {str(src.folder) for src in sources}
-    direct = sum(index.conn.execute("SELECT count(*) FROM files WHERE path >= ? AND path < ? AND "
-                                    "instr(substr(path, ?), ?) = 0", (*_under(f), len(f) + 2, os.sep)).fetchone()[0]
-                 for f in folders)
-    if direct != index.conn.execute("SELECT count(*) FROM files").fetchone()[0]:
-        stale = [Path(r[0]) for r in index.conn.execute("SELECT path FROM files")
-                 if os.path.dirname(r[0]) not in folders]
-        if stale:
-            s.removed += index.apply_paths(Source(ORG_PREFIX + name, stale[0].parent, None),
-                                           stale).removed
+    s.removed += drop_gone_folders(index, sources, always=True)
     if head is not None:
         with index.write() as c:
             index.set_meta(c, ORG_COMMIT, head)
     return s
 
 
-def org_memory_path(rel: str) -> bool:
-    """Is `rel` (a path in an org clone, '/'-separated, as git prints it) a file the index reads:
-    a `*.md` under the memory folder, in no hidden folder and not hidden itself (`org_sources`,
-    `changes.listing`)?"""
-    prefix = DEFAULT_MEMORY_DIR + "/"
-    if not rel.startswith(prefix) or not rel.endswith(".md"):
-        return False
-    return not any(part.startswith(".") or not part or not valid_name(part) for part in rel[len(prefix):].split("/"))
+def org_memory_path(rel: str, tops: Sequence[str] = (DEFAULT_MEMORY_DIR,)) -> bool:
+    """Is `rel` (a path in an org clone or a work tree, '/'-separated, as git prints it) a file the
+    index reads: a `*.md` under one of the top memory folders `tops` (repo-relative), in no hidden
+    folder and not hidden itself (`tree_sources`, `changes.listing`)?"""
+    from git_memex.git.gitcmd import in_memory_dir
+
+    return valid_name(rel) and any(in_memory_dir(rel, top) for top in tops)
+
+
+def org_tops(clone: Path) -> list[str]:
+    """`org_folders` as paths relative to the clone, '/'-separated (for git pathspecs)."""
+    return [top.relative_to(clone).as_posix() for top in org_folders(clone)]
 
 
 def apply_org_diff(ctx: Context, name: str, index: Index, old: str, new: str, changed: list[str]) -> RefreshStats | None:
@@ -507,12 +629,13 @@ def apply_org_diff(ctx: Context, name: str, index: Index, old: str, new: str, ch
     clone = ctx.org_clone(name)
     if index.get_meta(ORG_COMMIT) != old or org_head(clone) != new:
         return None
+    tops = org_tops(clone)
     files = [(Source(ORG_PREFIX + name, (clone / rel).parent, None), clone / rel) for rel in changed
-             if org_memory_path(rel)]
+             if org_memory_path(rel, tops)]
     total = index.apply_files(files, trigger="org")
     total.warnings.extend(dict.fromkeys(unreadable_name(str(clone / rel)) for rel in changed
                                         if not valid_name(rel) and org_memory_path(rel.encode("utf-8", "surrogateescape")
-                                                                                   .decode("utf-8", "replace"))))
+                                                                                   .decode("utf-8", "replace"), tops)))
     with index.write() as c:  # after the files: a pull stopped in between leaves a mismatch, a full check next
         index.set_meta(c, ORG_COMMIT, new)
     return total

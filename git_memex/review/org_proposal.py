@@ -65,7 +65,9 @@ def subscribed_clone(ctx: Context, name: str) -> Path:
         raise MemexError(f"org {name} is not subscribed here; `git memex org list` shows the subscriptions "
                          "(nothing was changed)", USAGE)
     clone = ctx.org_clone(name)
-    if not (clone / DEFAULT_MEMORY_DIR).is_dir() or not (clone / ".git").is_dir():
+    from git_memex.index.stores import org_folders
+
+    if not org_folders(clone) or not (clone / ".git").is_dir():
         raise MemexError(f"the clone of org {name} is missing ({clone}, deleted by hand?); run "
                          f"`git memex org remove {name}` then `git memex org add {name} URL`; nothing was changed", FAILED)
     return clone
@@ -203,6 +205,10 @@ def propose_to_org(ctx: Context, memory_id: str, name: str, *, branch: str | Non
 
     ctx.require_repo("propose --to org")
     clone = subscribed_clone(ctx, name)
+    if not (clone / DEFAULT_MEMORY_DIR).is_dir():
+        raise MemexError(f"org {name} keeps its memories in the seed's layout (category folders at its root, no "
+                         f"{DEFAULT_MEMORY_DIR}/ folder); a proposal is not built for it: add the file in a checkout "
+                         "of the org repository; nothing was changed", USAGE)
     with opened(ctx, stores) as st:
         st.refresh()
         orig = _source_memory(ctx, st, memory_id, name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -118,8 +119,8 @@ def _check_leftovers(st: Any, rep: Report) -> None:
     from git_memex.core.files import leftovers
 
     folders = [src.folder for src in st.home_sources()]
-    if st.ctx.memory_dir is not None:
-        folders.append(st.ctx.memory_dir)
+    if st.ctx.memory_dir is not None and st.repo is not None:  # its subfolders too: a write goes where the file is
+        folders.extend(src.folder for src in st.repo_sources())
     for folder in dict.fromkeys(folders):
         for path, old in leftovers(Path(folder)):
             if old:
@@ -209,6 +210,7 @@ def _check_scopes(ctx: Context, rep: Report) -> None:
 def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
     from git_memex.core.files import UnreadableMemory, conflict_marker_line, read_bytes
+    from git_memex.git.gitcmd import in_memory_dir
     from git_memex.git.githooks import foreign_hooks_folder, hook_status, hooks_path_taken_back
     from git_memex.git.install import (
         attributes_configured,
@@ -256,7 +258,7 @@ def _check_repo(ctx: Context, rep: Report) -> None:
         except (UnreadableMemory, UnicodeDecodeError):
             continue  # a FIFO, link or oversized file: the index reports it, with the reason
         rel = str(path.relative_to(ctx.repo.work_tree))
-        nested = path.parent != ctx.memory_dir  # the index reads the top folder only: not reported yet
+        nested = not in_memory_dir(path.relative_to(ctx.repo.work_tree).as_posix(), ctx.memory_dir_rel)  # a file the index does not read: not reported yet
         if conflict_marker_line(text) is not None and not nested:
             continue  # already reported as unreadable, with the line and `git memex resolve`
         try:
@@ -420,13 +422,14 @@ def _check_orgs(ctx: Context, rep: Report) -> None:
 
     from git_memex.core.paths import DEFAULT_MEMORY_DIR
     from git_memex.git.orgfile import same_url
+    from git_memex.index.stores import org_folders
 
     q = shlex.quote
     for name in ctx.org_names():
         url = ctx.config.get(f"memex.org.{name}.url") or ""
         clone = ctx.org_clone(name)
         where = f"org {name}"
-        if not (clone / DEFAULT_MEMORY_DIR).is_dir():
+        if not org_folders(clone):
             gone = "is missing (deleted by hand?)" if not clone.exists() else f"has no {DEFAULT_MEMORY_DIR}/ folder"
             rep.add(where, "fail", f"the clone {clone} {gone}, so its memories are left out; run "
                     f"`git memex org remove {name} && git memex org add {name} {q(url)}`")

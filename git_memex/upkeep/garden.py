@@ -238,8 +238,8 @@ def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
     from git_memex.index.schema import memory_row
 
     sources = list(st.home_sources())
-    if st.ctx.memory_dir is not None:
-        sources.insert(0, st.source("repo"))
+    if st.ctx.memory_dir is not None and st.repo is not None:
+        sources[:0] = st.repo_sources()  # the memory folder and its subfolders, as the index reads them
     rows: list[dict[str, Any]] = []
     for src in sources:
         try:
@@ -287,7 +287,8 @@ def _drift(st: Any, rows: list[dict[str, Any]], rep: AuditReport) -> None:
     from git_memex.core.textproc import content_hash
 
     indexed: dict[str, Any] = {}
-    for r in st.rows(columns="m.path, m.location, m.content_hash, m.status, m.superseded_by"):
+    # org memories are not this context's files (`_file_rows` reads none): their clone's index is theirs
+    for r in st.rows("m.location NOT LIKE 'org:%'", columns="m.path, m.location, m.content_hash, m.status, m.superseded_by"):
         indexed[r["path"]] = r
     unreadable = {u["path"] for u in rep.unreadable}
     on_disk = {r["path"]: r for r in rows}
