@@ -410,7 +410,8 @@ def list_memories(
         page = ordered[: max(limit, 0)]
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in page])
         tags = safe_tags(st, [(r["id"], json.loads(r["tags"] or "[]")) for r in page])
-        return {"memories": [summary(r, bodies[r["id"]], tags[r["id"]]) for r in page], "total": total}
+        return {"memories": [summary(r, bodies[r["id"]], tags[r["id"]]) for r in page], "total": total,
+                "limit": limit, "more": total > len(page)}
 
 
 def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None) -> dict[str, Any]:
@@ -437,8 +438,14 @@ def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None) -> dict[st
     return out
 
 
+CONFIDENCE_POOL = 500
+"""With a confidence filter, search ranks this many and keeps those of that confidence: the
+regret window is a review of a few memories, not a second index."""
+
+
 def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = None,
-           limit: int = 8, explain: bool = False, stores: Stores | None = None) -> dict[str, Any]:
+           limit: int = 8, explain: bool = False, confidence: str | None = None,
+           stores: Stores | None = None) -> dict[str, Any]:
     from git_memex.search.engine import search as run
 
     if not query or not query.strip():
@@ -449,7 +456,12 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
     if limit < 1:
         raise UsageError(f"--limit must be at least 1 (got {limit})")
     with opened(ctx, stores) as st:
-        res = run(st, query, scope=scope, type=type, limit=limit, explain=explain)
+        res = run(st, query, scope=scope, type=type, limit=max(limit, CONFIDENCE_POOL) if confidence else limit,
+                  explain=explain)
+        if confidence:
+            kept = [h for h in res.hits if (h.confidence or "medium") == confidence]
+            res.more = len(kept) > limit or (res.more and len(kept) >= limit)
+            res.hits = kept[:limit]
         from git_memex.secrets.guard import safe_tags
 
         tags = safe_tags(st, [(h.id, h.tags) for h in res.hits])  # a tag may hold a secret too
@@ -467,7 +479,8 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
 
             for h in res.hits:
                 h.explain["precedence"] = tier(h)
-        out: dict[str, Any] = {"query": query, "hits": [h.to_json(explain) for h in res.hits]}
+        out: dict[str, Any] = {"query": query, "hits": [h.to_json(explain) for h in res.hits], "limit": limit,
+                               "more": res.more}
         if explain:
             out["precedence"] = {k: list(v) for k, v in CHAINS.items()}
             out["fts"] = res.fts

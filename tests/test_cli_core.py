@@ -408,3 +408,20 @@ def test_list_confidence_low_is_the_regret_window(repo: Path):
     assert [m["id"] for m in run_cli("list", "--confidence", "medium", "--json").json()["memories"]] == [plain]
     bad = run_cli("list", "--confidence", "sure")
     assert bad.code != 0 and "invalid choice" in bad.err
+
+
+def test_search_and_list_say_when_the_limit_cut_the_results(repo: Path):
+    for i in range(3):
+        add(f"the cache layer note number {i} about warming", "--scope", "personal")
+    low = add("the cache may be cold on mondays", "--scope", "personal", "--confidence", "low")["id"]
+    r = run_cli("search", "cache", "--limit", "2")
+    assert r.code == 0 and "(2 shown; more memories matched: --limit N shows more)" in r.out
+    j = run_cli("search", "cache", "--limit", "2", "--json").json()
+    assert j["more"] is True and j["limit"] == 2 and len(j["hits"]) == 2
+    full = run_cli("search", "cache", "--limit", "10", "--json").json()
+    assert full["more"] is False and "more memories matched" not in run_cli("search", "cache", "--limit", "10").out
+    lj = run_cli("list", "--limit", "2", "--json").json()
+    assert lj["more"] is True and lj["total"] == 4 and lj["limit"] == 2
+    only = run_cli("search", "cache", "--confidence", "low", "--json").json()
+    assert [h["id"] for h in only["hits"]] == [low] and only["hits"][0]["confidence"] == "low"
+    assert "default 8" in run_cli("search", "--help").out

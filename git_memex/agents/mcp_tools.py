@@ -112,6 +112,10 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         alias: Annotated[str | None, Field(min_length=1, max_length=200, description="With target: a vocabulary "
                                            "entry; alias is another name for target (search expands both ways).")] = None,
         target: Annotated[str | None, Field(min_length=1, max_length=200, description="See alias.")] = None,
+        expires: Annotated[str | None, Field(min_length=1, max_length=64, description="When it stops being "
+                                             "retrieved: 30d, 12h, 2w, a date (2027-01-31) or an RFC 3339 time.")] = None,
+        related: Annotated[list[str] | None, Field(max_length=20, description="Ids (or unique prefixes) of "
+                                                   "memories this one is linked to.")] = None,
     ) -> CallToolResult:
         from git_memex import ops
 
@@ -136,7 +140,8 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                           source_detail=detail, via="mcp",
                           tags=[t.strip() for t in tags or [] if t.strip()], role=role, visibility=visibility,
                           paths=[p.strip() for p in paths or [] if p.strip()] or None,
-                          confidence=confidence, aliases=aliases, alias=alias, target=target)
+                          confidence=confidence, aliases=aliases, alias=alias, target=target,
+                          expires=expires, related=related)
             data = res.to_json()
             if res.duplicate_of:
                 return ok(f"Already remembered as {res.duplicate_of}; nothing written.", data)
@@ -161,13 +166,15 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         scope: Annotated[ReadScope, Field(description="all (default: project, personal and subscribed org memories), both (project and personal), project, personal (user: the same) or org.")] = "all",
         type: Annotated[str | None, Field(max_length=64, description="Only memories of this type (" + TYPE_LIST + ").")] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="At most this many results.")] = 8,
+        confidence: Annotated[Confidence | None, Field(description="Only memories of this confidence (low: "
+                                                       "the regret window of inferred memories).")] = None,
     ) -> CallToolResult:
         from git_memex import ops
 
         kind, note = type_filter(type)
 
         def run(ctx: Any) -> CallToolResult:
-            data = ops.search(ctx, query, scope=scope_name(scope), type=kind, limit=limit)
+            data = ops.search(ctx, query, scope=scope_name(scope), type=kind, limit=limit, confidence=confidence)
             if note:
                 data.setdefault("warnings", []).insert(0, note)
             hits = data["hits"]
@@ -177,6 +184,8 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             for h in hits:
                 lines.append(f"- {label(h)} id={h['id']}")
                 lines.append(f"  {one_line(h.get('snippet'))}")
+            if data.get("more"):
+                lines.append(f"More memories matched; raise `limit` (now {limit}) to see them.")
             lines.extend(f"warning: {w}" for w in data.get("warnings", []))
             return ok("\n".join(lines), data)
 
@@ -188,14 +197,18 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         type: Annotated[str | None, Field(max_length=64, description="Only memories of this type (" + TYPE_LIST + ").")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many memories.")] = 20,
         include: Annotated[Include, Field(description="active (default: active and deprecated, newest of each "
-                                          "chain) or all (superseded, retracted and archived too).")] = "active",
+                                          "chain) or all (superseded, retracted, archived and expired too).")] = "active",
+        confidence: Annotated[Confidence | None, Field(description="Only memories of this confidence (low: "
+                                                       "the regret window, inferred memories to review or clean up "
+                                                       "in one batch).")] = None,
     ) -> CallToolResult:
         from git_memex import ops
 
         kind, note = type_filter(type)
 
         def run(ctx: Any) -> CallToolResult:
-            data = ops.list_memories(ctx, scope=scope_name(scope), type=kind, limit=limit, include=include)
+            data = ops.list_memories(ctx, scope=scope_name(scope), type=kind, limit=limit, include=include,
+                                     confidence=confidence)
             mems = data["memories"]
             if note:
                 data.setdefault("warnings", []).insert(0, note)

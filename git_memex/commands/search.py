@@ -18,7 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scope", choices=READ_SCOPES, default="all",
                    help="all (default): project, personal and subscribed org memories; both: project and personal")
     p.add_argument("--type", choices=model.TYPES, default=None, metavar="TYPE", help=TYPE_HELP)
-    p.add_argument("--limit", type=int, default=8)
+    p.add_argument("--limit", type=int, default=8, help="at most this many hits (default 8); the output says when "
+                   "more matched")
+    p.add_argument("--confidence", choices=model.CONFIDENCES, default=None,
+                   help="only memories of this confidence (low: the regret window)")
     p.add_argument("--explain", action="store_true", help="show the FTS expression and why each hit ranked where it did")
     add_json(p)
     p.set_defaults(func=run)
@@ -28,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
     from git_memex.ops import search
 
     q = " ".join(args.query)
-    res = search(context(), q, scope=args.scope, type=args.type, limit=args.limit, explain=args.explain)
+    res = search(context(), q, scope=args.scope, type=args.type, limit=args.limit, explain=args.explain,
+                 confidence=args.confidence)
     if args.json:
         emit_json(res)
         return 0
@@ -61,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
             if p:
                 where = f"org {h['org']}" if h.get("org") else p["tier"]
                 print(f"    precedence: {p['kind']}, tier {p['rank']} of {p['of']} ({where})")
+    if res.get("more"):
+        print(f"({len(res['hits'])} shown; more memories matched: --limit N shows more)")
     return 0
 
 

@@ -52,6 +52,8 @@ class Hit:
     updated_at: str | None
     role: str = "knowledge"  # "instruction": a rule (served as one only through the gate)
     source: str | None = None  # "inference": an agent's own conclusion
+    confidence: str | None = None  # none written: medium
+    canonical_ref: str | None = None  # the document the memory cites (explainability, V2-DESIGN §7)
     explain: dict[str, Any] = field(default_factory=dict)
     body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (guard.py)
 
@@ -71,6 +73,8 @@ class Hit:
             "updated_at": self.updated_at,
             "role": self.role,
             "source": self.source,
+            "confidence": self.confidence or "medium",
+            "canonical_ref": self.canonical_ref,
         }
         if self.location.startswith("org:"):
             d["org"] = self.location[len("org:"):]  # the label of an org memory (docs/org.md)
@@ -88,6 +92,7 @@ class SearchResult:
     terms: list[str] = field(default_factory=list)  # the words snippets are centred on
     ranking: dict[str, Any] = field(default_factory=dict)  # with explain: the corpus statistics used
     semantic: dict[str, Any] | None = None  # the semantic lane's status (None: off)
+    more: bool = False  # the limit cut the ranked hits: more memories matched
 
 
 READ_SCOPES = ("all", "both", "project", "personal", "org")  # both: project + personal (docs/org.md)
@@ -635,6 +640,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             "b": scoring.B,
         }
     names = ["repo" if stores.repo is not None and dbs[k][0] is stores.repo else "home" for k in range(len(dbs))]
+    result.more = len(ranked) > limit
     for x in ranked[:limit]:
         r, s = x.row, x.scored
         h = Hit(
@@ -653,6 +659,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             updated_at=r["updated_at"],
             role=r["role"] or "knowledge",
             source=r["source"],
+            confidence=r["confidence"],
+            canonical_ref=r["canonical_ref"],
             body=r["body"] or "",
         )
         if explain and s is None:  # found by the semantic lane alone: no lexical factor

@@ -150,3 +150,22 @@ def test_promote_by_is_refused_on_purpose_in_one_sentence(repo: Path) -> None:
 def test_same_text_under_both_names_is_one_memory(repo: Path) -> None:
     added = ok("memory_add", {"text": "The cache expires after a week", "content": "The cache expires after a week"})
     assert ok("memory_add", {"content": "The cache expires after a week"})["duplicate_of"] == added["id"]
+
+
+def test_memory_add_sets_expires_and_related_and_the_regret_window_lists_low_confidence(repo: Path) -> None:
+    """`expires` and `related` over MCP as `add --expires/--related` on the CLI; `memory_list` and
+    `memory_search` take `confidence` (low: the regret window); both say when the limit cut."""
+    base = ok("memory_add", {"text": "The nightly job warms the cache", "scope": "personal"})
+    linked = ok("memory_add", {"text": "Cache misses spike after deploys", "scope": "personal",
+                               "expires": "30d", "related": [base["id"][:12]], "confidence": "low",
+                               "source": "inference"})
+    fm = fm_of(linked["path"])
+    assert fm["related"] == [base["id"]] and fm["expires_at"].endswith("Z") and fm["confidence"] == "low"
+    bad = call("memory_add", {"text": "An expiry in the past", "scope": "personal", "expires": "2001-01-01"})
+    assert bad.is_error and "in the past" in text(bad)
+    low = ok("memory_list", {"scope": "personal", "confidence": "low"})
+    assert [m["id"] for m in low["memories"]] == [linked["id"]] and low["more"] is False
+    hits = ok("memory_search", {"query": "cache", "scope": "personal", "confidence": "low"})["hits"]
+    assert [h["id"] for h in hits] == [linked["id"]] and hits[0]["confidence"] == "low"
+    cut = call("memory_search", {"query": "cache", "scope": "personal", "limit": 1})
+    assert cut.structured_content["more"] is True and "raise `limit`" in text(cut)
