@@ -63,6 +63,8 @@ class MemexMCPServer(MCPServer):
         from git_memex.core import caller
 
         caller.acting_for(f"mcp {name}")
+        if self.adapter is not None:
+            self.adapter.via = agent_via(client_name(context))
         known = self._tool_manager.get_tool(name)
         if known is not None:
             allowed = set((known.parameters or {}).get("properties", {}))
@@ -81,6 +83,45 @@ class MemexMCPServer(MCPServer):
             raise
 
 
+# ------------------------------------------------------------------ the client, for `via`
+KNOWN_HOSTS = {"claude-code": "claude-code", "claude": "claude-code", "codex": "codex", "codex-mcp-client": "codex",
+               "visual studio code": "vscode", "vscode": "vscode", "cursor": "cursor", "opencode": "opencode",
+               "copilot": "copilot", "github-copilot": "copilot", "zed": "zed", "windsurf": "windsurf",
+               "mcp": "", "inspector": "inspector", "mcp-inspector": "inspector"}
+
+
+def client_name(context: Any) -> str | None:
+    """The `clientInfo.name` the client sent in `initialize`, or None."""
+    for get in (lambda: context.connection.client_params,                   # this SDK's Context
+                lambda: context.request_context.session.client_params):     # older ones
+        try:
+            params = get()
+        except Exception:  # noqa: BLE001 - not this shape: try the next
+            continue
+        info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
+        name = getattr(info, "name", None)
+        if isinstance(name, str) and name:
+            return name
+    return None  # a 2026-era request without client info, or no context: the plain road
+
+
+def agent_via(name: str | None) -> str:
+    """`via` of what this server writes: `mcp`, or `mcp:<host>` for the client the initialize named
+    (`claude-code`, `codex`, `vscode`, ...; an unknown name as a slug of at most 32 characters).
+
+    Always under `mcp`: a client cannot name itself into a person's road (`cli`), so what an
+    agent writes stays an agent's, whatever its `clientInfo` says (docs/agents.md)."""
+    import re
+
+    if not name:
+        return "mcp"
+    key = " ".join(name.strip().lower().split())
+    host = KNOWN_HOSTS.get(key)
+    if host is None:
+        host = re.sub(r"[^a-z0-9]+", "-", key).strip("-")[:32].strip("-")
+    return f"mcp:{host}" if host else "mcp"
+
+
 # ------------------------------------------------------------------ the adapter
 class Adapter:
     """Runs one core operation per tool call: a fresh context (two `git` calls, a few ms: a setting,
@@ -91,6 +132,7 @@ class Adapter:
         self.cwd = Path(cwd) if cwd is not None else None
         self.lock = threading.Lock()
         self.roots_asked = explicit  # --repo / GIT_MEMEX_REPO: never ask the client
+        self.via = "mcp"  # `mcp:<host>` once the client's initialize named it (agent_via)
 
     def context(self) -> Context:
         from git_memex.core.paths import load_context

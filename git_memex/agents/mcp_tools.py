@@ -137,7 +137,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                           {"id": echo, "scope": where_to, "duplicate_of": echo, "echo_of": echo,
                            "near_duplicates": [], "masked": []})
             res = ops.add(ctx, text_, scope=where_to, type=type, importance=importance, source=source_,
-                          source_detail=detail, via="mcp",
+                          source_detail=detail, via=a.via,
                           tags=[t.strip() for t in tags or [] if t.strip()], role=role, visibility=visibility,
                           paths=[p.strip() for p in paths or [] if p.strip()] or None,
                           confidence=confidence, aliases=aliases, alias=alias, target=target,
@@ -250,7 +250,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         def run(ctx: Any) -> CallToolResult:
             if (refused := guard(ctx)) is not None:
                 return refused
-            data = ops.supersede(ctx, id, text_, via="mcp", source="tool", type=type, confidence=confidence,
+            data = ops.supersede(ctx, id, text_, via=a.via, source="tool", type=type, confidence=confidence,
                                  tags=None if tags is None else [t.strip() for t in tags if t.strip()])
             lines = [f"Saved {data['id']}, replacing {data['supersedes']} (kept as history, status superseded)."]
             if data.get("location") == "outbox":
@@ -406,7 +406,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         shown = {i["source"]: i["text"] for i in items}
 
         def run(ctx: Any) -> CallToolResult:
-            out = outbox.propose(ctx, [i["source"] for i in items], local_approve=approve, via="mcp",
+            out = outbox.propose(ctx, [i["source"] for i in items], local_approve=approve, via=a.via,
                                  shown=shown)
             lines = [f"proposed {o['source']} → {o['id']} [{o['review_state']}]"
                      + (" (already proposed)" if o.get("existing") else "") for o in out]

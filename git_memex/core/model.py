@@ -147,6 +147,11 @@ def expiry(when: str, *, at: float | None = None) -> str:
     return epoch_ms_to_rfc3339(ts * 1000)
 
 
+def is_agent_road(via: object) -> bool:
+    """`via` of a write an agent made: `mcp`, or `mcp:<host>` (the MCP client that made it)."""
+    return isinstance(via, str) and (via == "mcp" or via.startswith("mcp:"))
+
+
 def is_valid_id(value: object) -> bool:
     return isinstance(value, str) and bool(SAFE_ID_RE.match(value))
 
@@ -360,7 +365,7 @@ def create(
         "instruction_state": "draft" if role == "instruction" else None,
         # An agent's own memory (MCP, or inferred) starts untrusted: only a person raises trust
         # (`git memex instruction approve`); what a person typed or said starts reviewed.
-        "trust_level": "untrusted" if source == "inference" or via == "mcp" else "reviewed",
+        "trust_level": "untrusted" if source == "inference" or is_agent_road(via) else "reviewed",
         "status": "active",
         "review_state": review_state,
         "source": source,

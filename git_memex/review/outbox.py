@@ -111,7 +111,9 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, via: s
                     out.append({"source": orig.id, "id": existing[0], "review_state": existing[1], "existing": True})
                     continue
                 text = _crossing_text(ctx, orig)
-                road = "mcp" if via == "mcp" or orig.fm.get("via") == "mcp" else str(orig.fm.get("via") or via)
+                orig_via = orig.fm.get("via")
+                road = (str(orig_via) if model.is_agent_road(orig_via) else via if model.is_agent_road(via)
+                        else str(orig_via or via))
                 copy = model.create(
                     text,
                     scope="project",

@@ -169,3 +169,39 @@ def test_memory_add_sets_expires_and_related_and_the_regret_window_lists_low_con
     assert [h["id"] for h in hits] == [linked["id"]] and hits[0]["confidence"] == "low"
     cut = call("memory_search", {"query": "cache", "scope": "personal", "limit": 1})
     assert cut.structured_content["more"] is True and "raise `limit`" in text(cut)
+
+
+@pytest.mark.parametrize("client, via", [
+    ("claude-code", "mcp:claude-code"),
+    ("codex-mcp-client", "mcp:codex"),
+    ("Visual Studio Code", "mcp:vscode"),
+    ("cli", "mcp:cli"),  # a client cannot name itself into a person's road
+    ("Some \x1b[31mAgent", "mcp:some-31magent"),  # no control character reaches the file
+])
+def test_via_records_the_mcp_host_from_initialize(repo: Path, client: str, via: str) -> None:
+    """`via` is what the client's `initialize` said it is (V2-DESIGN §3 provenance), always under
+    `mcp`, so trust never rises with a name; through the real stdio server."""
+    import os
+    import sys
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, types
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "git_memex", "mcp"], env=dict(os.environ),
+                                   cwd=str(repo))
+
+    async def main() -> dict[str, Any]:
+        with anyio.fail_after(90):
+            async with stdio_client(params) as (read, write), ClientSession(
+                    read, write, client_info=types.Implementation(name=client, version="1.0")) as s:
+                await s.initialize()
+                res = await s.call_tool("memory_add", {"text": f"The host {via} wrote this memory",
+                                                       "scope": "personal"})
+                assert not res.is_error, res.content
+                assert isinstance(res.structured_content, dict)
+                return res.structured_content
+
+    saved = anyio.run(main)
+    fm = fm_of(saved["path"])
+    assert fm["via"] == via and fm["trust_level"] == "untrusted"
