@@ -410,8 +410,11 @@ def list_memories(
         page = ordered[: max(limit, 0)]
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in page])
         tags = safe_tags(st, [(r["id"], json.loads(r["tags"] or "[]")) for r in page])
-        return {"memories": [summary(r, bodies[r["id"]], tags[r["id"]]) for r in page], "total": total,
-                "limit": limit, "more": total > len(page)}
+        from git_memex.agents.render import ABBREV, short_ids
+
+        abbrev = short_ids(st, [r["id"] for r in page], ABBREV)
+        return {"memories": [{**summary(r, bodies[r["id"]], tags[r["id"]]), "short_id": abbrev[r["id"]]} for r in page],
+                "total": total, "limit": limit, "more": total > len(page)}
 
 
 def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None) -> dict[str, Any]:
@@ -479,8 +482,12 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
 
             for h in res.hits:
                 h.explain["precedence"] = tier(h)
-        out: dict[str, Any] = {"query": query, "hits": [h.to_json(explain) for h in res.hits], "limit": limit,
-                               "more": res.more}
+        from git_memex.agents.render import ABBREV, short_ids
+
+        abbrev = short_ids(st, [h.id for h in res.hits], ABBREV)
+        out: dict[str, Any] = {"query": query,
+                               "hits": [{**h.to_json(explain), "short_id": abbrev[h.id]} for h in res.hits],
+                               "limit": limit, "more": res.more}
         if explain:
             out["precedence"] = {k: list(v) for k, v in CHAINS.items()}
             out["fts"] = res.fts

@@ -198,3 +198,24 @@ def test_org_bench_smoke_reports_every_row_and_the_targets(tmp_path: Path) -> No
     for ref in ("git --version", "git-memex --version (start-up floor)", "pure-Python loop"):
         assert f"| {ref}" in text, ref
     assert "Targets (issue 16) at 240" in text and "Cost growth against 120" in text
+
+
+@pytest.mark.slow
+def test_prompt_hook_bench_smoke_reports_both_halves_and_the_time(tmp_path: Path) -> None:
+    """`python -m bench.prompt_hook` (docs/agents.md, Keyword capture) cannot rot: the set through
+    the real hook, 200 distractors, both halves' recall and false positives, the timing and the
+    machine reference rows; no ../shared needed."""
+    out = tmp_path / "prompt_hook.md"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "bench.prompt_hook", "--smoke", "--no-semantic", "--sweep", "--out", str(out)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = out.read_text(encoding="utf-8")
+    for half in ("tuning", "held-out"):
+        assert sum(line.startswith(f"| {half} | ") for line in text.splitlines()) == 2, half  # the set, + 200
+    assert "Whole-process time of `capture --hook claude` at 232 memories, lexical lane" in text
+    assert "| share | 0.3 (shipped) |" in text and "Shipped rule, in-process: tuning" in text
+    for ref in ("git --version", "git-memex --version (start-up floor)", "pure-Python loop"):
+        assert f"- {ref}" in text, ref
+    assert (tmp_path / "prompt_hook.json").exists()

@@ -425,3 +425,50 @@ def test_search_and_list_say_when_the_limit_cut_the_results(repo: Path):
     only = run_cli("search", "cache", "--confidence", "low", "--json").json()
     assert [h["id"] for h in only["hits"]] == [low] and only["hits"][0]["confidence"] == "low"
     assert "default 8" in run_cli("search", "--help").out
+# ------------------------------------------------------------------ ids as people type them
+TOGETHER = ("01JCAB1234ABCDEFGHJKMNPQRS", "01JCAB1234ABCDEFGHJKMNPQRT", "01JCAB1234ZZZZZZZZZZZZZZZZ")
+
+
+def _made_together(repo: Path) -> None:
+    """Three memories whose ids share the ULID's time part (made in the same millisecond, as an
+    import or a batch of an agent's adds makes them), written as files in the memory folder."""
+    folder = repo / ".ai" / "open-memex"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, mid in enumerate(TOGETHER):
+        (folder / f"{mid}.md").write_text(
+            f"---\nid: {mid}\nschema_version: 2\nscope: project\ntype: fact\nstatus: active\n"
+            f"created_at: '2026-01-01T00:00:00Z'\nupdated_at: '2026-01-01T00:00:0{n}Z'\n---\n"
+            f"The kestrel proxy timeout for service {n} is {30 + n} seconds\n", encoding="utf-8")
+
+
+def test_a_full_id_in_lower_case_names_its_memory(repo: Path):
+    a = add("use pnpm, not npm")
+    for typed in (a["id"].lower(), a["id"][:25].lower(), a["id"].lower()[:8]):
+        r = run_cli("show", typed, "--json")
+        assert r.code == 0, r.err
+        assert r.json()["id"] == a["id"]
+
+
+def test_list_and_search_print_the_shortest_prefix_that_names_one_memory(repo: Path):
+    _made_together(repo)
+    alone = add("use pnpm, not npm")["id"]
+    listed = run_cli("list", "--scope", "all", "--limit", "10").out
+    printed = {line.split()[0] for line in listed.splitlines() if line.startswith("  ")}
+    # the two that differ only in their last character need all 26; the third parts at 11; the
+    # memory made alone needs no more than git's 7
+    assert printed == {TOGETHER[0], TOGETHER[1], TOGETHER[2][:11], alone[:7]}
+    found = run_cli("search", "kestrel proxy timeout").out
+    assert {line.split()[0] for line in found.splitlines()} == {TOGETHER[0], TOGETHER[1], TOGETHER[2][:11]}
+    for prefix in printed:  # each printed prefix is taken back, in any case
+        for typed in (prefix, prefix.lower()):
+            r = run_cli("show", typed, "--json")
+            assert r.code == 0, r.err
+    short = {h["id"]: h["short_id"] for h in run_cli("search", "kestrel", "--json").json()["hits"]}
+    assert short[TOGETHER[2]] == TOGETHER[2][:11]
+
+
+def test_an_ambiguous_prefix_is_one_sentence(repo: Path):
+    _made_together(repo)
+    r = run_cli("show", TOGETHER[0][:10].lower())
+    assert r.code == 1 and r.out == ""
+    assert r.err.count("\n") == 1 and "ambiguous (3 memories)" in r.err and "Traceback" not in r.err

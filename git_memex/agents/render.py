@@ -107,12 +107,17 @@ another memory shares the prefix: a full 26-character ULID costs ~18 BPE tokens,
 ~7, and every tool and command takes a unique prefix of 6 or more."""
 
 
-def short_ids(stores: Stores, ids: Iterable[str]) -> dict[str, str]:
-    """Each id's shortest prefix of at least SHORT_ID characters that no other memory in any
+ABBREV = 7
+"""`list` and `search` print each id as its shortest unique prefix of at least this many
+characters, as git abbreviates commits (core.abbrev's default); every command takes 6 or more."""
+
+
+def short_ids(stores: Stores, ids: Iterable[str], minimum: int = SHORT_ID) -> dict[str, str]:
+    """Each id's shortest prefix of at least `minimum` characters that no other memory in any
     index starts with (one indexed range count per id and length)."""
     out: dict[str, str] = {}
     for mid in ids:
-        n = min(SHORT_ID, len(mid))
+        n = min(minimum, len(mid))
         while n < len(mid):
             prefix = mid[:n]
             others = stores.count("m.id >= ? AND m.id < ? AND m.id != ?", (prefix, prefix + "\U0010ffff", mid),

@@ -27,7 +27,6 @@ shortened to unique prefixes (`short_ids`). An empty selection gives an empty te
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import time
 
@@ -242,16 +241,35 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
 # --------------------------------------------------------------------- the prompt hook
 PROMPT_HITS = 3
 """At most this many memories are added to one prompt: a nudge, not a second session block."""
-PROMPT_MIN_SHARED = 2
-PROMPT_SHARE = 0.4
-"""A memory is added only when it holds at least PROMPT_MIN_SHARED of the prompt's distinct
-content terms and at least PROMPT_SHARE of them (of the first eight): a strong match, or nothing."""
+PROMPT_MIN_HELD = 2
+PROMPT_SHARE = 0.3
+PROMPT_DENSE = 1.5
+"""A memory reaches a prompt when, by the engine's own matching (stems and prefixes, so "retries"
+holds "retry"; synonyms and the alias vocabulary; CJK bigrams), it holds at least
+PROMPT_MIN_HELD of the prompt's words carrying at least PROMPT_SHARE of their weight (the
+engine's coverage: the IDF-weighted share of the query's words held); or, with the semantic
+lane, one word of a prompt of two words or more and a dense score of at least PROMPT_DENSE (the
+lane's raw asymmetric score; below it the lane only reorders). Chosen on the tuning half of
+bench/prompts/set.json (`python -m bench.prompt_hook --sweep`): the word threshold as strict as
+that half allows without losing an answer, the dense floor as loose as it allows without adding
+a false positive. A rule letting one rare word alone through (IDF share >= 0.45) was tried and
+dropped: on the tuning half with 200 distractors beside the set, "generate a uuid for me"
+brought the changelog memory, as the IDF of a word in one memory nears that of an absent word
+in a large store. docs/agents.md gives both halves' figures."""
+PROMPT_MAX_CHARS = 2000
+"""A longer prompt (a pasted log or diff, the search limit of ops.MAX_QUERY_CHARS) brings no memory."""
 
 
-def _terms(text: str) -> set[str]:
-    from git_memex.core.textproc import cjk_terms, latin_terms
-
-    return {t.lower() for t in latin_terms(text)} | set(cjk_terms(text))
+def prompt_rule(held: int, words: int, coverage: float, dense: float | None = None, *,
+                min_held: int = PROMPT_MIN_HELD, share: float = PROMPT_SHARE, dense_floor: float = PROMPT_DENSE) -> bool:
+    """Does a search hit holding `held` of a prompt's `words` (IDF-weighted share `coverage`;
+    `dense`: the semantic lane's raw score, None without it) reach the prompt?"""
+    if words <= 0 or held <= 0:
+        return False
+    if held >= min_held and coverage >= share:
+        return True
+    # by meaning: one word alone ("webhook", "continue") is no question about a memory
+    return words >= 2 and dense is not None and dense >= dense_floor
 
 
 def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
@@ -266,15 +284,13 @@ def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
     from git_memex.search.engine import search
     from git_memex.secrets.guard import safe_bodies
 
-    want = _terms(prompt)
-    if len(want) < PROMPT_MIN_SHARED:
+    if not prompt.strip() or len(prompt) > PROMPT_MAX_CHARS:
         return "", []
-    floor = max(PROMPT_MIN_SHARED, math.ceil(PROMPT_SHARE * min(len(want), 8)))
     with Stores(ctx) as st:
         res = search(st, prompt, limit=10, refresh=refresh)
         hits = [h for h in res.hits if h.role != "instruction" and h.status == "active" and h.id not in exclude
                 and h.review_state != "rejected"]
-        strong = [h for h in hits if len(want & _terms(h.body)) >= floor][:limit]
+        strong = [h for h in hits if prompt_rule(h.held, h.words, h.coverage, h.dense)][:limit]
         if not strong:
             return "", []
         bodies = safe_bodies(st, [(h.id, h.body) for h in strong])

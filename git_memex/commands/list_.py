@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json(res)
         return 0
     rows = res["memories"]
+    w = max((len(m.get("short_id") or short(m["id"])) for m in rows), default=10)
     if args.scope in ("both", "all") and rows:
         # two headings, newest first under each: what stays on this machine, what the team shares;
         # a third for subscribed org memories when there are any
@@ -41,10 +42,10 @@ def run(args: argparse.Namespace) -> int:
                              *((("Org", org),) if org else ())):
             print(f"{title}:" if group else f"{title}: none")
             for m in group:
-                print(f"  {short(m['id'])}  {label(m):28}  {m['snippet']}")
+                print(f"  {m.get('short_id') or short(m['id']):{w}}  {label(m):28}  {m['snippet']}")
     else:
         for m in rows:
-            print(f"{short(m['id'])}  {label(m):28}  {m['snippet']}")
+            print(f"{m.get('short_id') or short(m['id']):{w}}  {label(m):28}  {m['snippet']}")
     shown = len(rows)
     if res["total"] > shown:
         print(f"({shown} of {res['total']}; --limit shows more)")

