@@ -156,9 +156,11 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
                 raise MemexError(f"could not write git config {key} ({r.stderr.strip()})", FAILED)
         rep.add("merge driver (git config merge.memex)", "updated" if current else "created")
     command = shlex.join(memex_command())
-    if _git_config(work, "--local", "--get", "memex.command").stdout.strip() != command:
+    was = _git_config(work, "--local", "--get", "memex.command").stdout.strip()
+    if was != command:
         _set_local(work, "memex.command", command)  # the pre-commit framework snippet runs it
-        rep.add("git-memex command for the pre-commit framework (git config memex.command)", "updated", command)
+        rep.add("git-memex command for the pre-commit framework (git config memex.command)",
+                "updated" if was else "created", command)
     if hooks:
         _unset_local(work, "memex.hooks")
         framework = work / ".pre-commit-config.yaml"
