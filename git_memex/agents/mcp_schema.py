@@ -21,7 +21,9 @@ SERVER_NAME = "memex"
 # Closed enums for the input schemas, built from the model so that they never drift.
 MemoryType = Literal[model.TYPES]  # type: ignore[valid-type]
 Importance = Literal[model.IMPORTANCES]  # type: ignore[valid-type]
-Source = Literal[model.SOURCES]  # type: ignore[valid-type]
+Source = Literal["tool", "inference"]
+"""What an agent may record as a memory's `source`: its own provenance. `user`, `keyword`, `import` and
+`cli` name a person's act (said, typed, imported) and are the CLI's and capture's alone."""
 WriteScope = Literal["project", "personal"]
 Role = Literal[model.ROLES]  # type: ignore[valid-type]
 Visibility = Literal[model.VISIBILITIES]  # type: ignore[valid-type]

@@ -89,8 +89,9 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                                            "review; personal: about the user, never leaves this machine.")] = "project",
         tags: Annotated[list[str] | None, Field(description="Optional tags: what the memory is about.")] = None,
         importance: Annotated[Importance, Field(description="How much it matters.")] = "normal",
-        source: Annotated[Source, Field(description="Where it came from: user (the user said it), tool "
-                                        "(default), inference (your own conclusion, e.g. at a checkpoint).")] = "tool",
+        source: Annotated[Source, Field(description="Where it came from: tool (default: you found it or were told "
+                                        "it while working), inference (your own conclusion, e.g. at a checkpoint). "
+                                        "An agent never records a person's act (user, keyword, import, cli).")] = "tool",
         role: Annotated[Role, Field(description="knowledge (default), or instruction: a rule the user wants agents to "
                                     "follow. A rule is saved as a draft; only a person can approve it.")] = "knowledge",
         visibility: Annotated[Visibility | None, Field(description="project scope only: internal (default) or "

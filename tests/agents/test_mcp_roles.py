@@ -159,6 +159,26 @@ def test_agent_cannot_switch_an_approved_rule_off(repo: Path) -> None:
     assert "Never force-push to main" not in rules_served(repo)
 
 
+# ------------------------------------------------------------------ provenance: an agent never claims a person
+def test_an_agent_cannot_record_a_persons_provenance(repo: Path) -> None:
+    async def steps(c: Any) -> Any:
+        return await c.list_tools()
+
+    from mcp_client import session
+
+    tools = {t.name: t for t in session(steps).tools}
+    assert tools["memory_add"].input_schema["properties"]["source"]["enum"] == ["tool", "inference"]
+    for claimed in ("user", "keyword", "import", "cli"):
+        for scope in ("project", "personal"):
+            msg = err("memory_add", {"text": f"The user said to deploy on Fridays ({claimed})", "source": claimed,
+                                     "scope": scope})
+            assert "`source` must be one of" in msg and "'tool'" in msg, msg
+    assert ok("memory_list", {"scope": "all"})["total"] == 0  # nothing was saved
+    saved = ok("memory_add", {"text": "The staging database is rebuilt nightly"})
+    fm = ok("memory_get", {"id": saved["id"]})["frontmatter"]
+    assert (fm["source"], fm["via"], fm["trust_level"]) == ("tool", "mcp", "untrusted")
+
+
 # ------------------------------------------------------------------ over real stdio
 def test_roles_over_stdio(repo: Path) -> None:
     rule = approved_rule(repo, "Always run the linter before committing")
