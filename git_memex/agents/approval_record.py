@@ -44,8 +44,18 @@ if TYPE_CHECKING:
 
 RECORDS_DIR = ".approvals"
 FORMAT = "git-memex-approval/1"
-CONTENT_FIELDS = ("id", "role", "scope", "type", "trust_level", "source", "paths", "tags", "body")
-"""The index row's fields a content hash covers: what the rule says, and where and to whom it applies."""
+CONTENT_FIELDS = ("id", "role", "scope", "type", "trust_level", "source", "paths", "tags", "body",
+                  "importance", "confidence", "aliases", "alias", "target", "created_by")
+"""The index row's fields a content hash covers: every one that changes how a rule is served. What
+it says (body, type, role), where and to whom it applies (scope, paths, tags, created_by: a
+personal rule's owner), how prominent it is (importance orders the rules and decides which the
+budget drops; confidence is shown), how it is found (aliases, alias/target), and its trust
+(trust_level, source). Left out, each for a reason: `instruction_state`, `status` and
+`review_state` (the gate needs exactly approved, active, not rejected; any other value only
+switches the rule off, and a switch-off is made durable by the revocation record);
+`updated_at`, `created_at` and `revision` (bookkeeping every write changes); `visibility` and the
+supersede links (`supersedes`, `superseded_by`, `derived_from`: a pointer can only hide a rule,
+and the pre-commit hook refuses one that dangles)."""
 
 _IDENT_RE = re.compile(r"^(.*?) <([^<>]*)> \d+ [+-]\d{4}$")
 

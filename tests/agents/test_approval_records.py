@@ -188,3 +188,16 @@ def test_with_an_owners_file_only_an_owner_s_approval_counts(ready: Path) -> Non
     owners.write_text("* ada@example.com test@example.com\n", encoding="utf-8")
     git("commit", "-qam", "Test User owns the rules too", cwd=ready)
     assert served() == [mid]
+
+
+@pytest.mark.parametrize("change", [{"importance": "high"}, {"confidence": "low"}, {"aliases": ["deploy"]}])
+def test_a_serving_field_changed_after_approval_voids_the_approval(ready: Path, change: dict) -> None:
+    mid = submitted_rule("Tag every release from main")
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qam", "approve", cwd=ready)
+    assert served() == [mid]
+    edit_fm(memory_file(ready, mid), **change)
+    git("commit", "-qam", f"tweak {', '.join(change)}", cwd=ready)
+    assert served() == []
+    flagged = {a["id"]: a["why"] for a in audit()["unbacked_approvals"]}
+    assert "content hash differs" in flagged[mid]
