@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"  # 12: a scope: personal file in a shared folder is quarantined (rows built before must go)
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
