@@ -319,24 +319,106 @@ def _revoked(ctx: Context, work: Path, ref: str, branch: str,
     """For rules whose approval record is otherwise credible: why not, when any version of the
     rule's revocation record ever committed on the default branch names that approval (a
     revocation is durable: deleting, reverting or trimming the record later does not undo it)."""
-    rels = {revoked_rel(ctx, mid): mid for mid in credible}
-    versions = history(work, [ref], list(rels))
-    if versions is None:
+    known = revocations(ctx, work, ref)
+    if known is None:
         return {mid: "git could not read the revocation records" for mid in credible}
+    voids, bad = known
     out: dict[str, str | None] = {}
-    for rel, mid in rels.items():
-        key = approval_key(credible[mid])
-        for data in versions[rel]:
-            voids = parse_revocation(data, mid)
-            if voids is None:
-                out[mid] = f"a revocation record for it on {branch} is not one `git memex` wrote: approve it again"
-                break
-            if key in voids:
-                why = str(voids[key].get("why") or "revoked")
-                out[mid] = (f"its approval by {credible[mid]['approver']['email']} was {why} on {branch} "
-                            "(a copy, cherry-pick or revert of an old approval does not undo that): approve it again")
-                break
+    for mid, rec in credible.items():
+        key = approval_key(rec)
+        if mid in bad:
+            out[mid] = f"a revocation record for it on {branch} is not one `git memex` wrote: approve it again"
+        elif key in voids.get(mid, {}):
+            out[mid] = (f"its approval by {rec['approver']['email']} was {voids[mid][key]} on {branch} "
+                        "(a copy, cherry-pick or revert of an old approval does not undo that): approve it again")
     return out
+
+
+CACHE_FORMAT = "git-memex-revocations-cache/1"
+
+
+def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
+    """Every approval any revocation record ever committed in `ref`'s history voids: ({rule id:
+    {approval key: why}}, ids with a version that is not a revocation record); None when git fails.
+
+    History only grows, so the answer is cached in the data root by the commit it was computed for;
+    the next call walks only the commits since (``OLD..NEW``: what OLD reaches was read already,
+    so after a force-push the answer is a superset, which only keeps more off). One
+    `git rev-parse` when nothing changed."""
+    from git_memex.core.digest import sha256_hex
+    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+
+    proc = run_git(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], work, timeout=20, env=TRUSTED_HISTORY)
+    if proc is None or proc.returncode != 0:
+        return None
+    oid = proc.stdout.decode("ascii", "replace").strip()
+    common = str(ctx.repo.common_dir) if ctx.repo is not None else str(work)
+    cache = ctx.data_root / "approvals" / f"revocations-{sha256_hex(common.encode('utf-8'))[:16]}.json"
+    voids: dict[str, dict[str, str]] = {}
+    bad: set[str] = set()
+    since = None
+    try:
+        got = json.loads(cache.read_text("utf-8"))
+        if (isinstance(got, dict) and got.get("format") == CACHE_FORMAT and got.get("ref") == ref
+                and got.get("folder") == ctx.memory_dir_rel and isinstance(got.get("oid"), str)):
+            voids = {str(m): {str(k): str(w) for k, w in v.items()} for m, v in got["rules"].items()}
+            bad = {str(m) for m in got["bad"]}
+            since = got["oid"]
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        voids, bad, since = {}, set(), None
+    if since == oid:
+        return voids, bad
+    fresh = _walk(ctx, work, oid if since is None else f"{since}..{oid}")
+    if fresh is None and since is not None:  # the cached commit is gone (gc after a force-push)
+        voids, bad = {}, set()
+        fresh = _walk(ctx, work, oid)
+    if fresh is None:
+        return None
+    for mid, keys in fresh[0].items():
+        voids.setdefault(mid, {}).update(keys)
+    bad |= fresh[1]
+    import contextlib
+
+    with contextlib.suppress(OSError):  # a read-only data root: walk again next time
+        write(cache, json.dumps({"format": CACHE_FORMAT, "ref": ref, "folder": ctx.memory_dir_rel, "oid": oid,
+                                 "rules": voids, "bad": sorted(bad)}).encode("utf-8"))
+    return voids, bad
+
+
+def _walk(ctx: Context, work: Path, revs: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
+    """`revocations` of the commits `revs` names (one `git log`, one `git cat-file --batch`)."""
+    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+
+    folder = f"{ctx.memory_dir_rel}/{RECORDS_DIR}"
+    proc = run_git(["log", "--full-history", "-m", "--format=%x01%H", "--name-only", revs, "--", folder],
+                   work, timeout=60, env=TRUSTED_HISTORY)
+    if proc is None or proc.returncode != 0:
+        return None
+    suffix = ".revoked.json"
+    pairs: dict[tuple[str, str], str] = {}
+    commit = ""
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("\x01"):
+            commit = line[1:].strip()
+        elif commit and line.startswith(folder + "/") and line.endswith(suffix) and "/" not in line[len(folder) + 1:]:
+            pairs[(commit, line)] = line[len(folder) + 1:-len(suffix)]
+    voids: dict[str, dict[str, str]] = {}
+    bad: set[str] = set()
+    if not pairs:
+        return voids, bad
+    blobs = _batch(work, [f"{c}:{rel}" for c, rel in pairs])
+    if blobs is None:
+        return None
+    for mid, data in zip(pairs.values(), blobs, strict=True):
+        if data is None:
+            continue  # the commit deleted it
+        entries = parse_revocation(data, mid)
+        if entries is None:
+            bad.add(mid)
+            continue
+        for key, e in entries.items():
+            voids.setdefault(mid, {})[key] = str(e.get("why") or "revoked")
+    return voids, bad
 
 
 def _batch(work: Path, specs: list[str]) -> list[bytes | None] | None:
