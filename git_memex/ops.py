@@ -508,6 +508,22 @@ def _rewrite(st: Stores, found: Found, m: Memory) -> None:
     found.index.upsert(m, found.source)
 
 
+def _retire(st: Stores, found: Found, why: str) -> None:
+    """A rule switched off stays off: its approvals are voided for good (`approval.retire`), so a
+    restored file, a cherry-picked approval or a reverted revocation never serves it again."""
+    loc = found.source.location
+    if loc not in ("repo", "personal"):
+        return
+    from git_memex.agents import approval
+
+    record = approval._record_path(st.ctx, loc, str(found.row["id"]))
+    if found.row["role"] != "instruction" and not record.exists():
+        return  # only rules are approved: nothing to void, no git call
+    from git_memex.core.identity import actor
+
+    approval.retire(st.ctx, loc, str(found.row["id"]), why, actor(st.ctx))
+
+
 def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", source: str = "cli",
               type: str | None = None, tags: list[str] | None = None, role: str | None = None,
               confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
@@ -560,6 +576,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
         old.fm["status"] = "superseded"
         old.fm["superseded_by"] = new.id
         _rewrite(st, found, old)
+        _retire(st, found, "superseded")
         return {"id": new.id, "supersedes": old.id, "masked": masked, "location": loc}
 
 
@@ -583,6 +600,8 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
                              "; change the memory that replaced it instead"), FAILED)
         m.fm["status"] = status
         _rewrite(st, found, m)
+        if status != "active":
+            _retire(st, found, status)
         return {"id": m.id, "from": old, "to": status, "changed": True}
 
 
@@ -597,11 +616,13 @@ def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores |
                 return {"id": mid, "deleted": False, "status": "retracted", "changed": False}
             m.fm["status"] = "retracted"
             _rewrite(st, found, m)
+            _retire(st, found, "retracted")
             return {"id": mid, "deleted": False, "status": "retracted", "changed": True}
         removed = []
         for f in st.find_all(mid):
             delete_file(f.path)
             f.index.remove(f.path)
+            _retire(st, f, "forgotten")
             removed.append(str(f.path))
         return {"id": mid, "deleted": True, "paths": removed}
 

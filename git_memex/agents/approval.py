@@ -72,9 +72,98 @@ def _record_path(ctx: Context, where: str, mid: str) -> Any:
     return ctx.repo.work_tree / approval_record.repo_rel(ctx, mid)
 
 
+def _revocation_path(ctx: Context, where: str, mid: str) -> Any:
+    from git_memex.agents import approval_record
+
+    if where == "personal":
+        return approval_record.personal_revoked_path(ctx, mid)
+    assert ctx.repo is not None
+    return ctx.repo.work_tree / approval_record.revoked_rel(ctx, mid)
+
+
+def _history(ctx: Context, rel: str) -> list[bytes]:
+    """Every committed version of `rel` on the default branch and on HEAD ([] without git)."""
+    from git_memex.agents import approval_record
+    from git_memex.agents.gate import default_branch
+
+    if ctx.repo is None:
+        return []
+    ref = default_branch(ctx)
+    refs = [ref.ref] if ref is not None else []
+    got = approval_record.history(ctx.repo.work_tree, [*refs, "HEAD"], [rel])
+    return (got or {}).get(rel, [])
+
+
+def _revoked_keys(ctx: Context, where: str, mid: str) -> set[str]:
+    """The approvals of `mid` a revocation record voids: the work tree's (or data root's) and,
+    for a repository rule, every version ever committed."""
+    from git_memex.agents import approval_record
+
+    path = _revocation_path(ctx, where, mid)
+    try:
+        versions = [path.read_bytes()]
+    except OSError:
+        versions = []
+    if where == "repo":
+        versions += _history(ctx, approval_record.revoked_rel(ctx, mid))
+    keys: set[str] = set()
+    for data in versions:
+        keys |= set(approval_record.parse_revocation(data, mid) or {})
+    return keys
+
+
+def retire(ctx: Context, where: str, mid: str, why: str, by: str) -> bool:
+    """Void every approval of rule `mid` for good: each approval record of it (the work tree's or
+    data root's, and for a repository rule every version ever committed on the default branch or
+    HEAD) is named in its revocation record (`<id>.revoked.json`, appended to, never trimmed), and
+    the approval record is deleted; for a repository rule both are staged. Called by
+    `instruction revoke` and by every change that switches a memory off (supersede, forget,
+    deprecate, archive). True when anything changed."""
+    from git_memex.agents import approval_record
+
+    if where not in ("repo", "personal") or (where == "repo" and ctx.repo is None):
+        return False
+    record = _record_path(ctx, where, mid)
+    try:
+        versions = [record.read_bytes()]
+    except OSError:
+        versions = []
+    if where == "repo":
+        versions += _history(ctx, approval_record.repo_rel(ctx, mid))
+    approvals: dict[str, dict[str, Any]] = {}
+    for data in versions:
+        rec = approval_record.parse(data, mid)
+        if isinstance(rec, dict):
+            approvals.setdefault(approval_record.approval_key(rec), rec)
+    revocation = _revocation_path(ctx, where, mid)
+    changed = False
+    if approvals:
+        try:
+            old: bytes | None = revocation.read_bytes()
+        except OSError:
+            old = None
+        entries = approval_record.parse_revocation(old, mid) or {}
+        fresh = [k for k in approvals if k not in entries]
+        if fresh:
+            listed = list(entries.values()) + [
+                {"approval": k, "content": approvals[k].get("content"),
+                 "approver": approvals[k]["approver"].get("email"), "why": why, "by": by, "at": model.now()}
+                for k in fresh]
+            approval_record.write(revocation, approval_record.build_revocation(mid, listed))
+            changed = True
+    if record.exists():
+        record.unlink()
+        changed = True
+    if where == "repo" and changed:
+        _stage(ctx, record)
+        if revocation.exists():
+            _stage(ctx, revocation)
+    return changed
+
+
 def _write_record(ctx: Context, where: str, m: model.Memory, ident: tuple[str, str], trust: str) -> bool:
     """Write (and for a repository rule, stage) the approval record of `m`'s content; False when
-    the one there already names this person and this content."""
+    the one there already names this person and this content and was never revoked."""
     import json
 
     from git_memex.agents import approval_record
@@ -84,7 +173,8 @@ def _write_record(ctx: Context, where: str, m: model.Memory, ident: tuple[str, s
     try:
         old = json.loads(path.read_text("utf-8"))
         if (isinstance(old, dict) and old.get("content") == digest and isinstance(old.get("approver"), dict)
-                and old["approver"].get("email") == ident[1] and old.get("trust_level") == trust):
+                and old["approver"].get("email") == ident[1] and old.get("trust_level") == trust
+                and approval_record.approval_key(old) not in _revoked_keys(ctx, where, m.id)):
             return False
     except (OSError, ValueError):
         pass
@@ -200,13 +290,8 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
             write_memory(found.source.folder, m, private=found.row["location"] != "repo")
             found.index.upsert(m, found.source)
         where = found.row["location"]
-        if where in ("repo", "personal"):
-            record = _record_path(ctx, where, m.id)
-            if record.exists():
-                record.unlink()
-                changed = True
-            if where == "repo" and changed:
-                _stage(ctx, record)
+        if retire(ctx, where, m.id, "revoked", who):
+            changed = True
         nxt = ("agents in this work tree stop seeing it now; commit it so that the team's do too"
                if where == "repo" else "your agents stop seeing it now")
         return {"id": m.id, "from": before, "to": "revoked", "by": who, "changed": changed,

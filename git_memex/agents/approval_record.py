@@ -21,6 +21,17 @@ default branch with replace objects and grafts switched off (`gitcmd.TRUSTED_HIS
   approver's email (a hand-written record naming someone else fails);
 * when ``<memoryDir>/OWNERS`` exists on the default branch, the approver owns the rule's path.
 
+A record also holds a random ``nonce``; `approval_key` (id, content hash, approver, time, nonce)
+names that one act of approval. **Revocation is durable**: ``instruction revoke``, and every change
+that switches a rule off (supersede, forget, deprecate, archive), names the key of every approval
+record of the rule (the work tree's and every version ever committed) in
+``<memoryDir>/.approvals/<id>.revoked.json`` (``<data root>/approvals/personal/<id>.revoked.json``
+for a personal rule), appended to and never trimmed, and deletes the approval record. The gate
+refuses an approval whose key any version of that file ever committed on the default branch
+names (`history`: ``--full-history -m``, replace objects off), so a cherry-pick of the old
+approval commit (which keeps its author), a revert of the revocation, a restored file or a copied
+record never serves the rule again; approving again writes a new nonce, a new key.
+
 Not protected: a person with push rights to the default branch who forges both the record and
 the commit's author (git does not authenticate authors; signed commits would).
 
@@ -44,8 +55,19 @@ if TYPE_CHECKING:
 
 RECORDS_DIR = ".approvals"
 FORMAT = "git-memex-approval/1"
-CONTENT_FIELDS = ("id", "role", "scope", "type", "trust_level", "source", "paths", "tags", "body")
-"""The index row's fields a content hash covers: what the rule says, and where and to whom it applies."""
+REVOCATION_FORMAT = "git-memex-revocation/1"
+CONTENT_FIELDS = ("id", "role", "scope", "type", "trust_level", "source", "paths", "tags", "body",
+                  "importance", "confidence", "aliases", "alias", "target", "created_by")
+"""The index row's fields a content hash covers: every one that changes how a rule is served. What
+it says (body, type, role), where and to whom it applies (scope, paths, tags, created_by: a
+personal rule's owner), how prominent it is (importance orders the rules and decides which the
+budget drops; confidence is shown), how it is found (aliases, alias/target), and its trust
+(trust_level, source). Left out, each for a reason: `instruction_state`, `status` and
+`review_state` (the gate needs exactly approved, active, not rejected; any other value only
+switches the rule off, and a switch-off is made durable by the revocation record);
+`updated_at`, `created_at` and `revision` (bookkeeping every write changes); `visibility` and the
+supersede links (`supersedes`, `superseded_by`, `derived_from`: a pointer can only hide a rule,
+and the pre-commit hook refuses one that dangles)."""
 
 _IDENT_RE = re.compile(r"^(.*?) <([^<>]*)> \d+ [+-]\d{4}$")
 
@@ -81,10 +103,12 @@ def git_identity(cwd: Path) -> tuple[str, str] | None:
 
 def build(mid: str, digest: str, name: str, email: str, trust: str) -> bytes:
     """A record's bytes."""
+    import secrets
+
     from git_memex.core.model import now
 
     rec = {"format": FORMAT, "id": mid, "content": digest, "approver": {"name": name, "email": email},
-           "trust_level": trust, "approved_at": now()}
+           "trust_level": trust, "approved_at": now(), "nonce": secrets.token_hex(16)}
     return (json.dumps(rec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -102,6 +126,78 @@ def parse(data: bytes | None, mid: str) -> dict[str, Any] | str:
     if not isinstance(who, dict) or not isinstance(who.get("email"), str) or not isinstance(rec.get("content"), str):
         return "its approval record names no approver"
     return rec
+
+
+def approval_key(rec: Mapping[str, Any]) -> str:
+    """What names one act of approval: ``sha256:<hex>`` of the record's id, content hash, approver
+    email, time and nonce. A cherry-pick, a revert or a copy of a record carries the same key, so a
+    revocation naming it outranks every copy; approving again writes a new nonce, a new key."""
+    from git_memex.core.digest import sha256_hex
+
+    who = rec.get("approver")
+    payload = {"id": rec.get("id"), "content": rec.get("content"),
+               "approver": who.get("email") if isinstance(who, dict) else None,
+               "approved_at": rec.get("approved_at"), "nonce": rec.get("nonce")}
+    return "sha256:" + sha256_hex(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+
+
+def parse_revocation(data: bytes | None, mid: str) -> dict[str, dict[str, Any]] | None:
+    """The approvals a revocation record voids, by key ({} when there is none); None when it is
+    not one `git memex` wrote for this rule (then nothing of the rule's is trusted)."""
+    if data is None:
+        return {}
+    try:
+        rec = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("format") != REVOCATION_FORMAT or rec.get("id") != mid:
+        return None
+    entries = rec.get("revoked")
+    if not isinstance(entries, list):
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        if not isinstance(e, dict) or not isinstance(e.get("approval"), str):
+            return None
+        out[e["approval"]] = e
+    return out
+
+
+def build_revocation(mid: str, entries: Iterable[Mapping[str, Any]]) -> bytes:
+    rec = {"format": REVOCATION_FORMAT, "id": mid, "revoked": list(entries)}
+    return (json.dumps(rec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def history(work: Path, refs: list[str], rels: list[str]) -> dict[str, list[bytes]] | None:
+    """Every version of each file in `rels` ever committed in the history of `refs`, replace
+    objects and grafts off: rel path -> the blobs (deleted versions left out). ``--full-history``
+    and ``-m``: a merge that drops a file cannot hide the commit that added it. None when git
+    fails."""
+    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+
+    out: dict[str, list[bytes]] = {rel: [] for rel in rels}
+    if not rels or not refs:
+        return out
+    proc = run_git(["log", "--full-history", "-m", "--ignore-missing", "--format=%x01%H", "--name-only",
+                    *refs, "--", *rels], work, timeout=60, env=TRUSTED_HISTORY)
+    if proc is None or proc.returncode != 0:
+        return None
+    pairs: dict[tuple[str, str], None] = {}
+    commit = ""
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("\x01"):
+            commit = line[1:].strip()
+        elif line in out and commit:
+            pairs[(commit, line)] = None
+    if not pairs:
+        return out
+    blobs = _batch(work, [f"{c}:{rel}" for c, rel in pairs])
+    if blobs is None:
+        return None
+    for (_, rel), data in zip(pairs, blobs, strict=True):
+        if data is not None:
+            out[rel].append(data)
+    return out
 
 
 def write(path: Path, data: bytes) -> None:
@@ -128,6 +224,14 @@ def repo_rel(ctx: Context, mid: str) -> str:
     return f"{ctx.memory_dir_rel}/{RECORDS_DIR}/{mid}.json"
 
 
+def personal_revoked_path(ctx: Context, mid: str) -> Path:
+    return ctx.data_root / "approvals" / "personal" / f"{mid}.revoked.json"
+
+
+def revoked_rel(ctx: Context, mid: str) -> str:
+    return f"{ctx.memory_dir_rel}/{RECORDS_DIR}/{mid}.revoked.json"
+
+
 def personal_verdict(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None) -> str | None:
     """None when this machine holds the owner's approval record for the personal rule's content."""
     from git_memex.agents.owners import identity
@@ -142,6 +246,15 @@ def personal_verdict(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current
         return rec
     if rec["content"] != content_hash(row):
         return "changed since you approved it (content hash differs): approve it again"
+    try:
+        void: bytes | None = personal_revoked_path(ctx, mid).read_bytes()
+    except OSError:
+        void = None
+    revoked = parse_revocation(void, mid)
+    if revoked is None:
+        return "its revocation record is not one `git memex` wrote: approve it again"
+    if approval_key(rec) in revoked:
+        return f"this approval was {revoked[approval_key(rec)].get('why') or 'revoked'} since: approve it again"
     me = identity(current_user)
     if me is None or identity(rec["approver"]["email"]) != me:
         return "its approval record names someone else"
@@ -167,6 +280,7 @@ def repo_verdicts(ctx: Context, ref: str, branch: str,
         return {str(r["id"]): "git could not read the approval records" for r in rows}
     owners_text = blobs[-1]
     rules = parse_owners(owners_text.decode("utf-8", "replace")) if owners_text is not None else None
+    credible: dict[str, dict[str, Any]] = {}
     for r, data in zip(rows, blobs[:-1], strict=True):
         mid = str(r["id"])
         rec = parse(data, mid)
@@ -194,7 +308,117 @@ def repo_verdicts(ctx: Context, ref: str, branch: str,
                 out[mid] = f"{who} is not an owner of {rel} in {ctx.memory_dir_rel}/{OWNERS_FILE} on {branch}"
                 continue
         out[mid] = None
+        credible[mid] = rec
+    if credible:
+        out.update(_revoked(ctx, work, ref, branch, credible))
     return out
+
+
+def _revoked(ctx: Context, work: Path, ref: str, branch: str,
+             credible: Mapping[str, Mapping[str, Any]]) -> dict[str, str | None]:
+    """For rules whose approval record is otherwise credible: why not, when any version of the
+    rule's revocation record ever committed on the default branch names that approval (a
+    revocation is durable: deleting, reverting or trimming the record later does not undo it)."""
+    known = revocations(ctx, work, ref)
+    if known is None:
+        return {mid: "git could not read the revocation records" for mid in credible}
+    voids, bad = known
+    out: dict[str, str | None] = {}
+    for mid, rec in credible.items():
+        key = approval_key(rec)
+        if mid in bad:
+            out[mid] = f"a revocation record for it on {branch} is not one `git memex` wrote: approve it again"
+        elif key in voids.get(mid, {}):
+            out[mid] = (f"its approval by {rec['approver']['email']} was {voids[mid][key]} on {branch} "
+                        "(a copy, cherry-pick or revert of an old approval does not undo that): approve it again")
+    return out
+
+
+CACHE_FORMAT = "git-memex-revocations-cache/1"
+
+
+def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
+    """Every approval any revocation record ever committed in `ref`'s history voids: ({rule id:
+    {approval key: why}}, ids with a version that is not a revocation record); None when git fails.
+
+    History only grows, so the answer is cached in the data root by the commit it was computed for;
+    the next call walks only the commits since (``OLD..NEW``: what OLD reaches was read already,
+    so after a force-push the answer is a superset, which only keeps more off). One
+    `git rev-parse` when nothing changed."""
+    from git_memex.core.digest import sha256_hex
+    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+
+    proc = run_git(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], work, timeout=20, env=TRUSTED_HISTORY)
+    if proc is None or proc.returncode != 0:
+        return None
+    oid = proc.stdout.decode("ascii", "replace").strip()
+    common = str(ctx.repo.common_dir) if ctx.repo is not None else str(work)
+    cache = ctx.data_root / "approvals" / f"revocations-{sha256_hex(common.encode('utf-8'))[:16]}.json"
+    voids: dict[str, dict[str, str]] = {}
+    bad: set[str] = set()
+    since = None
+    try:
+        got = json.loads(cache.read_text("utf-8"))
+        if (isinstance(got, dict) and got.get("format") == CACHE_FORMAT and got.get("ref") == ref
+                and got.get("folder") == ctx.memory_dir_rel and isinstance(got.get("oid"), str)):
+            voids = {str(m): {str(k): str(w) for k, w in v.items()} for m, v in got["rules"].items()}
+            bad = {str(m) for m in got["bad"]}
+            since = got["oid"]
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        voids, bad, since = {}, set(), None
+    if since == oid:
+        return voids, bad
+    fresh = _walk(ctx, work, oid if since is None else f"{since}..{oid}")
+    if fresh is None and since is not None:  # the cached commit is gone (gc after a force-push)
+        voids, bad = {}, set()
+        fresh = _walk(ctx, work, oid)
+    if fresh is None:
+        return None
+    for mid, keys in fresh[0].items():
+        voids.setdefault(mid, {}).update(keys)
+    bad |= fresh[1]
+    import contextlib
+
+    with contextlib.suppress(OSError):  # a read-only data root: walk again next time
+        write(cache, json.dumps({"format": CACHE_FORMAT, "ref": ref, "folder": ctx.memory_dir_rel, "oid": oid,
+                                 "rules": voids, "bad": sorted(bad)}).encode("utf-8"))
+    return voids, bad
+
+
+def _walk(ctx: Context, work: Path, revs: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
+    """`revocations` of the commits `revs` names (one `git log`, one `git cat-file --batch`)."""
+    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+
+    folder = f"{ctx.memory_dir_rel}/{RECORDS_DIR}"
+    proc = run_git(["log", "--full-history", "-m", "--format=%x01%H", "--name-only", revs, "--", folder],
+                   work, timeout=60, env=TRUSTED_HISTORY)
+    if proc is None or proc.returncode != 0:
+        return None
+    suffix = ".revoked.json"
+    pairs: dict[tuple[str, str], str] = {}
+    commit = ""
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("\x01"):
+            commit = line[1:].strip()
+        elif commit and line.startswith(folder + "/") and line.endswith(suffix) and "/" not in line[len(folder) + 1:]:
+            pairs[(commit, line)] = line[len(folder) + 1:-len(suffix)]
+    voids: dict[str, dict[str, str]] = {}
+    bad: set[str] = set()
+    if not pairs:
+        return voids, bad
+    blobs = _batch(work, [f"{c}:{rel}" for c, rel in pairs])
+    if blobs is None:
+        return None
+    for mid, data in zip(pairs.values(), blobs, strict=True):
+        if data is None:
+            continue  # the commit deleted it
+        entries = parse_revocation(data, mid)
+        if entries is None:
+            bad.add(mid)
+            continue
+        for key, e in entries.items():
+            voids.setdefault(mid, {})[key] = str(e.get("why") or "revoked")
+    return voids, bad
 
 
 def _batch(work: Path, specs: list[str]) -> list[bytes | None] | None:

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json(a)
     a.set_defaults(func=run_approve)
     r = verbs.add_parser("revoke", help="revoke a rule: it stays as history, never again an instruction",
-                         description="Set instruction_state revoked and record it in review_history.")
+                         description="Set instruction_state revoked, record it in review_history, and name every approval of the rule in .approvals/ID.revoked.json (staged): no copy, cherry-pick or revert of an old approval serves it again; approve it again to serve it.")
     r.add_argument("id")
     r.add_argument("--note", help="why, kept in review_history")
     r.add_argument("--by", help="who revokes (default: git user.name)")

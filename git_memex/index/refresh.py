@@ -117,7 +117,15 @@ def _read_bytes(path: str) -> bytes | None:
         return None
 
 
-def _load(path: Path, root: str | None = None) -> tuple[bytes, Memory | None, str | None]:
+SHARED_PERSONAL = ("scope: personal in a shared memory folder: a file in a work tree or an org clone is never "
+                   "anyone's personal memory (those live only in the data root); set scope: project to share it")
+"""Why a `scope: personal` file read from a repository or org memory folder is quarantined: someone
+committed it there (past the pre-commit hook's `personal-memory-in-repo`), and served as personal
+it would pass for the reader's own memory or rule."""
+
+
+def _load(path: Path, root: str | None = None, location: str | None = None,
+          ) -> tuple[bytes, Memory | None, str | None]:
     """(raw bytes, memory, None) or (raw bytes, None, quarantine reason)."""
     # imported here, not at the top: compiling its patterns is most of its import time, and a
     # refresh that finds nothing changed never reads a file
@@ -129,9 +137,12 @@ def _load(path: Path, root: str | None = None) -> tuple[bytes, Memory | None, st
         return b"", None, str(exc)
     try:
         m = parse_for_index(path, raw)
-        return raw, m, None
     except UnreadableMemory as exc:
         return raw, None, str(exc)
+    if location is not None and (location == "repo" or location.startswith("org:")) \
+            and str(m.fm.get("scope") or "").strip().lower() == "personal":
+        return raw, None, SHARED_PERSONAL
+    return raw, m, None
 
 
 class IndexDamaged(sqlite3.DatabaseError):
@@ -530,7 +541,7 @@ class Index:
                 tick(n)
             racy = int(now_ns - int(sig.split(":", 1)[0]) < RACY_NS)
             path = Path(p)
-            raw, m, error = _load(path, self.root)
+            raw, m, error = _load(path, self.root, src.location)
             sha = _sha(raw)
             if old_sha is not None and sha == old_sha:
                 same.append((sig, racy, p))
@@ -605,7 +616,7 @@ class Index:
             except FileNotFoundError:
                 loaded.append((source, path, None, b"", None, None))  # gone: only `st is None` is read
                 continue
-            raw, m, error = _load(path, self.root)
+            raw, m, error = _load(path, self.root, source.location)
             loaded.append((source, path, st, raw, m, error))
         with self.write() as c:
             for source, path, st, raw, m, error in loaded:

@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA_VERSION = "12"
+SCHEMA_VERSION = "13"  # 13: expires_ts, language, canonical_ref; a scope: personal file in a shared folder is quarantined
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);

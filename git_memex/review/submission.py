@@ -125,6 +125,18 @@ def _branch_name_problem(name: str, cwd: Path) -> str | None:
     return None
 
 
+def _default_branch_problem(ctx: Context, name: str) -> str | None:
+    """Why `name` is refused as the review branch: it is the project's default branch (submit would
+    only make a `main-2` beside it). None otherwise."""
+    from git_memex.agents.gate import default_branch
+
+    ref = default_branch(ctx)
+    if ref is None or name != ref.branch:
+        return None
+    return ("is the project's default branch, and submit commits on a new branch for review: name another "
+            "branch, or leave --branch out to commit on the current one")
+
+
 def _ref_clash(repo: Any, name: str) -> str | None:
     """An existing branch that `name` cannot live beside (git keeps refs as files: a/b needs a to be a folder)."""
     for other in repo.branches.local:
@@ -251,7 +263,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
             if plan is None:
                 st.refresh()
                 if branch is not None:
-                    why = _branch_name_problem(branch, repo_info.work_tree)
+                    why = _branch_name_problem(branch, repo_info.work_tree) or _default_branch_problem(ctx, branch)
                     if why:
                         raise UsageError(f"--branch {shlex.quote(branch)} {why}; nothing was changed")
                 if base is not None:

@@ -291,9 +291,14 @@ def _drift(st: Any, rows: list[dict[str, Any]], rep: AuditReport) -> None:
     for r in st.rows("m.location NOT LIKE 'org:%'", columns="m.path, m.location, m.content_hash, m.status, m.superseded_by"):
         indexed[r["path"]] = r
     unreadable = {u["path"] for u in rep.unreadable}
+    # a scope: personal file in the repository is quarantined by the index on purpose, and
+    # reported as `personal_in_repo`: not drift
+    quarantined = {x["path"] for x in rep.personal_in_repo if x["kind"] == "personal"}
     on_disk = {r["path"]: r for r in rows}
     for path, r in on_disk.items():
         row = indexed.get(path)
+        if row is None and path in quarantined:
+            continue
         if row is None:
             rep.index_drift.append({"path": path, "location": r["location"], "problem": "not indexed"})
         elif (row["content_hash"] != content_hash(r["body"]) or (row["status"] or "active") != r["status"]

@@ -188,3 +188,99 @@ def test_with_an_owners_file_only_an_owner_s_approval_counts(ready: Path) -> Non
     owners.write_text("* ada@example.com test@example.com\n", encoding="utf-8")
     git("commit", "-qam", "Test User owns the rules too", cwd=ready)
     assert served() == [mid]
+
+
+@pytest.mark.parametrize("change", [{"importance": "high"}, {"confidence": "low"}, {"aliases": ["deploy"]}])
+def test_a_serving_field_changed_after_approval_voids_the_approval(ready: Path, change: dict) -> None:
+    mid = submitted_rule("Tag every release from main")
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qam", "approve", cwd=ready)
+    assert served() == [mid]
+    edit_fm(memory_file(ready, mid), **change)
+    git("commit", "-qam", f"tweak {', '.join(change)}", cwd=ready)
+    assert served() == []
+    flagged = {a["id"]: a["why"] for a in audit()["unbacked_approvals"]}
+    assert "content hash differs" in flagged[mid]
+
+
+def as_mallory(*args: str, cwd: Path) -> None:
+    """A git command run by another teammate (committer mallory; a cherry-pick keeps the author)."""
+    git("-c", "user.name=Mallory", "-c", "user.email=mallory@example.com", *args, cwd=cwd)
+
+
+def test_a_cherry_pick_revert_or_copy_of_an_old_approval_does_not_revive_a_revoked_rule(ready: Path) -> None:
+    mid = submitted_rule("Run the database migrations by hand")
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qam", "approve", cwd=ready)
+    approved = git("rev-parse", "HEAD", cwd=ready).stdout.strip()
+    assert served() == [mid]
+    assert run_cli("instruction", "revoke", mid).code == 0
+    git("commit", "-qam", "revoke", cwd=ready)
+    revoked = git("rev-parse", "HEAD", cwd=ready).stdout.strip()
+    assert served() == []
+    rel = f".ai/open-memex/{mid}.md"
+
+    # a cherry-pick of the approval commit: the author (the approver) travels with it
+    proc = git("-c", "user.email=mallory@example.com", "cherry-pick", approved, cwd=ready, check=False)
+    if proc.returncode != 0:  # the rule's file conflicts with the revoke: take the approved side
+        git("checkout", approved, "--", rel, cwd=ready)
+        git("add", rel, cwd=ready)
+        as_mallory("-c", "core.editor=true", "cherry-pick", "--continue", cwd=ready)
+    assert git("log", "-1", "--format=%ae", cwd=ready).stdout.strip() == "test@example.com"
+    assert git("show", f"HEAD:{rel}", cwd=ready).stdout == git("show", f"{approved}:{rel}", cwd=ready).stdout
+    assert served() == []
+    assert "Run the database migrations" not in session_start()
+    flagged = {a["id"]: a["why"] for a in audit()["unbacked_approvals"]}
+    assert "was revoked on main" in flagged[mid]
+
+    # a revert of the revocation commit, even by the approver, and a plain copy of the old files
+    git("reset", "-q", "--hard", revoked, cwd=ready)
+    git("revert", "--no-edit", revoked, cwd=ready)
+    assert not (ready / ".ai" / "open-memex" / ".approvals" / f"{mid}.revoked.json").exists()
+    assert served() == []
+    git("reset", "-q", "--hard", revoked, cwd=ready)
+    git("checkout", approved, "--", rel, f".ai/open-memex/.approvals/{mid}.json", cwd=ready)
+    git("commit", "-qam", "restore the approved rule", cwd=ready)
+    assert served() == []
+
+    # the road back: approving it again
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qam", "approve again", cwd=ready)
+    assert served() == [mid]
+
+
+@pytest.mark.parametrize("switch_off", [("forget",), ("forget", "--soft")])
+def test_a_forgotten_rule_brought_back_by_a_revert_is_not_served(ready: Path, switch_off: tuple[str, ...]) -> None:
+    mid = submitted_rule("Skip the security review for hotfixes")
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qam", "approve", cwd=ready)
+    approved = git("rev-parse", "HEAD", cwd=ready).stdout.strip()
+    assert served() == [mid]
+    assert run_cli(*switch_off, mid).code == 0
+    git("add", "-A", cwd=ready)
+    git("commit", "-qm", "switch it off", cwd=ready)
+    assert served() == []
+    git("revert", "--no-edit", "HEAD", cwd=ready)  # by the approver: the author check alone lets it through
+    assert git("show", f"HEAD:.ai/open-memex/{mid}.md", cwd=ready).stdout == \
+        git("show", f"{approved}:.ai/open-memex/{mid}.md", cwd=ready).stdout
+    assert served() == []
+    why = run_cli("instruction", "list", "--json").json()["approved"][0]["why_not"]
+    assert "approve it again" in why and ("forgotten" in why or "retracted" in why)
+
+
+def test_a_revoked_personal_rule_is_not_revived_by_its_old_record(ready: Path, isolated_env: Path) -> None:
+    mine = add("Always answer me in German", "--scope", "personal", "--role", "instruction")
+    path = Path(run_cli("show", mine, "--json").json()["path"])
+    assert run_cli("instruction", "approve", mine).code == 0
+    assert served() == [mine]
+    record = isolated_env / "data" / "approvals" / "personal" / f"{mine}.json"
+    old = record.read_bytes()
+    assert run_cli("instruction", "revoke", mine).code == 0
+    assert served() == [] and not record.exists()
+    record.write_bytes(old)  # the old record put back, and the file edited back to approved
+    edit_fm(path, instruction_state="approved")
+    assert served() == []
+    why = run_cli("instruction", "list", "--json").json()["approved"][0]["why_not"]
+    assert "revoked" in why and "approve it again" in why
+    assert run_cli("instruction", "approve", mine).code == 0
+    assert served() == [mine]

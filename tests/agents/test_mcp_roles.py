@@ -159,6 +159,22 @@ def test_agent_cannot_switch_an_approved_rule_off(repo: Path) -> None:
     assert "Never force-push to main" not in rules_served(repo)
 
 
+# ------------------------------------------------------------------ provenance: an agent never claims a person
+def test_an_agent_cannot_record_a_persons_provenance(repo: Path) -> None:
+    """A `source` naming a person's act (said, typed, imported) is the reference tool's free text
+    to us: kept as `source_detail` beside `source: tool`, never the memory's provenance."""
+    for claimed in ("user", "keyword", "import", "cli"):
+        for scope in ("project", "personal"):
+            saved = ok("memory_add", {"text": f"The user said to deploy on Fridays ({claimed}, {scope})",
+                                      "source": claimed, "scope": scope})
+            fm = ok("memory_get", {"id": saved["id"]})["frontmatter"]
+            assert (fm["source"], fm["source_detail"], fm["trust_level"]) == ("tool", claimed, "untrusted"), fm
+            assert fm["via"] == "mcp"
+    saved = ok("memory_add", {"text": "The staging database is rebuilt nightly"})
+    fm = ok("memory_get", {"id": saved["id"]})["frontmatter"]
+    assert (fm["source"], fm["via"], fm["trust_level"]) == ("tool", "mcp", "untrusted")
+
+
 # ------------------------------------------------------------------ over real stdio
 def test_roles_over_stdio(repo: Path) -> None:
     rule = approved_rule(repo, "Always run the linter before committing")

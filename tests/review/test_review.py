@@ -12,6 +12,7 @@ import pytest
 from git_memex.core import frontmatter
 
 from conftest import git, run_cli
+from mcp_client import err
 
 MEM = ".ai/open-memex"
 
@@ -196,6 +197,20 @@ def test_submit_refuses_a_branch_inside_an_existing_one_and_an_unknown_base(read
     assert git("branch", "--list", "feat/*", cwd=ready).stdout == ""
     assert len(outbox_files(isolated_env)) == 1
     assert run_cli("submit", d, "--branch", "memex/review", "--base", "feat").code == 0
+
+
+def test_submit_to_the_default_branch_name_is_refused_in_one_sentence(ready: Path, isolated_env: Path):
+    d = add("the release notes live in docs/changes")
+    head = git("rev-parse", "HEAD", cwd=ready).stdout
+    git("switch", "-q", "-c", "topic", cwd=ready)  # even from another branch, `main` is never made `main-2`
+    r = run_cli("submit", d, "--branch", "main")
+    assert r.code == 1 and "is the project's default branch" in r.err and "nothing was changed" in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    msg = err("memory_submit", {"ids": [d], "branch": "main"})
+    assert "is the project's default branch" in msg
+    assert git("branch", "--list", "main-*", cwd=ready).stdout == ""
+    assert git("rev-parse", "main", cwd=ready).stdout == head and len(outbox_files(isolated_env)) == 1
+    assert run_cli("submit", d, "--branch", "memex/review").code == 0
 
 
 def _crashed_submit(ready: Path, isolated_env: Path, text: str) -> tuple[str, Path]:
