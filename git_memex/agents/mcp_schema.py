@@ -406,6 +406,19 @@ def no_repository(ctx: Any) -> str:
             "GIT_MEMEX_REPO); personal memories (scope personal) still work.")
 
 
+def next_for_agents(nxt: str | None) -> str | None:
+    """sync_status's next step (a CLI line) as the tool an agent would call, for memory_status."""
+    if not nxt:
+        return nxt
+    if nxt.startswith("git memex submit "):
+        ids = [w for w in nxt.removeprefix("git memex submit ").split() if w != "…"]
+        more = " and the rest listed above" if nxt.endswith("…") else ""
+        return f"`memory_submit` with ids {json.dumps(ids)}{more}, for the drafts the user chooses"
+    if nxt.startswith("git memex pr-status"):
+        return "`memory_pr_status` (or `memory_promote` after review, with the user)"
+    return for_agents(nxt)
+
+
 def format_status(d: dict[str, Any]) -> str:
     """sync_status as a few plain lines, ending with what to ask the user."""
     lines = []

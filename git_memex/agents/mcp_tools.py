@@ -40,6 +40,7 @@ from git_memex.agents.mcp_schema import (
     error,
     format_status,
     label,
+    next_for_agents,
     no_repository,
     ok,
     one_line,
@@ -322,6 +323,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         def run(ctx: Any) -> CallToolResult:
             data = unsynced.sync_status(ctx)
             data["repository"] = str(ctx.repo.work_tree) if ctx.repo is not None else None
+            data["next"] = next_for_agents(data.get("next"))
             text = format_status(data)
             head = (f"serving repository: {data['repository']}" if ctx.repo is not None
                     else no_repository(ctx))

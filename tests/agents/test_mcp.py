@@ -579,3 +579,18 @@ def test_every_tool_declares_an_output_schema_its_results_validate_against(repo:
 
     jsonschema.validate({"pr": {"number": 1, "state": "OPEN"}, "memories": [], "applied": []},
                         OUTPUT_SCHEMAS["memory_pr_status"])
+
+
+def test_status_next_step_names_the_tool_not_the_cli(repo: Path) -> None:
+    draft = ok("memory_add", {"text": "Migrations run with alembic upgrade head"})["id"]
+    res = call("memory_status", {})
+    assert res.structured_content is not None
+    want = f'`memory_submit` with ids ["{draft}"], for the drafts the user chooses'
+    assert res.structured_content["next"] == want and f"next: {want}" in text(res)
+    assert "git memex" not in text(res)
+    ok("memory_submit", {"ids": [draft]})
+    after = ok("memory_status", {})
+    assert after["next"].startswith("`memory_pr_status`") and "git memex" not in after["next"]
+    from conftest import run_cli
+
+    assert "next: git memex pr-status" in run_cli("sync-status").out  # the CLI keeps its own wording
