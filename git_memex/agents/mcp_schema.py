@@ -7,6 +7,7 @@ Argument types are closed enums built from the model, so the schemas never drift
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -218,6 +219,52 @@ ANNOTATIONS: dict[str, ToolAnnotations] = {
     "memory_pr_status": _write("Map the pull request's review onto memories", idempotent=True, open_world=True),
 }
 
+# ------------------------------------------------------------------ output schemas
+# What `structuredContent` holds when a call succeeds (an error result, `isError: true`, carries
+# {"error", "code"} instead and is not checked against these). The keys a result always has are
+# required; others may appear (additionalProperties stays open: a newer server may add keys).
+_S: dict[str, Any] = {"type": "string"}
+_S0: dict[str, Any] = {"type": ["string", "null"]}
+_B: dict[str, Any] = {"type": "boolean"}
+_I: dict[str, Any] = {"type": "integer"}
+_IDS: dict[str, Any] = {"type": "array", "items": _S}
+_STRS = _IDS
+
+
+def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None, title: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "object", "properties": {**required, **(optional or {})},
+                           "required": list(required)}
+    if title:
+        out["title"] = title
+    return out
+
+
+_A: dict[str, Any] = {"type": "array", "items": {"type": "object"}}
+_HIT = _obj({"id": _S, "scope": _S, "type": _S, "snippet": _S0},
+            {"status": _S, "review_state": _S0, "location": _S, "tags": _STRS, "score": {"type": "number"},
+             "role": _S, "source": _S, "importance": _S, "updated_at": _S0})
+OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
+    "memory_add": _obj({"id": _S, "scope": _S, "duplicate_of": _S0, "near_duplicates": _IDS, "masked": _STRS},
+                       {"review_state": _S0, "path": _S, "echo_of": _S}, "Saved"),
+    "memory_search": _obj({"query": _S, "hits": {"type": "array", "items": _HIT}}, {"warnings": _STRS}, "Hits"),
+    "memory_list": _obj({"memories": {"type": "array", "items": _HIT}, "total": _I}, {"warnings": _STRS},
+                        "Memories"),
+    "memory_supersede": _obj({"id": _S, "supersedes": _S}, {"masked": _STRS, "location": _S}, "Superseded"),
+    "memory_forget": _obj({"id": _S, "deleted": _B}, {"changed": _B, "status": _S, "paths": _STRS}, "Forgotten"),
+    "memory_get": _obj({"id": _S, "frontmatter": {"type": "object"}, "body": _S}, {"path": _S, "location": _S},
+                       "Memory"),
+    "memory_status": _obj({"outbox": _A, "repo": {"type": "object"}, "uncommitted": _STRS,
+                           "contradictions": _A, "git": _B, "repository": _S0},
+                          {"next": _S0, "last_sync": {"type": ["object", "null"]}}, "Status"),
+    "memory_submit": _obj({"submitted": _A, "skipped_identical": _IDS, "committed": _B, "commit": _S0,
+                           "branch": _S0, "base": _S0, "push_command": _S, "pr_command": _S, "note": _S0,
+                           "warnings": _STRS}, {"resumed": _B}, "Submitted"),
+    "memory_propose": _obj({"proposed": _A}, None, "Proposed"),
+    "memory_promote": _obj({"id": _S, "from": _S, "to": _S, "by": _S}, {"history": _A}, "Promoted"),
+    "memory_resolve": _obj({"conflicts": _A}, {"path": _S, "clean": _B, "auto_merged": _STRS}, "Resolved"),
+    "memory_pr_status": _obj({"pr": {"type": "object"}, "memories": _A}, {"applied": _A}, "PullRequest"),
+}
+
 TOOL_NAMES = tuple(DESCRIPTIONS)
 MAX_LISTED = 20  # items spelled out in a status text; the structured content has them all
 
@@ -274,13 +321,56 @@ _FLAG_TO_ARG = {"--resubmit": "resubmit=true", "--reject": "reject=true", "--sof
                 "--apply": "apply=true", "--note": "note", "--branch": "branch"}
 
 
-def for_agents(message: str) -> str:
-    """A core message with its `git memex CMD …` hints spelled as MCP tools and parameters.
+_FLAG_RE = re.compile(r"(?<![\w`-])--([a-z][a-z0-9-]*)(?:[ =]((?:'[^']*'|\"[^\"]*\"|[^\s;,()`'\"]+)))?")
+"""A bare CLI flag in a core message, with the value written after it (if any)."""
+_PLACEHOLDERS = {"NAME", "BRANCH", "WHY", "ID", "TEXT", "PATH", "URL", "N", "KEY"}
+
+
+def _placeholder(value: str) -> bool:
+    """`--branch NAME`, `--note "why"`: a stand-in for what the caller chooses, not a value."""
+    bare = value.strip("'\"")
+    return bare.upper() in _PLACEHOLDERS and (bare.isupper() or bare != value)
+
+
+def flags_as_arguments(message: str, params: dict[str, Any]) -> str:
+    """A core message's bare CLI flags (outside backquotes) spelled as the tool's arguments.
+
+    `params` is the tool's input schema `properties`: `--reject` → `reject=true` (a boolean
+    argument), `--note "why"` → `note` (a stand-in value is dropped), `--scope project` →
+    `scope="project"` (a value the argument's enum allows), `--branch bad..name` → `branch`
+    bad..name (any other word after a flag is left as it is: it may be prose). A flag the tool
+    has no argument for is kept, and text inside backquotes (a command to run) is never touched.
+    The CLI keeps its own wording."""
+
+    def kinds(schema: dict[str, Any]) -> list[dict[str, Any]]:
+        return [schema, *schema.get("anyOf", [])]
+
+    def one(m: re.Match[str]) -> str:
+        arg, value = m.group(1).replace("-", "_"), m.group(2)
+        if arg not in params:
+            return m.group(0)
+        if any(k.get("type") == "boolean" for k in kinds(params[arg])):
+            return f"`{arg}=true`" + (f" {value}" if value else "")
+        if value is None or _placeholder(value):
+            return f"`{arg}`"
+        allowed = {v for k in kinds(params[arg]) for v in [*k.get("enum", []), *([k["const"]] if "const" in k else [])]}
+        if value in allowed:
+            return f"`{arg}={json.dumps(value)}`"
+        return f"`{arg}` {value}"
+
+    parts = message.split("`")
+    for i in range(0, len(parts), 2):  # even parts lie outside backquotes
+        parts[i] = _FLAG_RE.sub(one, parts[i])
+    return "`".join(parts)
+
+
+def for_agents(message: str, params: dict[str, Any] | None = None) -> str:
+    """A core message with its `git memex CMD …` hints spelled as MCP tools and parameters, and
+    its bare flags as the arguments of the tool that was called (`params`: its schema properties).
 
     Commands with no tool (init, doctor, reindex, instruction …) and the person's own acts
     (propose: a personal memory crosses into the project only by the person's hand) are the
     user's to run: they are kept, said as something to ask the user for."""
-    import re
 
     def tool(m: re.Match[str]) -> str:
         words = m.group(1).split()
@@ -290,7 +380,8 @@ def for_agents(message: str) -> str:
         args = [_FLAG_TO_ARG[w] for w in words[1:] if w in _FLAG_TO_ARG]
         return f"`{name}`" + (f" with {', '.join(args)}" if args else "")
 
-    return re.sub(r"`git memex ([^`]*)`", tool, message)
+    out = re.sub(r"`git memex ([^`]*)`", tool, message)
+    return flags_as_arguments(out, params) if params else out
 
 
 def argument_error(tool: str, exc: ArgumentError) -> str:
@@ -313,6 +404,19 @@ def no_repository(ctx: Any) -> str:
     return (f"This memory server serves no git repository (it was started in {ctx.cwd}), so project memories "
             "cannot be filed. Ask the user to start it with `git memex mcp --repo PATH` (or to set "
             "GIT_MEMEX_REPO); personal memories (scope personal) still work.")
+
+
+def next_for_agents(nxt: str | None) -> str | None:
+    """sync_status's next step (a CLI line) as the tool an agent would call, for memory_status."""
+    if not nxt:
+        return nxt
+    if nxt.startswith("git memex submit "):
+        ids = [w for w in nxt.removeprefix("git memex submit ").split() if w != "…"]
+        more = " and the rest listed above" if nxt.endswith("…") else ""
+        return f"`memory_submit` with ids {json.dumps(ids)}{more}, for the drafts the user chooses"
+    if nxt.startswith("git memex pr-status"):
+        return "`memory_pr_status` (or `memory_promote` after review, with the user)"
+    return for_agents(nxt)
 
 
 def format_status(d: dict[str, Any]) -> str:

@@ -37,6 +37,7 @@ from git_memex.agents.mcp_schema import (
     ANNOTATIONS,
     DESCRIPTIONS,
     INSTRUCTIONS,
+    OUTPUT_SCHEMAS,
     REFUSED,
     SERVER_NAME,
     argument_error,
@@ -133,6 +134,13 @@ class Adapter:
         self.lock = threading.Lock()
         self.roots_asked = explicit  # --repo / GIT_MEMEX_REPO: never ask the client
         self.via = "mcp"  # `mcp:<host>` once the client's initialize named it (agent_via)
+        self.params: dict[str, dict[str, Any]] = {}
+        """Each tool's input schema `properties`, for `say` (filled as the tools are registered)."""
+
+    def say(self, tool: str, message: str) -> str:
+        """A core message as the agent calling `tool` reads it: tools and that tool's arguments,
+        not CLI commands and flags (`mcp_schema.for_agents`)."""
+        return for_agents(message, self.params.get(tool))
 
     def context(self) -> Context:
         from git_memex.core.paths import load_context
@@ -184,9 +192,9 @@ class Adapter:
             try:
                 return fn(self.context())
             except MemexError as exc:
-                return error(for_agents(exc.message), exc.code)
+                return error(self.say(tool, exc.message), exc.code)
             except ValidationError as exc:
-                return error(str(exc), 1)
+                return error(self.say(tool, str(exc)), 1)
             except Exception as exc:  # noqa: BLE001 - the last line of defence: one sentence, server lives
                 log.exception("%s failed", tool)
                 return error(f"internal error in {tool} ({type(exc).__name__}: {exc}); the server keeps "
@@ -248,6 +256,9 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
         registered = server._tool_manager.get_tool(name)
         if registered is not None:  # say in the schema what call_tool enforces
             registered.parameters["additionalProperties"] = False
+            a.params[name] = registered.parameters.get("properties", {})
+            # what structuredContent holds on success (the client validates it; errors carry {error, code})
+            registered.fn_metadata.output_schema = OUTPUT_SCHEMAS[name]
         return fn
 
     register_memory_tools(tool, a)

@@ -40,6 +40,7 @@ from git_memex.agents.mcp_schema import (
     error,
     format_status,
     label,
+    next_for_agents,
     no_repository,
     ok,
     one_line,
@@ -48,7 +49,15 @@ from git_memex.agents.mcp_schema import (
     type_filter,
 )
 from git_memex.agents.render import DISCLAIMER  # every block handed to an agent starts with it
+from git_memex.core.frontmatter import MAX_BODY_BYTES
 from git_memex.core.identity import actor
+from git_memex.ops import MAX_QUERY_CHARS
+
+MAX_TEXT = MAX_BODY_BYTES
+"""`maxLength` of a memory text: the write path's limit is MAX_BODY_BYTES UTF-8 bytes, and a string
+of more characters than that is always more bytes (a JSON Schema length counts characters)."""
+TEXT_LIMIT = (f"At most {MAX_BODY_BYTES // 1024} KiB ({MAX_BODY_BYTES:,} bytes as UTF-8; a longer one is "
+              "refused, not cut).")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,9 +96,11 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
     @tool
     def memory_add(
-        text: Annotated[str | None, Field(min_length=1, description="The memory: one self-contained statement "
-                                          "(required; `content` is taken as the same).")] = None,
-        content: Annotated[str | None, Field(min_length=1, description="The reference tool's name for `text`.")] = None,
+        text: Annotated[str | None, Field(min_length=1, max_length=MAX_TEXT, description="The memory: one "
+                                          "self-contained statement (required; `content` is taken as the same). "
+                                          + TEXT_LIMIT)] = None,
+        content: Annotated[str | None, Field(min_length=1, max_length=MAX_TEXT,
+                                             description="The reference tool's name for `text`.")] = None,
         type: Annotated[MemoryType, Field(description="What kind of memory this is.")] = "fact",
         scope: Annotated[WriteScope, Field(description="project (default): about this codebase, shared after "
                                            "review; personal: about the user, never leaves this machine "
@@ -162,7 +173,8 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
     @tool
     def memory_search(
-        query: Annotated[str, Field(min_length=1, description="Keywords; terms are OR-ed. Try variants if nothing matches.")],
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Keywords; terms are "
+                                    f"OR-ed. Try variants if nothing matches. At most {MAX_QUERY_CHARS:,} characters.")],
         scope: Annotated[ReadScope, Field(description="all (default: project, personal and subscribed org memories), both (project and personal), project, personal (user: the same) or org.")] = "all",
         type: Annotated[str | None, Field(max_length=64, description="Only memories of this type (" + TYPE_LIST + ").")] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="At most this many results.")] = 8,
@@ -228,9 +240,11 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     @tool
     def memory_supersede(
         id: Id,
-        text: Annotated[str | None, Field(min_length=1, description="The new version of the memory, complete "
-                                          "(required; `content` is taken as the same).")] = None,
-        content: Annotated[str | None, Field(min_length=1, description="The reference tool's name for `text`.")] = None,
+        text: Annotated[str | None, Field(min_length=1, max_length=MAX_TEXT, description="The new version of the "
+                                          "memory, complete (required; `content` is taken as the same). "
+                                          + TEXT_LIMIT)] = None,
+        content: Annotated[str | None, Field(min_length=1, max_length=MAX_TEXT,
+                                             description="The reference tool's name for `text`.")] = None,
         type: Annotated[MemoryType | None, Field(description="A new type (default: the old one's).")] = None,
         tags: Annotated[list[str] | None, Field(description="Tags replacing the old ones (default: kept).")] = None,
         confidence: Annotated[Confidence | None, Field(description="How sure the new statement is.")] = None,
@@ -322,6 +336,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         def run(ctx: Any) -> CallToolResult:
             data = unsynced.sync_status(ctx)
             data["repository"] = str(ctx.repo.work_tree) if ctx.repo is not None else None
+            data["next"] = next_for_agents(data.get("next"))
             text = format_status(data)
             head = (f"serving repository: {data['repository']}" if ctx.repo is not None
                     else no_repository(ctx))
@@ -350,16 +365,20 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
                 lines.append(f"committed {(res.commit or '')[:10]} on {res.branch} (still on this branch).")
             else:
                 lines.append(f"nothing new to commit on {res.branch}.")
-            lines += [f"Warning: {w}." for w in res.warnings]
+            lines += [f"Warning: {a.say('memory_submit', w)}." for w in res.warnings]
             if res.submitted and res.push_command:
                 what = "push and open the pull request" if res.pr_command else "push"
                 lines.append(f"Next: ask the user whether you should {what}, or whether they will. Never push "
                              "or open a PR without their explicit approval. The commands:")
                 lines.append(f"  {res.push_command}")
                 lines.extend(f"  {line}" for line in res.pr_command.splitlines())
+            data = dict(res.to_json())
+            if res.note:
+                data["note"] = a.say("memory_submit", res.note)
+            data["warnings"] = [a.say("memory_submit", w) for w in res.warnings]
             if res.submitted and res.note:
-                lines.append(f"Note: {res.note}.")
-            return ok("\n".join(lines), res.to_json())
+                lines.append(f"Note: {data['note']}.")
+            return ok("\n".join(lines), data)
 
         return a.call("memory_submit", run)
 

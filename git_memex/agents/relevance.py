@@ -53,7 +53,12 @@ WARNING_JACCARD = 0.2
 WARNING_TOP_HITS = 5
 """...or the memory is among the topic search's top WARNING_TOP_HITS hits."""
 WARNING_MIN_TERMS = 2
-"""Distinct topic terms that must occur in the body itself, whichever test passes."""
+"""Distinct topic terms that must occur in the body itself, whichever test passes (a topic of two
+or more distinct terms)."""
+WARNING_ONE_TERM_RANK = 0
+"""A one-term topic (`--query migrations`, branch `feat/migrations`) has no two terms to share:
+it counts as similar when the warning is the topic search's top hit (rank 0) and the term occurs
+in the body itself, as search matches words (`migrations` finds `migration`)."""
 
 
 # The candidate pools, newest first. Each rare kind has a partial index on updated_ts in
@@ -148,10 +153,12 @@ def warning_trigger(row: sqlite3.Row, *, paths: list[str], cwd_paths: list[str],
     (a) ``paths``: one of its globs matches a changed/open file, or the cwd is under a matched
         path.
     (b) ``tag+similar``: a tag names the topic (query, branch or changed-file words) AND the
-        body is similar to the topic (the query, else the branch words): at least 2 distinct
-        topic terms occur in the body itself, and either textproc.jaccard(topic, body) ≥ 0.2 or
-        the memory is among the topic search's top 5 hits. A bare tag match never fires: the
-        tag is not the body, and one shared word is a keyword match, not similarity.
+        body is similar to the topic (the query, else the branch words). With two or more
+        distinct topic terms: at least 2 of them occur in the body itself, and either
+        textproc.jaccard(topic, body) ≥ 0.2 or the memory is among the topic search's top 5
+        hits. With one term: the memory is the topic search's top hit and the term occurs in
+        the body (as search matches words). A bare tag match never fires: the tag is not the
+        body.
     """
     from git_memex.core.textproc import jaccard, similarity_tokens
 
@@ -161,12 +168,32 @@ def warning_trigger(row: sqlite3.Row, *, paths: list[str], cwd_paths: list[str],
     if not topic.strip() or not tag_hits(row_tags(row), words, topic):
         return []
     body = row["body"] or ""
-    if len(_topic_terms(topic) & similarity_tokens(body)) < WARNING_MIN_TERMS:
-        return []
+    terms = _topic_terms(topic)
     rank = topic_rank.get(row["id"])
+    if len(terms) == 1:
+        return ["tag+similar"] if rank == WARNING_ONE_TERM_RANK and _in_body(next(iter(terms)), body) else []
+    if len(terms & similarity_tokens(body)) < WARNING_MIN_TERMS:
+        return []
     if jaccard(topic, body) >= WARNING_JACCARD or (rank is not None and rank < WARNING_TOP_HITS):
         return ["tag+similar"]
     return []
+
+
+def _in_body(term: str, body: str) -> bool:
+    """Whether `term` occurs in `body`: literally (a CJK term as its characters), or a Latin word
+    with the same stem as search's tokenizer gives it (`migrations` in "an applied migration")."""
+    from git_memex.core.textproc import has_cjk, similarity_tokens
+
+    tokens = similarity_tokens(body)
+    if term in tokens or (has_cjk(term) and term in body):
+        return True
+    if has_cjk(term):
+        return False
+    from git_memex.search.engine import stems
+
+    latin = [t for t in tokens if t.isascii()][:2000]
+    got = stems([term, *latin])
+    return got[term] in {got[t] for t in latin}
 
 
 def prior(row: sqlite3.Row, now: float) -> float:

@@ -97,7 +97,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     changed = [p.replace("\\", "/").strip("/") for p in changed if p and p.strip("/")][:workspace.MAX_CHANGED_PATHS]
     cwd_paths = workspace.cwd_paths(ctx)
     b_words = workspace.topic_words(branch) if branch else []
-    f_words = workspace.path_words(changed)
+    f_words = workspace.path_words(changed, skip=[ctx.memory_dir_rel] if ctx.repo is not None else [])
     words = set(b_words) | set(f_words) | {t.lower() for t in latin_terms(query)} | set(cjk_terms(query))
     words.discard("")
     branch_text = " ".join(b_words)

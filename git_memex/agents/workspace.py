@@ -189,14 +189,31 @@ def topic_words(text: str) -> list[str]:
     return out
 
 
-def path_words(paths: Iterable[str], limit: int = 24) -> list[str]:
-    """Topic words of changed files, most frequent first (file extensions dropped)."""
+_ID_PIECE_RE = re.compile(r"(?=[0-9A-Za-z]*\d)(?:[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}|[0-9a-fA-F]{7,})")
+"""A ULID (26 Crockford base32 characters) or a hex run of 7+ (a hash, a commit, a UUID's first
+group), with at least one digit: an id, whose letters would split into junk words."""
+PATH_WORD_MIN = 3
+"""Shortest path word kept (ASCII): `ai`, `db`, `v2` say little about a file that its longer words do not."""
+
+
+def path_words(paths: Iterable[str], limit: int = 24, skip: Iterable[str] = ()) -> list[str]:
+    """Topic words of changed files, most frequent first (docs/agents.md, "Warnings"): file
+    extensions dropped; paths in the `skip` folders (the memory folder: its file names are ids)
+    left out; id-like pieces (ULIDs, hex of 7+), numbers and ASCII words shorter than
+    PATH_WORD_MIN dropped."""
+    folders = [f.replace("\\", "/").strip("/") + "/" for f in skip if f and f.strip("/")]
     counts: dict[str, int] = {}
     for p in paths:
-        parts = p.replace("\\", "/").split("/")
+        p = p.replace("\\", "/")
+        if any(p.strip("/").startswith(f) for f in folders):
+            continue
+        parts = p.split("/")
         if parts and "." in parts[-1]:
             parts[-1] = parts[-1].rsplit(".", 1)[0]
-        for w in topic_words("/".join(parts)):
+        pieces = [x for part in parts for x in re.split(r"[_\-.\s]+", part) if x and not _ID_PIECE_RE.fullmatch(x)]
+        for w in topic_words("/".join(pieces)):
+            if w.isdigit() or (w.isascii() and len(w) < PATH_WORD_MIN):
+                continue
             counts[w] = counts.get(w, 0) + 1
     ranked = sorted(counts, key=lambda w: -counts[w])  # stable: first seen wins ties
     return ranked[:limit]

@@ -383,6 +383,12 @@ def _stems(sc: sqlite3.Connection, words: list[str]) -> dict[str, str]:
     return {w: _STEMS[w] for w in words}
 
 
+def stems(words: list[str]) -> dict[str, str]:
+    """Each Latin word as the index's tokenizer stores it (porter: `migrations` → `migrat`), the
+    form search matches on; for callers that must agree with search about "the same word"."""
+    return _stems(_scratch(), [w.lower() for w in words])
+
+
 class _Cand:
     """One pooled memory and what the scratch table found in it."""
 

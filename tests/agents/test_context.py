@@ -346,6 +346,65 @@ def test_warning_fires_when_cwd_is_under_its_path(repo: Path) -> None:
     assert run_cli("context", "--json", cwd=repo).json()["warnings"] == []
 
 
+def test_cwd_outside_a_paths_folder_does_not_fire_without_a_changed_file(repo: Path) -> None:
+    """The other side of the cwd rule: a sibling folder or the folder above the glob's is not "inside"."""
+    w = add("The payments module talks to a live bank API", "--type", "warning", "--paths", "src/payments/**")
+    for folder in ("src/payments/api", "src/billing", "src"):
+        (repo / folder).mkdir(parents=True, exist_ok=True)
+        (repo / folder / ".keep").write_text("")
+    git("add", ".")
+    git("commit", "-q", "-m", "folders")
+    fired = {f: [x["id"] for x in run_cli("context", "--json", cwd=repo / f).json()["warnings"]]
+             for f in ("src/payments/api", "src/billing", "src")}
+    assert fired == {"src/payments/api": [w], "src/billing": [], "src": []}
+    assert run_cli("context", "--json", cwd=repo / "src").json()["signals"]["changed_paths"] == []
+
+
+def test_one_word_topic_fires_when_the_warning_is_its_top_hit_with_the_word_in_its_body(repo: Path) -> None:
+    w = add("Never edit an applied migration; add a new one instead, or production drifts from the schema",
+            "--type", "warning", "--tags", "migrations")
+    one = context("--query", "migrations")  # `migrations` in the body as search matches it: "migration"
+    assert [x["id"] for x in one["warnings"]] == [w]
+    assert one["warnings"][0]["reasons"] == ["tag+similar"]
+    git("switch", "-q", "-c", "feat/migrations")  # a one-word branch is a one-word topic too
+    assert [x["id"] for x in context()["warnings"]] == [w]
+    git("switch", "-q", "main")
+    # the word only in the tag, not the body: a bare tag match, which never fires
+    tag_only = add("Rotate the signing keys by hand; the job that did it was removed", "--type", "warning",
+                   "--tags", "secrets")
+    assert run_cli("search", "secrets", "--json").json()["hits"][0]["id"] == tag_only  # the top hit, by its tag
+    assert context("--query", "secrets")["warnings"] == []
+    # not the top hit: a memory that says `migrations` more often ranks above it, and it stays quiet
+    top = add("Migrations: the migrations folder holds the migrations alembic runs; list migrations with "
+              "`alembic history`", "--tags", "migrations")
+    block = context("--query", "migrations")
+    assert run_cli("search", "migrations", "--json").json()["hits"][0]["id"] == top
+    assert block["warnings"] == [] and top in [x["id"] for x in block["items"]]
+
+
+def test_memory_files_and_ids_feed_no_words_into_the_relevance_signals(repo: Path) -> None:
+    """Changed memory files (their names are ids) and id-like file names give no path words;
+    a real changed file still does, and steers knowledge through the files signal."""
+    about_open = add("Open tickets are tracked in Linear, not in GitHub issues")
+    about_migrations = add("Schema migrations run with alembic upgrade head before the app starts")
+    mem = repo / ".ai" / "open-memex"
+    mem.mkdir(parents=True, exist_ok=True)
+    (mem / "01M8THS7650Y16BBQMJAWTMT4X.md").write_text("---\nid: x\n---\nbody\n")
+    (repo / "build").mkdir()
+    (repo / "build" / "4e44773abc.log").write_text("x\n")
+    (repo / "01").write_text("x\n")
+    junk_only = context()
+    assert len(junk_only["signals"]["changed_paths"]) == 3
+    assert junk_only["signals"]["path_words"] == []
+    assert not [x for x in junk_only["items"] if "files" in x["reasons"]]
+    (repo / "db" / "migrations").mkdir(parents=True)
+    (repo / "db" / "migrations" / "0001_add_users.sql").write_text("x\n")
+    real = context()
+    assert real["signals"]["path_words"] == ["migrations", "add"]
+    reasons = {x["id"]: x["reasons"] for x in real["items"]}
+    assert "files" in reasons[about_migrations] and "files" not in reasons.get(about_open, [])
+
+
 def test_bare_tag_match_does_not_fire_but_tag_plus_similarity_does(repo: Path) -> None:
     w = add("Never log the JWT signing secret: Sentry keeps request bodies for ninety days",
             "--type", "warning", "--tags", "auth")

@@ -448,3 +448,149 @@ def test_a_repository_created_while_the_server_runs_is_served_at_the_next_call(n
     assert before.is_error and "serves no git repository" in text(before)
     assert not after.is_error, text(after)
     assert "/outbox/" in json.dumps(after.structured_content)
+
+
+# ------------------------------------------------------------------ speaking to the agent (issue 22, item 6)
+def _outside_backquotes(message: str) -> str:
+    return " ".join(message.split("`")[0::2])
+
+
+def _flags_with_an_argument(tool: str, message: str, props: dict[str, Any]) -> list[str]:
+    """`--flag`s outside backquotes (a command for the user to run is quoted) that the tool has an argument for."""
+    import re
+
+    return [f for f in re.findall(r"--([a-z][a-z0-9-]*)", _outside_backquotes(message))
+            if f.replace("-", "_") in props]
+
+
+def test_tool_errors_name_the_tools_arguments_not_cli_flags(repo: Path) -> None:
+    yes = Person(True)
+    draft = ok("memory_add", {"text": "The build cache lives in .cache/build"})["id"]
+    ok("memory_submit", {"ids": [draft]})
+    cases = [  # (tool, arguments, the argument the sentence must name)
+        ("memory_promote", {"id": draft, "reject": True}, "`note`"),
+        ("memory_promote", {"id": draft, "reject": True, "resubmit": True, "note": "x"}, "`reject=true`"),
+        ("memory_submit", {"ids": [ok("memory_add", {"text": "Logs rotate daily"})["id"]], "branch": "bad..name"},
+         "`branch` bad..name"),
+        ("memory_submit", {"ids": [ok("memory_add", {"text": "Logs rotate weekly"})["id"]], "base": "no-such"},
+         "`base` no-such"),
+        ("memory_add", {"text": "I like dark mode", "scope": "personal", "visibility": "shared"},
+         '`scope="project"`'),
+    ]
+
+    async def steps(c: mcp.Client) -> Any:
+        props = {t.name: t.input_schema["properties"] for t in (await c.list_tools()).tools}
+        return props, [await c.call_tool(tool, args) for tool, args, _ in cases]
+
+    props, results = session(steps, person=yes)
+    for (tool, _args, named), res in zip(cases, results, strict=True):
+        msg = text(res)
+        assert res.is_error and "\n" not in msg, (tool, msg)
+        assert named in msg, (tool, msg)
+        assert _flags_with_an_argument(tool, msg, props[tool]) == [], (tool, msg)
+        assert res.structured_content == {"error": msg, "code": 1}
+    # the CLI keeps its own wording
+    from conftest import run_cli
+
+    cli = run_cli("promote", draft, "--reject")
+    assert cli.code != 0 and '--note "why"' in cli.err
+
+
+def test_submit_without_a_remote_says_add_one_and_names_the_branch_argument(repo: Path) -> None:
+    draft = ok("memory_add", {"text": "Release notes are written by hand"})["id"]
+    res = call("memory_submit", {"ids": [draft]})
+    msg, data = text(res), res.structured_content
+    assert not res.is_error and data is not None
+    assert "git remote add origin URL" in msg and "no remote" in msg
+    assert "Next: ask the user whether you should push" not in msg  # nothing to push to: no push command
+    assert "submit them with `branch` (e.g. `branch` memex/review)" in msg and "--branch" not in msg
+    assert data["note"] in msg and "--branch" not in data["note"]
+    # the CLI says the same in its own words
+    from conftest import run_cli
+
+    other = ok("memory_add", {"text": "Release notes are written by the release captain"})["id"]
+    cli = run_cli("submit", other)
+    assert cli.code == 0 and "git remote add origin URL" in cli.out and "--branch NAME" in cli.out
+
+
+def test_input_schemas_carry_the_limits_the_runtime_enforces(repo: Path) -> None:
+    from git_memex.core.frontmatter import MAX_BODY_BYTES
+    from git_memex.ops import MAX_QUERY_CHARS
+
+    async def steps(c: mcp.Client) -> Any:
+        return {t.name: t.input_schema["properties"] for t in (await c.list_tools()).tools}
+
+    props = session(steps)
+    for tool in ("memory_add", "memory_supersede"):
+        for arg in ("text", "content"):
+            kinds = [props[tool][arg], *props[tool][arg].get("anyOf", [])]
+            assert MAX_BODY_BYTES in [k.get("maxLength") for k in kinds], (tool, arg, props[tool][arg])
+    assert props["memory_search"]["query"]["maxLength"] == MAX_QUERY_CHARS
+    # one character over is refused by the schema, in one sentence; at the limit it runs
+    assert "`query`" in err("memory_search", {"query": "a" * (MAX_QUERY_CHARS + 1)})
+    assert not call("memory_search", {"query": "a " * (MAX_QUERY_CHARS // 2)}).is_error
+    assert "`text`" in err("memory_add", {"text": "x" * (MAX_BODY_BYTES + 1)})
+
+
+def test_every_tool_declares_an_output_schema_its_results_validate_against(repo: Path) -> None:
+    """The official client checks each successful result's structuredContent against the tool's
+    outputSchema (and raises when it does not fit); here every tool returns one, and each is also
+    checked here with jsonschema, so that a client that does not check is not the only guard."""
+    import jsonschema
+
+    yes = Person(True)
+
+    async def steps(c: mcp.Client) -> Any:
+        schemas = {t.name: t.output_schema for t in (await c.list_tools()).tools}
+        out: list[tuple[str, CallToolResult]] = []
+
+        async def run(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+            res = await c.call_tool(tool, args)
+            assert not res.is_error, (tool, text(res))
+            out.append((tool, res))
+            assert isinstance(res.structured_content, dict)
+            return res.structured_content
+
+        mine = (await run("memory_add", {"text": "Use pnpm, not npm, in this repo", "tags": ["pnpm"]}))["id"]
+        await run("memory_add", {"text": "Use pnpm, not npm, in this repo"})  # the duplicate shape
+        me = (await run("memory_add", {"text": "I like tabs", "scope": "personal"}))["id"]
+        await run("memory_search", {"query": "pnpm", "type": "lesson"})  # with a warning
+        await run("memory_list", {"type": "fact"})
+        await run("memory_get", {"id": mine})
+        new = (await run("memory_supersede", {"id": mine, "text": "Use pnpm 9, not npm, in this repo"}))["id"]
+        await run("memory_status", {})
+        await run("memory_submit", {"ids": [new]})
+        await run("memory_propose", {"ids": [me]})
+        await run("memory_promote", {"id": new})
+        await run("memory_resolve", {})
+        await run("memory_forget", {"id": me, "soft": True})
+        await run("memory_forget", {"id": me})
+        return schemas, out
+
+    schemas, results = session(steps, person=yes)
+    assert set(schemas) == EXPECTED_TOOLS and all(schemas.values()), schemas
+    for name, schema in schemas.items():
+        assert schema["type"] == "object" and schema["required"], name
+    for tool, res in results:
+        jsonschema.validate(res.structured_content, schemas[tool])
+    assert {tool for tool, _ in results} == EXPECTED_TOOLS - {"memory_pr_status"}  # needs gh and a PR
+    # memory_pr_status's shape, as pr_status returns it, against its schema
+    from git_memex.agents.mcp_schema import OUTPUT_SCHEMAS
+
+    jsonschema.validate({"pr": {"number": 1, "state": "OPEN"}, "memories": [], "applied": []},
+                        OUTPUT_SCHEMAS["memory_pr_status"])
+
+
+def test_status_next_step_names_the_tool_not_the_cli(repo: Path) -> None:
+    draft = ok("memory_add", {"text": "Migrations run with alembic upgrade head"})["id"]
+    res = call("memory_status", {})
+    assert res.structured_content is not None
+    want = f'`memory_submit` with ids ["{draft}"], for the drafts the user chooses'
+    assert res.structured_content["next"] == want and f"next: {want}" in text(res)
+    assert "git memex" not in text(res)
+    ok("memory_submit", {"ids": [draft]})
+    after = ok("memory_status", {})
+    assert after["next"].startswith("`memory_pr_status`") and "git memex" not in after["next"]
+    from conftest import run_cli
+
+    assert "next: git memex pr-status" in run_cli("sync-status").out  # the CLI keeps its own wording
