@@ -319,6 +319,32 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
                 "canonical_ref": _canonical_ref(ctx, m.fm.get("canonical_ref"))}
 
 
+def _cited_document(ctx: Context, ref: str) -> dict[str, Any] | None:
+    """The document a memory's `canonical_ref` cites, as `--explain`'s precedence shows it: where it
+    is, whether it exists, and whether it says `authoritative: true` in its own frontmatter. An
+    authoritative document stands in the chain's `authoritative-docs` tier, above every memory:
+    where the memory and the document disagree, the document wins (docs/org.md, "Precedence").
+    The file is read through the one safe reader (a regular file inside the work tree, capped)."""
+    from git_memex.core import frontmatter
+    from git_memex.core.files import UnreadableMemory, read_bytes
+    from git_memex.core.precedence import FACTS
+
+    found = _canonical_ref(ctx, ref)
+    if found is None:
+        return None
+    out: dict[str, Any] = {"ref": ref, "exists": found["exists"], "authoritative": False}
+    if found["exists"] and ctx.repo is not None:
+        path = ctx.repo.work_tree / ref.split("#", 1)[0].lstrip("/")
+        try:
+            fm, _ = frontmatter.parse(read_bytes(path, root=ctx.repo.work_tree).decode("utf-8"))
+        except (UnreadableMemory, UnicodeDecodeError, frontmatter.FrontmatterError, OSError):
+            fm = {}
+        if fm.get("authoritative") is True:
+            out.update(authoritative=True, tier="authoritative-docs",
+                       rank=FACTS.index("authoritative-docs") + 1, of=len(FACTS))
+    return out
+
+
 def _resolve_related(ctx: Context, ids: list[str], stores: Stores | None) -> list[str]:
     """`--related` ids as typed (a unique prefix is enough) made full ids; an unknown one is a
     usage error (exit 1) before anything is written."""
@@ -480,8 +506,14 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         if explain:  # which hit wins where two disagree (docs/org.md, "Precedence"); ranking is untouched
             from git_memex.core.precedence import CHAINS, tier
 
+            cited: dict[str, dict[str, Any] | None] = {}
             for h in res.hits:
                 h.explain["precedence"] = tier(h)
+                if h.canonical_ref:
+                    if h.canonical_ref not in cited:
+                        cited[h.canonical_ref] = _cited_document(ctx, h.canonical_ref)
+                    if cited[h.canonical_ref] is not None:
+                        h.explain["precedence"]["cites"] = cited[h.canonical_ref]
         from git_memex.agents.render import ABBREV, short_ids
 
         abbrev = short_ids(st, [h.id for h in res.hits], ABBREV)

@@ -472,3 +472,26 @@ def test_an_ambiguous_prefix_is_one_sentence(repo: Path):
     r = run_cli("show", TOGETHER[0][:10].lower())
     assert r.code == 1 and r.out == ""
     assert r.err.count("\n") == 1 and "ambiguous (3 memories)" in r.err and "Traceback" not in r.err
+
+
+def test_explain_shows_an_authoritative_document_a_memory_cites(repo: Path):
+    """`canonical_ref` to a document whose own frontmatter says `authoritative: true`: `--explain`
+    puts the document in the chain's authoritative-docs tier, above the memory (V2-DESIGN §7)."""
+    mid = add("deploys go out on tuesdays after the freeze", "--scope", "personal")["id"]
+    path = Path(run_cli("show", mid, "--json").json()["path"])
+    path.write_text(path.read_text(encoding="utf-8").replace("\nrelated:", "\ncanonical_ref: docs/deploy.md\nrelated:", 1),
+                    encoding="utf-8")
+    (repo / "docs").mkdir()
+    doc = repo / "docs" / "deploy.md"
+    doc.write_text("---\nauthoritative: true\n---\n# Deploys\n\nDeploys go out on wednesdays.\n", encoding="utf-8")
+    hit = run_cli("search", "deploys tuesdays", "--explain", "--json").json()["hits"][0]
+    assert hit["id"] == mid and hit["canonical_ref"] == "docs/deploy.md"
+    cites = hit["explain"]["precedence"]["cites"]
+    assert cites == {"ref": "docs/deploy.md", "exists": True, "authoritative": True, "tier": "authoritative-docs",
+                     "rank": 2, "of": 7}
+    assert hit["explain"]["precedence"]["tier"] == "personal"  # the memory itself stays where it lives
+    out = run_cli("search", "deploys tuesdays", "--explain").out
+    assert "cites docs/deploy.md, an authoritative document (tier 2 of 7): where they disagree, the document wins" in out
+    doc.write_text("# Deploys\n\nno frontmatter, so not authoritative\n", encoding="utf-8")
+    cites = run_cli("search", "deploys tuesdays", "--explain", "--json").json()["hits"][0]["explain"]["precedence"]["cites"]
+    assert cites == {"ref": "docs/deploy.md", "exists": True, "authoritative": False}

@@ -66,6 +66,13 @@ def run(args: argparse.Namespace) -> int:
             if p:
                 where = f"org {h['org']}" if h.get("org") else p["tier"]
                 print(f"    precedence: {p['kind']}, tier {p['rank']} of {p['of']} ({where})")
+                doc = p.get("cites")
+                if doc and doc.get("authoritative"):
+                    print(f"    cites {doc['ref']}, an authoritative document (tier {doc['rank']} of {doc['of']}): "
+                          "where they disagree, the document wins")
+                elif doc:
+                    print(f"    cites {doc['ref']} ({'exists' if doc['exists'] else 'not found' if doc['exists'] is False else 'not checked'}"
+                          ", not marked authoritative)")
     if res.get("more"):
         print(f"({len(res['hits'])} shown; more memories matched: --limit N shows more)")
     return 0
