@@ -496,6 +496,10 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         tags = safe_tags(st, [(h.id, h.tags) for h in res.hits])  # a tag may hold a secret too
         for h in res.hits:
             h.tags = tags[h.id]
+            if h.canonical_ref:  # and the reference a memory cites (a URL with a token in it)
+                from git_memex.secrets.redact import redact
+
+                h.canonical_ref = redact(h.canonical_ref, ctx.redact_patterns).text
         from git_memex.search.engine import _snippet
         from git_memex.secrets.guard import safe_bodies
 

@@ -312,12 +312,12 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         def run(ctx: Any) -> CallToolResult:
             data = ops.show(ctx, id)
             data["body"] = redact(data.get("body") or "", ctx.redact_patterns).text  # as any write would have masked it
-            fm = data.get("frontmatter") or {}
-            for key, value in list(fm.items()):  # a file from another road (an org clone) may hold one in a field
-                if isinstance(value, str):
-                    fm[key] = redact(value, ctx.redact_patterns).text
-                elif isinstance(value, list):
-                    fm[key] = [redact(v, ctx.redact_patterns).text if isinstance(v, str) else v for v in value]
+            from git_memex.secrets.admission import mask_fields
+
+            # a file from another road (an org clone) may hold one in any field, or in a key
+            fm = data["frontmatter"] = mask_fields(data.get("frontmatter") or {}, ctx.redact_patterns)[0]
+            if data.get("canonical_ref") is not None:  # the same text as the masked field
+                data["canonical_ref"]["ref"] = fm.get("canonical_ref")
             head = {**fm, "id": data["id"]}
             lines = [DISCLAIMER, f"- {label(head)} id={data['id']}"]
             for key in ("tags", "paths", "supersedes", "superseded_by", "instruction_state", "confidence",

@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
         from git_memex.secrets.redact import redact
 
         res["frontmatter"] = mask_fields(res["frontmatter"], ctx.redact_patterns)[0]
+        if res["canonical_ref"] is not None:  # the same text as the masked field
+            res["canonical_ref"]["ref"] = res["frontmatter"].get("canonical_ref")
         res["body"] = redact(res["body"] or "", ctx.redact_patterns).text
         emit_json({k: res[k] for k in ("id", "path", "frontmatter", "body", "warnings", "related", "canonical_ref")})
         return 0

@@ -95,6 +95,13 @@ def test_inventory_export_list_and_search_mask_every_field(ready: Path) -> None:
     shown = run_cli("show", mid, "--json")
     assert shown.code == 0 and shown.json()["frontmatter"]["tags"][0] == "billing"
     _assert_clean(shown.out)
+    explained = run_cli("search", "billing", "--explain", "--json")
+    assert explained.code == 0 and explained.json()["hits"][0]["canonical_ref"].startswith("https://x.example/")
+    _assert_clean(explained.out)
+    for tool, args in (("memory_get", {"id": mid}), ("memory_search", {"query": "billing"})):
+        res = call(tool, args)
+        assert not res.is_error, text(res)
+        _assert_clean(text(res) + json.dumps(res.structured_content))
 
 
 def test_import_masks_every_field(ready: Path, tmp_path: Path) -> None:
