@@ -10,7 +10,7 @@ docs/bundle.md.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -344,22 +344,24 @@ def _entry(name: str, i: int, e: Any) -> tuple[str, str, dict[str, Any], str]:
     return str(mid), str(loc), dict(fm), body
 
 
-def _destination(name: str, mid: str, loc: str, fm: dict[str, Any]) -> str:
+def _destination(name: str, mid: str, loc: str, fm: dict[str, Any],
+                 problem: Callable[[str], Exception] | None = None) -> str:
+    fail = problem or (lambda why: _bundle_problem(name, why))
     scope, vis = fm.get("scope"), fm.get("visibility")
     if scope == "personal":
         if loc != "personal":
-            raise _bundle_problem(name, f"holds the personal memory {mid} bound for the project's {loc}; a personal "
-                                  "memory never enters a repository or its outbox")
+            raise fail(f"holds the personal memory {mid} bound for the project's {loc}; a personal "
+                       "memory never enters a repository or its outbox")
         return "personal"
     if loc == "personal":
-        raise _bundle_problem(name, f"holds memory {mid} filed as personal but with scope {scope!r}; "
-                              "it is not a bundle `git memex export` writes")
+        raise fail(f"holds memory {mid} filed as personal but with scope {scope!r}; "
+                   "it is not a bundle `git memex export` writes")
     if scope != "project":
-        raise _bundle_problem(name, f"holds memory {mid} with scope {scope!r}; import takes personal and project memories")
+        raise fail(f"holds memory {mid} with scope {scope!r}; import takes personal and project memories")
     if vis == "private":
         if loc == "repo":
-            raise _bundle_problem(name, f"holds the private memory {mid} bound for the repository; a private "
-                                  "memory never enters a repository")
+            raise fail(f"holds the private memory {mid} bound for the repository; a private "
+                       "memory never enters a repository")
         return "private"
     return "outbox"
 
@@ -367,11 +369,6 @@ def _destination(name: str, mid: str, loc: str, fm: dict[str, Any]) -> str:
 def _prepare(ctx: Context, name: str, doc: dict[str, Any]) -> list[Planned]:
     """Every memory of the bundle as it would be written here; refuses the whole bundle on the
     first one that cannot be (nothing has been written yet)."""
-    from git_memex.core import model
-    from git_memex.core.files import file_text
-    from git_memex.secrets.checks import check_text
-    from git_memex.secrets.redact import redact
-
     out: list[Planned] = []
     seen: set[str] = set()
     repo_id = ctx.repo_id if ctx.repo is not None else None  # computed once: it hashes the origin URL
@@ -380,39 +377,55 @@ def _prepare(ctx: Context, name: str, doc: dict[str, Any]) -> list[Planned]:
         if mid in seen:
             raise _bundle_problem(name, f"holds memory {mid} twice")
         seen.add(mid)
-        m = model.from_parsed(fm, body)  # a v1 or reference-tool file is read as any file is
-        dest = _destination(name, mid, loc, m.fm)
-        if dest != "personal" and ctx.repo is None:
-            raise MemexError(f"{name} holds project memories; run `git memex import` inside the project's "
-                             "repository (nothing was imported)", USAGE)
-        red = redact(m.body.strip(), ctx.redact_patterns)
-        m.body = red.text.strip()
-        if not m.body or m.body == "[REDACTED]":
-            raise _bundle_problem(name, f"holds memory {mid} whose text is empty once <private> parts are removed")
-        masked = list(red.masked) + _vocabulary_masked(m.fm, ctx.redact_patterns)
-        # an approval is given by a person in the project it applies to; it does not travel in a file
-        if m.fm.get("instruction_state") == "approved":
-            m.fm["instruction_state"] = "draft"
-            m.fm.pop("approved_by", None)
-        if m.fm.get("trust_level") == "trusted":
-            m.fm["trust_level"] = "reviewed"
-        if dest != "personal":
-            m.fm["repo_id"] = repo_id
-            if loc == "repo":  # team knowledge of another checkout: reviewed again here, through submit
-                m.fm["review_state"] = "draft"
-        try:
-            text = file_text(m, Path(f"{mid}.md"))
-        except model.ValidationError as exc:
-            raise _bundle_problem(name, f"holds memory {mid}, which is not valid ({exc})") from None
-        left = [f for f in check_text(f"{mid}.md", text, in_repo=False, patterns=ctx.redact_patterns)]
-        if left:
-            why = "a secret that cannot be masked" if left[0].secret else "a problem"
-            raise _bundle_problem(name, f"holds memory {mid} with {why} ({left[0].rule}, line {left[0].line} of its file)")
-        out.append(Planned(mid, dest, text, m, sorted(set(masked))))
+        out.append(plan_memory(ctx, name, mid, loc, fm, body, repo_id))
     return out
 
 
-def _content(m: Any) -> tuple[Any, ...]:
+def plan_memory(ctx: Context, name: str, mid: str, loc: str, fm: dict[str, Any], body: str,
+                repo_id: str | None, problem: Callable[[str], Exception] | None = None) -> Planned:
+    """One memory as it would be written here, through the admission barrier: `<private>` parts
+    removed, secrets masked in the body and every frontmatter string, approvals dropped, the file
+    validated and read back by the index's reader. `loc` is where it comes from (a bundle
+    location). Raises `problem(why)` (by default MemexError with one sentence naming `name` and the
+    memory, "nothing was imported")."""
+    from git_memex.core import model
+    from git_memex.core.files import file_text
+    from git_memex.secrets.checks import check_text
+    from git_memex.secrets.redact import redact
+
+    fail = problem or (lambda why: _bundle_problem(name, why))
+    m = model.from_parsed(fm, body)  # a v1 or reference-tool file is read as any file is
+    dest = _destination(name, mid, loc, m.fm, fail)
+    if dest != "personal" and ctx.repo is None:
+        raise MemexError(f"{name} holds project memories; run `git memex import` inside the project's "
+                         "repository (nothing was imported)", USAGE)
+    red = redact(m.body.strip(), ctx.redact_patterns)
+    m.body = red.text.strip()
+    if not m.body or m.body == "[REDACTED]":
+        raise fail(f"holds memory {mid} whose text is empty once <private> parts are removed")
+    masked = list(red.masked) + _vocabulary_masked(m.fm, ctx.redact_patterns)
+    # an approval is given by a person in the project it applies to; it does not travel in a file
+    if m.fm.get("instruction_state") == "approved":
+        m.fm["instruction_state"] = "draft"
+        m.fm.pop("approved_by", None)
+    if m.fm.get("trust_level") == "trusted":
+        m.fm["trust_level"] = "reviewed"
+    if dest != "personal":
+        m.fm["repo_id"] = repo_id
+        if loc == "repo":  # team knowledge of another checkout: reviewed again here, through submit
+            m.fm["review_state"] = "draft"
+    try:
+        text = file_text(m, Path(f"{mid}.md"))
+    except model.ValidationError as exc:
+        raise fail(f"holds memory {mid}, which is not valid ({exc})") from None
+    left = [f for f in check_text(f"{mid}.md", text, in_repo=False, patterns=ctx.redact_patterns)]
+    if left:
+        why = "a secret that cannot be masked" if left[0].secret else "a problem"
+        raise fail(f"holds memory {mid} with {why} ({left[0].rule}, line {left[0].line} of its file)")
+    return Planned(mid, dest, text, m, sorted(set(masked)))
+
+
+def content_of(m: Any) -> tuple[Any, ...]:
     from git_memex.core.model import normalize_tags
 
     vals = []
@@ -425,15 +438,13 @@ def _content(m: Any) -> tuple[Any, ...]:
 def _difference(a: Any, b: Any) -> str:
     if a.body.strip() != b.body.strip():
         return "text"
-    ca, cb = _content(a), _content(b)
+    ca, cb = content_of(a), content_of(b)
     return ", ".join(k for k, x, y in zip(CONTENT_KEYS, ca[1:], cb[1:], strict=True) if x != y)
 
 
 def import_bundle(ctx: Context, path: str, *, dry_run: bool = False) -> ImportResult:
     """Import a bundle: all checked first, then written; identical ids skipped, differing ids kept
     as they are here (conflicts); a failure part-way removes what this run wrote."""
-    from git_memex.core.files import UnreadableMemory, delete_file, read_memory, write_memory
-    from git_memex.core.locks import held
     from git_memex.index.stores import opened
 
     name = "the bundle on stdin" if path == "-" else path
@@ -443,40 +454,50 @@ def import_bundle(ctx: Context, path: str, *, dry_run: bool = False) -> ImportRe
         if st.degraded:
             raise MemexError(st.degraded, FAILED)
         planned = _prepare(ctx, name, doc)
-        st.refresh()
-        written: list[tuple[Path, Any]] = []
-        with held(ctx.data_root, "import"):
-            try:
-                for p in planned:
-                    here = st.find_all(p.id)
-                    if here:
-                        f = here[0]
-                        try:
-                            existing = read_memory(f.path)
-                        except UnreadableMemory:
-                            existing = None
-                        if existing is not None and _content(existing) == _content(p.memory):
-                            res.skipped.append({"id": p.id, "location": f.row["location"]})
-                        else:
-                            why = "its file here is unreadable" if existing is None else f"they differ in {_difference(existing, p.memory)}"
-                            res.conflicts.append({"id": p.id, "location": f.row["location"], "reason": why})
-                        continue
-                    res.imported.append({"id": p.id, "location": p.location})
-                    if p.masked:
-                        res.masked[p.id] = p.masked
-                    if dry_run:
-                        continue
-                    src = st.source(p.location)
-                    target = write_memory(src.folder, p.memory, private=True)
-                    written.append((target, st.index_for(p.location)))
-                    st.index_for(p.location).upsert(p.memory, src)
-            except BaseException:
-                for target, index in written:
-                    delete_file(target)
-                    index.remove(target)
-                raise
+        apply_planned(ctx, st, planned, res)
     if res.masked:
         n = len(res.masked)
         res.warnings.append(f"secrets were masked in {n} imported memor{'y' if n == 1 else 'ies'}; the bundle file "
                             "itself still holds them: delete it")
     return res
+
+
+def apply_planned(ctx: Context, st: Any, planned: Sequence[Planned], res: ImportResult) -> None:
+    """Write `planned` memories (or, with `res.dry_run`, only report them) under the import lock:
+    an id already here is skipped when identical and kept as it is when it differs (a conflict);
+    a failure part-way removes the files this run wrote, so the writes are all or nothing."""
+    from git_memex.core.files import UnreadableMemory, delete_file, read_memory, write_memory
+    from git_memex.core.locks import held
+
+    st.refresh()
+    written: list[tuple[Path, Any]] = []
+    with held(ctx.data_root, "import"):
+        try:
+            for p in planned:
+                here = st.find_all(p.id)
+                if here:
+                    f = here[0]
+                    try:
+                        existing = read_memory(f.path)
+                    except UnreadableMemory:
+                        existing = None
+                    if existing is not None and content_of(existing) == content_of(p.memory):
+                        res.skipped.append({"id": p.id, "location": f.row["location"]})
+                    else:
+                        why = "its file here is unreadable" if existing is None else f"they differ in {_difference(existing, p.memory)}"
+                        res.conflicts.append({"id": p.id, "location": f.row["location"], "reason": why})
+                    continue
+                res.imported.append({"id": p.id, "location": p.location})
+                if p.masked:
+                    res.masked[p.id] = p.masked
+                if res.dry_run:
+                    continue
+                src = st.source(p.location)
+                target = write_memory(src.folder, p.memory, private=True)
+                written.append((target, st.index_for(p.location)))
+                st.index_for(p.location).upsert(p.memory, src)
+        except BaseException:
+            for target, index in written:
+                delete_file(target)
+                index.remove(target)
+            raise
