@@ -580,12 +580,6 @@ def _hook_event(command: Any, client: str) -> str | None:
     return None
 
 
-def _is_ours(command: Any, subcommand: str, client: str = "claude") -> bool:
-    """A hook command that runs `git-memex <subcommand> --hook CLIENT [...]`."""
-    event = _hook_event(command, client)
-    return event is not None and _HOOK_ARGS[event][0][0] == subcommand
-
-
 def _hooks_doc(client: str) -> dict[str, Any]:
     return {"hooks": {event: [{"hooks": [{"type": "command", "command": c, "timeout": HOOK_TIMEOUT_S}]}]
                       for event, c in hook_commands(client).items()}}

@@ -464,7 +464,9 @@ def test_written_codex_hook_commands_answer_codex_shapes(repo: Path, tmp_path: P
 def test_codex_hooks_flag_needs_client_codex(repo: Path) -> None:
     for args in (["--codex-hooks"], ["--client", "claude", "--codex-hooks"], ["--uninstall", "--codex-hooks"]):
         r = run_cli("init", "--yes", *args)
-        assert r.code != 0 and "--codex-hooks" in r.err and len(r.err.strip().splitlines()) == 1, (args, r.err)
+        assert r.code == 1 and len(r.err.strip().splitlines()) == 1, (args, r.err)
+        assert "--codex-hooks" in r.err and "--client codex" in r.err, (args, r.err)
+    assert not (Path.home() / ".codex").exists()  # nothing was written
 
 
 # --------------------------------------------------------------------- agent guidance
