@@ -189,13 +189,17 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many memories.")] = 20,
         include: Annotated[Include, Field(description="active (default: active and deprecated, newest of each "
                                           "chain) or all (superseded, retracted and archived too).")] = "active",
+        confidence: Annotated[Confidence | None, Field(description="Only memories of this confidence; low is the "
+                                                       "regret window: agents' inferred saves, to review in one "
+                                                       "batch.")] = None,
     ) -> CallToolResult:
         from git_memex import ops
 
         kind, note = type_filter(type)
 
         def run(ctx: Any) -> CallToolResult:
-            data = ops.list_memories(ctx, scope=scope_name(scope), type=kind, limit=limit, include=include)
+            data = ops.list_memories(ctx, scope=scope_name(scope), type=kind, limit=limit, include=include,
+                                     confidence=confidence)
             mems = data["memories"]
             if note:
                 data.setdefault("warnings", []).insert(0, note)
