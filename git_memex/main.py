@@ -116,10 +116,16 @@ def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse
 # The agent hooks' exact command lines (as `clients.hook_commands` writes them) skip argparse:
 # building the subcommand's parser and parsing costs ~8 ms here (best of 9, in-process, the command
 # module already imported), and these run on every prompt.
-HOOKS: dict[tuple[str, ...], str] = {
-    ("context", "--hook", "claude"): "git_memex.commands.context",
-    ("capture", "--hook", "claude"): "git_memex.commands.capture",
+HOOKS: dict[tuple[str, ...], tuple[str, str, str]] = {
+    (*pre, "--hook", client, *post): (module, entry, client)
+    for client in ("claude", "codex")
+    for pre, post, module, entry in (
+        (("context",), (), "git_memex.commands.context", "run_hook"),
+        (("capture",), (), "git_memex.commands.capture", "run_hook"),
+        (("capture",), ("--stop",), "git_memex.commands.capture", "run_stop_hook"),
+    )
 }
+_HOOK_ROLES = {"context": "session start", "capture": "prompt hook"}
 
 
 def _damage() -> type[BaseException]:
@@ -151,8 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     if hook is not None:
         from git_memex.core import caller
 
-        caller.acting_for("session start" if args_list[0] == "context" else "prompt hook")
-        call = importlib.import_module(hook).run_hook  # a hook reports its own failures and exits 0
+        module, entry, client = hook
+        caller.acting_for("stop hook" if entry == "run_stop_hook" else _HOOK_ROLES[args_list[0]])
+        run_entry = getattr(importlib.import_module(module), entry)  # a hook reports its own failures and exits 0
+
+        def call() -> int:
+            return int(run_entry(client=client))
     else:
         first = args_list[0] if args_list else None
         parser = build_parser(first if first in available_commands() else None)

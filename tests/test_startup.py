@@ -62,6 +62,10 @@ ALLOWED = {
     # the rules' precedence order (core.precedence: pure, no imports of its own)
     "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.gate",
                                           "git_memex.core.precedence"},
+    # the Stop hook with memex.implicitCapture off (the default): read the payload and git config, print nothing
+    "stop-hook-off": {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.commands.capture",
+                      "git_memex.commands.context", "git_memex.core.paths", "git_memex.core.record",
+                      "git_memex.core.model", "git_memex.core.output", "git_memex.core.caller"},
     "merge-driver": {"git_memex.main", "git_memex.errors", "git_memex.commands.merge_driver",
                      "git_memex.git.merge", "git_memex.core.frontmatter", "git_memex.core.record",
                      "git_memex.core.files", "git_memex.core.model",
@@ -106,6 +110,13 @@ def test_the_capture_hook_on_a_prompt_without_a_trigger(memrepo: Path, tmp_path:
     payload = json.dumps({"prompt": "please fix the failing build", "session_id": "s1",
                           "cwd": str(memrepo), "hook_event_name": "UserPromptSubmit"})
     check("capture-hook", loaded(["capture", "--hook", "claude"], cwd=memrepo, tmp_path=tmp_path, stdin=payload))
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_the_stop_hook_when_implicit_capture_is_off(memrepo: Path, tmp_path: Path, client: str):
+    payload = json.dumps({"session_id": "s1", "stop_hook_active": False, "cwd": str(memrepo),
+                          "hook_event_name": "Stop"})
+    check("stop-hook-off", loaded(["capture", "--hook", client, "--stop"], cwd=memrepo, tmp_path=tmp_path, stdin=payload))
 
 
 def test_the_context_hook_on_a_prompt(memrepo: Path, tmp_path: Path):

@@ -544,44 +544,70 @@ def reference_note(s: Seen, *, replaced_by_init: bool) -> str:
     return f"{what}; {fix} (the memories in its data root stay where they are)."
 
 
-# --------------------------------------------------------------------- Claude Code hooks
-def hook_commands() -> dict[str, str]:
-    """Claude Code event -> the shell command our hook runs. `.claude/settings.json` is shared
-    (committed), so it names the portable command, like the MCP entry beside it."""
-    argv = [PORTABLE_COMMAND]
-    return {
-        "SessionStart": shlex.join([*argv, "context", "--hook", "claude"]),
-        "UserPromptSubmit": shlex.join([*argv, "capture", "--hook", "claude"]),
-    }
+# --------------------------------------------------------------------- agent hooks (Claude Code, Codex)
+HOOK_CLIENTS = ("claude", "codex")
+"""Clients whose hooks `init` writes: Claude Code (`.claude/settings.json`) and Codex (`$CODEX_HOME/hooks.json`)."""
+# event -> (the words before `--hook CLIENT`, the words after it)
+_HOOK_ARGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "SessionStart": (("context",), ()),
+    "UserPromptSubmit": (("capture",), ()),
+    "Stop": (("capture",), ("--stop",)),
+}
 
 
-def _is_ours(command: Any, subcommand: str) -> bool:
-    """A hook command that runs `git-memex <subcommand> --hook claude`, however git-memex is spelled."""
+def hook_commands(client: str = "claude") -> dict[str, str]:
+    """Client event -> the shell command our hook runs. Claude Code's `.claude/settings.json` is
+    shared (committed), so it names the portable command, like the MCP entry beside it; Codex's
+    `hooks.json` is this user's own, so it names the command resolved now (D17), as its MCP entry does."""
+    argv = [PORTABLE_COMMAND] if client == "claude" else cli_argv()
+    return {event: shlex.join([*argv, *pre, "--hook", client, *post]) for event, (pre, post) in _HOOK_ARGS.items()}
+
+
+def _hook_event(command: Any, client: str) -> str | None:
+    """The event a hook command of ours serves (it runs `git-memex … --hook CLIENT …`, however
+    git-memex is spelled), else None."""
     if not isinstance(command, str):
-        return False
+        return None
     try:
         words = shlex.split(command)
     except ValueError:
-        return False
-    return words[-3:] == [subcommand, "--hook", "claude"] and any("memex" in w for w in words[:-3])
+        return None
+    for event, (pre, post) in _HOOK_ARGS.items():
+        tail = [*pre, "--hook", client, *post]
+        head = words[:-len(tail)]
+        if len(words) > len(tail) and words[-len(tail):] == tail and any("memex" in w for w in head):
+            return event
+    return None
+
+
+def _hooks_doc(client: str) -> dict[str, Any]:
+    return {"hooks": {event: [{"hooks": [{"type": "command", "command": c, "timeout": HOOK_TIMEOUT_S}]}]
+                      for event, c in hook_commands(client).items()}}
 
 
 def claude_hooks_snippet() -> str:
-    cmds = hook_commands()
-    doc = {"hooks": {event: [{"hooks": [{"type": "command", "command": c, "timeout": HOOK_TIMEOUT_S}]}]
-                     for event, c in cmds.items()}}
-    return _dump(doc)
+    return _dump(_hooks_doc("claude"))
 
 
-def write_claude_hooks(work_tree: Path) -> WriteResult:
-    """Add our SessionStart (context) and UserPromptSubmit (capture) hooks to .claude/settings.json.
+def codex_hooks_path(home: Path) -> Path:
+    """Codex's user-level hooks file: ``$CODEX_HOME/hooks.json`` (CODEX_HOME as `codex_home` reads it)."""
+    return codex_home(home) / "hooks.json"
 
-    Schema: ``{"hooks": {"<Event>": [{"matcher"?: …, "hooks": [{"type": "command", "command": …}]}]}}``.
-    Existing hooks and settings are kept; an existing git-memex hook is kept (its command
-    refreshed if git-memex now lives elsewhere), so a second run adds nothing.
-    """
-    path = Path(work_tree) / ".claude" / "settings.json"
-    snip = claude_hooks_snippet()
+
+def codex_hooks_toml() -> str:
+    """Our hooks as Codex's inline ``[hooks]`` tables, for a config.toml that already holds some."""
+    out: list[str] = []
+    for event, command in hook_commands("codex").items():
+        out.append(f"[[hooks.{event}]]\n[[hooks.{event}.hooks]]\ntype = \"command\"\n"
+                   f"command = {_toml_str(command)}\ntimeout = {HOOK_TIMEOUT_S}\n")
+    return "\n".join(out)
+
+
+def _merge_hooks(path: Path, client: str, snip: str) -> WriteResult:
+    """Add our hooks to a hooks document ``{"hooks": {"<Event>": [{"matcher"?: …, "hooks":
+    [{"type": "command", "command": …}]}]}}`` (Claude Code's settings and Codex's hooks.json
+    share this shape). Existing hooks and keys are kept; an existing git-memex hook is kept (its
+    command refreshed if git-memex now lives elsewhere), so a second run adds nothing."""
     data, existed = _read_json_object(path)
     if data is None:
         return WriteResult(path, "printed", snip)
@@ -589,8 +615,7 @@ def write_claude_hooks(work_tree: Path) -> WriteResult:
     if not isinstance(hooks, dict):
         return WriteResult(path, "printed", snip)
     changed = False
-    for event, command in hook_commands().items():
-        sub = "context" if event == "SessionStart" else "capture"
+    for event, command in hook_commands(client).items():
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             return WriteResult(path, "printed", snip)
@@ -600,7 +625,7 @@ def write_claude_hooks(work_tree: Path) -> WriteResult:
             if not isinstance(inner, list):
                 continue
             for h in inner:
-                if isinstance(h, dict) and _is_ours(h.get("command"), sub):
+                if isinstance(h, dict) and _hook_event(h.get("command"), client) == event:
                     found = True
                     if h["command"] != command:
                         h["command"] = command
@@ -614,6 +639,29 @@ def write_claude_hooks(work_tree: Path) -> WriteResult:
     data["hooks"] = hooks
     _atomic_write(path, _dump(data))
     return WriteResult(path, "updated" if existed else "created", snip)
+
+
+def write_claude_hooks(work_tree: Path) -> WriteResult:
+    """Add our SessionStart (context), UserPromptSubmit (capture) and Stop (`capture --stop`, the
+    opt-in end-of-session question) hooks to .claude/settings.json."""
+    return _merge_hooks(Path(work_tree) / ".claude" / "settings.json", "claude", claude_hooks_snippet())
+
+
+def write_codex_hooks(home: Path) -> WriteResult:
+    """Add the same three hooks to Codex's ``$CODEX_HOME/hooks.json``. When the config.toml beside
+    it already holds inline ``[hooks]`` tables (Codex loads both and warns), nothing is written:
+    action "printed" with the tables to add to config.toml instead."""
+    import tomllib
+
+    path = codex_hooks_path(home)
+    toml = codex_home(home) / "config.toml"
+    try:
+        inline = "hooks" in tomllib.loads(toml.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        inline = False
+    if inline and not path.exists():
+        return WriteResult(toml, "printed", codex_hooks_toml())
+    return _merge_hooks(path, "codex", _dump(_hooks_doc("codex")))
 
 
 # --------------------------------------------------------------------- agent guidance
@@ -786,8 +834,11 @@ def _mcp_removals(work_tree: Path) -> list[Removal]:
 
 
 def _claude_hooks_removal(work_tree: Path) -> Removal | None:
-    path = work_tree / ".claude" / "settings.json"
-    what = "Claude Code hooks .claude/settings.json"
+    return _hooks_removal("Claude Code hooks .claude/settings.json", work_tree / ".claude" / "settings.json", "claude")
+
+
+def _hooks_removal(what: str, path: Path, client: str) -> Removal | None:
+    """Our hooks out of a hooks document (groups that held only ours go, then empty events)."""
     if not path.is_file():
         return None
     data, _existed = _read_json_object(path)
@@ -805,8 +856,7 @@ def _claude_hooks_removal(work_tree: Path) -> Removal | None:
         for group in groups:
             inner = group.get("hooks") if isinstance(group, dict) else None
             if isinstance(inner, list):
-                rest = [h for h in inner if not (isinstance(h, dict) and any(
-                    _is_ours(h.get("command"), sub) for sub in ("context", "capture")))]
+                rest = [h for h in inner if not (isinstance(h, dict) and _hook_event(h.get("command"), client))]
                 if len(rest) != len(inner):
                     changed = True
                     if not rest:
@@ -877,6 +927,9 @@ def removals(work_tree: Path, memory_dir: str, home: Path) -> list[Removal]:
     if claude is not None:
         out.append(claude)
     out += _guidance_removals(work_tree, memory_dir)
+    codex_hooks = _hooks_removal(f"Codex hooks {codex_hooks_path(home)}", codex_hooks_path(home), "codex")
+    if codex_hooks is not None:
+        out.append(codex_hooks)
     codex = codex_home(home) / "config.toml"
     try:
         import tomllib
@@ -913,6 +966,7 @@ __all__ = [
     "WriteResult",
     "apply_removal",
     "cli_argv",
+    "codex_hooks_path",
     "config_path",
     "hook_commands",
     "is_reference_server",
@@ -925,5 +979,6 @@ __all__ = [
     "snippet",
     "write_agent_guidance",
     "write_claude_hooks",
+    "write_codex_hooks",
     "write_config",
 ]

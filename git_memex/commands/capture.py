@@ -39,8 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "Secrets are masked before anything is written.")
     p.add_argument("text", nargs="?", default=None, help="the user's message, or - to read it from stdin")
     p.add_argument("--dry-run", action="store_true", help="show what would be saved; write nothing")
-    p.add_argument("--hook", choices=("claude",), default=None,
+    p.add_argument("--hook", choices=("claude", "codex"), default=None,
                    help="run as the agent's prompt hook: read its JSON from stdin, print its output JSON")
+    p.add_argument("--stop", action="store_true",
+                   help="with --hook: run as the agent's Stop hook instead; with memex.implicitCapture true it asks "
+                   "the model once per session whether anything is worth remembering, else it prints nothing")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -118,8 +121,14 @@ def _read_text(arg: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.stop and not args.hook:
+        from git_memex.errors import UsageError
+
+        raise UsageError("--stop is the agent's Stop hook: give --hook claude or --hook codex too")
     if args.hook:
-        return run_hook(dry_run=args.dry_run)
+        if args.stop:
+            return run_stop_hook(client=args.hook)
+        return run_hook(dry_run=args.dry_run, client=args.hook)
     ctx = context()
     res = capture_message(ctx, _read_text(args.text), dry_run=args.dry_run, via="cli")
     if args.json:
@@ -143,8 +152,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_hook(dry_run: bool = False) -> int:
-    """Claude Code's UserPromptSubmit hook (also reached without argparse: see `main.HOOKS`)."""
+def run_hook(dry_run: bool = False, client: str = "claude") -> int:
+    """The UserPromptSubmit hook of Claude Code or Codex (also reached without argparse: see
+    `main.HOOKS`); both send the user's text as `prompt` and read the same output document."""
     from git_memex.commands.context import hook_context, hook_failed, hook_output, read_hook_payload
 
     try:
@@ -158,7 +168,7 @@ def run_hook(dry_run: bool = False) -> int:
         lines: list[str] = []
         saved: list[dict] = []
         if scan(prompt, ctx.capture_patterns).hits:
-            res = capture_message(ctx, prompt, dry_run=dry_run, via="claude")
+            res = capture_message(ctx, prompt, dry_run=dry_run, via=client)
             saved = res["saved"]
             if saved:
                 lines.append(f"git-memex saved {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} from this "
@@ -182,3 +192,77 @@ def run_hook(dry_run: bool = False) -> int:
         return 0
     except Exception as exc:  # noqa: BLE001 - a prompt hook must never block the prompt
         return hook_failed("capture", exc)
+
+
+# --------------------------------------------------------------------- the end-of-session question (opt-in)
+STOP_MARKERS = "sessions"
+"""Folder of the data root holding one empty 0600 file per session already asked."""
+MARKER_DAYS = 30
+"""Markers older than this are removed when a new one is written."""
+
+
+def stop_reason() -> str:
+    """What the Stop hook asks the model, once per session (the model's own judgment, D16)."""
+    return ("git-memex asks once per session (memex.implicitCapture is on): did this session settle anything "
+            "worth remembering in later sessions: a decision, a convention, a gotcha and its fix, a preference "
+            "the user stated? If so, save each one as one self-contained statement with the memory_add tool, "
+            "with source \"inference\" and confidence \"low\", and tell the user in one line what you saved; "
+            "they review such saves with `git memex list --confidence low` and undo one with "
+            "`git memex forget ID`. Save nothing the user said to keep private, and no secrets. "
+            "If nothing is worth keeping, do not call any tool: just stop.")
+
+
+def _first_ask(ctx: Any, client: str, session: str) -> bool:
+    """True exactly once per (client, session): the marker file is created here (O_EXCL, 0600)."""
+    import hashlib
+    import os
+    import time
+
+    from git_memex.core.paths import prepare_data_root
+
+    prepare_data_root(ctx.data_root)
+    folder = ctx.data_root / STOP_MARKERS
+    folder.mkdir(mode=0o700, exist_ok=True)
+    name = "stop-" + hashlib.sha256(f"{client}\0{session}".encode()).hexdigest()[:32]
+    try:
+        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    cutoff = time.time() - MARKER_DAYS * 86400
+    try:
+        for old in os.scandir(folder):
+            if old.name.startswith("stop-") and old.stat().st_mtime < cutoff:
+                os.unlink(old.path)
+    except OSError:
+        pass
+    return True
+
+
+def run_stop_hook(client: str = "claude") -> int:
+    """The Stop hook of Claude Code or Codex (also reached without argparse: see `main.HOOKS`).
+
+    Off (the default, memex.implicitCapture false) it prints nothing. On, it answers the first Stop
+    of each session with the documented ``{"decision": "block", "reason": …}``: both clients then
+    let the model go on with the reason as its next instruction. A Stop that a Stop hook caused
+    (``stop_hook_active``), a payload without ``session_id`` and every later Stop of the session
+    print nothing, so the model is asked once and can never loop."""
+    from git_memex.commands.context import hook_context, hook_failed, read_hook_payload
+
+    try:
+        payload = read_hook_payload()
+        if payload.get("stop_hook_active", False) is not False:
+            return 0
+        session = payload.get("session_id")
+        if not isinstance(session, str) or not session.strip():
+            return 0
+        ctx = hook_context(payload)
+        if not ctx.bool_setting("implicitCapture") or not _first_ask(ctx, client, session):
+            return 0
+        import json
+
+        sys.stdout.write(json.dumps({"decision": "block", "reason": stop_reason()}) + "\n")
+        sys.stdout.flush()
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a Stop hook must never keep the agent from stopping
+        return hook_failed("capture --stop", exc)

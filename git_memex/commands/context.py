@@ -1,7 +1,8 @@
 """`git memex context`: the session-start memory block, for a terminal or an agent's hook.
 
-With ``--hook claude`` it is Claude Code's SessionStart hook: it reads the hook's JSON from stdin
-(the payload may be missing or garbage), prints Claude Code's hook output JSON, and never fails
+With ``--hook claude`` (or ``--hook codex``) it is Claude Code's (Codex's) SessionStart hook: it
+reads the hook's JSON from stdin (the payload may be missing or garbage), prints the hook output
+JSON (both clients document the same ``hookSpecificOutput.additionalContext``), and never fails
 the session: any error is one line on stderr and exit 0. Imports stay light on this path (no
 mcp, pygit2 or detect-secrets).
 """
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast pat
 
     from git_memex.core.paths import Context
 
-HOOK_CLIENTS = ("claude",)
+HOOK_CLIENTS = ("claude", "codex")
 MAX_HOOK_INPUT = 4 * 1024 * 1024
 
 
@@ -68,7 +69,8 @@ def hook_context(payload: dict[str, Any]) -> Context:
 
 
 def hook_output(event: str, text: str) -> str:
-    """Claude Code's hook output document (ASCII-escaped, so any console encoding copes)."""
+    """The hook output document of Claude Code and Codex alike (ASCII-escaped, so any console
+    encoding copes)."""
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
@@ -84,7 +86,7 @@ def hook_failed(command: str, exc: BaseException) -> int:
 
 def run(args: argparse.Namespace) -> int:
     if args.hook:
-        return run_hook(query=args.query)
+        return run_hook(query=args.query, client=args.hook)
     from git_memex.agents.session import build_context
 
     block = build_context(context(), query=args.query)
@@ -96,8 +98,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_hook(query: str | None = None) -> int:
-    """Claude Code's SessionStart hook (also reached without argparse: see `main.HOOKS`)."""
+def run_hook(query: str | None = None, client: str = "claude") -> int:
+    """The SessionStart hook of Claude Code or Codex (also reached without argparse: see `main.HOOKS`).
+    `client` changes nothing in what is printed: both read the same output document."""
     try:
         payload = read_hook_payload()
         from git_memex.agents.session import build_context

@@ -23,7 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--yes", "-y", action="store_true", help="take the defaults without asking")
     p.add_argument("--client", choices=CLIENT_CHOICES, help="also write this editor's MCP configuration")
     p.add_argument("--claude-hooks", action="store_true",
-                   help="with --client claude: also add SessionStart/UserPromptSubmit hooks to .claude/settings.json")
+                   help="with --client claude: also add SessionStart/UserPromptSubmit/Stop hooks to .claude/settings.json")
+    p.add_argument("--codex-hooks", action="store_true",
+                   help="with --client codex: also add SessionStart/UserPromptSubmit/Stop hooks to $CODEX_HOME/hooks.json "
+                   "(Codex asks you to trust them in /hooks before they run)")
     p.add_argument("--replace-open-memex", action="store_true",
                    help="with --client: take the reference tool's MCP server (open-memex) out of the file init writes, "
                    "so the agent sees one tool set; without it init only says where that server is")
@@ -65,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         raise MemexError("--subscribe and --uninstall cannot be used together", USAGE)
     if args.replace_open_memex and args.uninstall:
         raise MemexError("--replace-open-memex and --uninstall cannot be used together", USAGE)
+    if args.codex_hooks and (args.uninstall or args.client not in (None, "codex")):
+        raise MemexError("--codex-hooks goes with --client codex (and not with --uninstall, which removes them)", USAGE)
     orgs: list[dict[str, object]] = []
     if args.uninstall:
         if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
@@ -87,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         client = args.client
         hooks = not args.no_hooks
         claude_hooks = args.claude_hooks
+        codex_hooks = args.codex_hooks
         if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
             if client is None:
                 c = _ask(f"Configure an editor's MCP server? ({'/'.join(('none', *CLIENT_CHOICES))})", "none")
@@ -97,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
                 hooks = _ask("Install git hooks (secret scan, index refresh on pull)? (y/n)", "y").lower().startswith("y")
             if client == "claude" and not claude_hooks:
                 claude_hooks = _ask("Add Claude Code session hooks (context + keyword capture)? (y/n)", "y").lower().startswith("y")
+            if client == "codex" and not codex_hooks:
+                codex_hooks = _ask("Add Codex session hooks (context + keyword capture)? (y/n)", "y").lower().startswith("y")
+        if codex_hooks and client is None:
+            raise MemexError("--codex-hooks needs --client codex", USAGE)
         if args.replace_open_memex and client is None:
             raise MemexError("--replace-open-memex needs --client: say which editor's file to change", USAGE)
         rep = init_repo(ctx, hooks=hooks)
@@ -123,6 +133,17 @@ def run(args: argparse.Namespace) -> int:
                 rep.add(f"Claude Code hooks {h.path}", h.action)
                 if h.action == "printed":
                     rep.snippets.append(f"{h.path} is not plain JSON; add this yourself:\n{h.snippet}")
+            if client == "codex" and codex_hooks:
+                h = clients.write_codex_hooks(home)
+                rep.add(f"Codex hooks {h.path}", h.action)
+                if h.action == "printed" and h.path.name == "config.toml":
+                    rep.snippets.append(f"{h.path} already holds inline [hooks] tables (Codex warns when a folder has "
+                                        f"both those and hooks.json), so nothing was written; add these to it:\n{h.snippet}")
+                elif h.action == "printed":
+                    rep.snippets.append(f"{h.path} is not plain JSON; add this yourself:\n{h.snippet}")
+                if h.action in ("created", "updated"):
+                    rep.snippets.append("Codex runs new or changed hooks only after you trust them: open /hooks in "
+                                        "Codex and trust the three git-memex hooks.")
         from git_memex.ops import reindex
 
         reindex(ctx, trigger="init")

@@ -44,6 +44,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("maxProfileItems", "5", "int", lo=0, hi=200, help="personal memories in the session context"),
         Setting("injectMaxTokens", "800", "int", lo=50, hi=50000, help="token budget of the session context"),
         Setting("keywordCapture", "true", "bool", help="capture 'remember …' messages as memories"),
+        Setting("implicitCapture", "false", "bool", help="the agent's Stop hook asks the model once per session whether anything is worth remembering (saved as source inference, confidence low)"),
         Setting("autoPull", "false", "bool", help="pull in the background at session start; never blocks, leaves a receipt (D12, docs/decisions.md)"),
         Setting("cjkTokenizer", "bigram", "choice", choices=("bigram",), help="CJK indexing (bigram: characters + overlapping bigrams)"),
         Setting("defaultBranch", "", "branch", help="the reviewed branch when origin has no HEAD (instruction gate)"),

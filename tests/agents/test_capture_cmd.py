@@ -270,3 +270,99 @@ def test_prompt_hook_uses_the_semantic_lane_when_installed(repo: Path) -> None:
     ctx = _hook(question, repo)
     assert "frozen on Fridays" in ctx and "esbuild" not in ctx and "three nodes" not in ctx
     assert _hook("tell me a joke about cats", repo) == ""
+
+
+# --------------------------------------------------------------------- the opt-in end-of-session question
+def stop_payload(client: str, cwd: Path, session: str = "sess-1", *, active: bool = False) -> str:
+    """The Stop hook's stdin as each client documents it: Claude Code's hooks reference (session_id,
+    transcript_path, cwd, permission_mode, hook_event_name, stop_hook_active, last_assistant_message)
+    and Codex's stop.command.input schema (codex-rs/hooks/schema/generated, all fields required)."""
+    doc: dict[str, object] = {
+        "session_id": session, "transcript_path": None if client == "codex" else f"/home/u/.claude/{session}.jsonl",
+        "cwd": str(cwd), "permission_mode": "default", "hook_event_name": "Stop",
+        "stop_hook_active": active, "last_assistant_message": "Done: the retry loop now backs off.",
+    }
+    if client == "codex":
+        doc.update(model="gpt-5-codex", turn_id="turn-1")
+    return json.dumps(doc)
+
+
+def check_stop_output(client: str, out: dict) -> None:
+    """The documented Stop output: Claude Code's `{"decision": "block", "reason": …}`; Codex's
+    stop.command.output schema (no other keys; `reason` with a non-blank character when blocking)."""
+    assert out["decision"] == "block" and isinstance(out["reason"], str) and out["reason"].strip()
+    if client == "codex":
+        assert set(out) <= {"continue", "decision", "reason", "stopReason", "suppressOutput", "systemMessage"}
+
+
+def stop(client: str, payload: str) -> tuple[int, str, str]:
+    r = run_cli("capture", "--hook", client, "--stop", input=payload)
+    return r.code, r.out, r.err
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_stop_hook_is_off_by_default_and_prints_nothing(repo: Path, isolated_env: Path, client: str) -> None:
+    assert stop(client, stop_payload(client, repo)) == (0, "", "")
+    assert not (isolated_env / "data" / "sessions").exists()  # not even a marker
+    git("config", "memex.implicitCapture", "false", cwd=repo)
+    assert stop(client, stop_payload(client, repo)) == (0, "", "")
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_stop_hook_asks_once_per_session(repo: Path, isolated_env: Path, client: str) -> None:
+    git("config", "memex.implicitCapture", "true", cwd=repo)
+    code, out, err = stop(client, stop_payload(client, repo))
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    check_stop_output(client, doc)
+    for words in ("memory_add", '"inference"', '"low"', "git memex list --confidence low", "git memex forget"):
+        assert words in doc["reason"]
+    # the Stop that our question caused, and every later Stop of that session: nothing
+    assert stop(client, stop_payload(client, repo, active=True)) == (0, "", "")
+    assert stop(client, stop_payload(client, repo)) == (0, "", "")
+    # a new session is asked again; a Stop a hook caused in a new session is not
+    assert stop(client, stop_payload(client, repo, "sess-3", active=True)) == (0, "", "")
+    assert json.loads(stop(client, stop_payload(client, repo, "sess-2"))[1])["decision"] == "block"
+    folder = isolated_env / "data" / "sessions"
+    markers = sorted(folder.iterdir())
+    assert len(markers) == 2 and {m.stat().st_mode & 0o777 for m in markers} == {0o600}
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert not [m for m in markers if "sess" in m.name]  # the session id is hashed, not written
+
+
+@pytest.mark.parametrize("stdin", ["", "garbage", "[]", '{"session_id": 5}', '{"session_id": ""}',
+                                   '{"stop_hook_active": "yes", "session_id": "s"}', "x" * 5_000_000])
+def test_stop_hook_bad_input_is_a_silent_no_op(repo: Path, stdin: str) -> None:
+    git("config", "memex.implicitCapture", "true", cwd=repo)
+    assert stop("claude", stdin) == (0, "", "")
+
+
+def test_stop_hook_failure_is_one_stderr_line_and_exit_0(repo: Path, tmp_path: Path) -> None:
+    git("config", "memex.implicitCapture", "true", cwd=repo)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = run_cli("capture", "--hook", "codex", "--stop", input=stop_payload("codex", repo),
+                env={"GIT_MEMEX_HOME": str(blocker / "data")})
+    assert r.code == 0 and r.out == ""
+    assert len(r.err.strip().splitlines()) == 1 and "git-memex capture --stop" in r.err
+
+
+def test_stop_needs_a_hook() -> None:
+    r = run_cli("capture", "--stop", input="{}")
+    assert r.code != 0 and r.out == "" and len(r.err.strip().splitlines()) == 1 and "--hook" in r.err
+
+
+def test_what_the_model_saves_on_the_question_lands_in_the_regret_window(repo: Path) -> None:
+    """The model follows the reason through the official MCP client; the save is the agent's
+    (source inference, confidence low) and `list --confidence low` is where it is cleaned up."""
+    from mcp_client import ok
+
+    git("config", "memex.implicitCapture", "true", cwd=repo)
+    assert json.loads(stop("claude", stop_payload("claude", repo))[1])["decision"] == "block"
+    saved = ok("memory_add", {"text": "The retry loop backs off exponentially, capped at 30 s",
+                              "source": "inference", "confidence": "low"})
+    assert run_cli("add", "We deploy on Fridays").code == 0
+    low = run_cli("list", "--confidence", "low", "--json").json()
+    assert [m["id"] for m in low["memories"]] == [saved["id"]]
+    shown = run_cli("show", saved["id"], "--json").json()["frontmatter"]
+    assert shown["source"] == "inference" and shown["confidence"] == "low"

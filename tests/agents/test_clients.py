@@ -305,7 +305,7 @@ def test_claude_hooks_created_and_jsonc_printed(tree: tuple[Path, Path]) -> None
     work, _ = tree
     res = clients.write_claude_hooks(work)
     assert res.action == "created"
-    assert set(read_json(res.path)["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+    assert set(read_json(res.path)["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop"}
     res.path.write_text('{\n  // comment\n  "hooks": {}\n}\n')
     before = res.path.read_bytes()
     again = clients.write_claude_hooks(work)
@@ -339,7 +339,134 @@ def test_written_hook_commands_really_run(repo: Path, monkeypatch: pytest.Monkey
                        capture_output=True, text=True, cwd=repo, timeout=60, env=os.environ)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    # Claude Code's Stop: nothing by default; with memex.implicitCapture, once per session
+    stop = data["hooks"]["Stop"][0]["hooks"][0]["command"]
+    payload = {"session_id": "abc123", "transcript_path": "/home/u/.claude/projects/x/abc123.jsonl", "cwd": str(repo),
+               "permission_mode": "default", "hook_event_name": "Stop", "stop_hook_active": False}
+
+    def run_stop(**extra: object) -> str:
+        p = subprocess.run(stop, shell=True, input=json.dumps({**payload, **extra}), capture_output=True, text=True,
+                           cwd=repo, timeout=60, env=os.environ)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        return p.stdout
+
+    assert run_stop() == ""
+    git("config", "memex.implicitCapture", "true", cwd=repo)
+    asked = json.loads(run_stop())
+    assert set(asked) == {"decision", "reason"} and asked["decision"] == "block"
+    assert run_stop(stop_hook_active=True) == "" and run_stop() == ""
     git("status", "--porcelain", cwd=repo)
+
+
+# --------------------------------------------------------------------- Codex hooks
+CODEX_OUT_KEYS = {"continue", "stopReason", "suppressOutput", "systemMessage"}
+"""Keys every Codex hook output schema allows (codex-rs/hooks/schema/generated/*.command.output)."""
+
+
+def check_codex_output(event: str, out: dict) -> None:
+    """What Codex's output schema for `event` allows (additionalProperties false at both levels)."""
+    if event == "Stop":
+        assert set(out) <= CODEX_OUT_KEYS | {"decision", "reason"}
+        assert out.get("decision") in (None, "block")
+        return
+    allowed = CODEX_OUT_KEYS | {"hookSpecificOutput"} | ({"decision", "reason"} if event == "UserPromptSubmit" else set())
+    assert set(out) <= allowed
+    spec = out["hookSpecificOutput"]
+    assert set(spec) <= {"hookEventName", "additionalContext"} and spec["hookEventName"] == event
+    assert isinstance(spec["additionalContext"], str)
+
+
+def codex_input(event: str, cwd: Path, **extra: object) -> str:
+    """Codex's documented hook stdin (the *.command.input schemas; session-start adds `source`)."""
+    doc: dict[str, object] = {"session_id": "019a0000-0000-7000-8000-000000000001", "transcript_path": None,
+                              "cwd": str(cwd), "hook_event_name": event, "model": "gpt-5-codex",
+                              "permission_mode": "default"}
+    if event == "SessionStart":
+        doc["source"] = "startup"
+    else:
+        doc["turn_id"] = "turn-1"
+    if event == "Stop":
+        doc.update(stop_hook_active=False, last_assistant_message="Done.")
+    return json.dumps({**doc, **extra})
+
+
+def test_codex_hooks_go_where_codex_home_says_and_merge(tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    work, home = tree
+    codex = home / "elsewhere-codex"
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    p = codex / "hooks.json"
+    codex.mkdir()
+    mine = {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
+    p.write_text(json.dumps({"hooks": {"SessionStart": [mine]}}))
+    res = clients.write_codex_hooks(home)
+    assert res.action == "updated" and res.path == p
+    data = read_json(p)
+    assert data["hooks"]["SessionStart"][0] == mine
+    cmds = clients.hook_commands("codex")
+    assert cmds["Stop"].endswith("capture --hook codex --stop")
+    for event in ("SessionStart", "UserPromptSubmit", "Stop"):
+        assert _our_commands(data, event) == [cmds[event]]
+    assert not (home / ".codex").exists()
+    before = p.read_bytes()
+    assert clients.write_codex_hooks(home).action == "unchanged" and p.read_bytes() == before
+    # --uninstall takes only ours out of the user's file
+    (gone,) = [r for r in clients.removals(work, ".ai/open-memex", home) if r.path == p]
+    assert gone.action == "updated" and json.loads(gone.text or "") == {"hooks": {"SessionStart": [mine]}}
+
+
+def test_codex_hooks_beside_inline_toml_hooks_are_printed(tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    work, home = tree
+    monkeypatch.setenv("CODEX_HOME", str(home / "c"))
+    (home / "c").mkdir()
+    toml = home / "c" / "config.toml"
+    toml.write_text('[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = "command"\ncommand = "echo bye"\n')
+    before = toml.read_bytes()
+    res = clients.write_codex_hooks(home)
+    assert res.action == "printed" and res.path == toml and toml.read_bytes() == before
+    assert not (home / "c" / "hooks.json").exists()
+    merged = tomllib.loads(before.decode() + "\n" + res.snippet)  # what the user pastes is valid TOML
+    assert [h["command"] for g in merged["hooks"]["Stop"] for h in g["hooks"]][-1] == clients.hook_commands("codex")["Stop"]
+
+
+def test_written_codex_hook_commands_answer_codex_shapes(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each command init writes, run by a shell with Codex's documented stdin, prints what Codex's
+    output schema accepts; the Stop hook only with memex.implicitCapture true."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    r = run_cli("init", "--yes", "--client", "codex", "--codex-hooks")
+    assert r.code == 0, r.err
+    assert "trust the three git-memex hooks" in r.out
+    assert run_cli("add", "We deploy with blue-green on Fridays").code == 0
+    data = read_json(tmp_path / "codex" / "hooks.json")
+    command = {event: groups[0]["hooks"][0]["command"] for event, groups in data["hooks"].items()}
+
+    def hook(event: str, **extra: object) -> str:
+        p = subprocess.run(command[event], shell=True, input=codex_input(event, repo, **extra), capture_output=True,
+                           text=True, cwd=repo, timeout=60, env=os.environ)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        return p.stdout
+
+    start = json.loads(hook("SessionStart"))
+    check_codex_output("SessionStart", start)
+    assert "blue-green" in start["hookSpecificOutput"]["additionalContext"]
+    prompt = json.loads(hook("UserPromptSubmit", prompt="remember that codex hooks run too"))
+    check_codex_output("UserPromptSubmit", prompt)
+    assert "saved 1 memory" in prompt["hookSpecificOutput"]["additionalContext"]
+    listed = run_cli("list", "--json").json()["memories"]
+    assert [m for m in listed if "codex hooks run" in m["snippet"]]
+    assert hook("Stop") == ""  # off by default
+    git("config", "memex.implicitCapture", "true", cwd=repo)
+    asked = json.loads(hook("Stop"))
+    check_codex_output("Stop", asked)
+    assert asked["decision"] == "block" and "memory_add" in asked["reason"]
+    assert hook("Stop", stop_hook_active=True) == "" and hook("Stop") == ""
+
+
+def test_codex_hooks_flag_needs_client_codex(repo: Path) -> None:
+    for args in (["--codex-hooks"], ["--client", "claude", "--codex-hooks"], ["--uninstall", "--codex-hooks"]):
+        r = run_cli("init", "--yes", *args)
+        assert r.code == 1 and len(r.err.strip().splitlines()) == 1, (args, r.err)
+        assert "--codex-hooks" in r.err and "--client codex" in r.err, (args, r.err)
+    assert not (Path.home() / ".codex").exists()  # nothing was written
 
 
 # --------------------------------------------------------------------- agent guidance

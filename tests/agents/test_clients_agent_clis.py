@@ -173,3 +173,99 @@ def test_an_open_memex_server_in_codex_config_is_named_and_replaced(repo: Path, 
     assert set(codex_servers(agent_bin, repo, codex_home)) == {"memex"}
     assert "open-memex" not in config.read_text() and "OPEN_MEMEX_HOME" not in config.read_text()
     assert "open-memex" not in run_cli("doctor", env=env).out
+
+
+def codex_hooks_list(agent_bin: Path, repo: Path, codex_home: Path) -> dict:
+    """Codex's own hook loader, with no login: its app server's `hooks/list` request over stdio
+    (the call behind Codex's /hooks review), for the project folder."""
+    p = subprocess.Popen([str(agent_bin / "codex"), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True, cwd=repo,
+                         env={**os.environ, "PATH": OFF_PATH, "CODEX_HOME": str(codex_home)})
+    try:
+        assert p.stdin is not None and p.stdout is not None
+        for msg in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "test", "version": "0"}}},
+                    {"jsonrpc": "2.0", "method": "initialized"},
+                    {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(repo)]}}):
+            p.stdin.write(json.dumps(msg) + "\n")
+            p.stdin.flush()
+        while line := p.stdout.readline():
+            doc = json.loads(line)
+            if doc.get("id") == 2:
+                assert "result" in doc, doc
+                (entry,) = doc["result"]["data"]
+                return entry
+        raise AssertionError("codex app-server ended without answering hooks/list")
+    finally:
+        p.kill()
+        p.wait(timeout=60)
+
+
+def test_codex_reads_the_hooks_init_writes(repo: Path, tmp_path: Path, agent_bin: Path) -> None:
+    codex_home = tmp_path / "codex-home"
+    r = run_cli("init", "--yes", "--client", "codex", "--codex-hooks", env={"CODEX_HOME": str(codex_home)})
+    assert r.code == 0, r.err
+    listed = codex_hooks_list(agent_bin, repo, codex_home)
+    assert listed["errors"] == [] and listed["warnings"] == []
+    ours = {h["eventName"]: h for h in listed["hooks"]}
+    assert set(ours) == {"sessionStart", "userPromptSubmit", "stop"}
+    for h in ours.values():
+        assert h["sourcePath"] == str(codex_home / "hooks.json") and h["source"] == "user"
+        assert h["handlerType"] == "command" and h["timeoutSec"] == 10 and h["enabled"] is True
+        assert h["trustStatus"] == "untrusted"  # trusting a hook is the person's act in /hooks, never init's
+    assert ours["stop"]["command"].endswith("capture --hook codex --stop")
+    gone = run_cli("init", "--uninstall", "--yes", env={"CODEX_HOME": str(codex_home)})
+    assert gone.code == 0 and f"Codex hooks {codex_home / 'hooks.json'}" in gone.out
+    assert codex_hooks_list(agent_bin, repo, codex_home)["hooks"] == []
+
+
+def claude_doctor(agent_bin: Path, repo: Path, home: Path) -> str:
+    """`claude doctor`, Claude Code's own settings validator (it needs a terminal, so it gets a
+    pseudo-terminal; no login). Its report without terminal escapes, up to its "Updates" section,
+    which it prints after the settings check (and then waits on the network)."""
+    import pty
+    import re
+    import select
+    import time
+
+    main, child = pty.openpty()
+    p = subprocess.Popen([str(agent_bin / "claude"), "doctor"], stdin=child, stdout=child, stderr=child, cwd=repo,
+                         env={**os.environ, "PATH": ON_PATH, "HOME": str(home), "TERM": "xterm"}, close_fds=True)
+    os.close(child)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + 90  # only a guard against a hang
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 1)
+            if ready:
+                try:
+                    chunk = os.read(main, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", " ", b"".join(chunks).decode("utf-8", "replace"))
+                if "Updates" in text:
+                    break
+    finally:
+        p.kill()
+        p.wait(timeout=60)
+        os.close(main)
+    return " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", " ", b"".join(chunks).decode("utf-8", "replace")).split())
+
+
+def test_claude_doctor_accepts_the_hooks_init_writes(repo: Path, tmp_path: Path, agent_bin: Path) -> None:
+    r = run_cli("init", "--yes", "--client", "claude", "--claude-hooks")
+    assert r.code == 0, r.err
+    settings = repo / ".claude" / "settings.json"
+    written = json.loads(settings.read_text(encoding="utf-8"))
+    assert set(written["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop"}
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    report = claude_doctor(agent_bin, repo, home)
+    assert "Search:" in report and "Invalid settings" not in report, report[-2000:]
+    # the control: doctor really reads this file (a wrong type in our Stop entry is named)
+    written["hooks"]["Stop"][0]["hooks"][0]["timeout"] = "ten"
+    settings.write_text(json.dumps(written), encoding="utf-8")
+    report = claude_doctor(agent_bin, repo, home)
+    assert "Invalid settings" in report and "hooks.Stop.0.hooks.0.timeout" in report, report[-2000:]

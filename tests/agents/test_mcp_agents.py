@@ -174,6 +174,19 @@ def test_supersede_can_change_type_tags_and_confidence(repo: Path) -> None:
     assert run_cli("show", added["id"], "--json").json()["frontmatter"]["confidence"] == "high"
 
 
+def test_memory_list_takes_confidence_the_regret_window(repo: Path) -> None:
+    """The MCP view of `git memex list --confidence low`: an agent's inferred saves, in one batch."""
+    low = ok("memory_add", {"text": "The flaky test is probably the clock skew", "source": "inference",
+                            "confidence": "low"})
+    ok("memory_add", {"text": "Builds use Python 3.12", "confidence": "high"})
+    ok("memory_add", {"text": "Lint runs in CI"})  # no confidence written: medium
+    listed = ok("memory_list", {"confidence": "low"})["memories"]
+    assert [m["id"] for m in listed] == [low["id"]]
+    assert [m["id"] for m in run_cli("list", "--confidence", "low", "--json").json()["memories"]] == [low["id"]]
+    assert len(ok("memory_list", {"confidence": "medium"})["memories"]) == 1
+    assert "confidence" in err("memory_list", {"confidence": "sure"})
+
+
 def test_an_agent_rewording_a_fresh_capture_is_not_saved_twice(repo: Path) -> None:
     said = "remember that the payments service retries failed webhooks five times with exponential backoff"
     cap = run_cli("capture", said, "--json")
