@@ -93,6 +93,7 @@ def _entry(r: Any, body: str, tags: list[str]) -> dict[str, Any]:
         "review_state": None if loc == "personal" else (r["review_state"] or "draft"),
         "role": r["role"] or "knowledge",
         "importance": r["importance"],
+        "confidence": r["confidence"] or "medium",
         "visibility": r["visibility"],
         "created_by": mask_value(r["created_by"])[0],
         "created_at": r["created_at"],

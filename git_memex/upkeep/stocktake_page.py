@@ -146,7 +146,8 @@ def esc(value: Any) -> str:
 
 def _search_key(e: dict[str, Any]) -> str:
     parts = [e["id"], e["snippet"], f"type:{e['type']}", f"scope:{e['scope']}", f"loc:{e['location']}",
-             f"status:{e['status']}", f"role:{e['role']}", *(f"tag:{t}" for t in e["tags"])]
+             f"status:{e['status']}", f"role:{e['role']}", f"confidence:{e.get('confidence') or 'medium'}",
+             *(f"tag:{t}" for t in e["tags"])]
     if e["review_state"]:
         parts.append(f"state:{e['review_state']}")
     if e.get("created_by"):

@@ -243,6 +243,20 @@ def test_a_long_page_filters_across_all_its_row_tables(repo: Path, tmp_path: Pat
     assert browser.requests() == [page.as_uri()] and browser.problems() == []
 
 
+def test_the_filter_box_shows_the_regret_window(repo: Path, tmp_path: Path, browser: Browser):
+    """`confidence:low` in the filter box: the low-confidence memories, as `list --confidence low`."""
+    low = run_cli("add", "the flaky test is probably a race", "--confidence", "low", "--json").json()["id"]
+    run_cli("add", "the build uses make", "--confidence", "high")
+    run_cli("add", "the docs live in docs/")
+    page = tmp_path / "regret.html"
+    assert run_cli("inventory", "--format", "html", "--out", str(page)).code == 0
+    browser.open(page.as_uri())
+    assert len(visible_ids(browser)) == 3
+    browser.type_into("#filter", "confidence:low")
+    assert visible_ids(browser) == [low]
+    assert browser.requests() == [page.as_uri()] and browser.problems() == []
+
+
 def test_the_request_recorder_catches_a_page_that_fetches(tmp_path: Path, browser: Browser):
     """The guard above can fail: a page with one remote image is caught."""
     page = tmp_path / "leaky.html"
