@@ -19,7 +19,8 @@ from conftest import git, run_cli
 
 # Libraries the per-prompt and per-file paths never need: each costs milliseconds to import.
 HEAVY = {"pygit2", "yaml", "detect_secrets", "mcp", "pydantic", "anyio", "numpy", "dataclasses",
-         "inspect", "argparse", "logging", "asyncio", "hashlib", "typing", "ast", "tokenize"}
+         "inspect", "argparse", "logging", "asyncio", "hashlib", "typing", "ast", "tokenize",
+         "pypinyin"}  # ~170 ms: loaded only to index a tag with Han characters (core/pinyin.py)
 
 PROBE = """
 import atexit, json, sys
@@ -117,6 +118,13 @@ def test_the_stop_hook_when_implicit_capture_is_off(memrepo: Path, tmp_path: Pat
     payload = json.dumps({"session_id": "s1", "stop_hook_active": False, "cwd": str(memrepo),
                           "hook_event_name": "Stop"})
     check("stop-hook-off", loaded(["capture", "--hook", client, "--stop"], cwd=memrepo, tmp_path=tmp_path, stdin=payload))
+
+
+def test_the_capture_hook_loads_no_pypinyin_for_chinese_tags_already_indexed(memrepo: Path, tmp_path: Path):
+    assert run_cli("add", "主库在 node-3 上", "--tags", "数据库", "--scope", "project").code == 0
+    payload = json.dumps({"prompt": "where does the shujuku live", "session_id": "s1",
+                          "cwd": str(memrepo), "hook_event_name": "UserPromptSubmit"})
+    check("capture-hook", loaded(["capture", "--hook", "claude"], cwd=memrepo, tmp_path=tmp_path, stdin=payload))
 
 
 def test_the_context_hook_on_a_prompt(memrepo: Path, tmp_path: Path):

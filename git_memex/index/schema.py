@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA_VERSION = "13"  # 13: expires_ts, language, canonical_ref; a scope: personal file in a shared folder is quarantined
+SCHEMA_VERSION = "14"  # 14: expires_ts, language, canonical_ref; personal files in shared folders quarantined; pinyin of Han tags
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -199,11 +199,21 @@ def fts_fields(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """(body, tags, type, cjk, aliases) texts for the FTS table.
 
     Capture-time aliases and the alias/target vocabulary get a column of their own (a
-    separate BM25 weight); their CJK characters join the `cjk` column like the body's.
+    separate BM25 weight); their CJK characters join the `cjk` column like the body's. A tag
+    holding Han characters also gives the `tags` column its pinyin (`数据库` -> `shujuku shu ju
+    ku sjk`, core/pinyin.py); pypinyin is imported only then.
     """
-    from git_memex.core.textproc import cjk_index_text, latin_text
+    from git_memex.core.textproc import cjk_index_text, has_cjk, latin_text
 
-    tags = " ".join(json.loads(row["tags"] or "[]"))
+    tag_list = json.loads(row["tags"] or "[]")
+    tags = " ".join(tag_list)
+    tags_text = latin_text(tags)
+    if has_cjk(tags):
+        from git_memex.core.pinyin import tag_pinyin
+
+        spelled = tag_pinyin(tag_list)
+        if spelled:
+            tags_text += " " + spelled
     alias_parts = json.loads(row["aliases"]) if row["aliases"] else []
     alias_parts += [x for x in (row["alias"], row["target"]) if x]
     aliases = " ".join(alias_parts)
@@ -211,7 +221,7 @@ def fts_fields(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
     cjk = cjk_index_text(cjk_src)  # per script run: a mixed memory gets both lanes (docs/search.md)
     return (
         latin_text(row["body"]),
-        latin_text(tags),
+        tags_text,
         row["type"] or "",
         cjk,
         latin_text(aliases),
