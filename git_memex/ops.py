@@ -319,6 +319,23 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
                 "canonical_ref": _canonical_ref(ctx, m.fm.get("canonical_ref"))}
 
 
+def masked(ctx: Context, res: dict[str, Any]) -> dict[str, Any]:
+    """`show`'s result as it may leave the process (show --json, memory_get): the body and every
+    frontmatter field masked (`secrets.admission`), and the links it carries said as the masked
+    fields say them (a hand-edited file may hold a token where an id or a reference belongs)."""
+    from git_memex.secrets.admission import mask_fields
+    from git_memex.secrets.redact import redact
+
+    fm = mask_fields(res["frontmatter"], ctx.redact_patterns)[0]
+    out = {**res, "frontmatter": fm, "body": redact(res["body"] or "", ctx.redact_patterns).text}
+    if res.get("canonical_ref") is not None:
+        out["canonical_ref"] = {**res["canonical_ref"], "ref": fm.get("canonical_ref")}
+    ids = fm.get("related") or []
+    out["related"] = [{**link, "id": ids[i] if i < len(ids) and isinstance(ids[i], str) else link["id"]}
+                      for i, link in enumerate(res.get("related") or [])]
+    return out
+
+
 def _cited_document(ctx: Context, ref: str) -> dict[str, Any] | None:
     """The document a memory's `canonical_ref` cites, as `--explain`'s precedence shows it: where it
     is, whether it exists, and whether it says `authoritative: true` in its own frontmatter. An

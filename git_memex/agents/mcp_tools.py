@@ -307,17 +307,10 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     @tool
     def memory_get(id: Id) -> CallToolResult:
         from git_memex import ops
-        from git_memex.secrets.redact import redact
 
         def run(ctx: Any) -> CallToolResult:
-            data = ops.show(ctx, id)
-            data["body"] = redact(data.get("body") or "", ctx.redact_patterns).text  # as any write would have masked it
-            from git_memex.secrets.admission import mask_fields
-
-            # a file from another road (an org clone) may hold one in any field, or in a key
-            fm = data["frontmatter"] = mask_fields(data.get("frontmatter") or {}, ctx.redact_patterns)[0]
-            if data.get("canonical_ref") is not None:  # the same text as the masked field
-                data["canonical_ref"]["ref"] = fm.get("canonical_ref")
+            data = ops.masked(ctx, ops.show(ctx, id))  # as show --json: every field, link and the body
+            fm = data["frontmatter"]
             head = {**fm, "id": data["id"]}
             lines = [DISCLAIMER, f"- {label(head)} id={data['id']}"]
             for key in ("tags", "paths", "supersedes", "superseded_by", "instruction_state", "confidence",

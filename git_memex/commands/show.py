@@ -26,13 +26,9 @@ def run(args: argparse.Namespace) -> int:
     res = show(ctx, args.id)
     warn(res.pop("warnings", None) if not args.json else res.get("warnings"))
     if args.json:
-        from git_memex.secrets.admission import mask_fields
-        from git_memex.secrets.redact import redact
+        from git_memex.ops import masked
 
-        res["frontmatter"] = mask_fields(res["frontmatter"], ctx.redact_patterns)[0]
-        if res["canonical_ref"] is not None:  # the same text as the masked field
-            res["canonical_ref"]["ref"] = res["frontmatter"].get("canonical_ref")
-        res["body"] = redact(res["body"] or "", ctx.redact_patterns).text
+        res = masked(ctx, res)
         emit_json({k: res[k] for k in ("id", "path", "frontmatter", "body", "warnings", "related", "canonical_ref")})
         return 0
     print(f"# {res['path']}")

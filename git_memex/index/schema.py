@@ -134,6 +134,22 @@ def create(conn: sqlite3.Connection, *, replace: bool = False) -> bool:
         raise
 
 
+def id_ref(v: Any) -> str | None:
+    """A field that names another memory, as the index keeps it: an id in its canonical shape as
+    it is, anything else scanned and masked like free text (a hand-edited `supersedes: sk_live_…`
+    must not reach inventory, audit, doctor or log, which print these columns)."""
+    s = _str(v)
+    if s is None:
+        return None
+    from git_memex.secrets.admission import SHAPES
+
+    if SHAPES["supersedes"].fullmatch(s):
+        return s
+    from git_memex.secrets.admission import mask_value
+
+    return str(mask_value(s)[0])
+
+
 def _str(v: Any) -> str | None:
     if v is None:
         return None
@@ -176,9 +192,9 @@ def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, A
         "created_at": _str(fm.get("created_at")),
         "updated_at": _str(upd),
         "updated_ts": parse_time(upd) or 0.0,
-        "supersedes": _str(fm.get("supersedes")),
-        "superseded_by": _str(fm.get("superseded_by")),
-        "derived_from": _str(fm.get("derived_from")),
+        "supersedes": id_ref(fm.get("supersedes")),
+        "superseded_by": id_ref(fm.get("superseded_by")),
+        "derived_from": id_ref(fm.get("derived_from")),
         "tags": json.dumps(m.tags, ensure_ascii=False),
         "paths": json.dumps(m.paths, ensure_ascii=False),
         "content_hash": content_hash(m.body),

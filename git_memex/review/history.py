@@ -84,7 +84,11 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
             out["note"] = (f"this clone is shallow: history before commit {shallow} was cut off, so what that "
                            "commit shows may have been written earlier and by someone else; "
                            "`git fetch --unshallow` fetches the rest")
-        return out
+        from git_memex.secrets.admission import mask_value
+
+        # every string it shows came from a file or a commit another road may have written:
+        # review notes, names, commit messages, the chain's ids
+        return dict(mask_value(out, ctx.redact_patterns)[0])
 
 
 def _shallow_cut(ctx: Context) -> set[str]:

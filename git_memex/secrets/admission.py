@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,8 +29,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git_memex.core.model import Memory
 
-# Frontmatter keys whose values the protocol types strictly (ids, enums, times, numbers): never
-# free text, so never a place for a credential, and masking them could break the file.
+# Frontmatter keys whose values the protocol types strictly (ids, enums, times, numbers). The
+# reader checks enums, times and numbers exactly (`core.model.check_fields`), so those are never
+# free text. The string-typed ones the reader cannot pin down (ids, `repo_id`, `via`,
+# `language`) are kept unscanned only in their canonical shape (SHAPES); any other value is
+# scanned and masked like free text: a hand-edited `supersedes: sk_live_…` is not an id.
 STRUCTURAL = frozenset(
     {
         "id", "schema_version", "revision", "scope", "visibility", "type", "role", "importance",
@@ -38,6 +42,25 @@ STRUCTURAL = frozenset(
         "expires_at", "last_used_at", "use_count", "valid_from", "valid_until",
     }
 )
+
+
+_ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+SHAPES: dict[str, re.Pattern[str]] = {
+    "id": _ULID, "supersedes": _ULID, "superseded_by": _ULID,
+    "repo_id": re.compile(r"(?:git-origin|path)-sha256:[0-9a-f]{64}"),
+    "via": re.compile(r"(?:cli|mcp|import|hook|keyword|claude|codex)(?::[a-z0-9-]{1,32})?"),
+    "language": re.compile(r"[a-z]{2,5}"),
+}
+"""The canonical shape of each string-typed structural key: a value in it is kept unscanned."""
+
+
+def structural_ok(key: str, value: Any) -> bool:
+    """True when `key`'s value may skip the scan: a structural key whose value, if a string of a
+    shaped key, is in its canonical shape."""
+    if key not in STRUCTURAL:
+        return False
+    shape = SHAPES.get(key)
+    return shape is None or not isinstance(value, str) or shape.fullmatch(value) is not None
 
 
 def _mask_str(value: str, patterns: Sequence[str], found: list[str]) -> str:
@@ -73,7 +96,7 @@ def _walk_mapping(
     keys in `skip` are kept. Two keys that mask alike stay two keys: the later gets ``~2``…"""
     out: dict[Any, Any] = {}
     for k, v in value.items():
-        if isinstance(k, str) and k in skip:
+        if isinstance(k, str) and k in skip and structural_ok(k, v):
             out[k] = v
             continue
         key = _mask_str(k, patterns, found) if isinstance(k, str) else k

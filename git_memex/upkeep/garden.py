@@ -235,7 +235,7 @@ def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
     from git_memex.core.files import UnreadableMemory, list_md
     from git_memex.index.plainyaml import parse_for_index
     from git_memex.index.refresh import _read_bytes
-    from git_memex.index.schema import memory_row
+    from git_memex.index.schema import id_ref, memory_row
 
     sources = list(st.home_sources())
     if st.ctx.memory_dir is not None and st.repo is not None:
@@ -261,15 +261,23 @@ def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
                 "id": m.id, "path": str(path), "location": src.location,
                 "scope": fm.get("scope"), "visibility": fm.get("visibility"), "type": fm.get("type"),
                 "status": m.status, "body": m.body, "created_at": _s(fm.get("created_at")),
-                "updated_at": _s(fm.get("updated_at")), "supersedes": _s(fm.get("supersedes")),
-                "superseded_by": _s(fm.get("superseded_by")),
-                "proposed_by": _s(fm.get("proposed_by")), "approved_by": _s(fm.get("approved_by")),
+                "updated_at": _s(fm.get("updated_at")), "supersedes": id_ref(fm.get("supersedes")),
+                "superseded_by": id_ref(fm.get("superseded_by")),
+                "proposed_by": _masked(fm.get("proposed_by")), "approved_by": _masked(fm.get("approved_by")),
                 "solo": _solo(fm.get("review_history")),
                 "gate_row": (memory_row(m, src.location, None)
                              if src.location in ("repo", "personal") and fm.get("role") == "instruction"
                              and fm.get("instruction_state") == "approved" else None),
             })
     return rows
+
+
+def _masked(v: Any) -> str | None:
+    """A name field as audit prints it: masked like any free text (a file from another road)."""
+    from git_memex.secrets.admission import mask_value
+
+    s = _s(v)
+    return None if s is None else str(mask_value(s)[0])
 
 
 def _solo(history: Any) -> bool:
