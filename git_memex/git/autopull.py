@@ -10,8 +10,9 @@ Invariants (D12, docs/decisions.md):
   in one step when the run starts ("running", with its pid) and again when it ends (exit code,
   what `git memex pull --json` said or its first stderr line). `sync-status` shows it.
 - One at a time per project: a receipt that says "running" with a live pid means no new run.
-- Credentials are never asked for (`GIT_TERMINAL_PROMPT=0`, `GIT_SSH_COMMAND` with BatchMode)
-  and the pull is killed after `TIMEOUT_S`.
+- Credentials are never asked for (no terminal, `GIT_TERMINAL_PROMPT=0`,
+  `SSH_ASKPASS_REQUIRE=never`; the user's own `core.sshCommand` stays in force), and after
+  `TIMEOUT_S` the pull's whole process group (git, ssh) is killed.
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ if TYPE_CHECKING:
     from git_memex.core.paths import Context
 
 TIMEOUT_S = 120
+"""Seconds the background pull may take (GIT_MEMEX_AUTOPULL_TIMEOUT overrides it, for tests)."""
+
+
+def _timeout() -> float:
+    try:
+        return max(1.0, float(os.environ.get("GIT_MEMEX_AUTOPULL_TIMEOUT", TIMEOUT_S)))
+    except ValueError:
+        return TIMEOUT_S
 
 
 def receipt_path(ctx: Context) -> Path:
@@ -71,8 +80,10 @@ def start(ctx: Context) -> str | None:
         prev = read_receipt(ctx)
         if prev and prev.get("state") == "running" and _alive(prev.get("pid")):
             return "memex.autoPull: a pull from the last session start is still running; `git memex sync-status` shows its receipt."
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0",
-               "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND") or "ssh -o BatchMode=yes"}
+        # No credential prompt can reach anyone: no terminal (a new session, stdin closed), git's
+        # own prompt off, ssh's askpass never. The user's ssh set-up (core.sshCommand,
+        # GIT_SSH_COMMAND, ~/.ssh/config) is left as it is.
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "SSH_ASKPASS_REQUIRE": "never"}
         receipt = receipt_path(ctx)
         _write(receipt, {"state": "starting", "started_at": _now(), "work_tree": str(ctx.repo.work_tree)})
         subprocess.Popen([sys.executable, "-m", "git_memex.git.autopull", str(ctx.repo.work_tree), str(receipt)],
@@ -95,18 +106,32 @@ def run(work_tree: str, receipt: str) -> int:
     _write(path, {"state": "running", "pid": os.getpid(), "started_at": started, "work_tree": work_tree})
     doc: dict[str, Any] = {"state": "done", "started_at": started, "work_tree": work_tree}
     try:
-        r = subprocess.run([sys.executable, "-m", "git_memex", "pull", "--json"], cwd=work_tree,
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT_S)
-        doc["exit"] = r.returncode
+        # its own process group, so that a timeout stops git and ssh too, not only the pull
+        p = subprocess.Popen([sys.executable, "-m", "git_memex", "pull", "--json"], cwd=work_tree,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
         try:
-            doc["result"] = json.loads(r.stdout) if r.stdout.strip() else None
+            limit = _timeout()
+            out, err = p.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            import signal
+
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            p.communicate()
+            raise
+        doc["exit"] = p.returncode
+        try:
+            doc["result"] = json.loads(out) if out.strip() else None
         except ValueError:
             doc["result"] = None
-        if r.returncode != 0:
-            lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-            doc["error"] = lines[0] if lines else f"exit {r.returncode}"
+        if p.returncode != 0:
+            lines = [ln for ln in err.splitlines() if ln.strip()]
+            doc["error"] = lines[0] if lines else f"exit {p.returncode}"
     except subprocess.TimeoutExpired:
-        doc.update(exit=None, error=f"the pull took longer than {TIMEOUT_S} s and was stopped")
+        doc.update(exit=None, error=f"the pull took longer than {_timeout():g} s and was stopped")
     except OSError as exc:
         doc.update(exit=None, error=f"the pull could not start ({exc.strerror})")
     doc["finished_at"] = _now()

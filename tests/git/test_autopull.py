@@ -98,3 +98,44 @@ def test_a_failing_pull_never_fails_the_session_and_says_why(two: tuple[Path, Pa
     auto = finished_receipt(mine)
     assert auto["exit"] not in (0, None) and auto["error"]
     assert "auto-pull:" in run_cli("sync-status").out and "failed (" in run_cli("sync-status").out
+
+
+def test_a_hanging_origin_is_stopped_whole_and_the_users_ssh_command_is_kept(two: tuple[Path, Path],
+                                                                            tmp_path: Path) -> None:
+    """An origin that accepts and never answers: the receipt says stopped and no git process of
+    it is left running (the attack on the merged main found an orphaned `git fetch` per session
+    start); `core.sshCommand` is the user's and stays in force."""
+    import os
+    import socket
+    import subprocess
+
+    mine, _ = two
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    try:
+        url = f"git://127.0.0.1:{port}/never.git"
+        git("config", "memex.autoPull", "true", cwd=mine)
+        git("remote", "set-url", "origin", url, cwd=mine)
+        os.environ["GIT_MEMEX_AUTOPULL_TIMEOUT"] = "3"
+        try:
+            session_start(mine)
+            auto = finished_receipt(mine)
+        finally:
+            del os.environ["GIT_MEMEX_AUTOPULL_TIMEOUT"]
+        assert auto["exit"] is None and "was stopped" in auto["error"]
+        time.sleep(0.5)
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        assert f"127.0.0.1:{port}" not in ps, [line for line in ps.splitlines() if str(port) in line]
+    finally:
+        listener.close()
+    # the user's own ssh command is what git runs
+    logger = tmp_path / "ssh-logger"
+    logger.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'ssh.log'}\nexit 1\n")
+    logger.chmod(0o755)
+    git("config", "core.sshCommand", str(logger), cwd=mine)
+    git("remote", "set-url", "origin", "ssh://git@example.invalid/x.git", cwd=mine)
+    session_start(mine)
+    assert finished_receipt(mine)["exit"] not in (0, None)
+    assert (tmp_path / "ssh.log").exists() and "example.invalid" in (tmp_path / "ssh.log").read_text()
