@@ -114,12 +114,11 @@ def run(work_tree: str, receipt: str) -> int:
             limit = _timeout()
             out, err = p.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
+            import contextlib
             import signal
 
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                pass
             p.communicate()
             raise
         doc["exit"] = p.returncode

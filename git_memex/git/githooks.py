@@ -19,6 +19,10 @@ from pathlib import Path
 from git_memex.core.record import record
 from git_memex.errors import FAILED, MemexError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.core.paths import Context
+
 HOOK_NAMES = ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite")
 # Hooks whose failure stops git: an automatic merge commit runs pre-merge-commit, not pre-commit,
 # so both scan the staged memory files.
@@ -402,6 +406,9 @@ def pre_commit() -> int:
         print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "
               "with --no-verify)", file=sys.stderr)
         return 1
+    refused = _data_root_staged(ctx, repo_info.work_tree)
+    if refused:
+        return 1
     for f in findings:
         print(str(f), file=sys.stderr)
     if findings:
@@ -410,6 +417,35 @@ def pre_commit() -> int:
               + (" (secrets are never shown)" if secret else ""), file=sys.stderr)
         return 1
     return 0
+
+
+def _data_root_staged(ctx: Context, work_tree: Path) -> bool:
+    """A data root inside this work tree (`GIT_MEMEX_HOME=$repo/.memdata`, ignored until a
+    teammate's `.gitignore` change) never enters a commit: every staged path under it is named and
+    the commit refused. One `git diff-index` more, only when the data root is in the tree."""
+    from git_memex.core.files import inside
+    from git_memex.git.gitcmd import run_git
+
+    if not inside(ctx.data_root, work_tree):
+        return False
+    rel = os.path.relpath(os.path.realpath(ctx.data_root), os.path.realpath(work_tree)).replace(os.sep, "/")
+    if rel in (".", ""):
+        return False
+    r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--name-only", "-z", "HEAD", "--", rel + "/"],
+                cwd=work_tree)
+    if r is not None and r.returncode != 0:  # unborn branch: whatever is staged is new
+        r = run_git(["ls-files", "--cached", "-z", "--", rel + "/"], cwd=work_tree)
+    if r is None or r.returncode != 0:
+        print(f"git-memex: git could not list what is staged under the data root {rel}/; commit refused",
+              file=sys.stderr)
+        return True
+    names = [n for n in r.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+    for n in names[:20]:
+        print(f"git-memex: {n}: in the data root (personal memories and the index live there)", file=sys.stderr)
+    if names:
+        print(f"git-memex: {len(names)} file(s) of the data root {rel}/ are staged; commit refused (unstage them "
+              f"with `git rm -r --cached {shlex.quote(rel)}`, and ignore the folder)", file=sys.stderr)
+    return bool(names)
 
 
 def post_update(name: str, args: list[str]) -> int:

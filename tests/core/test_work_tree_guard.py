@@ -40,6 +40,27 @@ def test_a_data_root_git_ignores_is_allowed(repo: Path, monkeypatch: pytest.Monk
     assert git("status", "--porcelain", cwd=repo).stdout.split() == ["A", ".gitignore"]
 
 
+def test_the_pre_commit_hook_refuses_the_data_root_once_git_stops_ignoring_it(repo: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch):
+    """The attack on the merged main: an ignored data root, then a teammate's change empties
+    `.gitignore`, then `git add -A && git commit` committed the personal file and index.db."""
+    (repo / ".gitignore").write_text(".memdata/\n")
+    git("add", ".gitignore", cwd=repo)
+    git("commit", "-qm", "ignore the data root", cwd=repo)
+    assert run_cli("init", "--yes").code == 0
+    monkeypatch.setenv("GIT_MEMEX_HOME", str(repo / ".memdata"))
+    assert run_cli("add", "I keep my ssh keys on a yubikey", "--scope", "personal").code == 0
+    (repo / ".gitignore").write_text("")
+    git("add", "-A", cwd=repo)
+    p = git("commit", "-qm", "everything", cwd=repo, check=False)
+    assert p.returncode != 0, p.stdout + p.stderr
+    assert "in the data root" in p.stderr and "git rm -r --cached .memdata" in p.stderr
+    assert "yubikey" not in git("log", "-p", "--all", cwd=repo).stdout
+    git("rm", "-rq", "--cached", ".memdata", cwd=repo)
+    ok = git("commit", "-qm", "without the data root", cwd=repo, check=False)
+    assert ok.returncode == 0, ok.stderr
+
+
 def test_export_guard_fails_closed_with_a_stray_git_dir(repo: Path, tmp_path: Path):
     assert run_cli("add", "I like tabs", "--scope", "personal").code == 0
     elsewhere = tmp_path / "nowhere.git"
