@@ -218,6 +218,23 @@ def plan_problem(ctx: Context, repo: Any, plan: Any) -> str | None:
     return None
 
 
+def _refuse_linked_folder(work_tree: Path, memory_dir_rel: str) -> None:
+    """Submit writes into the memory folder only when it is a real folder of the work tree: no
+    part of its path a symbolic link (a committed `.ai/open-memex -> /tmp/elsewhere` made submit
+    write outside the tree), its resolved path inside the work tree (docs/security.md, row 25)."""
+    from git_memex.core.files import inside
+
+    here = work_tree
+    for part in Path(memory_dir_rel).parts:
+        here = here / part
+        if here.is_symlink():
+            raise MemexError(f"{here.relative_to(work_tree)} is a symbolic link; submit writes memory files only "
+                             "into a real folder of the work tree (replace the link with a folder; nothing was "
+                             "changed)", FAILED)
+    if not inside(work_tree / memory_dir_rel, work_tree):
+        raise MemexError(f"the memory folder {memory_dir_rel} lies outside the work tree; nothing was changed", FAILED)
+
+
 def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str | None = None,
            stores: Stores | None = None) -> SubmitResult:
     """Move named outbox drafts into the repository in one commit holding only them.
@@ -237,6 +254,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
     repo = pygit.open_repo(repo_info.work_tree)
     if repo.state() != 0:
         raise MemexError("a merge, rebase or cherry-pick is in progress; finish it before submitting", FAILED)
+    _refuse_linked_folder(repo_info.work_tree, ctx.memory_dir_rel)
     # who commits, asked of git before anything is written: without an identity nothing changes
     from git_memex.core.identity import NO_IDENTITY, commit_ident
 

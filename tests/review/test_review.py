@@ -577,3 +577,23 @@ def test_distill_proposes_only_approved_high_confidence_instructions(ready: Path
     assert run_cli("distill", "--out", str(target)).code == 0
     assert f"<!-- memex:{good} -->" in target.read_text()
     assert not (ready / "AGENTS.candidates.md").exists()
+
+
+@pytest.mark.parametrize("link", [".ai/open-memex", ".ai"])
+def test_submit_never_writes_through_a_linked_memory_folder(repo: Path, tmp_path: Path, link: str):
+    """A committed `.ai/open-memex -> /tmp/victim` (or `.ai` a link) made submit write the memory
+    file outside the work tree (the attack on the merged main)."""
+    victim = tmp_path / "victim"
+    (victim / "open-memex").mkdir(parents=True)
+    target = victim / "open-memex" if link == ".ai/open-memex" else victim
+    (repo / ".ai").mkdir(exist_ok=True) if link == ".ai/open-memex" else None
+    (repo / link).symlink_to(target, target_is_directory=True)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "a linked memory folder", cwd=repo)
+    head = git("rev-parse", "HEAD", cwd=repo).stdout
+    d = add("a draft that must stay where it is")
+    r = run_cli("submit", d)
+    assert r.code == 2 and "symbolic link" in r.err and "Traceback" not in r.err, r.err
+    assert list(victim.rglob("*.md")) == []
+    assert git("rev-parse", "HEAD", cwd=repo).stdout == head and git("status", "--porcelain", cwd=repo).stdout == ""
+    assert d in [m["id"] for m in run_cli("list", "--json").json()["memories"]]  # still in the outbox
