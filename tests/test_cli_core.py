@@ -495,3 +495,13 @@ def test_explain_shows_an_authoritative_document_a_memory_cites(repo: Path):
     doc.write_text("# Deploys\n\nno frontmatter, so not authoritative\n", encoding="utf-8")
     cites = run_cli("search", "deploys tuesdays", "--explain", "--json").json()["hits"][0]["explain"]["precedence"]["cites"]
     assert cites == {"ref": "docs/deploy.md", "exists": True, "authoritative": False}
+
+
+def test_an_unreadable_expires_at_is_quarantined_not_kept_forever(repo: Path):
+    """A time the clock can never pass (`99999-01-01…`) was read and never expired."""
+    mid = add("a memory whose expiry is nonsense", "--scope", "personal", "--expires", "1h")["id"]
+    path = Path(run_cli("show", mid, "--json").json()["path"])
+    _set_expiry(path, "99999-01-01T00:00:00Z")
+    assert mid not in [m["id"] for m in run_cli("list", "--include", "all", "--json").json()["memories"]]
+    doc = run_cli("doctor")
+    assert "expires_at" in doc.out + doc.err and "RFC 3339" in doc.out + doc.err

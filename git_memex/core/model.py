@@ -236,6 +236,9 @@ def check_fields(fm: dict[str, Any]) -> None:
             if isinstance(v, str):
                 if len(v) > 64:
                     raise FieldError(f"{key} is not a time (longer than 64 characters)")
+                if key == "expires_at" and (not RFC3339_RE.match(v) or parse_time(v) is None):
+                    # it decides what is retrieved: a time that cannot be read would never expire
+                    raise FieldError(f"expires_at {_short(v)} is not an RFC 3339 time such as 2027-01-31T00:00:00Z")
             elif not (_is_number(v) and 0 <= v <= MAX_EPOCH_MS):
                 raise FieldError(f"{key} {_short(v)} is not an RFC 3339 time")
         elif key in _STR_LIST_KEYS:
