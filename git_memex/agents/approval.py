@@ -322,10 +322,15 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
         from git_memex.secrets.guard import safe_bodies
 
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in rows.values()])
+        import time
+
+        now = time.time()
         for r in rows.values():
             state = r["instruction_state"] or "draft"
             group = "approved" if state == "approved" else "revoked" if state == "revoked" else "pending"
             reason = why_not(ctx, r, user, reviewed, org) if group == "approved" else None
+            if reason is None and group == "approved" and r["expires_ts"] is not None and r["expires_ts"] <= now:
+                reason = "its expires_at has passed, so no session gets it"  # as the session block's pool
             groups[group].append({
                 "id": r["id"], "scope": r["scope"], "location": r["location"], "status": r["status"],
                 "review_state": r["review_state"], "instruction_state": state,

@@ -57,11 +57,12 @@ RECORDS_DIR = ".approvals"
 FORMAT = "git-memex-approval/1"
 REVOCATION_FORMAT = "git-memex-revocation/1"
 CONTENT_FIELDS = ("id", "role", "scope", "type", "trust_level", "source", "paths", "tags", "body",
-                  "importance", "confidence", "aliases", "alias", "target", "created_by")
+                  "importance", "confidence", "aliases", "alias", "target", "created_by", "expires_ts")
 """The index row's fields a content hash covers: every one that changes how a rule is served. What
 it says (body, type, role), where and to whom it applies (scope, paths, tags, created_by: a
 personal rule's owner), how prominent it is (importance orders the rules and decides which the
-budget drops; confidence is shown), how it is found (aliases, alias/target), and its trust
+budget drops; confidence is shown), how it is found (aliases, alias/target), for how long
+(`expires_at`: a later expiry would serve it longer than approved), and its trust
 (trust_level, source). Left out, each for a reason: `instruction_state`, `status` and
 `review_state` (the gate needs exactly approved, active, not rejected; any other value only
 switches the rule off, and a switch-off is made durable by the revocation record);

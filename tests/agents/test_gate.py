@@ -275,3 +275,25 @@ def test_rules_the_budget_cuts_are_counted_in_the_block_in_a_stable_order(ready:
     again = run_cli("context", "--json").json()
     assert [i["id"] for i in again["instructions"]] == shown
     assert shown == ids[::-1][:len(shown)]
+
+
+def test_an_expired_rule_is_not_served_and_instruction_list_says_why(ready: Path) -> None:
+    mid = submitted_rule("Run the smoke tests before every deploy")
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qam", "approve", cwd=ready)
+    assert served() == [mid]
+    path = memory_file(ready, mid)
+    fm, body = frontmatter.parse(path.read_text(encoding="utf-8"))
+    fm["expires_at"] = "2020-01-01T00:00:00Z"
+    path.write_text(frontmatter.serialize(fm, body), encoding="utf-8")
+    p = git("commit", "-qam", "the rule expired", cwd=ready, check=False)
+    assert p.returncode == 0, p.stderr
+    assert served() == []
+    listed = run_cli("instruction", "list", "--json").json()["approved"]
+    assert "content" in listed[0]["why_not"]  # the expiry is part of what was approved
+    assert run_cli("instruction", "approve", mid).code == 0  # approved as it is now: expired
+    git("commit", "-qam", "approve the expired rule", cwd=ready)
+    assert served() == []
+    listed = run_cli("instruction", "list", "--json").json()["approved"]
+    assert [x["id"] for x in listed] == [mid]
+    assert listed[0]["served"] is False and "expires_at has passed" in listed[0]["why_not"]
