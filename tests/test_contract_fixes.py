@@ -37,11 +37,15 @@ def test_list_both_scopes_groups_personal_and_project_under_headings(repo: Path)
     assert out[0] == "Personal (this machine only):"
     head = out.index("Project:")
     personal, project = out[1:head], out[head + 1:]
-    assert [line.split()[0] for line in personal] == [p[:10]]
-    assert [line.split()[0] for line in project] == [q2[:10], q1[:10]]  # newest first under each
+    def named(lines: list[str], ids: list[str]) -> bool:  # each line opens with its id's unique prefix
+        return len(lines) == len(ids) and all(i.startswith(ln.split()[0]) and len(ln.split()[0]) >= 7
+                                              for ln, i in zip(lines, ids, strict=True))
+
+    assert named(personal, [p])
+    assert named(project, [q2, q1])  # newest first under each
     assert all(line.startswith("  ") for line in personal + project)
     only = run_cli("list", "--scope", "project").out.splitlines()
-    assert "Project:" not in only and [line.split()[0] for line in only] == [q2[:10], q1[:10]]
+    assert "Project:" not in only and named(only, [q2, q1])
     run_cli("forget", p)
     out = run_cli("list").out.splitlines()
     assert out[0] == "Personal (this machine only): none" and out[1] == "Project:"

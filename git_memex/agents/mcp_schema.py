@@ -241,13 +241,17 @@ def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None, title
 
 _A: dict[str, Any] = {"type": "array", "items": {"type": "object"}}
 _HIT = _obj({"id": _S, "scope": _S, "type": _S, "snippet": _S0},
-            {"status": _S, "review_state": _S0, "location": _S, "tags": _STRS, "score": {"type": "number"},
-             "role": _S, "source": _S, "importance": _S, "updated_at": _S0})
+            # a file from another road (an org clone, the reference tool) may leave any of these out
+            {"status": _S0, "review_state": _S0, "location": _S0, "tags": _STRS, "score": {"type": "number"},
+             "role": _S0, "source": _S0, "importance": _S0, "updated_at": _S0, "confidence": _S0,
+             "canonical_ref": _S0, "short_id": _S})
+_MORE = {"limit": _I, "more": _B}
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "memory_add": _obj({"id": _S, "scope": _S, "duplicate_of": _S0, "near_duplicates": _IDS, "masked": _STRS},
                        {"review_state": _S0, "path": _S, "echo_of": _S}, "Saved"),
-    "memory_search": _obj({"query": _S, "hits": {"type": "array", "items": _HIT}}, {"warnings": _STRS}, "Hits"),
-    "memory_list": _obj({"memories": {"type": "array", "items": _HIT}, "total": _I}, {"warnings": _STRS},
+    "memory_search": _obj({"query": _S, "hits": {"type": "array", "items": _HIT}}, {"warnings": _STRS, **_MORE},
+                          "Hits"),
+    "memory_list": _obj({"memories": {"type": "array", "items": _HIT}, "total": _I}, {"warnings": _STRS, **_MORE},
                         "Memories"),
     "memory_supersede": _obj({"id": _S, "supersedes": _S}, {"masked": _STRS, "location": _S}, "Superseded"),
     "memory_forget": _obj({"id": _S, "deleted": _B}, {"changed": _B, "status": _S, "paths": _STRS}, "Forgotten"),
