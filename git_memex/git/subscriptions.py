@@ -244,6 +244,24 @@ def unpushed_branches(clone: Path) -> list[str]:
     return sorted({ln.strip().removeprefix("refs/heads/") for ln in out.splitlines() if ln.strip()})
 
 
+def local_changes(clone: Path) -> list[str]:
+    """What else in the clone exists nowhere else: uncommitted changes (`git status`) and stashes."""
+    if not (clone / ".git").is_dir():
+        return []
+    out: list[str] = []
+    code, status, err = _git(["status", "--porcelain", "--untracked-files=normal"], clone)
+    if code != 0:
+        raise MemexError(f"git cannot read the status of {clone} ({_first_line(err)}); nothing was changed", FAILED)
+    n = len([ln for ln in status.splitlines() if ln.strip()])
+    if n:
+        out.append(f"{n} uncommitted change{'s' if n != 1 else ''}")
+    code, stashes, _ = _git(["stash", "list"], clone)
+    k = len([ln for ln in stashes.splitlines() if ln.strip()]) if code == 0 else 0
+    if k:
+        out.append(f"{k} stash{'es' if k != 1 else ''}")
+    return out
+
+
 def remove(ctx: Context, name: str, *, force: bool = False) -> dict[str, Any]:
     """Unsubscribe and delete the clone. A clone holding unpushed branches (an org proposal not
     yet pushed) is refused (exit 1, nothing changed) naming them, unless `force`."""
@@ -262,6 +280,12 @@ def remove(ctx: Context, name: str, *, force: bool = False) -> dict[str, Any]:
                          f"{'them' if n != 1 else 'it'} first (`git -C {q(str(ctx.org_clone(name)))} push origin "
                          f"{' '.join(q(b) for b in unpushed)}`), or run `git memex org remove {name} --force` to delete "
                          f"{'them' if n != 1 else 'it'} with the clone; nothing was changed", USAGE)
+    changes = local_changes(ctx.org_clone(name))
+    if changes and not force:
+        raise MemexError(f"the clone of org {name} holds {' and '.join(changes)} "
+                         f"({ctx.org_clone(name)}), which deleting it would lose; commit and push them, or run "
+                         f"`git memex org remove {name} --force` to delete them with the clone; nothing was changed",
+                         USAGE)
     for scope in where:
         flag, cwd = (["--local"], ctx.repo.work_tree if ctx.repo else None) if scope == "repo" else (["--global"], None)
         code, _, err = _git(["config", *flag, "--remove-section", f"memex.org.{name}"], cwd)

@@ -367,6 +367,24 @@ def test_org_remove_refuses_to_delete_unpushed_proposal_branches(world: Path) ->
     assert r.json()["deleted_unpushed"] == [f"memex/promote-{second}"] and not clone.exists()
 
 
+def test_org_remove_refuses_to_delete_uncommitted_edits_or_stashes(world: Path) -> None:
+    """The attack on the merged main: hand edits in the org clone (docs/org.md describes them) and
+    stashes were deleted without a word; only unpushed branches were checked."""
+    clone = clone_of()
+    note = clone / MEM / "01JORG00000000000000EDIT1.md"
+    note.write_text("---\nid: 01JORG00000000000000EDIT1\nschema_version: 2\nscope: org\ntype: fact\n"
+                    "status: active\n---\nA curator's edit in progress.\n")
+    r = run_cli("org", "remove", "acme")
+    assert r.code == 1 and "1 uncommitted change" in r.err and "--force" in r.err, r.err
+    assert note.exists()
+    git("add", "-A", cwd=clone)
+    git("stash", "-q", cwd=clone)
+    r = run_cli("org", "remove", "acme")
+    assert r.code == 1 and "1 stash" in r.err, r.err
+    assert clone.is_dir()
+    assert run_cli("org", "remove", "acme", "--force").code == 0 and not clone.exists()
+
+
 def test_org_clone_stays_owner_only_after_a_proposal_and_a_pull(world: Path, tmp_path: Path) -> None:
     """docs/security.md promises owner-only files in the data root: the git objects, refs and logs
     a proposal writes into the org clone, and the files an `org pull` brings, are no exception."""
