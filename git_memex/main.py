@@ -207,7 +207,7 @@ def _run(call: Callable[[], int], *, again: bool = True) -> int:
             return 0 if WRITTEN else FAILED_CODE
         return _run(call, again=False)
     except MemexError as exc:
-        print(f"git-memex: {exc.message}", file=sys.stderr)
+        print(f"git-memex: {masked_message(exc.message)}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
         print("git-memex: interrupted", file=sys.stderr)
@@ -220,7 +220,7 @@ def _run(call: Callable[[], int], *, again: bool = True) -> int:
         if os.environ.get("GIT_MEMEX_DEBUG"):
             raise
         print(
-            f"git-memex: internal error ({type(exc).__name__}: {exc}); "
+            f"git-memex: internal error ({type(exc).__name__}: {masked_message(str(exc))}); "
             "rerun with GIT_MEMEX_DEBUG=1 for details and report it",
             file=sys.stderr,
         )
@@ -228,6 +228,18 @@ def _run(call: Callable[[], int], *, again: bool = True) -> int:
 
 
 FAILED_CODE = 2
+
+
+def masked_message(text: str) -> str:
+    """An error sentence as it leaves: it may quote what the user or a file gave (an id, a time,
+    a path), which may be a secret (`--related sk_live_…`). The detector runs only on the error
+    path, so a command that succeeds never loads it."""
+    try:
+        from git_memex.secrets.redact import redact
+
+        return redact(text).text
+    except Exception:  # noqa: BLE001 - never lose the sentence itself
+        return text
 
 
 if __name__ == "__main__":

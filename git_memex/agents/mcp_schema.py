@@ -285,7 +285,11 @@ def ok(text: str, data: Any) -> CallToolResult:
 
 
 def error(message: str, code: int = 2) -> CallToolResult:
-    """An error result: one sentence the model can act on; the server keeps running."""
+    """An error result: one sentence the model can act on; the server keeps running. The
+    sentence may quote an argument, so it is masked as the CLI's errors are (`main.masked_message`)."""
+    from git_memex.main import masked_message
+
+    message = masked_message(message)
     return CallToolResult(content=[TextContent(type="text", text=message)],
                           structured_content={"error": message, "code": code}, is_error=True)
 

@@ -283,3 +283,18 @@ def test_outputs_mask_a_token_used_as_a_frontmatter_key(ready: Path) -> None:
         assert r.code == 0, (args, r.err)
         _assert_clean(r.out + r.err)
     assert "ghp_" + "x" * 36 in run_cli("show", mid, "--json").out
+
+
+def test_an_error_that_quotes_an_argument_never_prints_its_secret(repo: Path) -> None:
+    """The attack on the merged main: "no memory with id sk_live_…" for `--related sk_live_…`."""
+    for args in (("add", "a linked note", "--related", STRIPE), ("add", "an expiring note", "--expires", GITHUB),
+                 ("show", STRIPE)):
+        r = run_cli(*args)
+        assert r.code != 0 and r.err.startswith("git-memex: "), (args, r.err)
+        _assert_clean(r.out + r.err)
+    res = call("memory_get", {"id": STRIPE})
+    assert res.is_error
+    _assert_clean(text(res) + json.dumps(res.structured_content))
+    res = call("memory_add", {"text": "an expiring note", "scope": "personal", "expires": GITHUB})
+    assert res.is_error
+    _assert_clean(text(res) + json.dumps(res.structured_content))
