@@ -243,6 +243,16 @@ def test_a_cherry_pick_revert_or_copy_of_an_old_approval_does_not_revive_a_revok
     git("commit", "-qam", "restore the approved rule", cwd=ready)
     assert served() == []
 
+    # `merge -s ours` from the approval commit, fast-forwarded: the tree is the approved one and
+    # history simplification hides the revocation from a plain `git log -- path`
+    git("reset", "-q", "--hard", revoked, cwd=ready)
+    git("checkout", "-q", "-b", "evil", approved, cwd=ready)
+    as_mallory("merge", "-q", "-s", "ours", "-m", "keep the approved rule", "main", cwd=ready)
+    git("checkout", "-q", "main", cwd=ready)
+    git("merge", "-q", "--ff-only", "evil", cwd=ready)
+    assert git("show", f"HEAD:{rel}", cwd=ready).stdout == git("show", f"{approved}:{rel}", cwd=ready).stdout
+    assert served() == []
+
     # the road back: approving it again
     assert run_cli("instruction", "approve", mid).code == 0
     git("commit", "-qam", "approve again", cwd=ready)
