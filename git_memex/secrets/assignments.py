@@ -163,6 +163,7 @@ _QUALIFIED_PASS = _lazy(
     r"|pop3?|mysql|postgres|redis|sudo|login|user|app|api|server|router)[ _-]?"
     r"(?:pass|pwd|pw)[ \t]+(?P<vu>[^\s\"'`]{6,128})"
 )
+_VERSION = _lazy(r"(?i)v?[0-9]+(?:\.[0-9]+)+(?:[-+.][a-z0-9.]+)?")
 _ENGLISH_LABELS = frozenset(_ENGLISH_PASSWORD_WORDS.split("|"))
 _LOOSE_LABELS = frozenset({"pass", "pw"})  # also English words: a spaced value must be quoted
 _ENGLISH_ONLY_COPULAS = frozenset({"is", "was"})
@@ -351,7 +352,10 @@ _PROSE_WORDS = frozenset(
         "deve", "debe", "seit", "desde", "depuis", "od", "sedan", "sinds", "giorni", "tage",
         "jours", "días", "dias", "дней", "cambiata", "geändert", "changé", "cambiada", "alterada",
         "abgelaufen", "expirée", "expirada", "scaduta", "obrigatória", "obligatoire",
-        "erforderlich", "requerida", "obbligatoria", "у", "спросите",
+        "erforderlich", "requerida", "obbligatoria", "у", "спросите", "wie", "como", "comme",
+        "come", "как", "jak", "zoals", "som", "mit", "con", "com", "avec", "с", "met", "med",
+        "ohne", "sin", "sem", "sans", "für", "per", "par", "pour", "para", "über", "von", "zu",
+        "bei", "nach", "geschützt", "gesperrt", "pessoal", "personnel", "personnelle",
     }
 )
 _SPACED_BAD = _lazy(r"[<>{}`]|\$[({A-Za-z_]|://|%[sd]")
@@ -403,8 +407,8 @@ def _plausible_spaced(value: str, *, quoted: bool, env: bool) -> bool:
         return False
     if any(w in low for w in ("password", "passwd", "passphrase", "secret", "token")):
         return False  # 'password="a bpassword=': a run of labels, or a sentence about one
-    if any(w.strip(".,;:!?\"'").lower() in _PROSE_WORDS for w in words):
-        return False
+    if any(w.strip(".,;:!?\"'").lower() in _PROSE_WORDS | _DESCRIPTIVE_WORDS for w in words):
+        return False  # "at least 12 chars", "siehe Tresor", "SHA256 hashed"
     if not quoted and (
         any(c in value for c in "=()")
         or any(w.endswith(":") or _SNAKE_IDENT.fullmatch(w) or _DOTTED_REF.fullmatch(w) for w in words)
@@ -526,8 +530,10 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
                     yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(spaced)
                     continue
         value = value.rstrip(".,;:)]}>\"'”」»")
-        if loose and not (_letter_and_digit(value) and _strong_prose(value, "password")):
-            continue  # "First pass: rename", "mountain pass: 2,000 m"
+        if loose and (
+            not (_letter_and_digit(value) and _strong_prose(value, "password")) or _VERSION.fullmatch(value)
+        ):
+            continue  # "First pass: rename", "mountain pass: 2,000 m", "pass: v1.2.3-rc1"
         start = m.start("vq") if m.group("vq") is not None else m.start("vu")
         if _strong(value) and _plausible_value(value, "password"):
             yield "generic-secret-assignment", start, start + len(value)
