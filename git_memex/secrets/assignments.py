@@ -140,11 +140,40 @@ _I18N_GLUED_WORDS = (
     r"パスワード|暗証番号|비밀번호|비번|암호|كلمة[ \t]+(?:المرور|السر)|رمز[ \t]+(?:عبور|ورود|المرور)"
     r"|گذرواژه|पासवर्ड|कूटशब्द|סיסמ[הא]|รหัสผ่าน"
 )
-_I18N_ASSIGN = _lazy(
-    r"(?i)(?P<name>(?<!\w)(?:" + _I18N_PASSWORD_WORDS + r")|" + _I18N_GLUED_WORDS + r")"
-    r"(?P<sep>(?:[ \t][^\n:：=]{0,30}?)?(?:[ \t]*[:：=]|[ \t]+(?:ist|est|es|é|è|är|er|is|—|-"
-    r"|este|je|és|là|adalah|ialah|هي|היא|הוא)[ \t]|[ \t]*คือ[ \t]*|[ \t]*は|[ \t]*는|[ \t]*(?=[「『“])))"
-    r"[ \t]*[\"'“「«]?(?P<vu>[!-~]{1,256})"
+# One label table: every password label the detector knows, English and the rest, with the
+# words for "is" of the same languages. `_LABEL_ASSIGN` reads a value after any of them, quoted
+# or not, spaced or not ("senha: \"verde mar 77\"", "Passwort: Sommer Wind 2024", "la password è
+# X", "db pass X"); `_tag_candidates` reads a tag after normalisation ("pass:-s3cr3tv@lue9").
+_ENGLISH_PASSWORD_WORDS = r"password|passwd|passphrase|pwd|pass|pw"
+_COPULAS = (
+    r"ist|lautet|est|es|é|è|är|er|is|was|este|je|és|jest|to|это|—|-|là|adalah|ialah|هي|היא|הוא"
+)
+_LABEL_ASSIGN = _lazy(
+    r"(?i)(?P<name>(?<![\w-])(?:" + _ENGLISH_PASSWORD_WORDS + "|" + _I18N_PASSWORD_WORDS + r")|"
+    + _I18N_GLUED_WORDS + r")"
+    r"(?P<sep>(?P<mid>[ \t][^\n:：=]{0,30}?)?(?:[ \t]*[:：=]|[ \t]+(?P<cop>" + _COPULAS + r")[ \t]"
+    r"|[ \t]*คือ[ \t]*|[ \t]*は|[ \t]*는|[ \t]*(?=[「『“])))"
+    r"[ \t]*(?:(?P<q>[\"'“«„「])(?P<vq>[^\n\"'“”«»„「」]{1,128})[\"'”»“」]"
+    r"|[\"'“«„「]?(?P<vu>[^\s\"'“”«»„「」]{1,256}))"
+)
+# "db pass Kx81Mq22pz", "wifi pass Tz9!qw4Rm5": a short label after what it opens, with only a
+# space before the value; the value must hold a letter and a digit.
+_QUALIFIED_PASS = _lazy(
+    r"(?i)(?<![\w-])(?:db|database|root|admin|wifi|wi-fi|smtp|ftp|sftp|ssh|vpn|mail|e-?mail|imap"
+    r"|pop3?|mysql|postgres|redis|sudo|login|user|app|api|server|router)[ _-]?"
+    r"(?:pass|pwd|pw)[ \t]+(?P<vu>[^\s\"'`]{6,128})"
+)
+_VERSION = _lazy(r"(?i)v?[0-9]+(?:\.[0-9]+)+(?:[-+.][a-z0-9.]+)?")
+_ENGLISH_LABELS = frozenset(_ENGLISH_PASSWORD_WORDS.split("|"))
+_LOOSE_LABELS = frozenset({"pass", "pw"})  # also English words: a spaced value must be quoted
+_ENGLISH_ONLY_COPULAS = frozenset({"is", "was"})
+_NOT_AFTER_ENGLISH = frozenset({"to", "-", "—", "er", "je", "là"})
+# A tag is lower-cased and its spaces made dashes ("pass: S3cr3tV@lue9" → "pass:-s3cr3tv@lue9").
+# A tag stands alone: on its own line, in a YAML list ("- pass:-x"), quoted, or in a flow list
+# ("[smtp, pass:-x]"); never inside a word or a shell default ("${DB_PASSWORD:-x}").
+_TAG_FORM = _lazy(
+    r"(?<![^\s,\[\"'])(?P<label>[^\s:=,\[\]\"'{}$]{1,64})[:=]-"
+    r"(?P<value>[^\s,\[\]]{1,128}?)(?=[\"']?(?:[\s,\]]|$))"
 )
 # "password:" with the value alone on the next line (a note pasted from a chat or a wiki).
 _NEXT_LINE = _lazy(
@@ -312,6 +341,21 @@ _PROSE_WORDS = frozenset(
         "key", "value", "example", "placeholder", "same", "one", "it", "this", "that", "if",
         "when", "then", "only", "every", "each", "any", "none", "null", "empty", "blank",
         "change", "changed", "reset", "stored", "vault", "ask", "asked", "prompt", "prompted",
+        "since", "after", "before", "until", "days", "months", "weeks",
+        # the same in the label table's other languages ("senha: veja o cofre", "Passwort: siehe
+        # Tresor", "la password è cambiata ogni 90 giorni")
+        "veja", "ver", "vea", "voir", "siehe", "zie", "se", "смотри", "см", "im", "nel", "nella",
+        "na", "dans", "di", "de", "du", "des", "da", "do", "em", "en", "und", "et",
+        "и", "в", "во", "не", "ogni", "cada", "chaque", "jede", "jeden", "alle", "tous",
+        "todos", "mindestens", "minimo", "mínimo", "caractères", "zeichen", "caracteres",
+        "caratteri", "символов", "steht", "ist", "est", "é", "è", "es", "wird", "muss", "doit",
+        "deve", "debe", "seit", "desde", "depuis", "od", "sedan", "sinds", "giorni", "tage",
+        "jours", "días", "dias", "дней", "cambiata", "geändert", "changé", "cambiada", "alterada",
+        "abgelaufen", "expirée", "expirada", "scaduta", "obrigatória", "obligatoire",
+        "erforderlich", "requerida", "obbligatoria", "у", "спросите", "wie", "como", "comme",
+        "come", "как", "jak", "zoals", "som", "mit", "con", "com", "avec", "с", "met", "med",
+        "ohne", "sin", "sem", "sans", "für", "per", "par", "pour", "para", "über", "von", "zu",
+        "bei", "nach", "geschützt", "gesperrt", "pessoal", "personnel", "personnelle",
     }
 )
 _SPACED_BAD = _lazy(r"[<>{}`]|\$[({A-Za-z_]|://|%[sd]")
@@ -363,8 +407,8 @@ def _plausible_spaced(value: str, *, quoted: bool, env: bool) -> bool:
         return False
     if any(w in low for w in ("password", "passwd", "passphrase", "secret", "token")):
         return False  # 'password="a bpassword=': a run of labels, or a sentence about one
-    if any(w.strip(".,;:!?\"'").lower() in _PROSE_WORDS for w in words):
-        return False
+    if any(w.strip(".,;:!?\"'").lower() in _PROSE_WORDS | _DESCRIPTIVE_WORDS for w in words):
+        return False  # "at least 12 chars", "siehe Tresor", "SHA256 hashed"
     if not quoted and (
         any(c in value for c in "=()")
         or any(w.endswith(":") or _SNAKE_IDENT.fullmatch(w) or _DOTTED_REF.fullmatch(w) for w in words)
@@ -381,7 +425,11 @@ def _finditer_names(regex: _Lazy, text: str) -> Iterator[re.Match[str]]:
         pos = max(m.end("name"), pos + 1)
 
 
-def _assignment_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, int, int]]:
+    # Tags first: "pass:-x" is a tag, not a value "-x"; the dash before each tag's value.
+    tag_dashes = {m.start("value") - 1 for m in _TAG_FORM.finditer(text)} if tags else set()
+    if tag_dashes:
+        yield from _tag_candidates(text)
     for regex in (_ASSIGN, _FLAG_ASSIGN, _XML_ASSIGN, _NAME_VALUE, _SET_TO, _KEY_VALUE_ATTR):
         for m in _finditer_names(regex, text):
             kind = _name_kind(m.group("name"))
@@ -401,6 +449,8 @@ def _assignment_candidates(text: str) -> Iterator[tuple[str, int, int]]:
             if (regex is _FLAG_ASSIGN or foreign) and not _strong(value):
                 continue  # "contraseña: requerida" is prose
             if key == "vu":
+                if start in tag_dashes:
+                    continue  # a tag ("passwort:-siehe-tresor"): `_tag_candidates`'
                 if _CODE_AFTER.match(text, m.end(key)):
                     continue  # "token: Foo | None = None", "x = y(": an expression, not a literal
                 trimmed = value.rstrip(".,;:)]}>")
@@ -423,9 +473,10 @@ def _assignment_candidates(text: str) -> Iterator[tuple[str, int, int]]:
         linked = kind if m.group("link").strip() else "secret"  # "password 2FA-enabled accounts"
         if _strong_prose(value, linked) and _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start(key), m.start(key) + len(value)
-    for m in _I18N_ASSIGN.finditer(text):
-        value = m.group("vu").rstrip(".,;:)]}>\"'”」»")
-        if _strong(value) and _plausible_value(value, "password"):
+    yield from _label_candidates(text, tag_dashes)
+    for m in _QUALIFIED_PASS.finditer(text):
+        value = m.group("vu").rstrip(".,;:)]}>")
+        if not value.startswith("-") and _letter_and_digit(value) and _strong_prose(value, "password") and _plausible_value(value, "password"):
             yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
     for m in _NEXT_LINE.finditer(text):
         value = m.group("vu")
@@ -442,3 +493,75 @@ def _assignment_candidates(text: str) -> Iterator[tuple[str, int, int]]:
         if _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
 
+
+
+def _letter_and_digit(value: str) -> bool:
+    return _has_digit(value) and any(c.isalpha() for c in value)
+
+
+def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, int, int]]:
+    """Values after a label of the one label table (`_LABEL_ASSIGN`): a spaced value whole (quoted,
+    or unquoted to the end of its line), else its first word when it looks like a password."""
+    for m in _LABEL_ASSIGN.finditer(text):
+        name = m.group("name").lower()
+        english = name in _ENGLISH_LABELS
+        cop = (m.group("cop") or "").lower()
+        if english and (
+            (m.group("mid") and (not cop or cop in _ENGLISH_ONLY_COPULAS)) or cop in _NOT_AFTER_ENGLISH
+        ):
+            continue  # "password policy: X", "password for X is Y": `_FOR_ASSIGN`'s
+        if not english and cop == "was":
+            continue  # German "was" is "what"
+        loose = name in _LOOSE_LABELS
+        if m.group("vq") is not None:
+            value = m.group("vq")
+            if any(c in " \t" for c in value):
+                if _plausible_spaced(value, quoted=True, env=False):
+                    yield "generic-secret-assignment", m.start("vq"), m.end("vq")
+                continue
+        else:
+            value = m.group("vu")
+            if m.start("vu") in tag_dashes:
+                continue  # a tag ("senha:-veja-o-cofre"): `_tag_candidates`'
+
+            if not loose:
+                spaced = _rest_of_line(text, m.start("vu"))
+                if spaced is not None and _plausible_spaced(spaced, quoted=False, env=False):
+                    yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(spaced)
+                    continue
+        value = value.rstrip(".,;:)]}>\"'”」»")
+        if loose and (
+            not (_letter_and_digit(value) and _strong_prose(value, "password")) or _VERSION.fullmatch(value)
+        ):
+            continue  # "First pass: rename", "mountain pass: 2,000 m", "pass: v1.2.3-rc1"
+        start = m.start("vq") if m.group("vq") is not None else m.start("vu")
+        if _strong(value) and _plausible_value(value, "password"):
+            yield "generic-secret-assignment", start, start + len(value)
+
+
+def _rest_of_line(text: str, start: int) -> str | None:
+    """An unquoted value that holds spaces, to the end of its line (a YAML comment cut off), or
+    None when it has no space or the line is too long to be a value standing alone."""
+    stop = text.find("\n", start, start + _LINE_WINDOW)
+    if stop < 0:
+        if start + _LINE_WINDOW < len(text):
+            return None
+        stop = len(text)
+    value = text[start:stop]
+    comment = value.find(" #")
+    if comment >= 0:
+        value = value[:comment]
+    value = value.rstrip(" \t\r")
+    return value if any(c in " \t" for c in value) else None
+
+
+def _tag_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+    """A tag is normalised before it is stored: lower case, spaces made dashes. A tag that reads
+    ``label:-value`` is read again with its dashes as spaces (one character for one, so the
+    spans are the tag's), and what the other rules find in its value is masked."""
+    for m in _TAG_FORM.finditer(text):
+        value_at = m.start("value")
+        spaced = m.group(0).replace("-", " ")
+        for rule, start, end in _assignment_candidates(spaced, tags=False):
+            if m.start() + start >= value_at:
+                yield rule, m.start() + start, m.start() + end

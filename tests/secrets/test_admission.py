@@ -257,6 +257,66 @@ def test_pre_commit_refuses_the_attack2_forms_and_a_token_as_a_key(ready: Path) 
     assert git("rev-list", "--count", "HEAD", cwd=ready).stdout.strip() == "2"
 
 
+# The forms the third attack found: spaced passwords under labels in other languages, `pass` and
+# `passphrase` labels, "X is VALUE" prose in those languages. FAKE values.
+ATTACK3 = [
+    ('senha: "verde mar 77"', "verde mar 77"),
+    ('mot de passe: "lune bleue 77"', "lune bleue 77"),
+    ('пароль: "зимний лес 42"', "зимний лес 42"),
+    ("Passwort: Sommer Wind 2024", "Sommer Wind 2024"),
+    ("Passwort=Sommer Wind 2024", "Sommer Wind 2024"),
+    ("la password è Hunter2xyzQ", "Hunter2xyzQ"),
+    ("pass: S3cr3tV@lue9", "S3cr3tV@lue9"),
+    ("db pass Kx81Mq22pz", "Kx81Mq22pz"),
+    ("passphrase is horse battery staple 9", "horse battery staple 9"),
+]
+
+
+@pytest.mark.parametrize(("note", "secret"), ATTACK3, ids=[repr(n)[:30] for n, _ in ATTACK3])
+def test_attack3_forms_are_masked_by_add(repo: Path, note: str, secret: str) -> None:
+    r = run_cli("add", "-", "--scope", "personal", "--json", input=note)
+    assert r.code == 0, r.err
+    assert r.json()["masked"], note
+    assert secret not in _everything(_data_root()) + r.out + r.err
+
+
+@pytest.mark.parametrize(("tag", "secret"), [("pass: S3cr3tV@lue9", "s3cr3tv@lue9"),
+                                             ("mot de passe: Soleil Rouge 58", "soleil-rouge-58")])
+def test_a_password_in_a_tag_is_masked_after_normalisation(repo: Path, tag: str, secret: str) -> None:
+    """`add` lower-cases a tag and makes its spaces dashes (`pass:-s3cr3tv@lue9`) before it is
+    masked; the normalised form is masked like the one written."""
+    r = run_cli("add", "the smtp relay for billing", "--tags", f"smtp,{tag}", "--scope", "personal", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["masked"], r.out
+    stored = _everything(_data_root()) + r.out + r.err
+    assert secret not in stored and secret not in stored.lower()
+
+
+def test_pre_commit_refuses_the_attack3_forms(ready: Path) -> None:
+    """Each form in a hand-written memory file (and one as a normalised tag), committed with plain
+    git: the pre-commit hook `init` installed refuses the commit and names every file."""
+    folder = ready / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    ids = []
+    for note, _ in ATTACK3:
+        m = model.create(f"notes on the mail server\n{note}\n", scope="project", review_state="proposed")
+        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
+        ids.append(m.id)
+    m = model.create("the smtp relay for billing", scope="project", review_state="proposed")
+    m.fm["tags"] = ["smtp", "pass:-s3cr3tv@lue9"]
+    (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
+    ids.append(m.id)
+    git("add", "-A", cwd=ready)
+    r = git("commit", "-q", "-m", "memories", cwd=ready, check=False)
+    assert r.returncode == 1, r.stdout + r.stderr
+    for mid in ids:
+        assert f"{mid}.md" in r.stderr, (mid, r.stderr)
+    for _, secret in [*ATTACK3, ("", "s3cr3tv@lue9")]:
+        assert secret not in r.stdout + r.stderr
+    _assert_clean(r.stdout + r.stderr)
+    assert git("rev-list", "--count", "HEAD", cwd=ready).stdout.strip() == "2"
+
+
 def test_import_masks_a_token_used_as_a_frontmatter_key(ready: Path, tmp_path: Path) -> None:
     mid = run_cli("add", "the release bot reads org members", "--json").json()["id"]
     bundle = json.loads(run_cli("export").out)

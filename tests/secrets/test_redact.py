@@ -310,6 +310,39 @@ def test_attack2_families_recall_and_precision() -> None:
     assert held[0] >= 0.98 and held[1] >= 0.95
 
 
+# The families the third attack found: spaced passwords under every label of the label table,
+# `pass` / `passphrase` labels, "X is VALUE" prose in the table's languages, and tags after
+# normalisation (`pass:-s3cr3tv@lue9`). Same layout as the attack-2 families.
+ATTACK3_FAMILIES = {"spaced-i18n", "pass-label", "prose-i18n", "tag"}
+ATTACK3_NOTE = "look-alike of attack-3 forms"
+
+
+def _attack3(positives: list[dict], negatives: list[dict]) -> tuple[list[dict], list[dict]]:
+    return ([p for p in positives if p["family"].partition(":")[2] in ATTACK3_FAMILIES],
+            [n for n in negatives if n["note"] == ATTACK3_NOTE])
+
+
+def test_attack3_families_recall_and_precision() -> None:
+    """Both halves of the attack-3 families; the held-out half (other values and phrasings) was
+    written with the tuning half, before the detector was changed."""
+    tuned = _recall_precision(*_attack3(POSITIVES, NEGATIVES))
+    held_pos, held_neg = _attack3(HELD_OUT["positives"], HELD_OUT["negatives"])
+    held = _recall_precision(held_pos, held_neg)
+    assert len(held_pos) >= 25 and len(held_neg) >= 12
+    assert {p["family"].partition(":")[2] for p in held_pos} == ATTACK3_FAMILIES
+    print(
+        f"\nattack-3 families, tuning half: recall {tuned[0]:.3f}, precision {tuned[1]:.3f}; "
+        f"held-out half ({len(held_pos)} positives, {len(held_neg)} negatives): "
+        f"recall {held[0]:.3f}, precision {held[1]:.3f}"
+    )
+    for miss in tuned[2] + held[2]:
+        print("  missed:", repr(miss[:100]))
+    for hit in tuned[3] + held[3]:
+        print("  false positive:", hit[:100])
+    assert tuned[0] >= 0.98 and tuned[1] >= 0.95
+    assert held[0] >= 0.9 and held[1] >= 0.95
+
+
 def test_detection_reads_folded_text_and_masks_the_original_span() -> None:
     """A Cyrillic "а" and a zero-width space in the label, a bidi override before the value and a
     zero-width space inside it: found on the folded copy, masked on the text as written."""
@@ -328,6 +361,20 @@ def test_a_spaced_password_is_masked_whole() -> None:
     assert redact("export PGPASSWORD='a b c'").text == "export PGPASSWORD='a b x'"
     # in a shell a space ends the value: the next word is the command, not the password
     assert redact("PGPASSWORD=Hz7qLm2p psql -h db").text == "PGPASSWORD=Hz7qxxxx psql -h db"
+
+
+def test_every_label_of_the_table_takes_a_spaced_value() -> None:
+    """The spaced-value rule is the label table's, not English's: the same value is masked whole
+    after labels in six languages and after `passphrase`, quoted or to the end of its line."""
+    for label in ("password", "senha", "mot de passe", "пароль", "Passwort", "contraseña", "hasło",
+                  "passphrase", "パスワード"):
+        for text in (f'{label}: "Tanne Berg 88"', f"{label}: Tanne Berg 88\n"):
+            assert redact(text).text == text.replace("Tanne Berg 88", "Tannxxxxxxxxx"), text
+    # a label the English word "pass" is: only a quoted spaced value, a lone value with a digit
+    assert redact('pass: "Tanne Berg 88"').text == 'pass: "Tannxxxxxxxxx"'
+    for prose in ("mountain pass: 2,000 m", "boarding pass: gate B12", "senha: veja o cofre",
+                  "Passwort: siehe Tresor", "the pass is closed in winter"):
+        assert redact(prose).text == prose, prose
 
 
 _ISSUE20_TUNING = [p for p in POSITIVES if ":" in p["family"] and p["family"].split(":")[1] in {
@@ -415,11 +462,17 @@ def test_import_is_lazy() -> None:
 # overlap check and the line count were quadratic in the number of findings).
 _LONG_UNITS = ["password: a ", "password: p@ss ", 'password="a b', "pw: a ", "password for ",
                "the password for prod is ", "كلمة المرور ", "รหัสผ่าน", "mật khẩu ", "Parola pentru ",
-               "p\u0430ss", "\u0430a", "a1Secret", "mysql -p'", "DB_PASSWORD=a ", "secret="]
+               "p\u0430ss", "\u0430a", "a1Secret", "mysql -p'", "DB_PASSWORD=a ", "secret=",
+               "Passwort ", "senha: a ", 'senha: "a b', "la password è ", "db pass ", "pass:-",
+               "pass:-a1\n", "passwort:-a-b-1\n", "passphrase is a1 "]
 _LONG_FORMS = [('DB_PASSWORD="p@ss w0rd!"', "p@ss w0rd!"), ("password: Rain Drop#9", "Rain Drop#9"),
                ("كلمة المرور: Qw7!mZ92a", "Qw7!mZ92a"), ("p\u0430ssword: Yt6!pw2Rn", "Yt6!pw2Rn"),
                ("the password for prod is hunter2-Xyz", "hunter2-Xyz"),
-               ("alias dbp=\"mysql -uadmin -p'Jx7#mw2Lt' prod\"", "Jx7#mw2Lt")]
+               ("alias dbp=\"mysql -uadmin -p'Jx7#mw2Lt' prod\"", "Jx7#mw2Lt"),
+               ('senha: "verde mar 77"', "verde mar 77"), ("Passwort: Sommer Wind 2024", "Sommer Wind 2024"),
+               ("la password è Hunter2xyzQ", "Hunter2xyzQ"), ("db pass Kx81Mq22pz", "Kx81Mq22pz"),
+               ("passphrase is horse battery staple 9", "horse battery staple 9"),
+               ("pass:-s3cr3tv@lue9", "s3cr3tv@lue9")]
 
 
 def test_long_runs_of_the_attack2_forms_finish_and_are_masked() -> None:
