@@ -315,8 +315,7 @@ def settle(ctx: Context) -> None:
                 and not any(e.get("key") == plain for r, e in clones.items() if r != root)):
             if not pin(ctx, plain):
                 return  # cannot write git config: leave everything as it is
-            moved = move_scope(ctx, ctx.natural_key, plain) if _has_files(ctx, ctx.natural_key) else (0, 0, 0)
-            extra = f"; {moved[0]} written meanwhile under the new key moved there too" if moved[0] else ""
+            extra = _carry_meanwhile(ctx, clones, plain)
             print(f"git-memex: the drafts and private memories made in this folder before it had an origin stay "
                   f"this clone's: their key {plain} is now pinned as memex.projectKey{extra}", file=sys.stderr)
     if ctx.pinned_key is None and entry is not None and entry["key"] != ctx.natural_key and KEY_RE.fullmatch(entry["key"]):
@@ -324,8 +323,7 @@ def settle(ctx: Context) -> None:
         if _has_files(ctx, old):
             if not pin(ctx, old):
                 return  # cannot write git config: leave everything as it is
-            moved = move_scope(ctx, ctx.natural_key, old) if _has_files(ctx, ctx.natural_key) else (0, 0, 0)
-            extra = f"; {moved[0]} written meanwhile under the new key moved there too" if moved[0] else ""
+            extra = _carry_meanwhile(ctx, clones, old)
             print(f"git-memex: this clone's origin is now {origin or 'gone'}, which would give it a new key; its "
                   f"drafts and private memories stay under its key {old}, now pinned as memex.projectKey{extra}",
                   file=sys.stderr)
@@ -338,6 +336,22 @@ def settle(ctx: Context) -> None:
     if dropped or entry is None or {k: entry.get(k) for k in want} != want:
         clones[root] = {**(entry or {}), **want}
         _write_registry(ctx, clones)
+
+
+def _carry_meanwhile(ctx: Context, clones: dict[str, dict[str, Any]], key: str) -> str:
+    """Move what was written under the natural key to `key` (just pinned), unless another clone
+    recorded in this data root still uses the natural key: those drafts are (or may be) that
+    clone's, e.g. a clone of the fork this clone now points at. The tail of the stderr line."""
+    natural = ctx.natural_key
+    if natural == key or not _has_files(ctx, natural):
+        return ""
+    root = str(ctx.project_root)
+    users = sorted(r for r in clones if r != root and uses_key(Path(r), natural))
+    if users:
+        return (f"; the drafts under the new key {natural} stay there, since the clone at {users[0]} uses that "
+                "key")
+    moved = move_scope(ctx, natural, key)
+    return f"; {moved[0]} written meanwhile under the new key moved there too" if moved[0] else ""
 
 
 def pin(ctx: Context, key: str) -> bool:
