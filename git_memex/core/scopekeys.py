@@ -18,7 +18,11 @@ files. So:
   path. A folder that is not recorded yet but carries the id of a recorded clone that still
   exists with that id is a copy (`cp -a` brings `.git/config` along): it gets its own key and a
   new id, so it never shows, changes or deletes the original's drafts. When the recorded clone is
-  gone, the folder is that clone moved, and takes its place.
+  gone, the folder is that clone moved, and takes its place. The id is bound to the .git
+  directory that got it (`memex.cloneDir`: device, inode, path), so a clone whose .git owns its
+  id never changes key because of any data root's records; only a .git carrying another's id
+  (a copy) ever takes a new key, whichever data root runs first.
+- Drafts under a new natural key are carried over only when no other recorded clone uses it.
 - `git memex scopes` lists every key with its counts; `doctor` reports keys whose drafts no
   clone uses any more (never one that a clone at its recorded path still uses);
   `git memex scopes --adopt KEY` carries such a key's files over by hand.

@@ -182,3 +182,25 @@ def test_a_clone_moved_across_filesystems_keeps_its_key(tmp_path: Path) -> None:
     r = run_cli("list", cwd=moved, env=bob)
     assert r.code == 0 and "copy of" not in r.err, r.err
     assert list_ids(moved) == [mid]
+
+
+def test_an_id_from_an_older_version_is_bound_by_the_data_root_that_knows_the_clone(tmp_path: Path) -> None:
+    """A clone id without memex.cloneDir (an older version): a second data root that runs first
+    in a `cp -a` copy and then in repo still never re-keys repo; the data root that recorded repo
+    binds the id there, and the copy then takes a key of its own."""
+    repo = clone_of(tmp_path, bare_repo(tmp_path), "repo")
+    mid = add(repo, "the okapi service restarts at midnight")
+    git("config", "--unset", "memex.cloneDir", cwd=repo, check=False)
+    key = git("config", "memex.projectKey", cwd=repo).stdout.strip()
+    copy = tmp_path / "copy"
+    cp_a(repo, copy)
+    bob = {"GIT_MEMEX_HOME": str(tmp_path / "bob-data")}
+    for where in (copy, repo):
+        assert run_cli("list", cwd=where, env=bob).code == 0
+    assert git("config", "memex.projectKey", cwd=repo).stdout.strip() == key
+    assert list_ids(repo) == [mid]
+    assert git("config", "memex.cloneDir", cwd=repo).stdout.strip().endswith(f":{repo}")
+    r = run_cli("list", cwd=copy)
+    assert r.code == 0 and "copy of" in r.err, r.err
+    assert git("config", "memex.projectKey", cwd=copy).stdout.strip() != key
+    assert list_ids(repo) == [mid] and list_ids(copy) == []
