@@ -738,13 +738,31 @@ def load_context(cwd: Path | None = None) -> Context:
     if rev_parse is None and config is None:  # no `git` to start: libgit2 finds the same repository
         repo, cfg, where = _libgit2_view(here)
         return Context(data_root=data_root(), cwd=here, repo=repo, config=_with_team_file(repo, cfg, where))
-    repo = _repo_from(finish_git(rev_parse), here)
+    found = finish_git(rev_parse)
+    repo = _repo_from(found, here)
+    if repo is None and found is not None and found.returncode != 0:
+        refused = re.search(r"dubious ownership in repository at '([^'\n]+)'", found.stderr)
+        if refused:
+            if config is not None:
+                finish_git(config)
+            raise dubious_ownership(refused.group(1))
     scopes: dict[str, str] = {}
     cfg = _config_from(finish_git(config), scopes)
     return Context(data_root=data_root(), cwd=here, repo=repo, config=_with_team_file(repo, cfg, scopes))
 
 
 _CONFIG_RE = re.compile(_CONFIG[-1])
+
+
+def dubious_ownership(where: str) -> MemexError:
+    """git (or libgit2) refuses the repository at `where` because another user owns it: with no
+    repository, drafts would go under the folder's key and committed memories would not be seen,
+    so every command stops instead (exit 2, nothing written; docs/git.md)."""
+    return MemexError(f"git refuses to use the repository at {where} because another user owns it (git's "
+                      "\"dubious ownership\" check), so git-memex stops rather than miss its memories or file drafts "
+                      f"under the wrong key; if you trust it, run `git config --global --add safe.directory {where}` "
+                      "and run the command again", FAILED)
+
 
 
 def _libgit2_view(here: Path) -> tuple[Repo | None, dict[str, str], dict[str, str]]:
@@ -758,7 +776,13 @@ def _libgit2_view(here: Path) -> tuple[Repo | None, dict[str, str], dict[str, st
         found = pygit2.discover_repository(str(here))
         if found is None:
             return None, {}, {}
-        r = pygit2.Repository(found)
+        try:
+            r = pygit2.Repository(found)
+        except pygit2.GitError as exc:  # libgit2 checks ownership as git does
+            owned = re.search(r"repository path '([^']+)' is not owned by current user", str(exc))
+            if owned:
+                raise dubious_ownership(owned.group(1)) from None
+            raise
         if r.is_bare or not r.workdir:
             return None, {}, {}
         git_dir = Path(r.path).resolve()
@@ -777,5 +801,7 @@ def _libgit2_view(here: Path) -> tuple[Repo | None, dict[str, str], dict[str, st
             scopes[key] = "local" if entry.level >= pygit2.enums.ConfigLevel.LOCAL else "global"
         work = Path(r.workdir.rstrip("/\\"))
         return Repo(work_tree=work, git_dir=git_dir, common_dir=common, origin_url=None), out, scopes
+    except MemexError:
+        raise
     except Exception:  # noqa: BLE001 - an unreadable repository: as outside one
         return None, {}, {}

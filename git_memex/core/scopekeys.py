@@ -18,7 +18,11 @@ files. So:
   path. A folder that is not recorded yet but carries the id of a recorded clone that still
   exists with that id is a copy (`cp -a` brings `.git/config` along): it gets its own key and a
   new id, so it never shows, changes or deletes the original's drafts. When the recorded clone is
-  gone, the folder is that clone moved, and takes its place.
+  gone, the folder is that clone moved, and takes its place. The id is bound to the .git
+  directory that got it (`memex.cloneDir`: device, inode, path), so a clone whose .git owns its
+  id never changes key because of any data root's records; only a .git carrying another's id
+  (a copy) ever takes a new key, whichever data root runs first.
+- Drafts under a new natural key are carried over only when no other recorded clone uses it.
 - `git memex scopes` lists every key with its counts; `doctor` reports keys whose drafts no
   clone uses any more (never one that a clone at its recorded path still uses);
   `git memex scopes --adopt KEY` carries such a key's files over by hand.
@@ -102,7 +106,7 @@ def _has_files(ctx: Context, key: str) -> bool:
 
 
 def _config_at(root: Path) -> dict[str, str] | None:
-    """memex.projectkey, memex.cloneid and remote.origin.url from the git config of the clone
+    """memex.projectkey, memex.cloneid, memex.clonedir and remote.origin.url from the git config of the clone
     whose main work tree is `root` (its own `.git/config`, read as git writes it; no git run);
     None when `root` holds no clone any more."""
     import re
@@ -119,7 +123,7 @@ def _config_at(root: Path) -> dict[str, str] | None:
         text = (gitdir / "config").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    want = {("memex", "projectkey"), ("memex", "cloneid"), ('remote "origin"', "url")}
+    want = {("memex", "projectkey"), ("memex", "cloneid"), ("memex", "clonedir"), ('remote "origin"', "url")}
     out: dict[str, str] = {}
     section = ""
     for raw in text.splitlines():
@@ -150,7 +154,7 @@ def uses_key(root: Path, key: str) -> bool:
 
 
 def _set_clone_id(ctx: Context) -> str | None:
-    """Give this clone a new id (memex.cloneId); None when git refuses."""
+    """Give this clone a new id (memex.cloneId) bound to its .git directory; None when git refuses."""
     import secrets
 
     assert ctx.repo is not None
@@ -161,7 +165,120 @@ def _set_clone_id(ctx: Context) -> str | None:
     if r is None or r.returncode != 0:
         return None
     ctx.config["memex.cloneid"] = cid
+    _stamp(ctx)
     return cid
+
+
+# ------------------------------------------------------------------ which .git directory owns the id
+STAMP = "memex.cloneDir"
+"""`DEV:INO:ROOT`: the device and inode of the .git directory that owns `memex.cloneId`, and the
+main work tree it was at. `cp -a` gives the copy's .git a new inode; `mv` on one filesystem keeps
+it. So a clone tells whether it is the one that got the id from its own .git alone, whatever data
+root it runs for."""
+
+
+def _gitdir_of(root: Path) -> Path:
+    dot = root / ".git"
+    try:
+        if dot.is_file():
+            line = dot.read_text(encoding="utf-8").strip()
+            if line.startswith("gitdir:"):
+                g = Path(line[len("gitdir:"):].strip())
+                return g if g.is_absolute() else root / g
+    except (OSError, UnicodeDecodeError):
+        pass
+    return dot
+
+
+def _inode(gitdir: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(gitdir)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _parse_stamp(raw: str | None) -> tuple[tuple[int, int], str] | None:
+    parts = (raw or "").split(":", 2)
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or not parts[2]:
+        return None
+    return (int(parts[0]), int(parts[1])), parts[2]
+
+
+def _here(ctx: Context) -> tuple[int, int] | None:
+    assert ctx.repo is not None
+    return _inode(ctx.repo.common_dir)
+
+
+def _owns(ctx: Context) -> bool:
+    """This clone's .git directory is the one its clone id was given to."""
+    mine = _parse_stamp(ctx.config.get(STAMP.lower()))
+    return mine is not None and mine[0] == _here(ctx)
+
+
+def _stamp(ctx: Context) -> bool:
+    """Bind this clone's id to its .git directory (and remember where it is)."""
+    assert ctx.repo is not None
+    from git_memex.git.gitcmd import git_text
+
+    ino = _here(ctx)
+    if ino is None:
+        return False
+    value = f"{ino[0]}:{ino[1]}:{ctx.project_root}"
+    r = git_text(["config", "--local", STAMP, value], ctx.repo.work_tree, timeout=30)
+    if r is None or r.returncode != 0:
+        return False
+    ctx.config[STAMP.lower()] = value
+    return True
+
+
+def _proven(root: Path, cid: str) -> bool:
+    """The clone at `root` carries `cid` and its own .git directory owns it."""
+    conf = _config_at(root)
+    if conf is None or conf.get("memex.cloneid") != cid:
+        return False
+    mine = _parse_stamp(conf.get(STAMP.lower()))
+    return mine is not None and mine[0] == _inode(_gitdir_of(root))
+
+
+def _settle_clone_id(ctx: Context, clones: dict[str, dict[str, Any]], entry: dict[str, Any] | None,
+                     cid: str) -> tuple[bool, bool]:
+    """Copy or move? Decided by the .git directory first, then by the records (docs/identity.md,
+    *Copies and moves*). Returns (this .git owns the id now, records of the old path dropped).
+    Never changes the key of a clone whose .git owns its id, whatever this data root recorded."""
+    root = str(ctx.project_root)
+    mine = _parse_stamp(ctx.config.get(STAMP.lower()))
+    here = _here(ctx)
+    twins = sorted(r for r, e in clones.items() if r != root and e.get("clone") == cid)
+    if mine is not None and here is not None and mine[0] == here:
+        if mine[1] != root:  # moved on one filesystem: the same .git, the same clone
+            _stamp(ctx)
+        gone = [r for r in twins if not _proven(Path(r), cid)]
+        for r in gone:
+            clones.pop(r, None)
+        return True, bool(gone)
+    if mine is not None:
+        # another .git carries this id: a copy (`cp -a`), or this clone moved across filesystems
+        places = sorted({mine[1], *twins} - {root})
+        live = [r for r in places if (_config_at(Path(r)) or {}).get("memex.cloneid") == cid]
+        if live:
+            _fork(ctx, live[0])
+            return True, False
+        for r in twins:
+            clones.pop(r, None)
+        return _stamp(ctx), bool(twins)
+    # an id given before ids were bound to their .git (an older version): the records decide
+    if entry is not None:
+        return (entry.get("clone") == cid and _stamp(ctx)), False
+    others = sorted(r for r in clones if r != root)
+    live = [r for r in twins if (_config_at(Path(r)) or {}).get("memex.cloneid") == cid]
+    live += [r for r in others if r not in twins and _proven(Path(r), cid)]
+    if live:
+        _fork(ctx, live[0])
+        return True, False
+    for r in twins:
+        clones.pop(r, None)
+    return (bool(twins) and _stamp(ctx)), bool(twins)
 
 
 def _fork(ctx: Context, original: str) -> None:
@@ -192,25 +309,17 @@ def settle(ctx: Context) -> None:
     entry = clones.get(root)
     origin = _origin(ctx)
     cid = ctx.config.get("memex.cloneid") or None
-    dropped = False
-    if entry is None and cid is not None and ctx.pinned_key is not None:
-        twins = sorted(r for r, e in clones.items() if r != root and e.get("clone") == cid)
-        live = [r for r in twins if (_config_at(Path(r)) or {}).get("memex.cloneid") == cid]
-        if live:  # copied: the original still lives where it was recorded
-            _fork(ctx, live[0])
-            cid = ctx.config.get("memex.cloneid") or None
-        else:  # moved: this folder is the clone recorded at the old path
-            for r in twins:
-                clones.pop(r, None)
-            dropped = bool(twins)
+    dropped = stamped = False
+    if cid is not None and ctx.pinned_key is not None:
+        stamped, dropped = _settle_clone_id(ctx, clones, entry, cid)
+        cid = ctx.config.get("memex.cloneid") or None
     if ctx.pinned_key is None and entry is None:
         plain = key_for(None, ctx.project_root)
         if (plain != ctx.natural_key and _has_files(ctx, plain)
                 and not any(e.get("key") == plain for r, e in clones.items() if r != root)):
             if not pin(ctx, plain):
                 return  # cannot write git config: leave everything as it is
-            moved = move_scope(ctx, ctx.natural_key, plain) if _has_files(ctx, ctx.natural_key) else (0, 0, 0)
-            extra = f"; {moved[0]} written meanwhile under the new key moved there too" if moved[0] else ""
+            extra = _carry_meanwhile(ctx, clones, plain)
             print(f"git-memex: the drafts and private memories made in this folder before it had an origin stay "
                   f"this clone's: their key {plain} is now pinned as memex.projectKey{extra}", file=sys.stderr)
     if ctx.pinned_key is None and entry is not None and entry["key"] != ctx.natural_key and KEY_RE.fullmatch(entry["key"]):
@@ -218,19 +327,35 @@ def settle(ctx: Context) -> None:
         if _has_files(ctx, old):
             if not pin(ctx, old):
                 return  # cannot write git config: leave everything as it is
-            moved = move_scope(ctx, ctx.natural_key, old) if _has_files(ctx, ctx.natural_key) else (0, 0, 0)
-            extra = f"; {moved[0]} written meanwhile under the new key moved there too" if moved[0] else ""
+            extra = _carry_meanwhile(ctx, clones, old)
             print(f"git-memex: this clone's origin is now {origin or 'gone'}, which would give it a new key; its "
                   f"drafts and private memories stay under its key {old}, now pinned as memex.projectKey{extra}",
                   file=sys.stderr)
     if ctx.pinned_key is not None and cid is None:
         cid = _set_clone_id(ctx)  # once per clone, the first time its key is pinned
+        stamped = cid is not None
     want: dict[str, Any] = {"key": ctx.project_key, "origin": origin}
-    if cid is not None:
-        want["clone"] = cid
+    if cid is not None and (stamped or _owns(ctx)):
+        want["clone"] = cid  # only an id this .git directory is known to own
     if dropped or entry is None or {k: entry.get(k) for k in want} != want:
         clones[root] = {**(entry or {}), **want}
         _write_registry(ctx, clones)
+
+
+def _carry_meanwhile(ctx: Context, clones: dict[str, dict[str, Any]], key: str) -> str:
+    """Move what was written under the natural key to `key` (just pinned), unless another clone
+    recorded in this data root still uses the natural key: those drafts are (or may be) that
+    clone's, e.g. a clone of the fork this clone now points at. The tail of the stderr line."""
+    natural = ctx.natural_key
+    if natural == key or not _has_files(ctx, natural):
+        return ""
+    root = str(ctx.project_root)
+    users = sorted(r for r in clones if r != root and uses_key(Path(r), natural))
+    if users:
+        return (f"; the drafts under the new key {natural} stay there, since the clone at {users[0]} uses that "
+                "key")
+    moved = move_scope(ctx, natural, key)
+    return f"; {moved[0]} written meanwhile under the new key moved there too" if moved[0] else ""
 
 
 def pin(ctx: Context, key: str) -> bool:

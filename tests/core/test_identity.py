@@ -190,3 +190,26 @@ def test_the_record_of_clones_holds_no_credentials(clone: Path, isolated_env: Pa
     assert "hunter2" not in text and "bob" not in text
     assert json.loads(text)["clones"][str(clone)]["origin"] == "github.com/acme/widgets"
     assert (isolated_env / "data" / "scopes.json").stat().st_mode & 0o077 == 0
+
+
+def test_pointing_a_clone_at_a_fork_never_takes_the_fork_clones_drafts(tmp_path: Path, isolated_env: Path) -> None:
+    """Clone A of upstream and clone B of the fork, neither ran `init`. A's `git remote set-url
+    origin FORK` gives A the key B uses: A keeps its own drafts, and B's draft stays B's."""
+    fork = "https://github.com/someone/widgets.git"
+    a, b = tmp_path / "a", tmp_path / "b"
+    for work, url in ((a, OLD), (b, fork)):
+        work.mkdir()
+        git("init", "-q", "-b", "main", cwd=work)
+        git("remote", "add", "origin", url, cwd=work)
+    mine = run_cli("add", "the deploys go out on tuesdays", "--json", cwd=a)
+    theirs = run_cli("add", "the deploys of the fork go out on fridays", "--json", cwd=b)
+    assert mine.code == 0 and theirs.code == 0, mine.err + theirs.err
+    git("remote", "set-url", "origin", fork, cwd=a)
+    r = run_cli("list", "--json", cwd=a)
+    assert r.code == 0, r.err
+    assert "moved there too" not in r.err and "Traceback" not in r.err, r.err
+    assert mine.json()["id"] in {m["id"] for m in r.json()["memories"]}
+    listed_b = run_cli("list", "--json", cwd=b)
+    assert theirs.json()["id"] in {m["id"] for m in listed_b.json()["memories"]}, listed_b.out
+    doc = run_cli("doctor", cwd=b)
+    assert "no drafts stranded" in doc.out, doc.out

@@ -133,3 +133,74 @@ def test_a_draft_made_before_the_folder_had_an_origin_stays_found(tmp_path: Path
     assert search_ids(work, "wombat") == [mid]
     doc = run_cli("doctor", cwd=work)
     assert "stranded drafts" not in doc.out, doc.out
+
+
+def list_ids(cwd: Path, env: dict | None = None) -> list[str]:
+    r = run_cli("list", "--json", cwd=cwd, env=env)
+    assert r.code == 0, r.err
+    doc = r.json()
+    items = doc if isinstance(doc, list) else doc.get("memories", doc.get("items", []))
+    return sorted(m["id"] for m in items)
+
+
+def test_a_second_data_root_never_rekeys_the_original(tmp_path: Path) -> None:
+    """`cp -a repo copy`; a second data root runs first in the copy, then in repo: only the copy
+    ever takes a key of its own, so Alice's draft stays hers in repo and `forget` in the copy cannot
+    reach it; Bob's draft made in the copy stays in his list after Alice's first command there."""
+    repo = clone_of(tmp_path, bare_repo(tmp_path), "repo")
+    mid = add(repo, "the okapi service restarts at midnight")
+    draft = next(Path(os.environ["GIT_MEMEX_HOME"]).rglob(f"{mid}.md"))
+    key = json.loads(run_cli("where", "--json", cwd=repo).out)["project_key"]
+    copy = tmp_path / "copy"
+    cp_a(repo, copy)
+    bob = {"GIT_MEMEX_HOME": str(tmp_path / "bob-data")}
+    first = run_cli("list", cwd=copy, env=bob)
+    assert first.code == 0 and "copy of" in first.err, first.err
+    assert run_cli("list", cwd=repo, env=bob).code == 0
+    bobs = run_cli("add", "bob's okapi note", "--json", cwd=copy, env=bob)
+    assert bobs.code == 0, bobs.err
+    assert git("config", "memex.projectKey", cwd=repo).stdout.strip() == key  # never re-keyed
+    assert list_ids(repo) == [mid]
+    r = run_cli("list", cwd=copy)  # Alice's first command in the copy
+    assert r.code == 0 and "copy of" not in r.err, r.err
+    assert list_ids(copy, env=bob) == [bobs.json()["id"]]
+    gone = run_cli("forget", mid, cwd=copy)
+    assert gone.code != 0 and "Traceback" not in gone.err
+    assert draft.is_file() and list_ids(repo) == [mid]
+    assert git("config", "memex.projectKey", cwd=repo).stdout.strip() == key
+
+
+def test_a_clone_moved_across_filesystems_keeps_its_key(tmp_path: Path) -> None:
+    """A new inode (as a move to another filesystem gives) with nothing left at the old path is
+    the clone moved, not a copy: same key, same drafts, whatever data root runs first."""
+    repo = clone_of(tmp_path, bare_repo(tmp_path), "repo")
+    mid = add(repo, "the okapi service restarts at midnight")
+    moved = tmp_path / "moved"
+    cp_a(repo, moved)  # new inodes, as across filesystems
+    subprocess.run(["rm", "-rf", str(repo)], check=True)
+    bob = {"GIT_MEMEX_HOME": str(tmp_path / "bob-data")}
+    r = run_cli("list", cwd=moved, env=bob)
+    assert r.code == 0 and "copy of" not in r.err, r.err
+    assert list_ids(moved) == [mid]
+
+
+def test_an_id_from_an_older_version_is_bound_by_the_data_root_that_knows_the_clone(tmp_path: Path) -> None:
+    """A clone id without memex.cloneDir (an older version): a second data root that runs first
+    in a `cp -a` copy and then in repo still never re-keys repo; the data root that recorded repo
+    binds the id there, and the copy then takes a key of its own."""
+    repo = clone_of(tmp_path, bare_repo(tmp_path), "repo")
+    mid = add(repo, "the okapi service restarts at midnight")
+    git("config", "--unset", "memex.cloneDir", cwd=repo, check=False)
+    key = git("config", "memex.projectKey", cwd=repo).stdout.strip()
+    copy = tmp_path / "copy"
+    cp_a(repo, copy)
+    bob = {"GIT_MEMEX_HOME": str(tmp_path / "bob-data")}
+    for where in (copy, repo):
+        assert run_cli("list", cwd=where, env=bob).code == 0
+    assert git("config", "memex.projectKey", cwd=repo).stdout.strip() == key
+    assert list_ids(repo) == [mid]
+    assert git("config", "memex.cloneDir", cwd=repo).stdout.strip().endswith(f":{repo}")
+    r = run_cli("list", cwd=copy)
+    assert r.code == 0 and "copy of" in r.err, r.err
+    assert git("config", "memex.projectKey", cwd=copy).stdout.strip() != key
+    assert list_ids(repo) == [mid] and list_ids(copy) == []

@@ -5,6 +5,8 @@ git work tree is refused before anything is written (unless git ignores it), and
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,45 @@ def test_a_data_root_inside_the_git_folder_is_allowed(repo: Path, monkeypatch: p
     r = run_cli("add", "I keep my ssh keys on a yubikey", "--scope", "personal")
     assert r.code == 0, r.err
     assert git("status", "--porcelain", cwd=repo).stdout == ""
+
+
+def _give_away(folder: Path) -> None:
+    for top, dirs, files in os.walk(folder):
+        for name in [top, *(os.path.join(top, n) for n in dirs + files)]:
+            os.chown(name, 54321, 54321, follow_symlinks=False)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another uid needs root")
+@pytest.mark.parametrize("without_git", [False, True], ids=["git", "libgit2"])
+def test_a_repository_of_another_owner_is_refused_until_trusted(ready: Path, tmp_path: Path, isolated_env: Path,
+                                                                 without_git: bool) -> None:
+    """A devcontainer: the repository belongs to another user and is not in safe.directory. Every
+    command says so in one sentence with the `safe.directory` command (exit 2) and writes no
+    draft under the folder's key; once trusted, the clone's key and drafts are as before."""
+    first = run_cli("add", "the release train leaves on thursdays", "--json")
+    assert first.code == 0, first.err
+    key = git("config", "memex.projectKey", cwd=ready).stdout.strip()
+    theirs = tmp_path / "theirs"
+    subprocess.run(["cp", "-a", str(ready), str(theirs)], check=True)
+    assert run_cli("list", cwd=theirs).code == 0  # the copy takes its key while still trusted
+    copy_key = git("config", "memex.projectKey", cwd=theirs).stdout.strip()
+    _give_away(theirs)
+    outbox = isolated_env / "data" / "memories" / "outbox"
+    before = sorted(p.relative_to(outbox) for p in outbox.rglob("*"))
+    env = None
+    if without_git:
+        bin_dir = tmp_path / "only-python"
+        bin_dir.mkdir()
+        (bin_dir / "python").symlink_to(sys.executable)
+        env = {"PATH": str(bin_dir)}
+    for args in (("add", "a draft in the untrusted folder"), ("list",), ("search", "release"), ("init", "--yes"),
+                 ("doctor",)):
+        r = run_cli(*args, cwd=theirs, env=env)
+        msg = one_sentence(r.err)
+        assert r.code == 2, (args, r.err)
+        assert f"git config --global --add safe.directory {theirs}" in msg and "another user" in msg, msg
+    assert sorted(p.relative_to(outbox) for p in outbox.rglob("*")) == before  # no draft under a folder key
+    git("config", "--global", "--add", "safe.directory", str(theirs))
+    r = run_cli("add", "a draft once trusted", "--json", cwd=theirs)
+    assert r.code == 0, r.err
+    assert (outbox / copy_key / f"{r.json()['id']}.md").is_file() and copy_key != key
