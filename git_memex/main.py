@@ -209,6 +209,12 @@ def _run(call: Callable[[], int], *, again: bool = True) -> int:
     except MemexError as exc:
         print(f"git-memex: {masked_message(exc.message)}", file=sys.stderr)
         return exc.code
+    except FileNotFoundError as exc:
+        if os.path.basename(str(exc.filename or "")) != "git":
+            return _internal(exc)
+        print("git-memex: this command needs the git program, and there is none on PATH; install git or put "
+              "it on PATH", file=sys.stderr)
+        return FAILED_CODE
     except KeyboardInterrupt:
         print("git-memex: interrupted", file=sys.stderr)
         return 130
@@ -217,14 +223,18 @@ def _run(call: Callable[[], int], *, again: bool = True) -> int:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
         return 0
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one sentence, no traceback
-        if os.environ.get("GIT_MEMEX_DEBUG"):
-            raise
-        print(
-            f"git-memex: internal error ({type(exc).__name__}: {masked_message(str(exc))}); "
-            "rerun with GIT_MEMEX_DEBUG=1 for details and report it",
-            file=sys.stderr,
-        )
-        return 2
+        return _internal(exc)
+
+
+def _internal(exc: BaseException) -> int:
+    if os.environ.get("GIT_MEMEX_DEBUG"):
+        raise exc
+    print(
+        f"git-memex: internal error ({type(exc).__name__}: {masked_message(str(exc))}); "
+        "rerun with GIT_MEMEX_DEBUG=1 for details and report it",
+        file=sys.stderr,
+    )
+    return 2
 
 
 FAILED_CODE = 2

@@ -166,6 +166,11 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
     from git_memex.git.pygit import git_error_line
 
     work = ctx.require_repo("push").work_tree
+    import shutil
+
+    if shutil.which("git") is None:  # every answer below would read as "no branch" or "no remote"
+        raise MemexError("push runs your own git, and there is none on PATH; install git or put it on PATH "
+                         "(nothing was pushed)", FAILED)
     mem = ctx.memory_dir_rel
     branch = (_git_text(work, "symbolic-ref", "--quiet", "--short", "HEAD") or "").strip()
     if not branch:

@@ -36,3 +36,15 @@ def test_without_git_the_repository_and_its_key_are_still_seen(ready: Path, tmp_
     assert (outbox / key / f"{r.json()['id']}.md").is_file()
     assert [p.name for p in outbox.iterdir()] == [key]
     assert git("status", "--porcelain", cwd=ready).stdout == ""
+
+
+def test_commands_that_need_git_say_so_in_one_sentence(ready: Path, tmp_path: Path) -> None:
+    """The attack on the merged main: `doctor` and `init` gave "internal error (FileNotFoundError:
+    'git')", and `push` said "HEAD is detached"."""
+    env = only_python(tmp_path)
+    for args in (("doctor",), ("init", "--yes"), ("push",)):
+        r = run_cli(*args, env=env)
+        assert r.code == 2, (args, r.code, r.err)
+        lines = [ln for ln in r.err.splitlines() if ln.strip()]
+        assert len(lines) == 1 and "no" in lines[0] and "PATH" in lines[0] and "internal error" not in r.err, (args, r.err)
+        assert "detached" not in r.err
