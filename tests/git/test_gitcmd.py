@@ -1,0 +1,78 @@
+"""git/gitcmd.py is the one place git-memex starts git, and its `fail` option turns "git is not
+installed / took too long / failed" into one sentence (a MemexError, exit 2)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from git_memex.errors import FAILED, MemexError
+from git_memex.git.gitcmd import Fail, finish_git, git_text, run_git, start_git
+
+from conftest import git
+
+RUNNER = Path(__file__).parents[2] / "git_memex" / "git" / "gitcmd.py"
+FAIL = Fail("git is not installed or not on PATH; nothing was changed",
+            "git took more than a moment and was stopped; nothing was changed",
+            "git could not do it ({}); nothing was changed")
+
+
+def test_gitcmd_imports_only_the_standard_library():
+    imported = set()
+    for node in ast.parse(RUNNER.read_text(encoding="utf-8")).body:  # module level: what `import` costs
+        if isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def one_sentence(exc: pytest.ExceptionInfo[MemexError], sentence: str) -> None:
+    assert exc.value.code == FAILED
+    assert str(exc.value) == sentence
+    assert "\n" not in str(exc.value) and "Traceback" not in str(exc.value)
+
+
+def test_git_missing_from_path_is_one_sentence(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    empty = tmp_path / "no-programs"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(MemexError) as exc:
+        run_git(["status"], repo, fail=FAIL)
+    one_sentence(exc, FAIL.missing)
+    with pytest.raises(MemexError) as exc:
+        git_text(["status"], repo, fail=FAIL)
+    one_sentence(exc, FAIL.missing)
+    assert run_git(["status"], repo) is None  # without `fail`: None, as before
+    assert start_git(["status"], repo) is None and finish_git(None) is None
+
+
+def test_a_timeout_is_one_sentence(repo: Path):
+    slow = ["-c", "alias.slow=!sleep 2", "slow"]  # a real git, running an alias that outlasts the timeout
+    with pytest.raises(MemexError) as exc:
+        run_git(slow, repo, timeout=0.2, fail=FAIL)
+    one_sentence(exc, FAIL.slow)
+    assert git_text(slow, repo, timeout=0.2) is None
+    assert finish_git(start_git(slow, repo), timeout=0.2) is None
+
+
+def test_a_failure_names_gits_own_line(repo: Path):
+    with pytest.raises(MemexError) as exc:
+        run_git(["rev-parse", "--verify", "no-such-branch{}"], repo, fail=FAIL)
+    one_sentence(exc, "git could not do it (Needed a single revision); nothing was changed")
+    quiet = Fail(FAIL.missing, FAIL.slow)  # no `failed`: a non-zero exit is the caller's to read
+    r = git_text(["rev-parse", "--verify", "no-such-branch"], repo, fail=quiet)
+    assert r is not None and r.returncode != 0 and "Needed a single revision" in r.stderr
+
+
+def test_two_calls_at_once_return_the_same_result_type(repo: Path):
+    git("config", "memex.memoryDir", "notes", cwd=repo)
+    first, second = start_git(["rev-parse", "--show-toplevel"], repo), start_git(["config", "memex.memoryDir"], repo)
+    top, cfg = finish_git(first, timeout=60), finish_git(second, timeout=60)
+    assert top is not None and Path(top.stdout.strip()) == repo.resolve()
+    assert cfg is not None and cfg.stdout == "notes\n" and cfg.returncode == 0
+    one = git_text(["config", "memex.memoryDir"], repo)
+    assert one is not None and type(one) is type(cfg) and one.stdout == cfg.stdout
