@@ -9,15 +9,57 @@ from pathlib import Path
 
 import pytest
 
+import git_memex
 from git_memex.errors import FAILED, MemexError
 from git_memex.git.gitcmd import Fail, finish_git, git_text, run_git, start_git
 
-from conftest import git
+from conftest import git, run_cli
 
-RUNNER = Path(__file__).parents[2] / "git_memex" / "git" / "gitcmd.py"
+PACKAGE = Path(git_memex.__file__).parent
+RUNNER = PACKAGE / "git" / "gitcmd.py"
+# what else the package starts (the first word of its command line), none of them git
+OTHER_PROGRAMS = {"sys.executable", "'gh'"}
+STARTERS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput",
+            "create_subprocess_exec", "create_subprocess_shell", "system", "popen", "execv", "execvp",
+            "execvpe", "execl", "execlp", "spawnv", "spawnvp", "spawnl", "spawnlp", "posix_spawn", "posix_spawnp"}
 FAIL = Fail("git is not installed or not on PATH; nothing was changed",
             "git took more than a moment and was stopped; nothing was changed",
             "git could not do it ({}); nothing was changed")
+
+
+def _starts(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for each list or tuple spelled with "git" first, and for each process start
+    whose program is not one of OTHER_PROGRAMS."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.strip() == "git":
+                found.append((node.lineno, ast.unparse(node)[:60]))
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            owner = ast.unparse(func.value) if isinstance(func, ast.Attribute) else ""
+            if name not in STARTERS or owner not in ("subprocess", "os", "asyncio", ""):
+                continue
+            if owner == "" and name != "Popen":
+                continue  # a function of the module's own (`run`, `call`…)
+            argv = node.args[0] if node.args else None
+            program = argv.elts[0] if isinstance(argv, (ast.List, ast.Tuple)) and argv.elts else argv
+            if program is None or ast.unparse(program) not in OTHER_PROGRAMS:
+                found.append((node.lineno, ast.unparse(node)[:60]))
+    return found
+
+
+def test_no_module_but_gitcmd_starts_git():
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == RUNNER:
+            continue
+        for line, what in _starts(ast.parse(path.read_text(encoding="utf-8"))):
+            offenders.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {what}")
+    assert offenders == []
+    assert _starts(ast.parse(RUNNER.read_text(encoding="utf-8")))  # the check sees gitcmd's own
 
 
 def test_gitcmd_imports_only_the_standard_library():
@@ -76,3 +118,13 @@ def test_two_calls_at_once_return_the_same_result_type(repo: Path):
     assert cfg is not None and cfg.stdout == "notes\n" and cfg.returncode == 0
     one = git_text(["config", "memex.memoryDir"], repo)
     assert one is not None and type(one) is type(cfg) and one.stdout == cfg.stdout
+
+
+def test_init_without_git_on_path_says_so_in_one_sentence(repo: Path, tmp_path: Path):
+    bin_dir = tmp_path / "only-python"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    r = run_cli("init", env={"PATH": str(bin_dir)})
+    assert r.code == FAILED, r.err
+    assert "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    assert "git is not installed or not on PATH" in r.err
