@@ -1,10 +1,11 @@
 """Running the user's `git` from git-memex, hooks included: one helper and its environment policy.
 
 The one place git-memex starts git: `run_git` (bytes), `git_text` (text), and `start_git` /
-`finish_git` (two calls at once) all return a `subprocess.CompletedProcess`, and their `fail`
-option turns "git is not installed / took too long / failed: its error line" into one
-`MemexError` sentence. Only `os` and `subprocess` are imported (`git_memex.errors`, itself
-import-free, only when raising), because every hook uses this and `core` may.
+`finish_git` (two calls at once) all return a `subprocess.CompletedProcess`, and the `fail`
+option of `run_git` and `git_text` turns "git is not installed / took too long / failed: its
+error line" into one `MemexError` sentence. Only `os`, `subprocess` and `pathlib` are imported
+(`git_memex.errors`, itself import-free, only when raising), because every hook uses this and
+`core` may.
 
 Environment policy (`git_env`). git exports variables to the hooks it runs, and a child git
 inherits them. What the child gets:
