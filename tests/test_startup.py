@@ -56,7 +56,9 @@ SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands
                # the one output guard every CLI process prints through (re and sys only)
                "git_memex.core.output",
                # who the process acts for, for sync-status (no imports of its own)
-               "git_memex.core.caller"} | REDACT
+               "git_memex.core.caller",
+               # the one runner of git (os and subprocess only): core.paths asks git through it
+               "git_memex.git.gitcmd"} | REDACT
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.triggers"},
@@ -66,13 +68,14 @@ ALLOWED = {
     # the Stop hook with memex.implicitCapture off (the default): read the payload and git config, print nothing
     "stop-hook-off": {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.commands.capture",
                       "git_memex.commands.context", "git_memex.core.paths", "git_memex.core.record",
-                      "git_memex.core.model", "git_memex.core.output", "git_memex.core.caller"},
+                      "git_memex.core.model", "git_memex.core.output", "git_memex.core.caller",
+                      "git_memex.git.gitcmd"},
     "merge-driver": {"git_memex.main", "git_memex.errors", "git_memex.commands.merge_driver",
                      "git_memex.git.merge", "git_memex.core.frontmatter", "git_memex.core.record",
                      "git_memex.core.files", "git_memex.core.model",
                      # the merged text is masked like any write, with the team's patterns
                      # (memex.redactPattern, read through core.paths)
-                     "git_memex.core.paths"} | REDACT,
+                     "git_memex.core.paths", "git_memex.git.gitcmd"} | REDACT,
 }
 
 NEEDED = {"merge-driver": {"yaml"}}  # a merge parses both sides' frontmatter with PyYAML

@@ -38,10 +38,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _git_config(*args: str) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(["git", "config", *args], capture_output=True, text=True, check=False, timeout=30)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise MemexError(f"git config could not run ({exc})", FAILED) from None
+    from git_memex.git.gitcmd import Fail, git_text
+
+    r = git_text(["config", *args], timeout=30, literal=False,
+                 fail=Fail("git config could not run (git is not installed or not on PATH)",
+                           "git config could not run (it took more than 30 seconds)"))
+    assert r is not None  # `fail` raises instead
+    return r
 
 
 def run(args: argparse.Namespace) -> int:

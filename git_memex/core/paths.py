@@ -18,6 +18,7 @@ from pathlib import Path
 
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
+from git_memex.git.gitcmd import finish_git, start_git  # standard library only; starts every git
 
 DEFAULT_MEMORY_DIR = ".ai/open-memex"
 INDEX_NAME = "index.db"
@@ -252,13 +253,11 @@ def _inside_git_dir(tree: Path, path: Path) -> bool:
 def _ignored_by(tree: Path, path: Path) -> bool:
     """Whether git (asked with every ownership accepted, outside any ``GIT_DIR``) says `path` is
     ignored in `tree`, so that `git add -A` leaves it out; False when git cannot say."""
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-    try:
-        r = subprocess.run(["git", "-c", "safe.directory=*", "check-ignore", "-q", "--no-index", str(path) + "/x"],
-                           cwd=tree, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return r.returncode == 0
+    from git_memex.git.gitcmd import run_git
+
+    r = run_git(["-c", "safe.directory=*", "check-ignore", "-q", "--no-index", str(path) + "/x"], tree,
+                timeout=60, env={"GIT_DIR": None, "GIT_WORK_TREE": None, "GIT_INDEX_FILE": None}, literal=False)
+    return r is not None and r.returncode == 0
 
 
 def repair_modes(root: Path) -> int:
@@ -345,32 +344,6 @@ class Repo:
 
 def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str] | None:
     return finish_git(start_git(args, cwd))
-
-
-def start_git(args: list[str], cwd: Path | None) -> subprocess.Popen[bytes] | None:
-    """Start `git ARGS` and return at once, so that independent calls (or other work) overlap;
-    None when git cannot be started."""
-    try:
-        return subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-    except OSError:  # no git, a missing or unreadable folder, no processes left
-        return None
-
-
-def finish_git(proc: subprocess.Popen[bytes] | None,
-               timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:
-    """The outcome of a `start_git` process (output decoded leniently); None when it was not
-    started, or was killed after `timeout` seconds."""
-    if proc is None:
-        return None
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except (OSError, subprocess.SubprocessError):
-        proc.kill()
-        proc.wait()
-        return None
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out.decode("utf-8", "replace"),
-                                       err.decode("utf-8", "replace"))
 
 
 _REV_PARSE = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]

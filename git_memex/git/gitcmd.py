@@ -1,6 +1,11 @@
 """Running the user's `git` from git-memex, hooks included: one helper and its environment policy.
 
-Only `os` and `subprocess` are imported, because the pre-commit hook uses this on every commit.
+The one place git-memex starts git: `run_git` (bytes), `git_text` (text), and `start_git` /
+`finish_git` (two calls at once) all return a `subprocess.CompletedProcess`, and the `fail`
+option of `run_git` and `git_text` turns "git is not installed / took too long / failed: its
+error line" into one `MemexError` sentence. Only `os`, `subprocess` and `pathlib` are imported
+(`git_memex.errors`, itself import-free, only when raising), because every hook uses this and
+`core` may.
 
 Environment policy (`git_env`). git exports variables to the hooks it runs, and a child git
 inherits them. What the child gets:
@@ -64,34 +69,111 @@ def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -
     return env
 
 
-def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = None,
-            timeout: float | None = 120, env: dict[str, str | None] | None = None,
-            umask: int = -1) -> subprocess.CompletedProcess[bytes] | None:
-    """`git --literal-pathspecs ARGS` in `cwd` (the work tree root) with `git_env(cwd)`; raw bytes
-    out. `env` sets (a string) or drops (None) variables on top of that, e.g. a GIT_INDEX_FILE of
-    the caller's own; `umask` (when not -1) is git's, e.g. 0o077 for files only the owner reads.
-    None when git could not be started or did not finish within `timeout` seconds."""
+class Fail:
+    """`run_git`'s `fail`: the sentences of the `MemexError` (exit code `FAILED`) raised instead of
+    returning None or a failed result. `missing`: git could not be started (not installed, not
+    on PATH); `slow`: it did not finish within the timeout; `failed` (None: a non-zero exit is
+    returned as usual): it exited non-zero, with `{}` standing for git's own line
+    (`error_line`)."""
+
+    __slots__ = ("missing", "slow", "failed")
+
+    def __init__(self, missing: str, slow: str, failed: str | None = None) -> None:
+        self.missing, self.slow, self.failed = missing, slow, failed
+
+
+def error_line(stderr: str) -> str:
+    """The line of git's stderr that says what went wrong: its first `fatal:` or `error:` line
+    (the last line is often advice such as "and the repository exists.")."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for prefix in ("fatal:", "error:"):
+        for line in lines:
+            if line.lower().startswith(prefix):
+                return line[len(prefix):].strip()
+    return lines[-1] if lines else "unknown error"
+
+
+def _raise(sentence: str) -> None:
+    from git_memex.errors import FAILED, MemexError  # no imports of its own; only when failing
+
+    raise MemexError(sentence, FAILED)
+
+
+def _command(args: list[str], cwd: Path | None, env: dict[str, str | None] | None,
+             literal: bool) -> tuple[list[str], dict[str, str]]:
     child = git_env(cwd)
     for key, value in (env or {}).items():
         if value is None:
             child.pop(key, None)
         else:
             child[key] = value
+    return (["git", "--literal-pathspecs", *args] if literal else ["git", *args]), child
+
+
+def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = None,
+            timeout: float | None = 120, env: dict[str, str | None] | None = None,
+            umask: int = -1, literal: bool = True, fail: Fail | None = None) -> subprocess.CompletedProcess[bytes] | None:
+    """`git --literal-pathspecs ARGS` in `cwd` (the work tree root) with `git_env(cwd)`; raw bytes
+    out. This module is the one place git-memex starts git (tests/git/test_gitcmd.py checks it).
+    `env` sets (a string) or drops (None) variables on top of that, e.g. a GIT_INDEX_FILE of
+    the caller's own; `umask` (when not -1) is git's, e.g. 0o077 for files only the owner reads;
+    `literal=False` leaves out `--literal-pathspecs`.
+    None when git could not be started or did not finish within `timeout` seconds; with `fail`,
+    a `MemexError` of its sentences instead (and for a non-zero exit, when `fail.failed` is set)."""
+    argv, child = _command(args, cwd, env, literal)
     try:
-        return subprocess.run(["git", "--literal-pathspecs", *args], cwd=cwd, input=input,
-                              stdin=None if input is not None else subprocess.DEVNULL,
-                              capture_output=True, env=child, timeout=timeout, check=False, umask=umask)
+        r = subprocess.run(argv, cwd=cwd, input=input, stdin=None if input is not None else subprocess.DEVNULL,
+                           capture_output=True, env=child, timeout=timeout, check=False, umask=umask)
+    except subprocess.TimeoutExpired:
+        if fail is not None:
+            _raise(fail.slow)
+        return None
     except (OSError, subprocess.SubprocessError):
+        if fail is not None:
+            _raise(fail.missing)
         return None
+    if fail is not None and fail.failed is not None and r.returncode != 0:
+        _raise(fail.failed.replace("{}", error_line(r.stderr.decode("utf-8", "replace"))))
+    return r
 
 
-def git_text(args: list[str], cwd: Path | None = None, *, timeout: float | None = 120) -> subprocess.CompletedProcess[str] | None:
+def git_text(args: list[str], cwd: Path | None = None, *, timeout: float | None = 120,
+             env: dict[str, str | None] | None = None, literal: bool = True,
+             fail: Fail | None = None) -> subprocess.CompletedProcess[str] | None:
     """`run_git` for commands whose output is text (decoded as UTF-8, bad bytes replaced)."""
-    r = run_git(args, cwd, timeout=timeout)
-    if r is None:
-        return None
+    r = run_git(args, cwd, timeout=timeout, env=env, literal=literal, fail=fail)
+    return None if r is None else _decoded(r)
+
+
+def _decoded(r: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(r.args, r.returncode, r.stdout.decode("utf-8", "replace"),
                                        r.stderr.decode("utf-8", "replace"))
+
+
+def start_git(args: list[str], cwd: Path | None, *, literal: bool = True) -> subprocess.Popen[bytes] | None:
+    """Start `run_git`'s git and return at once, so that independent calls (or other work)
+    overlap; `finish_git` collects it. None when git cannot be started."""
+    argv, child = _command(args, cwd, None, literal)
+    try:
+        return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=child)
+    except OSError:  # no git, a missing or unreadable folder, no processes left
+        return None
+
+
+def finish_git(proc: subprocess.Popen[bytes] | None,
+               timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:
+    """The outcome of a `start_git` process (output decoded leniently); None when it was not
+    started, or was killed after `timeout` seconds."""
+    if proc is None:
+        return None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        proc.kill()
+        proc.wait()
+        return None
+    return _decoded(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
 
 
 def in_memory_dir(path: str, memory_dir: str) -> bool:

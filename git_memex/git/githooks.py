@@ -191,7 +191,12 @@ def _pass_through_text(name: str, chain: str) -> str:
 
 
 def _git(work_tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=work_tree, capture_output=True, text=True, check=False)
+    from git_memex.git.gitcmd import Fail, git_text
+
+    r = git_text(list(args), work_tree, timeout=None, literal=False,
+                 fail=Fail("git is not installed or not on PATH; the hooks were not changed", "git did not finish"))
+    assert r is not None  # `fail` raises instead
+    return r
 
 
 def _common_dir(work_tree: Path) -> Path:

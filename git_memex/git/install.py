@@ -50,7 +50,12 @@ class InitReport:
 
 
 def _git_config(work_tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "config", *args], cwd=work_tree, capture_output=True, text=True, check=False)
+    from git_memex.git.gitcmd import Fail, git_text
+
+    r = git_text(["config", *args], work_tree, timeout=None, literal=False,
+                 fail=Fail("git is not installed or not on PATH; nothing was changed", "git config did not finish"))
+    assert r is not None  # `fail` raises instead
+    return r
 
 
 def _ensure_line(path: Path, line: str, header: str | None = None) -> str:

@@ -8,7 +8,6 @@ what hooks read from the index being committed (gitcmd.py: libgit2 ignores GIT_I
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from pathlib import Path
 
 import pygit2
@@ -243,17 +242,6 @@ class PullResult:
     changed: list[str]
 
 
-def git_error_line(stderr: str) -> str:
-    """The line of git's stderr that says what went wrong: its first `fatal:` or `error:` line
-    (the last line is often advice such as "and the repository exists.")."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    for prefix in ("fatal:", "error:"):
-        for line in lines:
-            if line.lower().startswith(prefix):
-                return line[len(prefix):].strip()
-    return lines[-1] if lines else "unknown error"
-
-
 def _config_str(repo: pygit2.Repository, key: str) -> str | None:
     try:
         value = repo.config[key]
@@ -297,15 +285,12 @@ def upstream_of(repo: pygit2.Repository) -> tuple[str, str, str]:
 
 
 def fetch(remote: str, cwd: Path) -> None:
-    try:
-        r = subprocess.run(["git", "fetch", "--quiet", remote], cwd=cwd, capture_output=True, text=True,
-                           check=False, timeout=600)
-    except FileNotFoundError:
-        raise MemexError("git is not installed or not on PATH; local memories still work", FAILED) from None
-    except subprocess.TimeoutExpired:
-        raise MemexError(f"fetching from {remote} took more than 10 minutes; nothing was changed", FAILED) from None
-    if r.returncode != 0:
-        raise MemexError(f"could not fetch from {remote} ({git_error_line(r.stderr)}); nothing was changed", FAILED)
+    from git_memex.git.gitcmd import Fail, run_git
+
+    run_git(["fetch", "--quiet", remote], cwd, timeout=600, literal=False,
+            fail=Fail("git is not installed or not on PATH; local memories still work",
+                      f"fetching from {remote} took more than 10 minutes; nothing was changed",
+                      f"could not fetch from {remote} ({{}}); nothing was changed"))
 
 
 def fast_forward(repo: pygit2.Repository, upstream_ref: str, memory_dir: str) -> PullResult:

@@ -160,10 +160,8 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
     work, so the user pushes it themselves. See docs/git.md.
     """
     import shlex
-    import subprocess
 
-    from git_memex.git.gitcmd import git_env, in_memory_dir
-    from git_memex.git.pygit import git_error_line
+    from git_memex.git.gitcmd import Fail, in_memory_dir, run_git
 
     work = ctx.require_repo("push").work_tree
     import shutil
@@ -231,15 +229,10 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
         raise MemexError(f"{branch} also carries commits that change {n} file{'s' if n != 1 else ''} outside {mem}/ "
                          f"(such as {sorted(other)[0]}), so this is not only submitted work; review them and push "
                          f"it yourself with `{command}` (nothing was pushed)", FAILED)
-    try:
-        r = subprocess.run(["git", *args], cwd=work, env=git_env(work), capture_output=True, text=True,
-                           check=False, timeout=600)
-    except FileNotFoundError:
-        raise MemexError("git is not installed or not on PATH; nothing was pushed", FAILED) from None
-    except subprocess.TimeoutExpired:
-        raise MemexError(f"`{command}` took more than 10 minutes and was stopped", FAILED) from None
-    if r.returncode != 0:
-        raise MemexError(f"`{command}` failed ({git_error_line(r.stderr)}); nothing was pushed", FAILED)
+    run_git(list(args), work, timeout=600, literal=False,
+            fail=Fail("git is not installed or not on PATH; nothing was pushed",
+                      f"`{command}` took more than 10 minutes and was stopped",
+                      f"`{command}` failed ({{}}); nothing was pushed"))
     out["pushed"] = True
     out["state"] = "pushed"
     return out

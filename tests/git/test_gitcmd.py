@@ -1,0 +1,130 @@
+"""git/gitcmd.py is the one place git-memex starts git, and its `fail` option turns "git is not
+installed / took too long / failed" into one sentence (a MemexError, exit 2)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+import git_memex
+from git_memex.errors import FAILED, MemexError
+from git_memex.git.gitcmd import Fail, finish_git, git_text, run_git, start_git
+
+from conftest import git, run_cli
+
+PACKAGE = Path(git_memex.__file__).parent
+RUNNER = PACKAGE / "git" / "gitcmd.py"
+# what else the package starts (the first word of its command line), none of them git
+OTHER_PROGRAMS = {"sys.executable", "'gh'"}
+STARTERS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput",
+            "create_subprocess_exec", "create_subprocess_shell", "system", "popen", "execv", "execvp",
+            "execvpe", "execl", "execlp", "spawnv", "spawnvp", "spawnl", "spawnlp", "posix_spawn", "posix_spawnp"}
+FAIL = Fail("git is not installed or not on PATH; nothing was changed",
+            "git took more than a moment and was stopped; nothing was changed",
+            "git could not do it ({}); nothing was changed")
+
+
+def _starts(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for each list or tuple spelled with "git" first, and for each process start
+    whose program is not one of OTHER_PROGRAMS."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.strip() == "git":
+                found.append((node.lineno, ast.unparse(node)[:60]))
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            owner = ast.unparse(func.value) if isinstance(func, ast.Attribute) else ""
+            if name not in STARTERS or owner not in ("subprocess", "os", "asyncio", ""):
+                continue
+            if owner == "" and name != "Popen":
+                continue  # a function of the module's own (`run`, `call`…)
+            argv = node.args[0] if node.args else None
+            program = argv.elts[0] if isinstance(argv, (ast.List, ast.Tuple)) and argv.elts else argv
+            if program is None or ast.unparse(program) not in OTHER_PROGRAMS:
+                found.append((node.lineno, ast.unparse(node)[:60]))
+    return found
+
+
+def test_no_module_but_gitcmd_starts_git():
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == RUNNER:
+            continue
+        for line, what in _starts(ast.parse(path.read_text(encoding="utf-8"))):
+            offenders.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {what}")
+    assert offenders == []
+    assert _starts(ast.parse(RUNNER.read_text(encoding="utf-8")))  # the check sees gitcmd's own
+
+
+def test_gitcmd_imports_only_the_standard_library():
+    imported = set()
+    for node in ast.parse(RUNNER.read_text(encoding="utf-8")).body:  # module level: what `import` costs
+        if isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def one_sentence(exc: pytest.ExceptionInfo[MemexError], sentence: str) -> None:
+    assert exc.value.code == FAILED
+    assert str(exc.value) == sentence
+    assert "\n" not in str(exc.value) and "Traceback" not in str(exc.value)
+
+
+def test_git_missing_from_path_is_one_sentence(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    empty = tmp_path / "no-programs"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(MemexError) as exc:
+        run_git(["status"], repo, fail=FAIL)
+    one_sentence(exc, FAIL.missing)
+    with pytest.raises(MemexError) as exc:
+        git_text(["status"], repo, fail=FAIL)
+    one_sentence(exc, FAIL.missing)
+    assert run_git(["status"], repo) is None  # without `fail`: None, as before
+    assert start_git(["status"], repo) is None and finish_git(None) is None
+
+
+def test_a_timeout_is_one_sentence(repo: Path):
+    slow = ["-c", "alias.slow=!sleep 2", "slow"]  # a real git, running an alias that outlasts the timeout
+    with pytest.raises(MemexError) as exc:
+        run_git(slow, repo, timeout=0.2, fail=FAIL)
+    one_sentence(exc, FAIL.slow)
+    assert git_text(slow, repo, timeout=0.2) is None
+    assert finish_git(start_git(slow, repo), timeout=0.2) is None
+
+
+def test_a_failure_names_gits_own_line(repo: Path):
+    with pytest.raises(MemexError) as exc:
+        run_git(["rev-parse", "--verify", "no-such-branch{}"], repo, fail=FAIL)
+    one_sentence(exc, "git could not do it (Needed a single revision); nothing was changed")
+    quiet = Fail(FAIL.missing, FAIL.slow)  # no `failed`: a non-zero exit is the caller's to read
+    r = git_text(["rev-parse", "--verify", "no-such-branch"], repo, fail=quiet)
+    assert r is not None and r.returncode != 0 and "Needed a single revision" in r.stderr
+
+
+def test_two_calls_at_once_return_the_same_result_type(repo: Path):
+    git("config", "memex.memoryDir", "notes", cwd=repo)
+    first, second = start_git(["rev-parse", "--show-toplevel"], repo), start_git(["config", "memex.memoryDir"], repo)
+    top, cfg = finish_git(first, timeout=60), finish_git(second, timeout=60)
+    assert top is not None and Path(top.stdout.strip()) == repo.resolve()
+    assert cfg is not None and cfg.stdout == "notes\n" and cfg.returncode == 0
+    one = git_text(["config", "memex.memoryDir"], repo)
+    assert one is not None and type(one) is type(cfg) and one.stdout == cfg.stdout
+
+
+def test_init_without_git_on_path_says_so_in_one_sentence(repo: Path, tmp_path: Path):
+    bin_dir = tmp_path / "only-python"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    r = run_cli("init", env={"PATH": str(bin_dir)})
+    assert r.code == FAILED, r.err
+    assert "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    assert "git is not installed or not on PATH" in r.err
