@@ -505,3 +505,17 @@ def test_an_unreadable_expires_at_is_quarantined_not_kept_forever(repo: Path):
     assert mid not in [m["id"] for m in run_cli("list", "--include", "all", "--json").json()["memories"]]
     doc = run_cli("doctor")
     assert "expires_at" in doc.out + doc.err and "RFC 3339" in doc.out + doc.err
+
+
+def test_a_file_with_a_reserved_scope_is_quarantined_by_the_reader(repo: Path):
+    """docs/format.md: `scope: team|public` are refused; the attack on the merged main found the
+    reader serving such a committed file as `team/fact` in search, MCP and the session block."""
+    folder = repo / ".ai" / "open-memex"
+    folder.mkdir(parents=True)
+    for mid, scope in (("01JAAAAAAAAAAAAAAAAAAAAAAB", "team"), ("01JAAAAAAAAAAAAAAAAAAAAAAC", "public")):
+        (folder / f"{mid}.md").write_text(f"---\nid: {mid}\nschema_version: 2\nscope: {scope}\ntype: fact\n"
+                                          f"status: active\n---\nquuxwidget {scope} memory\n", encoding="utf-8")
+    assert run_cli("search", "quuxwidget", "--json").json()["hits"] == []
+    assert "quuxwidget" not in run_cli("context", "--json").json()["text"]
+    doc = run_cli("doctor")
+    assert "scope 'team' is reserved" in doc.out + doc.err and "scope 'public' is reserved" in doc.out + doc.err

@@ -272,6 +272,21 @@ def prompt_rule(held: int, words: int, coverage: float, dense: float | None = No
     return words >= 2 and dense is not None and dense >= dense_floor
 
 
+PROMPT_FOCUS_WORDS = 40
+PROMPT_FOCUS_SHARE = 0.05
+"""A memory is one statement: a body of more than PROMPT_FOCUS_WORDS distinct terms (the prompt
+set's longest has 34) must hold at least PROMPT_FOCUS_SHARE of them from the prompt. So a memory
+that lists every everyday word (a "glossary" a teammate commits) cannot ride into every prompt
+(found by the attack on the merged main); search still finds it."""
+
+
+def focused(body: str, held: int) -> bool:
+    from git_memex.core.textproc import cjk_terms, latin_terms
+
+    terms = len({t.lower() for t in latin_terms(body)} | set(cjk_terms(body)))
+    return terms <= PROMPT_FOCUS_WORDS or held >= PROMPT_FOCUS_SHARE * terms
+
+
 def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
                     exclude: frozenset[str] | set[str] = frozenset(),
                     refresh: bool = True) -> tuple[str, list[dict[str, Any]]]:
@@ -290,7 +305,8 @@ def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
         res = search(st, prompt, limit=10, refresh=refresh)
         hits = [h for h in res.hits if h.role != "instruction" and h.status == "active" and h.id not in exclude
                 and h.review_state != "rejected"]
-        strong = [h for h in hits if prompt_rule(h.held, h.words, h.coverage, h.dense)][:limit]
+        strong = [h for h in hits if prompt_rule(h.held, h.words, h.coverage, h.dense)
+                  and focused(h.body, h.held)][:limit]
         if not strong:
             return "", []
         bodies = safe_bodies(st, [(h.id, h.body) for h in strong])

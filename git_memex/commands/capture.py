@@ -54,7 +54,16 @@ def _dropped_reason(line: str) -> str:
     return "too long" if len(line) > MAX_CAPTURE_CHARS else "too short"
 
 
-def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "cli") -> dict[str, Any]:
+HOOK_MAX_CAPTURES = 5
+"""At most this many memories saved from one prompt by the hook: a pasted list of 300 "remember
+that …" lines took 14 s (past the client's hook timeout) and wrote 300 drafts. The rest are
+reported as dropped, with the command that saves them."""
+HOOK_MAX_SCAN = 64 * 1024
+"""Characters of one prompt the hook scans for triggers (a write path's body limit)."""
+
+
+def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "cli",
+                    limit: int | None = None) -> dict[str, Any]:
     """Scan `text` and save (or, dry run, preview) each hit; a plain result, no printing.
 
     ``{"enabled", "dry_run", "saved": [...], "duplicates": [...], "would_save": [...],
@@ -71,12 +80,18 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
     out["dropped"] = [{"line": line, "reason": _dropped_reason(line)} for line in found.dropped]
     if not found.hits:
         return out
+    hits = list(found.hits)
+    if limit is not None and len(hits) > limit:
+        for hit in hits[limit:]:
+            out["dropped"].append({"line": hit.line, "reason": f"more than {limit} captures in one message; "
+                                   "`git memex capture -` saves the rest"})
+        hits = hits[:limit]
     from git_memex.errors import MemexError
 
     if dry_run:
         from git_memex.secrets.redact import redact
 
-        for hit in found.hits:
+        for hit in hits:
             red = redact(hit.body, ctx.redact_patterns)
             out["would_save"].append({"scope": hit.scope, "type": TRIGGER_TYPES.get(hit.trigger, "fact"),
                                       "trigger": hit.trigger, "body": red.text.strip(),
@@ -89,7 +104,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
     with Stores(ctx) as st:
         if st.degraded:  # capture only writes: an unusable data root is its failure
             raise MemexError(st.degraded, FAILED)
-        for hit in found.hits:
+        for hit in hits:
             kind = TRIGGER_TYPES.get(hit.trigger, "fact")
             try:
                 res = add(ctx, hit.body, scope=hit.scope, type=kind, source="keyword", via=via, stores=st)
@@ -168,7 +183,7 @@ def run_hook(dry_run: bool = False, client: str = "claude") -> int:
         lines: list[str] = []
         saved: list[dict] = []
         if scan(prompt, ctx.capture_patterns).hits:
-            res = capture_message(ctx, prompt, dry_run=dry_run, via=client)
+            res = capture_message(ctx, prompt[:HOOK_MAX_SCAN], dry_run=dry_run, via=client, limit=HOOK_MAX_CAPTURES)
             saved = res["saved"]
             if saved:
                 lines.append(f"git-memex saved {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} from this "

@@ -227,6 +227,9 @@ def check_fields(fm: dict[str, Any]) -> None:
                 raise FieldError(f"{key} {_short(v)} is not a string")
             if len(v) > MAX_TEXT_CHARS:
                 raise FieldError(f"{key} is longer than {MAX_TEXT_CHARS} characters")
+            if key == "scope" and v.strip().lower() in RESERVED_SCOPES:
+                # refused by the writer, the schema and the pre-commit hook: the reader agrees
+                raise FieldError(f"scope {v.strip()!r} is reserved by the protocol (use project, personal or org)")
         elif key in _INT_KEYS:
             if not (type(v) is int and 0 <= v < MAX_INT):
                 raise FieldError(f"{key} {_short(v)} is not a whole number between 0 and 2^53")

@@ -366,3 +366,33 @@ def test_what_the_model_saves_on_the_question_lands_in_the_regret_window(repo: P
     assert [m["id"] for m in low["memories"]] == [saved["id"]]
     shown = run_cli("show", saved["id"], "--json").json()["frontmatter"]
     assert shown["source"] == "inference" and shown["confidence"] == "low"
+
+
+def test_a_pasted_list_of_triggers_saves_at_most_five_and_never_blocks(repo: Path) -> None:
+    """The attack on the merged main: 300 "remember that …" lines took 14 s (past the client's
+    hook timeout) and wrote 300 drafts; a 2.3 MB paste was still writing at 30 s."""
+    prompt = "".join(f"remember that gadget {i} is red\n" for i in range(300))
+    r = run_cli("capture", "--hook", "claude", input=_payload(prompt, repo))
+    assert r.code == 0 and "Traceback" not in r.err
+    saved = run_cli("list", "--limit", "500", "--json").json()["total"]
+    assert saved == 5, saved
+    huge = _payload("remember that the big paste is last\n" + "x" * 2_300_000, repo)
+    r = run_cli("capture", "--hook", "claude", input=huge)
+    assert r.code == 0
+    assert run_cli("list", "--limit", "500", "--json").json()["total"] == 6
+
+
+def test_a_memory_listing_every_word_does_not_ride_into_every_prompt(repo: Path) -> None:
+    """The attack on the merged main: one "glossary" memory of ~150 everyday words was added to
+    20 of 20 unrelated prompts; it is still found by search."""
+    words = ("add build bug cache change check class code commit config deploy docs error event file fix "
+             "function git install issue key lint log merge method module name node package page path "
+             "button blue exit vim rename variable typo test parse date color style layout screen font size "
+             "server client request response route token user admin role query table index schema field")
+    assert run_cli("add", "Glossary: " + words, "--scope", "personal").code == 0
+    assert run_cli("add", "The staging cluster has three nodes").code == 0
+    for prompt in ("make the button blue", "how do I exit vim", "rename this variable please",
+                   "fix the typo in the page title"):
+        assert "Glossary" not in _hook(prompt, repo), prompt
+    assert "Glossary" in run_cli("search", "button blue vim", "--json").json()["hits"][0]["snippet"] or \
+        "button blue" in run_cli("search", "button blue vim").out
