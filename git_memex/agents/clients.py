@@ -90,6 +90,33 @@ class WriteResult:
     replaced: tuple[str, ...] = ()
 
 
+
+def _read_text(path: Path, errors: str = "strict") -> str:
+    return _read_bytes(path).decode("utf-8", errors)
+
+
+def _read_bytes(path: Path) -> bytes:
+    """An editor's config file, read only as a regular file that is not a link: a FIFO named
+    `hooks.json` hung `init` forever, and a linked settings file (a dotfiles checkout) would be
+    replaced by a copy. Either raises OSError, which every caller takes as "print the snippet,
+    write nothing"."""
+    import errno
+    import stat as stat_
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat_.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a regular file")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
 def _check_client(client: str) -> None:
     if client not in CLIENTS:
         from git_memex.errors import UsageError
@@ -224,9 +251,11 @@ def _atomic_write(path: Path, text: str) -> None:
 def _read_json_object(path: Path) -> tuple[dict[str, Any] | None, bool]:
     """(object, existed). object is None when the file exists but is not a plain JSON object."""
     try:
-        raw = path.read_bytes()
+        raw = _read_bytes(path)
     except FileNotFoundError:
         return {}, False
+    except OSError:  # a FIFO, a link, a folder: never read, never replaced
+        return None, True
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -304,7 +333,7 @@ def _write_toml(path: Path, snip: str, replace_reference: bool = False) -> Write
 
     table = _toml_table()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_text(path)
         existed = True
     except FileNotFoundError:
         text, existed = "", False
@@ -501,7 +530,7 @@ def servers_seen(client: str, work_tree: Path, home: Path) -> list[Seen]:
         if path not in docs:
             if client == "codex":
                 try:
-                    docs[path] = tomllib.loads(path.read_text(encoding="utf-8"))
+                    docs[path] = tomllib.loads(_read_text(path))
                 except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                     docs[path] = None
             else:
@@ -656,7 +685,7 @@ def write_codex_hooks(home: Path) -> WriteResult:
     path = codex_hooks_path(home)
     toml = codex_home(home) / "config.toml"
     try:
-        inline = "hooks" in tomllib.loads(toml.read_text(encoding="utf-8"))
+        inline = "hooks" in tomllib.loads(_read_text(toml))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         inline = False
     if inline and not path.exists():
@@ -698,7 +727,7 @@ def write_agent_guidance(work_tree: Path, client: str, memory_dir: str) -> Write
         path = work_tree / CURSOR_RULE
         rule = cursor_rule(mem)
         try:
-            current = path.read_text(encoding="utf-8")
+            current = _read_text(path)
         except FileNotFoundError:
             _atomic_write(path, rule)
             return WriteResult(path, "created", rule)
@@ -712,7 +741,7 @@ def write_agent_guidance(work_tree: Path, client: str, memory_dir: str) -> Write
         path = work_tree / ".github" / "copilot-instructions.md"
         section = copilot_section(mem)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = _read_text(path)
         except FileNotFoundError:
             _atomic_write(path, section)
             return WriteResult(path, "created", section)
@@ -724,7 +753,7 @@ def write_agent_guidance(work_tree: Path, client: str, memory_dir: str) -> Write
     path = work_tree / "AGENTS.md"
     line = AGENTS_POINTER.format(dir=mem)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_text(path)
     except FileNotFoundError:
         _atomic_write(path, f"# AGENTS.md\n\n{line}\n")
         return WriteResult(path, "created", line)
@@ -804,7 +833,7 @@ def _json_removal(what: str, path: Path, data: dict[str, Any], changed: bool) ->
 
 def _unreadable(what: str, path: Path) -> Removal | None:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = _read_text(path, errors="replace")
     except OSError:
         return None
     if "memex" not in text:
@@ -880,7 +909,7 @@ def _guidance_removals(work_tree: Path, memory_dir: str) -> list[Removal]:
     rule = work_tree / CURSOR_RULE
     if rule.is_file():
         try:
-            text = rule.read_text(encoding="utf-8")
+            text = _read_text(rule)
         except (OSError, UnicodeDecodeError):
             text = None
         if text == cursor_rule(mem):
@@ -891,7 +920,7 @@ def _guidance_removals(work_tree: Path, memory_dir: str) -> list[Removal]:
     if copilot.is_file():
         what = "agent guidance .github/copilot-instructions.md"
         try:
-            text = copilot.read_text(encoding="utf-8")
+            text = _read_text(copilot)
         except (OSError, UnicodeDecodeError):
             text = ""
         section = copilot_section(mem)
@@ -904,7 +933,7 @@ def _guidance_removals(work_tree: Path, memory_dir: str) -> list[Removal]:
     agents = work_tree / "AGENTS.md"
     if agents.is_file():
         try:
-            text = agents.read_text(encoding="utf-8")
+            text = _read_text(agents)
         except (OSError, UnicodeDecodeError):
             text = ""
         pointer = re.compile(r"^" + re.escape(_POINTER_PREFIX) + r".+/ — query it with memory_search before answering\.$")
@@ -934,7 +963,7 @@ def removals(work_tree: Path, memory_dir: str, home: Path) -> list[Removal]:
     try:
         import tomllib
 
-        servers = tomllib.loads(codex.read_text(encoding="utf-8")).get("mcp_servers")
+        servers = tomllib.loads(_read_text(codex)).get("mcp_servers")
     except (OSError, UnicodeDecodeError, ValueError):
         servers = None
     if isinstance(servers, dict) and SERVER_NAME in servers:

@@ -702,3 +702,19 @@ def test_doctor_warns_about_a_shared_file_naming_a_path_of_this_machine(repo: Pa
     assert run_cli("init", "--yes", "--client", "claude").code == 0
     assert ".mcp.json" not in run_cli("doctor").out
     assert read_json(repo / ".mcp.json")["mcpServers"]["memex"]["command"] == "git-memex"
+
+
+@pytest.mark.parametrize("flags, where", [(("--client", "codex", "--codex-hooks"), "codex/hooks.json"),
+                                          (("--client", "claude", "--claude-hooks"), "repo/.claude/settings.json")])
+def test_init_never_waits_on_a_fifo_config_file(repo: Path, tmp_path: Path, flags: tuple[str, ...], where: str) -> None:
+    """The attack on the merged main: a FIFO named hooks.json (or settings.json) hung `init`."""
+    import stat
+
+    codex = tmp_path / "codex"
+    codex.mkdir()
+    fifo = codex / "hooks.json" if where.startswith("codex") else repo / ".claude" / "settings.json"
+    fifo.parent.mkdir(exist_ok=True)
+    os.mkfifo(fifo)
+    r = run_cli("init", "--yes", *flags, env={"CODEX_HOME": str(codex)})  # run_cli's timeout guards a hang
+    assert r.code == 0 and "Traceback" not in r.err, r.err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # left as it was; the snippet is printed instead
