@@ -351,9 +351,9 @@ def _cited_document(ctx: Context, ref: str) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {"ref": ref, "exists": found["exists"], "authoritative": False}
     if found["exists"] and ctx.repo is not None:
-        path = ctx.repo.work_tree / ref.split("#", 1)[0].lstrip("/")
         try:
-            fm, _ = frontmatter.parse(read_bytes(path, root=ctx.repo.work_tree).decode("utf-8"))
+            fm, _ = frontmatter.parse(read_bytes(_cited_path(ctx.repo.work_tree, ref),
+                                                 root=ctx.repo.work_tree).decode("utf-8"))
         except (UnreadableMemory, UnicodeDecodeError, frontmatter.FrontmatterError, OSError):
             fm = {}
         if fm.get("authoritative") is True:
@@ -391,6 +391,11 @@ def _related(st: Stores, ids: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _cited_path(work_tree: Path, ref: str) -> Path:
+    """The file a `canonical_ref` path names in the work tree (its `#anchor` dropped)."""
+    return work_tree / ref.split("#", 1)[0].lstrip("/")
+
+
 def _canonical_ref(ctx: Context, ref: Any) -> dict[str, Any] | None:
     """The document a memory cites: a URL is external; a path is looked up in the work tree (never
     outside it, never read), so `show` can say whether it exists."""
@@ -404,7 +409,7 @@ def _canonical_ref(ctx: Context, ref: Any) -> dict[str, Any] | None:
 
     from git_memex.core.files import inside
 
-    target = ctx.repo.work_tree / ref.split("#", 1)[0].lstrip("/")
+    target = _cited_path(ctx.repo.work_tree, ref)
     ok = inside(target, ctx.repo.work_tree)
     return {"ref": ref, "kind": "path", "exists": bool(ok and os.path.lexists(target)),
             **({} if ok else {"outside": True})}

@@ -94,8 +94,8 @@ def language_of(s: str) -> str | None:
     """The `language` a memory is written with (V2-DESIGN §3): `zh` (Han, with at most one Latin
     word per two characters: code names in a Chinese sentence), `ja` or `ko` when Kana or Hangul
     is there, `en` (Latin words, no CJK), `mixed` (both), or None (neither: digits, other scripts).
-    The index records it for each body; the tokenizers themselves choose per script run, so a
-    mixed memory gets both lanes whatever a file claims (docs/search.md)."""
+    Written on every write (`core.model.create`); the tokenizers themselves choose per script
+    run, so a mixed memory gets both lanes whatever the field says (docs/format.md)."""
     cjk = sum(len(run) for run in CJK_RE.findall(s))
     latin = len(_LATIN_WORD_RE.findall(s))
     if not cjk:

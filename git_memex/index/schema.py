@@ -167,7 +167,7 @@ def _str_list(v: Any) -> list[str]:
 
 
 def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, Any]:
-    from git_memex.core.textproc import content_hash, language_of
+    from git_memex.core.textproc import content_hash
 
     fm = m.fm
     upd = fm.get("updated_at") or fm.get("created_at")
@@ -205,8 +205,7 @@ def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, A
         "alias": (_str(fm.get("alias")) or "").strip() or None,
         "target": (_str(fm.get("target")) or "").strip() or None,
         "expires_ts": parse_time(fm.get("expires_at")),
-        # what the body is, whatever the file says: it picks the lanes below (fts_fields)
-        "language": language_of(m.body),
+        "language": _str(fm.get("language")),  # as written (detected on write: core.model.create)
         "canonical_ref": _str(fm.get("canonical_ref")),
     }
 
