@@ -56,16 +56,41 @@ def bare_and_clone(tmp_path: Path, clone: str = "org-seed") -> tuple[Path, Path]
     return remote, seed
 
 
+def two_clones(tmp_path: Path) -> tuple[Path, Path]:
+    """(mine, theirs): two clones of one bare remote on main, both set up by `git memex init`
+    (mine's set-up committed and pushed first), mine's index built."""
+    bare = tmp_path / "origin.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    git("clone", "-q", str(bare), str(mine))
+    (mine / "README.md").write_text("x\n")
+    git("add", "README.md", cwd=mine)
+    git("commit", "-qm", "init", cwd=mine)
+    assert run_cli("init", "--yes", cwd=mine).code == 0
+    git("add", "-A", cwd=mine)
+    git("commit", "-qm", "memex init", cwd=mine)
+    git("push", "-q", "-u", "origin", "main", cwd=mine)
+    git("clone", "-q", str(bare), str(theirs))
+    assert run_cli("init", "--yes", cwd=theirs).code == 0
+    assert run_cli("list", cwd=mine).code == 0  # the index exists
+    return mine, theirs
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh git repository with one commit, and the cwd inside it."""
-    work = tmp_path / "work"
+    work = one_commit_repo(tmp_path / "work")
+    monkeypatch.chdir(work)
+    return work
+
+
+def one_commit_repo(work: Path) -> Path:
+    """`work` made a git repository on main with one commit (a README)."""
     work.mkdir()
     git("init", "-q", "-b", "main", cwd=work)
     (work / "README.md").write_text("demo\n")
     git("add", "README.md", cwd=work)
     git("commit", "-q", "-m", "init", cwd=work)
-    monkeypatch.chdir(work)
     return work
 
 

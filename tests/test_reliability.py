@@ -390,10 +390,11 @@ def test_dedup_holds_while_reindex_full_runs(repo: Path, isolated_env: Path, tmp
     pauses = tmp_path / "pauses"
     pauses.mkdir()
 
-    def wait_for(name: str) -> None:
-        end = time.time() + 60
+    def wait_for(name: str) -> None:  # a hang guard: 60 s for a process to reach its pause point
+        end = time.monotonic() + 60
         while not (pauses / f"{name}.reached").exists():
-            assert time.time() < end, f"never reached {name}"
+            if time.monotonic() > end:
+                pytest.fail(f"never reached {name} (hung)")
             time.sleep(0.02)
 
     def start(args: list[str], point: str) -> subprocess.Popen[str]:

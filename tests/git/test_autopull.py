@@ -10,27 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, run_cli
+from conftest import git, run_cli, two_clones
 
 SESSION_START = {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s1"}
 
 
 @pytest.fixture
 def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """(mine, theirs): two clones of one remote, both set up by `git memex init`."""
-    bare = tmp_path / "origin.git"
-    git("init", "-q", "--bare", "-b", "main", str(bare))
-    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
-    git("clone", "-q", str(bare), str(mine))
-    (mine / "README.md").write_text("x\n")
-    git("add", "README.md", cwd=mine)
-    git("commit", "-qm", "init", cwd=mine)
-    assert run_cli("init", "--yes", cwd=mine).code == 0
-    git("add", "-A", cwd=mine)
-    git("commit", "-qm", "memex init", cwd=mine)
-    git("push", "-q", "-u", "origin", "main", cwd=mine)
-    git("clone", "-q", str(bare), str(theirs))
-    assert run_cli("init", "--yes", cwd=theirs).code == 0
+    """(mine, theirs): two clones of one remote, both set up by `git memex init`; mine holds one memory."""
+    mine, theirs = two_clones(tmp_path)
     assert run_cli("add", "the staging database is rebuilt every sunday night", cwd=mine).code == 0
     monkeypatch.chdir(mine)
     return mine, theirs

@@ -157,7 +157,8 @@ def test_pre_commit_snippet_works_without_the_venv_on_path(repo: Path):
     assert SECRET not in bad.stdout + bad.stderr
 
 
-def test_committed_hooks_folder_keeps_running_after_init(repo: Path):
+def _committed_hooks_folder(repo: Path) -> Path:
+    """A team's committed `.githooks/` (its pre-commit passes), set as `core.hooksPath`."""
     team = repo / ".githooks"
     team.mkdir()
     (team / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
@@ -165,6 +166,11 @@ def test_committed_hooks_folder_keeps_running_after_init(repo: Path):
     git("add", "-A", cwd=repo)
     git("commit", "-q", "-m", "team hooks", cwd=repo)
     git("config", "core.hooksPath", ".githooks", cwd=repo)
+    return team
+
+
+def test_committed_hooks_folder_keeps_running_after_init(repo: Path):
+    team = _committed_hooks_folder(repo)
     _init(repo)
     assert git("status", "--porcelain", "--", ".githooks", cwd=repo).stdout == ""
     _assert_both_guard(repo, team / "pre-commit", "exit 0\n")
@@ -254,13 +260,7 @@ def test_moved_clone_doctor_names_the_stale_hooks_folder_and_init_repairs_it(rep
     """`.git/memex-hooks` is named by absolute path (linked worktrees share it): after `mv repo
     moved` git runs no hook at all; doctor says why and to run `git memex init`, which points
     core.hooksPath at the moved folder (and says so), and the guards run again."""
-    team = repo / ".githooks"
-    team.mkdir()
-    (team / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
-    (team / "pre-commit").chmod(0o755)
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "team hooks", cwd=repo)
-    git("config", "core.hooksPath", ".githooks", cwd=repo)
+    _committed_hooks_folder(repo)
     _init(repo)
     moved = tmp_path / "moved"
     os.rename(repo, moved)

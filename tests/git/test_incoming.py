@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, run_cli
+from conftest import git, run_cli, two_clones
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a fake GitHub token of the real shape
 
@@ -16,20 +16,7 @@ TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a fake GitHub token o
 @pytest.fixture
 def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     """(mine, theirs): two clones of one remote, both set up by `git memex init`."""
-    bare = tmp_path / "origin.git"
-    git("init", "-q", "--bare", "-b", "main", str(bare))
-    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
-    git("clone", "-q", str(bare), str(mine))
-    (mine / "README.md").write_text("x\n")
-    git("add", "README.md", cwd=mine)
-    git("commit", "-qm", "init", cwd=mine)
-    assert run_cli("init", "--yes", cwd=mine).code == 0
-    git("add", "-A", cwd=mine)
-    git("commit", "-qm", "memex init", cwd=mine)
-    git("push", "-q", "-u", "origin", "main", cwd=mine)
-    git("clone", "-q", str(bare), str(theirs))
-    assert run_cli("init", "--yes", cwd=theirs).code == 0
-    assert run_cli("list", cwd=mine).code == 0  # the index exists
+    mine, theirs = two_clones(tmp_path)
     monkeypatch.chdir(mine)
     return mine, theirs
 

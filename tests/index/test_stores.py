@@ -13,7 +13,7 @@ import pytest
 from git_memex.core.paths import load_context
 from git_memex.index.stores import Stores, select_sql
 
-from conftest import git, run_cli
+from conftest import git, one_commit_repo, run_cli
 
 
 def _add(text: str, *args: str) -> str:
@@ -119,12 +119,7 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         pytest.skip("mounting a small tmpfs needs root")
     try:
         monkeypatch.setenv("GIT_MEMEX_HOME", str(mnt / "data"))
-        work = mnt / "work"
-        work.mkdir()
-        git("init", "-q", "-b", "main", cwd=work)
-        (work / "README.md").write_text("demo\n")
-        git("add", "README.md", cwd=work)
-        git("commit", "-q", "-m", "init", cwd=work)
+        work = one_commit_repo(mnt / "work")
         monkeypatch.chdir(work)
         assert run_cli("init", "--yes").code == 0
         yield mnt

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -224,26 +225,25 @@ ATTACK2 = [
 ]
 
 
-@pytest.mark.parametrize(("note", "secret"), ATTACK2, ids=[repr(n)[:30] for n, _ in ATTACK2])
-def test_attack2_forms_are_masked_by_add(repo: Path, note: str, secret: str) -> None:
+def _masked_by_add(note: str, secret: str) -> None:
     r = run_cli("add", "-", "--scope", "personal", "--json", input=note)
     assert r.code == 0, r.err
     assert r.json()["masked"], note
     assert secret not in _everything(_data_root()) + r.out + r.err
 
 
-def test_pre_commit_refuses_the_attack2_forms_and_a_token_as_a_key(ready: Path) -> None:
-    """Each form in its own memory file, plus a frontmatter key that is itself a token, committed
-    with plain git: the hook `init` installed refuses the commit and names every file."""
+def _commit_refused(ready: Path, about: str, notes: list[tuple[str, str]], extra: Callable[[], model.Memory],
+                    secrets: list[str]) -> None:
+    """Each note in its own memory file, plus one memory `extra` shapes, committed with plain git:
+    the hook `init` installed refuses the commit, names every file and prints no secret."""
     folder = ready / MEM
     folder.mkdir(parents=True, exist_ok=True)
     ids = []
-    for note, _ in ATTACK2:
-        m = model.create(f"notes on the database\n{note}\n", scope="project", review_state="proposed")
+    for note, _ in notes:
+        m = model.create(f"notes on the {about}\n{note}\n", scope="project", review_state="proposed")
         (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
         ids.append(m.id)
-    m = model.create("the release bot reads org members", scope="project", review_state="proposed")
-    m.fm["grants"] = {GITHUB: "read:org"}
+    m = extra()
     (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
     ids.append(m.id)
     git("add", "-A", cwd=ready)
@@ -251,10 +251,27 @@ def test_pre_commit_refuses_the_attack2_forms_and_a_token_as_a_key(ready: Path) 
     assert r.returncode == 1, r.stdout + r.stderr
     for mid in ids:
         assert f"{mid}.md" in r.stderr, (mid, r.stderr)
-    for _, secret in ATTACK2:
+    for secret in [s for _, s in notes] + secrets:
         assert secret not in r.stdout + r.stderr
     _assert_clean(r.stdout + r.stderr)
     assert git("rev-list", "--count", "HEAD", cwd=ready).stdout.strip() == "2"
+
+
+@pytest.mark.parametrize(("note", "secret"), ATTACK2, ids=[repr(n)[:30] for n, _ in ATTACK2])
+def test_attack2_forms_are_masked_by_add(repo: Path, note: str, secret: str) -> None:
+    _masked_by_add(note, secret)
+
+
+def test_pre_commit_refuses_the_attack2_forms_and_a_token_as_a_key(ready: Path) -> None:
+    """Each form in its own memory file, plus a frontmatter key that is itself a token, committed
+    with plain git: the hook `init` installed refuses the commit and names every file."""
+
+    def token_as_key() -> model.Memory:
+        m = model.create("the release bot reads org members", scope="project", review_state="proposed")
+        m.fm["grants"] = {GITHUB: "read:org"}
+        return m
+
+    _commit_refused(ready, "database", ATTACK2, token_as_key, [])
 
 
 # The forms the third attack found: spaced passwords under labels in other languages, `pass` and
@@ -274,10 +291,7 @@ ATTACK3 = [
 
 @pytest.mark.parametrize(("note", "secret"), ATTACK3, ids=[repr(n)[:30] for n, _ in ATTACK3])
 def test_attack3_forms_are_masked_by_add(repo: Path, note: str, secret: str) -> None:
-    r = run_cli("add", "-", "--scope", "personal", "--json", input=note)
-    assert r.code == 0, r.err
-    assert r.json()["masked"], note
-    assert secret not in _everything(_data_root()) + r.out + r.err
+    _masked_by_add(note, secret)
 
 
 @pytest.mark.parametrize(("tag", "secret"), [("pass: S3cr3tV@lue9", "s3cr3tv@lue9"),
@@ -295,26 +309,13 @@ def test_a_password_in_a_tag_is_masked_after_normalisation(repo: Path, tag: str,
 def test_pre_commit_refuses_the_attack3_forms(ready: Path) -> None:
     """Each form in a hand-written memory file (and one as a normalised tag), committed with plain
     git: the pre-commit hook `init` installed refuses the commit and names every file."""
-    folder = ready / MEM
-    folder.mkdir(parents=True, exist_ok=True)
-    ids = []
-    for note, _ in ATTACK3:
-        m = model.create(f"notes on the mail server\n{note}\n", scope="project", review_state="proposed")
-        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
-        ids.append(m.id)
-    m = model.create("the smtp relay for billing", scope="project", review_state="proposed")
-    m.fm["tags"] = ["smtp", "pass:-s3cr3tv@lue9"]
-    (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
-    ids.append(m.id)
-    git("add", "-A", cwd=ready)
-    r = git("commit", "-q", "-m", "memories", cwd=ready, check=False)
-    assert r.returncode == 1, r.stdout + r.stderr
-    for mid in ids:
-        assert f"{mid}.md" in r.stderr, (mid, r.stderr)
-    for _, secret in [*ATTACK3, ("", "s3cr3tv@lue9")]:
-        assert secret not in r.stdout + r.stderr
-    _assert_clean(r.stdout + r.stderr)
-    assert git("rev-list", "--count", "HEAD", cwd=ready).stdout.strip() == "2"
+
+    def tagged() -> model.Memory:
+        m = model.create("the smtp relay for billing", scope="project", review_state="proposed")
+        m.fm["tags"] = ["smtp", "pass:-s3cr3tv@lue9"]
+        return m
+
+    _commit_refused(ready, "mail server", ATTACK3, tagged, ["s3cr3tv@lue9"])
 
 
 def test_import_masks_a_token_used_as_a_frontmatter_key(ready: Path, tmp_path: Path) -> None:

@@ -284,21 +284,22 @@ ATTACK2_FAMILIES = {"spaced", "secret-word", "i18n-2", "prose-2", "alias", "homo
 ATTACK2_NOTE = "look-alike of attack-2 forms"
 
 
-def _attack2(positives: list[dict], negatives: list[dict]) -> tuple[list[dict], list[dict]]:
-    return ([p for p in positives if p["family"].partition(":")[2] in ATTACK2_FAMILIES],
-            [n for n in negatives if n["note"] == ATTACK2_NOTE])
+def _families(families: set[str], note: str, positives: list[dict],
+              negatives: list[dict]) -> tuple[list[dict], list[dict]]:
+    return ([p for p in positives if p["family"].partition(":")[2] in families],
+            [n for n in negatives if n["note"] == note])
 
 
-def test_attack2_families_recall_and_precision() -> None:
-    """Both halves of the attack-2 families; the held-out half was written with the tuning half,
-    before any tuning, and entries the detector was later tuned on were moved to tuning."""
-    tuned = _recall_precision(*_attack2(POSITIVES, NEGATIVES))
-    held_pos, held_neg = _attack2(HELD_OUT["positives"], HELD_OUT["negatives"])
+def _family_figures(name: str, families: set[str], note: str, *, min_pos: int, min_neg: int,
+                    held_recall: float) -> None:
+    """Both halves of one attack's families, printed, with the goals asserted."""
+    tuned = _recall_precision(*_families(families, note, POSITIVES, NEGATIVES))
+    held_pos, held_neg = _families(families, note, HELD_OUT["positives"], HELD_OUT["negatives"])
     held = _recall_precision(held_pos, held_neg)
-    assert len(held_pos) >= 40 and len(held_neg) >= 20
-    assert {p["family"].partition(":")[2] for p in held_pos} == ATTACK2_FAMILIES
+    assert len(held_pos) >= min_pos and len(held_neg) >= min_neg
+    assert {p["family"].partition(":")[2] for p in held_pos} == families
     print(
-        f"\nattack-2 families, tuning half: recall {tuned[0]:.3f}, precision {tuned[1]:.3f}; "
+        f"\n{name} families, tuning half: recall {tuned[0]:.3f}, precision {tuned[1]:.3f}; "
         f"held-out half ({len(held_pos)} positives, {len(held_neg)} negatives): "
         f"recall {held[0]:.3f}, precision {held[1]:.3f}"
     )
@@ -307,7 +308,13 @@ def test_attack2_families_recall_and_precision() -> None:
     for hit in tuned[3] + held[3]:
         print("  false positive:", hit[:100])
     assert tuned[0] >= 0.98 and tuned[1] >= 0.95
-    assert held[0] >= 0.98 and held[1] >= 0.95
+    assert held[0] >= held_recall and held[1] >= 0.95
+
+
+def test_attack2_families_recall_and_precision() -> None:
+    """Both halves of the attack-2 families; the held-out half was written with the tuning half,
+    before any tuning, and entries the detector was later tuned on were moved to tuning."""
+    _family_figures("attack-2", ATTACK2_FAMILIES, ATTACK2_NOTE, min_pos=40, min_neg=20, held_recall=0.98)
 
 
 # The families the third attack found: spaced passwords under every label of the label table,
@@ -317,30 +324,10 @@ ATTACK3_FAMILIES = {"spaced-i18n", "pass-label", "prose-i18n", "tag"}
 ATTACK3_NOTE = "look-alike of attack-3 forms"
 
 
-def _attack3(positives: list[dict], negatives: list[dict]) -> tuple[list[dict], list[dict]]:
-    return ([p for p in positives if p["family"].partition(":")[2] in ATTACK3_FAMILIES],
-            [n for n in negatives if n["note"] == ATTACK3_NOTE])
-
-
 def test_attack3_families_recall_and_precision() -> None:
     """Both halves of the attack-3 families; the held-out half (other values and phrasings) was
     written with the tuning half, before the detector was changed."""
-    tuned = _recall_precision(*_attack3(POSITIVES, NEGATIVES))
-    held_pos, held_neg = _attack3(HELD_OUT["positives"], HELD_OUT["negatives"])
-    held = _recall_precision(held_pos, held_neg)
-    assert len(held_pos) >= 25 and len(held_neg) >= 12
-    assert {p["family"].partition(":")[2] for p in held_pos} == ATTACK3_FAMILIES
-    print(
-        f"\nattack-3 families, tuning half: recall {tuned[0]:.3f}, precision {tuned[1]:.3f}; "
-        f"held-out half ({len(held_pos)} positives, {len(held_neg)} negatives): "
-        f"recall {held[0]:.3f}, precision {held[1]:.3f}"
-    )
-    for miss in tuned[2] + held[2]:
-        print("  missed:", repr(miss[:100]))
-    for hit in tuned[3] + held[3]:
-        print("  false positive:", hit[:100])
-    assert tuned[0] >= 0.98 and tuned[1] >= 0.95
-    assert held[0] >= 0.9 and held[1] >= 0.95
+    _family_figures("attack-3", ATTACK3_FAMILIES, ATTACK3_NOTE, min_pos=25, min_neg=12, held_recall=0.9)
 
 
 def test_detection_reads_folded_text_and_masks_the_original_span() -> None:
