@@ -154,7 +154,7 @@ def reference(reps: int = 11) -> dict[str, dict[str, float]]:
 def inproc(work: str, qfile: str) -> dict[str, Any]:
     """Every query of the file once through the engine, in this process, the way the MCP server
     searches: one open Stores, the freshness check included (for the org index, its clone's commit)."""
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.index.stores import Stores
     from git_memex.search.engine import search
 

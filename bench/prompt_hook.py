@@ -148,7 +148,7 @@ def features(repo: Path, env: dict[str, str], data: dict[str, Any], ids: dict[st
     words and coverage, as the engine reports them (in this process, with the children's environment)."""
     import os
 
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
 
     saved = dict(os.environ)
     os.environ.clear()

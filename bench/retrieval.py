@@ -109,7 +109,7 @@ def load(name: str) -> dict[str, Any]:
 def build_store(root: Path, memories: Iterable[dict[str, Any]]) -> tuple[Any, dict[str, str]]:
     """Write the memories as files under a fresh data root and index them; (stores, ulid -> dataset id)."""
     from git_memex.core import frontmatter, model
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
     from git_memex.index.stores import Stores
 
     ctx = Context(data_root=root, cwd=root, repo=None, config={})
@@ -290,7 +290,7 @@ def score_synthetic(name: str, *, misses: bool = False, unpruned: bool = False, 
     import subprocess
 
     from bench.run import child_env, ensure_corpus, memex_cmd
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.index.stores import Stores
     from git_memex.search.engine import search
 

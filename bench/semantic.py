@@ -58,7 +58,7 @@ def _repo_store(tmp: Path, n: int) -> tuple[Any, dict[str, str], Path, Path]:
     importance, dates and review state count. (stores, id map, work tree, data root)."""
     from bench.retrieval import synthetic_repo
     from bench.run import ensure_corpus
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.index.stores import Stores
 
     mem, _q = ensure_corpus(n, 200)
@@ -159,7 +159,7 @@ def _process_costs(root: Path, home: Path, qs: list[dict[str, Any]], whole: int)
     env = {**os.environ, "GIT_MEMEX_HOME": str(home), "GIT_MEMEX_PROGRESS": "0"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     probe = ("import time; t0 = time.perf_counter()\n"
-             "from git_memex.core.paths import load_context\nfrom git_memex.search import semantic\n"
+             "from git_memex.core.context import load_context\nfrom git_memex.search import semantic\n"
              "p = semantic.provider(load_context()); t1 = time.perf_counter(); p.query('warm up the model')\n"
              "t2 = time.perf_counter(); print((t1 - t0) * 1000, (t2 - t1) * 1000)")
     loads, firsts = [], []

@@ -33,7 +33,7 @@ def load_queries(path: str) -> list[dict[str, Any]]:
 
 
 def inproc(args: dict[str, Any]) -> dict[str, Any]:
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.index.stores import Stores
     from git_memex.search.engine import search
 

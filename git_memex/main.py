@@ -130,7 +130,7 @@ _HOOK_ROLES = {"context": "session start", "capture": "prompt hook"}
 
 def _damage() -> type[BaseException]:
     """IndexDamaged when the index was used in this process, else a class nothing raises."""
-    mod = sys.modules.get("git_memex.index.refresh")
+    mod = sys.modules.get("git_memex.index.database")
     return mod.IndexDamaged if mod is not None else _Never
 
 
@@ -141,7 +141,7 @@ class _Never(BaseException):
 def _discard_damaged() -> None:
     """Delete each index a statement found damaged (one warning line each): the next open
     rebuilds it from the memory files."""
-    mod = sys.modules.get("git_memex.index.refresh")
+    mod = sys.modules.get("git_memex.index.database")
     if mod is None or not mod.DAMAGED:
         return
     mod.discard_damaged()

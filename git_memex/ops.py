@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from git_memex.core import model
+from git_memex.core.context import Context
 from git_memex.core.files import (
     UnreadableMemory,
     crash_point,
@@ -18,12 +19,11 @@ from git_memex.core.files import (
     read_memory,
     write_memory,
 )
-from git_memex.core.identity import person
 from git_memex.core.model import Memory, ValidationError
-from git_memex.core.paths import Context
+from git_memex.core.person import person
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, MemexError, NotFound, UsageError
-from git_memex.index.refresh import RefreshStats
+from git_memex.index.database import RefreshStats
 from git_memex.index.stores import Found, Stores, opened
 
 TYPE_CHECKING = False
@@ -567,19 +567,19 @@ def _rewrite(st: Stores, found: Found, m: Memory) -> None:
 
 
 def _retire(st: Stores, found: Found, why: str) -> None:
-    """A rule switched off stays off: its approvals are voided for good (`approval.retire`), so a
+    """A rule switched off stays off: its approvals are voided for good (`instruction.retire`), so a
     restored file, a cherry-picked approval or a reverted revocation never serves it again."""
     loc = found.source.location
     if loc not in ("repo", "personal"):
         return
-    from git_memex.agents import approval
+    from git_memex.agents import instruction
 
-    record = approval._record_path(st.ctx, loc, str(found.row["id"]))
+    record = instruction._record_path(st.ctx, loc, str(found.row["id"]))
     if found.row["role"] != "instruction" and not record.exists():
         return  # only rules are approved: nothing to void, no git call
-    from git_memex.core.identity import actor
+    from git_memex.core.person import actor
 
-    approval.retire(st.ctx, loc, str(found.row["id"]), why, actor(st.ctx))
+    instruction.retire(st.ctx, loc, str(found.row["id"]), why, actor(st.ctx))
 
 
 def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", source: str = "cli",

@@ -114,7 +114,7 @@ def _timed(fn, arg) -> float:
 
 @pytest.mark.parametrize("unit", PATHOLOGICAL_UNITS)
 def test_text_processing_is_linear_on_long_runs(unit: str):
-    from git_memex.agents import triggers
+    from git_memex.agents import capture
     from git_memex.core import textproc
     from git_memex.search import synonyms
     from git_memex.secrets import redact
@@ -122,7 +122,7 @@ def test_text_processing_is_linear_on_long_runs(unit: str):
     text = _long(unit)
     for name, fn in (("parse_query", parse_query), ("similarity", textproc.similarity_tokens),
                      ("cjk_entries", synonyms.cjk_entries_in), ("redact", redact.redact),
-                     ("capture", triggers.scan), ("frontmatter", _roundtrip)):
+                     ("capture", capture.scan), ("frontmatter", _roundtrip)):
         took = _timed(fn, text)
         assert took < BUDGET_S, f"{name} took {took:.1f} s on {len(text)} × {unit!r}"
 

@@ -19,7 +19,7 @@ from git_memex.manpage import SHORT_DESCRIPTION
 
 ROOT = Path(__file__).resolve().parents[1]
 IN_CI = os.environ.get("CI", "").lower() == "true"
-SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "build_hooks.py", "man", "git_memex")
+SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "build_hooks.py", "man", "hooks", "git_memex")
 
 
 def _missing(what: str) -> None:

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
+    from git_memex.core.context import Context
     from git_memex.core.model import Memory
-    from git_memex.core.paths import Context
 
 RECORDS_DIR = ".approvals"
 FORMAT = "git-memex-approval/1"

@@ -36,7 +36,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 
 def _field(obj: Any, key: str) -> str | None:
@@ -56,7 +56,7 @@ def passes_claims(memory: Mapping[str, Any] | sqlite3.Row, current_user: str | N
     All of: ``role: instruction``, ``instruction_state: approved``, ``trust_level`` reviewed or
     trusted, ``source`` not ``inference``, ``status`` active (a deprecated or superseded
     instruction is history), ``review_state`` not rejected. Org scope needs ``trusted``. A
-    personal memory passes only for its owner: ``created_by`` must equal `current_user` (`core.identity.person`)
+    personal memory passes only for its owner: ``created_by`` must equal `current_user` (`core.person.person`)
     (``local:<email or name>``), and a row read from anywhere but this machine's personal store
     (a personal file copied into the repo) never passes. Unknown values fail.
     """

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from git_memex.core import model
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.errors import USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 
@@ -38,7 +38,7 @@ def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
     """Team mode (a repository with an origin remote) and the approver proposed the rule."""
     if not ctx.origin_url:
         return False
-    from git_memex.core.identity import spellings
+    from git_memex.core.person import spellings
 
     mine = spellings(ctx) | {me}
     return any(str(m.fm.get(k) or "") in mine for k in ("proposed_by", "created_by"))
@@ -203,8 +203,8 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
     """Open the gate for one submitted rule (or one of your own personal rules)."""
     from git_memex.agents.gate import default_branch
     from git_memex.core.files import write_memory
-    from git_memex.core.identity import actor
-    from git_memex.review.history import record_step
+    from git_memex.core.person import actor
+    from git_memex.review.log import record_step
 
     if trust not in TRUST_CHOICES:
         raise UsageError(f"--trust takes one of: {', '.join(TRUST_CHOICES)}; not {trust!r}")
@@ -272,8 +272,8 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
            stores: Stores | None = None) -> dict[str, Any]:
     """Close the gate for one rule: it stays as history, never again as an instruction."""
     from git_memex.core.files import write_memory
-    from git_memex.core.identity import actor
-    from git_memex.review.history import record_step
+    from git_memex.core.person import actor
+    from git_memex.review.log import record_step
 
     with opened(ctx, stores) as st:
         st.refresh()
@@ -302,7 +302,7 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
     """Every rule (role: instruction) grouped pending / approved / revoked, with whether the
     gate lets it through and, when not, why."""
     from git_memex.agents.gate import passes_claims, repo_verdicts, why_not
-    from git_memex.core.identity import person
+    from git_memex.core.person import person
 
     groups: dict[str, list[dict[str, Any]]] = {"pending": [], "approved": [], "revoked": []}
     with opened(ctx, stores) as st:

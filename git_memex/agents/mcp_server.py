@@ -49,7 +49,7 @@ from git_memex.agents.render import DISCLAIMER  # every block handed to an agent
 from git_memex.errors import MemexError
 
 if TYPE_CHECKING:
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 log = logging.getLogger("git_memex.mcp")
 
@@ -143,7 +143,7 @@ class Adapter:
         return for_agents(message, self.params.get(tool))
 
     def context(self) -> Context:
-        from git_memex.core.paths import load_context
+        from git_memex.core.context import load_context
 
         return load_context(self.cwd)
 
@@ -162,7 +162,7 @@ class Adapter:
         import warnings
         from urllib.parse import unquote, urlparse
 
-        from git_memex.core.paths import discover_repo
+        from git_memex.core.context import discover_repo
 
         self.roots_asked = True
         try:
@@ -206,7 +206,7 @@ def session_text(cwd: Path | None) -> str:
     """The session context block (approved rules, warnings, top knowledge) plus the outbox count,
     as the agent should see it at session start; "" when there is nothing to say or it fails."""
     from git_memex.agents.session import build_context
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
 
     try:
         with contextlib.redirect_stdout(sys.stderr):
@@ -303,7 +303,7 @@ def serve(cwd: Path | None = None) -> None:
     --repo or GIT_MEMEX_REPO (None: the working folder, with the client's roots as a fallback)."""
     server = build_server(cwd or Path.cwd(), explicit=cwd is not None)
     stop = threading.Event()
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.search import semantic
 
     # the semantic lane, when on (its extra installed): embed what is missing while serving

@@ -50,7 +50,7 @@ from git_memex.agents.mcp_schema import (
 )
 from git_memex.agents.render import DISCLAIMER  # every block handed to an agent starts with it
 from git_memex.core.frontmatter import MAX_BODY_BYTES
-from git_memex.core.identity import actor
+from git_memex.core.person import actor
 from git_memex.ops import MAX_QUERY_CHARS
 
 MAX_TEXT = MAX_BODY_BYTES
@@ -324,10 +324,10 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
     @tool
     def memory_status() -> CallToolResult:
-        from git_memex.review import unsynced
+        from git_memex.review import sync_status
 
         def run(ctx: Any) -> CallToolResult:
-            data = unsynced.sync_status(ctx)
+            data = sync_status.sync_status(ctx)
             data["repository"] = str(ctx.repo.work_tree) if ctx.repo is not None else None
             data["next"] = next_for_agents(data.get("next"))
             text = format_status(data)
@@ -348,10 +348,10 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         base: Annotated[str | None, Field(min_length=1, description="The PR base branch to print "
                                           "(default: the branch submit started on).")] = None,
     ) -> CallToolResult:
-        from git_memex.review import submission
+        from git_memex.review import submit
 
         def run(ctx: Any) -> CallToolResult:
-            res = submission.submit(ctx, ids, branch=branch, base=base)
+            res = submit.submit(ctx, ids, branch=branch, base=base)
             lines = [f"submitted {s['id']} [{s['review_state']}]" for s in res.submitted]
             lines += [f"already in the repository: {mid}" for mid in res.skipped_identical]
             if res.committed:
@@ -384,7 +384,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
                                                    "local_approve.")] = None,
         mctx: MCPContext | None = None,
     ) -> CallToolResult:
-        from git_memex.review import outbox
+        from git_memex.review import propose
 
         if None not in (local_approve, localApprove) and local_approve != localApprove:
             return error("Invalid arguments for memory_propose: `local_approve` and `localApprove` are the same "
@@ -394,7 +394,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         seen: dict[str, Any] = {}
 
         def look(ctx: Any) -> CallToolResult:
-            seen["items"] = outbox.crossing(ctx, ids)
+            seen["items"] = propose.crossing(ctx, ids)
             seen["me"] = actor(ctx)
             return ok("", {})
 
@@ -418,7 +418,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         shown = {i["source"]: i["text"] for i in items}
 
         def run(ctx: Any) -> CallToolResult:
-            out = outbox.propose(ctx, [i["source"] for i in items], local_approve=approve, via=a.via,
+            out = propose.propose(ctx, [i["source"] for i in items], local_approve=approve, via=a.via,
                                  shown=shown)
             lines = [f"proposed {o['source']} → {o['id']} [{o['review_state']}]"
                      + (" (already proposed)" if o.get("existing") else "") for o in out]
@@ -435,12 +435,12 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         note: Annotated[str | None, Field(description="Why (required with reject).")] = None,
         mctx: MCPContext | None = None,
     ) -> CallToolResult:
-        from git_memex.review import promotion
+        from git_memex.review import promote
 
         seen: dict[str, Any] = {}
 
         def look(ctx: Any) -> CallToolResult:  # the core's own refusals first: no question for a call that cannot succeed
-            seen["m"] = promotion.look(ctx, id, reject=reject, note=note, resubmit=resubmit)
+            seen["m"] = promote.look(ctx, id, reject=reject, note=note, resubmit=resubmit)
             seen["me"] = actor(ctx)
             return ok("", {})
 
@@ -462,7 +462,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
             return error(person.refusal(answer, f"the review step {m['review_state']} → {to}", command), 2)
 
         def run(ctx: Any) -> CallToolResult:
-            data = promotion.promote(ctx, id, reject=reject, resubmit=resubmit, note=note,
+            data = promote.promote(ctx, id, reject=reject, resubmit=resubmit, note=note,
                                      expect=(m["review_state"], m["body"]))
             lines = [f"promote {data['id']}: {data['from']} → {data['to']} (by {data['by']})."]
             if data["to"] == "rejected":
@@ -509,13 +509,13 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
                                      "the user confirms them first. Default: report only.")] = False,
         mctx: MCPContext | None = None,
     ) -> CallToolResult:
-        from git_memex.review import pull_requests
+        from git_memex.review import pr_status
 
         if apply:  # recording review steps is the person's act: asked first, or the command named
             seen: dict[str, Any] = {}
 
             def look(ctx: Any) -> CallToolResult:
-                seen["data"] = pull_requests.pr_status(ctx, apply=False)
+                seen["data"] = pr_status.pr_status(ctx, apply=False)
                 return ok("", {})
 
             res = a.call("memory_pr_status", look)
@@ -532,9 +532,9 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
                                                 "git memex pr-status --apply"), 2)
 
         def run(ctx: Any) -> CallToolResult:
-            data = pull_requests.pr_status(ctx, apply=apply)
+            data = pr_status.pr_status(ctx, apply=apply)
             pr = data["pr"]
-            lines = [f"{pull_requests.pr_label(pr.get('number'))} {pr.get('state') or '?'}"
+            lines = [f"{pr_status.pr_label(pr.get('number'))} {pr.get('state') or '?'}"
                      + (f", review: {pr['review_decision']}" if pr.get("review_decision") else "")
                      + (f" — {pr['url']}" if pr.get("url") else "")]
             lines += [f"- {it['id']}: {it['action']}" for it in data["memories"]] or ["(no memory files in this PR)"]

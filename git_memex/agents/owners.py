@@ -4,7 +4,7 @@ instructions and owners").
 An org repository names who may approve what in ``.ai/open-memex/OWNERS`` (CODEOWNERS-style:
 ``PATTERN OWNER...`` lines, gitignore-like patterns relative to the memory folder, the last
 matching line wins, a line with no owner leaves its paths unowned). Owners are spelled as
-`core.identity.person` spells people (``local:<email>``) or as a bare email; anything else (a
+`core.person.person` spells people (``local:<email>``) or as a bare email; anything else (a
 ``@team`` handle, ``github:…``) can be checked against nothing in git history and never matches.
 
 Trust comes from history, not from content. Everything is read from one commit, the org clone's
@@ -41,7 +41,7 @@ import json
 import os
 from pathlib import Path
 
-from git_memex.core.paths import DEFAULT_MEMORY_DIR
+from git_memex.core.context import DEFAULT_MEMORY_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from git_memex.agents.globs import Glob
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 OWNERS_FILE = "OWNERS"  # in the memory folder: .ai/open-memex/OWNERS
 OWNERS_PATH = f"{DEFAULT_MEMORY_DIR}/{OWNERS_FILE}"

@@ -36,7 +36,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
     from git_memex.index.stores import Stores
 
 
@@ -118,7 +118,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     relevance.drop_superseded(st, instr_rows)
     user: str | None = None
     if any(r["scope"] == "personal" for r in instr_rows.values()):
-        from git_memex.core.identity import person
+        from git_memex.core.person import person
 
         user = person(ctx)
     from git_memex.agents.gate import passing
@@ -159,7 +159,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         for k, v in relevance.pool_rows(st, cond, limit=limit).items():
             pool.setdefault(k, v)
     hit_ids = [i for i in {**q_rel, **b_rel, **f_rel} if i not in pool]
-    from git_memex.index.refresh import in_chunks
+    from git_memex.index.database import in_chunks
 
     for chunk, marks in in_chunks(hit_ids):
         for r in st.rows(base + f" AND m.id IN ({marks})", chunk):

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 STALE_AFTER_S = 24 * 3600
 """Project memories count as stale when origin was last fetched longer ago than this (D12, docs/decisions.md)."""

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 
 def add_json(p: argparse.ArgumentParser) -> None:
@@ -22,7 +22,7 @@ def emit_json(obj: Any) -> None:
 
 
 def context() -> Context:  # imported lazily so --help stays cheap
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
 
     return load_context()
 

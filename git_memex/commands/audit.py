@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.upkeep.garden import audit
+    from git_memex.upkeep.audit import audit
 
     rep = audit(context(), days=args.days)
     if args.json:

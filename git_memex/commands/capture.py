@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _dropped_reason(line: str) -> str:
-    from git_memex.agents.triggers import MAX_CAPTURE_CHARS
+    from git_memex.agents.capture import MAX_CAPTURE_CHARS
 
     return "too long" if len(line) > MAX_CAPTURE_CHARS else "too short"
 
@@ -69,7 +69,7 @@ def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "c
     ``{"enabled", "dry_run", "saved": [...], "duplicates": [...], "would_save": [...],
     "dropped": [{"line", "reason"}]}``; saved entries carry the body as stored (masked).
     """
-    from git_memex.agents.triggers import scan
+    from git_memex.agents.capture import scan
 
     out: dict[str, Any] = {"enabled": True, "dry_run": dry_run, "saved": [], "duplicates": [],
                            "would_save": [], "dropped": []}
@@ -177,7 +177,7 @@ def run_hook(dry_run: bool = False, client: str = "claude") -> int:
         prompt = payload.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             return 0
-        from git_memex.agents.triggers import scan
+        from git_memex.agents.capture import scan
 
         ctx = hook_context(payload)
         lines: list[str] = []
@@ -233,7 +233,7 @@ def _first_ask(ctx: Any, client: str, session: str) -> bool:
     import os
     import time
 
-    from git_memex.core.paths import prepare_data_root
+    from git_memex.core.context import prepare_data_root
 
     prepare_data_root(ctx.data_root)
     folder = ctx.data_root / STOP_MARKERS

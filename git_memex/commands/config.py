@@ -48,7 +48,7 @@ def _git_config(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.core.paths import (
+    from git_memex.core.context import (
         SETTINGS,
         TEAM_KEYS,
         canonical_key,
@@ -126,7 +126,12 @@ def run(args: argparse.Namespace) -> int:
 def _team_setting(work_tree: Any, key: str, args: argparse.Namespace) -> int:
     """A setting that decides where shared files live goes into the committed `TEAM_FILE`, so that
     every clone uses it (a copy in this clone's own config would override it, so it is removed)."""
-    from git_memex.core.paths import TEAM_FILE, read_team_file, validate_setting, write_team_setting
+    from git_memex.core.context import (
+        TEAM_FILE,
+        read_team_file,
+        validate_setting,
+        write_team_setting,
+    )
 
     name = f"memex.{key}"
     had_local = _git_config("--local", "--get-all", name).returncode == 0

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast pat
     import argparse
     from typing import Any
 
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 HOOK_CLIENTS = ("claude", "codex")
 MAX_HOOK_INPUT = 4 * 1024 * 1024
@@ -60,7 +60,7 @@ def read_hook_payload() -> dict[str, Any]:
 
 def hook_context(payload: dict[str, Any]) -> Context:
     """The context of the hook's `cwd` when it names a folder, else of the process's cwd."""
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
 
     cwd = payload.get("cwd")
     if isinstance(cwd, str) and cwd and os.path.isdir(cwd):

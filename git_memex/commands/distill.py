@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from git_memex.core.files import atomic_write_text
-    from git_memex.review.distillation import distill
+    from git_memex.review.distill import distill
 
     r = distill(context())
     if args.out and r["count"]:

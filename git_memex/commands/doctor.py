@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.upkeep.diagnose import run as check
+    from git_memex.upkeep.doctor import run as check
 
     rep = check(context())
     if args.json:

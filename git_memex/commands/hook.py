@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex.git.githooks import HOOK_NAMES
+from git_memex.git.hook import HOOK_NAMES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,6 +17,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.git.githooks import run as run_hook
+    from git_memex.git.hook import run as run_hook
 
     return run_hook(args.name, list(args.args))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 from git_memex.errors import USAGE
 
 if TYPE_CHECKING:
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
 
@@ -57,9 +57,9 @@ def _ask(question: str, default: str, out: TextIO | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from git_memex.commands._common import emit_json
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.errors import MemexError
-    from git_memex.git.install import init_repo, uninstall
+    from git_memex.git.init import init_repo, uninstall
 
     ctx = load_context()
     if ctx.repo is None:
@@ -180,7 +180,7 @@ def _offer_orgs(ctx: Context, *, subscribe: bool, ask: bool, out: TextIO) -> lis
     command that subscribes. A bad entry, an org subscribed to another URL and a failed
     subscription are one warning line each on stderr; init itself still completes."""
     from git_memex.errors import MemexError
-    from git_memex.git import orgfile, subscriptions
+    from git_memex.git import org, orgfile
 
     named, problems = orgfile.read(ctx)
     for why in problems:
@@ -202,7 +202,7 @@ def _offer_orgs(ctx: Context, *, subscribe: bool, ask: bool, out: TextIO) -> lis
             result.append({**entry, "state": "offered"})
             continue
         try:
-            res = subscriptions.add(ctx, n.name, n.url, branch=n.branch)
+            res = org.add(ctx, n.name, n.url, branch=n.branch)
         except MemexError as exc:
             print(f"warning: cannot subscribe to org {n.name}: {exc.message}", file=sys.stderr)
             result.append({**entry, "state": "failed", "error": exc.message})

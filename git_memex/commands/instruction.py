@@ -53,7 +53,7 @@ def _done(r: dict) -> int:
 
 
 def run_approve(args: argparse.Namespace) -> int:
-    from git_memex.agents.approval import approve
+    from git_memex.agents.instruction import approve
 
     r = approve(context(), args.id, trust=args.trust, note=args.note, by=args.by)
     if args.json:
@@ -63,7 +63,7 @@ def run_approve(args: argparse.Namespace) -> int:
 
 
 def run_revoke(args: argparse.Namespace) -> int:
-    from git_memex.agents.approval import revoke
+    from git_memex.agents.instruction import revoke
 
     r = revoke(context(), args.id, note=args.note, by=args.by)
     if args.json:
@@ -73,7 +73,7 @@ def run_revoke(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from git_memex.agents.approval import list_rules
+    from git_memex.agents.instruction import list_rules
 
     groups = list_rules(context())
     if args.json:

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.upkeep.stocktake import collect, render, write_out
+    from git_memex.upkeep.inventory import collect, render, write_out
 
     fmt = args.format
     if args.json:

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.review.history import log
+    from git_memex.review.log import log
 
     r = log(context(), args.id)
     if args.json:

@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from git_memex.ops import reindex
-    from git_memex.upkeep.migration import apply, build_plan
+    from git_memex.upkeep.migrate import apply, build_plan
 
     ctx = context()
     plan = build_plan(ctx)

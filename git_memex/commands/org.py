@@ -50,20 +50,20 @@ def _print_added(res: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.git import subscriptions
+    from git_memex.git import org
 
     ctx = context()
     if args.action == "add":
         if args.share:
             return _add_shared(ctx, args)
-        res = subscriptions.add(ctx, args.name, args.url, branch=args.branch, global_=args.global_)
+        res = org.add(ctx, args.name, args.url, branch=args.branch, global_=args.global_)
         if args.json:
             emit_json(res)
         else:
             _print_added(res)
         return 0
     if args.action == "list":
-        rows = subscriptions.list_orgs(ctx)
+        rows = org.list_orgs(ctx)
         if args.json:
             emit_json({"orgs": rows})
         elif not rows:
@@ -81,13 +81,13 @@ def run(args: argparse.Namespace) -> int:
             before = orgfile.snapshot(ctx)
             shared = orgfile.unshare(ctx, args.name)
             try:
-                res = subscriptions.remove(ctx, args.name, force=args.force)
+                res = org.remove(ctx, args.name, force=args.force)
             except BaseException:
                 orgfile.restore(ctx, before)
                 raise
             res["unshared"] = shared
         else:
-            res = subscriptions.remove(ctx, args.name, force=args.force)
+            res = org.remove(ctx, args.name, force=args.force)
         if args.json:
             emit_json(res)
         else:
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"dropped it from {orgfile.rel_path(ctx)}; commit that file")
         return 0
     if args.action == "pull":
-        results = subscriptions.pull(ctx, args.name)
+        results = org.pull(ctx, args.name)
         for r in results:
             for w in r.get("reindexed", {}).get("warnings", []):
                 print(f"warning: {w}", file=sys.stderr)
@@ -123,7 +123,7 @@ def _add_shared(ctx: Any, args: argparse.Namespace) -> int:
     """`org add … --share`: subscribe (or find it already subscribed to that URL), then name it in
     the committed file; when the file cannot be written the new subscription is taken back."""
     from git_memex.errors import USAGE, MemexError
-    from git_memex.git import orgfile, subscriptions
+    from git_memex.git import org, orgfile
 
     ctx.require_repo("org add --share")
     why = orgfile.url_problem(args.url)
@@ -143,11 +143,11 @@ def _add_shared(ctx: Any, args: argparse.Namespace) -> int:
         else:
             print(f"org {args.name} is already subscribed; named it in {res['shared']}; commit that file")
         return 0
-    res = subscriptions.add(ctx, args.name, args.url, branch=args.branch, global_=args.global_)
+    res = org.add(ctx, args.name, args.url, branch=args.branch, global_=args.global_)
     try:
         orgfile.share(ctx, args.name, res["url"], args.branch)
     except BaseException:
-        subscriptions.undo_add(ctx, res)
+        org.undo_add(ctx, res)
         raise
     res["shared"] = orgfile.rel_path(ctx)
     if args.json:

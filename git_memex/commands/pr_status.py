@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.review.pull_requests import pr_label, pr_status
+    from git_memex.review.pr_status import pr_label, pr_status
 
     if args.org is None and args.branch is not None:
         raise UsageError("--branch goes with --org NAME; without it pr-status reads the current branch's PR")

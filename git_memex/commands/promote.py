@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.review.promotion import promote
+    from git_memex.review.promote import promote
 
     r = promote(context(), args.id, reject=args.reject, note=args.note, resubmit=args.resubmit, by=args.by)
     if args.json:

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_org(args, org)
     if args.branch is not None:
         raise UsageError("--branch goes with --to org NAME; `submit --branch` names a project review branch")
-    from git_memex.review.outbox import propose
+    from git_memex.review.propose import propose
 
     out = propose(context(), args.ids, local_approve=args.local_approve)
     if args.json:

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         report_left_out([(u["path"], u["reason"]) for u in res["unreadable"]], "the pull")
     if problems:
         from git_memex.git.sync import report_incoming
-        from git_memex.secrets.checks import Finding
+        from git_memex.secrets.scan import Finding
 
         report_incoming([Finding(p["path"], p["line"], p["rule"], p["secret"]) for p in problems], "the pull")
         return INCOMING_PROBLEM

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from git_memex.errors import FAILED, USAGE
 
 if TYPE_CHECKING:
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,16 +28,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.errors import MemexError
-    from git_memex.secrets.checks import check_bytes
+    from git_memex.secrets.scan import check_bytes
 
     ctx = load_context()
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only, "patterns": ctx.redact_patterns}
     findings = []
     if args.staged:
         from git_memex.git.gitcmd import staged_memory_changes
-        from git_memex.secrets.checks import dangling_pointers
+        from git_memex.secrets.scan import dangling_pointers
 
         work_tree = ctx.require_repo("scan --staged").work_tree
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                 raise MemexError("no files given and no repository memory folder here", USAGE)
             paths = sorted(folder.rglob("*.md"))  # subfolders too (an org repo's engineering/, …)
         from git_memex.core.files import UnreadableMemory, read_bytes
-        from git_memex.secrets.checks import Finding
+        from git_memex.secrets.scan import Finding
 
         for p in paths:
             try:  # the one safe reader: a FIFO, a link or a huge file is a finding, never a hang

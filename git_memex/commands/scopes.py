@@ -1,4 +1,4 @@
-"""`git memex scopes [--adopt KEY] [--json]`: every project key in the data root (docs/identity.md)."""
+"""`git memex scopes [--adopt KEY] [--json]`: every project key in the data root (docs/project-keys.md)."""
 
 from __future__ import annotations
 

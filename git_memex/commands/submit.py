@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.review.submission import submit
+    from git_memex.review.submit import submit
 
     res = submit(context(), args.ids, branch=args.branch, base=args.base)
     for w in res.warnings:

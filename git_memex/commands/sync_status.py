@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.review.unsynced import sync_status
+    from git_memex.review.sync_status import sync_status
 
     s = sync_status(context())
     if args.json:

@@ -630,7 +630,7 @@ class Context:
 
     @property
     def natural_key(self) -> str:
-        """The project key the origin URL (or, without one, the path) gives (docs/identity.md)."""
+        """The project key the origin URL (or, without one, the path) gives (docs/project-keys.md)."""
         return key_for(self.origin_url, self.project_root)
 
     @property

@@ -22,7 +22,7 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 
 NO_IDENTITY = ("git does not know who you are; set it with `git config --global user.name \"Your Name\"` "

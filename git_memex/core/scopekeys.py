@@ -1,7 +1,7 @@
-"""This clone's key in the data root, kept when the origin URL changes (docs/identity.md).
+"""This clone's key in the data root, kept when the origin URL changes (docs/project-keys.md).
 
 Drafts (the outbox) and private memories live in `<data root>/memories/{outbox,private}/<key>/`,
-where the natural key is computed from the origin URL (`paths.Context.natural_key`). A rename,
+where the natural key is computed from the origin URL (`context.Context.natural_key`). A rename,
 a transfer or pointing a clone at a fork changes the URL, hence the key, and would hide those
 files. So:
 
@@ -12,7 +12,7 @@ files. So:
   one it used is *carried over*: its old key is pinned (one stderr line, once), and anything
   already written under the new key is moved to it.
 - A draft made in a folder before it was a git repository (or before it had an origin) is filed
-  under the folder's own key (`paths.key_for(None, folder)`); when that folder first opens its
+  under the folder's own key (`project.key_for(None, folder)`); when that folder first opens its
   memories as a clone whose natural key differs, that key is pinned the same way.
 - A pinned clone also carries a clone id (`memex.cloneId`, local config), recorded beside its
   path. A folder that is not recorded yet but carries the id of a recorded clone that still
@@ -36,7 +36,7 @@ import os
 import sys
 from pathlib import Path
 
-from git_memex.core.paths import KEY_RE, Context, key_for, normalize_remote_url
+from git_memex.core.context import KEY_RE, Context, key_for, normalize_remote_url
 from git_memex.core.record import record
 from git_memex.errors import MemexError, UsageError
 
@@ -243,7 +243,7 @@ def _proven(root: Path, cid: str) -> bool:
 
 def _settle_clone_id(ctx: Context, clones: dict[str, dict[str, Any]], entry: dict[str, Any] | None,
                      cid: str) -> tuple[bool, bool]:
-    """Copy or move? Decided by the .git directory first, then by the records (docs/identity.md,
+    """Copy or move? Decided by the .git directory first, then by the records (docs/project-keys.md,
     *Copies and moves*). Returns (this .git owns the id now, records of the old path dropped).
     Never changes the key of a clone whose .git owns its id, whatever this data root recorded."""
     root = str(ctx.project_root)
@@ -424,7 +424,7 @@ def scopes(ctx: Context) -> list[Scope]:
 def move_scope(ctx: Context, src: str, dst: str) -> tuple[int, int, int]:
     """Move the drafts and private memories of key `src` to key `dst`: (moved, identical
     skipped, kept because `dst` has a different file with that id). Each move is one rename."""
-    from git_memex.core.paths import private_mkdir
+    from git_memex.core.context import private_mkdir
 
     moved = same = kept = 0
     for folder in FOLDERS:

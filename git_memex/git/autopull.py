@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 TIMEOUT_S = 120
 """Seconds the background pull may take (GIT_MEMEX_AUTOPULL_TIMEOUT overrides it, for tests)."""

@@ -21,7 +21,7 @@ from git_memex.errors import FAILED, MemexError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 HOOK_NAMES = ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite")
 # Hooks whose failure stops git: an automatic merge commit runs pre-merge-commit, not pre-commit,
@@ -123,10 +123,20 @@ def hooks_dir(work_tree: Path) -> Path:
     return p if p.is_absolute() else (work_tree / p)
 
 
-# The shims `init` installs are real files in git_memex/hooks/, one per hook, readable as they
-# land in .git/hooks: `init` changes only the `memex=git-memex` line (to the absolute command it
-# found) and, for a `python -m git_memex` command, the arguments on the line that runs it.
-SHIMS_DIR = Path(__file__).resolve().parents[1] / "hooks"
+# The shims `init` installs are real files in hooks/ at the top of the repository, one per hook,
+# readable as they land in .git/hooks: `init` changes only the `memex=git-memex` line (to the
+# absolute command it found) and, for a `python -m git_memex` command, the arguments on the line
+# that runs it. A wheel ships them inside the package, as git_memex/hooks/ (build_hooks.py); an
+# editable install or a checkout on PYTHONPATH reads them where they are.
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def shims_dir() -> Path:
+    """The folder of the shim files: git_memex/hooks/ in an installed wheel, else the checkout's hooks/."""
+    shipped = _PACKAGE / "hooks"
+    return shipped if shipped.is_dir() else _PACKAGE.parent / "hooks"
+
+
 _PLACEHOLDER = "\nmemex=git-memex\n"
 
 
@@ -139,7 +149,7 @@ def shim_text(name: str, command: list[str]) -> str:
     memory file (`git diff --cached` reads the index git exported in GIT_INDEX_FILE) and refuses
     one that does, in one line that says how to fix it.
     """
-    text = (SHIMS_DIR / name).read_text(encoding="utf-8")
+    text = (shims_dir() / name).read_text(encoding="utf-8")
     rest = "".join(" " + shlex.quote(c) for c in command[1:])
     text = text.replace(_PLACEHOLDER, f"\nmemex={shlex.quote(command[0])}\n", 1)
     return text.replace('"$memex" hook ', f'"$memex"{rest} hook ', 1)
@@ -395,9 +405,9 @@ def pre_commit() -> int:
     `commit -a`, `commit -- PATHS`, `-i`, `-o`), read through `gitcmd`; a commit that stages no
     memory file costs one `git diff-index` and no memory check can refuse it.
     """
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.git.gitcmd import staged_memory_changes
-    from git_memex.secrets.checks import check_bytes, dangling_pointers
+    from git_memex.secrets.scan import check_bytes, dangling_pointers
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
@@ -454,7 +464,7 @@ def _data_root_staged(ctx: Context, work_tree: Path) -> bool:
 
 
 def post_update(name: str, args: list[str]) -> int:
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
 
     ctx = load_context()
     if ctx.repo is None or ctx.repo_index is None or ctx.memory_dir is None:

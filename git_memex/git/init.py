@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, MemexError
 
@@ -100,8 +100,8 @@ def _ensure_attributes(path: Path, mem_rel: str) -> str:
 
 def _share_memory_dir(ctx: Context, work: Path, mem_rel: str, rep: InitReport) -> None:
     """A memory folder other than the default, chosen in this clone's config only, is written
-    into the committed `paths.TEAM_FILE`, so that a teammate's fresh clone uses the same folder."""
-    from git_memex.core.paths import (
+    into the committed `settings.TEAM_FILE`, so that a teammate's fresh clone uses the same folder."""
+    from git_memex.core.context import (
         DEFAULT_MEMORY_DIR,
         TEAM_FILE,
         read_team_file,
@@ -128,7 +128,7 @@ def _unset_local(work: Path, key: str) -> None:
 def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     import shlex
 
-    from git_memex.git.githooks import driver_command, install_hooks, memex_command
+    from git_memex.git.hook import driver_command, install_hooks, memex_command
 
     repo = ctx.require_repo("init")
     work = repo.work_tree
@@ -200,7 +200,7 @@ def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None) -> 
     import re
 
     from git_memex.agents import clients
-    from git_memex.git.githooks import uninstall_hooks
+    from git_memex.git.hook import uninstall_hooks
 
     repo = ctx.require_repo("init --uninstall")
     work = repo.work_tree
@@ -276,7 +276,7 @@ def attributes_flat_only(ctx: Context) -> bool:
 
 def _pin_project_key(ctx: Context, rep: InitReport) -> None:
     """Pin this clone's project key (memex.projectKey), so that a new origin URL (a rename, a
-    transfer, a fork) keeps its drafts and private memories in view (docs/identity.md)."""
+    transfer, a fork) keeps its drafts and private memories in view (docs/project-keys.md)."""
     from git_memex.core import scopekeys
 
     if ctx.pinned_key is not None:

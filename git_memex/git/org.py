@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root, private_mkdir
+from git_memex.core.context import DEFAULT_MEMORY_DIR, Context, prepare_data_root, private_mkdir
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -105,7 +105,7 @@ def followed_branch(ctx: Context, name: str) -> str | None:
 def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = None) -> dict[str, Any]:
     """Bring org `name`'s index in line with its clone: with `diff` (old commit, new commit, the
     paths that changed, from a pull), only those files are read; otherwise every file is checked."""
-    from git_memex.index.refresh import Index, RefreshStats
+    from git_memex.index.database import Index, RefreshStats
     from git_memex.index.stores import apply_org_diff, refresh_org
 
     private_mkdir(ctx.org_index(name).parent)
@@ -213,7 +213,7 @@ def _head(clone: Path) -> str | None:
 
 # ------------------------------------------------------------------ list
 def list_orgs(ctx: Context) -> list[dict[str, Any]]:
-    from git_memex.index.refresh import Index
+    from git_memex.index.database import Index
     from git_memex.index.stores import org_folders
 
     out = []

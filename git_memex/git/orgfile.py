@@ -20,7 +20,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.core.record import record
 from git_memex.errors import FAILED, USAGE, MemexError
 
@@ -55,7 +55,7 @@ def rel_path(ctx: Context) -> str:
 
 
 def same_url(a: str, b: str) -> bool:
-    from git_memex.core.paths import normalize_remote_url
+    from git_memex.core.context import normalize_remote_url
 
     return a == b or normalize_remote_url(a) == normalize_remote_url(b)
 
@@ -77,7 +77,7 @@ def read(ctx: Context) -> tuple[list[Named], list[str]]:
     """(the orgs the committed file names, in file order; one sentence per entry that cannot be
     used). No file: ([], [])."""
     from git_memex.git.gitcmd import git_text
-    from git_memex.git.subscriptions import NAME_RE
+    from git_memex.git.org import NAME_RE
 
     path = path_of(ctx)
     if not path.is_file():

@@ -145,7 +145,7 @@ def commit_files(
 ) -> str:
     """Commit exactly these files on top of HEAD (or on a branch), leaving the user's index alone.
 
-    `author` and `committer` are (name, email, time, offset) as `identity.commit_ident` gives
+    `author` and `committer` are (name, email, time, offset) as `person.commit_ident` gives
     them (git's own identity); libgit2's default signature only when they are not given.
 
     The new tree is HEAD's tree plus these blobs. Afterwards the index entries of these

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.core.record import field, record
 from git_memex.errors import CONFLICT, FAILED, USAGE, MemexError, UsageError
 
@@ -20,7 +20,7 @@ def _repo(ctx: Context, what: str) -> Any:
 
 def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
     """Apply exactly these changed repo files to this work tree's index."""
-    from git_memex.index.refresh import Index, Source
+    from git_memex.index.database import Index, Source
 
     assert ctx.repo is not None and ctx.repo_index is not None and ctx.memory_dir is not None
     with Index(ctx.repo_index, root=ctx.repo.work_tree) as idx:  # each file of the folder it lies in
@@ -32,9 +32,9 @@ def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
 def incoming_problems(ctx: Context, rel_paths: list[str]) -> list[Any]:
     """The secrets and conflict markers in memory files that just arrived in the work tree
     (a fast-forward, a merge, a checkout: no pre-commit or pre-merge-commit hook ran for them,
-    and a teammate may have pushed with --no-verify). `secrets.checks.Finding`s: file, line
+    and a teammate may have pushed with --no-verify). `secrets.scan.Finding`s: file, line
     and rule, never the secret itself."""
-    from git_memex.secrets.checks import check_bytes
+    from git_memex.secrets.scan import check_bytes
 
     assert ctx.repo is not None
     out: list[Any] = []
@@ -50,9 +50,9 @@ def incoming_problems(ctx: Context, rel_paths: list[str]) -> list[Any]:
 
 def left_out(ctx: Context, rel_paths: list[str]) -> list[tuple[str, str]]:
     """(path relative to the work tree, reason) of each of these memory files that the index
-    quarantines: read by the index's own reader (`refresh._load`), so the reason is the one
+    quarantines: read by the index's own reader (`database._load`), so the reason is the one
     `doctor` and `reindex` give. A deleted file is no problem."""
-    from git_memex.index.refresh import _load
+    from git_memex.index.database import _load
 
     assert ctx.repo is not None
     root = str(ctx.repo.work_tree)
@@ -131,7 +131,7 @@ def pull(ctx: Context) -> dict[str, Any]:
         out["reindexed"] = {"added": stats.added, "changed": stats.changed, "removed": stats.removed,
                             "quarantined": stats.quarantined}
     else:
-        from git_memex.index.refresh import Index
+        from git_memex.index.database import Index
 
         assert ctx.repo_index is not None
         with Index(ctx.repo_index, root=ctx.repo.work_tree) as idx:
@@ -307,7 +307,7 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
         )
         return ResolveOutcome(wanted, False, list(result.auto_merged), conflicts,
                               mask_value(getattr(result, "note", ""), ctx.redact_patterns)[0])
-    from git_memex.secrets.checks import check_text
+    from git_memex.secrets.scan import check_text
 
     findings = check_text(wanted, result.text, fmt=False, patterns=ctx.redact_patterns)
     if findings:

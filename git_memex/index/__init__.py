@@ -1,7 +1,7 @@
 """The SQLite FTS5 index: a cache of the memory files, rebuildable from them at any time.
 
 - `stores`: the context's two indexes used together, and the query API every reader uses
-- `refresh`: one index database, and bringing it in line with the folders
+- `database`: one index database, and bringing it in line with the folders
 - `changes`: which files changed since the last scan (watch, digest, snapshot, rows)
 - `schema`: the tables, and what one memory file becomes in them
 - `plainyaml`: the fast reader for the plain frontmatter every writer produces

@@ -16,7 +16,7 @@ Invariants: a file is read only when its stat signature differs from its row's, 
 racy (modified within RACY_NS of the scan that read it: an edit that keeps the size and lands in
 the same timestamp granule is still seen, by content hash), or when the kernel named it; a row is
 only ever written for the signature it was read with; a file missing from the listing is dropped
-only if it is really absent when the batch is written (`refresh.Index._apply_batch`).
+only if it is really absent when the batch is written (`database.Index._apply_batch`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from git_memex.index import watcher as watch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from git_memex.index.refresh import Index, RefreshStats, Source
+    from git_memex.index.database import Index, RefreshStats, Source
 
 Plan = list[tuple["Source", str, str, "str | None", bool]]
 """Files to read: (source, path, stat signature, known content SHA-1, known to the index)."""

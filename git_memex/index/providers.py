@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from git_memex.core.paths import Context
+    from git_memex.core.context import Context
 
 Sync = Literal["none", "pull", "push", "bidirectional"]
 SYNC_VALUES: tuple[str, ...] = ("none", "pull", "push", "bidirectional")

@@ -22,12 +22,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from git_memex.core import caller
+from git_memex.core.context import DEFAULT_MEMORY_DIR, Context, prepare_data_root, private_mkdir
 from git_memex.core.model import SAFE_ID_RE
-from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context, prepare_data_root, private_mkdir
 from git_memex.core.record import record
 from git_memex.errors import FAILED, USAGE, MemexError, NotFound
 from git_memex.index.changes import _under, unreadable_name, valid_name
-from git_memex.index.refresh import (
+from git_memex.index.database import (
     DAMAGED,
     MEMORY,
     Index,
@@ -142,7 +142,7 @@ class Stores:
         if ctx.repo is not None and not self.degraded and not self.unwritable:
             from git_memex.core.scopekeys import settle
 
-            settle(ctx)  # a clone whose origin changed keeps its drafts (docs/identity.md)
+            settle(ctx)  # a clone whose origin changed keeps its drafts (docs/project-keys.md)
 
     def close(self) -> None:
         self.home.close()
@@ -480,7 +480,7 @@ def known_tree(index: Index, top: Source, warnings: list[str]) -> list[Source]:
     import json
     import time
 
-    from git_memex.index.refresh import RACY_NS
+    from git_memex.index.database import RACY_NS
 
     key = f"tree:{top.folder}"
     raw = index.get_meta(key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.index.stores import Stores, opened
 
 

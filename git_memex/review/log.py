@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from git_memex.core import model
+from git_memex.core.context import Context
 from git_memex.core.files import (
     read_memory,
 )
 from git_memex.core.model import Memory
-from git_memex.core.paths import Context
 from git_memex.errors import MemexError, NotFound
 from git_memex.index.stores import Stores, opened
 

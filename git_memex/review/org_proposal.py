@@ -22,7 +22,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.paths import DEFAULT_MEMORY_DIR, Context
+from git_memex.core.context import DEFAULT_MEMORY_DIR, Context
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 SUBJECT = "memex: org proposal"  # the first words of every proposal commit (pr-status finds branches by it)
@@ -57,7 +57,7 @@ def _why(err: str) -> str:
 def subscribed_clone(ctx: Context, name: str) -> Path:
     """The clone of org `name`: a usage error (exit 1) when it is not subscribed here, exit 2 when
     its clone was deleted by hand."""
-    from git_memex.git.subscriptions import NAME_RE
+    from git_memex.git.org import NAME_RE
 
     if not NAME_RE.match(name):
         raise UsageError(f"{name!r} is not a valid org name; `git memex org list` shows the subscriptions")
@@ -83,7 +83,7 @@ def _branches(clone: Path) -> dict[str, str]:
 
 
 def _check_branch(clone: Path, branch: str) -> None:
-    from git_memex.review.submission import _branch_name_problem
+    from git_memex.review.submit import _branch_name_problem
 
     why = _branch_name_problem(branch, clone)
     if why:
@@ -127,9 +127,9 @@ def _org_file(ctx: Context, orig: Any, name: str, me: str) -> tuple[Any, str, tu
     (secret masking, validation, the index's reader, the pre-commit checks)."""
     from git_memex.core import model
     from git_memex.core.files import file_text
-    from git_memex.review.history import record_step
-    from git_memex.secrets.checks import check_text
+    from git_memex.review.log import record_step
     from git_memex.secrets.redact import redact
+    from git_memex.secrets.scan import check_text
 
     red = redact(orig.body, ctx.redact_patterns)
     fm = orig.fm
@@ -200,7 +200,7 @@ def propose_to_org(ctx: Context, memory_id: str, name: str, *, branch: str | Non
                    stores: Any = None) -> dict[str, Any]:
     """Copy the published project memory `memory_id` onto a new branch of org `name`'s clone, one
     commit holding only that file. Returns what was made and the commands to share it."""
-    from git_memex.core.identity import actor
+    from git_memex.core.person import actor
     from git_memex.index.stores import opened
 
     ctx.require_repo("propose --to org")
@@ -277,7 +277,7 @@ def _commit_one_file(clone: Path, base: str, rel: str, data: bytes, message: str
 def _pr_base(ctx: Context, name: str, clone: Path) -> str:
     """The branch the subscription follows on the org's remote (the proposal's base and the pull
     request's): `memex.org.NAME.branch`, else origin's default branch; whatever HEAD is on."""
-    from git_memex.git.subscriptions import followed_branch
+    from git_memex.git.org import followed_branch
 
     followed = followed_branch(ctx, name)
     if followed:
@@ -310,7 +310,7 @@ def org_pr_status(ctx: Context, name: str, *, branch: str | None = None) -> dict
     mapped onto the review state of each memory file on that branch. Reports only: the org file's
     review state is the org repository's to change (its curators, docs/curating.md)."""
     from git_memex.core import frontmatter
-    from git_memex.review.pull_requests import _gh
+    from git_memex.review.pr_status import _gh
 
     clone = subscribed_clone(ctx, name)
     target = _proposal_branch(clone, name, branch)

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from git_memex.core import model
+from git_memex.core.context import Context
 from git_memex.core.files import (
     read_memory,
     write_memory,
 )
-from git_memex.core.paths import Context
 from git_memex.errors import FAILED, MemexError, NotFound
 from git_memex.index.stores import Stores, opened
-from git_memex.review.history import record_step
+from git_memex.review.log import record_step
 
 
 def pr_label(number: Any) -> str:

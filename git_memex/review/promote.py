@@ -1,7 +1,7 @@
 """promote: move a repository memory up the review ladder, or reject it.
 
 Invariant: the reviewer recorded is `by` only from a person's own command line (`--by`); every
-other caller gets git's identity (`identity.actor`). A caller that showed the memory to a person
+other caller gets git's identity (`person.actor`). A caller that showed the memory to a person
 first passes ``expect`` (the review state and text the person saw): anything else refuses, and
 nothing is written.
 """
@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from git_memex.core import model
+from git_memex.core.context import Context
 from git_memex.core.files import (
     read_memory,
     write_memory,
 )
-from git_memex.core.identity import actor
-from git_memex.core.paths import Context
+from git_memex.core.person import actor
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
-from git_memex.review.history import LADDER, record_step
+from git_memex.review.log import LADDER, record_step
 
 
 def _step(m: model.Memory, cur: str, *, reject: bool, resubmit: bool, note: str | None) -> str:

@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from git_memex.core import model
+from git_memex.core.context import Context
 from git_memex.core.files import (
     delete_file,
     read_memory,
     write_memory,
 )
-from git_memex.core.identity import actor
-from git_memex.core.paths import Context
+from git_memex.core.person import actor
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
-from git_memex.review.history import record_step
+from git_memex.review.log import record_step
 
 
 def _originals(st: Stores, ids: list[str]) -> list[model.Memory]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memex.core import model
+from git_memex.core.context import Context
 from git_memex.core.files import (
     UnreadableMemory,
     atomic_write_text,
@@ -21,12 +22,11 @@ from git_memex.core.files import (
     read_bytes,
     read_memory,
 )
-from git_memex.core.identity import actor
-from git_memex.core.paths import Context
+from git_memex.core.person import actor
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
-from git_memex.review.history import record_step
+from git_memex.review.log import record_step
 
 
 @record
@@ -176,7 +176,7 @@ def plan_problem(ctx: Context, repo: Any, plan: Any) -> str | None:
     on this machine, the only files a replay deletes).
     """
     from git_memex.core import frontmatter
-    from git_memex.secrets.checks import check_text
+    from git_memex.secrets.scan import check_text
 
     assert ctx.repo is not None
     if not isinstance(plan, dict):
@@ -246,7 +246,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
     hand, or the repository changed under it) is set aside as `<journal>.failed`, never replayed.
     """
     from git_memex.git import pygit
-    from git_memex.secrets.checks import check_text
+    from git_memex.secrets.scan import check_text
 
     repo_info = ctx.require_repo("submit")
     if not ids:
@@ -256,7 +256,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
         raise MemexError("a merge, rebase or cherry-pick is in progress; finish it before submitting", FAILED)
     _refuse_linked_folder(repo_info.work_tree, ctx.memory_dir_rel)
     # who commits, asked of git before anything is written: without an identity nothing changes
-    from git_memex.core.identity import NO_IDENTITY, commit_ident
+    from git_memex.core.person import NO_IDENTITY, commit_ident
 
     author, committer = commit_ident(ctx, "AUTHOR"), commit_ident(ctx, "COMMITTER")
     if author is None or committer is None:
@@ -358,7 +358,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                                  f"was set aside as {aside} (`git memex doctor` shows it)", FAILED) from None
             res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r])
             crash_point("submit.after_commit")
-            from git_memex.index.refresh import Source
+            from git_memex.index.database import Source
 
             repo_src = Source("repo", repo_info.work_tree / ctx.memory_dir_rel, ctx.project_key)
             for origin in plan["origins"]:
@@ -387,7 +387,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
 def _check_successors(ctx: Context, repo: Any, files: dict[str, str]) -> None:
     """What the pre-commit hook refuses, for this commit (pygit2 runs no hooks): a submitted
     memory whose `superseded_by` names a memory neither submitted with it nor in HEAD."""
-    from git_memex.secrets.checks import successor_named
+    from git_memex.secrets.scan import successor_named
 
     for rel, text in files.items():
         found = successor_named(text)

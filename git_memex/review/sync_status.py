@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from git_memex.core import model
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.index.stores import Stores, opened
 from git_memex.review.contradictions import contradictions
-from git_memex.review.history import LADDER
+from git_memex.review.log import LADDER
 
 
 def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:

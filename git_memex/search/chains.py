@@ -25,7 +25,7 @@ _LIVE = f"m.status NOT IN ({', '.join(repr(s) for s in _GONE)})"
 def replacements(stores: Stores, old_ids: list[str] | None = None) -> list[tuple[str, str]]:
     """(newer id, older id) for every live memory that names another in ``supersedes``, in both
     indexes; only those replacing one of `old_ids` when given (an empty list gives [])."""
-    from git_memex.index.refresh import in_chunks
+    from git_memex.index.database import in_chunks
 
     if old_ids is None:
         conds: list[tuple[str, list[str]]] = [("m.supersedes IS NOT NULL", [])]

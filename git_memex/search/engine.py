@@ -353,7 +353,7 @@ def _scratch() -> sqlite3.Connection:
     `s` holds a search's pool (rolled back after it), `si` its instances (term, row, column,
     offset), `q`/`qi` tokenise query words (porter stems) the same way."""
     if not _SCRATCH:
-        from git_memex.index.refresh import FTS_COLUMNS
+        from git_memex.index.database import FTS_COLUMNS
 
         c = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         tok = "tokenize='porter unicode61 remove_diacritics 2'"
@@ -407,7 +407,7 @@ class _Cand:
 
 def _measure(pool: list[_Cand], dbs: list[Any], terms: list[_Term], phrase_exprs: list[str]) -> None:
     """Fill in each candidate's lengths, word frequencies, positions, synonyms and phrases."""
-    from git_memex.index.refresh import FTS_COLUMNS
+    from git_memex.index.database import FTS_COLUMNS
 
     need_cjk = (any(t.kind == "cjk" for t in terms) or any("{cjk}" in e for t in terms for e in t.syn_exprs)
                 or any(e.startswith("{cjk}") for e in phrase_exprs))
@@ -641,7 +641,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
     if explain:
-        from git_memex.index.refresh import FTS_COLUMNS
+        from git_memex.index.database import FTS_COLUMNS
 
         result.ranking = {
             "memories": corpus.rows,

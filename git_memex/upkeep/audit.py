@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.core.record import field, record
 
 STALE_DAYS = 90
@@ -233,8 +233,8 @@ class AuditReport:
 def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
     """One row per readable memory file of this context, read from disk (never the index)."""
     from git_memex.core.files import UnreadableMemory, list_md
+    from git_memex.index.database import _read_bytes
     from git_memex.index.plainyaml import parse_for_index
-    from git_memex.index.refresh import _read_bytes
     from git_memex.index.schema import id_ref, memory_row
 
     sources = list(st.home_sources())
@@ -349,7 +349,7 @@ def _unbacked(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> Non
     if not claimed:
         return
     from git_memex.agents.gate import repo_verdicts, why_not
-    from git_memex.core.identity import person
+    from git_memex.core.person import person
 
     verdicts = repo_verdicts(ctx, [g for g in claimed if g["location"] == "repo"])
     user = person(ctx)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
@@ -179,9 +179,9 @@ def bundle_text(bundle: dict[str, Any]) -> str:
 
 
 def _work_tree_of(folder: Path) -> Path | None:
-    """The git work tree `folder` is inside, if any; fails closed (`paths.enclosing_work_tree`:
+    """The git work tree `folder` is inside, if any; fails closed (`data_root.enclosing_work_tree`:
     no `git` is asked, so dubious ownership or a stray ``GIT_DIR`` cannot make it say none)."""
-    from git_memex.core.paths import enclosing_work_tree
+    from git_memex.core.context import enclosing_work_tree
 
     return enclosing_work_tree(folder)
 
@@ -390,8 +390,8 @@ def plan_memory(ctx: Context, name: str, mid: str, loc: str, fm: dict[str, Any],
     memory, "nothing was imported")."""
     from git_memex.core import model
     from git_memex.core.files import file_text
-    from git_memex.secrets.checks import check_text
     from git_memex.secrets.redact import redact
+    from git_memex.secrets.scan import check_text
 
     fail = problem or (lambda why: _bundle_problem(name, why))
     m = model.from_parsed(fm, body)  # a v1 or reference-tool file is read as any file is

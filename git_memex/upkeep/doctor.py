@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.core.record import field, record
 
 
@@ -96,7 +96,7 @@ def _check_editor_configs(ctx: Context, rep: Report) -> None:
 def _check_memory_folders(ctx: Context, rep: Report) -> None:
     """One memory folder per repository: a second one holding memory files (the default one, the
     committed `TEAM_FILE`'s or this clone's own choice) is memories nobody here sees."""
-    from git_memex.core.paths import DEFAULT_MEMORY_DIR, TEAM_FILE, read_team_file
+    from git_memex.core.context import DEFAULT_MEMORY_DIR, TEAM_FILE, read_team_file
 
     assert ctx.repo is not None
     work, used = ctx.repo.work_tree, ctx.memory_dir_rel
@@ -173,7 +173,7 @@ def _check_contradictions(ctx: Context, st: Any, rep: Report) -> None:
 
 
 def _check_scopes(ctx: Context, rep: Report) -> None:
-    """Drafts and private memories stranded under a key no clone uses (docs/identity.md)."""
+    """Drafts and private memories stranded under a key no clone uses (docs/project-keys.md)."""
     from git_memex.core.scopekeys import scopes
 
     root = str(ctx.project_root)
@@ -211,13 +211,13 @@ def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
     from git_memex.core.files import UnreadableMemory, conflict_marker_line, read_bytes
     from git_memex.git.gitcmd import in_memory_dir
-    from git_memex.git.githooks import foreign_hooks_folder, hook_status, hooks_path_taken_back
-    from git_memex.git.install import (
+    from git_memex.git.hook import foreign_hooks_folder, hook_status, hooks_path_taken_back
+    from git_memex.git.init import (
         attributes_configured,
         attributes_flat_only,
         merge_driver_configured,
     )
-    from git_memex.secrets.checks import check_text
+    from git_memex.secrets.scan import check_text
 
     assert ctx.repo is not None and ctx.memory_dir is not None
     set_up = ctx.memory_dir.is_dir() or attributes_configured(ctx)
@@ -311,8 +311,8 @@ def _check_driver_command(ctx: Context, rep: Report) -> None:
     """The registered merge driver can really be run by git, whatever PATH git is started with."""
     import shlex
 
-    from git_memex.git.githooks import registered_command
-    from git_memex.git.install import _git_config
+    from git_memex.git.hook import registered_command
+    from git_memex.git.init import _git_config
 
     assert ctx.repo is not None
     value = _git_config(ctx.repo.work_tree, "--get", "merge.memex.driver").stdout.strip()
@@ -346,7 +346,7 @@ def _check_hook_commands(ctx: Context, rep: Report) -> None:
     import re
 
     from git_memex.errors import MemexError
-    from git_memex.git.githooks import HOOK_NAMES, hooks_dir, is_ours, registered_command
+    from git_memex.git.hook import HOOK_NAMES, hooks_dir, is_ours, registered_command
 
     assert ctx.repo is not None
     try:
@@ -385,7 +385,7 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
     import json
 
     from git_memex.git import pygit
-    from git_memex.review.submission import _journal_path, plan_problem
+    from git_memex.review.submit import _journal_path, plan_problem
 
     assert ctx.repo is not None
     journal = _journal_path(ctx)
@@ -420,7 +420,7 @@ def _check_orgs(ctx: Context, rep: Report) -> None:
     one line each, with the command that fixes it. Reads only what is on this machine (no fetch)."""
     import shlex
 
-    from git_memex.core.paths import DEFAULT_MEMORY_DIR
+    from git_memex.core.context import DEFAULT_MEMORY_DIR
     from git_memex.git.orgfile import same_url
     from git_memex.index.stores import org_folders
 

@@ -5,10 +5,10 @@ through `guard.safe_bodies`, so a secret a file brought in by another road is ma
 read path) and derives the counts, the review pipeline, recent changes, stale memories, supersede
 chains, possible contradictions (`review.contradictions.contradictions`) and near-duplicate pairs.
 `render_text`, `render_json` and `render_html` turn that one dict into output; the HTML page is
-one self-contained file (`stocktake_page`). `write_out` writes it atomically and refuses to put
+one self-contained file (`inventory_page`). `write_out` writes it atomically and refuses to put
 personal or private memories into a git work tree unless allowed.
 
-Stale memories and near-duplicate pairs are found by `upkeep.garden`, the same finders `audit`
+Stale memories and near-duplicate pairs are found by `upkeep.audit`, the same finders `audit`
 uses, so the page and `git memex audit` always agree.
 """
 
@@ -145,7 +145,7 @@ def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: 
     moving = [e for e in project if e["location"] != "private" and e["status"] in ("active", "deprecated")]
     pipeline = {s: [e["id"] for e in moving if e["review_state"] == s] for s in PIPELINE}
     contra = [p for p in pairs if p["a"] in entries and p["b"] in entries]
-    from git_memex.upkeep.garden import near_duplicate_pairs, stale_memories
+    from git_memex.upkeep.audit import near_duplicate_pairs, stale_memories
 
     dups = [p.to_json() for p in near_duplicate_pairs(
         {"id": e["id"], "status": e["status"], "location": e["location"], "body": bodies[e["id"]]} for e in active)]
@@ -257,7 +257,7 @@ def render(inv: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return render_json(inv)
     if fmt == "html":
-        from git_memex.upkeep.stocktake_page import render_html
+        from git_memex.upkeep.inventory_page import render_html
 
         return render_html(inv)
     return render_text(inv)
@@ -265,8 +265,8 @@ def render(inv: dict[str, Any], fmt: str) -> str:
 
 # ------------------------------------------------------------------ write
 def work_tree_of(folder: Path) -> Path | None:
-    """The git work tree `folder` lies in, or None; fails closed (`paths.enclosing_work_tree`)."""
-    from git_memex.core.paths import enclosing_work_tree
+    """The git work tree `folder` lies in, or None; fails closed (`data_root.enclosing_work_tree`)."""
+    from git_memex.core.context import enclosing_work_tree
 
     return enclosing_work_tree(folder)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from git_memex.core import frontmatter, model
+from git_memex.core.context import Context
 from git_memex.core.files import UnreadableMemory, atomic_write_text, delete_file, read_bytes
-from git_memex.core.paths import Context
 from git_memex.core.record import field, record
 
 LEGACY_REPO_DIRS = (".my-o-memory", ".open-memex")
@@ -102,7 +102,7 @@ def apply(ctx: Context, plan: Plan) -> Path | None:
     """Back the originals up, then write the v2 files; returns the backup folder."""
     if not plan.conversions:
         return None
-    from git_memex.core.paths import prepare_data_root, private_mkdir
+    from git_memex.core.context import prepare_data_root, private_mkdir
 
     prepare_data_root(ctx.data_root)
     backup = ctx.data_root / "backups" / time.strftime("migrate-%Y%m%dT%H%M%S", time.gmtime())

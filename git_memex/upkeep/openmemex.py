@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.paths import Context
+from git_memex.core.context import Context
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, MemexError, UsageError
 from git_memex.upkeep.bundle import ImportResult, Planned
@@ -107,7 +107,7 @@ class ReferenceImport:
 def this_project_keys(ctx: Context) -> set[str]:
     """The reference's scope keys of this project: from the origin URL, and from the path (the key
     it used before the origin was set, or without one) of the main work tree and of this one."""
-    from git_memex.core.paths import reference_scope
+    from git_memex.core.context import reference_scope
 
     if ctx.repo is None:
         return set()

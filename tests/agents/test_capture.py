@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_memex.agents.triggers import (
+from git_memex.agents.capture import (
     MAX_CAPTURE_CHARS,
     MIN_CAPTURE_CHARS,
     CaptureHit,
@@ -269,7 +269,7 @@ def test_import_pulls_in_only_re() -> None:
     (not `dataclasses`, not `typing`: ~12 ms of start-up between them)."""
     probe = (
         "import sys; a = set(sys.modules); import re; b = set(sys.modules); "
-        "import git_memex.agents.triggers; c = set(sys.modules); print(sorted(c - b))"
+        "import git_memex.agents.capture; c = set(sys.modules); print(sorted(c - b))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe],
@@ -279,7 +279,7 @@ def test_import_pulls_in_only_re() -> None:
         cwd=Path(__file__).resolve().parents[2],
     ).stdout
     extra = set(json.loads(out.replace("'", '"')))
-    assert extra <= {"git_memex", "git_memex.agents", "git_memex.core", "git_memex.agents.triggers", "git_memex.core.record", "__future__"}
+    assert extra <= {"git_memex", "git_memex.agents", "git_memex.core", "git_memex.agents.capture", "git_memex.core.record", "__future__"}
 
 
 # --- property test -------------------------------------------------------------------------------

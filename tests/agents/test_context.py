@@ -21,7 +21,7 @@ from git_memex.core.textproc import estimate_tokens
 
 from conftest import CROSS_INDEX_QUERY, cross_index_case, git, run_cli
 
-ME = "local:test@example.com"  # conftest's git identity, as core.identity.person spells it
+ME = "local:test@example.com"  # conftest's git identity, as core.person.person spells it
 
 
 # --------------------------------------------------------------------- helpers
@@ -528,7 +528,7 @@ def test_rare_pools_read_their_partial_index(repo: Path, pool: str) -> None:
     """Without its partial index a rare pool walks every row of the index newest first
     (~9 ms at 10k memories, paid by each session start); the plan must name the index."""
     from git_memex.agents import relevance as ctxmod
-    from git_memex.index.refresh import Index
+    from git_memex.index.database import Index
     from git_memex.index.stores import select_sql
 
     add("a fact so that the index exists")

@@ -18,7 +18,7 @@ from mcp.client.stdio import stdio_client
 
 from git_memex.agents.session import build_context
 from git_memex.core import frontmatter
-from git_memex.core.paths import load_context
+from git_memex.core.context import load_context
 
 from conftest import git, run_cli
 from mcp_client import Person, call, err, ok, text

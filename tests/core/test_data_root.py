@@ -199,7 +199,7 @@ def test_unusable_data_root_outside_a_repository_is_one_sentence(nogit: Path, tm
 def test_relative_data_root_does_not_move_with_cd(repo: Path, tmp_path: Path) -> None:
     from git_memex.core import paths
 
-    code = ("import os, sys; from git_memex.core.paths import data_root; a = data_root(); os.chdir(sys.argv[1]); "
+    code = ("import os, sys; from git_memex.core.context import data_root; a = data_root(); os.chdir(sys.argv[1]); "
             "print(a); print(data_root())")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -17,7 +17,7 @@ import pytest
 
 from git_memex.core import frontmatter, model, protocol_schema
 from git_memex.core.files import UnreadableMemory, parse_memory_bytes
-from git_memex.secrets.checks import check_format
+from git_memex.secrets.scan import check_format
 
 from conftest import git, peer_cases, run_cli
 

@@ -93,7 +93,7 @@ def test_bad_declarations_are_refused() -> None:
 def test_hot_modules_do_not_import_dataclasses_or_inspect() -> None:
     """The reason the module exists: the command path of search/context/capture stays off them."""
     probe = (
-        "import sys; import git_memex.search.engine, git_memex.agents.session, git_memex.agents.triggers, git_memex.ops, "
+        "import sys; import git_memex.search.engine, git_memex.agents.session, git_memex.agents.capture, git_memex.ops, "
         "git_memex.secrets.redact, git_memex.git.merge; print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))"
     )
     out = subprocess.run(

@@ -1,5 +1,5 @@
 """Project keys of copied, moved and late-connected clones (git_memex/core/scopekeys.py,
-docs/identity.md, docs/git.md "Copied, moved and linked clones"), through the real CLI on real
+docs/project-keys.md, docs/git.md "Copied, moved and linked clones"), through the real CLI on real
 clones copied with `cp -a` and moved with `mv` (issue 21, item 12)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Identity that survives a rename (docs/identity.md): a real `git remote set-url origin …` in a
+"""Identity that survives a rename (docs/project-keys.md): a real `git remote set-url origin …` in a
 real repository must not hide this clone's outbox drafts and private memories."""
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ _texts = st.one_of(
 @given(text=_texts, tags=st.lists(st.text(_ALPHABET, max_size=12), max_size=3))
 def test_anything_a_write_accepts_a_full_reindex_reads_back(repo: Path, text: str, tags: list[str]):
     from git_memex import ops
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.errors import MemexError
 
     ctx = load_context()

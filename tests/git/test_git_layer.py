@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from git_memex.core import frontmatter, model
-from git_memex.core.paths import normalize_remote_url, repo_identity
+from git_memex.core.context import normalize_remote_url, repo_identity
 
 from conftest import git, run_cli
 
@@ -207,7 +207,7 @@ def test_plain_git_pull_reindexes_through_the_hook(clones):
     r = git("pull", cwd=b)
     assert "git-memex: index updated (1 added" in r.stderr
     # the hook already indexed it: look in b's index without refreshing
-    from git_memex.index.refresh import Index
+    from git_memex.index.database import Index
 
     db = b / ".git" / "memex" / "index.db"
     with Index(db) as idx:
@@ -437,13 +437,13 @@ def test_memex_pull_when_the_remote_deleted_the_upstream_branch(clones):
 
 
 def test_installed_hooks_are_the_shipped_shim_files_with_the_command_filled_in(repo: Path):
-    from git_memex.git import githooks
+    from git_memex.git import hook
 
-    shipped = Path(githooks.__file__).resolve().parents[1] / "hooks"
-    assert sorted(p.name for p in shipped.iterdir()) == sorted(githooks.HOOK_NAMES)
+    shipped = Path(__file__).resolve().parents[2] / "hooks"  # the top-level hooks/ of this checkout
+    assert sorted(p.name for p in shipped.iterdir()) == sorted(hook.HOOK_NAMES)
     assert run_cli("init", "--yes").code == 0
-    command = githooks.memex_command()
-    for name in githooks.HOOK_NAMES:
+    command = hook.memex_command()
+    for name in hook.HOOK_NAMES:
         source = (shipped / name).read_text()
         assert os.access(shipped / name, os.X_OK), name
         assert subprocess.run(["sh", "-n", str(shipped / name)], check=False).returncode == 0, name

@@ -181,7 +181,7 @@ def test_a_commit_without_memory_files_is_never_blocked(memrepo):
     r = git("commit", "-q", "-am", "unrelated", cwd=work, check=False)
     assert r.returncode == 0, r.stderr
     # ... and the hook's check of such a commit stays light: no libgit2, YAML or detect-secrets
-    probe = ("import sys; from git_memex.git import githooks; rc = githooks.run('pre-commit', []); "
+    probe = ("import sys; from git_memex.git import hook; rc = hook.run('pre-commit', []); "
              "print(rc, sorted(m for m in ('pygit2', 'yaml', 'detect_secrets') if m in sys.modules))")
     (work / "other.txt").write_text("four\n")
     git("add", "other.txt", cwd=work)

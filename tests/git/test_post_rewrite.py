@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from git_memex.core import frontmatter, model
-from git_memex.index.refresh import Index
+from git_memex.index.database import Index
 
 from conftest import git, run_cli
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from git_memex.core.frontmatter import serialize
-from git_memex.git.githooks import driver_command
+from git_memex.git.hook import driver_command
 
 from conftest import run_cli
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from git_memex.index import changes
-from git_memex.index.refresh import Index, RefreshStats, Source
+from git_memex.index.database import Index, RefreshStats, Source
 
 from conftest import run_cli
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from git_memex.core import frontmatter
 from git_memex.index import schema
-from git_memex.index.refresh import Index
+from git_memex.index.database import Index
 
 from conftest import git, run_cli
 
@@ -73,9 +73,9 @@ def test_a_locked_file_at_open_is_not_thrown_away(tmp_path: Path) -> None:
     holder.execute("PRAGMA locking_mode=EXCLUSIVE")
     holder.execute("BEGIN EXCLUSIVE")
     holder.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('probe', '1')")
-    code = (f"import sqlite3, sys\nfrom pathlib import Path\nfrom git_memex.index import refresh\n"
-            f"refresh.BUSY_TIMEOUT_MS = 200\n"
-            f"try:\n    refresh.Index(Path({str(db)!r}))\nexcept sqlite3.OperationalError as e:\n    print(e)\n")
+    code = (f"import sqlite3, sys\nfrom pathlib import Path\nfrom git_memex.index import database\n"
+            f"database.BUSY_TIMEOUT_MS = 200\n"
+            f"try:\n    database.Index(Path({str(db)!r}))\nexcept sqlite3.OperationalError as e:\n    print(e)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "locked" in r.stdout, r.stdout + r.stderr
     holder.execute("COMMIT")

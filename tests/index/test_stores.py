@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memex.core.paths import load_context
+from git_memex.core.context import load_context
 from git_memex.index.stores import Stores, select_sql
 
 from conftest import git, one_commit_repo, run_cli

@@ -1,4 +1,4 @@
-"""`git memex log ID` (git_memex/review/history.py) in a real shallow clone."""
+"""`git memex log ID` (git_memex/review/log.py) in a real shallow clone."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The person is whoever git says (docs/identity.md, docs/git.md): `submit` commits with the
+"""The person is whoever git says (docs/project-keys.md, docs/git.md): `submit` commits with the
 identity `git commit` would use, wherever git found it (environment only, or only the file
 `GIT_CONFIG_GLOBAL` names, which libgit2 does not read); `add` and `promote` name that person;
 without any identity `submit` says how to set it and changes nothing, and works once it is set."""

@@ -94,7 +94,7 @@ def _write(folder: Path, mid: int, text: str) -> None:
 
 
 def _order(repo: Path, texts: list[str], in_repo: list[bool], query: str) -> list[tuple[str, float]]:
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.index.stores import Stores
     from git_memex.search.engine import search
 
@@ -123,7 +123,7 @@ def test_moving_memories_between_indexes_never_changes_the_order(repo: Path, tex
 
 
 def test_corpus_totals_read_from_fts5_match_a_count_of_the_rows(repo: Path) -> None:
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.index.stores import Stores
     from git_memex.search import scoring
 

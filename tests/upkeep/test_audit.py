@@ -8,7 +8,7 @@ from pathlib import Path
 
 from git_memex.core import frontmatter, model
 from git_memex.core.textproc import jaccard
-from git_memex.upkeep.garden import near_duplicate_pairs, stale_memories
+from git_memex.upkeep.audit import near_duplicate_pairs, stale_memories
 
 from conftest import git, run_cli
 
@@ -206,7 +206,7 @@ def test_deleting_a_successor_that_a_committed_memory_names_is_refused(ready: Pa
 
 def test_the_finders_take_index_rows_as_inventory_does(repo: Path):
     """`inventory` reuses the finders on index rows (sqlite3.Row of `SELECT m.* FROM memories m`)."""
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.index.stores import Stores
 
     a = add("Releases are tagged from the main branch every Tuesday")
@@ -217,7 +217,7 @@ def test_the_finders_take_index_rows_as_inventory_does(repo: Path):
                 for r in index.conn.execute(f"SELECT m.* FROM memories m WHERE {where}", params)]
         assert [(p.a, p.b) for p in near_duplicate_pairs(rows)] == [tuple(sorted((a, b)))]
         assert stale_memories(rows) == [] and len(stale_memories(rows, days=1, now=4e9)) == 2
-        from git_memex.upkeep.garden import chain_problems
+        from git_memex.upkeep.audit import chain_problems
 
         assert chain_problems(rows) == []
 

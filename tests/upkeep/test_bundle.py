@@ -300,7 +300,7 @@ def test_a_reference_tool_v1_entry_is_read_as_its_file_would_be(repo: Path, tmp_
 def test_any_odd_value_in_an_entry_is_refused_or_read_never_a_crash(repo: Path, tmp_path: Path):
     """Every frontmatter key and entry field set to each JSON kind: import (dry run, in-process)
     either accepts the memory or raises MemexError (one sentence); nothing else escapes."""
-    from git_memex.core.paths import load_context
+    from git_memex.core.context import load_context
     from git_memex.errors import MemexError
     from git_memex.upkeep.bundle import import_bundle
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from git_memex.upkeep.stocktake import supersede_chains
+from git_memex.upkeep.inventory import supersede_chains
 
 from conftest import Result, run_cli
 
