@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from git_memex.core.context import reference_scope
+from git_memex.core.project import reference_scope
 
 from conftest import git, run_cli
 

@@ -46,6 +46,7 @@ INDEX = {"git_memex.index.stores", "git_memex.index.database", "git_memex.index.
          "git_memex.index.changes", "git_memex.index.watcher", "git_memex.index.plainyaml",
          "git_memex.index.progress"}
 SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.core.context",
+               "git_memex.core.settings", "git_memex.core.data_root", "git_memex.core.project",
                "git_memex.core.record", "git_memex.core.model", "git_memex.core.files",
                "git_memex.core.frontmatter", "git_memex.core.digest", "git_memex.core.textproc",
                "git_memex.search.synonyms", "git_memex.search.engine", "git_memex.search.scoring",
@@ -68,6 +69,7 @@ ALLOWED = {
     # the Stop hook with memex.implicitCapture off (the default): read the payload and git config, print nothing
     "stop-hook-off": {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.commands.capture",
                       "git_memex.commands.context", "git_memex.core.context", "git_memex.core.record",
+                      "git_memex.core.settings", "git_memex.core.data_root", "git_memex.core.project",
                       "git_memex.core.model", "git_memex.core.output", "git_memex.core.caller",
                       "git_memex.git.gitcmd"},
     "merge-driver": {"git_memex.main", "git_memex.errors", "git_memex.commands.merge_driver",
@@ -75,7 +77,8 @@ ALLOWED = {
                      "git_memex.core.files", "git_memex.core.model",
                      # the merged text is masked like any write, with the team's patterns
                      # (memex.redactPattern, read through core.context)
-                     "git_memex.core.context", "git_memex.git.gitcmd"} | REDACT,
+                     "git_memex.core.context", "git_memex.core.settings", "git_memex.core.data_root",
+                     "git_memex.core.project", "git_memex.git.gitcmd"} | REDACT,
 }
 
 NEEDED = {"merge-driver": {"yaml"}}  # a merge parses both sides' frontmatter with PyYAML

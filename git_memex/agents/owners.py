@@ -41,7 +41,7 @@ import json
 import os
 from pathlib import Path
 
-from git_memex.core.context import DEFAULT_MEMORY_DIR
+from git_memex.core.settings import DEFAULT_MEMORY_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -233,7 +233,7 @@ def _first_ask(ctx: Any, client: str, session: str) -> bool:
     import os
     import time
 
-    from git_memex.core.context import prepare_data_root
+    from git_memex.core.data_root import prepare_data_root
 
     prepare_data_root(ctx.data_root)
     folder = ctx.data_root / STOP_MARKERS

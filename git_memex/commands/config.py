@@ -48,13 +48,8 @@ def _git_config(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from git_memex.core.context import (
-        SETTINGS,
-        TEAM_KEYS,
-        canonical_key,
-        load_context,
-        validate_setting,
-    )
+    from git_memex.core.context import load_context
+    from git_memex.core.settings import SETTINGS, TEAM_KEYS, canonical_key, validate_setting
 
     ctx = load_context()
     if args.action in (None, "list"):
@@ -126,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 def _team_setting(work_tree: Any, key: str, args: argparse.Namespace) -> int:
     """A setting that decides where shared files live goes into the committed `TEAM_FILE`, so that
     every clone uses it (a copy in this clone's own config would override it, so it is removed)."""
-    from git_memex.core.context import (
+    from git_memex.core.settings import (
         TEAM_FILE,
         read_team_file,
         validate_setting,

@@ -81,7 +81,8 @@ def _team_patterns() -> tuple[str, ...]:
     call, made only for a merge whose result is a memory file."""
     from pathlib import Path
 
-    from git_memex.core.context import Context, data_root, read_config
+    from git_memex.core.context import Context, read_config
+    from git_memex.core.data_root import data_root
 
     ctx = Context(data_root=data_root(), cwd=Path.cwd(), repo=None, config=read_config())
     return ctx.redact_patterns

@@ -85,10 +85,10 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
     """Write `text` to `path` in one step. A file in the data root is always 0600 in 0700
     folders, and a failure there is one sentence (MemexError, exit 2); elsewhere `mode`, or
     0666 less the umask."""
-    from git_memex.core.context import in_data_root
+    from git_memex.core.data_root import in_data_root
 
     if in_data_root(path):
-        from git_memex.core.context import data_root, prepare_data_root
+        from git_memex.core.data_root import data_root, prepare_data_root
         from git_memex.errors import MemexError
 
         prepare_data_root(data_root())
@@ -102,7 +102,7 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
 
 def _write(path: Path, text: str, mode: int | None) -> None:
     if mode is not None and not mode & 0o077:
-        from git_memex.core.context import private_mkdir
+        from git_memex.core.data_root import private_mkdir
 
         private_mkdir(path.parent)
     else:

@@ -35,7 +35,7 @@ def held(data_root: Path, name: str, wait_s: float = WAIT_S) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    from git_memex.core.context import prepare_data_root
+    from git_memex.core.data_root import prepare_data_root
 
     prepare_data_root(data_root)  # a root that is not a folder gets its own sentence
     folder = data_root / "locks"

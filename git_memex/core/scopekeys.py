@@ -36,8 +36,10 @@ import os
 import sys
 from pathlib import Path
 
-from git_memex.core.context import KEY_RE, Context, key_for, normalize_remote_url
+from git_memex.core.context import Context
+from git_memex.core.project import key_for, normalize_remote_url
 from git_memex.core.record import record
+from git_memex.core.settings import KEY_RE
 from git_memex.errors import MemexError, UsageError
 
 TYPE_CHECKING = False
@@ -424,7 +426,7 @@ def scopes(ctx: Context) -> list[Scope]:
 def move_scope(ctx: Context, src: str, dst: str) -> tuple[int, int, int]:
     """Move the drafts and private memories of key `src` to key `dst`: (moved, identical
     skipped, kept because `dst` has a different file with that id). Each move is one rename."""
-    from git_memex.core.context import private_mkdir
+    from git_memex.core.data_root import private_mkdir
 
     moved = same = kept = 0
     for folder in FOLDERS:

@@ -101,7 +101,7 @@ def _ensure_attributes(path: Path, mem_rel: str) -> str:
 def _share_memory_dir(ctx: Context, work: Path, mem_rel: str, rep: InitReport) -> None:
     """A memory folder other than the default, chosen in this clone's config only, is written
     into the committed `settings.TEAM_FILE`, so that a teammate's fresh clone uses the same folder."""
-    from git_memex.core.context import (
+    from git_memex.core.settings import (
         DEFAULT_MEMORY_DIR,
         TEAM_FILE,
         read_team_file,

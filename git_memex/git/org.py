@@ -21,7 +21,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.context import DEFAULT_MEMORY_DIR, Context, prepare_data_root, private_mkdir
+from git_memex.core.context import Context
+from git_memex.core.data_root import prepare_data_root, private_mkdir
+from git_memex.core.settings import DEFAULT_MEMORY_DIR
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")

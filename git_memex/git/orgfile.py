@@ -55,7 +55,7 @@ def rel_path(ctx: Context) -> str:
 
 
 def same_url(a: str, b: str) -> bool:
-    from git_memex.core.context import normalize_remote_url
+    from git_memex.core.project import normalize_remote_url
 
     return a == b or normalize_remote_url(a) == normalize_remote_url(b)
 

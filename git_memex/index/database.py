@@ -257,7 +257,7 @@ class Index:
     # ------------------------------------------------------------ opening
     def _connect(self) -> sqlite3.Connection:
         if str(self.path) != MEMORY:
-            from git_memex.core.context import private_db_file, private_mkdir
+            from git_memex.core.data_root import private_db_file, private_mkdir
 
             private_mkdir(self.path.parent)
             private_db_file(self.path)  # before SQLite creates it (and its -wal, -shm) 0644

@@ -22,9 +22,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from git_memex.core import caller
-from git_memex.core.context import DEFAULT_MEMORY_DIR, Context, prepare_data_root, private_mkdir
+from git_memex.core.context import Context
+from git_memex.core.data_root import prepare_data_root, private_mkdir
 from git_memex.core.model import SAFE_ID_RE
 from git_memex.core.record import record
+from git_memex.core.settings import DEFAULT_MEMORY_DIR
 from git_memex.errors import FAILED, USAGE, MemexError, NotFound
 from git_memex.index.changes import _under, unreadable_name, valid_name
 from git_memex.index.database import (

@@ -22,7 +22,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from git_memex.core.context import DEFAULT_MEMORY_DIR, Context
+from git_memex.core.context import Context
+from git_memex.core.settings import DEFAULT_MEMORY_DIR
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 SUBJECT = "memex: org proposal"  # the first words of every proposal commit (pr-status finds branches by it)

@@ -242,7 +242,7 @@ class Vectors:
         if not create and not path.exists():
             raise FileNotFoundError(path)
         if create:  # owner-only like every file of the data root (SQLite would make it 0644)
-            from git_memex.core.context import private_db_file
+            from git_memex.core.data_root import private_db_file
 
             private_db_file(path)
         self.conn = sqlite3.connect(str(path), timeout=5.0, isolation_level=None, check_same_thread=False)

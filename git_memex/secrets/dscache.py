@@ -25,7 +25,7 @@ def cache_place(plugin_modules: Sequence[str]) -> tuple[str, str | None]:
         for name in names:
             st = os.stat(os.path.join(plugins, name))
             parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
-        from git_memex.core.context import data_root
+        from git_memex.core.data_root import data_root
 
         # "bounded": the patterns as `_bounded` rewrites them; a cache from before is rebuilt
         return plugins + "|bounded|" + ";".join(parts), str(data_root() / "cache" / "detect-secrets-patterns.json")

@@ -181,7 +181,7 @@ def bundle_text(bundle: dict[str, Any]) -> str:
 def _work_tree_of(folder: Path) -> Path | None:
     """The git work tree `folder` is inside, if any; fails closed (`data_root.enclosing_work_tree`:
     no `git` is asked, so dubious ownership or a stray ``GIT_DIR`` cannot make it say none)."""
-    from git_memex.core.context import enclosing_work_tree
+    from git_memex.core.data_root import enclosing_work_tree
 
     return enclosing_work_tree(folder)
 

@@ -96,7 +96,7 @@ def _check_editor_configs(ctx: Context, rep: Report) -> None:
 def _check_memory_folders(ctx: Context, rep: Report) -> None:
     """One memory folder per repository: a second one holding memory files (the default one, the
     committed `TEAM_FILE`'s or this clone's own choice) is memories nobody here sees."""
-    from git_memex.core.context import DEFAULT_MEMORY_DIR, TEAM_FILE, read_team_file
+    from git_memex.core.settings import DEFAULT_MEMORY_DIR, TEAM_FILE, read_team_file
 
     assert ctx.repo is not None
     work, used = ctx.repo.work_tree, ctx.memory_dir_rel
@@ -420,7 +420,7 @@ def _check_orgs(ctx: Context, rep: Report) -> None:
     one line each, with the command that fixes it. Reads only what is on this machine (no fetch)."""
     import shlex
 
-    from git_memex.core.context import DEFAULT_MEMORY_DIR
+    from git_memex.core.settings import DEFAULT_MEMORY_DIR
     from git_memex.git.orgfile import same_url
     from git_memex.index.stores import org_folders
 

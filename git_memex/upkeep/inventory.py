@@ -266,7 +266,7 @@ def render(inv: dict[str, Any], fmt: str) -> str:
 # ------------------------------------------------------------------ write
 def work_tree_of(folder: Path) -> Path | None:
     """The git work tree `folder` lies in, or None; fails closed (`data_root.enclosing_work_tree`)."""
-    from git_memex.core.context import enclosing_work_tree
+    from git_memex.core.data_root import enclosing_work_tree
 
     return enclosing_work_tree(folder)
 

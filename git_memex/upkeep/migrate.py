@@ -102,7 +102,7 @@ def apply(ctx: Context, plan: Plan) -> Path | None:
     """Back the originals up, then write the v2 files; returns the backup folder."""
     if not plan.conversions:
         return None
-    from git_memex.core.context import prepare_data_root, private_mkdir
+    from git_memex.core.data_root import prepare_data_root, private_mkdir
 
     prepare_data_root(ctx.data_root)
     backup = ctx.data_root / "backups" / time.strftime("migrate-%Y%m%dT%H%M%S", time.gmtime())

@@ -107,7 +107,7 @@ class ReferenceImport:
 def this_project_keys(ctx: Context) -> set[str]:
     """The reference's scope keys of this project: from the origin URL, and from the path (the key
     it used before the origin was set, or without one) of the main work tree and of this one."""
-    from git_memex.core.context import reference_scope
+    from git_memex.core.project import reference_scope
 
     if ctx.repo is None:
         return set()

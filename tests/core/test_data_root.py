@@ -197,9 +197,9 @@ def test_unusable_data_root_outside_a_repository_is_one_sentence(nogit: Path, tm
 
 # ------------------------------------------------------------------ small items
 def test_relative_data_root_does_not_move_with_cd(repo: Path, tmp_path: Path) -> None:
-    from git_memex.core import paths
+    from git_memex.core.data_root import data_root
 
-    code = ("import os, sys; from git_memex.core.context import data_root; a = data_root(); os.chdir(sys.argv[1]); "
+    code = ("import os, sys; from git_memex.core.data_root import data_root; a = data_root(); os.chdir(sys.argv[1]); "
             "print(a); print(data_root())")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -207,7 +207,7 @@ def test_relative_data_root_does_not_move_with_cd(repo: Path, tmp_path: Path) ->
                        env={**os.environ, "GIT_MEMEX_HOME": "rel-home"}, check=True)
     first, second = p.stdout.split()
     assert first == second == str(repo / "rel-home")
-    assert paths.data_root().is_absolute()
+    assert data_root().is_absolute()
     # and through the CLI: the memory lands under the folder the command started in (outside the
     # repository: a data root inside a work tree is refused, tests/core/test_work_tree_guard.py)
     r = run_cli("add", "--scope", "personal", "relative homes stay put", env={"GIT_MEMEX_HOME": "rel-home"},

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from git_memex.core import frontmatter, model
-from git_memex.core.context import normalize_remote_url, repo_identity
+from git_memex.core.project import normalize_remote_url, repo_id
 
 from conftest import git, run_cli
 
@@ -391,13 +391,13 @@ def test_resolve_unknown_target(repo: Path):
 )
 def test_ssh_and_https_forms_give_one_repo_id(url: str):
     assert normalize_remote_url(url) == "github.com/acme/widgets"
-    assert repo_identity(url, Path("/x")) == repo_identity("https://github.com/acme/widgets.git", Path("/y"))
+    assert repo_id(url, Path("/x")) == repo_id("https://github.com/acme/widgets.git", Path("/y"))
 
 
 def test_repo_id_follows_origin(repo: Path):
     git("remote", "add", "origin", "git@github.com:acme/widgets.git", cwd=repo)
     w = run_cli("where", "--json").json()
-    assert w["repo_id"] == repo_identity("https://github.com/acme/widgets", Path("/"))
+    assert w["repo_id"] == repo_id("https://github.com/acme/widgets", Path("/"))
     assert w["project_key"].startswith("widgets-")
 
 
