@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_memex.core import frontmatter
-from git_memex.index.plainyaml import fast_frontmatter
+from git_memex.core.plainyaml import fast_frontmatter
 from git_memex.index.refresh import Index, Source
 
 ROOT = Path(__file__).resolve().parents[1]

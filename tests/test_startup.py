@@ -43,7 +43,7 @@ REDACT = {"git_memex.secrets.redact", "git_memex.secrets.masking", "git_memex.se
 # A search refreshes the index first; plainyaml and progress load only when it has files to
 # read, which right after a write (git's racy-timestamp window) it has.
 INDEX = {"git_memex.index.stores", "git_memex.index.refresh", "git_memex.index.schema",
-         "git_memex.index.changes", "git_memex.index.watcher", "git_memex.index.plainyaml",
+         "git_memex.index.changes", "git_memex.index.watcher", "git_memex.core.plainyaml",
          "git_memex.index.progress"}
 SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.core.paths",
                "git_memex.core.record", "git_memex.core.model", "git_memex.core.files",
@@ -58,7 +58,7 @@ SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands
                # who the process acts for, for sync-status (no imports of its own)
                "git_memex.core.caller",
                # the one runner of git (os and subprocess only): core.paths asks git through it
-               "git_memex.git.gitcmd"} | REDACT
+               "git_memex.core.gitcmd"} | REDACT
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.triggers"},
@@ -69,13 +69,13 @@ ALLOWED = {
     "stop-hook-off": {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.commands.capture",
                       "git_memex.commands.context", "git_memex.core.paths", "git_memex.core.record",
                       "git_memex.core.model", "git_memex.core.output", "git_memex.core.caller",
-                      "git_memex.git.gitcmd"},
+                      "git_memex.core.gitcmd"},
     "merge-driver": {"git_memex.main", "git_memex.errors", "git_memex.commands.merge_driver",
                      "git_memex.git.merge", "git_memex.core.frontmatter", "git_memex.core.record",
                      "git_memex.core.files", "git_memex.core.model",
                      # the merged text is masked like any write, with the team's patterns
                      # (memex.redactPattern, read through core.paths)
-                     "git_memex.core.paths", "git_memex.git.gitcmd"} | REDACT,
+                     "git_memex.core.paths", "git_memex.core.gitcmd"} | REDACT,
 }
 
 NEEDED = {"merge-driver": {"yaml"}}  # a merge parses both sides' frontmatter with PyYAML

@@ -148,7 +148,7 @@ def matches_file(row: Mapping[str, Any] | sqlite3.Row, data: bytes) -> bool:
     approval. Any difference, or bytes the index reader refuses, fails closed."""
     from pathlib import Path
 
-    from git_memex.index.plainyaml import parse_for_index
+    from git_memex.core.files import parse_for_index
     from git_memex.index.schema import memory_row
 
     try:
@@ -210,7 +210,7 @@ def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
         wanted[rel] = (mid, data)
     if not wanted:
         return set()
-    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     rels = list(wanted)
     query = "".join(f"{ref.ref}:{rel}\n" for rel in rels)

@@ -146,7 +146,7 @@ def default_ref(clone: Path) -> str | None:
 
 # ------------------------------------------------------------------ facts from git (cached per commit)
 def _git(clone: Path, args: list[str], data: bytes | None = None) -> bytes | None:
-    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     proc = run_git(args, clone, input=data, timeout=30, env=TRUSTED_HISTORY)
     return proc.stdout if proc is not None and proc.returncode == 0 else None
@@ -430,7 +430,7 @@ def _cut(cache: dict[str, Any], rel: str, shallow: set[str]) -> bool:
 
 def _approved_by(rel: str, data: bytes) -> str | None:
     """The file's ``approved_by``, read as the indexer reads it (None when it cannot be read)."""
-    from git_memex.index.plainyaml import parse_for_index
+    from git_memex.core.files import parse_for_index
 
     try:
         v = parse_for_index(Path(rel), data).fm.get("approved_by")

@@ -16,9 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from git_memex.core.gitcmd import finish_git, start_git  # standard library only; starts every git
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
-from git_memex.git.gitcmd import finish_git, start_git  # standard library only; starts every git
 
 DEFAULT_MEMORY_DIR = ".ai/open-memex"
 INDEX_NAME = "index.db"
@@ -253,7 +253,7 @@ def _inside_git_dir(tree: Path, path: Path) -> bool:
 def _ignored_by(tree: Path, path: Path) -> bool:
     """Whether git (asked with every ownership accepted, outside any ``GIT_DIR``) says `path` is
     ignored in `tree`, so that `git add -A` leaves it out; False when git cannot say."""
-    from git_memex.git.gitcmd import run_git
+    from git_memex.core.gitcmd import run_git
 
     r = run_git(["-c", "safe.directory=*", "check-ignore", "-q", "--no-index", str(path) + "/x"], tree,
                 timeout=60, env={"GIT_DIR": None, "GIT_WORK_TREE": None, "GIT_INDEX_FILE": None}, literal=False)

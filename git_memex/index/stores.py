@@ -611,7 +611,7 @@ def org_memory_path(rel: str, tops: Sequence[str] = (DEFAULT_MEMORY_DIR,)) -> bo
     """Is `rel` (a path in an org clone or a work tree, '/'-separated, as git prints it) a file the
     index reads: a `*.md` under one of the top memory folders `tops` (repo-relative), in no hidden
     folder and not hidden itself (`tree_sources`, `changes.listing`)?"""
-    from git_memex.git.gitcmd import in_memory_dir
+    from git_memex.core.gitcmd import in_memory_dir
 
     return valid_name(rel) and any(in_memory_dir(rel, top) for top in tops)
 
