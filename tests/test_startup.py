@@ -48,7 +48,7 @@ INDEX = {"git_memex.index.stores", "git_memex.index.refresh", "git_memex.index.s
 SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.core.paths",
                "git_memex.core.record", "git_memex.core.model", "git_memex.core.files",
                "git_memex.core.frontmatter", "git_memex.core.digest", "git_memex.core.textproc",
-               "git_memex.search.synonyms", "git_memex.search.engine", "git_memex.search.scoring",
+               "git_memex.search.synonyms", "git_memex.search.query", "git_memex.search.engine", "git_memex.search.scoring",
                "git_memex.search.chains",
                "git_memex.secrets.guard", "git_memex.core.scopekeys", "git_memex.agents.session",
                "git_memex.agents.render", "git_memex.agents.relevance", "git_memex.agents.workspace",

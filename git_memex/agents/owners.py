@@ -318,7 +318,8 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
     """For each org row (location ``org:NAME``), None when its history lets it through as a rule,
     else why not (one phrase). Rows of other locations are left out. Closed by default: a git
     failure, a missing ref or an unreadable file fails the row."""
-    from git_memex.agents.gate import blob_id, matches_file
+    from git_memex.core.digest import blob_id
+    from git_memex.index.schema import matches_file
 
     by_org: dict[str, list[Any]] = {}
     for r in rows:

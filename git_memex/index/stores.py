@@ -651,6 +651,35 @@ def opened(ctx: Context, stores: Stores | None = None) -> Iterator[Stores]:
         yield st
 
 
+HIDDEN_STATUSES = ("retracted", "archived", "superseded")
+"""Statuses a search, the listing and the semantic lane never return."""
+READ_SCOPES = ("all", "both", "project", "personal", "org")  # both: project + personal (docs/org.md)
+
+
+def scope_filter(scope: str) -> str:
+    """The SQL condition on `memories m` of a read scope; org memories are `org:NAME` rows."""
+    if scope == "personal":
+        return "m.location = 'personal'"
+    if scope == "project":
+        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%'"
+    if scope == "both":
+        return "m.location NOT LIKE 'org:%'"
+    if scope == "org":
+        return "m.location LIKE 'org:%'"
+    return "1"
+
+
+def visible(scope: str = "all", type: str | None = None) -> tuple[str, list[Any]]:
+    """(condition on `memories m`, its parameters) of the rows a search may return: in the read
+    `scope`, not hidden (HIDDEN_STATUSES), not expired, of the asked `type`. Both search lanes
+    (search/engine.py, search/semantic.py) use it."""
+    from git_memex.index.schema import NOT_EXPIRED
+
+    sql = (f"{scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
+           f" AND {NOT_EXPIRED}" + (" AND m.type = ?" if type else ""))
+    return sql, [*HIDDEN_STATUSES, *([type] if type else [])]
+
+
 def select_sql(columns: str = "m.*", where: str = "1", *, scope: str | None = None, order_by: str | None = None,
                limit: bool = False, match: bool = False) -> str:
     """The statement `Stores.rows` runs on one index: `SELECT columns FROM memories m WHERE …`.
