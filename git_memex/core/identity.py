@@ -67,9 +67,9 @@ def _libgit2_ident(ctx: Context) -> tuple[str, str, int, int] | None:
     if ctx.repo is None:
         return None
     try:
-        from git_memex.git import pygit
+        import pygit2  # as core.paths reads settings without git: libgit2 directly, no git room
 
-        sig = pygit.open_repo(ctx.repo.work_tree).default_signature
+        sig = pygit2.Repository(str(ctx.repo.work_tree)).default_signature
     except Exception:  # noqa: BLE001 - libgit2 finds no identity (or no repository): none
         return None
     return sig.name, sig.email, sig.time, sig.offset
