@@ -1,4 +1,4 @@
-"""Local git work through pygit2 (the only module that imports it).
+"""Local git work through pygit2 (the one module that imports it, but for core's no-git fallbacks).
 
 Network transport (fetch) goes through the user's own `git` so that their
 credentials, proxies and SSH set-up apply; everything local goes through libgit2, except
