@@ -73,7 +73,7 @@ def tokens(word: str, form: str) -> set[str]:
 
 
 def measure() -> list[dict[str, Any]]:
-    from git_memex.core.textproc import parse_query
+    from git_memex.search.query import parse_query
 
     vocab = vocabulary()
     queries = [parse_query(q, expand=False).latin for q in english_queries()]

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_memex.core import frontmatter
+from git_memex.core.plainyaml import fast_frontmatter
 from git_memex.index.database import Index, Source
-from git_memex.index.plainyaml import fast_frontmatter
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from git_memex.core import frontmatter
 from git_memex.core.frontmatter import FrontmatterError
-from git_memex.core.textproc import parse_query
 from git_memex.git.merge import merge_texts
+from git_memex.search.query import parse_query
 
 FUZZ = settings(max_examples=2000, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 

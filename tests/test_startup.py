@@ -43,13 +43,13 @@ REDACT = {"git_memex.secrets.redact", "git_memex.secrets.masking", "git_memex.se
 # A search refreshes the index first; plainyaml and progress load only when it has files to
 # read, which right after a write (git's racy-timestamp window) it has.
 INDEX = {"git_memex.index.stores", "git_memex.index.database", "git_memex.index.schema",
-         "git_memex.index.changes", "git_memex.index.watcher", "git_memex.index.plainyaml",
+         "git_memex.index.changes", "git_memex.index.watcher", "git_memex.core.plainyaml",
          "git_memex.index.progress"}
 SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.core.context",
                "git_memex.core.settings", "git_memex.core.data_root", "git_memex.core.project",
                "git_memex.core.record", "git_memex.core.model", "git_memex.core.files",
                "git_memex.core.frontmatter", "git_memex.core.digest", "git_memex.core.textproc",
-               "git_memex.search.synonyms", "git_memex.search.engine", "git_memex.search.scoring",
+               "git_memex.search.synonyms", "git_memex.search.query", "git_memex.search.engine", "git_memex.search.scoring",
                "git_memex.search.chains",
                "git_memex.secrets.guard", "git_memex.core.scopekeys", "git_memex.agents.session",
                "git_memex.agents.render", "git_memex.agents.relevance", "git_memex.agents.workspace",
@@ -58,8 +58,8 @@ SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands
                "git_memex.core.output",
                # who the process acts for, for sync-status (no imports of its own)
                "git_memex.core.caller",
-               # the one runner of git (os and subprocess only): core.context asks git through it
-               "git_memex.git.gitcmd"} | REDACT
+               # the one runner of git (os and subprocess only): core.paths asks git through it
+               "git_memex.core.gitcmd"} | REDACT
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.capture"},
@@ -71,14 +71,14 @@ ALLOWED = {
                       "git_memex.commands.context", "git_memex.core.context", "git_memex.core.record",
                       "git_memex.core.settings", "git_memex.core.data_root", "git_memex.core.project",
                       "git_memex.core.model", "git_memex.core.output", "git_memex.core.caller",
-                      "git_memex.git.gitcmd"},
+                      "git_memex.core.gitcmd"},
     "merge-driver": {"git_memex.main", "git_memex.errors", "git_memex.commands.merge_driver",
                      "git_memex.git.merge", "git_memex.core.frontmatter", "git_memex.core.record",
                      "git_memex.core.files", "git_memex.core.model",
                      # the merged text is masked like any write, with the team's patterns
                      # (memex.redactPattern, read through core.context)
                      "git_memex.core.context", "git_memex.core.settings", "git_memex.core.data_root",
-                     "git_memex.core.project", "git_memex.git.gitcmd"} | REDACT,
+                     "git_memex.core.project", "git_memex.core.gitcmd"} | REDACT,
 }
 
 NEEDED = {"merge-driver": {"yaml"}}  # a merge parses both sides' frontmatter with PyYAML

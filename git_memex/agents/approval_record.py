@@ -91,7 +91,7 @@ def memory_hash(m: Memory) -> str:
 def git_identity(cwd: Path) -> tuple[str, str] | None:
     """(name, email) git puts on a commit made here (``git var GIT_AUTHOR_IDENT``); None when
     git knows no email."""
-    from git_memex.git.gitcmd import run_git
+    from git_memex.core.gitcmd import run_git
 
     proc = run_git(["var", "GIT_AUTHOR_IDENT"], cwd, timeout=20)
     if proc is None or proc.returncode != 0:
@@ -174,7 +174,7 @@ def history(work: Path, refs: list[str], rels: list[str]) -> dict[str, list[byte
     objects and grafts off: rel path -> the blobs (deleted versions left out). ``--full-history``
     and ``-m``: a merge that drops a file cannot hide the commit that added it. None when git
     fails."""
-    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     out: dict[str, list[bytes]] = {rel: [] for rel in rels}
     if not rels or not refs:
@@ -268,7 +268,7 @@ def repo_verdicts(ctx: Context, ref: str, branch: str,
     credible approval record for its content is on the default branch, else why not."""
     from git_memex.agents.owners import OWNERS_FILE, identity, owners_of
     from git_memex.agents.owners import parse as parse_owners
-    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     rows = list(rows)
     out: dict[str, str | None] = {}
@@ -347,7 +347,7 @@ def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str,
     so after a force-push the answer is a superset, which only keeps more off). One
     `git rev-parse` when nothing changed."""
     from git_memex.core.digest import sha256_hex
-    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     proc = run_git(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], work, timeout=20, env=TRUSTED_HISTORY)
     if proc is None or proc.returncode != 0:
@@ -388,7 +388,7 @@ def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str,
 
 def _walk(ctx: Context, work: Path, revs: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
     """`revocations` of the commits `revs` names (one `git log`, one `git cat-file --batch`)."""
-    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     folder = f"{ctx.memory_dir_rel}/{RECORDS_DIR}"
     proc = run_git(["log", "--full-history", "-m", "--format=%x01%H", "--name-only", revs, "--", folder],
@@ -424,7 +424,7 @@ def _walk(ctx: Context, work: Path, revs: str) -> tuple[dict[str, dict[str, str]
 
 def _batch(work: Path, specs: list[str]) -> list[bytes | None] | None:
     """`git cat-file --batch` with replace objects off: each spec's blob bytes (None: no blob)."""
-    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     proc = run_git(["cat-file", "--batch"], work, input="".join(s + "\n" for s in specs).encode("utf-8"),
                    timeout=30, env=TRUSTED_HISTORY)

@@ -10,7 +10,7 @@ So a memory passes only when both hold (docs/agents.md, "The instruction gate"):
   owner and only from this machine's personal store;
 * **its history** (`reviewed_ids`): a repository memory's exact bytes are the blob committed at
   ``<memoryDir>/<id>.md`` on the default branch *and* the work tree file is unchanged, *and* the
-  index row that is served is what those bytes say (`matches_file`). An
+  index row that is served is what those bytes say (`index.schema.matches_file`). An
   outbox draft, a private memory, a file edited since, or one only on a feature branch fails.
   Personal rules live on this machine only and have no history: the owner is the reviewer.
   An org rule (location ``org:NAME``) passes when the org repo's history shows an owner put it
@@ -131,34 +131,6 @@ def default_branch(ctx: Context) -> ReviewedRef | None:
 
 
 # --------------------------------------------------------------------- history
-def blob_id(data: bytes, *, sha256: bool = False) -> str:
-    """The id git gives a blob of these bytes (the hash of ``blob <size>\\0<data>``)."""
-    from git_memex.core.digest import sha1_hex, sha256_hex
-
-    return (sha256_hex if sha256 else sha1_hex)(b"blob %d\0" % len(data) + data)
-
-
-def matches_file(row: Mapping[str, Any] | sqlite3.Row, data: bytes) -> bool:
-    """Whether the index row an agent would be shown is what `data` (the file's bytes, which the
-    gate compares with the committed blob) says, field for field.
-
-    The gate reads the file; the session block and the MCP tools serve the row. Without this an
-    edit that was indexed and then undone (bytes and mtime put back, so no refresh notices) would
-    be served under the committed file's verdict: an unapproved text, or a draft's row claiming
-    approval. Any difference, or bytes the index reader refuses, fails closed."""
-    from pathlib import Path
-
-    from git_memex.index.plainyaml import parse_for_index
-    from git_memex.index.schema import memory_row
-
-    try:
-        path = str(row["path"])
-        fresh = memory_row(parse_for_index(Path(path), data), str(row["location"]), row["project_key"])
-        return all(row[k] == v for k, v in fresh.items() if k not in ("path", "location", "project_key"))
-    except (KeyError, IndexError, TypeError, ValueError):  # UnreadableMemory is a ValueError
-        return False
-
-
 def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> set[str]:
     """The ids of repository rows that pass the history half of the gate (`repo_verdicts`)."""
     return {mid for mid, why in repo_verdicts(ctx, rows).items() if why is None}
@@ -190,7 +162,9 @@ def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
     ref = default_branch(ctx)
     if ctx.repo is None or ref is None:
         return set()
+    from git_memex.core.digest import blob_id
     from git_memex.core.files import UnreadableMemory, read_bytes
+    from git_memex.index.schema import matches_file
 
     work = ctx.repo.work_tree
     wanted: dict[str, tuple[str, bytes]] = {}  # rel path -> (id, work tree bytes)
@@ -210,7 +184,7 @@ def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
         wanted[rel] = (mid, data)
     if not wanted:
         return set()
-    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     rels = list(wanted)
     query = "".join(f"{ref.ref}:{rel}\n" for rel in rels)

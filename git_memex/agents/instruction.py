@@ -186,7 +186,7 @@ def _write_record(ctx: Context, where: str, m: model.Memory, ident: tuple[str, s
 
 def _stage(ctx: Context, path: Any) -> None:
     """`git add` (or, for a deleted record, `git rm --cached`) so that `git commit -a` takes it."""
-    from git_memex.git.gitcmd import run_git
+    from git_memex.core.gitcmd import run_git
 
     assert ctx.repo is not None
     rel = path.relative_to(ctx.repo.work_tree).as_posix()

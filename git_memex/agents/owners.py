@@ -146,7 +146,7 @@ def default_ref(clone: Path) -> str | None:
 
 # ------------------------------------------------------------------ facts from git (cached per commit)
 def _git(clone: Path, args: list[str], data: bytes | None = None) -> bytes | None:
-    from git_memex.git.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     proc = run_git(args, clone, input=data, timeout=30, env=TRUSTED_HISTORY)
     return proc.stdout if proc is not None and proc.returncode == 0 else None
@@ -318,7 +318,8 @@ def org_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) 
     """For each org row (location ``org:NAME``), None when its history lets it through as a rule,
     else why not (one phrase). Rows of other locations are left out. Closed by default: a git
     failure, a missing ref or an unreadable file fails the row."""
-    from git_memex.agents.gate import blob_id, matches_file
+    from git_memex.core.digest import blob_id
+    from git_memex.index.schema import matches_file
 
     by_org: dict[str, list[Any]] = {}
     for r in rows:
@@ -430,7 +431,7 @@ def _cut(cache: dict[str, Any], rel: str, shallow: set[str]) -> bool:
 
 def _approved_by(rel: str, data: bytes) -> str | None:
     """The file's ``approved_by``, read as the indexer reads it (None when it cannot be read)."""
-    from git_memex.index.plainyaml import parse_for_index
+    from git_memex.core.files import parse_for_index
 
     try:
         v = parse_for_index(Path(rel), data).fm.get("approved_by")

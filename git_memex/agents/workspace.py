@@ -53,7 +53,7 @@ def start_changed_paths(ctx: Context) -> subprocess.Popen[bytes] | None:
     git stats every tracked file, and so does our index refresh: started first, the two run
     side by side instead of one after the other.
     """
-    from git_memex.git.gitcmd import start_git
+    from git_memex.core.gitcmd import start_git
 
     if ctx.repo is None:
         return None
@@ -63,7 +63,7 @@ def start_changed_paths(ctx: Context) -> subprocess.Popen[bytes] | None:
 
 def finish_changed_paths(proc: subprocess.Popen[bytes] | None, limit: int = MAX_CHANGED_PATHS) -> list[str]:
     """The paths a `start_changed_paths` process reported; any git failure means "no paths"."""
-    from git_memex.git.gitcmd import finish_git
+    from git_memex.core.gitcmd import finish_git
 
     r = finish_git(proc, timeout=20)
     if r is None or r.returncode != 0:

@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _git_config(*args: str) -> subprocess.CompletedProcess[str]:
-    from git_memex.git.gitcmd import Fail, git_text
+    from git_memex.core.gitcmd import Fail, git_text
 
     r = git_text(["config", *args], timeout=30, literal=False,
                  fail=Fail("git config could not run (git is not installed or not on PATH)",

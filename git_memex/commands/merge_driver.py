@@ -171,11 +171,15 @@ def main(argv: list[str]) -> int:
 
 
 def _help() -> int:
-    """`git memex merge-driver --help`: the usage argparse would print, exit 0."""
-    from git_memex.main import build_parser
+    """`git memex merge-driver --help`: the usage argparse would print, exit 0. The parser is this
+    module's `register` under `git-memex` (what `main.build_parser("merge-driver")` builds; main
+    dispatches here, so this module does not import main)."""
+    import argparse
 
+    parser = argparse.ArgumentParser(prog="git-memex")
+    register(parser.add_subparsers(dest="command", metavar="COMMAND"))
     try:
-        build_parser("merge-driver").parse_args(["merge-driver", "--help"])
+        parser.parse_args(["merge-driver", "--help"])
     except SystemExit as exc:  # argparse exits 0 after printing the help
         return 0 if exc.code in (0, None) else 1
     return 0

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only, "patterns": ctx.redact_patterns}
     findings = []
     if args.staged:
-        from git_memex.git.gitcmd import staged_memory_changes
+        from git_memex.core.gitcmd import staged_memory_changes
         from git_memex.secrets.scan import dangling_pointers
 
         work_tree = ctx.require_repo("scan --staged").work_tree

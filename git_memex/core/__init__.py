@@ -1,1 +1,1 @@
-"""The memory itself: the record and its file format, files on disk, where they live, text helpers."""
+"""The memory itself: the record and its file format, files on disk, where they live, text helpers, the one runner of git (`gitcmd`)."""

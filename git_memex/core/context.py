@@ -16,11 +16,11 @@ import subprocess
 from pathlib import Path
 
 from git_memex.core.data_root import data_root
+from git_memex.core.gitcmd import finish_git, start_git  # standard library only; starts every git
 from git_memex.core.project import key_for, normalize_remote_url, reference_scope, repo_id
 from git_memex.core.record import field, record
 from git_memex.core.settings import KEY_RE, MULTI, SETTINGS, read_team_file, validate_setting
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
-from git_memex.git.gitcmd import finish_git, start_git  # standard library only; starts every git
 
 INDEX_NAME = "index.db"
 

@@ -144,7 +144,7 @@ def _inside_git_dir(tree: Path, path: Path) -> bool:
 def _ignored_by(tree: Path, path: Path) -> bool:
     """Whether git (asked with every ownership accepted, outside any ``GIT_DIR``) says `path` is
     ignored in `tree`, so that `git add -A` leaves it out; False when git cannot say."""
-    from git_memex.git.gitcmd import run_git
+    from git_memex.core.gitcmd import run_git
 
     r = run_git(["-c", "safe.directory=*", "check-ignore", "-q", "--no-index", str(path) + "/x"], tree,
                 timeout=60, env={"GIT_DIR": None, "GIT_WORK_TREE": None, "GIT_INDEX_FILE": None}, literal=False)

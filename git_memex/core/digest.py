@@ -35,3 +35,8 @@ def sha1_hex(data: bytes) -> str:
     except ImportError:
         from hashlib import sha1
     return sha1(data).hexdigest()
+
+
+def blob_id(data: bytes, *, sha256: bool = False) -> str:
+    """The id git gives a blob of these bytes (the hash of ``blob <size>\\0<data>``)."""
+    return (sha256_hex if sha256 else sha1_hex)(b"blob %d\0" % len(data) + data)

@@ -164,7 +164,7 @@ def memory_path(folder: Path, memory_id: str) -> Path:
 def file_text(m: Memory, path: Path) -> str:
     """The exact text `write_memory` writes for `m` at `path`, once the reader accepts it.
 
-    The bytes go through the index's own reader (`index.plainyaml.parse_for_index`, which falls
+    The bytes go through the index's own reader (`parse_for_index`, which falls
     back to `parse_memory_bytes`), so a memory that a write path accepts is one a full reindex reads back,
     never one it quarantines. Every string of `m` is masked first, in place
     (`secrets.admission.admit`): the backstop behind each write path's own call with the team's
@@ -186,8 +186,6 @@ def file_text(m: Memory, path: Path) -> str:
     if body_bytes > frontmatter.MAX_BODY_BYTES:
         raise ValidationError(f"memory text is {body_bytes:,} bytes; the limit is "
                               f"{frontmatter.MAX_BODY_BYTES:,} bytes ({frontmatter.MAX_BODY_BYTES // 1024} KiB)")
-    from git_memex.index.plainyaml import parse_for_index
-
     try:
         parse_for_index(path, raw)
     except UnreadableMemory as exc:
@@ -357,6 +355,24 @@ def checked_memory(fm: dict, body: str, path: Path) -> Memory:
     """A Memory from frontmatter another reader parsed (the index's fast reader): the same id and
     field checks as `read_memory`, UnreadableMemory with the reason otherwise."""
     return _checked(fm, body, path)
+
+
+def parse_for_index(path: Path, raw: bytes) -> Memory:
+    """The Memory in `raw` (the bytes read from the regular file `path`); the full reader decides
+    anything unusual. `file_text` runs it on every file before it is written."""
+    from git_memex.core.plainyaml import fast_frontmatter  # only when a file is read or written
+
+    try:
+        if len(raw) > frontmatter.MAX_FILE_BYTES or b"<<<<<<<" in raw:  # the full reader refuses conflicts
+            raise ValueError
+        fm_text, body = frontmatter.split(raw.decode("utf-8"))
+    except (ValueError, frontmatter.FrontmatterError):  # UnicodeDecodeError is a ValueError
+        return parse_memory_bytes(raw, path)
+    fm = fast_frontmatter(fm_text) if len(fm_text) <= frontmatter.MAX_FRONTMATTER_BYTES else None
+    mid = fm.get("id") if fm is not None else None
+    if fm is None or mid is None or not is_valid_id(str(mid)) or str(mid) != path.stem:
+        return parse_memory_bytes(raw, path)  # the full reader, with its exact reasons for refusing a file
+    return checked_memory(fm, body, path)
 
 
 def delete_file(path: Path) -> bool:

@@ -50,7 +50,7 @@ def commit_ident(ctx: Context, role: str = "AUTHOR") -> tuple[str, str, int, int
     as `git commit` would write it here (`git var GIT_<ROLE>_IDENT`: environment, every config
     file git reads, ``EMAIL``, ``user.useConfigOnly``); None when git has no identity. Without a
     `git` to ask, libgit2's default signature of the repository, when it has one."""
-    from git_memex.git.gitcmd import finish_git, start_git
+    from git_memex.core.gitcmd import finish_git, start_git
 
     where = ctx.repo.work_tree if ctx.repo is not None else ctx.cwd
     r = finish_git(start_git(["var", f"GIT_{role}_IDENT"], where), timeout=60)
@@ -67,9 +67,9 @@ def _libgit2_ident(ctx: Context) -> tuple[str, str, int, int] | None:
     if ctx.repo is None:
         return None
     try:
-        from git_memex.git import pygit
+        import pygit2  # as core.paths reads settings without git: libgit2 directly, no git room
 
-        sig = pygit.open_repo(ctx.repo.work_tree).default_signature
+        sig = pygit2.Repository(str(ctx.repo.work_tree)).default_signature
     except Exception:  # noqa: BLE001 - libgit2 finds no identity (or no repository): none
         return None
     return sig.name, sig.email, sig.time, sig.offset

@@ -160,7 +160,7 @@ def _set_clone_id(ctx: Context) -> str | None:
     import secrets
 
     assert ctx.repo is not None
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
 
     cid = secrets.token_hex(8)
     r = git_text(["config", "--local", "memex.cloneId", cid], ctx.repo.work_tree, timeout=30)
@@ -221,7 +221,7 @@ def _owns(ctx: Context) -> bool:
 def _stamp(ctx: Context) -> bool:
     """Bind this clone's id to its .git directory (and remember where it is)."""
     assert ctx.repo is not None
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
 
     ino = _here(ctx)
     if ino is None:
@@ -364,7 +364,7 @@ def pin(ctx: Context, key: str) -> bool:
     """Write `memex.projectKey` into the repository's git config; False when git refuses."""
 
     assert ctx.repo is not None
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
 
     r = git_text(["config", "--local", "memex.projectKey", key], ctx.repo.work_tree, timeout=30)
     if r is None or r.returncode != 0:

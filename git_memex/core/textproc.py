@@ -1,9 +1,10 @@
-"""Pure text functions the FTS5 index and search are built on (standard library only).
+"""Pure text functions the FTS5 index and search are built on (standard library only): the
+tokenizers of both scripts, similarity, the content hash and the token estimate. Turning a query
+into an FTS5 expression is `search.query`'s job.
 
 The index (one table per database)::
 
-    CREATE VIRTUAL TABLE memories_fts USING fts5(body, tags, type, cjk,
-        tokenize='porter unicode61 remove_diacritics 2')
+    CREATE VIRTUAL TABLE memories_fts USING fts5(..., tokenize=<index.schema.FTS_TOKENIZE>)
 
 `unicode61` treats a run of Han characters as one token, so CJK text gets a column of its own
 (`cjk`) holding every character and every overlapping bigram of each run; queries search it
@@ -18,8 +19,6 @@ Import cost matters (hooks and `capture` are short-lived processes): this module
 from __future__ import annotations
 
 import re
-
-from git_memex.search import synonyms
 
 # Han (unified, ext A, ext B-H, compatibility), the iteration/closing marks 々〆〇, Hiragana,
 # Katakana (+ phonetic extensions, half-width), Hangul (jamo, compatibility jamo, syllables).
@@ -51,7 +50,7 @@ CJK_RE: re.Pattern[str] = re.compile(f"[{_CJK_CLASS}]+")
 
 # unicode61 token characters are letters and numbers; everything else (underscore included)
 # separates tokens. Python's [^\W_] is the same class, close enough to agree on real text.
-_WORD_RE = re.compile(r"[^\W_]+")
+WORD_RE = re.compile(r"[^\W_]+")
 
 NEAR_DUP_THRESHOLD = 0.8
 """Jaccard similarity at or above which two memory bodies count as near-duplicates."""
@@ -114,7 +113,7 @@ def latin_text(s: str) -> str:
     return CJK_RE.sub(lambda m: f" {m.group(0)} ", s)
 
 
-def _grams(run: str) -> list[str]:
+def grams(run: str) -> list[str]:
     """Overlapping bigrams of one run; a 1-character run is its own term."""
     if len(run) == 1:
         return [run]
@@ -135,18 +134,18 @@ def cjk_index_text(s: str) -> str:
     return " ".join(out)
 
 
-def _dedupe(items: list[str]) -> list[str]:
+def dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _raw_latin_tokens(s: str) -> list[str]:
+def raw_latin_tokens(s: str) -> list[str]:
     """Lower-cased word tokens of the non-CJK text, in order, duplicates kept."""
-    return [t.lower() for t in _WORD_RE.findall(CJK_RE.sub(" ", s))]
+    return [t.lower() for t in WORD_RE.findall(CJK_RE.sub(" ", s))]
 
 
-def _latin_split(s: str) -> tuple[list[str], list[str]]:
+def latin_split(s: str) -> tuple[list[str], list[str]]:
     """(content terms, all terms), both deduped in order."""
-    raw = _dedupe(_raw_latin_tokens(s))
+    raw = dedupe(raw_latin_tokens(s))
     kept = [t for t in raw if len(t) > 1 and t not in STOPWORDS]
     return kept, raw
 
@@ -157,13 +156,13 @@ def latin_terms(s: str) -> list[str]:
     If filtering would leave nothing, the unfiltered tokens are returned: `what is it` must
     still search for something.
     """
-    kept, raw = _latin_split(s)
+    kept, raw = latin_split(s)
     return kept or raw
 
 
-def _cjk_split(s: str) -> tuple[list[str], list[str]]:
+def cjk_split(s: str) -> tuple[list[str], list[str]]:
     """(content bigrams, all bigrams), both deduped in order."""
-    raw = _dedupe([g for run in CJK_RE.findall(s) for g in _grams(run)])
+    raw = dedupe([g for run in CJK_RE.findall(s) for g in grams(run)])
     kept = [g for g in raw if g not in CJK_STOP_BIGRAMS]
     return kept, raw
 
@@ -173,237 +172,13 @@ def cjk_terms(s: str) -> list[str]:
 
     Question bigrams such as 怎么/什么 are dropped unless nothing else would remain.
     """
-    kept, raw = _cjk_split(s)
+    kept, raw = cjk_split(s)
     return kept or raw
-
-
-def _quote(term: str) -> str:
-    """An FTS5 string literal. NUL is removed: SQLite reads the expression as a C string, so a
-    NUL inside quotes would end it early ("unterminated string")."""
-    return '"' + term.replace("\x00", "").replace('"', '""') + '"'
-
-
-def _latin_expr(term: str, *, prefix: bool) -> str:
-    return _quote(term) + ("*" if prefix else "")
-
-
-def _cjk_phrase(word: str) -> str:
-    """A CJK word of any length as an FTS5 phrase over the bigram column.
-
-    `数据库` -> `"数据 据库"`: the index writes a run's bigrams as consecutive tokens, so the
-    phrase matches exactly where the three characters stand together, and not a text that has
-    数据 and 据库 in different places. 2 characters -> one bigram; 1 character -> the unigram.
-    """
-    parts = [" ".join(_grams(run)) for run in CJK_RE.findall(word)]
-    return " OR ".join(_quote(p) for p in parts if p)
-
-
-# Expansion terms shorter than this are matched exactly: `"pr"*` would match prod, project...
-_MIN_EXPANSION_PREFIX = 4
-
-
-class Query:
-    """A parsed search query: Latin terms, CJK bigrams and synonym expansions.
-
-    Immutable value object with dataclass-style equality, hash and repr. It is written by hand
-    rather than with @dataclass(frozen=True) because importing `dataclasses` costs ~10 ms
-    (it pulls in `inspect`), which short-lived hook processes should not pay.
-    """
-
-    __slots__ = ("latin", "cjk", "expanded", "phrases")
-    __match_args__ = ("latin", "cjk", "expanded", "phrases")
-
-    latin: tuple[str, ...]
-    cjk: tuple[str, ...]
-    expanded: tuple[str, ...]
-    phrases: tuple[str, ...]
-
-    def __init__(
-        self,
-        latin: tuple[str, ...] = (),
-        cjk: tuple[str, ...] = (),
-        expanded: tuple[str, ...] = (),
-        phrases: tuple[str, ...] = (),
-    ) -> None:
-        object.__setattr__(self, "latin", tuple(latin))
-        object.__setattr__(self, "cjk", tuple(cjk))
-        object.__setattr__(self, "expanded", tuple(expanded))
-        object.__setattr__(self, "phrases", tuple(phrases))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r} of frozen Query")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r} of frozen Query")
-
-    def _key(self) -> tuple[tuple[str, ...], ...]:
-        return (self.latin, self.cjk, self.expanded, self.phrases)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        extra = f", phrases={self.phrases!r}" if self.phrases else ""
-        return f"Query(latin={self.latin!r}, cjk={self.cjk!r}, expanded={self.expanded!r}{extra})"
-
-    def fts(self, *, with_expansion: bool = True, with_phrases: bool = False) -> str | None:
-        """The FTS5 MATCH expression, or None when there is nothing to search for.
-
-        Shapes: `"a"* OR "b"*` (Latin only, all columns); `{cjk}:("中文" OR "文记")` (CJK only);
-        `("a"*) OR {cjk}:("中文")` (both). Expansions join their side: Latin ones as prefix
-        terms (exact below 4 characters), CJK ones as the phrase of their bigrams.
-        """
-        latin = [_latin_expr(t, prefix=True) for t in self.latin]
-        cjk = [_quote(t) for t in self.cjk]
-        if with_expansion and with_phrases:
-            for phrase in self.phrases:  # exact word sequences (search reranks with them instead)
-                if has_cjk(phrase):
-                    cjk.append(_quote(phrase))
-                else:
-                    latin.append(_quote(phrase))
-        if with_expansion:
-            for word in self.expanded:
-                if has_cjk(word):
-                    phrase = _cjk_phrase(word)
-                    if phrase:
-                        cjk.append(phrase)
-                else:
-                    last = word.rsplit(" ", 1)[-1]
-                    latin.append(_latin_expr(word, prefix=len(last) >= _MIN_EXPANSION_PREFIX))
-        latin, cjk = _dedupe(latin), _dedupe(cjk)
-        cjk_part = "{cjk}:(" + " OR ".join(cjk) + ")" if cjk else ""
-        if latin and cjk:
-            return "(" + " OR ".join(latin) + ") OR " + cjk_part
-        if latin:
-            return " OR ".join(latin)
-        return cjk_part or None
-
-
-def _budget(n_latin: int, n_cjk: int, max_terms: int) -> tuple[int, int]:
-    """Split `max_terms` between the two sides; a side that needs less lends the rest."""
-    if n_latin + n_cjk <= max_terms:
-        return n_latin, n_cjk
-    half = max_terms - max_terms // 2  # Latin gets the odd one
-    if n_latin <= half:
-        return n_latin, max_terms - n_latin
-    if n_cjk <= max_terms - half:
-        return max_terms - n_cjk, n_cjk
-    return half, max_terms - half
-
-
-# A query token with one of these between its words is a path, file name or identifier
-# (`tests/test_tokens.py`, `LOCK_TIMEOUT`, `user@host`): its words are literal, not prose.
-# Possessive `++`: a joiner run is never re-scanned, so a run of 100k `/` costs one pass.
-_IDENT_JOINERS = re.compile(r"[^\W_][/._\\:@]++[^\W_]|[^\W_]_|_[^\W_]")
-
-
-def literal_words(q: str) -> frozenset[str]:
-    """Lower-cased words that occur in the query only inside paths and identifiers."""
-    ident: set[str] = set()
-    prose: set[str] = set()
-    for chunk in CJK_RE.sub(" ", q).split():
-        words = [w.lower() for w in _WORD_RE.findall(chunk)]
-        (ident if _IDENT_JOINERS.search(chunk) else prose).update(words)
-    return frozenset(ident - prose)
-
-
-def _expansions(q: str, latin: list[str]) -> list[str]:
-    """Synonyms of the query's words and phrases that the query does not already cover.
-
-    Words seen only inside paths and identifiers are not expanded: `test_tokens.py` is a
-    file name, and searching it for "secret" and "credential" finds noise.
-    """
-    found: list[str] = []
-    tokens = _raw_latin_tokens(q)
-    literal = literal_words(q)
-    longest = synonyms.max_phrase_words()
-    for term in latin:
-        if term not in literal:
-            found.extend(synonyms.expand(term))
-    for n in range(2, longest + 1):
-        for i in range(len(tokens) - n + 1):
-            gram = tokens[i : i + n]
-            if not literal.intersection(gram):
-                found.extend(synonyms.expand(" ".join(gram)))
-    runs = CJK_RE.findall(q)
-    for run in runs:
-        for word in synonyms.cjk_entries_in(run):
-            found.extend(synonyms.expand(word))
-    out: list[str] = []
-    for word in _dedupe(found):
-        if has_cjk(word):
-            if any(word in run for run in runs):
-                continue
-        elif word in latin:
-            continue
-        out.append(word)
-    return out
-
-
-# Word joiners inside one query token: `us-east`, `7.8.5`, `requirements.txt`, `src/app.py`.
-# Linear on any input: a match may start only where a word starts (the lookbehind), and the
-# possessive `++` never gives letters back. Without both, a 30k-letter word cost ~11 s: the
-# engine retried the rest of the word from each of its letters (quadratic).
-_COMPOUND_RE = re.compile(r"(?<![^\W_])[^\W_]++(?:[-._/:@+#][^\W_]++)+")
-MAX_PHRASES = 12
-
-
-def _phrases(q: str) -> list[str]:
-    """Exact word sequences worth a bonus when a memory holds them as written (a proximity
-    signal BM25 lacks): compound tokens (`us-east` -> "us east", `7.8.5` -> "7 8 5"), pairs of
-    adjacent content words ("support group"), and 3-character CJK windows (the phrase of their
-    two bigrams, "旧版 版本"). Generic, query-independent rules; at most MAX_PHRASES."""
-    out: list[str] = []
-    latin = CJK_RE.sub(" ", q)
-    for m in _COMPOUND_RE.finditer(latin):
-        words = [w.lower() for w in _WORD_RE.findall(m.group(0))][:6]
-        if len(words) >= 2:
-            out.append(" ".join(words))
-    tokens = _raw_latin_tokens(q)
-    in_compound = {w for p in out for w in p.split()}
-    for a, b in zip(tokens, tokens[1:], strict=False):
-        content = len(a) > 1 and len(b) > 1 and a not in STOPWORDS and b not in STOPWORDS
-        if content and a != b and not (a in in_compound and b in in_compound):
-            out.append(f"{a} {b}")
-    for run in CJK_RE.findall(q):
-        for i in range(len(run) - 2):
-            grams = (run[i : i + 2], run[i + 1 : i + 3])
-            if grams[0] in CJK_STOP_BIGRAMS or grams[1] in CJK_STOP_BIGRAMS:
-                continue
-            out.append(" ".join(grams))
-    return _dedupe(out)[:MAX_PHRASES]
-
-
-def parse_query(q: str, *, max_terms: int = 24, expand: bool = True) -> Query:
-    """Free text -> Query. OR semantics: every kept term may match on its own.
-
-    Stopwords are dropped per side; a side made only of stopwords is dropped when the other
-    side has content (`how to 部署` searches 部署 only), else kept unfiltered so the query is
-    never empty. At most `max_terms` original terms and `max_terms` expansions are kept.
-    """
-    if max_terms < 1:
-        raise ValueError("max_terms must be at least 1")
-    latin_kept, latin_raw = _latin_split(q)
-    cjk_kept, cjk_raw = _cjk_split(q)
-    if latin_kept or cjk_kept:
-        latin, cjk = latin_kept, cjk_kept
-    else:
-        latin, cjk = latin_raw, cjk_raw
-    n_latin, n_cjk = _budget(len(latin), len(cjk), max_terms)
-    latin, cjk = latin[:n_latin], cjk[:n_cjk]
-    expanded = _expansions(q, latin)[:max_terms] if expand else []
-    phrases = _phrases(q) if expand else []
-    return Query(tuple(latin), tuple(cjk), tuple(expanded), tuple(phrases))
 
 
 def similarity_tokens(s: str) -> frozenset[str]:
     """Lower-cased Latin tokens plus CJK unigrams and bigrams: the unit of near-duplicate tests."""
-    tokens = set(_raw_latin_tokens(s))
+    tokens = set(raw_latin_tokens(s))
     for run in CJK_RE.findall(s):
         tokens.update(run)
         tokens.update(run[i : i + 2] for i in range(len(run) - 1))

@@ -1,1 +1,1 @@
-"""Everything that talks to git: the subprocess helper, pygit2, hooks, the merge driver's merge, sync, install."""
+"""Everything that talks to git: pygit2, hooks, the merge driver's merge, sync, install."""

@@ -114,7 +114,7 @@ def registered_command(text: str) -> str | None:
 # ------------------------------------------------------------------ install
 def hooks_dir(work_tree: Path) -> Path:
     """The folder git really runs hooks from (core.hooksPath respected)."""
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
 
     r = git_text(["rev-parse", "--git-path", "hooks"], work_tree, timeout=30)
     if r is None or r.returncode != 0:
@@ -201,7 +201,7 @@ def _pass_through_text(name: str, chain: str) -> str:
 
 
 def _git(work_tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    from git_memex.git.gitcmd import Fail, git_text
+    from git_memex.core.gitcmd import Fail, git_text
 
     r = git_text(list(args), work_tree, timeout=None, literal=False,
                  fail=Fail("git is not installed or not on PATH; the hooks were not changed", "git did not finish"))
@@ -406,7 +406,7 @@ def pre_commit() -> int:
     memory file costs one `git diff-index` and no memory check can refuse it.
     """
     from git_memex.core.context import load_context
-    from git_memex.git.gitcmd import staged_memory_changes
+    from git_memex.core.gitcmd import staged_memory_changes
     from git_memex.secrets.scan import check_bytes, dangling_pointers
 
     ctx = load_context()
@@ -439,7 +439,7 @@ def _data_root_staged(ctx: Context, work_tree: Path) -> bool:
     teammate's `.gitignore` change) never enters a commit: every staged path under it is named and
     the commit refused. One `git diff-index` more, only when the data root is in the tree."""
     from git_memex.core.files import inside
-    from git_memex.git.gitcmd import run_git
+    from git_memex.core.gitcmd import run_git
 
     if not inside(ctx.data_root, work_tree):
         return False

@@ -50,7 +50,7 @@ class InitReport:
 
 
 def _git_config(work_tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    from git_memex.git.gitcmd import Fail, git_text
+    from git_memex.core.gitcmd import Fail, git_text
 
     r = git_text(["config", *args], work_tree, timeout=None, literal=False,
                  fail=Fail("git is not installed or not on PATH; nothing was changed", "git config did not finish"))

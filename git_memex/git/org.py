@@ -34,7 +34,7 @@ def _git(args: list[str], cwd: Path | None = None, *, paths: bool = False) -> tu
     """(exit code, stdout, stderr) of `git ARGS` with terminal prompts off; (-1, "", why) when
     git could not be run. With `paths` stdout holds file names and is decoded as the OS decodes
     them (surrogate escapes), so that a name that is not UTF-8 stays what it is on disk."""
-    from git_memex.git.gitcmd import run_git
+    from git_memex.core.gitcmd import run_git
 
     os.environ.setdefault("GIT_TERMINAL_PROMPT", "0")  # never wait for a password (run_git keeps it)
     r = run_git(args, cwd, timeout=GIT_TIMEOUT_S, umask=0o077)  # the data root is owner-only (docs/security.md)

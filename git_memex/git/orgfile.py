@@ -76,7 +76,7 @@ def url_problem(url: str) -> str | None:
 def read(ctx: Context) -> tuple[list[Named], list[str]]:
     """(the orgs the committed file names, in file order; one sentence per entry that cannot be
     used). No file: ([], [])."""
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
     from git_memex.git.org import NAME_RE
 
     path = path_of(ctx)
@@ -125,7 +125,7 @@ def read(ctx: Context) -> tuple[list[Named], list[str]]:
 
 
 def _git_file(ctx: Context, *args: str) -> None:
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
 
     r = git_text(["config", "--file", str(path_of(ctx)), *args], ctx.repo.work_tree if ctx.repo else None)
     if r is not None and args[0] == "--remove-section" and "no such section" in r.stderr:

@@ -1,4 +1,4 @@
-"""Local git work through pygit2 (the only module that imports it).
+"""Local git work through pygit2 (the one module that imports it, but for core's no-git fallbacks).
 
 Network transport (fetch) goes through the user's own `git` so that their
 credentials, proxies and SSH set-up apply; everything local goes through libgit2, except
@@ -37,13 +37,13 @@ def resolve_commit(repo: pygit2.Repository, rev: str | None) -> pygit2.Commit | 
 
 
 def _in_dir(path: str, memory_dir: str) -> bool:
-    from git_memex.git.gitcmd import in_memory_dir
+    from git_memex.core.gitcmd import in_memory_dir
 
     return in_memory_dir(path, memory_dir)
 
 
 def _memory_path(path: str, memory_dir: str) -> bool:
-    from git_memex.git.gitcmd import is_memory_path
+    from git_memex.core.gitcmd import is_memory_path
 
     return is_memory_path(path, memory_dir)
 
@@ -285,7 +285,7 @@ def upstream_of(repo: pygit2.Repository) -> tuple[str, str, str]:
 
 
 def fetch(remote: str, cwd: Path) -> None:
-    from git_memex.git.gitcmd import Fail, run_git
+    from git_memex.core.gitcmd import Fail, run_git
 
     run_git(["fetch", "--quiet", remote], cwd, timeout=600, literal=False,
             fail=Fail("git is not installed or not on PATH; local memories still work",

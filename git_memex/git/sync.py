@@ -142,7 +142,7 @@ def pull(ctx: Context) -> dict[str, Any]:
 # ------------------------------------------------------------------ push
 def _git_text(work: Path, *args: str) -> str | None:
     """stdout of a read-only `git ARGS` in the work tree, or None when it failed."""
-    from git_memex.git.gitcmd import run_git
+    from git_memex.core.gitcmd import run_git
 
     r = run_git(["-c", "core.quotePath=false", *args], work)
     if r is None or r.returncode != 0:
@@ -161,7 +161,7 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
     """
     import shlex
 
-    from git_memex.git.gitcmd import Fail, in_memory_dir, run_git
+    from git_memex.core.gitcmd import Fail, in_memory_dir, run_git
 
     work = ctx.require_repo("push").work_tree
     import shutil
@@ -313,7 +313,7 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
     if findings:
         raise MemexError(f"the merged {wanted} would contain a secret ({findings[0].rule}); edit it by hand", CONFLICT)
     pygit.stage_resolved(repo, wanted, result.text.encode("utf-8"))
-    from git_memex.git.gitcmd import in_memory_dir
+    from git_memex.core.gitcmd import in_memory_dir
 
     if in_memory_dir(wanted, ctx.memory_dir_rel):  # a file the project index reads
         reindex_paths(ctx, [wanted], "resolve")

@@ -4,7 +4,6 @@
 - `database`: one index database, and bringing it in line with the folders
 - `changes`: which files changed since the last scan (watch, digest, snapshot, rows)
 - `schema`: the tables, and what one memory file becomes in them
-- `plainyaml`: the fast reader for the plain frontmatter every writer produces
 - `watcher`: inotify folder watches for long-lived processes (Linux)
 - `progress`: the progress line of a long refresh
 """

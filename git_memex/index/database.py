@@ -6,7 +6,7 @@ so a refresh re-reads only what was added, changed or deleted (`changes` decides
 
 Speed (see bench/README.md for the figures): changed files are read once (the bytes feed both
 the hash and the parser), parsed with a fast reader for the plain frontmatter every writer
-produces (`plainyaml`; anything else goes through the full YAML reader), and written in batches:
+produces (`core.plainyaml`; anything else goes through the full YAML reader), and written in batches:
 one transaction and a few `executemany` calls per batch, so memory stays flat at any corpus size.
 Reading and parsing happen outside the write transaction: other writers wait only for the writes.
 
@@ -129,7 +129,7 @@ def _load(path: Path, root: str | None = None, location: str | None = None,
     """(raw bytes, memory, None) or (raw bytes, None, quarantine reason)."""
     # imported here, not at the top: compiling its patterns is most of its import time, and a
     # refresh that finds nothing changed never reads a file
-    from git_memex.index.plainyaml import parse_for_index
+    from git_memex.core.files import parse_for_index
 
     try:
         raw = read_bytes(path, root=root)

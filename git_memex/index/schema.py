@@ -25,9 +25,15 @@ from git_memex.core.model import Memory, parse_time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 SCHEMA_VERSION = "14"  # 14: expires_ts, language, canonical_ref; personal files in shared folders quarantined; pinyin of Han tags
+
+FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+"""The FTS5 tokenizer of the index, spelled here only: search's scratch tables (`search.engine`)
+tokenise the pool and the query words with it, so a stem there is a stem in the index."""
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -68,8 +74,9 @@ CREATE INDEX memories_instruction ON memories(updated_ts) WHERE role = 'instruct
 CREATE INDEX memories_warning ON memories(updated_ts) WHERE type = 'warning';
 CREATE INDEX memories_high ON memories(updated_ts) WHERE importance = 'high';
 CREATE INDEX memories_with_paths ON memories(updated_ts) WHERE paths != '[]';
-CREATE VIRTUAL TABLE memories_fts USING fts5(
-    body, tags, type, cjk, aliases, tokenize='porter unicode61 remove_diacritics 2'
+"""
+_SCHEMA += f"""CREATE VIRTUAL TABLE memories_fts USING fts5(
+    {', '.join(FTS_COLUMNS)}, tokenize='{FTS_TOKENIZE}'
 );
 """
 
@@ -83,7 +90,6 @@ COLUMNS = (
 NOT_EXPIRED = "(m.expires_ts IS NULL OR m.expires_ts > CAST(strftime('%s', 'now') AS REAL))"
 """The condition every retrieval read (search's lanes, list, the session block's pools, export)
 adds: a memory whose `expires_at` has passed leaves them at that second, with no reindex."""
-FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
 
 INSERT_MEMORY = f"INSERT INTO memories(rid, {', '.join(COLUMNS)}) VALUES(?, {', '.join('?' * len(COLUMNS))})"
 INSERT_FTS = f"INSERT INTO memories_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES(?, {', '.join('?' * len(FTS_COLUMNS))})"
@@ -241,3 +247,23 @@ def fts_fields(row: dict[str, Any]) -> tuple[str, str, str, str, str]:
         cjk,
         latin_text(aliases),
     )
+
+
+def matches_file(row: Mapping[str, Any] | sqlite3.Row, data: bytes) -> bool:
+    """Whether the index row an agent would be shown is what `data` (the file's bytes, which the
+    instruction gate, `agents.gate`, compares with the committed blob) says, field for field.
+
+    The gate reads the file; the session block and the MCP tools serve the row. Without this an
+    edit that was indexed and then undone (bytes and mtime put back, so no refresh notices) would
+    be served under the committed file's verdict: an unapproved text, or a draft's row claiming
+    approval. Any difference, or bytes the index reader refuses, fails closed."""
+    from pathlib import Path
+
+    from git_memex.core.files import parse_for_index
+
+    try:
+        path = str(row["path"])
+        fresh = memory_row(parse_for_index(Path(path), data), str(row["location"]), row["project_key"])
+        return all(row[k] == v for k, v in fresh.items() if k not in ("path", "location", "project_key"))
+    except (KeyError, IndexError, TypeError, ValueError):  # UnreadableMemory is a ValueError
+        return False

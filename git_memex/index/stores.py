@@ -613,7 +613,7 @@ def org_memory_path(rel: str, tops: Sequence[str] = (DEFAULT_MEMORY_DIR,)) -> bo
     """Is `rel` (a path in an org clone or a work tree, '/'-separated, as git prints it) a file the
     index reads: a `*.md` under one of the top memory folders `tops` (repo-relative), in no hidden
     folder and not hidden itself (`tree_sources`, `changes.listing`)?"""
-    from git_memex.git.gitcmd import in_memory_dir
+    from git_memex.core.gitcmd import in_memory_dir
 
     return valid_name(rel) and any(in_memory_dir(rel, top) for top in tops)
 
@@ -651,6 +651,35 @@ def opened(ctx: Context, stores: Stores | None = None) -> Iterator[Stores]:
         return
     with Stores(ctx) as st:
         yield st
+
+
+HIDDEN_STATUSES = ("retracted", "archived", "superseded")
+"""Statuses a search, the listing and the semantic lane never return."""
+READ_SCOPES = ("all", "both", "project", "personal", "org")  # both: project + personal (docs/org.md)
+
+
+def scope_filter(scope: str) -> str:
+    """The SQL condition on `memories m` of a read scope; org memories are `org:NAME` rows."""
+    if scope == "personal":
+        return "m.location = 'personal'"
+    if scope == "project":
+        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%'"
+    if scope == "both":
+        return "m.location NOT LIKE 'org:%'"
+    if scope == "org":
+        return "m.location LIKE 'org:%'"
+    return "1"
+
+
+def visible(scope: str = "all", type: str | None = None) -> tuple[str, list[Any]]:
+    """(condition on `memories m`, its parameters) of the rows a search may return: in the read
+    `scope`, not hidden (HIDDEN_STATUSES), not expired, of the asked `type`. Both search lanes
+    (search/engine.py, search/semantic.py) use it."""
+    from git_memex.index.schema import NOT_EXPIRED
+
+    sql = (f"{scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
+           f" AND {NOT_EXPIRED}" + (" AND m.type = ?" if type else ""))
+    return sql, [*HIDDEN_STATUSES, *([type] if type else [])]
 
 
 def select_sql(columns: str = "m.*", where: str = "1", *, scope: str | None = None, order_by: str | None = None,

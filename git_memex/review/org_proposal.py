@@ -36,7 +36,7 @@ _NOT_INHERITED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"
 def _git(clone: Path, args: list[str], *, input: bytes | None = None,
          index: Path | None = None) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `git --git-dir CLONE/.git ARGS`; (-1, "", why) when git could not run."""
-    from git_memex.git.gitcmd import run_git
+    from git_memex.core.gitcmd import run_git
 
     env: dict[str, str | None] = {k: None for k in _NOT_INHERITED}
     env["GIT_TERMINAL_PROMPT"] = "0"

@@ -64,7 +64,7 @@ def _pick_branch(repo: Any, wanted: str) -> str:
 
 
 def _default_base(ctx: Context, fallback: str) -> str:
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
 
     r = git_text(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"],
                  ctx.repo.work_tree if ctx.repo else None, timeout=30)
@@ -116,7 +116,7 @@ def _branch_name_problem(name: str, cwd: Path) -> str | None:
     """Why git would refuse `name` as a branch name, or None when it is a valid one."""
     if not name or name.startswith("-") or name == "@":
         return "is not a valid git branch name"
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
 
     r = git_text(["check-ref-format", "--branch", name], cwd, timeout=30)
     # --branch also expands @{-1} and friends: only a name that is itself valid is accepted
@@ -404,7 +404,7 @@ def _push_line(ctx: Context, branch: str) -> str:
     """The push that publishes `branch`, as `git memex push` would run it: `git push REMOTE
     BRANCH[:UPSTREAM]` when it has an upstream, else `git push -u REMOTE BRANCH`; "" when the
     repository has no remote."""
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
 
     work = ctx.repo.work_tree if ctx.repo else None
 

@@ -37,7 +37,7 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
             states.setdefault(row[1] or "draft", []).append(row[0])
         uncommitted = []
         if ctx.repo is not None:
-            from git_memex.git.gitcmd import git_text
+            from git_memex.core.gitcmd import git_text
 
             r = git_text(["status", "--porcelain", "--", ctx.memory_dir_rel], ctx.repo.work_tree)
             uncommitted = [line[3:] for line in (r.stdout if r else "").splitlines() if line[3:].endswith(".md")]

@@ -1,1 +1,1 @@
-"""Finding memories: query building, ranking, synonyms, supersede chains."""
+"""Finding memories: query parsing (`query`), ranking, synonyms, supersede chains."""

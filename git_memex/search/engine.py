@@ -1,7 +1,7 @@
 """Search over the indexes of one context: query building, the candidate pool, one ranking.
 
 1. The query: its words (Latin terms, CJK bigrams), their synonyms, the user's alias vocabulary
-   and exact-phrase terms (core/textproc.parse_query).
+   and exact-phrase terms (search/query.parse_query).
 2. The candidate pool, per index: the best rows by FTS5 bm25 over any word (on a large index
    whose words are common, over the rarest words only: scoring.PRUNE_*) and every row holding
    every word (up to scoring.ALL_WORDS_POOL), so a memory with all the words is never missed.
@@ -24,7 +24,7 @@ import sqlite3
 import time
 
 from git_memex.core.record import field, record
-from git_memex.index.stores import Stores
+from git_memex.index.stores import HIDDEN_STATUSES, READ_SCOPES, Stores, scope_filter, visible  # noqa: F401  (re-exported)
 from git_memex.search import scoring
 from git_memex.search.scoring import BM25_WEIGHTS, IMPORTANCE_BOOST, REVIEW_BOOST, boosts  # noqa: F401  (re-exported)
 
@@ -32,7 +32,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-HIDDEN_STATUSES = ("retracted", "archived", "superseded")
 SNIPPET_CHARS = 240
 
 @record
@@ -102,22 +101,6 @@ class SearchResult:
     more: bool = False  # the limit cut the ranked hits: more memories matched
 
 
-READ_SCOPES = ("all", "both", "project", "personal", "org")  # both: project + personal (docs/org.md)
-
-
-def scope_filter(scope: str) -> str:
-    """The SQL condition on `memories m` of a read scope; org memories are `org:NAME` rows."""
-    if scope == "personal":
-        return "m.location = 'personal'"
-    if scope == "project":
-        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%'"
-    if scope == "both":
-        return "m.location NOT LIKE 'org:%'"
-    if scope == "org":
-        return "m.location LIKE 'org:%'"
-    return "1"
-
-
 def _snippet(body: str, terms: list[str]) -> str:
     text = re.sub(r"\s+", " ", body).strip()
     if len(text) <= SNIPPET_CHARS:
@@ -151,11 +134,12 @@ def _terms(q: Any, extra: dict[str, list[int]]) -> list[_Term]:
     `extra` maps alias-vocabulary expansions to the indexes (into latin + cjk) of the words
     they stand for.
     """
-    from git_memex.core.textproc import Query, _quote, _raw_latin_tokens
+    from git_memex.core.textproc import raw_latin_tokens
     from git_memex.search import synonyms
+    from git_memex.search.query import Query, quote
 
-    terms = [_Term(t, _quote(t) + "*", "latin") for t in q.latin]
-    terms += [_Term(g, "{cjk}:" + _quote(g), "cjk") for g in q.cjk]
+    terms = [_Term(t, quote(t) + "*", "latin") for t in q.latin]
+    terms += [_Term(g, "{cjk}:" + quote(g), "cjk") for g in q.cjk]
     if not q.expanded:
         return terms
     expanded = set(q.expanded)
@@ -173,7 +157,7 @@ def _terms(q: Any, extra: dict[str, list[int]]) -> list[_Term]:
             for syn in synonyms.expand(t.word):  # (identifier words got no expansions: not in `expanded`)
                 if syn in expanded:
                     credit(syn, [i])
-    tokens = _raw_latin_tokens(" ".join(q.latin))
+    tokens = raw_latin_tokens(" ".join(q.latin))
     longest = synonyms.max_phrase_words()
     for n in range(2, longest + 1):
         for k in range(len(tokens) - n + 1):
@@ -219,7 +203,7 @@ def _alias_expansions(dbs: list[tuple[Any, str, tuple[Any, ...]]], query: str, q
                       ) -> tuple[list[str], dict[str, list[int]]]:
     """The user's alias vocabulary (memories with `alias` and `target`): a query naming one
     side also searches for the other. Returns (words, word -> indexes of the query words it covers)."""
-    from git_memex.core.textproc import _cjk_split, _latin_split
+    from git_memex.core.textproc import cjk_split, latin_split
 
     pairs: list[tuple[str, str]] = []
     for index, where, params in dbs:
@@ -238,7 +222,7 @@ def _alias_expansions(dbs: list[tuple[Any, str, tuple[Any, ...]]], query: str, q
     for alias, target in pairs:
         for said, other in ((alias, target), (target, alias)):
             if said and other and said.lower() in low and other.lower() not in low:
-                parts = _latin_split(said)[0] + _cjk_split(said)[0]
+                parts = latin_split(said)[0] + cjk_split(said)[0]
                 idxs = [i for i, w in enumerate(originals) if w in parts]
                 if other not in words:
                     words.append(other)
@@ -269,7 +253,8 @@ def _prune(q: Any, terms: list[_Term], dfs: list[int], rows: int, full: str) -> 
         budget += dfs[i]
     if len(chosen) == len(terms):
         return full, False
-    from git_memex.core.textproc import CJK_RE, _quote, _raw_latin_tokens
+    from git_memex.core.textproc import CJK_RE, raw_latin_tokens
+    from git_memex.search.query import quote
 
     keep = {terms[i].word for i in chosen}
     parts = [terms[i].expr for i in chosen]
@@ -278,20 +263,17 @@ def _prune(q: Any, terms: list[_Term], dfs: list[int], rows: int, full: str) -> 
     for phrase in q.phrases:
         if CJK_RE.search(phrase):
             if any(g in keep for g in phrase.split()):
-                parts.append("{cjk}:" + _quote(phrase))
-        elif any(w in keep for w in _raw_latin_tokens(phrase)):
-            parts.append(_quote(phrase))
+                parts.append("{cjk}:" + quote(phrase))
+        elif any(w in keep for w in raw_latin_tokens(phrase)):
+            parts.append(quote(phrase))
     return " OR ".join(dict.fromkeys(parts)), True
 
 
 def _filters(where: str, params: tuple[Any, ...], scope: str, type: str | None) -> tuple[str, list[Any]]:
-    """The rows a search may return: in scope, not hidden, not expired, of the asked type. Both
-    lanes (lexical here, semantic in semantic.join) use it."""
-    from git_memex.index.schema import NOT_EXPIRED
-
-    sql = (f"{where} AND {scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
-           f" AND {NOT_EXPIRED}" + (" AND m.type = ?" if type else ""))
-    return sql, [*params, *HIDDEN_STATUSES, *([type] if type else [])]
+    """The rows a search may return on one index (its filter from `Stores.dbs`, `where`): those
+    `stores.visible` lets through, the condition both lanes use."""
+    cond, args = visible(scope, type)
+    return f"{where} AND {cond}", [*params, *args]
 
 
 def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
@@ -353,10 +335,10 @@ def _scratch() -> sqlite3.Connection:
     `s` holds a search's pool (rolled back after it), `si` its instances (term, row, column,
     offset), `q`/`qi` tokenise query words (porter stems) the same way."""
     if not _SCRATCH:
-        from git_memex.index.database import FTS_COLUMNS
+        from git_memex.index.schema import FTS_COLUMNS, FTS_TOKENIZE
 
         c = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        tok = "tokenize='porter unicode61 remove_diacritics 2'"
+        tok = f"tokenize='{FTS_TOKENIZE}'"
         c.execute(f"CREATE VIRTUAL TABLE s USING fts5({', '.join(FTS_COLUMNS)}, {tok})")
         c.execute("CREATE VIRTUAL TABLE si USING fts5vocab(s, 'instance')")
         c.execute(f"CREATE VIRTUAL TABLE q USING fts5(w, {tok})")
@@ -569,7 +551,8 @@ def search(
 
 def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: int, explain: bool,
             semantic: bool = True) -> SearchResult:
-    from git_memex.core.textproc import CJK_RE, Query, _quote, parse_query
+    from git_memex.core.textproc import CJK_RE
+    from git_memex.search.query import Query, parse_query, quote
 
     t0 = time.perf_counter()
     q = parse_query(query)
@@ -593,7 +576,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
         result.elapsed_ms = (time.perf_counter() - t0) * 1000
         return result
     terms = _terms(q, alias_covers)
-    phrase_exprs = [("{cjk}:" + _quote(p)) if CJK_RE.search(p) else _quote(p) for p in q.phrases]
+    phrase_exprs = [("{cjk}:" + quote(p)) if CJK_RE.search(p) else quote(p) for p in q.phrases]
     # 1. corpus statistics, summed over every index searched
     corpus = scoring.Corpus()
     per_index: list[tuple[int, list[int]]] = []

@@ -295,7 +295,7 @@ class Vectors:
 
 def _bodies(index: Any) -> dict[str, str]:
     """content hash -> body of every memory a search can return (one entry per distinct body)."""
-    from git_memex.search.engine import HIDDEN_STATUSES
+    from git_memex.index.stores import HIDDEN_STATUSES
 
     rows = index.conn.execute(
         f"SELECT content_hash, body FROM memories WHERE status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
@@ -522,8 +522,9 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
     """Fuse the dense lane into the lexical `scored` (memory id -> (score, row, info)), in place.
 
     Returns what --explain reports about the lane (None when it is off)."""
+    from git_memex.index.stores import visible
     from git_memex.search import fusion
-    from git_memex.search.engine import _filters, boosts
+    from git_memex.search.scoring import boosts
 
     try:
         prov = provider(stores.ctx)
@@ -534,7 +535,8 @@ def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, 
         return None
     filters = []
     for _index, where, params in stores.dbs():
-        filters.append(_filters(where, params, scope, type))
+        cond, args = visible(scope, type)  # the rows the lexical lane may return too
+        filters.append((f"{where} AND {cond}", [*params, *args]))
     d = dense(stores, prov, query, filters, {mid: r["content_hash"] for mid, (_s, r, _i) in scored.items()},
               count=explain, early=early if early is not None and early.prov is prov else None)
     status: dict[str, Any] = ({"model": prov.name, "memories": d.memories, "with_vectors": d.with_vectors,

@@ -115,7 +115,7 @@ def dangling_pointers(work_tree: Path, memory_dir: str, staged: list[tuple[str, 
     nothing in its place. Costs a git call only when a staged file names a successor (one
     `ls-files`) or a memory file is deleted (one `grep --cached`). Raises OSError when git
     cannot answer."""
-    from git_memex.git.gitcmd import indexed_lines_matching, indexed_paths
+    from git_memex.core.gitcmd import indexed_lines_matching, indexed_paths
 
     folder = memory_dir.rstrip("/")
     out: list[Finding] = []

@@ -232,9 +232,8 @@ class AuditReport:
 
 def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
     """One row per readable memory file of this context, read from disk (never the index)."""
-    from git_memex.core.files import UnreadableMemory, list_md
+    from git_memex.core.files import UnreadableMemory, list_md, parse_for_index
     from git_memex.index.database import _read_bytes
-    from git_memex.index.plainyaml import parse_for_index
     from git_memex.index.schema import id_ref, memory_row
 
     sources = list(st.home_sources())

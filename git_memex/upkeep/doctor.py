@@ -210,7 +210,7 @@ def _check_scopes(ctx: Context, rep: Report) -> None:
 def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
     from git_memex.core.files import UnreadableMemory, conflict_marker_line, read_bytes
-    from git_memex.git.gitcmd import in_memory_dir
+    from git_memex.core.gitcmd import in_memory_dir
     from git_memex.git.hook import foreign_hooks_folder, hook_status, hooks_path_taken_back
     from git_memex.git.init import (
         attributes_configured,
@@ -409,7 +409,7 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
 
 # ------------------------------------------------------------------ org memory repos (docs/org.md)
 def _clone_git(clone: Any, *args: str) -> tuple[int, str]:
-    from git_memex.git.gitcmd import git_text
+    from git_memex.core.gitcmd import git_text
 
     r = git_text(list(args), clone, timeout=60)
     return (-1, "") if r is None else (r.returncode, r.stdout.strip())

@@ -34,8 +34,6 @@ PIPELINE = ("draft", "proposed", "approved", "published", "rejected")
 INVENTORY_VERSION = 1
 TEXT_LIST = 20
 """Most entries the text format lists per finding (the JSON lists all; the page up to PAGE_LIST)."""
-PAGE_LIST = 500
-"""Most entries the page lists per finding; every memory is still a row of its full table."""
 
 
 # ------------------------------------------------------------------ chains (plain records in)

@@ -15,7 +15,8 @@ import hashlib
 from html import escape
 from typing import Any
 
-from git_memex.upkeep.inventory import PAGE_LIST
+PAGE_LIST = 500
+"""Most entries the page lists per finding; every memory is still a row of its full table."""
 
 CSS_BASE = """
 :root{--bg:#f6f7f9;--card:#fff;--ink:#1d2330;--mute:#5f6b7a;--line:#e2e6eb;--accent:#3559c7;

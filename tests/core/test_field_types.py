@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from git_memex.core import frontmatter
-from git_memex.core.files import UnreadableMemory, read_memory
+from git_memex.core.files import UnreadableMemory, parse_for_index, read_memory
 from git_memex.core.frontmatter import KEY_ORDER
-from git_memex.index.plainyaml import parse_for_index
 from git_memex.index.schema import fts_fields, memory_row
 
 from conftest import git, run_cli

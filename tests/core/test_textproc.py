@@ -21,7 +21,6 @@ from git_memex.core.textproc import (
     CJK_RE,
     NEAR_DUP_THRESHOLD,
     TURN_ECHO_THRESHOLD,
-    Query,
     cjk_index_text,
     cjk_terms,
     content_hash,
@@ -31,10 +30,10 @@ from git_memex.core.textproc import (
     latin_terms,
     latin_text,
     normalize_ws,
-    parse_query,
     similarity_tokens,
 )
 from git_memex.search import synonyms
+from git_memex.search.query import Query, parse_query
 
 from conftest import PEER_MISSING, peer_cases, vectors
 
@@ -509,7 +508,7 @@ def test_synonym_table_shape() -> None:
 
 
 def latin_terms_raw(s: str) -> list[str]:
-    from git_memex.core.textproc import _raw_latin_tokens
+    from git_memex.core.textproc import raw_latin_tokens as _raw_latin_tokens
 
     return _raw_latin_tokens(s)
 

@@ -1,4 +1,4 @@
-"""The fast reader for the plain frontmatter every writer produces, and `parse_for_index`.
+"""The fast reader for the plain frontmatter every writer produces (`fast_frontmatter`).
 
 The YAML library spends ~0.2 ms per file building Python objects. Memory files are written
 in one plain shape (one `key: scalar` per line, block or flow lists of scalars), which this
@@ -7,17 +7,15 @@ reader handles in a tenth of the time.
 Invariant: `fast_frontmatter` accepts only text whose meaning under YAML 1.1 (PyYAML's
 SafeLoader, timestamps kept as strings, as `core.frontmatter.parse` does) is certain, and returns
 None for anything else, which then goes through the full reader (`core.files.parse_memory_bytes`).
-So a file reads the same whichever reader took it; `core.files.file_text` runs `parse_for_index`
-on every file before it is written, so what a write path accepts a full reindex reads back.
+So a file reads the same whichever reader took it; `core.files.parse_for_index` picks the reader
+and `core.files.file_text` runs it on every file before it is written, so what a write path
+accepts a full reindex reads back. Standard library only (`re`), importing nothing of ours: both
+`core.files` and the index use it.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
-
-from git_memex.core.files import checked_memory, parse_memory_bytes
-from git_memex.core.model import Memory
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,22 +154,3 @@ def fast_frontmatter(fm_text: str) -> dict[str, Any] | None:
                 continue
         out[key] = v
     return out
-
-
-def parse_for_index(path: Path, raw: bytes) -> Memory:
-    """The Memory in `raw` (the bytes read from the regular file `path`); the full reader decides
-    anything unusual. `core.files.file_text` runs it on every file before it is written."""
-    from git_memex.core import frontmatter
-    from git_memex.core.model import is_valid_id
-
-    try:
-        if len(raw) > frontmatter.MAX_FILE_BYTES or b"<<<<<<<" in raw:  # the full reader refuses conflicts
-            raise ValueError
-        fm_text, body = frontmatter.split(raw.decode("utf-8"))
-    except (ValueError, frontmatter.FrontmatterError):  # UnicodeDecodeError is a ValueError
-        return parse_memory_bytes(raw, path)
-    fm = fast_frontmatter(fm_text) if len(fm_text) <= frontmatter.MAX_FRONTMATTER_BYTES else None
-    mid = fm.get("id") if fm is not None else None
-    if fm is None or mid is None or not is_valid_id(str(mid)) or str(mid) != path.stem:
-        return parse_memory_bytes(raw, path)  # the full reader, with its exact reasons for refusing a file
-    return checked_memory(fm, body, path)

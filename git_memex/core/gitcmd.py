@@ -114,7 +114,7 @@ def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = N
             timeout: float | None = 120, env: dict[str, str | None] | None = None,
             umask: int = -1, literal: bool = True, fail: Fail | None = None) -> subprocess.CompletedProcess[bytes] | None:
     """`git --literal-pathspecs ARGS` in `cwd` (the work tree root) with `git_env(cwd)`; raw bytes
-    out. This module is the one place git-memex starts git (tests/git/test_gitcmd.py checks it).
+    out. This module is the one place git-memex starts git (tests/core/test_gitcmd.py checks it).
     `env` sets (a string) or drops (None) variables on top of that, e.g. a GIT_INDEX_FILE of
     the caller's own; `umask` (when not -1) is git's, e.g. 0o077 for files only the owner reads;
     `literal=False` leaves out `--literal-pathspecs`.

@@ -1,4 +1,4 @@
-"""git/gitcmd.py is the one place git-memex starts git, and its `fail` option turns "git is not
+"""core/gitcmd.py is the one place git-memex starts git, and its `fail` option turns "git is not
 installed / took too long / failed" into one sentence (a MemexError, exit 2)."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 import git_memex
+from git_memex.core.gitcmd import Fail, finish_git, git_text, run_git, start_git
 from git_memex.errors import FAILED, MemexError
-from git_memex.git.gitcmd import Fail, finish_git, git_text, run_git, start_git
 
 from conftest import git, run_cli
 
 PACKAGE = Path(git_memex.__file__).parent
-RUNNER = PACKAGE / "git" / "gitcmd.py"
+RUNNER = PACKAGE / "core" / "gitcmd.py"
 # what else the package starts (the first word of its command line), none of them git
 OTHER_PROGRAMS = {"sys.executable", "'gh'"}
 STARTERS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput",
