@@ -427,8 +427,8 @@ def list_memories(
     stores: Stores | None = None,
 ) -> dict[str, Any]:
     from git_memex.index.schema import NOT_EXPIRED
+    from git_memex.index.stores import scope_filter
     from git_memex.search.chains import superseded_ids
-    from git_memex.search.engine import scope_filter
 
     with opened(ctx, stores) as st:
         st.refresh()

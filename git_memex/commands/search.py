@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, label, short, warn
 from git_memex.core import model
 
-READ_SCOPES = ("all", "both", "project", "personal", "org")  # as search.engine.READ_SCOPES (docs/org.md)
+READ_SCOPES = ("all", "both", "project", "personal", "org")  # as index.stores.READ_SCOPES (docs/org.md)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

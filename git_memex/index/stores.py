@@ -227,28 +227,31 @@ class Stores:
     # ANDed in front (`scoped=False` drops it: the home index then also answers for other
     # projects' outboxes and private memories); `order_by` and `limit` apply per index.
     def _statements(self, where: str, params: Sequence[Any], *, columns: str = "m.*", order_by: str | None = None,
-                    limit: int | None = None, match: str | None = None,
-                    scoped: bool = True) -> Iterator[tuple[Index, str, tuple[Any, ...]]]:
-        """(index, SQL, arguments) of the query on each index, the repository's first."""
-        for index, scope, scope_params in self.dbs():
+                    limit: int | None = None, match: str | None = None, scoped: bool = True,
+                    index: Index | None = None) -> Iterator[tuple[Index, str, tuple[Any, ...]]]:
+        """(index, SQL, arguments) of the query on each index (or on `index` only), the repository's first."""
+        for db, scope, scope_params in self.dbs():
+            if index is not None and db is not index:
+                continue
             sql = select_sql(columns, where, scope=scope if scoped else None, order_by=order_by,
                              limit=limit is not None, match=match is not None)
             args = (*(() if match is None else (match,)), *(scope_params if scoped else ()), *params,
                     *(() if limit is None else (limit,)))
-            yield index, sql, args
+            yield db, sql, args
 
     def rows(self, where: str = "1", params: Sequence[Any] = (), *, columns: str = "m.*",
              order_by: str | None = None, limit: int | None = None, match: str | None = None,
-             scoped: bool = True, skip_errors: bool = False) -> list[sqlite3.Row]:
+             scoped: bool = True, skip_errors: bool = False, index: Index | None = None) -> list[sqlite3.Row]:
         """The rows matching `where` in every index, the repository's first (a memory held by two
         indexes comes twice; `by_id` keeps one). `match` is an FTS5 expression the row must match
         (`memories_fts` is joined in, so `columns` and `order_by` may use `bm25(memories_fts, …)`);
-        `skip_errors` leaves out an index whose query fails (an expression FTS5 refuses)."""
+        `skip_errors` leaves out an index whose query fails (an expression FTS5 refuses); `index`
+        asks that one index of the context only (what is kept per index: the semantic lane's codes)."""
         out: list[sqlite3.Row] = []
-        for index, sql, args in self._statements(where, params, columns=columns, order_by=order_by, limit=limit,
-                                                 match=match, scoped=scoped):
+        for db, sql, args in self._statements(where, params, columns=columns, order_by=order_by, limit=limit,
+                                              match=match, scoped=scoped, index=index):
             try:
-                out.extend(index.conn.execute(sql, args).fetchall())
+                out.extend(db.conn.execute(sql, args).fetchall())
             except sqlite3.OperationalError:
                 if not skip_errors:
                     raise
@@ -649,6 +652,35 @@ def opened(ctx: Context, stores: Stores | None = None) -> Iterator[Stores]:
         return
     with Stores(ctx) as st:
         yield st
+
+
+HIDDEN_STATUSES = ("retracted", "archived", "superseded")
+"""Statuses a search, the listing and the semantic lane never return."""
+READ_SCOPES = ("all", "both", "project", "personal", "org")  # both: project + personal (docs/org.md)
+
+
+def scope_filter(scope: str) -> str:
+    """The SQL condition on `memories m` of a read scope; org memories are `org:NAME` rows."""
+    if scope == "personal":
+        return "m.location = 'personal'"
+    if scope == "project":
+        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%'"
+    if scope == "both":
+        return "m.location NOT LIKE 'org:%'"
+    if scope == "org":
+        return "m.location LIKE 'org:%'"
+    return "1"
+
+
+def visible(scope: str = "all", type: str | None = None) -> tuple[str, list[Any]]:
+    """(condition on `memories m`, its parameters) of the rows a search may return: in the read
+    `scope`, not hidden (HIDDEN_STATUSES), not expired, of the asked `type`. Both search lanes
+    (search/engine.py, search/semantic.py) use it."""
+    from git_memex.index.schema import NOT_EXPIRED
+
+    sql = (f"{scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
+           f" AND {NOT_EXPIRED}" + (" AND m.type = ?" if type else ""))
+    return sql, [*HIDDEN_STATUSES, *([type] if type else [])]
 
 
 def select_sql(columns: str = "m.*", where: str = "1", *, scope: str | None = None, order_by: str | None = None,

@@ -24,7 +24,7 @@ import sqlite3
 import time
 
 from git_memex.core.record import field, record
-from git_memex.index.stores import Stores
+from git_memex.index.stores import HIDDEN_STATUSES, READ_SCOPES, Stores, scope_filter, visible  # noqa: F401  (re-exported)
 from git_memex.search import scoring
 from git_memex.search.scoring import BM25_WEIGHTS, IMPORTANCE_BOOST, REVIEW_BOOST, boosts  # noqa: F401  (re-exported)
 
@@ -32,7 +32,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-HIDDEN_STATUSES = ("retracted", "archived", "superseded")
 SNIPPET_CHARS = 240
 
 @record
@@ -100,22 +99,6 @@ class SearchResult:
     ranking: dict[str, Any] = field(default_factory=dict)  # with explain: the corpus statistics used
     semantic: dict[str, Any] | None = None  # the semantic lane's status (None: off)
     more: bool = False  # the limit cut the ranked hits: more memories matched
-
-
-READ_SCOPES = ("all", "both", "project", "personal", "org")  # both: project + personal (docs/org.md)
-
-
-def scope_filter(scope: str) -> str:
-    """The SQL condition on `memories m` of a read scope; org memories are `org:NAME` rows."""
-    if scope == "personal":
-        return "m.location = 'personal'"
-    if scope == "project":
-        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%'"
-    if scope == "both":
-        return "m.location NOT LIKE 'org:%'"
-    if scope == "org":
-        return "m.location LIKE 'org:%'"
-    return "1"
 
 
 def _snippet(body: str, terms: list[str]) -> str:
@@ -285,13 +268,10 @@ def _prune(q: Any, terms: list[_Term], dfs: list[int], rows: int, full: str) -> 
 
 
 def _filters(where: str, params: tuple[Any, ...], scope: str, type: str | None) -> tuple[str, list[Any]]:
-    """The rows a search may return: in scope, not hidden, not expired, of the asked type. Both
-    lanes (lexical here, semantic in semantic.join) use it."""
-    from git_memex.index.schema import NOT_EXPIRED
-
-    sql = (f"{where} AND {scope_filter(scope)} AND m.status NOT IN ({','.join('?' * len(HIDDEN_STATUSES))})"
-           f" AND {NOT_EXPIRED}" + (" AND m.type = ?" if type else ""))
-    return sql, [*params, *HIDDEN_STATUSES, *([type] if type else [])]
+    """The rows a search may return on one index (its filter from `Stores.dbs`, `where`): those
+    `stores.visible` lets through, the condition both lanes use."""
+    cond, args = visible(scope, type)
+    return f"{where} AND {cond}", [*params, *args]
 
 
 def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
