@@ -26,7 +26,7 @@ import time
 
 from git_memex.core.record import field, record
 from git_memex.index.stores import HIDDEN_STATUSES, READ_SCOPES, Stores, scope_filter, visible  # noqa: F401  (re-exported)
-from git_memex.search import fusion, scoring
+from git_memex.search import scoring
 from git_memex.search.scoring import BM25_WEIGHTS, IMPORTANCE_BOOST, REVIEW_BOOST, boosts  # noqa: F401  (re-exported)
 
 TYPE_CHECKING = False
@@ -483,8 +483,20 @@ def _score(pool: list[_Cand], terms: list[_Term], idfs: list[float], corpus: sco
     return out
 
 
+class _LexicalHit:
+    """A hit of the lexical lane alone, with `fusion.Ranked`'s fields (that module is the
+    semantic lane's, not imported without it: tests/search/test_semantic.py)."""
+
+    __slots__ = ("score", "row", "lanes", "scored", "extra", "dense")
+
+    def __init__(self, s: Scored) -> None:
+        self.score, self.row, self.lanes, self.scored = s.score, s.cand.row, set(s.cand.lanes), s
+        self.extra: dict[str, Any] | None = None
+        self.dense: float | None = None
+
+
 def _dense_lane(stores: Stores, query: str, lexical: list[Scored], *, scope: str, type: str | None,
-                explain: bool, early: Any = None) -> fusion.DenseLane | None:
+                explain: bool, early: Any = None) -> Any:
     """The dense lane's verdict (`semantic.join`): its scores combine with the lexical lane's by
     weight in `fusion.fuse` (docs/semantic.md, a weighted sum measured to beat reciprocal rank
     fusion), and it may add memories found by meaning alone."""
@@ -585,10 +597,15 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
         lexical = []
     dense = _dense_lane(stores, query, lexical, scope=scope, type=type, explain=explain, early=early) if lane else None
     if dense is not None:
+        from git_memex.search import fusion
+
         result.semantic = dense.status
         if dense.scores:
             dense.status["alpha"] = fusion.alpha_for(lexical, len(terms))
-    ranked = fusion.fuse(lexical, dense, words=len(terms), now=time.time(), explain=explain)
+        ranked: list[Any] = fusion.fuse(lexical, dense, words=len(terms), now=time.time(), explain=explain)
+    else:  # the lexical order (what `fusion.fuse` gives without a dense lane; the lane stays unimported)
+        ranked = sorted((_LexicalHit(s) for s in lexical),
+                        key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
     if dense is not None and dense.found:
         from git_memex.search.chains import superseded_ids
 
