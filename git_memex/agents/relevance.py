@@ -3,13 +3,13 @@
 Candidate pools are SQL conditions over the indexes; relevance is the weighted sum of the query,
 branch and changed-file search signals (each ranked by the search engine, so one ranking whichever
 index holds a memory), ``paths`` globs and tags; the prior is importance ×
-recency. See `session.build_context` for the formula.
+recency, from the one set of importance and recency weights (search/scoring.py, `prior`). See
+`session.build_context` for the formula.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import sqlite3
 from collections.abc import Iterable
@@ -43,9 +43,6 @@ W_GLOB = 1.0
 W_TAG = 0.3
 RELEVANCE_GAIN = 4.0
 """score = prior × (1 + RELEVANCE_GAIN × relevance): a real match outweighs age and importance."""
-IMPORTANCE_WEIGHT = {"high": 1.5, "normal": 1.0, "low": 0.6}
-RECENCY_DAYS = 30.0
-DEPRECATED_WEIGHT = 0.5
 
 # Warning trigger (b): a tag hit plus content similarity.
 WARNING_JACCARD = 0.2
@@ -195,13 +192,5 @@ def _in_body(term: str, body: str) -> bool:
     got = stems([term, *latin])
     return got[term] in {got[t] for t in latin}
 
-
-def prior(row: sqlite3.Row, now: float) -> float:
-    """importance × recency (× ½ when deprecated): the order when nothing else is known."""
-    imp = IMPORTANCE_WEIGHT.get(row["importance"] or "normal", 1.0)
-    age_days = max(0.0, (now - (row["updated_ts"] or 0.0)) / 86400)
-    rec = 0.4 + 0.6 * math.exp(-age_days / RECENCY_DAYS)
-    dep = DEPRECATED_WEIGHT if row["status"] == "deprecated" else 1.0
-    return imp * rec * dep
 
 

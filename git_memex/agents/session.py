@@ -31,6 +31,7 @@ import sqlite3
 import time
 
 from git_memex.agents import globs, relevance, render, workspace
+from git_memex.search import scoring
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     # Within a tier: higher importance first, then the newest (updated_at, then id: ULIDs sort by
     # creation time), so the order is the same on every run and means something (docs/agents.md).
     instructions.sort(key=lambda r: r["id"], reverse=True)
-    instructions.sort(key=lambda r: (*sort_key(r), -relevance.IMPORTANCE_WEIGHT.get(r["importance"], 1.0),
+    instructions.sort(key=lambda r: (*sort_key(r), -scoring.PRIOR_IMPORTANCE.get(r["importance"], 1.0),
                                      -(r["updated_ts"] or 0.0)))
     shown = {r["id"] for r in instructions}
 
@@ -183,7 +184,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         if words and relevance.tag_hits(relevance.row_tags(r), words, query):
             rel += relevance.W_TAG
             reasons.append("tags")
-        score = relevance.prior(r, now) * (1.0 + relevance.RELEVANCE_GAIN * rel)
+        score = scoring.prior(r, now) * (1.0 + relevance.RELEVANCE_GAIN * rel)
         scored.append((score, r, reasons or ["recent"]))
     scored.sort(key=lambda x: (x[0], x[1]["updated_ts"] or 0.0, x[1]["id"]), reverse=True)
     project = [x for x in scored if x[1]["location"] != "personal"][:max_project]

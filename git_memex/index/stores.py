@@ -229,28 +229,31 @@ class Stores:
     # ANDed in front (`scoped=False` drops it: the home index then also answers for other
     # projects' outboxes and private memories); `order_by` and `limit` apply per index.
     def _statements(self, where: str, params: Sequence[Any], *, columns: str = "m.*", order_by: str | None = None,
-                    limit: int | None = None, match: str | None = None,
-                    scoped: bool = True) -> Iterator[tuple[Index, str, tuple[Any, ...]]]:
-        """(index, SQL, arguments) of the query on each index, the repository's first."""
-        for index, scope, scope_params in self.dbs():
+                    limit: int | None = None, match: str | None = None, scoped: bool = True,
+                    index: Index | None = None) -> Iterator[tuple[Index, str, tuple[Any, ...]]]:
+        """(index, SQL, arguments) of the query on each index (or on `index` only), the repository's first."""
+        for db, scope, scope_params in self.dbs():
+            if index is not None and db is not index:
+                continue
             sql = select_sql(columns, where, scope=scope if scoped else None, order_by=order_by,
                              limit=limit is not None, match=match is not None)
             args = (*(() if match is None else (match,)), *(scope_params if scoped else ()), *params,
                     *(() if limit is None else (limit,)))
-            yield index, sql, args
+            yield db, sql, args
 
     def rows(self, where: str = "1", params: Sequence[Any] = (), *, columns: str = "m.*",
              order_by: str | None = None, limit: int | None = None, match: str | None = None,
-             scoped: bool = True, skip_errors: bool = False) -> list[sqlite3.Row]:
+             scoped: bool = True, skip_errors: bool = False, index: Index | None = None) -> list[sqlite3.Row]:
         """The rows matching `where` in every index, the repository's first (a memory held by two
         indexes comes twice; `by_id` keeps one). `match` is an FTS5 expression the row must match
         (`memories_fts` is joined in, so `columns` and `order_by` may use `bm25(memories_fts, …)`);
-        `skip_errors` leaves out an index whose query fails (an expression FTS5 refuses)."""
+        `skip_errors` leaves out an index whose query fails (an expression FTS5 refuses); `index`
+        asks that one index of the context only (what is kept per index: the semantic lane's codes)."""
         out: list[sqlite3.Row] = []
-        for index, sql, args in self._statements(where, params, columns=columns, order_by=order_by, limit=limit,
-                                                 match=match, scoped=scoped):
+        for db, sql, args in self._statements(where, params, columns=columns, order_by=order_by, limit=limit,
+                                              match=match, scoped=scoped, index=index):
             try:
-                out.extend(index.conn.execute(sql, args).fetchall())
+                out.extend(db.conn.execute(sql, args).fetchall())
             except sqlite3.OperationalError:
                 if not skip_errors:
                     raise

@@ -10,7 +10,8 @@
    word's frequency per column and its positions; document counts, lengths and the corpus size
    come from every index searched, summed (scoring.Corpus). scoring.py computes the factors
    (coordination, BM25 with a low b, proximity, phrases, boosts); the optional semantic lane
-   joins in `_join_semantic`, and `_fuse` orders the hits, whichever lanes found them.
+   gives its verdict (`semantic.join`, imported only where vectors exist), and `fusion.fuse`
+   orders the hits, whichever lanes found them (`fusion.Ranked`).
 4. Only the newest of a supersede chain; deprecated memories last.
 
 docs/search.md explains the ranking for users.
@@ -484,48 +485,27 @@ def _score(pool: list[_Cand], terms: list[_Term], idfs: list[float], corpus: sco
     return out
 
 
-@record
-class _Ranked:
-    """A hit in its final order, from whichever lanes found it (`scored` is None when the lexical
-    lane did not)."""
+class _LexicalHit:
+    """A hit of the lexical lane alone, with `fusion.Ranked`'s fields (that module is the
+    semantic lane's, not imported without it: tests/search/test_semantic.py)."""
 
-    score: float
-    row: sqlite3.Row
-    lanes: set[str]
-    scored: Scored | None
-    extra: dict[str, Any] | None  # what the semantic lane reports for --explain
-    dense: float | None = None  # the dense lane's raw score, when it scored this memory
+    __slots__ = ("score", "row", "lanes", "scored", "extra", "dense")
 
-
-def _fuse(hits: list[_Ranked]) -> list[_Ranked]:
-    """The order of the hits: deprecated last, then by score (words held, then lexical score;
-    with the semantic lane, the two lanes' weighted sum: `_join_semantic`)."""
-    return sorted(hits, key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
+    def __init__(self, s: Scored) -> None:
+        self.score, self.row, self.lanes, self.scored = s.score, s.cand.row, set(s.cand.lanes), s
+        self.extra: dict[str, Any] | None = None
+        self.dense: float | None = None
 
 
-def _lexical_only(lexical: list[Scored]) -> list[_Ranked]:
-    return [_Ranked(s.score, s.cand.row, set(s.cand.lanes), s, None) for s in lexical]
-
-
-def _join_semantic(stores: Stores, query: str, lexical: list[Scored], nterms: int, *, scope: str,
-                   type: str | None, explain: bool, result: SearchResult, early: Any = None) -> list[_Ranked]:
-    """The hits with the dense lane: `semantic.join` combines the two lanes' scores by weight
-    (docs/semantic.md, a weighted sum measured to beat reciprocal rank fusion) and may add
-    memories found by meaning alone."""
+def _dense_lane(stores: Stores, query: str, lexical: list[Scored], *, scope: str, type: str | None,
+                explain: bool, early: Any = None) -> Any:
+    """The dense lane's verdict (`semantic.join`): its scores combine with the lexical lane's by
+    weight in `fusion.fuse` (docs/semantic.md, a weighted sum measured to beat reciprocal rank
+    fusion), and it may add memories found by meaning alone."""
     from git_memex.search import semantic
-    from git_memex.search.chains import superseded_ids
 
-    by_id = {s.cand.row["id"]: s for s in lexical}
-    table: dict[str, tuple[float, Any, dict[str, Any]]] = {
-        mid: (s.score, s.cand.row, {"lanes": set(s.cand.lanes), "all_words": s.held == nterms})
-        for mid, s in by_id.items()}
-    result.semantic = semantic.join(stores, query, table, scope=scope, type=type, explain=explain, now=time.time(),
-                                    early=early)
-    new = [mid for mid in table if mid not in by_id]
-    for gone in superseded_ids(stores, new) if new else ():
-        table.pop(gone, None)
-    return [_Ranked(score, row, info["lanes"], by_id.get(mid), info.get("explain"), info.get("dense"))
-            for mid, (score, row, info) in table.items()]
+    return semantic.join(stores, query, {s.cand.row["id"]: s.cand.row["content_hash"] for s in lexical},
+                         scope=scope, type=type, explain=explain, early=early)
 
 
 def search(
@@ -560,11 +540,13 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     # The semantic lane (optional extra, search/semantic.py) joins where vectors were built:
     # without a vectors file beside an index nothing of it is imported. The query is embedded
     # in a thread while the lexical lane works (the engine releases the GIL).
+    # (the file's name is search/vectors.VECTORS_NAME, spelt here so that a search without
+    # vectors imports nothing of the lane: neither its store nor its provider)
     vectors = semantic and any(i.path.with_name("vectors.db").exists() for i, _w, _p in dbs)
     lane = (explain and semantic) or vectors
     early = None
     if vectors:
-        from git_memex.search.semantic import embed_early
+        from git_memex.search.embedder import embed_early
 
         early = embed_early(stores, query)
     alias_words, alias_covers = _alias_expansions(dbs, query, q) if q.fts() else ([], {})
@@ -616,11 +598,22 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
         lexical = [s for s in _score(cands, terms, idfs, corpus, time.time()) if s.cand.row["id"] not in gone]
     else:
         lexical = []
-    if lane:
-        ranked = _fuse(_join_semantic(stores, query, lexical, len(terms), scope=scope, type=type,
-                                      explain=explain, result=result, early=early))
-    else:
-        ranked = _fuse(_lexical_only(lexical))
+    dense = _dense_lane(stores, query, lexical, scope=scope, type=type, explain=explain, early=early) if lane else None
+    if dense is not None:
+        from git_memex.search import fusion
+
+        result.semantic = dense.status
+        if dense.scores:
+            dense.status["alpha"] = fusion.alpha_for(lexical, len(terms))
+        ranked: list[Any] = fusion.fuse(lexical, dense, words=len(terms), now=time.time(), explain=explain)
+    else:  # the lexical order (what `fusion.fuse` gives without a dense lane; the lane stays unimported)
+        ranked = sorted((_LexicalHit(s) for s in lexical),
+                        key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
+    if dense is not None and dense.found:
+        from git_memex.search.chains import superseded_ids
+
+        gone = superseded_ids(stores, [mid for mid in dense.found if mid not in {s.cand.row["id"] for s in lexical}])
+        ranked = [x for x in ranked if x.row["id"] not in gone]
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
     if explain:

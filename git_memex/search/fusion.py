@@ -10,9 +10,20 @@ plus a bounded lexical part), ALPHA was chosen again on LoCoMo's half A: MRR 0.5
 0.8 (1.000 / 0.924). When the lexical top hit holds every query word, `tiered` keeps the
 lexical order (words held, then the lexical score) and the dense lane only breaks exact ties.
 Figures and commands: bench/README.md, "Semantic lane" and "Session 5".
+
+`fuse` is where the lanes meet: the lexical lane's scored memories (search/engine.py) and, when
+it ran, the dense lane's verdict (`DenseLane`, search/semantic.py) become one list of `Ranked`
+hits in their final order. Without the dense lane the lexical order stands.
 """
 
 from __future__ import annotations
+
+from git_memex.core.record import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 ALPHA = 0.8
 # ... and when the lexical lane's top hit holds every query word, `tiered` with this weight: the
@@ -70,3 +81,86 @@ def tiered(lexical: dict[str, float], dense: dict[str, float], lo: float, hi: fl
             dn *= (dense_weight or {}).get(mid, 1.0)
         out[mid] = held + 0.999 * (alpha * part + (1.0 - alpha) * min(dn, 1.0))
     return out
+
+
+@record
+class DenseLane:
+    """What the dense lane hands to `fuse` for one query (search/semantic.py, `join`)."""
+
+    status: dict[str, Any]  # what --explain (and the JSON's `semantic`) says about the lane
+    scores: dict[str, float] = field(default_factory=dict)  # memory id -> raw dense score
+    top: list[str] = field(default_factory=list)  # the dense lane's own best, best first
+    found: dict[str, Any] = field(default_factory=dict)  # id -> row of its top memories the lexical lane missed
+
+
+@record
+class Ranked:
+    """One hit in its final order, from whichever lanes found it."""
+
+    score: float
+    row: Any  # the memory's index row (sqlite3.Row)
+    lanes: set[str]  # bm25, cjk, synonym, semantic
+    scored: Any = None  # the lexical lane's verdict (engine.Scored); None: only the dense lane found it
+    extra: dict[str, Any] | None = None  # what the dense lane reports for --explain
+    dense: float | None = None  # the dense lane's raw score, when it scored this memory
+
+
+def alpha_for(lexical: Sequence[Any], words: int) -> float:
+    """The lexical weight: ALPHA_ALL_WORDS (`tiered`) when the lexical lane's best hit holds every
+    one of the query's `words`, else ALPHA (`combine`)."""
+    top = max((s for s in lexical if s.score > 0), key=lambda s: s.score, default=None)
+    return ALPHA_ALL_WORDS if top is not None and top.held == words else ALPHA
+
+
+def fuse(lexical: Sequence[Any], lane: DenseLane | None = None, *, words: int = 0, now: float = 0.0,
+         explain: bool = False) -> list[Ranked]:
+    """The hits in their final order: deprecated last, then by score, then by id.
+
+    `lexical`: the lexical lane's scored memories (engine.Scored: `score`, `held`, `cand.row`,
+    `cand.lanes`), one per id; `lane`: the dense lane's verdict, or None when it did not run.
+    With it, each score is the two lanes' weighted sum (`combine`, or `tiered` when the lexical
+    best hit holds all `words`), the memories only the dense lane found join (their dense part
+    weighted by their boosts at `now`, which a lexical score already holds), and those far below
+    the best hit (DENSE_ONLY_FLOOR) are left out."""
+    ranked = {s.cand.row["id"]: Ranked(s.score, s.cand.row, set(s.cand.lanes), s) for s in lexical}
+    if lane is not None and lane.scores:
+        _fuse_dense(ranked, lane, words, now, explain)
+    return sorted(ranked.values(), key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
+
+
+def _fuse_dense(ranked: dict[str, Ranked], lane: DenseLane, words: int, now: float, explain: bool) -> None:
+    from git_memex.search.scoring import boosts
+
+    for mid, r in lane.found.items():
+        if mid not in ranked:
+            ranked[mid] = Ranked(0.0, r, set(), None, {"bm25": 0.0, "coverage": 0.0, "phrases": 0.0,
+                                                       "boosts": {k: round(v, 4) for k, v in boosts(r, now).items()}})
+    lexical = {mid: x.score for mid, x in ranked.items() if x.score > 0}
+    lo = min((lane.scores[m] for m in lane.top), default=0.0)
+    hi = max((lane.scores[m] for m in lane.top), default=0.0)
+    weights = {}
+    for mid, x in ranked.items():
+        if not lexical.get(mid):
+            b = 1.0
+            for v in boosts(x.row, now).values():
+                b *= v
+            weights[mid] = b
+    alpha = alpha_for([x.scored for x in ranked.values() if x.scored is not None], words)
+    mix = tiered if alpha == ALPHA_ALL_WORDS else combine
+    fused = mix(lexical, lane.scores, lo, hi, alpha=alpha, dense_weight=weights)
+    best = max(fused.values(), default=0.0)
+    for mid, x in list(ranked.items()):
+        f = fused.get(mid, 0.0)
+        if mid not in lexical and f < DENSE_ONLY_FLOOR * best:
+            del ranked[mid]  # found by meaning alone, and far below the best hit: noise
+            continue
+        if mid in lane.top:
+            x.lanes.add("semantic")
+        if mid in lane.scores:
+            x.dense = lane.scores[mid]  # the raw asymmetric score (the prompt hook's floor)
+        if explain:
+            e = x.extra if x.extra is not None else {}
+            e["semantic"] = {"dense": round(lane.scores[mid], 4) if mid in lane.scores else None,
+                             "lexical": round(x.score, 6), "fused": round(f, 6)}
+            x.extra = e
+        x.score = f

@@ -48,9 +48,19 @@ PHRASE_WEIGHT = 1.0
 # lexical x (1 + PROXIMITY_WEIGHT x tightness): see `tightness`.
 PROXIMITY_WEIGHT = 1.0
 REVIEW_BOOST = {"published": 1.2, "approved": 1.2, "proposed": 1.05, "draft": 1.0, "rejected": 0.8}
+
+# ------------------------------------------------------------------ importance and recency
+# The one set of importance and recency weights. Search's boosts (`boosts`) and the session
+# block's prior (`prior`, agents/relevance.py and agents/session.py) both read them here, and
+# both decay with age the same way (`freshness`). The prior leans on them harder, as it is
+# what orders a session block when no signal matches: its own strengths are the PRIOR_* below.
 IMPORTANCE_BOOST = {"high": 1.1, "normal": 1.0, "low": 0.92}
 RECENCY_WEIGHT = 0.1
 RECENCY_DAYS = 30.0
+# prior = PRIOR_IMPORTANCE x (PRIOR_RECENCY_FLOOR + (1 - floor) x freshness) (x DEPRECATED_PRIOR)
+PRIOR_IMPORTANCE = {"high": 1.5, "normal": 1.0, "low": 0.6}
+PRIOR_RECENCY_FLOOR = 0.4
+DEPRECATED_PRIOR = 0.5
 
 # ------------------------------------------------------------------ candidate pool
 # Per index: the best max(POOL_MIN, POOL_PER_LIMIT x limit) rows by FTS5 bm25 over any word...
@@ -181,15 +191,29 @@ def tightness(positions: list[tuple[int, int]], nwords: int) -> float:
     return (m - 1) / span * (m - 1) / (nwords - 1)
 
 
+def freshness(row: Any, now: float) -> float:
+    """exp(-age / RECENCY_DAYS): 1 for a memory updated now, falling with its age in days."""
+    age_days = max(0.0, (now - (row["updated_ts"] or 0.0)) / 86400)
+    return math.exp(-age_days / RECENCY_DAYS)
+
+
 def boosts(row: Any, now: float) -> dict[str, float]:
     """Multipliers from the memory's own fields (not from where it is indexed)."""
     out: dict[str, float] = {}
     if row["location"] != "personal":
         out["review"] = REVIEW_BOOST.get(row["review_state"] or "draft", 1.0)
     out["importance"] = IMPORTANCE_BOOST.get(row["importance"] or "normal", 1.0)
-    age_days = max(0.0, (now - (row["updated_ts"] or 0.0)) / 86400)
-    out["recency"] = 1.0 + RECENCY_WEIGHT * math.exp(-age_days / RECENCY_DAYS)
+    out["recency"] = 1.0 + RECENCY_WEIGHT * freshness(row, now)
     return out
+
+
+def prior(row: Any, now: float) -> float:
+    """The session block's prior: importance x recency (x DEPRECATED_PRIOR when deprecated), the
+    order of its memories when nothing else is known."""
+    imp = PRIOR_IMPORTANCE.get(row["importance"] or "normal", 1.0)
+    rec = PRIOR_RECENCY_FLOOR + (1.0 - PRIOR_RECENCY_FLOOR) * freshness(row, now)
+    dep = DEPRECATED_PRIOR if row["status"] == "deprecated" else 1.0
+    return imp * rec * dep
 
 
 def lexical(bm: float, coverage: float, proximity: float, phrases: float, boost: dict[str, float]) -> float:

@@ -552,7 +552,7 @@ def _check_org_files(st: Any, rep: Report) -> None:
         for path, why in index.quarantined():
             rep.add("unreadable file", "fail", f"org {name}: {path}: {why}; fix it in the org repository, "
                     f"then `git memex org pull {name}`")
-        rows = index.conn.execute("SELECT id, path, body FROM memories").fetchall()
+        rows = st.rows(columns="m.id, m.path, m.body", index=index)
         safe = safe_bodies(st, [(r["id"], r["body"]) for r in rows])
         for r in rows:
             if safe[r["id"]] != (r["body"] or ""):

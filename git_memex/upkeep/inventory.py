@@ -106,20 +106,15 @@ def _entry(r: Any, body: str, tags: list[str]) -> dict[str, Any]:
 
 def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: Any = None) -> dict[str, Any]:
     """Everything the inventory shows, as one JSON-able dict."""
-    from git_memex.index.stores import opened
+    from git_memex.index.stores import opened, scope_filter
     from git_memex.review.contradictions import contradictions
     from git_memex.search.chains import disagreements, superseded_ids
-    from git_memex.search.engine import scope_filter
     from git_memex.secrets.guard import safe_bodies, safe_tags
 
     at = time.time() if now is None else now
     with opened(ctx, stores) as st:
         st.refresh()
-        raw: dict[str, Any] = {}
-        for index, where, params in st.dbs():
-            sql = f"SELECT m.* FROM memories m WHERE {where} AND {scope_filter(scope)}"
-            for r in index.conn.execute(sql, params):
-                raw.setdefault(r["id"], r)  # the repository's copy first, as `find` does
+        raw = st.by_id(scope_filter(scope))  # the repository's copy first, as `find` does
         bodies = safe_bodies(st, [(mid, r["body"]) for mid, r in raw.items()])
         tags = safe_tags(st, [(mid, json.loads(r["tags"] or "[]")) for mid, r in raw.items()])
         entries = {mid: _entry(r, bodies[mid], tags[mid]) for mid, r in raw.items()}

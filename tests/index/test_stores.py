@@ -96,6 +96,39 @@ def test_count_distinct_and_match(repo: Path) -> None:
         assert st.rows(columns="m.id", match='"unbalanced', skip_errors=True) == []
 
 
+def test_rows_on_one_index_keeps_its_scope(repo: Path, tmp_path: Path) -> None:
+    shared = _add("the billing service retries webhooks five times")
+    assert run_cli("submit", shared).code == 0
+    draft = _add("the billing dashboard is slow on mondays")
+    _other_project(tmp_path)
+    with Stores(load_context(repo)) as st:
+        st.refresh()
+        assert st.repo is not None
+        assert [r["id"] for r in st.rows(columns="m.id", index=st.repo)] == [shared]
+        # the home index alone, still scoped to this project: the other project's draft stays out
+        assert [r["id"] for r in st.rows(columns="m.id", index=st.home)] == [draft]
+        assert len(st.rows(columns="m.id", index=st.home, scoped=False)) == 2
+
+
+def test_the_read_filters_live_beside_select_sql(repo: Path) -> None:
+    """One definition of the scopes and the hidden statuses: the search engine and the CLI's
+    --scope choices use the query API's."""
+    from git_memex.commands.search import READ_SCOPES as CLI_SCOPES
+    from git_memex.index import stores
+    from git_memex.search import engine
+
+    assert engine.scope_filter is stores.scope_filter and engine.HIDDEN_STATUSES is stores.HIDDEN_STATUSES
+    assert engine.READ_SCOPES is stores.READ_SCOPES and CLI_SCOPES == stores.READ_SCOPES
+    live = _add("the cache warms at noon")
+    gone = _add("the cache warmed at midnight")
+    assert run_cli("forget", gone, "--soft").code == 0  # retracted: hidden, still indexed
+    cond, args = stores.visible("both")
+    with Stores(load_context(repo)) as st:
+        st.refresh()
+        assert list(st.by_id(cond, args, columns="m.id")) == [live]
+        assert st.by_id(*stores.visible("org"), columns="m.id") == {}
+
+
 def test_select_sql_keeps_the_scope_ahead_of_the_caller_condition() -> None:
     sql = select_sql("m.id", "m.a = ? OR m.b = ?", scope="(m.project_key IS NULL OR m.project_key = ?)",
                      order_by="m.id", limit=True)
