@@ -31,7 +31,7 @@ TRIGGER_TYPES = {
 }
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("capture", help="save 'remember …' lines of a message as memories",
                        description="Scan a user's message for keyword triggers (remember …, note that …, TIL …, "
                        "记住…, 我们决定…) and save each as a memory: 我/'remember for me' → personal, "

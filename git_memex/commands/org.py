@@ -10,7 +10,7 @@ from git_memex.commands._common import add_json, context, emit_json
 from git_memex.errors import UsageError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("org", help="subscribe to org memory repositories (add, list, remove, pull)",
                        description="An org memory repo holds what the company knows across projects, as v0.2 "
                        "files with scope org. `add` clones it into the data root and records memex.org.NAME.url "

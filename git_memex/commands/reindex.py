@@ -9,7 +9,7 @@ from typing import Any
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("reindex", help="update (or --full: rebuild) the index from the markdown files",
                        description="Update the index from the markdown files, reading only what changed; "
                        "--full throws the index away and rebuilds it.")
