@@ -32,6 +32,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from git_memex.core.textproc import Query
+    from git_memex.index.refresh import Index
+    from git_memex.search.semantic import Early
+
 HIDDEN_STATUSES = ("retracted", "archived", "superseded")
 SNIPPET_CHARS = 240
 
@@ -145,7 +149,7 @@ class _Term:
         self.syn_exprs: list[str] = []
 
 
-def _terms(q: Any, extra: dict[str, list[int]]) -> list[_Term]:
+def _terms(q: Query, extra: dict[str, list[int]]) -> list[_Term]:
     """The query's original words with their FTS5 expressions and the expansions that cover them.
 
     `extra` maps alias-vocabulary expansions to the indexes (into latin + cjk) of the words
@@ -193,7 +197,7 @@ def _terms(q: Any, extra: dict[str, list[int]]) -> list[_Term]:
     return terms
 
 
-def _cjk_entries(q: Any) -> list[str]:
+def _cjk_entries(q: Query) -> list[str]:
     """Synonym-table entries inside the query's CJK text (rebuilt from its bigrams)."""
     from git_memex.search import synonyms
 
@@ -215,7 +219,7 @@ def _cjk_entries(q: Any) -> list[str]:
     return out
 
 
-def _alias_expansions(dbs: list[tuple[Any, str, tuple[Any, ...]]], query: str, q: Any,
+def _alias_expansions(dbs: list[tuple[Any, str, tuple[Any, ...]]], query: str, q: Query,
                       ) -> tuple[list[str], dict[str, list[int]]]:
     """The user's alias vocabulary (memories with `alias` and `target`): a query naming one
     side also searches for the other. Returns (words, word -> indexes of the query words it covers)."""
@@ -255,7 +259,7 @@ def _count(conn: sqlite3.Connection, expr: str) -> int:
         return 0
 
 
-def _prune(q: Any, terms: list[_Term], dfs: list[int], rows: int, full: str) -> tuple[str, bool]:
+def _prune(q: Query, terms: list[_Term], dfs: list[int], rows: int, full: str) -> tuple[str, bool]:
     """(the MATCH expression that selects this index's bm25 candidates, pruned?) from its own counts."""
     total = sum(dfs)
     if rows < scoring.PRUNE_MIN_ROWS or total <= scoring.PRUNE_POSTINGS or len(terms) < 2:
@@ -294,7 +298,7 @@ def _filters(where: str, params: tuple[Any, ...], scope: str, type: str | None) 
     return sql, [*params, *HIDDEN_STATUSES, *([type] if type else [])]
 
 
-def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
+def _candidates(index: Index, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
                 fetch: int) -> list[sqlite3.Row]:
     """The best `fetch` rows by FTS5 bm25 that pass the filters.
 
@@ -323,7 +327,7 @@ def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scop
         inner *= 8
 
 
-def _all_words(index: Any, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
+def _all_words(index: Index, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
                seen: set[int]) -> list[sqlite3.Row]:
     """Rows holding every word (expr is their AND), up to ALL_WORDS_POOL (then the best by bm25)."""
     cap = scoring.ALL_WORDS_POOL
@@ -526,7 +530,7 @@ def _lexical_only(lexical: list[Scored]) -> list[_Ranked]:
 
 
 def _join_semantic(stores: Stores, query: str, lexical: list[Scored], nterms: int, *, scope: str,
-                   type: str | None, explain: bool, result: SearchResult, early: Any = None) -> list[_Ranked]:
+                   type: str | None, explain: bool, result: SearchResult, early: Early | None = None) -> list[_Ranked]:
     """The hits with the dense lane: `semantic.join` combines the two lanes' scores by weight
     (docs/semantic.md, a weighted sum measured to beat reciprocal rank fusion) and may add
     memories found by meaning alone."""

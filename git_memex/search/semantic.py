@@ -49,6 +49,12 @@ from typing import Any, Protocol
 
 from git_memex.errors import MemexError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.core.paths import Context
+    from git_memex.index.refresh import Index
+    from git_memex.index.stores import Stores
+
 VECTORS_NAME = "vectors.db"  # beside each index.db (search/engine.py checks for it by this name)
 SETTING = "embeddingModel"
 # Dense candidates per index, and how many of the Hamming-closest get the asymmetric score.
@@ -166,7 +172,7 @@ _PROVIDERS: dict[str, Provider | None] = {}
 _LOCK = threading.Lock()
 
 
-def model_spec(ctx: Any) -> str:
+def model_spec(ctx: Context) -> str:
     """The configured model, `auto` resolved: a spec, or "off"."""
     spec = ctx.setting(SETTING)
     if spec == "auto":
@@ -176,7 +182,7 @@ def model_spec(ctx: Any) -> str:
     return spec
 
 
-def provider(ctx: Any) -> Provider | None:
+def provider(ctx: Context) -> Provider | None:
     """The model of this context (loaded once per process), or None when the lane is off."""
     spec = model_spec(ctx)
     if spec == "off":
@@ -293,7 +299,7 @@ class Vectors:
         self.conn.execute("COMMIT")
 
 
-def _bodies(index: Any) -> dict[str, str]:
+def _bodies(index: Index) -> dict[str, str]:
     """content hash -> body of every memory a search can return (one entry per distinct body)."""
     from git_memex.search.engine import HIDDEN_STATUSES
 
@@ -304,7 +310,7 @@ def _bodies(index: Any) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ building
-def build(stores: Any, prov: Provider, progress: Callable[[int, int], None] | None = None,
+def build(stores: Stores, prov: Provider, progress: Callable[[int, int], None] | None = None,
           stop: threading.Event | None = None, batch: int = BATCH) -> tuple[int, int]:
     """Embed every memory of this context that has no code yet; (embedded, memories).
 
@@ -422,7 +428,7 @@ class Dense:
         self.model: str | None = None
 
 
-def dense(stores: Any, prov: Provider, query: str, filters: list[tuple[str, list[Any]]],
+def dense(stores: Stores, prov: Provider, query: str, filters: list[tuple[str, list[Any]]],
           also: dict[str, str], k: int = DENSE_K, count: bool = False, early: Early | None = None) -> Dense:
     """Score by meaning the memories that pass `filters` (one SQL filter per index, over `m`).
 
@@ -507,7 +513,7 @@ class Early:
         return self._vec
 
 
-def embed_early(stores: Any, query: str) -> Early | None:
+def embed_early(stores: Stores, query: str) -> Early | None:
     """Start embedding `query` for the dense lane; None when the lane is off (or misconfigured:
     `join` then says why)."""
     try:
@@ -517,7 +523,7 @@ def embed_early(stores: Any, query: str) -> Early | None:
     return Early(prov, query) if prov is not None and query.strip() else None
 
 
-def join(stores: Any, query: str, scored: dict[str, tuple[float, Any, dict[str, Any]]], *, scope: str,
+def join(stores: Stores, query: str, scored: dict[str, tuple[float, Any, dict[str, Any]]], *, scope: str,
          type: str | None, explain: bool, now: float, early: Early | None = None) -> dict[str, Any] | None:
     """Fuse the dense lane into the lexical `scored` (memory id -> (score, row, info)), in place.
 
@@ -618,7 +624,7 @@ def background(load: Callable[[], Any], stop: threading.Event, every_s: float = 
     return t
 
 
-def spawn_build(ctx: Any) -> bool:
+def spawn_build(ctx: Context) -> bool:
     """Start a detached `git-memex reindex --embeddings --quiet` if the lane is on and none runs."""
     if model_spec(ctx) == "off":
         return False
@@ -634,7 +640,7 @@ def spawn_build(ctx: Any) -> bool:
 
 
 @contextlib.contextmanager
-def build_lock(ctx: Any) -> Any:
+def build_lock(ctx: Context) -> Any:
     """Held by one builder at a time per data root (a second one yields False and leaves)."""
     import fcntl
 
