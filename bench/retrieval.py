@@ -121,7 +121,7 @@ def build_store(root: Path, memories: Iterable[dict[str, Any]]) -> tuple[Any, di
         for key in ("aliases", "alias", "target"):
             if mem.get(key):
                 extra[key] = mem[key]
-        mtype = mem.get("type") if mem.get("type") in model.TYPES else "fact"
+        mtype = str(mem["type"]) if mem.get("type") in model.TYPES else "fact"
         m = model.create(mem["text"], scope="personal", type=mtype, tags=list(mem.get("tags") or []),
                          source="import", extra=extra)
         m.fm["created_at"] = m.fm["updated_at"] = FIXED_TIME

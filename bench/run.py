@@ -417,8 +417,10 @@ def bench_size(n: int, mode: Mode, base_env: dict[str, str], keep: bool) -> Size
         log("  search (whole process)")
         qs = [q["query"] for q in queries]
         for row, prefix in (("search_git", ["git", "memex"]), ("search_cli", cmd)):
-            repeat(row, R.setdefault(row, Measure()), mode.search_cli,
-                   lambda i, p=prefix: run([*p, "search", qs[(i + 1) % len(qs)]], cwd=ws.a, env=ws.env_a))
+            def search(i: int, p: list[str] = prefix) -> tuple[float, int, int, str, str] | None:
+                return run([*p, "search", qs[(i + 1) % len(qs)]], cwd=ws.a, env=ws.env_a)
+
+            repeat(row, R.setdefault(row, Measure()), mode.search_cli, search)
 
         # -------- search, in process
         log("  search (in process)")
@@ -636,7 +638,7 @@ def report(results: list[SizeResult], mode: Mode, info: dict[str, str], out: Pat
     for row, label, _kind in ROWS:
         L.append(f"| {label} | " + " | ".join(cell(by[n].rows.get(row)) for n in sizes) + " |")
     L.append("| index size on disk | " + " | ".join(
-        f"{by[n].index_mb} MB ({by[n].index_mb * 1e6 / n / 1024:.2f} KiB/memory)" if by[n].index_mb else "–" for n in sizes) + " |")
+        f"{mb} MB ({mb * 1e6 / n / 1024:.2f} KiB/memory)" if (mb := by[n].index_mb) else "–" for n in sizes) + " |")
     for row, label in (("reindex_full", "peak memory, `reindex --full`"), ("reindex_incr", "peak memory, incremental `reindex`"),
                        ("search_cli", "peak memory, `git-memex search`"), ("add", "peak memory, `add`"),
                        ("post_merge", "peak memory, post-merge hook"),

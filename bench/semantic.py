@@ -170,7 +170,8 @@ def _process_costs(root: Path, home: Path, qs: list[dict[str, Any]], whole: int)
         firsts.append(float(b))
     exe = shutil.which("git-memex") or str(Path(sys.executable).with_name("git-memex"))
     off = {**env, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "memex.embeddingModel", "GIT_CONFIG_VALUE_0": "off"}
-    times, times_off = [], []
+    times: list[float] = []
+    times_off: list[float] = []
     for i in range(whole + 1):
         for e, into in ((env, times), (off, times_off)):
             t0 = time.perf_counter()

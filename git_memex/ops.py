@@ -28,7 +28,7 @@ from git_memex.index.stores import Found, Stores, opened
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Unpack
 
 LIFECYCLE_TARGETS = ("active", "deprecated", "retracted", "archived")
 NEAR_DUP_CANDIDATES = 20
@@ -167,16 +167,6 @@ def add(
     ctx: Context,
     text: str,
     *,
-    scope: str = "project",
-    type: str = "fact",
-    tags: list[str] | None = None,
-    importance: str = "normal",
-    role: str = "knowledge",
-    source: str = "cli",
-    visibility: str | None = None,
-    via: str = "cli",
-    confidence: str | None = None,
-    paths: list[str] | None = None,
     aliases: list[str] | None = None,
     alias: str | None = None,
     target: str | None = None,
@@ -184,16 +174,20 @@ def add(
     expires: str | None = None,
     source_detail: str | None = None,
     stores: Stores | None = None,
+    **chosen: Unpack[model.Chosen],
 ) -> AddResult:
-    """A new memory. `aliases` are other words it should be found by (at most ALIASES_MAX);
-    `alias` and `target` together are a vocabulary entry (the reference tool's: a search for
-    either finds memories with the other). Both are masked like the body."""
+    """A new memory. `chosen` is what the writer picks (scope, type, tags…: `model.Chosen`),
+    handed to `model.create` as it came. `aliases` are other words it should be found by (at
+    most ALIASES_MAX); `alias` and `target` together are a vocabulary entry (the reference
+    tool's: a search for either finds memories with the other). Both are masked like the body."""
     from git_memex.secrets.admission import admit
     from git_memex.secrets.redact import redact
 
     extra = _vocabulary(aliases, alias, target, ctx.redact_patterns)
     if source_detail:  # a caller's own word for where it came from, kept as data (docs/agents.md)
         extra["source_detail"] = source_detail
+    scope = chosen.get("scope", "project")
+    visibility = chosen.get("visibility")
     if scope not in ("project", "personal"):
         if scope in model.RESERVED_SCOPES:
             raise UsageError(f"scope {scope!r} is reserved by the protocol; use project or personal")
@@ -208,22 +202,7 @@ def add(
     if not body or body == "[REDACTED]":
         raise UsageError("memory text is empty once <private> parts are removed")
     try:
-        m = model.create(
-            body,
-            scope=scope,
-            type=type,
-            tags=tags,
-            importance=importance,
-            role=role,
-            source=source,
-            visibility=visibility,
-            confidence=confidence,
-            created_by=person(ctx),
-            via=via,
-            repo_id=ctx.repo_id,
-            paths=paths,
-            extra=extra or None,
-        )
+        m = model.create(body, created_by=person(ctx), repo_id=ctx.repo_id, extra=extra or None, **chosen)
         if expires is not None:
             try:
                 m.fm["expires_at"] = model.expiry(expires)

@@ -154,7 +154,7 @@ def own_cases() -> dict:
 def _section(doc: dict, path: tuple[str, ...]) -> list:
     for key in path:
         doc = doc[key]
-    return list(doc)  # type: ignore[arg-type]
+    return list(doc)
 
 
 def vectors(*path: str, keep=None, ids=None) -> list:

@@ -56,10 +56,10 @@ def same(a: object, b: object) -> bool:
     """Equal values of equal types all the way down (True == 1 in Python, not in YAML)."""
     if type(a) is not type(b):
         return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)  # type: ignore[union-attr]
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -71,7 +71,7 @@ SCALARS = st.one_of(
                      "'2025-01-01T00:00:00Z'", "01J9ZZQ8PMWKVX6KGZH2MXR6QJ", "true", "数据库", "a\u2028b", "a  b",
                      "?x", ":x", "-x", "[a, -1]", "[a, 1.5]", "[a, yes]", "[x:y]", "0o17", "0b101", "08", "1:60",
                      "3.", "1.2.3", ".git", "~x", "x~", "local:me@example.com", "a:", "[,]", "[a,,b]"]),
-    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12),
 )
 KEYS = st.sampled_from(["id", "tags", "a", "b_c", "on", "yes", "null", "Key", "x-y", "1a", "schema_version"])
 

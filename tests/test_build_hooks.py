@@ -101,6 +101,7 @@ def test_a_wheel_ships_the_top_level_hooks_and_its_init_installs_exactly_those(t
         installed = (hooks_dir / name).read_bytes()
         assert os.access(hooks_dir / name, os.X_OK), name
         # init fills in only the command it found (this venv's git-memex): put the placeholder back
-        assert re.search(rb"(?m)^memex=(.*)$", installed).group(1) == str(venv / "bin" / "git-memex").encode()
+        line = re.search(rb"(?m)^memex=(.*)$", installed)
+        assert line is not None and line.group(1) == str(venv / "bin" / "git-memex").encode()
         restored = re.sub(rb"(?m)^memex=.*$", b"memex=git-memex", installed, count=1)
         assert restored == data, name  # byte for byte otherwise

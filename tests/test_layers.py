@@ -85,8 +85,8 @@ def imports(path: Path) -> list[tuple[int, str]]:
                 for a in node.names:
                     full = f"{source}.{a.name}"
                     found.append((node.lineno, full if is_module(full) else source))
-        for child in ast.iter_child_nodes(node):
-            visit(child)
+        for sub in ast.iter_child_nodes(node):
+            visit(sub)
 
     visit(ast.parse(path.read_text(encoding="utf-8")))
     return found

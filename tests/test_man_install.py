@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -22,7 +23,7 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "build_hooks.py", "man", "hooks", "git_memex")
 
 
-def _missing(what: str) -> None:
+def _missing(what: str) -> NoReturn:
     """A tool this test needs is absent: a failure in CI, a visible skip elsewhere."""
     if IN_CI:
         pytest.fail(f"{what} (CI=true: .ci/run must provide it)")
@@ -34,7 +35,7 @@ def man_exe() -> str:
     exe = shutil.which("man")
     if exe is None:
         _missing("`man` is not installed (apt-get install -y man-db)")
-    return exe  # type: ignore[return-value]
+    return exe
 
 
 def _install(tmp: Path, editable: bool) -> Path:

@@ -16,6 +16,10 @@ from pydantic import ValidationError as ArgumentError
 
 from git_memex.core import model
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.core.context import Context
+
 SERVER_NAME = "memex"
 
 
@@ -408,7 +412,7 @@ def argument_error(tool: str, exc: ArgumentError) -> str:
 
 
 
-def no_repository(ctx: Any) -> str:
+def no_repository(ctx: Context) -> str:
     return (f"This memory server serves no git repository (it was started in {ctx.cwd}), so project memories "
             "cannot be filed. Ask the user to start it with `git memex mcp --repo PATH` (or to set "
             "GIT_MEMEX_REPO); personal memories (scope personal) still work.")

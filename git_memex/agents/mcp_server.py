@@ -184,7 +184,7 @@ class Adapter:
                 log.info("serving %s, the client's root", folder)
                 return
 
-    def call(self, tool: str, fn: Callable[[Any], CallToolResult]) -> CallToolResult:
+    def call(self, tool: str, fn: Callable[[Context], CallToolResult]) -> CallToolResult:
         from git_memex.core.model import ValidationError
 
         t0 = time.perf_counter()

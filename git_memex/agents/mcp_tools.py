@@ -62,16 +62,17 @@ TEXT_LIMIT = (f"At most {MAX_BODY_BYTES // 1024} KiB ({MAX_BODY_BYTES:,} bytes a
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git_memex.agents.mcp_server import Adapter
+    from git_memex.core.context import Context
 
 def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     def rule_off(mctx: MCPContext | None, name: str, memory_id: str, command: str,
-                 act: str) -> CallToolResult | Callable[[Any], CallToolResult | None]:
+                 act: str) -> CallToolResult | Callable[[Context], CallToolResult | None]:
         """The refusal, or a guard for the run: when `memory_id` is an approved rule, the person
         is asked first; the guard (called under the lock, right before the change) refuses when
         the memory is not what was checked or shown any more."""
         seen: dict[str, Any] = {}
 
-        def look(ctx: Any) -> CallToolResult:
+        def look(ctx: Context) -> CallToolResult:
             seen["rule"] = person.approved_rule(ctx, memory_id)
             return ok("", {})
 
@@ -86,7 +87,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             if answer != "yes":
                 return error(person.refusal(answer, f"{act} {rule['id']}", command), 2)
 
-        def guard(ctx: Any) -> CallToolResult | None:
+        def guard(ctx: Context) -> CallToolResult | None:
             if person.approved_rule(ctx, memory_id) != rule:
                 return error(f"{memory_id} changed since it was checked (it is, or was, an approved rule); "
                              "nothing was changed, ask again.", 2)
@@ -137,7 +138,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         where_to = scope_name(scope)
         source_, detail = agent_source(source)
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             if where_to == "project" and ctx.repo is None:
                 return error(no_repository(ctx), 1)
             echo = ops.find_turn_echo(ctx, where_to, text_)
@@ -185,7 +186,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
         kind, note = type_filter(type)
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             data = ops.search(ctx, query, scope=scope_name(scope), type=kind, limit=limit, confidence=confidence)
             if note:
                 data.setdefault("warnings", []).insert(0, note)
@@ -218,7 +219,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
         kind, note = type_filter(type)
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             data = ops.list_memories(ctx, scope=scope_name(scope), type=kind, limit=limit, include=include,
                                      confidence=confidence)
             mems = data["memories"]
@@ -261,7 +262,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         if isinstance(guard, CallToolResult):
             return guard
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             if (refused := guard(ctx)) is not None:
                 return refused
             data = ops.supersede(ctx, id, text_, via=a.via, source="tool", type=type, confidence=confidence,
@@ -288,7 +289,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         if isinstance(guard, CallToolResult):
             return guard
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             if (refused := guard(ctx)) is not None:
                 return refused
             data = ops.forget(ctx, id, soft=soft)
@@ -308,7 +309,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     def memory_get(id: Id) -> CallToolResult:
         from git_memex import ops
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             data = ops.masked(ctx, ops.show(ctx, id))  # as show --json: every field, link and the body
             fm = data["frontmatter"]
             head = {**fm, "id": data["id"]}
@@ -326,7 +327,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     def memory_status() -> CallToolResult:
         from git_memex.review import sync_status
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             data = sync_status.sync_status(ctx)
             data["repository"] = str(ctx.repo.work_tree) if ctx.repo is not None else None
             data["next"] = next_for_agents(data.get("next"))
@@ -350,7 +351,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
     ) -> CallToolResult:
         from git_memex.review import submit
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             res = submit.submit(ctx, ids, branch=branch, base=base)
             lines = [f"submitted {s['id']} [{s['review_state']}]" for s in res.submitted]
             lines += [f"already in the repository: {mid}" for mid in res.skipped_identical]
@@ -377,7 +378,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
     @tool
     def memory_propose(
-        ids: Annotated[Ids, Field(description="Personal memory ids to copy into the project outbox.")],
+        ids: Annotated[Ids, Field(description="Personal memory ids to copy into the project propose.")],
         local_approve: Annotated[bool | None, Field(description="Solo mode: ask the user to approve the copies "
                                                     "themselves right away (no team review). Default: false.")] = None,
         localApprove: Annotated[bool | None, Field(description="The reference tool's name for "
@@ -393,7 +394,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
         seen: dict[str, Any] = {}
 
-        def look(ctx: Any) -> CallToolResult:
+        def look(ctx: Context) -> CallToolResult:
             seen["items"] = propose.crossing(ctx, ids)
             seen["me"] = actor(ctx)
             return ok("", {})
@@ -417,7 +418,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
             return error(person.refusal(answer, act, command), 2)
         shown = {i["source"]: i["text"] for i in items}
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             out = propose.propose(ctx, [i["source"] for i in items], local_approve=approve, via=a.via,
                                  shown=shown)
             lines = [f"proposed {o['source']} → {o['id']} [{o['review_state']}]"
@@ -439,7 +440,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
         seen: dict[str, Any] = {}
 
-        def look(ctx: Any) -> CallToolResult:  # the core's own refusals first: no question for a call that cannot succeed
+        def look(ctx: Context) -> CallToolResult:  # the core's own refusals first: no question for a call that cannot succeed
             seen["m"] = promote.look(ctx, id, reject=reject, note=note, resubmit=resubmit)
             seen["me"] = actor(ctx)
             return ok("", {})
@@ -461,7 +462,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         if answer != "yes":
             return error(person.refusal(answer, f"the review step {m['review_state']} → {to}", command), 2)
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             data = promote.promote(ctx, id, reject=reject, resubmit=resubmit, note=note,
                                      expect=(m["review_state"], m["body"]))
             lines = [f"promote {data['id']}: {data['from']} → {data['to']} (by {data['by']})."]
@@ -481,7 +482,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
     ) -> CallToolResult:
         from git_memex.git import sync
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             if target is None:
                 items = sync.list_conflicts(ctx)
                 data = {"conflicts": [c.__dict__ for c in items]}
@@ -514,7 +515,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         if apply:  # recording review steps is the person's act: asked first, or the command named
             seen: dict[str, Any] = {}
 
-            def look(ctx: Any) -> CallToolResult:
+            def look(ctx: Context) -> CallToolResult:
                 seen["data"] = pr_status.pr_status(ctx, apply=False)
                 return ok("", {})
 
@@ -531,7 +532,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
                     return error(person.refusal(answer, "recording the pull request's review steps",
                                                 "git memex pr-status --apply"), 2)
 
-        def run(ctx: Any) -> CallToolResult:
+        def run(ctx: Context) -> CallToolResult:
             data = pr_status.pr_status(ctx, apply=apply)
             pr = data["pr"]
             lines = [f"{pr_status.pr_label(pr.get('number'))} {pr.get('state') or '?'}"

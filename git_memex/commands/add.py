@@ -9,7 +9,7 @@ from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, 
 from git_memex.core import model
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("add", help="save a new memory",
                        description="Save a new memory. Project memories land in the outbox as drafts, "
                        "never in the repository; secrets are masked and <private> parts removed before writing.")

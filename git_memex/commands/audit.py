@@ -17,7 +17,7 @@ def _days(value: str) -> int:
     return n
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("audit", help="list what needs tending: near-duplicates, stale memories, broken chains",
                        description="Read-only report for a curator: near-duplicate pairs, active memories not "
                        "updated in --days days (90), supersede chains that are broken or point at a memory that is "

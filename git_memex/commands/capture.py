@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast pat
     import argparse
     from typing import Any
 
+    from git_memex.core.context import Context
+
 # The statement patterns say what kind of memory it is; everything else is a plain fact.
 TRIGGER_TYPES = {
     "zh-personal-xihuan": "preference",
@@ -31,7 +33,7 @@ TRIGGER_TYPES = {
 }
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("capture", help="save 'remember …' lines of a message as memories",
                        description="Scan a user's message for keyword triggers (remember …, note that …, TIL …, "
                        "记住…, 我们决定…) and save each as a memory: 我/'remember for me' → personal, "
@@ -62,7 +64,7 @@ HOOK_MAX_SCAN = 64 * 1024
 """Characters of one prompt the hook scans for triggers (a write path's body limit)."""
 
 
-def capture_message(ctx: Any, text: str, *, dry_run: bool = False, via: str = "cli",
+def capture_message(ctx: Context, text: str, *, dry_run: bool = False, via: str = "cli",
                     limit: int | None = None) -> dict[str, Any]:
     """Scan `text` and save (or, dry run, preview) each hit; a plain result, no printing.
 
@@ -227,7 +229,7 @@ def stop_reason() -> str:
             "If nothing is worth keeping, do not call any tool: just stop.")
 
 
-def _first_ask(ctx: Any, client: str, session: str) -> bool:
+def _first_ask(ctx: Context, client: str, session: str) -> bool:
     """True exactly once per (client, session): the marker file is created here (O_EXCL, 0600)."""
     import hashlib
     import os

@@ -15,7 +15,7 @@ from git_memex.commands._common import add_json, emit_json
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("config", help="list, get, set or unset memex.* settings (stored in git config)",
                        description="Settings live in git config under memex.* (the repository's value overrides "
                        "the global one). Keys and values are validated; a regular expression (memex.redactPattern, "

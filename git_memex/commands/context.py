@@ -27,7 +27,7 @@ HOOK_CLIENTS = ("claude", "codex")
 MAX_HOOK_INPUT = 4 * 1024 * 1024
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("context", help="print the session-start memory block",
                        description="Print the compact memory block an agent gets at session start: approved "
                        "instructions, warnings that match what you are working on, and the most relevant project "

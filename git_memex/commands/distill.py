@@ -8,7 +8,7 @@ from pathlib import Path
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("distill", help="propose AGENTS.md lines from approved high-confidence instructions",
                        description="Propose AGENTS.md lines from approved (or published), high-confidence "
                        "`role: instruction` repository memories, grouped by type, each with its id. Personal "

@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("doctor", help="check files, chains, hooks, merge driver and index",
                        description="Check memory files (unreadable ones listed with the reason), supersede chains, "
                        "hooks, the merge driver, personal or private files inside the repository, secrets, index "

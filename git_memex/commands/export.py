@@ -9,7 +9,7 @@ from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, 
 from git_memex.core import model
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("export", help="write memories into one bundle file (to move or seed them)",
                        description="Write memories into one versioned bundle file (JSON, docs/bundle.md) that "
                        "`git memex import` reads on another machine or in another project: personal memories, and "

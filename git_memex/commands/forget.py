@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("forget", help="delete a memory (or --soft: retract it)",
                        description="Delete a memory's file and index entry, or with --soft mark it retracted "
                        "(kept for audit, never retrieved). A deleted file stays in git history if it was committed.")

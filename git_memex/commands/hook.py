@@ -7,7 +7,7 @@ import argparse
 from git_memex.git.hook import HOOK_NAMES
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("hook", help="entry point for installed git hooks",
                        description="Run one git hook's work. Called by the shims `git memex init` installs; "
                        "post-* hooks never fail the git command.")

@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json, warn
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("import", help="read memories from a bundle file written by export",
                        description="Read memories from a bundle written by `git memex export` (FILE, or - for stdin). "
                        "The whole bundle is checked before anything is written; a truncated or foreign file, or one "

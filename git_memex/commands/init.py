@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("init", help="set up the current repository (memory folder, merge driver, hooks, agents)",
                        description="Set up the current git repository: the memory folder, the .gitattributes line, "
                        "the merge driver in the repository's git config, chained git hooks, the AGENTS.md pointer "

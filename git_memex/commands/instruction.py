@@ -8,7 +8,7 @@ import sys
 from git_memex.commands._common import add_json, context, emit_json, short, warn
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("instruction", help="approve or revoke rules for agents; list them",
                        description="A rule (a role: instruction memory) reaches agents as an instruction only "
                        "after a person approves it here AND that approval is committed on the project's default "

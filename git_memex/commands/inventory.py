@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "inventory", help="the state of the memory at a glance (text, JSON or a static HTML page)",
         description="Counts by scope, type, review state and status; the review pipeline; recent changes; "

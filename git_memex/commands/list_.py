@@ -9,7 +9,7 @@ from git_memex.commands.search import READ_SCOPES
 from git_memex.core import model
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("list", help="list memories, newest first", description="List memories, newest first.")
     p.add_argument("--scope", choices=READ_SCOPES, default="all",
                    help="all (default): project, personal and subscribed org memories; both: project and personal")

@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("log", help="a memory's commits and review history together",
                        description="The memory's commits (following the supersede chain) merged with its "
                        "review_history, oldest first: who changed, promoted or rejected it, and when.")

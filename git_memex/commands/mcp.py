@@ -13,7 +13,7 @@ import sys
 CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstudio")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("mcp", help="MCP server on stdio (for editors and agents)",
                        description="Run the MCP server on stdio: the memory tools memory_add, memory_search, "
                        "memory_list, memory_supersede, memory_forget, memory_status, memory_submit, memory_propose, "

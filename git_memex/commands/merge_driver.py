@@ -185,7 +185,7 @@ def _help() -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Only for --help and the man page: git-memex's main() runs main() above before argparse."""
     p = sub.add_parser("merge-driver", help="git merge driver for memory files (%%O %%A %%B %%P)",
                        description="Field-level 3-way merge of one memory file, as git's merge driver "

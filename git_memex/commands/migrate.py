@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("migrate", help="convert v1 memory files and folders to v2 (with a backup)",
                        description="Convert v1 memory files (scope user, epoch times, priority, type instruction) "
                        "and legacy folders (memories/user, .my-o-memory, .open-memex) to protocol v0.2. Originals "

@@ -9,8 +9,12 @@ from typing import Any
 from git_memex.commands._common import add_json, context, emit_json
 from git_memex.errors import UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.core.context import Context
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("org", help="subscribe to org memory repositories (add, list, remove, pull)",
                        description="An org memory repo holds what the company knows across projects, as v0.2 "
                        "files with scope org. `add` clones it into the data root and records memex.org.NAME.url "
@@ -119,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     raise UsageError("org needs an action: add, list, remove or pull (see `git memex org --help`)")
 
 
-def _add_shared(ctx: Any, args: argparse.Namespace) -> int:
+def _add_shared(ctx: Context, args: argparse.Namespace) -> int:
     """`org add … --share`: subscribe (or find it already subscribed to that URL), then name it in
     the committed file; when the file cannot be written the new subscription is taken back."""
     from git_memex.errors import USAGE, MemexError

@@ -8,7 +8,7 @@ from git_memex.commands._common import add_json, context, emit_json
 from git_memex.errors import UsageError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("pr-status", help="map the branch's GitHub PR state onto review_state",
                        description="Read the current branch's PR with `gh pr view` and map it: merged → published, "
                        "approved → approved (approved_by = the reviewer), changes requested → a suggestion only. A "

@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("promote", help="proposed → approved → published; --reject / --resubmit",
                        description="Advance a repository memory one step (proposed → approved → published), reject "
                        "it with a note, or resubmit a rejected one. Every step is appended to review_history; "

@@ -9,7 +9,7 @@ from git_memex.commands._common import add_json, context, emit_json
 from git_memex.errors import UsageError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("propose", help="copy personal memories into the project outbox as drafts; --to org NAME",
                        description="Copy personal memories into the project outbox as drafts with new ids "
                        "(derived_from points back; the personal original stays). All or nothing. With --to org "

@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("pull", help="fetch + fast-forward only, then reindex the memory files that changed",
                        description="Fetch the current branch's upstream with your own git (your credentials), "
                        "fast-forward only, then reindex exactly the memory files that changed. It never merges "

@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("push", help="print (or, with --yes, run) the push for submitted work",
                        description="Show the `git push` that publishes what `git memex submit` committed on the "
                        "current branch: the commits its remote does not have yet, and the memory files they carry. "

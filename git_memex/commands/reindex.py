@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from git_memex.commands._common import add_json, context, emit_json
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.core.context import Context
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("reindex", help="update (or --full: rebuild) the index from the markdown files",
                        description="Update the index from the markdown files, reading only what changed; "
                        "--full throws the index away and rebuilds it.")
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def embeddings(ctx: Any, args: argparse.Namespace) -> int:
+def embeddings(ctx: Context, args: argparse.Namespace) -> int:
     """`reindex --embeddings`: update the index, then embed what has no vector (never with --full)."""
     from git_memex.errors import MemexError, UsageError
     from git_memex.index.stores import Stores

@@ -8,7 +8,7 @@ import json
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("resolve", help="list conflicted memory files, or 3-way merge one",
                        description="Without an argument, list conflicted memory files (from the index stages). With "
                        "one, merge stages 1/2/3 with the merge driver's engine: a clean result is written and staged; "

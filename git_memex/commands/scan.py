@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from git_memex.core.context import Context
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("scan", help="scan memory files for secrets (prints path:line: rule, never the secret)",
                        description="Scan memory files for secrets and invalid frontmatter. With --staged, scan the "
                        "staged blobs (what a commit would record). Prints path:line: rule; exit 1 on findings.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("schema", help="print the JSON Schema (draft 2020-12) of a memory file's frontmatter",
                        description="Print the JSON Schema (draft 2020-12) of the frontmatter of a schema_version 2 "
                        "memory file, as shipped in the package (docs/format.md, \"The JSON Schema\"). It is "

@@ -8,7 +8,7 @@ from pathlib import Path
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("scopes", help="list every project key in the data root with its drafts and private memories",
                        description="Drafts (the outbox) and private memories live in the data root under a project "
                        "key, pinned per clone by `init` (git config memex.projectKey). List every key with its "

@@ -10,7 +10,7 @@ from git_memex.core import model
 READ_SCOPES = ("all", "both", "project", "personal", "org")  # as index.stores.READ_SCOPES (docs/org.md)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("search", help="search memories (BM25, CJK-aware)",
                        description="Search memories. Terms are OR-ed; only the newest of a supersede chain is "
                        "shown; retracted and archived memories never are.")

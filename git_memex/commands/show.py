@@ -11,7 +11,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json, warn
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("show", help="show one memory", description="Show one memory (id or unique id prefix).")
     p.add_argument("id")
     add_json(p)

@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("status", help="change a memory's lifecycle status",
                        description="Change a memory's lifecycle status. retracted → active is refused; "
                        "superseded is reached only through `supersede`.")

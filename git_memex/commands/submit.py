@@ -8,7 +8,7 @@ import sys
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("submit", help="move outbox drafts into the repository as proposed, in one commit",
                        description="Move the named outbox drafts into the memory folder as `proposed` (approved stays "
                        "approved) and make one commit holding only those files, on the current branch or on a new "

@@ -8,7 +8,7 @@ from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, 
 from git_memex.core import model
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("supersede", help="replace a memory with a new version",
                        description="Write a new memory that replaces ID. The old one becomes `superseded` and both "
                        "point at each other (supersedes / superseded_by).")

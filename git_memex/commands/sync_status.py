@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("sync-status", help="last sync, outbox, repository review states, uncommitted files",
                        description="Show the last index sync (when, and what triggered it), the outbox drafts, "
                        "repository memories by review state, uncommitted memory files, possible contradictions, "

@@ -7,7 +7,7 @@ import argparse
 from git_memex.commands._common import add_json, context, emit_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("where", help="print the data root, indexes, memory folder, scope key and repo id",
                        description="Print the data root, the indexes, the memory folders, the scope key and the repo id.")
     add_json(p)

@@ -12,7 +12,27 @@ from git_memex.errors import USAGE, MemexError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypedDict, Unpack
+
+    class Chosen(TypedDict, total=False):
+        """What the writer chooses about a new memory: `create`'s keywords, which `ops.add`
+        forwards as they came (`**chosen: Unpack[Chosen]`). Defaults are `create`'s."""
+
+        scope: str
+        type: str
+        tags: list[str] | None
+        importance: str
+        role: str
+        source: str
+        visibility: str | None
+        confidence: str | None
+        via: str
+        paths: list[str] | None
+
+_CHOSEN = frozenset(("scope", "type", "tags", "importance", "role", "source", "visibility", "confidence", "via",
+                     "paths"))
+"""`Chosen`'s keys at run time (where `typing` is not imported), for `create`'s refusal of any other;
+tests/core/test_model.py checks the two agree."""
 
 SCHEMA_VERSION = 2
 
@@ -332,24 +352,25 @@ def normalize_tags(tags: list[str] | str | None) -> list[str]:
 def create(
     body: str,
     *,
-    scope: str = "project",
-    type: str = "fact",
-    tags: list[str] | None = None,
-    importance: str = "normal",
-    role: str = "knowledge",
-    source: str = "cli",
-    visibility: str | None = None,
     review_state: str | None = None,
-    confidence: str | None = None,
     created_by: str | None = None,
-    via: str = "cli",
     repo_id: str | None = None,
     language: str | None = None,
-    paths: list[str] | None = None,
     extra: dict[str, Any] | None = None,
+    **chosen: Unpack[Chosen],
 ) -> Memory:
     """A new memory with every protocol key set, validated; `language` detected from the body
-    when not given (`textproc.language_of`)."""
+    when not given (`textproc.language_of`). The writer's choices (`Chosen`) default to a
+    project fact by the CLI; the keywords after them are the write path's own."""
+    unknown = chosen.keys() - _CHOSEN
+    if unknown:  # what a keyword-only signature would refuse, kept
+        raise TypeError(f"create() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    scope = chosen.get("scope", "project")
+    type = chosen.get("type", "fact")
+    role = chosen.get("role", "knowledge")
+    source = chosen.get("source", "cli")
+    via = chosen.get("via", "cli")
+    visibility = chosen.get("visibility")
     ts = now()
     if language is None:
         from git_memex.core.textproc import language_of
@@ -367,7 +388,7 @@ def create(
         "visibility": visibility,
         "type": type,
         "role": role,
-        "importance": importance,
+        "importance": chosen.get("importance", "normal"),
         "instruction_state": "draft" if role == "instruction" else None,
         # An agent's own memory (MCP, or inferred) starts untrusted: only a person raises trust
         # (`git memex instruction approve`); what a person typed or said starts reviewed.
@@ -375,7 +396,7 @@ def create(
         "status": "active",
         "review_state": review_state,
         "source": source,
-        "confidence": confidence or ("low" if source == "inference" else "medium"),
+        "confidence": chosen.get("confidence") or ("low" if source == "inference" else "medium"),
         "created_by": created_by,
         "via": via,
         "created_at": ts,
@@ -384,8 +405,8 @@ def create(
         "superseded_by": None,
         "repo_id": repo_id if scope != "personal" else None,
         "language": language,
-        "tags": normalize_tags(tags),
-        "paths": list(paths or []),
+        "tags": normalize_tags(chosen.get("tags")),
+        "paths": list(chosen.get("paths") or []),
         "related": [],
     }
     if extra:

@@ -1,8 +1,8 @@
 """`@record`: the part of `@dataclass` we use, without importing `dataclasses`.
 
-Importing `dataclasses` pulls in `inspect`, `ast`, `dis` and `tokenize`: ~7 ms here (best of 3,
-`python -X importtime -c 'import dataclasses'`), and each
-decorated class costs another ~0.5 ms of code generation. Hooks, the merge driver and `search`
+Importing `dataclasses` pulls in `inspect`, `ast`, `dis` and `tokenize`: ~6 ms (median of 15 runs
+of `python -X importtime -c 'import dataclasses'`, Python 3.11, 2-core machine), and each
+decorated class costs another ~0.4 ms of code generation (median of 40, five fields). Hooks, the merge driver and `search`
 start a fresh process per call, so that is paid on every prompt and every git command.
 
 Supported: fields from the class annotations (in order), plain defaults,

@@ -26,6 +26,11 @@ from git_memex.core.context import Context
 from git_memex.core.settings import DEFAULT_MEMORY_DIR
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.core.model import Memory
+    from git_memex.index.stores import Stores
+
 SUBJECT = "memex: org proposal"  # the first words of every proposal commit (pr-status finds branches by it)
 GIT_TIMEOUT_S = 300
 # what a child git must not inherit here: it would point the plumbing at another repository or index
@@ -100,7 +105,7 @@ def _check_branch(clone: Path, branch: str) -> None:
                              "the org clone (one name would be a folder of the other); nothing was changed")
 
 
-def _already_in_org(ctx: Context, st: Any, clone: Path, name: str, project_id: str) -> str | None:
+def _already_in_org(ctx: Context, st: Stores, clone: Path, name: str, project_id: str) -> str | None:
     """Where the org already holds this project memory (its id, or a memory derived from it):
     in the clone's HEAD (read from the org index), or in a commit of another branch or a remote
     branch that HEAD does not hold (the followed branch's tip too, when HEAD is behind it); None
@@ -123,7 +128,7 @@ def _already_in_org(ctx: Context, st: Any, clone: Path, name: str, project_id: s
     return None
 
 
-def _org_file(ctx: Context, orig: Any, name: str, me: str) -> tuple[Any, str, tuple[str, ...]]:
+def _org_file(ctx: Context, orig: Memory, name: str, me: str) -> tuple[Memory, str, tuple[str, ...]]:
     """The org memory for `orig` and the exact text of its file, through the write path's rules
     (secret masking, validation, the index's reader, the pre-commit checks)."""
     from git_memex.core import model
@@ -168,7 +173,7 @@ def _org_file(ctx: Context, orig: Any, name: str, me: str) -> tuple[Any, str, tu
     return copy, text, red.masked
 
 
-def _source_memory(ctx: Context, st: Any, memory_id: str, name: str) -> Any:
+def _source_memory(ctx: Context, st: Stores, memory_id: str, name: str) -> Memory:
     from git_memex.core.files import read_memory
     from git_memex.index.stores import ORG_PREFIX
 
@@ -198,7 +203,7 @@ def _source_memory(ctx: Context, st: Any, memory_id: str, name: str) -> Any:
 
 
 def propose_to_org(ctx: Context, memory_id: str, name: str, *, branch: str | None = None,
-                   stores: Any = None) -> dict[str, Any]:
+                   stores: Stores | None = None) -> dict[str, Any]:
     """Copy the published project memory `memory_id` onto a new branch of org `name`'s clone, one
     commit holding only that file. Returns what was made and the commands to share it."""
     from git_memex.core.person import actor
@@ -245,7 +250,7 @@ def propose_to_org(ctx: Context, memory_id: str, name: str, *, branch: str | Non
                            f"--title {q(title)} --body {q(body)}")}
 
 
-def _message(ctx: Context, orig: Any, copy: Any, name: str) -> str:
+def _message(ctx: Context, orig: Memory, copy: Memory, name: str) -> str:
     first = (copy.body.strip().splitlines() or [""])[0][:72]
     return (f"{SUBJECT} {copy.id}\n\n{first}\n\nDerived from project memory {orig.id} "
             f"({ctx.project_name}, {ctx.repo_id}); proposed to org {name} by `git memex propose --to org`.\n")

@@ -28,6 +28,10 @@ from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 from git_memex.review.log import record_step
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import pygit2
+
 
 @record
 class SubmitResult:
@@ -51,11 +55,11 @@ def _journal_path(ctx: Context) -> Path:
     return ctx.data_root / "journal" / f"submit-{ctx.project_key}.json"
 
 
-def _branch_exists(repo: Any, name: str) -> bool:
+def _branch_exists(repo: pygit2.Repository, name: str) -> bool:
     return name in repo.branches.local
 
 
-def _pick_branch(repo: Any, wanted: str) -> str:
+def _pick_branch(repo: pygit2.Repository, wanted: str) -> str:
     name, n = wanted, 2
     while _branch_exists(repo, name):
         name = f"{wanted}-{n}"
@@ -137,7 +141,7 @@ def _default_branch_problem(ctx: Context, name: str) -> str | None:
             "branch, or leave --branch out to commit on the current one")
 
 
-def _ref_clash(repo: Any, name: str) -> str | None:
+def _ref_clash(repo: pygit2.Repository, name: str) -> str | None:
     """An existing branch that `name` cannot live beside (git keeps refs as files: a/b needs a to be a folder)."""
     for other in repo.branches.local:
         if other != name and (other.startswith(name + "/") or name.startswith(other + "/")):
@@ -145,7 +149,7 @@ def _ref_clash(repo: Any, name: str) -> str | None:
     return None
 
 
-def _check_base(repo: Any, base: str, cwd: Path) -> None:
+def _check_base(repo: pygit2.Repository, base: str, cwd: Path) -> None:
     why = _branch_name_problem(base, cwd)
     if why:
         raise UsageError(f"--base {shlex.quote(base)} {why}; nothing was changed")
@@ -168,7 +172,7 @@ def _set_aside(journal: Path) -> Path:
     return dest
 
 
-def plan_problem(ctx: Context, repo: Any, plan: Any) -> str | None:
+def plan_problem(ctx: Context, repo: pygit2.Repository, plan: Any) -> str | None:
     """Why a journaled submit plan cannot be completed as written, or None when it can.
 
     A plan is replayed only when every part of it is still possible: its shape, its branch name,
@@ -384,7 +388,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
             return _finish(ctx, res, plan)
 
 
-def _check_successors(ctx: Context, repo: Any, files: dict[str, str]) -> None:
+def _check_successors(ctx: Context, repo: pygit2.Repository, files: dict[str, str]) -> None:
     """What the pre-commit hook refuses, for this commit (pygit2 runs no hooks): a submitted
     memory whose `superseded_by` names a memory neither submitted with it nor in HEAD."""
     from git_memex.secrets.scan import successor_named
@@ -460,7 +464,7 @@ def _finish_pr(res: SubmitResult, target: str, n: int) -> SubmitResult:
     return res
 
 
-def _head_files(repo: Any, rels: list[str]) -> dict[str, str]:
+def _head_files(repo: pygit2.Repository, rels: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
         tree = repo.head.peel().tree
@@ -468,13 +472,13 @@ def _head_files(repo: Any, rels: list[str]) -> dict[str, str]:
         return out
     for rel in rels:
         try:
-            out[rel] = repo[tree[rel].id].data.decode("utf-8")
+            out[rel] = repo[tree[rel].id].data.decode("utf-8")  # type: ignore[attr-defined]  # a blob
         except (KeyError, UnicodeDecodeError):
             continue
     return out
 
 
-def _superseded_companions(ctx: Context, repo: Any, ids: list[str]) -> dict[str, bytes]:
+def _superseded_companions(ctx: Context, repo: pygit2.Repository, ids: list[str]) -> dict[str, bytes]:
     """Repo files marked superseded by one of these ids in the work tree but not yet committed."""
     from git_memex.core import frontmatter
 

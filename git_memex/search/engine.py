@@ -33,6 +33,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from git_memex.index.database import Index
+    from git_memex.search.query import Query
 SNIPPET_CHARS = 240
 
 @record
@@ -129,7 +131,7 @@ class _Term:
         self.syn_exprs: list[str] = []
 
 
-def _terms(q: Any, extra: dict[str, list[int]]) -> list[_Term]:
+def _terms(q: Query, extra: dict[str, list[int]]) -> list[_Term]:
     """The query's original words with their FTS5 expressions and the expansions that cover them.
 
     `extra` maps alias-vocabulary expansions to the indexes (into latin + cjk) of the words
@@ -178,7 +180,7 @@ def _terms(q: Any, extra: dict[str, list[int]]) -> list[_Term]:
     return terms
 
 
-def _cjk_entries(q: Any) -> list[str]:
+def _cjk_entries(q: Query) -> list[str]:
     """Synonym-table entries inside the query's CJK text (rebuilt from its bigrams)."""
     from git_memex.search import synonyms
 
@@ -200,7 +202,7 @@ def _cjk_entries(q: Any) -> list[str]:
     return out
 
 
-def _alias_expansions(dbs: list[tuple[Any, str, tuple[Any, ...]]], query: str, q: Any,
+def _alias_expansions(dbs: list[tuple[Any, str, tuple[Any, ...]]], query: str, q: Query,
                       ) -> tuple[list[str], dict[str, list[int]]]:
     """The user's alias vocabulary (memories with `alias` and `target`): a query naming one
     side also searches for the other. Returns (words, word -> indexes of the query words it covers)."""
@@ -240,7 +242,7 @@ def _count(conn: sqlite3.Connection, expr: str) -> int:
         return 0
 
 
-def _prune(q: Any, terms: list[_Term], dfs: list[int], rows: int, full: str) -> tuple[str, bool]:
+def _prune(q: Query, terms: list[_Term], dfs: list[int], rows: int, full: str) -> tuple[str, bool]:
     """(the MATCH expression that selects this index's bm25 candidates, pruned?) from its own counts."""
     total = sum(dfs)
     if rows < scoring.PRUNE_MIN_ROWS or total <= scoring.PRUNE_POSTINGS or len(terms) < 2:
@@ -277,7 +279,7 @@ def _filters(where: str, params: tuple[Any, ...], scope: str, type: str | None) 
     return f"{where} AND {cond}", [*params, *args]
 
 
-def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
+def _candidates(index: Index, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
                 fetch: int) -> list[sqlite3.Row]:
     """The best `fetch` rows by FTS5 bm25 that pass the filters.
 
@@ -306,7 +308,7 @@ def _candidates(index: Any, expr: str, where: str, params: tuple[Any, ...], scop
         inner *= 8
 
 
-def _all_words(index: Any, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
+def _all_words(index: Index, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
                seen: set[int]) -> list[sqlite3.Row]:
     """Rows holding every word (expr is their AND), up to ALL_WORDS_POOL (then the best by bm25)."""
     cap = scoring.ALL_WORDS_POOL

@@ -18,6 +18,10 @@ from typing import Any
 from git_memex.core.context import Context
 from git_memex.core.record import field, record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.index.stores import Stores
+
 STALE_DAYS = 90
 """A live memory not updated for this many days is listed as stale (docs/curating.md)."""
 LIVE = ("active", "deprecated")
@@ -230,7 +234,7 @@ class AuditReport:
         }
 
 
-def _file_rows(st: Any, rep: AuditReport) -> list[dict[str, Any]]:
+def _file_rows(st: Stores, rep: AuditReport) -> list[dict[str, Any]]:
     """One row per readable memory file of this context, read from disk (never the index)."""
     from git_memex.core.files import UnreadableMemory, list_md, parse_for_index
     from git_memex.index.database import _read_bytes
@@ -289,14 +293,14 @@ def _s(v: Any) -> str | None:
     return None if v is None or v == "" else str(v)
 
 
-def _drift(st: Any, rows: list[dict[str, Any]], rep: AuditReport) -> None:
+def _drift(st: Stores, rows: list[dict[str, Any]], rep: AuditReport) -> None:
     """Where the index disagrees with the files: not indexed, indexed but gone, or changed since."""
     from git_memex.core.textproc import content_hash
 
     indexed: dict[str, Any] = {}
     # org memories are not this context's files (`_file_rows` reads none): their clone's index is theirs
-    for r in st.rows("m.location NOT LIKE 'org:%'", columns="m.path, m.location, m.content_hash, m.status, m.superseded_by"):
-        indexed[r["path"]] = r
+    for ir in st.rows("m.location NOT LIKE 'org:%'", columns="m.path, m.location, m.content_hash, m.status, m.superseded_by"):
+        indexed[ir["path"]] = ir
     unreadable = {u["path"] for u in rep.unreadable}
     # a scope: personal file in the repository is quarantined by the index on purpose, and
     # reported as `personal_in_repo`: not drift

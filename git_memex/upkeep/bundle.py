@@ -18,6 +18,11 @@ from git_memex.core.context import Context
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.core.model import Memory
+    from git_memex.index.stores import Stores
+
 FORMAT = "git-memex-bundle"
 VERSION = 1
 """The bundle format version this code writes and the highest it reads."""
@@ -162,7 +167,7 @@ def export(ctx: Context, *, scope: str = "both", type: str | None = None, tag: s
     return res
 
 
-def _location_of(st: Any, path: str) -> str | None:
+def _location_of(st: Stores, path: str) -> str | None:
     """Which of this context's folders holds `path`, if any."""
     folder = Path(path).parent
     for loc in ("personal", "outbox", "private", "repo"):
@@ -252,7 +257,7 @@ class Planned:
     id: str
     location: str  # where it lands here: personal, outbox or private
     text: str
-    memory: Any
+    memory: Memory
     masked: list[str]
 
 
@@ -425,7 +430,7 @@ def plan_memory(ctx: Context, name: str, mid: str, loc: str, fm: dict[str, Any],
     return Planned(mid, dest, text, m, sorted(set(masked)))
 
 
-def content_of(m: Any) -> tuple[Any, ...]:
+def content_of(m: Memory) -> tuple[Any, ...]:
     from git_memex.core.model import normalize_tags
 
     vals = []
@@ -435,7 +440,7 @@ def content_of(m: Any) -> tuple[Any, ...]:
     return (m.body.strip(), *vals)
 
 
-def _difference(a: Any, b: Any) -> str:
+def _difference(a: Memory, b: Memory) -> str:
     if a.body.strip() != b.body.strip():
         return "text"
     ca, cb = content_of(a), content_of(b)
@@ -462,7 +467,7 @@ def import_bundle(ctx: Context, path: str, *, dry_run: bool = False) -> ImportRe
     return res
 
 
-def apply_planned(ctx: Context, st: Any, planned: Sequence[Planned], res: ImportResult) -> None:
+def apply_planned(ctx: Context, st: Stores, planned: Sequence[Planned], res: ImportResult) -> None:
     """Write `planned` memories (or, with `res.dry_run`, only report them) under the import lock:
     an id already here is skipped when identical and kept as it is when it differs (a conflict);
     a failure part-way removes the files this run wrote, so the writes are all or nothing."""

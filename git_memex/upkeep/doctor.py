@@ -9,6 +9,10 @@ from typing import Any
 from git_memex.core.context import Context
 from git_memex.core.record import field, record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.index.stores import Stores
+
 
 @record
 class Check:
@@ -113,7 +117,7 @@ def _check_memory_folders(ctx: Context, rep: Report) -> None:
                     f"(`git memex config set memex.memoryDir DIR` writes {TEAM_FILE}, commit it)")
 
 
-def _check_leftovers(st: Any, rep: Report) -> None:
+def _check_leftovers(st: Stores, rep: Report) -> None:
     """Temp files of a write killed before its rename (`.<id>.md.<hex>.tmp`, `files.create_temp_beside`)
     hold memory text: each is named, and removed once older than `files.LEFTOVER_AGE_S`."""
     from git_memex.core.files import leftovers
@@ -132,11 +136,11 @@ def _check_leftovers(st: Any, rep: Report) -> None:
             rep.add("leftover temp file", "warn", f"{path}: an interrupted write's temp file; {what}")
 
 
-def _rows(st: Any) -> list[Any]:
+def _rows(st: Stores) -> list[Any]:
     return st.rows()
 
 
-def _check_chains(st: Any, rep: Report) -> None:
+def _check_chains(st: Stores, rep: Report) -> None:
     from git_memex.search.chains import disagreements
 
     rows = {r["id"]: r for r in _rows(st)}
@@ -151,7 +155,7 @@ def _check_chains(st: Any, rep: Report) -> None:
         rep.add("supersede chains", "ok")
 
 
-def _check_duplicates(st: Any, rep: Report) -> None:
+def _check_duplicates(st: Stores, rep: Report) -> None:
     seen: dict[str, list[str]] = {}
     for r in _rows(st):
         seen.setdefault(r["id"], []).append(r["path"])
@@ -162,7 +166,7 @@ def _check_duplicates(st: Any, rep: Report) -> None:
         rep.add("unique ids", "ok")
 
 
-def _check_contradictions(ctx: Context, st: Any, rep: Report) -> None:
+def _check_contradictions(ctx: Context, st: Stores, rep: Report) -> None:
     try:
         from git_memex.review.contradictions import contradictions
     except ImportError:
@@ -408,7 +412,7 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
 
 
 # ------------------------------------------------------------------ org memory repos (docs/org.md)
-def _clone_git(clone: Any, *args: str) -> tuple[int, str]:
+def _clone_git(clone: Path, *args: str) -> tuple[int, str]:
     from git_memex.core.gitcmd import git_text
 
     r = git_text(list(args), clone, timeout=60)
@@ -454,7 +458,7 @@ def _check_orgs(ctx: Context, rep: Report) -> None:
     _check_org_file(ctx, rep)
 
 
-def _check_org_upstream(ctx: Context, name: str, clone: Any, git_c: str, rep: Report) -> bool:
+def _check_org_upstream(ctx: Context, name: str, clone: Path, git_c: str, rep: Report) -> bool:
     """Reports a clone `org pull` cannot fast-forward; whether it did."""
     where = f"org {name}"
     branch = ctx.config.get(f"memex.org.{name}.branch")
@@ -543,7 +547,7 @@ def _check_org_file(ctx: Context, rep: Report) -> None:
                     f"at {n.subscribed_url}; if the file is right, run `git memex org remove {n.name} && {n.command}`")
 
 
-def _check_org_files(st: Any, rep: Report) -> None:
+def _check_org_files(st: Stores, rep: Report) -> None:
     """Org memory files the index could not read (conflict markers, bad frontmatter) and org memory
     bodies that hold a secret (masked wherever they are shown, never fixed from here)."""
     from git_memex.secrets.guard import safe_bodies

@@ -24,6 +24,11 @@ from typing import Any
 from git_memex.core import model
 from git_memex.errors import FAILED, MemexError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_memex.core.context import Context
+    from git_memex.index.stores import Stores
+
 STALE_DAYS = 90
 """An active memory not changed for this many days is listed as stale."""
 RECENT = 15
@@ -104,7 +109,7 @@ def _entry(r: Any, body: str, tags: list[str]) -> dict[str, Any]:
     }
 
 
-def collect(ctx: Any, *, scope: str = "both", now: float | None = None, stores: Any = None) -> dict[str, Any]:
+def collect(ctx: Context, *, scope: str = "both", now: float | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """Everything the inventory shows, as one JSON-able dict."""
     from git_memex.index.stores import opened, scope_filter
     from git_memex.review.contradictions import contradictions

@@ -169,6 +169,7 @@ def test_single_line(text: str, scope: str | None, trigger: str | None, body: st
     if scope is None:
         assert result.hits == ()
         return
+    assert body is not None and trigger is not None
     assert result.hits == (CaptureHit(body=body, scope=scope, trigger=trigger, line=text),)
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,7 +101,7 @@ def test_merge_keeps_other_servers_and_keys(tree: tuple[Path, Path]) -> None:
     work, home = tree
     p = work / ".vscode" / "mcp.json"
     p.parent.mkdir()
-    original = {
+    original: dict[str, Any] = {
         "inputs": [{"id": "token", "type": "promptString"}],
         "servers": {"github": {"type": "http", "url": "https://api.example.com/mcp"},
                     "memex": {"type": "stdio", "command": "old-path", "args": ["mcp"], "env": {"A": "1"}}},
@@ -541,7 +542,7 @@ def test_codex_file_is_where_codex_home_says(tree: tuple[Path, Path], tmp_path: 
 
 
 # --------------------------------------------------------------------- the reference tool's server
-REFERENCE_SHAPES = [
+REFERENCE_SHAPES: list[tuple[str, dict[str, Any]]] = [
     ("open-memex", {"type": "stdio", "command": "open-memex", "args": ["mcp"]}),
     ("om", {"command": "npx", "args": ["-y", "open-memex@alpha", "mcp"]}),
     ("memory", {"command": "node", "args": ["/usr/lib/node_modules/open-memex/bin/open-memex.js", "mcp"]}),

@@ -211,8 +211,8 @@ def test_client_roots_are_a_fallback_only(repo: Path, tmp_path: Path) -> None:
     other.mkdir()
     git("init", "-q", "-b", "main", str(other))
 
-    async def roots(_context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=repo.as_uri(), name="work")])
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=repo.as_uri(), name="work")])  # type: ignore[arg-type]
 
     def status(cwd: Path, *args: str) -> Any:
         params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env=dict(os.environ), cwd=str(cwd))

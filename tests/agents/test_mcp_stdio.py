@@ -136,7 +136,7 @@ def test_official_stdio_client_session(repo: Path, tmp_path: Path) -> None:
 
 def test_stdout_carries_nothing_but_protocol(repo: Path) -> None:
     """Raw pipe: every stdout line is one JSON-RPC message, and the server exits when stdin closes."""
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},

@@ -93,3 +93,19 @@ def test_new_ids_are_ulids_in_order():
         assert model.ULID_RE.match(i)
         u = ULID.from_str(i)  # the reference implementation parses ours
         assert str(u) == i and before <= u.milliseconds <= after
+
+
+def test_chosen_keys_agree_with_the_run_time_set():
+    # `Chosen` exists only for the type checker; `_CHOSEN` is its spelling at run time
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(model.__file__).read_text(encoding="utf-8"))
+    chosen = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Chosen")
+    keys = {n.target.id for n in chosen.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    assert keys == model._CHOSEN
+
+
+def test_create_refuses_a_keyword_it_does_not_know():
+    with pytest.raises(TypeError, match="scoep"):
+        model.create("the build cache lives in /var/cache/ci", scoep="project")

@@ -402,7 +402,7 @@ def test_query_is_immutable_value() -> None:
     assert q != parse_query("deploy")
     assert "Query(latin=('deploy',)" in repr(q)
     with pytest.raises(AttributeError):
-        q.latin = ()  # type: ignore[misc]
+        q.latin = ()
     match q:
         case Query(latin, cjk, _):
             assert latin == ("deploy",) and cjk == ("数据", "据库")

@@ -104,6 +104,7 @@ def test_anything_a_write_accepts_a_full_reindex_reads_back(repo: Path, text: st
         return
     back = ops.reindex(load_context(), full=True)
     assert back.quarantined == [], back.quarantined
+    assert res.id is not None
     assert ops.show(load_context(), res.id)["id"] == res.id
 
 

@@ -46,7 +46,7 @@ def memory(body: str = BODY, **changes: object) -> str:
     return serialize({**FM, **changes}, body)
 
 
-def git(cwd: Path, *args: str, path: str = BARE_PATH, check: bool = True):  # type: ignore[no-untyped-def]
+def git(cwd: Path, *args: str, path: str = BARE_PATH, check: bool = True):
     import subprocess
 
     r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,

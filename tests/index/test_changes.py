@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def _scan(idx: Index, src: Source) -> tuple[list[str], list[str], int, bool]:
 
 
 @pytest.fixture
-def indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Index, Source, list[Path]]:
+def indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Index, Source, list[Path]]]:
     monkeypatch.setenv("GIT_MEMEX_WATCH", "0")  # the stat detectors only
     folder = tmp_path / "mem"
     folder.mkdir()

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import run_cli
+from conftest import run_cli
 
 
 def _home_index() -> Path:

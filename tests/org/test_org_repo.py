@@ -29,8 +29,8 @@ def org_repo(repo: Path) -> Path:
     folder.mkdir(parents=True)
     (folder / "01JORGREPO0000000000000001.md").write_text(org_text("01JORGREPO0000000000000001", BODY))
     git("add", "-A", cwd=repo)
-    r = git("commit", "-q", "-m", "org memory repo", cwd=repo, check=False)
-    assert r.returncode == 0, r.stderr
+    g = git("commit", "-q", "-m", "org memory repo", cwd=repo, check=False)
+    assert g.returncode == 0, g.stderr
     return repo
 
 
@@ -47,9 +47,9 @@ def test_a_secret_in_a_subfolder_is_refused_by_the_hook(org_repo: Path, folder: 
     (org_repo / rel).write_text(org_text(mid, f"The deploy bot token is {TOKEN} for now.\n"))
     git("add", rel, cwd=org_repo)
     before = _head(org_repo)
-    r = git("commit", "-q", "-m", "leak", cwd=org_repo, check=False)
-    assert r.returncode == 1, r.stderr
-    assert rel in r.stderr and "secrets are never shown" in r.stderr and TOKEN not in r.stderr
+    g = git("commit", "-q", "-m", "leak", cwd=org_repo, check=False)
+    assert g.returncode == 1, g.stderr
+    assert rel in g.stderr and "secrets are never shown" in g.stderr and TOKEN not in g.stderr
     assert _head(org_repo) == before
     r = run_cli("scan", "--staged", cwd=org_repo)
     assert r.code == 1 and rel in r.out
@@ -72,8 +72,8 @@ def test_a_bad_file_in_a_subfolder_is_refused(org_repo: Path, text: str, rule: s
     (org_repo / rel).write_text(text)
     git("add", rel, cwd=org_repo)
     before = _head(org_repo)
-    r = git("commit", "-q", "-m", "bad", cwd=org_repo, check=False)
-    assert r.returncode == 1 and f"{rel}:" in r.stderr and rule in r.stderr, r.stderr
+    g = git("commit", "-q", "-m", "bad", cwd=org_repo, check=False)
+    assert g.returncode == 1 and f"{rel}:" in g.stderr and rule in g.stderr, g.stderr
     assert _head(org_repo) == before
     r = run_cli("doctor", cwd=org_repo)
     assert r.code == 1 and rel in r.out, r.out
@@ -210,5 +210,5 @@ def test_init_in_a_fresh_clone_of_an_org_repo(tmp_path: Path) -> None:
     assert status == [".gitattributes", "AGENTS.md"]
     rel = f"{MEM}/lessons/01JORGREPO0000000000000001.md"
     (work / rel).write_text((work / rel).read_text().replace("Rollbacks run in CI.", f"CI uses {TOKEN}."))
-    r = git("commit", "-q", "-am", "leak", cwd=work, check=False)
-    assert r.returncode == 1 and rel in r.stderr and TOKEN not in r.stderr
+    g = git("commit", "-q", "-am", "leak", cwd=work, check=False)
+    assert g.returncode == 1 and rel in g.stderr and TOKEN not in g.stderr

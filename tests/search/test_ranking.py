@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_memex.search import scoring
-from tests.conftest import CROSS_INDEX_QUERY, cross_index_case, run_cli
+
+from conftest import CROSS_INDEX_QUERY, cross_index_case, run_cli
 
 FIXED = "2026-01-01T00:00:00Z"
 

@@ -103,8 +103,8 @@ def test_inventory_export_list_and_search_mask_every_field(ready: Path) -> None:
     explained = run_cli("search", "billing", "--explain", "--json")
     assert explained.code == 0 and explained.json()["hits"][0]["canonical_ref"].startswith("https://x.example/")
     _assert_clean(explained.out)
-    for tool, args in (("memory_get", {"id": mid}), ("memory_search", {"query": "billing"})):
-        res = call(tool, args)
+    for tool, arguments in (("memory_get", {"id": mid}), ("memory_search", {"query": "billing"})):
+        res = call(tool, arguments)
         assert not res.is_error, text(res)
         _assert_clean(text(res) + json.dumps(res.structured_content))
 
