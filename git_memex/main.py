@@ -57,6 +57,7 @@ COMMANDS: dict[str, str] = {
     "scopes": "scopes",
     "inventory": "inventory",
     "org": "org",
+    "remote": "remote",
     "schema": "schema",
 }
 

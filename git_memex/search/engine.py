@@ -85,6 +85,8 @@ class Hit:
         }
         if self.location.startswith("org:"):
             d["org"] = self.location[len("org:"):]  # the label of an org memory (docs/org.md)
+        elif self.location.startswith("remote:"):
+            d["remote"] = self.location[len("remote:"):]  # a remote server's memory (docs/remote.md)
         if explain:
             d["explain"] = self.explain
         return d
@@ -110,9 +112,9 @@ def scope_filter(scope: str) -> str:
     if scope == "personal":
         return "m.location = 'personal'"
     if scope == "project":
-        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%'"
+        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%' AND m.location NOT LIKE 'remote:%'"
     if scope == "both":
-        return "m.location NOT LIKE 'org:%'"
+        return "m.location NOT LIKE 'org:%' AND m.location NOT LIKE 'remote:%'"
     if scope == "org":
         return "m.location LIKE 'org:%'"
     return "1"
