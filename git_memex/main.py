@@ -58,6 +58,7 @@ COMMANDS: dict[str, str] = {
     "inventory": "inventory",
     "org": "org",
     "schema": "schema",
+    "remote-server": "remote_server",
 }
 
 
