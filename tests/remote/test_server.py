@@ -396,3 +396,29 @@ def test_the_bound_url_is_printed_and_serves(remote_server):
     assert remote_server.url.startswith("http://127.0.0.1:")
     assert int(remote_server.url.rsplit(":", 1)[1]) > 0
     assert os.path.isdir(remote_server.root / ".remote")
+
+
+def test_the_example_runs_exactly_the_command(tmp_path):
+    """examples/remote-server: the token file example is one the server takes, and the compose
+    file's command is `git memex remote-server` with flags the parser accepts."""
+    import shlex
+
+    import yaml
+
+    from git_memex.main import build_parser
+    from git_memex.remote.server import load_tokens
+
+    here = Path(__file__).resolve().parents[2] / "examples" / "remote-server"
+    tokens = tmp_path / "tokens"
+    tokens.write_bytes((here / "tokens.example").read_bytes())
+    tokens.chmod(0o600)
+    assert [(t.name, t.role) for t in load_tokens(tokens)] == [
+        ("ci-runner", "reader"), ("cloud-agent", "proposer"), ("team-lead", "reviewer")]
+    service = yaml.safe_load((here / "compose.yaml").read_text())["services"]["remote-server"]
+    script = service["command"][-1]
+    words = shlex.split(script.split("exec ", 1)[1])
+    assert words[:3] == ["git", "memex", "remote-server"]
+    args = build_parser("remote-server").parse_args(words[2:])
+    assert (args.host, args.port, args.lan, args.token_file, args.root) == ("0.0.0.0", 8765, True,
+                                                                            "/config/tokens", "/data")
+    assert "127.0.0.1:8765:8765" in service["ports"]
