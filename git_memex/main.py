@@ -59,6 +59,7 @@ COMMANDS: dict[str, str] = {
     "org": "org",
     "remote": "remote",
     "schema": "schema",
+    "remote-server": "remote_server",
 }
 
 
