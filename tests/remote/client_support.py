@@ -14,6 +14,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,21 @@ class Server:
         return self.call("POST", f"/review/{mid}", body={"decision": "approve", "revision": rev})
 
 
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> Result:
+    """The real command in a new process, as tests/conftest.py's `run_cli` (that module is shadowed
+    here by tests/remote/conftest.py, the server fixtures)."""
+    p = subprocess.run([sys.executable, "-m", "git_memex", *args], capture_output=True, text=True,
+                       cwd=cwd or os.getcwd(), env=dict(os.environ), timeout=120)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
 def token_files(folder: Path) -> dict[str, Path]:
     """One client token file per role (mode 0600) and the server's token file."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -76,8 +92,6 @@ def remote_server(tmp_path: Path, files: dict[str, str] | None = None) -> Iterat
         (root / name).write_text(text, encoding="utf-8")
     tokens = token_files(tmp_path / "tokens")
     env = {**os.environ, "GIT_MEMEX_HOME": str(tmp_path / "server-home")}
-    if os.environ.get("GIT_MEMEX_TEST_SERVER_SRC"):  # DEV ONLY, removed after the merge
-        env["PYTHONPATH"] = os.environ["GIT_MEMEX_TEST_SERVER_SRC"]
     proc = subprocess.Popen([sys.executable, "-m", "git_memex", "remote-server", "--host", "127.0.0.1", "--port",
                              "0", "--token-file", str(tokens["server"]), "--root", str(root)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)

@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from client_support import hostile_server, memory_file, remote_server, sha, token_files
-
-from conftest import run_cli
+from client_support import hostile_server, memory_file, remote_server, run_cli, sha, token_files
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

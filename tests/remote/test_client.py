@@ -8,9 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from client_support import memory_file, remote_server
+from client_support import memory_file, remote_server, run_cli
 
-from conftest import run_cli
 from mcp_client import call, text
 
 
