@@ -60,5 +60,5 @@ def providers(ctx: Context) -> list[dict[str, Any]]:
                     "capabilities": dict(ORG_CLONE)})
     for name in ctx.remote_names():
         out.append({"name": f"remote:{name}", "kind": "remote", "path": str(ctx.remote_cache(name)),
-                    "url": ctx.config.get(f"memex.remote.{name}.url"), "capabilities": dict(REMOTE), "propose": True})
+                    "capabilities": dict(REMOTE), "propose": True})
     return out
