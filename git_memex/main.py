@@ -57,7 +57,9 @@ COMMANDS: dict[str, str] = {
     "scopes": "scopes",
     "inventory": "inventory",
     "org": "org",
+    "remote": "remote",
     "schema": "schema",
+    "remote-server": "remote_server",
 }
 
 

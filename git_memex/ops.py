@@ -440,8 +440,12 @@ def list_memories(
         from git_memex.agents.render import ABBREV, short_ids
 
         abbrev = short_ids(st, [r["id"] for r in page], ABBREV)
-        return {"memories": [{**summary(r, bodies[r["id"]], tags[r["id"]]), "short_id": abbrev[r["id"]]} for r in page],
-                "total": total, "limit": limit, "more": total > len(page)}
+        out = {"memories": [{**summary(r, bodies[r["id"]], tags[r["id"]]), "short_id": abbrev[r["id"]]} for r in page],
+               "total": total, "limit": limit, "more": total > len(page)}
+        fresh = remote_freshness(ctx, [r["location"] for r in page])
+        if fresh:
+            out["freshness"] = fresh
+        return out
 
 
 def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None) -> dict[str, Any]:
@@ -465,6 +469,8 @@ def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None) -> dict[st
     }
     if r["location"].startswith("org:"):
         out["org"] = r["location"][len("org:"):]  # the label of an org memory (docs/org.md)
+    elif r["location"].startswith("remote:"):
+        out["remote"] = r["location"][len("remote:"):]  # a remote server's memory (docs/remote.md)
     return out
 
 
@@ -533,7 +539,20 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
             out["semantic"] = res.semantic
         if st.warnings:
             out["warnings"] = list(st.warnings)
+        fresh = remote_freshness(ctx, [h.location for h in res.hits])
+        if fresh:
+            out["freshness"] = fresh
         return out
+
+
+def remote_freshness(ctx: Context, locations: list[str]) -> list[dict[str, Any]]:
+    """How fresh each remote cache among `locations` is (docs/remote.md, "Freshness"); [] when
+    none of them is a remote's (the common case: nothing imported)."""
+    if not any(str(loc or "").startswith("remote:") for loc in locations):
+        return []
+    from git_memex.remote.cache import notes_for
+
+    return notes_for(ctx, locations)
 
 
 # ------------------------------------------------------------------ lifecycle

@@ -15,6 +15,10 @@ So a memory passes only when both hold (docs/agents.md, "The instruction gate"):
   Personal rules live on this machine only and have no history: the owner is the reviewer.
   An org rule (location ``org:NAME``) passes when the org repo's history shows an owner put it
   on the org's default branch (`agents.owners.org_verdicts`, docs/org.md).
+  A remote rule (location ``remote:NAME``) passes when the last pull's state says the server's
+  review approved it and the cached file's sha256 is the one the server sent with that approved
+  revision (`remote.cache.verdicts`, docs/remote.md): the trust rests on the server's operator
+  and the holders of its reviewer tokens.
 
 The default branch (`default_branch`) is origin's HEAD branch when origin has one, else
 ``memex.defaultBranch``, else the branch ``git memex init`` ran on (``memex.initBranch``).
@@ -79,6 +83,10 @@ def passes_claims(memory: Mapping[str, Any] | sqlite3.Row, current_user: str | N
     scope = _field(memory, "scope") or "project"
     if (_field(memory, "location") or "").startswith("org:") and trust != "trusted":
         return False  # whatever its scope field says, a rule from an org clone needs trusted
+    if (_field(memory, "location") or "").startswith("remote:"):
+        # the server's review is the history half (`remote.cache.verdicts`); an approval there
+        # writes trust_level reviewed, so reviewed is enough whatever the scope says
+        return scope in ("project", "org")
     if scope == "project":
         return True
     if scope == "org":
@@ -220,6 +228,12 @@ def passing(ctx: Context, rows: Iterable[sqlite3.Row], current_user: str | None)
         from git_memex.agents.owners import org_verdicts
 
         owned = {mid for mid, why in org_verdicts(ctx, org_rows).items() if why is None}
+    remote_rows = [r for r in claimed if str(r["location"]).startswith("remote:")]
+    approved: set[str] = set()
+    if remote_rows:
+        from git_memex.remote.cache import verdicts
+
+        approved = {mid for mid, why in verdicts(ctx, remote_rows).items() if why is None}
     personal_ok: set[str] = set()
     if any(r["location"] == "personal" for r in claimed):
         from git_memex.agents.approval_record import personal_verdict
@@ -228,7 +242,8 @@ def passing(ctx: Context, rows: Iterable[sqlite3.Row], current_user: str | None)
                        if r["location"] == "personal" and personal_verdict(ctx, r, current_user) is None}
     return [r for r in claimed
             if r["id"] in personal_ok or (r["location"] == "repo" and r["id"] in reviewed)
-            or (str(r["location"]).startswith("org:") and r["id"] in owned)]
+            or (str(r["location"]).startswith("org:") and r["id"] in owned)
+            or (str(r["location"]).startswith("remote:") and r["id"] in approved)]
 
 
 def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None,
@@ -255,6 +270,10 @@ def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: st
 
             org = org_verdicts(ctx, [row])
         return org.get(_field(row, "id") or "", "not checked against the org repo's history")
+    if loc is not None and loc.startswith("remote:"):
+        from git_memex.remote.cache import verdicts as remote_verdicts
+
+        return remote_verdicts(ctx, [row]).get(_field(row, "id") or "", "not checked against the remote's review")
     if loc != "repo":
         return f"in the {loc}, not the repository: submit it for review"
     verdicts = repo_verdicts(ctx, [row]) if reviewed is None else reviewed

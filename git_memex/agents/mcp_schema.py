@@ -308,6 +308,9 @@ def one_line(text: str | None, width: int = 240) -> str:
 
 def label(d: dict[str, Any]) -> str:
     scope = d.get("scope") or "?"
+    loc = str(d.get("location") or "")
+    if d.get("remote") or loc.startswith("remote:"):  # a remote server's memory (docs/remote.md)
+        scope = "remote:" + str(d.get("remote") or loc[len("remote:"):])
     out = f"[{scope}/{d.get('type') or '?'}]"
     state = d.get("review_state")
     if state and scope != "personal":

@@ -200,6 +200,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             if data.get("more"):
                 lines.append(f"More memories matched; raise `limit` (now {limit}) to see them.")
             lines.extend(f"warning: {w}" for w in data.get("warnings", []))
+            lines.extend(f"note: {f['note']}" for f in data.get("freshness", []) if f.get("note"))
             return ok("\n".join(lines), data)
 
         return a.call("memory_search", run)
@@ -234,6 +235,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                 lines.append(f"- {label(m)} id={m['id']} — {one_line(m.get('snippet'))}")
             if note:
                 lines.append(f"warning: {note}")
+            lines.extend(f"note: {f['note']}" for f in data.get("freshness", []) if f.get("note"))
             return ok("\n".join(lines), data)
 
         return a.call("memory_list", run)
@@ -312,7 +314,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         def run(ctx: Context) -> CallToolResult:
             data = ops.masked(ctx, ops.show(ctx, id))  # as show --json: every field, link and the body
             fm = data["frontmatter"]
-            head = {**fm, "id": data["id"]}
+            head = {**fm, "id": data["id"], "location": data.get("location")}
             lines = [DISCLAIMER, f"- {label(head)} id={data['id']}"]
             for key in ("tags", "paths", "supersedes", "superseded_by", "instruction_state", "confidence",
                         "updated_at"):

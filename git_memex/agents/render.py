@@ -40,9 +40,10 @@ class ContextBlock:
     budget: int = 0
     signals: dict[str, Any] = field(default_factory=dict)
     rules_left_out: int = 0
+    freshness: list[dict[str, Any]] = field(default_factory=list)  # of the remote caches shown (docs/remote.md)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        return {**({"freshness": self.freshness} if self.freshness else {}),
             "text": self.text,
             "tokens": self.tokens,
             "budget": self.budget,
@@ -63,7 +64,8 @@ def squeeze(text: str, limit: int = LINE_CHARS) -> str:
 
 
 def _label(row: sqlite3.Row, *, instruction: bool = False) -> str:
-    scope = "org" if str(row["location"] or "").startswith("org:") else (row["scope"] or "project")
+    loc = str(row["location"] or "")
+    scope = "org" if loc.startswith("org:") else loc if loc.startswith("remote:") else (row["scope"] or "project")
     out = f"{scope}/{row['type'] or 'fact'}"
     if instruction:
         return out

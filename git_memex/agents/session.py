@@ -195,6 +195,14 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     from git_memex.secrets.guard import safe_bodies
 
     shown_rows = [*instructions, *(r for r, _ in fired), *(r for _, r, _ in ranked)]
+    fresh: list[dict[str, Any]] = []
+    if any(str(r["location"]).startswith("remote:") for r in shown_rows):  # docs/remote.md, "Freshness"
+        from git_memex.remote.cache import notes_for
+
+        fresh = notes_for(ctx, [r["location"] for r in shown_rows])
+    notes = [f["note"] + "." for f in fresh if f.get("note")]
+    if notes:
+        stale = " ".join([stale, *notes]) if stale else " ".join(notes)
     safe = safe_bodies(st, [(r["id"], r["body"]) for r in shown_rows])
     sid = render.short_ids(st, [r["id"] for r in shown_rows])
     instr_lines = [(r, render.item_line(r, safe[r["id"]], instruction=True, shown_id=sid[r["id"]])) for r in instructions]
@@ -228,7 +236,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
             break
         keep_k.append(z)
 
-    block = render.ContextBlock(text="", budget=budget, signals=signals, rules_left_out=left_out)
+    block = render.ContextBlock(text="", budget=budget, signals=signals, rules_left_out=left_out, freshness=fresh)
     if not (keep_i or keep_w or keep_k or left_out):
         return block
     block.text = text_of(keep_i, keep_w, keep_k)

@@ -57,6 +57,8 @@ def label(d: dict[str, Any]) -> str:
     out = f"{where}/{d.get('type', '?')}"
     if d.get("org"):
         out = f"org {d['org']}/{d.get('type', '?')}"
+    elif d.get("remote"):
+        out = f"remote:{d['remote']}/{d.get('type', '?')}"
     if state and where != "personal":
         out += f" [{state}]"
     if status and status != "active":

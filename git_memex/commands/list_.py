@@ -37,9 +37,11 @@ def run(args: argparse.Namespace) -> int:
         # two headings, newest first under each: what stays on this machine, what the team shares;
         # a third for subscribed org memories when there are any
         org = [m for m in rows if m.get("org")]
+        remote = [m for m in rows if m.get("remote")]
         for title, group in (("Personal (this machine only)", [m for m in rows if m.get("scope") == "personal"]),
-                             ("Project", [m for m in rows if m.get("scope") != "personal" and not m.get("org")]),
-                             *((("Org", org),) if org else ())):
+                             ("Project", [m for m in rows if m.get("scope") != "personal" and not m.get("org")
+                                          and not m.get("remote")]),
+                             *((("Org", org),) if org else ()), *((("Remote (read-only)", remote),) if remote else ())):
             print(f"{title}:" if group else f"{title}: none")
             for m in group:
                 print(f"  {m.get('short_id') or short(m['id']):{w}}  {label(m):28}  {m['snippet']}")
@@ -51,4 +53,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"({shown} of {res['total']}; --limit shows more)")
     elif not shown:
         print("no memories yet; `git memex add TEXT` saves one")
+    for f in res.get("freshness", []):
+        if f.get("note"):
+            print(f"note: {f['note']}")
     return 0

@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
                           ", not marked authoritative)")
     if res.get("more"):
         print(f"({len(res['hits'])} shown; more memories matched: --limit N shows more)")
+    for f in res.get("freshness", []):
+        if f.get("note"):
+            print(f"note: {f['note']}")
     return 0
 
 

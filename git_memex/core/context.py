@@ -244,6 +244,20 @@ class Context:
         """The index of org `name`, inside its clone's git dir (removed with the clone)."""
         return self.org_clone(name) / ".git" / "memex" / INDEX_NAME
 
+    # remote servers this context subscribes to (docs/remote.md): `memex.remote.NAME.url`
+    def remote_names(self) -> list[str]:
+        """The subscribed remote names, sorted (repo-local and global subscriptions together)."""
+        return sorted({k[len("memex.remote."):-len(".url")] for k in self.config
+                       if k.startswith("memex.remote.") and k.endswith(".url") and k.count(".") == 3})
+
+    def remote_cache(self, name: str) -> Path:
+        """Where remote `name`'s pulled memories live: `<data root>/remote/<name>/`."""
+        return self.data_root / "remote" / name
+
+    def remote_index(self, name: str) -> Path:
+        """The index of remote `name`, in a hidden folder of its cache (removed with it)."""
+        return self.remote_cache(name) / ".index" / INDEX_NAME
+
     def require_repo(self, what: str) -> Repo:
         if self.repo is None:
             raise MemexError(f"{what} needs a git repository; run it inside one (cd into your project)", USAGE)

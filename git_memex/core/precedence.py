@@ -51,7 +51,7 @@ def place(location: str | None, source: str | None) -> str:
     if source == "inference":
         return "inference"
     loc = location or "repo"
-    if loc.startswith("org:"):
+    if loc.startswith(("org:", "remote:")):  # a remote server is shared beyond the project, as an org repo
         return "org"
     if loc == "personal":
         return "personal"

@@ -139,7 +139,7 @@ def _load(path: Path, root: str | None = None, location: str | None = None,
         m = parse_for_index(path, raw)
     except UnreadableMemory as exc:
         return raw, None, str(exc)
-    if location is not None and (location == "repo" or location.startswith("org:")) \
+    if location is not None and (location == "repo" or location.startswith(("org:", "remote:"))) \
             and str(m.fm.get("scope") or "").strip().lower() == "personal":
         return raw, None, SHARED_PERSONAL
     return raw, m, None

@@ -15,6 +15,9 @@ What they declare is what the code does (docs/format.md, "Stores and what they c
 * org clone: read only here (`forget`, `supersede`, `status` refuse an org memory); changed
   only by `org pull`; its git history is its clone's. A proposal upward is a branch the user
   pushes, never a write into what is read.
+* remote cache: a server's memories pulled into the data root (docs/remote.md); read only here
+  (write false: a project memory reaches the server only as a proposal, `propose: true`), changed
+  only by `remote pull`; its history is the server's audit log (`GET /v1/memories/{id}/history`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def capabilities(*, read: bool, write: bool, delete: bool, history: bool, sync: 
 
 DATA_ROOT = capabilities(read=True, write=True, delete=True, history=False, sync="none")
 ORG_CLONE = capabilities(read=True, write=False, delete=False, history=True, sync="pull")
+REMOTE = capabilities(read=True, write=False, delete=False, history=True, sync="pull")
 
 
 def work_tree(has_remote: bool) -> dict[str, Any]:
@@ -54,4 +58,7 @@ def providers(ctx: Context) -> list[dict[str, Any]]:
     for name in ctx.org_names():
         out.append({"name": f"org:{name}", "kind": "git", "path": str(ctx.org_clone(name)),
                     "capabilities": dict(ORG_CLONE)})
+    for name in ctx.remote_names():
+        out.append({"name": f"remote:{name}", "kind": "remote", "path": str(ctx.remote_cache(name)),
+                    "capabilities": dict(REMOTE), "propose": True})
     return out

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 
 LOCATIONS = ("repo", "outbox", "private", "personal")
 ORG_PREFIX = "org:"  # an org memory's location is `org:NAME` (docs/org.md)
+REMOTE_PREFIX = "remote:"  # a remote memory's location is `remote:NAME` (docs/remote.md)
+REMOTE_PREFIX = "remote:"  # a remote server's memory's location is `remote:NAME` (docs/remote.md)
 _WARNED: set[str] = set()
 
 
@@ -141,6 +143,17 @@ class Stores:
                 self.orgs.append((name, Index(ctx.org_index(name), root=ctx.org_clone(name))))
             except (sqlite3.Error, OSError) as exc:
                 self.warnings.append(f"cannot open the index of org {name} ({exc}); its memories are left out")
+        # one index per subscribed remote server's cache (docs/remote.md), after the orgs'
+        self.remotes: list[tuple[str, Index]] = []
+        for name in ctx.remote_names():
+            cache = ctx.remote_cache(name)
+            if not cache.is_dir() or os.path.islink(cache):
+                continue  # never pulled: nothing to read yet (`remote list` says so)
+            try:
+                private_mkdir(ctx.remote_index(name).parent)
+                self.remotes.append((name, Index(ctx.remote_index(name), root=cache)))
+            except (sqlite3.Error, OSError) as exc:
+                self.warnings.append(f"cannot open the index of remote {name} ({exc}); its memories are left out")
         if ctx.repo is not None and not self.degraded and not self.unwritable:
             from git_memex.core.scopekeys import settle
 
@@ -152,6 +165,8 @@ class Stores:
             self.repo.close()
         for _, org_index in self.orgs:
             org_index.close()
+        for _, remote_index in self.remotes:
+            remote_index.close()
         for msg in self.unwritable:
             if msg not in _WARNED:
                 _WARNED.add(msg)
@@ -186,6 +201,8 @@ class Stores:
             name = location[len(ORG_PREFIX):]
             tops = org_folders(ctx.org_clone(name))
             return Source(location, tops[0] if tops else ctx.org_clone(name) / DEFAULT_MEMORY_DIR, None)
+        if location.startswith(REMOTE_PREFIX):
+            return Source(location, ctx.remote_cache(location[len(REMOTE_PREFIX):]), None)
         raise ValueError(location)
 
     def index_for(self, location: str) -> Index:
@@ -196,6 +213,9 @@ class Stores:
         for name, org_index in self.orgs:
             if location == ORG_PREFIX + name:
                 return org_index
+        for name, remote_index in self.remotes:
+            if location == REMOTE_PREFIX + name:
+                return remote_index
         return self.home
 
     def repo_sources(self, warnings: list[str] | None = None) -> list[Source]:
@@ -220,6 +240,7 @@ class Stores:
             out.append((self.repo, "1", ()))
         out.append((self.home, "(m.project_key IS NULL OR m.project_key = ?)", (self.ctx.project_key,)))
         out.extend((org_index, "1", ()) for _, org_index in self.orgs)
+        out.extend((remote_index, "1", ()) for _, remote_index in self.remotes)
         return out
 
     # ------------------------------------------------------------ queries
@@ -329,6 +350,17 @@ class Stores:
             if got is not None:
                 total.add(got)
                 self._note(total, got.warnings)
+        if self.remotes:
+            for name, remote_index in self.remotes:
+                try:
+                    got = refresh_remote(self.ctx, name, remote_index)
+                except sqlite3.OperationalError as exc:
+                    if not is_locked(exc):
+                        raise
+                    self.warnings.append(f"the index of remote {name} is busy; its results may be slightly out of date")
+                    continue
+                total.add(got)
+                self._note(total, got.warnings)
         return total
 
     def _note(self, total: RefreshStats, warnings: list[str]) -> None:
@@ -346,6 +378,8 @@ class Stores:
             self.repo.clear()
         for _, org_index in self.orgs:
             org_index.clear()
+        for _, remote_index in self.remotes:
+            remote_index.clear()
         pause_point("reindex.after_clear")
         return self.refresh(trigger="reindex --full")
 
@@ -393,6 +427,11 @@ class Stores:
             raise MemexError(f"{found.row['id']} is an org memory (org {loc[len(ORG_PREFIX):]}); change it in the "
                              f"org repository, the clone in {self.ctx.org_clone(loc[len(ORG_PREFIX):])} changes "
                              "only through `git memex org pull`", USAGE)
+        if loc.startswith(REMOTE_PREFIX):
+            name = loc[len(REMOTE_PREFIX):]
+            raise MemexError(f"{found.row['id']} is a memory of remote {name}, read-only here; change it on the server "
+                             f"(`git memex propose ID --to remote {name}` sends a project memory for review), the cache "
+                             f"changes only through `git memex remote pull {name}`", USAGE)
         return found
 
     def _refuse_unreadable(self, mid: str) -> None:
@@ -419,7 +458,7 @@ class Stores:
 
     def _source_of(self, row: sqlite3.Row) -> Source:
         loc = row["location"]
-        if loc.startswith(ORG_PREFIX):
+        if loc.startswith((ORG_PREFIX, REMOTE_PREFIX)):
             return Source(loc, Path(row["path"]).parent, None)
         if loc == "repo":  # the folder it lies in: the memory folder or one of its subfolders
             return Source("repo", Path(row["path"]).parent, self.ctx.project_key)
@@ -592,6 +631,14 @@ def org_head(clone: Path) -> str | None:
     return None
 
 
+def refresh_remote(ctx: Context, name: str, index: Index, *, force: bool = False) -> RefreshStats:
+    """Bring remote `name`'s index in line with its cache folder (docs/remote.md): a stat per file,
+    so a cache file edited by hand is re-read and the row served is the file's."""
+    if force:
+        index.clear()
+    return index.refresh([Source(REMOTE_PREFIX + name, ctx.remote_cache(name), None)], trigger="remote")
+
+
 def refresh_org(ctx: Context, name: str, index: Index, *, force: bool = False) -> RefreshStats | None:
     """Bring org `name`'s index in line with its clone. An org clone changes only through `org
     pull`, so the index is fresh while the clone's HEAD is the commit it was built from: no stat of
@@ -662,13 +709,14 @@ READ_SCOPES = ("all", "both", "project", "personal", "org")  # both: project + p
 
 
 def scope_filter(scope: str) -> str:
-    """The SQL condition on `memories m` of a read scope; org memories are `org:NAME` rows."""
+    """The SQL condition on `memories m` of a read scope; org memories are `org:NAME` rows, a
+    remote's are `remote:NAME` rows (only `all` reads them, docs/remote.md)."""
     if scope == "personal":
         return "m.location = 'personal'"
     if scope == "project":
-        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%'"
+        return "m.location NOT IN ('personal') AND m.location NOT LIKE 'org:%' AND m.location NOT LIKE 'remote:%'"
     if scope == "both":
-        return "m.location NOT LIKE 'org:%'"
+        return "m.location NOT LIKE 'org:%' AND m.location NOT LIKE 'remote:%'"
     if scope == "org":
         return "m.location LIKE 'org:%'"
     return "1"

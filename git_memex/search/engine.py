@@ -87,6 +87,8 @@ class Hit:
         }
         if self.location.startswith("org:"):
             d["org"] = self.location[len("org:"):]  # the label of an org memory (docs/org.md)
+        elif self.location.startswith("remote:"):
+            d["remote"] = self.location[len("remote:"):]  # a remote server's memory (docs/remote.md)
         if explain:
             d["explain"] = self.explain
         return d

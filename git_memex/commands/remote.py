@@ -1,0 +1,101 @@
+"""`git memex remote add|list|pull|remove`: subscribe to git-memex remote servers (docs/remote.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from git_memex.commands._common import add_json, context, emit_json
+from git_memex.errors import FAILED, UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("remote", help="subscribe to git-memex remote servers (add, list, pull, remove)",
+                       description="A remote server (`git memex remote-server`) relays a team's memories over HTTP "
+                       "to agents where git is not at hand. `add` records memex.remote.NAME.url and .tokenFile in "
+                       "this repository's git config and pulls; `pull` copies what changed into a cache in the data "
+                       "root, each file through the admission barrier, and indexes it: search, list, context and the "
+                       "MCP tools then include those memories, labelled remote:NAME, read-only. A project memory "
+                       "reaches the server with `git memex propose ID --to remote NAME`.")
+    rsub = p.add_subparsers(dest="action", metavar="ACTION")
+    pa = rsub.add_parser("add", help="subscribe to a remote server, check it answers, pull its memories")
+    pa.add_argument("name", help="a short name: lowercase letters, digits and dashes")
+    pa.add_argument("url", help="the server's URL, http://HOST:PORT")
+    pa.add_argument("--token-file", required=True, metavar="FILE",
+                    help="the file holding the token (mode 0600; read at each call, never copied)")
+    pa.add_argument("--global", dest="global_", action="store_true",
+                    help="record the subscription in ~/.gitconfig (every project) instead of this repository")
+    add_json(pa)
+    pl = rsub.add_parser("list", help="the subscribed remotes: URL, last pull, freshness, memory count")
+    add_json(pl)
+    pp = rsub.add_parser("pull", help="pull what changed on every subscribed remote (or NAME) into its cache")
+    pp.add_argument("name", nargs="?", default=None)
+    pp.add_argument("--retry", type=int, default=0, metavar="N",
+                    help="try again up to N times when the server cannot be reached (default 0: no retry)")
+    pp.add_argument("--full", action="store_true",
+                    help="fetch every memory again, not only what changed since the last pull")
+    add_json(pp)
+    pr = rsub.add_parser("remove", help="unsubscribe and delete the cache and its index")
+    pr.add_argument("name")
+    add_json(pr)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from git_memex.remote import subscriptions
+
+    ctx = context()
+    if args.action == "add":
+        res = subscriptions.add(ctx, args.name, args.url, args.token_file, global_=args.global_)
+        if args.json:
+            emit_json(res)
+            return 0
+        _print_pulled(res)
+        print(f"subscribed to remote {res['name']} ({res['url']}, recorded in {res['recorded']} git config): "
+              f"{res['memories']} memor{'y' if res['memories'] == 1 else 'ies'} in {res['path']}")
+        return 0
+    if args.action == "list":
+        rows = subscriptions.list_remotes(ctx)
+        if args.json:
+            emit_json({"remotes": rows})
+        elif not rows:
+            print("no remote is subscribed; `git memex remote add NAME URL --token-file F` subscribes to one")
+        else:
+            for r in rows:
+                n = "never pulled" if r["memories"] is None else f"{r['memories']} memories"
+                when = r["last_pull_at"] or "never"
+                note = f"  ({r['freshness']['note']})" if r["freshness"]["note"] else ""
+                print(f"{r['name']}  {r['url']}  {n}  last pull {when}{note}")
+        return 0
+    if args.action == "pull":
+        if args.retry < 0:
+            raise UsageError(f"--retry takes a count of 0 or more (got {args.retry})")
+        results, failed = subscriptions.pull(ctx, args.name, retry=args.retry, full=args.full)
+        if args.json:
+            emit_json({"remotes": results, "failed": failed})
+        else:
+            for r in results:
+                _print_pulled(r)
+                q = len(r["quarantined"])
+                print(f"remote {r['name']}: {r['received']} received, {len(r['landed'])} landed, {q} quarantined; "
+                      f"{r['memories']} memories cached")
+        for f in failed:
+            print(f"git-memex: {f['error']}", file=sys.stderr)
+        return FAILED if failed else 0
+    if args.action == "remove":
+        res = subscriptions.remove(ctx, args.name)
+        if args.json:
+            emit_json(res)
+        else:
+            print(f"unsubscribed from remote {res['name']} ({' and '.join(res['removed_from'])} git config); "
+                  f"{'deleted ' + res['path'] if res['cache_removed'] else 'it had no cache'}")
+        return 0
+    raise UsageError("remote needs an action: add, list, pull or remove (see `git memex remote --help`)")
+
+
+def _print_pulled(res: dict[str, Any]) -> None:
+    for q in res.get("quarantined", []):
+        print(f"warning: remote {res['name']}: quarantined {q['id']}: it {q['reason']}; not written", file=sys.stderr)
+    for w in res.get("warnings", []):
+        print(f"warning: {w}", file=sys.stderr)

@@ -1,0 +1,325 @@
+"""The local cache of a remote server: pulled memory files, the pull state, their index
+(docs/remote.md, "The client").
+
+`<data root>/remote/<NAME>/` (0700 folders, 0600 files) holds one `<id>.md` per memory the
+server sent, byte for byte as the server has it, plus `state.json`:
+`{"url", "cursor", "last_pull_at", "last_attempt_at", "last_error", "items": {id: {"revision",
+"review_state", "sha256"}}, "quarantined": {id: reason}}`. Its index lives in `.index/` inside
+it, and `Stores` reads it as a further source labelled `remote:NAME`, as it reads an org clone.
+
+Invariants:
+
+- Every received file passes the admission barrier before it is written (`admit`): the bytes
+  hash to the sha256 the server sent, the one safe reader takes them (no conflict markers, plain
+  YAML frontmatter, valid fields, id equal to the file name), the commit checks find nothing (a
+  secret anywhere is a quarantine: the file is never masked, since the gate compares its exact
+  bytes with what the server approved), and it is not a personal memory. A file that fails is
+  named with its reason and skipped; the rest land. Its earlier copy, if any, stays as it was.
+- Writes are atomic (temp file, fsync, rename); the files first, then `state.json`. A pull
+  stopped in between leaves files whose sha256 the state does not vouch for, which only closes
+  the gate until the next pull fetches them again from the old cursor.
+- A failed pull changes no memory file: it records only `last_attempt_at` and `last_error`, so
+  the cache keeps serving with a freshness note.
+- The wire contract has no deletion: a memory is never removed from the server, only rejected
+  (`review_state: rejected`), which the cache keeps and the gate refuses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from git_memex.core.context import Context
+from git_memex.errors import USAGE, MemexError
+from git_memex.index.stores import (
+    REMOTE_PREFIX as PREFIX,  # a remote memory's location is `remote:NAME`
+)
+
+STATE = "state.json"
+STALE_AFTER_S = 3600
+"""A cache last pulled longer ago than this gets a freshness note in human outputs."""
+_HEX = frozenset("0123456789abcdef")
+
+
+def location(name: str) -> str:
+    return PREFIX + name
+
+
+# ------------------------------------------------------------------ state
+def empty_state(url: str | None) -> dict[str, Any]:
+    return {"url": url, "cursor": None, "last_pull_at": None, "last_attempt_at": None, "last_error": None,
+            "items": {}, "quarantined": {}}
+
+
+def load_state(ctx: Context, name: str) -> dict[str, Any]:
+    """The cache's state.json, or an empty one when there is none (never pulled) or it is unreadable."""
+    state = empty_state(ctx.config.get(f"memex.remote.{name}.url"))
+    try:
+        doc = json.loads((ctx.remote_cache(name) / STATE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return state
+    if isinstance(doc, dict):
+        for k in state:
+            if k in doc:
+                state[k] = doc[k]
+    if not isinstance(state["items"], dict):
+        state["items"] = {}
+    if not isinstance(state["quarantined"], dict):
+        state["quarantined"] = {}
+    return state
+
+
+def save_state(ctx: Context, name: str, state: dict[str, Any]) -> None:
+    from git_memex.core.data_root import private_mkdir
+    from git_memex.core.files import atomic_write_text
+
+    private_mkdir(ctx.remote_cache(name))
+    atomic_write_text(ctx.remote_cache(name) / STATE, json.dumps(state, indent=1, sort_keys=True) + "\n", mode=0o600)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _ts(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    import calendar
+
+    try:
+        return float(calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ")))
+    except ValueError:
+        return None
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 120:
+        return "just now" if seconds < 60 else "1 min ago"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return f"{int(seconds // 86400)} days ago"
+
+
+def freshness(ctx: Context, name: str, now: float | None = None) -> dict[str, Any]:
+    """How fresh remote `name`'s cache is: `{"remote", "last_pull_at", "age_s", "last_error",
+    "stale", "note"}`. Stale when the last attempt failed, it was never pulled, or the last pull is
+    over STALE_AFTER_S old; `note` is then the one line human outputs add."""
+    state = load_state(ctx, name)
+    now = time.time() if now is None else now
+    pulled = _ts(state["last_pull_at"])
+    attempt = _ts(state["last_attempt_at"])
+    failed = bool(state["last_error"]) and attempt is not None and (pulled is None or attempt >= pulled)
+    age = None if pulled is None else max(0.0, now - pulled)
+    stale = failed or age is None or age > STALE_AFTER_S
+    note = None
+    if stale:
+        when = "never pulled" if age is None else f"last pulled {_ago(age)}"
+        note = f"remote {name} {when}" + ("; its last pull failed" if failed else "") + \
+            f" (`git memex remote pull {name}`)"
+    return {"remote": name, "last_pull_at": state["last_pull_at"], "age_s": None if age is None else int(age),
+            "last_error": state["last_error"] if failed else None, "stale": stale, "note": note}
+
+
+def notes_for(ctx: Context, locations: Any) -> list[dict[str, Any]]:
+    """`freshness` of each remote among `locations` (the locations of what an output shows)."""
+    names = sorted({str(loc)[len(PREFIX):] for loc in locations if str(loc or "").startswith(PREFIX)})
+    return [freshness(ctx, n) for n in names if n in ctx.remote_names()]
+
+
+# ------------------------------------------------------------------ admission
+def admit(ctx: Context, change: object) -> tuple[str | None, dict[str, Any] | None, str]:
+    """(id, item, text) of one pulled change that may be written, or (id or None, None, why not)."""
+    from git_memex.core.digest import sha256_hex
+    from git_memex.core.files import UnreadableMemory, parse_memory_bytes
+    from git_memex.core.frontmatter import MAX_FILE_BYTES
+    from git_memex.remote.protocol import is_memory_id
+    from git_memex.secrets.scan import check_bytes
+
+    if not isinstance(change, dict):
+        return None, None, "is not an object"
+    mid = change.get("id")
+    if not isinstance(mid, str) or not is_memory_id(mid):
+        return None, None, f"has an id {str(mid)[:40]!r} that is not a memory id"
+    text, rev, state, sha = change.get("file"), change.get("revision"), change.get("review_state"), change.get("sha256")
+    if not isinstance(text, str) or not isinstance(rev, int) or isinstance(rev, bool) or not isinstance(state, str) \
+            or not isinstance(sha, str):
+        return mid, None, "lacks its file, revision, review_state or sha256"
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return mid, None, "is not valid UTF-8"
+    if len(raw) > MAX_FILE_BYTES:
+        return mid, None, f"is larger than {MAX_FILE_BYTES // 1024} KiB"
+    if len(sha) != 64 or not set(sha) <= _HEX or sha256_hex(raw) != sha:
+        return mid, None, "does not hash to the sha256 the server sent with it"
+    try:
+        m = parse_memory_bytes(raw, Path(f"{mid}.md"))
+    except UnreadableMemory as exc:
+        return mid, None, str(exc)
+    if str(m.fm.get("scope") or "").strip().lower() == "personal":
+        return mid, None, "is a personal memory, which a remote never holds"
+    found = check_bytes(f"{mid}.md", raw, in_repo=False, patterns=ctx.redact_patterns)
+    if found:
+        f = found[0]
+        what = f"holds a secret ({f.rule}, line {f.line})" if f.secret else f"fails a check ({f.rule}, line {f.line})"
+        return mid, None, what
+    return mid, {"revision": rev, "review_state": state, "sha256": sha}, text
+
+
+# ------------------------------------------------------------------ pull
+def provider(ctx: Context, name: str, timeout: float | None = None) -> Any:
+    from git_memex.remote.client import TIMEOUT_S, RemoteProvider
+
+    url = ctx.config.get(f"memex.remote.{name}.url")
+    if url is None:
+        raise MemexError(f"remote {name} is not subscribed here; `git memex remote list` shows the subscriptions",
+                         USAGE)
+    return RemoteProvider(name, url, ctx.config.get(f"memex.remote.{name}.tokenfile"),
+                          timeout=TIMEOUT_S if timeout is None else timeout)
+
+
+def pull(ctx: Context, name: str, *, retry: int = 0, full: bool = False) -> dict[str, Any]:
+    """Pull what changed on remote `name` since the cursor into its cache, then index it.
+    `retry` more attempts after a failure to reach the server (none unless asked). A failure
+    records the attempt in state.json, changes no memory file, and raises (exit 2)."""
+    from git_memex.core.data_root import prepare_data_root, private_mkdir
+    from git_memex.core.files import atomic_write_text
+    from git_memex.remote.client import RemoteUnreachable
+
+    prepare_data_root(ctx.data_root)
+    state = load_state(ctx, name)
+    prov = provider(ctx, name)
+    since = None if full else (state["cursor"] if isinstance(state["cursor"], str) else None)
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            doc = prov.pull(since)
+            break
+        except RemoteUnreachable as exc:
+            if attempts <= retry:
+                time.sleep(min(2.0 ** (attempts - 1), 10.0))
+                continue
+            _failed(ctx, name, state, exc.message)
+            raise
+        except MemexError as exc:
+            _failed(ctx, name, state, exc.message)
+            raise
+    cache = ctx.remote_cache(name)
+    private_mkdir(cache)
+    landed: list[str] = []
+    quarantined: list[dict[str, str]] = []
+    for change in doc["changes"]:
+        mid, item, text = admit(ctx, change)
+        if item is None or mid is None:
+            quarantined.append({"id": mid or "?", "reason": text})
+            if mid is not None:
+                state["quarantined"][mid] = text
+            continue
+        path = cache / f"{mid}.md"
+        try:
+            same = path.read_bytes() == text.encode("utf-8")
+        except OSError:
+            same = False
+        if not same:
+            atomic_write_text(path, text, mode=0o600)
+        state["items"][mid] = item
+        state["quarantined"].pop(mid, None)
+        landed.append(mid)
+    state.update(url=prov.url, cursor=doc["cursor"], last_pull_at=_now(), last_error=None)
+    state["last_attempt_at"] = state["last_pull_at"]
+    save_state(ctx, name, state)
+    stats = index(ctx, name)
+    return {"name": name, "url": prov.url, "cursor": doc["cursor"], "received": len(doc["changes"]),
+            "landed": landed, "quarantined": quarantined, "attempts": attempts, "path": str(cache), **stats}
+
+
+def _failed(ctx: Context, name: str, state: dict[str, Any], why: str) -> None:
+    """Record a failed attempt (the only write a failed pull makes) when the cache exists."""
+    if not ctx.remote_cache(name).is_dir():
+        return
+    state["last_attempt_at"] = _now()
+    state["last_error"] = why
+    with contextlib.suppress(MemexError, OSError):
+        save_state(ctx, name, state)
+
+
+# ------------------------------------------------------------------ the index
+def index(ctx: Context, name: str) -> dict[str, Any]:
+    from git_memex.core.data_root import private_mkdir
+    from git_memex.index.database import Index
+    from git_memex.index.stores import refresh_remote
+
+    private_mkdir(ctx.remote_index(name).parent)
+    with Index(ctx.remote_index(name), root=ctx.remote_cache(name)) as idx:
+        s = refresh_remote(ctx, name, idx)
+        return {"added": s.added, "changed": s.changed, "removed": s.removed, "memories": idx.count(),
+                **({"warnings": s.warnings} if s.warnings else {})}
+
+
+def count(ctx: Context, name: str) -> int | None:
+    from git_memex.index.database import Index
+
+    if not ctx.remote_index(name).exists():
+        return None
+    with Index(ctx.remote_index(name), root=ctx.remote_cache(name)) as idx:
+        return int(idx.count())
+
+
+# ------------------------------------------------------------------ the gate
+def verdicts(ctx: Context, rows: Any) -> dict[str, str | None]:
+    """For each remote row: None when the server's review approved it and the cached file is
+    byte for byte what was approved (its sha256 is the one the server sent with the approved
+    revision, and the row served is what the file says); else why not. Fails closed."""
+    from git_memex.core.digest import sha256_hex
+    from git_memex.core.files import UnreadableMemory, read_bytes
+    from git_memex.index.schema import matches_file
+
+    out: dict[str, str | None] = {}
+    states: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        loc = str(r["location"] or "")
+        if not loc.startswith(PREFIX):
+            continue
+        name, mid = loc[len(PREFIX):], str(r["id"])
+        if name not in states:
+            states[name] = load_state(ctx, name) if name in ctx.remote_names() else empty_state(None)
+        item = states[name]["items"].get(mid)
+        if not isinstance(item, dict) or item.get("review_state") != "approved":
+            out[mid] = f"not approved by a reviewer of remote {name}"
+            continue
+        try:
+            data = read_bytes(r["path"], root=ctx.remote_cache(name))
+        except (UnreadableMemory, KeyError, TypeError):
+            out[mid] = f"its cached file of remote {name} cannot be read"
+            continue
+        if sha256_hex(data) != item.get("sha256") or not matches_file(r, data):
+            out[mid] = (f"its cached file differs from what remote {name}'s reviewer approved; "
+                        f"`git memex remote pull {name} --full` fetches it again")
+            continue
+        out[mid] = None
+    return out
+
+
+def cache_problem(ctx: Context, name: str) -> str | None:
+    """Why remote `name`'s cache cannot be read (None: it can, or was never pulled)."""
+    cache = ctx.remote_cache(name)
+    if cache.exists() and not cache.is_dir():
+        return f"the cache of remote {name} ({cache}) is not a folder"
+    if os.path.islink(cache):
+        return f"the cache of remote {name} ({cache}) is a symbolic link"
+    return None
+
+
+def require(name: str, ctx: Context) -> None:
+    if name not in ctx.remote_names():
+        raise MemexError(f"remote {name} is not subscribed here; `git memex remote list` shows the subscriptions",
+                         USAGE)
+
+

@@ -1,0 +1,320 @@
+"""The remote-server sample's HTTP side (docs/remote.md): a Starlette app over a `Store`, run by uvicorn.
+
+Invariants:
+
+- Every answer is JSON; an error is `{"error": "<one sentence>"}` (protocol.error_body). No
+  traceback reaches a client or the terminal: an unexpected exception is a 500 with one sentence
+  and one line on stderr (`_Guard`).
+- Every endpoint but `/v1/health` needs `Authorization: Bearer TOKEN`; tokens are compared in
+  constant time (their SHA-256 digests with `hmac.compare_digest`, every token every time).
+  Missing or unknown: 401 with `WWW-Authenticate: Bearer`; role too low: 403.
+- A request body is read up to protocol.MAX_BODY bytes and no further (413 before any parsing),
+  whether or not it declares its length.
+- The Store runs on one worker thread (`ThreadPoolExecutor(max_workers=1)`): its SQLite index
+  is used by the thread that opened it, and writes are serialised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from git_memex.errors import USAGE, MemexError
+from git_memex.remote import protocol
+from git_memex.remote.store import Store, StoreError
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+TOKEN_RE = re.compile(r"^[\x21-\x7e]{16,512}$")
+
+
+class Token:
+    __slots__ = ("digest", "name", "role")
+
+    def __init__(self, token: str, name: str, role: str) -> None:
+        self.digest = hashlib.sha256(token.encode()).digest()
+        self.name = name
+        self.role = role
+
+
+def load_tokens(path: Path) -> list[Token]:
+    """The token file `TOKEN NAME ROLE` per line (blank lines and `#` comments skipped). A bad line
+    is one sentence naming its number, never its token (MemexError, exit 1)."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise MemexError(f"cannot read the token file {path} ({exc.strerror})", USAGE) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise MemexError(f"the token file {path} is not a regular file", USAGE)
+    if st.st_mode & 0o077:
+        raise MemexError(f"the token file {path} is readable by others (mode {stat.S_IMODE(st.st_mode):o}); "
+                         f"run `chmod 600 {path}`", USAGE)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MemexError(f"the token file {path} is not UTF-8 text", USAGE) from None
+    tokens: list[Token] = []
+    seen: dict[bytes, int] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        where = f"{path} line {n}"
+        if len(parts) != 3:
+            raise MemexError(f"{where} is not `TOKEN NAME ROLE` (three words separated by spaces)", USAGE)
+        token, name, role = parts
+        if not TOKEN_RE.match(token):
+            raise MemexError(f"{where}: the token must be 16 to 512 printable characters without spaces", USAGE)
+        if not NAME_RE.match(name):
+            raise MemexError(f"{where}: the name must be letters, digits, '.', '_', '@' or '-' (at most 64)", USAGE)
+        if role not in protocol.ROLES:
+            raise MemexError(f"{where}: the role must be one of {', '.join(protocol.ROLES)}", USAGE)
+        t = Token(token, name, role)
+        if t.digest in seen:
+            raise MemexError(f"{where} repeats the token of line {seen[t.digest]}", USAGE)
+        seen[t.digest] = n
+        tokens.append(t)
+    if not tokens:
+        raise MemexError(f"the token file {path} holds no token; add a line `TOKEN NAME ROLE`", USAGE)
+    return tokens
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None,
+                 **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.message, self.headers, self.extra = status, message, headers, extra
+
+
+def _json(status: int, doc: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(doc, status_code=status, headers=headers)
+
+
+def create_app(store: Store, tokens: list[Token], executor: ThreadPoolExecutor) -> Any:
+    """The ASGI app serving `store` (called only on `executor`'s one thread) to `tokens`."""
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.requests import Request
+    from starlette.routing import Route
+
+    def who(request: Request, need: str) -> Token:
+        header = request.headers.get("authorization", "")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer" or not given.strip():
+            raise _Refused(401, "this endpoint needs a token: send `Authorization: Bearer TOKEN`",
+                           {"WWW-Authenticate": "Bearer"})
+        digest = hashlib.sha256(given.strip().encode("utf-8", "surrogateescape")).digest()
+        found = None
+        for t in tokens:  # every token, every time: the time taken does not say which one nearly matched
+            if hmac.compare_digest(digest, t.digest):
+                found = t
+        if found is None:
+            raise _Refused(401, "that token is not known to this server", {"WWW-Authenticate": "Bearer"})
+        if not protocol.role_allows(found.role, need):
+            raise _Refused(403, f"the token of {found.name} has the role {found.role}; this needs {need}")
+        return found
+
+    async def call(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
+
+    async def body_of(request: Request) -> dict[str, Any]:
+        length = request.headers.get("content-length")
+        if length is not None:
+            if not (length.isascii() and length.isdigit()):
+                raise _Refused(400, "the Content-Length header is not a number")
+            if int(length) > protocol.MAX_BODY:
+                raise _Refused(413, f"the body is larger than {protocol.MAX_BODY // 1024} KiB; nothing was read")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > protocol.MAX_BODY:
+                raise _Refused(413, f"the body is larger than {protocol.MAX_BODY // 1024} KiB; nothing was read")
+            chunks.append(chunk)
+        try:
+            doc = json.loads(b"".join(chunks))
+        except (ValueError, RecursionError):
+            raise _Refused(400, "the body is not JSON") from None
+        if not isinstance(doc, dict):
+            raise _Refused(400, "the body is not a JSON object")
+        return doc
+
+    def handler(fn: Callable[[Request], Awaitable[tuple[int, dict[str, Any]]]]) -> Callable[[Request], Awaitable[Any]]:
+        async def endpoint(request: Request) -> Any:
+            try:
+                status, doc = await fn(request)
+            except _Refused as exc:
+                return _json(exc.status, protocol.error_body(exc.message, **exc.extra), exc.headers)
+            except StoreError as exc:
+                return _json(exc.status, exc.body())
+            return _json(status, doc)
+        return endpoint
+
+    def memory_id(request: Request) -> str:
+        mid = request.path_params["id"]
+        Store.check_id(mid)
+        return str(mid)
+
+    async def health(request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, {"ok": True, "protocol": protocol.PROTOCOL, "server": protocol.SERVER_NAME}
+
+    async def search(request: Request) -> tuple[int, dict[str, Any]]:
+        who(request, "reader")
+        q = request.query_params.get("q")
+        if q is None or not q.strip():
+            raise _Refused(400, "search needs a query: give q=WORDS")
+        if len(q) > 1000:
+            raise _Refused(400, "the query is longer than 1000 characters")
+        raw = request.query_params.get("limit")
+        limit = protocol.SEARCH_LIMIT_DEFAULT
+        if raw is not None:
+            if not (raw.isascii() and raw.isdigit() and len(raw) <= 3
+                    and 1 <= int(raw) <= protocol.SEARCH_LIMIT_MAX):
+                raise _Refused(400, f"limit must be a whole number from 1 to {protocol.SEARCH_LIMIT_MAX}")
+            limit = int(raw)
+        return 200, await call(store.search, q, limit)
+
+    async def get(request: Request) -> tuple[int, dict[str, Any]]:
+        who(request, "reader")
+        return 200, await call(store.get, memory_id(request))
+
+    async def history(request: Request) -> tuple[int, dict[str, Any]]:
+        who(request, "reader")
+        return 200, await call(store.history, memory_id(request))
+
+    async def pull(request: Request) -> tuple[int, dict[str, Any]]:
+        who(request, "reader")
+        return 200, await call(store.pull, request.query_params.get("since"))
+
+    async def propose(request: Request) -> tuple[int, dict[str, Any]]:
+        t = who(request, "proposer")
+        doc = await body_of(request)
+        text, base = doc.get("file"), doc.get("base_revision", ...)
+        if not isinstance(text, str):
+            raise _Refused(400, "the body needs `file`, the memory file's text as a string")
+        if base is ...:
+            raise _Refused(400, "the body needs `base_revision`: the revision you changed, or null for a new memory")
+        if base is not None and not (type(base) is int and base >= 0):
+            raise _Refused(400, "base_revision must be a whole number or null")
+        return 201, await call(store.propose, t.name, t.role, text, base)
+
+    async def review(request: Request) -> tuple[int, dict[str, Any]]:
+        t = who(request, "reviewer")
+        mid = memory_id(request)
+        doc = await body_of(request)
+        decision, revision, note = doc.get("decision"), doc.get("revision"), doc.get("note")
+        if decision not in protocol.DECISIONS:
+            raise _Refused(400, "decision must be approve or reject")
+        if not (type(revision) is int and revision >= 0):
+            raise _Refused(400, "the body needs `revision`, the revision you reviewed, as a whole number")
+        if note is not None and not (isinstance(note, str) and len(note) <= 4096):
+            raise _Refused(400, "note must be a string of at most 4096 characters")
+        return 200, await call(store.review, t.name, t.role, mid, decision, revision, note)
+
+    async def http_error(request: Request, exc: Exception) -> Any:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        headers = dict(exc.headers) if isinstance(exc, HTTPException) and exc.headers else None
+        message = {404: "no such endpoint; see docs/remote.md", 405: "that method is not allowed here"}.get(
+            status, "the request cannot be served")
+        return _json(status, protocol.error_body(message), headers)
+
+    api = protocol.API
+    routes = [
+        Route(f"{api}/health", handler(health), methods=["GET"]),
+        Route(f"{api}/search", handler(search), methods=["GET"]),
+        Route(f"{api}/memories/{{id:path}}/history", handler(history), methods=["GET"]),
+        Route(f"{api}/memories/{{id:path}}", handler(get), methods=["GET"]),
+        Route(f"{api}/pull", handler(pull), methods=["GET"]),
+        Route(f"{api}/propose", handler(propose), methods=["POST"]),
+        Route(f"{api}/review/{{id:path}}", handler(review), methods=["POST"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    return _Guard(app)
+
+
+class _Guard:
+    """The outermost layer: an exception nothing else answered is a 500 with one sentence, and
+    one line on stderr; never a traceback."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        started = False
+
+        async def tracked(message: dict[str, Any]) -> None:
+            nonlocal started
+            if message.get("type") == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            from git_memex.secrets.redact import redact
+
+            print(f"git-memex remote-server: internal error ({type(exc).__name__}: {redact(str(exc)).text})",
+                  file=sys.stderr, flush=True)
+            if scope.get("type") == "http" and not started:
+                body = protocol.error_json("the server failed on this request; its log has one line about it")
+                await send({"type": "http.response.start", "status": 500,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+
+
+def serve(host: str, port: int, token_file: Path, root: Path) -> int:
+    """Open the folder, bind, print the URL on stderr, serve until SIGINT/SIGTERM."""
+    import socket
+
+    import uvicorn
+
+    tokens = load_tokens(token_file)
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="remote-store")
+    try:
+        try:
+            store = executor.submit(Store, root).result()
+        except StoreError as exc:
+            raise MemexError(exc.message) from None
+        for w in store.warnings:
+            print(f"git-memex remote-server: warning: {w}", file=sys.stderr)
+        for r in store.recovered:
+            print(f"git-memex remote-server: recovered the {r.get('of')} of {r.get('id')} revision "
+                  f"{r.get('revision')}: {r['outcome']} (audit line {r['seq']})", file=sys.stderr)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+            sock.listen(2048)  # before the URL is printed: a client that reads it can connect at once
+        except OSError as exc:
+            sock.close()
+            executor.submit(store.close).result()
+            raise MemexError(f"cannot listen on {host}:{port} ({exc.strerror}); nothing was started") from None
+        bound = sock.getsockname()[1]
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        print(f"git-memex remote-server: serving {store.root} at http://{shown}:{bound} "
+              "(Ctrl-C stops it)", file=sys.stderr, flush=True)
+        app = create_app(store, tokens, executor)
+        config = uvicorn.Config(app, log_level="error", access_log=False, lifespan="off", server_header=False)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            sock.close()
+            executor.submit(store.close).result()
+    finally:
+        executor.shutdown(wait=True)
+    return 0
