@@ -122,10 +122,27 @@ class Result:
 
 
 def run_cli(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None) -> Result:
-    """Run the real command in a new process, as a user (or git) would."""
+    """Run the real command as a user (or git) would, in this process: `git_memex.main.main(argv)`
+    with its own stdin, stdout and stderr, cwd and environment, the exit code and output exactly
+    as `python -m git_memex` gives them (see tests/inprocess.py). Use `run_cli_process` where the
+    process boundary is what is tested."""
+    from inprocess import call_main
+
+    merged = {**os.environ, **(env or {})}
+    if merged.get("GIT_MEMEX_CRASH_AT") or merged.get("GIT_MEMEX_PAUSE_AT"):
+        raise AssertionError("a crash or pause point ends or stops the process: use run_cli_process")
+    code, out, err = call_main(list(args), input=input, cwd=cwd, env=env)
+    return Result(code, out, err)
+
+
+def run_cli_process(*args: str, input: str | None = None, cwd: Path | None = None,
+                    env: dict | None = None) -> Result:
+    """Run the real command in a new process (`python -m git_memex`): for what only a process
+    shows (crash and pause points, start-up cost, signals, real file descriptors, concurrency)."""
     p = subprocess.run(
         [sys.executable, "-m", "git_memex", *args],
         input=input,
+        stdin=subprocess.DEVNULL if input is None else None,
         capture_output=True,
         text=True,
         cwd=cwd or os.getcwd(),

@@ -14,7 +14,7 @@ import pytest
 
 from git_memex.core import frontmatter, model
 
-from conftest import git, run_cli
+from conftest import git, run_cli, run_cli_process
 
 MEM = ".ai/open-memex"
 
@@ -40,7 +40,7 @@ def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
     agent_calls: list[int] = []
     lock = threading.Lock()
 
-    def worker(n: int) -> None:
+    def worker(n: int) -> None:  # real processes: run_cli runs in this one, one call at a time
         rnd = random.Random(n)
         mine: list[str] = []
         i = 0
@@ -48,7 +48,7 @@ def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
             i += 1
             roll = rnd.random()
             if roll < 0.55 or not mine:
-                r = run_cli("add", f"worker {n} fact {i} about subsystem {rnd.randint(0, 9999)}", "--json")
+                r = run_cli_process("add", f"worker {n} fact {i} about subsystem {rnd.randint(0, 9999)}", "--json")
                 if r.code != 0:
                     errors.append(r.err)
                     continue
@@ -58,7 +58,7 @@ def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
                     acked.append(mid)
             elif roll < 0.7:
                 old = mine.pop(rnd.randrange(len(mine)))
-                r = run_cli("supersede", old, f"worker {n} revised fact {i} {rnd.randint(0, 9999)}", "--json")
+                r = run_cli_process("supersede", old, f"worker {n} revised fact {i} {rnd.randint(0, 9999)}", "--json")
                 if r.code != 0:
                     errors.append(r.err)
                     continue
@@ -68,7 +68,7 @@ def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
                     acked.append(new)
                     superseded.append((old, new))
             else:
-                r = run_cli("search", f"worker {n} subsystem", "--json")
+                r = run_cli_process("search", f"worker {n} subsystem", "--json")
                 if r.code != 0:
                     errors.append(r.err)
 
@@ -151,7 +151,7 @@ def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
 @pytest.mark.parametrize("point", ["store.before_rename", "add.after_write"])
 def test_add_killed_leaves_no_torn_file_and_no_loss(repo: Path, isolated_env: Path, point: str):
     keep = add("a memory that existed before the crash")
-    r = run_cli("add", "the memory being written when killed", env={"GIT_MEMEX_CRASH_AT": point})
+    r = run_cli_process("add", "the memory being written when killed", env={"GIT_MEMEX_CRASH_AT": point})
     assert r.code == 137
     for p in all_memory_files(isolated_env):
         frontmatter.parse(p.read_text())  # every memory file is whole
@@ -163,7 +163,7 @@ def test_add_killed_leaves_no_torn_file_and_no_loss(repo: Path, isolated_env: Pa
 
 def test_supersede_killed_between_files_is_completed_by_reindex(repo: Path):
     old = add("postgres 14 in production")
-    r = run_cli("supersede", old, "postgres 16 in production", env={"GIT_MEMEX_CRASH_AT": "supersede.after_new"})
+    r = run_cli_process("supersede", old, "postgres 16 in production", env={"GIT_MEMEX_CRASH_AT": "supersede.after_new"})
     assert r.code == 137
     hits = run_cli("search", "postgres production", "--json").json()["hits"]
     assert len(hits) == 1 and hits[0]["snippet"] == "postgres 16 in production"  # old is hidden already
@@ -184,8 +184,8 @@ def test_merge_driver_killed_leaves_ours_intact(tmp_path: Path):
         paths[name] = tmp_path / f"{name}.md"
         paths[name].write_text(frontmatter.serialize(fm, m.body))
     ours_before = paths["ours"].read_bytes()
-    r = run_cli("merge-driver", str(paths["base"]), str(paths["ours"]), str(paths["theirs"]), "x.md",
-                env={"GIT_MEMEX_CRASH_AT": "merge_driver.before_replace"})
+    r = run_cli_process("merge-driver", str(paths["base"]), str(paths["ours"]), str(paths["theirs"]), "x.md",
+                        env={"GIT_MEMEX_CRASH_AT": "merge_driver.before_replace"})
     assert r.code == 137
     assert paths["ours"].read_bytes() == ours_before
     r = run_cli("merge-driver", str(paths["base"]), str(paths["ours"]), str(paths["theirs"]), "x.md")

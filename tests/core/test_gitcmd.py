@@ -13,7 +13,7 @@ import git_memex
 from git_memex.core.gitcmd import Fail, finish_git, git_text, run_git, start_git
 from git_memex.errors import FAILED, MemexError
 
-from conftest import git, run_cli
+from conftest import git, run_cli_process
 
 PACKAGE = Path(git_memex.__file__).parent
 RUNNER = PACKAGE / "core" / "gitcmd.py"
@@ -124,7 +124,7 @@ def test_init_without_git_on_path_says_so_in_one_sentence(repo: Path, tmp_path: 
     bin_dir = tmp_path / "only-python"
     bin_dir.mkdir()
     (bin_dir / "python").symlink_to(sys.executable)
-    r = run_cli("init", env={"PATH": str(bin_dir)})
+    r = run_cli_process("init", env={"PATH": str(bin_dir)})  # a process started without git
     assert r.code == FAILED, r.err
     assert "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1, r.err
     assert "git is not installed or not on PATH" in r.err

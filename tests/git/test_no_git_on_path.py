@@ -7,7 +7,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from conftest import git, run_cli
+from conftest import git, run_cli, run_cli_process
+
+# The commands without git run as real processes started with that PATH (run_cli_process).
 
 
 def only_python(tmp_path: Path) -> dict[str, str]:
@@ -26,12 +28,12 @@ def test_without_git_the_repository_and_its_key_are_still_seen(ready: Path, tmp_
     assert run_cli("submit", first).code == 0
     shutil.rmtree(ready / ".git" / "memex", ignore_errors=True)  # nothing indexed beforehand
     env = only_python(tmp_path)
-    assert run_cli("config", "get", "memex.memoryDir", env=env).code == 0
-    found = run_cli("search", "release train", "--json", env=env)
+    assert run_cli_process("config", "get", "memex.memoryDir", env=env).code == 0
+    found = run_cli_process("search", "release train", "--json", env=env)
     assert found.code == 0, found.err
     hits = found.json()["hits"]
     assert [h["id"] for h in hits] == [first] and hits[0]["location"] == "repo"
-    r = run_cli("add", "the hotfix branch is cut from the last tag", "--json", env=env)
+    r = run_cli_process("add", "the hotfix branch is cut from the last tag", "--json", env=env)
     assert r.code == 0, r.err
     assert (outbox / key / f"{r.json()['id']}.md").is_file()
     assert [p.name for p in outbox.iterdir()] == [key]
@@ -43,7 +45,7 @@ def test_commands_that_need_git_say_so_in_one_sentence(ready: Path, tmp_path: Pa
     'git')", and `push` said "HEAD is detached"."""
     env = only_python(tmp_path)
     for args in (("doctor",), ("init", "--yes"), ("push",)):
-        r = run_cli(*args, env=env)
+        r = run_cli_process(*args, env=env)
         assert r.code == 2, (args, r.code, r.err)
         lines = [ln for ln in r.err.splitlines() if ln.strip()]
         assert len(lines) == 1 and "no" in lines[0] and "PATH" in lines[0] and "internal error" not in r.err, (args, r.err)

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_process
 
 
 def _home_index() -> Path:
@@ -155,8 +155,8 @@ def test_doctor_finds_silent_damage_and_rebuilds(repo: Path) -> None:
 
 def test_doctor_names_and_removes_a_killed_writes_temp_file(repo: Path) -> None:
     _fill(1)  # the data root's own files are written: the next write is the memory's
-    r = run_cli("add", "text of a write killed before its rename about axolotl", "--scope", "personal",
-                env={"GIT_MEMEX_CRASH_AT": "store.before_rename"})
+    r = run_cli_process("add", "text of a write killed before its rename about axolotl", "--scope", "personal",
+                        env={"GIT_MEMEX_CRASH_AT": "store.before_rename"})
     assert r.code == 137
     folder = Path(os.environ["GIT_MEMEX_HOME"]) / "memories" / "personal"
     (tmp,) = list(folder.glob(".*.tmp"))
@@ -174,8 +174,8 @@ def test_the_next_write_removes_a_killed_writes_old_temp_file(repo: Path) -> Non
     The next memory write into that folder removes it once it is older than a minute (a younger
     one may be a live write in another process and stays)."""
     _fill(1)
-    r = run_cli("add", "text of a write killed before its rename about quokka", "--scope", "personal",
-                env={"GIT_MEMEX_CRASH_AT": "store.before_rename"})
+    r = run_cli_process("add", "text of a write killed before its rename about quokka", "--scope", "personal",
+                        env={"GIT_MEMEX_CRASH_AT": "store.before_rename"})
     assert r.code == 137
     folder = Path(os.environ["GIT_MEMEX_HOME"]) / "memories" / "personal"
     (tmp,) = list(folder.glob(".*.tmp"))

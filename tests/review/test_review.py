@@ -11,7 +11,7 @@ import pytest
 
 from git_memex.core import frontmatter
 
-from conftest import git, run_cli
+from conftest import git, run_cli, run_cli_process
 from mcp_client import err
 
 MEM = ".ai/open-memex"
@@ -155,7 +155,7 @@ def test_submit_on_a_new_branch_with_suffix_on_clash(ready: Path, isolated_env: 
                                    "store.before_rename"])
 def test_submit_killed_at_any_point_then_rerun_leaves_exactly_one_copy(ready: Path, isolated_env: Path, point: str):
     d = add("queue consumers must be idempotent")
-    r = run_cli("submit", d, env={"GIT_MEMEX_CRASH_AT": point})
+    r = run_cli_process("submit", d, env={"GIT_MEMEX_CRASH_AT": point})
     assert r.code == 137
     r = run_cli("submit", d, "--json")
     assert r.code == 0, r.err
@@ -215,7 +215,7 @@ def test_submit_to_the_default_branch_name_is_refused_in_one_sentence(ready: Pat
 
 def _crashed_submit(ready: Path, isolated_env: Path, text: str) -> tuple[str, Path]:
     d = add(text)
-    assert run_cli("submit", d, env={"GIT_MEMEX_CRASH_AT": "submit.after_journal"}).code == 137
+    assert run_cli_process("submit", d, env={"GIT_MEMEX_CRASH_AT": "submit.after_journal"}).code == 137
     (journal,) = journal_dir(isolated_env).glob("submit-*.json")
     return d, journal
 

@@ -18,7 +18,7 @@ import pytest
 
 from git_memex.upkeep.inventory import supersede_chains
 
-from conftest import Result, run_cli
+from conftest import Result, run_cli, run_cli_process
 
 MEM = ".ai/open-memex"
 OLD_ID = "01H0000000000000000000OLD1"
@@ -47,8 +47,9 @@ class World:
     env: dict[str, str]
     ids: dict[str, str]
 
-    def cli(self, *args: str, **kw: Any) -> Result:
-        return run_cli(*args, cwd=kw.pop("cwd", self.repo), env={**self.env, **kw.pop("env", {})}, **kw)
+    def cli(self, *args: str, process: bool = False, **kw: Any) -> Result:
+        run = run_cli_process if process else run_cli
+        return run(*args, cwd=kw.pop("cwd", self.repo), env={**self.env, **kw.pop("env", {})}, **kw)
 
     def git(self, *args: str) -> None:
         subprocess.run(["git", *args], cwd=self.repo, env={**os.environ, **self.env}, check=True,
@@ -371,7 +372,8 @@ def test_an_out_that_cannot_be_a_file_is_one_sentence(world: World, tmp_path: Pa
 def test_a_write_killed_before_the_rename_keeps_the_previous_file_whole(world: World, tmp_path: Path):
     target = tmp_path / "inv.txt"
     target.write_text("the previous inventory\n")
-    r = world.cli("inventory", "--scope", "project", "--out", str(target), env={"GIT_MEMEX_CRASH_AT": "store.before_rename"})
+    r = world.cli("inventory", "--scope", "project", "--out", str(target), process=True,
+                  env={"GIT_MEMEX_CRASH_AT": "store.before_rename"})
     assert r.code == 137
     assert target.read_text() == "the previous inventory\n"
     assert world.cli("inventory", "--scope", "project", "--out", str(target)).code == 0
