@@ -58,25 +58,38 @@ def _check_name(name: str) -> None:
                          "(at most 40, starting with a letter or digit)")
 
 
-def _config_args(ctx: Context, global_: bool) -> tuple[list[str], Path | None]:
-    """The `git config` scope flag and the folder to run it in."""
+# One subscription is a `memex.<section>.NAME.*` block of git config, repo-local or global; org
+# subscriptions (section "org") and remote ones (section "remote", remote/subscriptions.py) share
+# these three helpers.
+def config_args(ctx: Context, global_: bool, what: str = "org add") -> tuple[list[str], Path | None]:
+    """The `git config` scope flag and the folder to run it in (`what` names the command that
+    needs a repository without --global)."""
     if global_:
         return ["--global"], None
-    repo = ctx.require_repo("org add without --global")
+    repo = ctx.require_repo(f"{what} without --global")
     return ["--local"], repo.work_tree
 
 
-def _scope_of(ctx: Context, name: str) -> list[str]:
+def recorded_in(ctx: Context, name: str, section: str = "org") -> list[str]:
     """Where the subscription to `name` is recorded: "repo", "global", both or neither."""
     out = []
     if ctx.repo is not None:
-        code, _, _ = _git(["config", "--local", "--get", f"memex.org.{name}.url"], ctx.repo.work_tree)
+        code, _, _ = _git(["config", "--local", "--get", f"memex.{section}.{name}.url"], ctx.repo.work_tree)
         if code == 0:
             out.append("repo")
-    code, _, _ = _git(["config", "--global", "--get", f"memex.org.{name}.url"])
+    code, _, _ = _git(["config", "--global", "--get", f"memex.{section}.{name}.url"])
     if code == 0:
         out.append("global")
     return out
+
+
+def unsubscribe(ctx: Context, name: str, scopes: list[str], section: str = "org") -> None:
+    """Remove the `memex.<section>.NAME` block from each git config in `scopes` ("repo", "global")."""
+    for scope in scopes:
+        flag, cwd = (["--local"], ctx.repo.work_tree if ctx.repo else None) if scope == "repo" else (["--global"], None)
+        code, _, err = _git(["config", *flag, "--remove-section", f"memex.{section}.{name}"], cwd)
+        if code != 0:
+            raise MemexError(f"cannot remove the subscription from git config ({_first_line(err)})", FAILED)
 
 
 def _origin(clone: Path) -> str | None:
@@ -126,7 +139,7 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
         raise UsageError("org add needs the URL of the org memory repository")
     if branch is not None and (not branch.strip() or branch.startswith("-")):
         raise UsageError(f"{branch!r} is not a branch name")
-    scope_flag, cwd = _config_args(ctx, global_)
+    scope_flag, cwd = config_args(ctx, global_)
     if "://" not in url and (ctx.cwd / url).exists():
         url = str((ctx.cwd / url).resolve())  # a local path, recorded so that it works from anywhere
     if name in ctx.org_names():
@@ -201,7 +214,7 @@ def is_memory_repo(clone: Path) -> bool:
 def undo_add(ctx: Context, res: dict[str, Any]) -> None:
     """Take back what `add` just did (its result `res`): the config it recorded and, unless it
     reused a clone another project shares, the clone."""
-    scope_flag, cwd = _config_args(ctx, res["recorded"] == "global")
+    scope_flag, cwd = config_args(ctx, res["recorded"] == "global")
     _git(["config", *scope_flag, "--remove-section", f"memex.org.{res['name']}"], cwd)
     ctx.config.pop(f"memex.org.{res['name']}.url", None)
     if not res["reused_clone"]:
@@ -270,7 +283,7 @@ def remove(ctx: Context, name: str, *, force: bool = False) -> dict[str, Any]:
     import shlex
 
     _check_name(name)
-    where = _scope_of(ctx, name)
+    where = recorded_in(ctx, name)
     if not where:
         raise MemexError(f"org {name} is not subscribed here; `git memex org list` shows the subscriptions", USAGE)
     unpushed = unpushed_branches(ctx.org_clone(name))
@@ -288,11 +301,7 @@ def remove(ctx: Context, name: str, *, force: bool = False) -> dict[str, Any]:
                          f"({ctx.org_clone(name)}), which deleting it would lose; commit and push them, or run "
                          f"`git memex org remove {name} --force` to delete them with the clone; nothing was changed",
                          USAGE)
-    for scope in where:
-        flag, cwd = (["--local"], ctx.repo.work_tree if ctx.repo else None) if scope == "repo" else (["--global"], None)
-        code, _, err = _git(["config", *flag, "--remove-section", f"memex.org.{name}"], cwd)
-        if code != 0:
-            raise MemexError(f"cannot remove the subscription from git config ({_first_line(err)})", FAILED)
+    unsubscribe(ctx, name, where)
     clone = ctx.org_clone(name)
     existed = clone.exists()
     shutil.rmtree(clone, ignore_errors=True)

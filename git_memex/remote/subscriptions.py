@@ -28,32 +28,9 @@ def _check_name(name: str) -> None:
                          "(at most 40, starting with a letter or digit)")
 
 
-def _scope_of(ctx: Context, name: str) -> list[str]:
-    from git_memex.git.org import _git
-
-    out = []
-    if ctx.repo is not None:
-        code, _, _ = _git(["config", "--local", "--get", f"memex.remote.{name}.url"], ctx.repo.work_tree)
-        if code == 0:
-            out.append("repo")
-    code, _, _ = _git(["config", "--global", "--get", f"memex.remote.{name}.url"])
-    if code == 0:
-        out.append("global")
-    return out
-
-
-def _unset(ctx: Context, name: str, scope: str) -> None:
-    from git_memex.git.org import _first_line, _git
-
-    flag, cwd = (["--local"], ctx.repo.work_tree if ctx.repo else None) if scope == "repo" else (["--global"], None)
-    code, _, err = _git(["config", *flag, "--remove-section", f"memex.remote.{name}"], cwd)
-    if code != 0:
-        raise MemexError(f"cannot remove the subscription from git config ({_first_line(err)})", FAILED)
-
-
 # ------------------------------------------------------------------ add
 def add(ctx: Context, name: str, url: str, token_file: str, *, global_: bool = False) -> dict[str, Any]:
-    from git_memex.git.org import _first_line, _git
+    from git_memex.git.org import _first_line, _git, config_args
     from git_memex.remote import cache
     from git_memex.remote.client import RemoteProvider, check_url, read_token
 
@@ -62,10 +39,7 @@ def add(ctx: Context, name: str, url: str, token_file: str, *, global_: bool = F
     if name in ctx.remote_names():
         raise MemexError(f"remote {name} is already subscribed (to {ctx.config.get(f'memex.remote.{name}.url')}); "
                          f"`git memex remote remove {name}` first, or pick another name", USAGE)
-    if global_:
-        scope_flag, cwd = ["--global"], None
-    else:
-        scope_flag, cwd = ["--local"], ctx.require_repo("remote add without --global").work_tree
+    scope_flag, cwd = config_args(ctx, global_, "remote add")
     token_path = str(Path(os.path.abspath(os.path.expanduser(token_file))))
     read_token(token_path)  # missing, unreadable or open to others: refused before anything is written
     RemoteProvider(name, url, token_path).health()
@@ -139,13 +113,14 @@ def pull(ctx: Context, name: str | None = None, *, retry: int = 0,
 
 # ------------------------------------------------------------------ remove
 def remove(ctx: Context, name: str) -> dict[str, Any]:
+    from git_memex.git.org import recorded_in, unsubscribe
+
     _check_name(name)
-    where = _scope_of(ctx, name)
+    where = recorded_in(ctx, name, "remote")
     if not where:
         raise MemexError(f"remote {name} is not subscribed here; `git memex remote list` shows the subscriptions",
                          USAGE)
-    for scope in where:
-        _unset(ctx, name, scope)
+    unsubscribe(ctx, name, where, "remote")
     folder = ctx.remote_cache(name)
     existed = folder.exists() or os.path.islink(folder)
     if os.path.islink(folder):
