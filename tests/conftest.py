@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -109,6 +110,24 @@ def nogit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d.mkdir()
     monkeypatch.chdir(d)
     return d
+
+
+# What a build of the package reads: a copy of these is a clean source tree (tests that build a
+# wheel or install into a new venv work on the copy, never in the checkout).
+CHECKOUT_SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "build_hooks.py", "man", "hooks", "git_memex")
+
+
+def copy_checkout(dest: Path) -> Path:
+    """Copy this checkout's package sources (CHECKOUT_SOURCES, no caches) into `dest`; returns it."""
+    root = Path(__file__).resolve().parents[1]
+    dest.mkdir()
+    for name in CHECKOUT_SOURCES:
+        s = root / name
+        if s.is_dir():
+            shutil.copytree(s, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(s, dest / name)
+    return dest
 
 
 @dataclass

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import site
 import stat
 import subprocess
@@ -22,24 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
+from conftest import copy_checkout, git
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = ROOT / "hooks"
-SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "build_hooks.py", "man", "hooks", "git_memex")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
 def _wheel(tmp: Path) -> Path:
     """`python -m pip wheel --no-deps` of a copy of this checkout (the checkout itself stays clean)."""
-    src = tmp / "src"
-    src.mkdir()
-    for name in SOURCES:
-        s = ROOT / name
-        if s.is_dir():
-            shutil.copytree(s, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            shutil.copy2(s, src / name)
+    src = copy_checkout(tmp / "src")
     out = tmp / "wheels"
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(src)],
                        capture_output=True, text=True, timeout=600)

@@ -18,9 +18,10 @@ import pytest
 
 from git_memex.manpage import SHORT_DESCRIPTION
 
+from conftest import copy_checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 IN_CI = os.environ.get("CI", "").lower() == "true"
-SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "build_hooks.py", "man", "hooks", "git_memex")
 
 
 def _missing(what: str) -> NoReturn:
@@ -40,14 +41,7 @@ def man_exe() -> str:
 
 def _install(tmp: Path, editable: bool) -> Path:
     """A copy of this checkout installed into a new venv; returns the venv."""
-    src = tmp / "src"
-    src.mkdir()
-    for name in SOURCES:
-        s = ROOT / name
-        if s.is_dir():
-            shutil.copytree(s, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            shutil.copy2(s, src / name)
+    src = copy_checkout(tmp / "src")
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
     cmd = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
