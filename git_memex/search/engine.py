@@ -11,7 +11,7 @@
    come from every index searched, summed (scoring.Corpus). scoring.py computes the factors
    (coordination, BM25 with a low b, proximity, phrases, boosts); the optional semantic lane
    gives its verdict (`semantic.join`, imported only where vectors exist), and `fusion.fuse`
-   orders the hits, whichever lanes found them (`fusion.Ranked`).
+   orders the hits, whichever lanes found them (`scoring.Ranked`, `scoring.in_order`).
 4. Only the newest of a supersede chain; deprecated memories last.
 
 docs/search.md explains the ranking for users.
@@ -489,18 +489,6 @@ def _score(pool: list[_Cand], terms: list[_Term], idfs: list[float], corpus: sco
     return out
 
 
-class _LexicalHit:
-    """A hit of the lexical lane alone, with `fusion.Ranked`'s fields (that module is the
-    semantic lane's, not imported without it: tests/search/test_semantic.py)."""
-
-    __slots__ = ("score", "row", "lanes", "scored", "extra", "dense")
-
-    def __init__(self, s: Scored) -> None:
-        self.score, self.row, self.lanes, self.scored = s.score, s.cand.row, set(s.cand.lanes), s
-        self.extra: dict[str, Any] | None = None
-        self.dense: float | None = None
-
-
 def _dense_lane(stores: Stores, query: str, lexical: list[Scored], *, scope: str, type: str | None,
                 explain: bool, early: Any = None) -> Any:
     """The dense lane's verdict (`semantic.join`): its scores combine with the lexical lane's by
@@ -609,10 +597,9 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
         result.semantic = dense.status
         if dense.scores:
             dense.status["alpha"] = fusion.alpha_for(lexical, len(terms))
-        ranked: list[Any] = fusion.fuse(lexical, dense, words=len(terms), now=time.time(), explain=explain)
-    else:  # the lexical order (what `fusion.fuse` gives without a dense lane; the lane stays unimported)
-        ranked = sorted((_LexicalHit(s) for s in lexical),
-                        key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
+        ranked = fusion.fuse(lexical, dense, words=len(terms), now=time.time(), explain=explain)
+    else:  # the lexical order, the same as `fusion.fuse` without a dense lane (the lane stays unimported)
+        ranked = scoring.in_order(scoring.Ranked(s.score, s.cand.row, set(s.cand.lanes), s) for s in lexical)
     if dense is not None and dense.found:
         from git_memex.search.chains import superseded_ids
 

@@ -19,6 +19,7 @@ hits in their final order. Without the dense lane the lexical order stands.
 from __future__ import annotations
 
 from git_memex.core.record import field, record
+from git_memex.search.scoring import Ranked, in_order  # noqa: F401  (Ranked: the record fuse returns)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,18 +94,6 @@ class DenseLane:
     found: dict[str, Any] = field(default_factory=dict)  # id -> row of its top memories the lexical lane missed
 
 
-@record
-class Ranked:
-    """One hit in its final order, from whichever lanes found it."""
-
-    score: float
-    row: Any  # the memory's index row (sqlite3.Row)
-    lanes: set[str]  # bm25, cjk, synonym, semantic
-    scored: Any = None  # the lexical lane's verdict (engine.Scored); None: only the dense lane found it
-    extra: dict[str, Any] | None = None  # what the dense lane reports for --explain
-    dense: float | None = None  # the dense lane's raw score, when it scored this memory
-
-
 def alpha_for(lexical: Sequence[Any], words: int) -> float:
     """The lexical weight: ALPHA_ALL_WORDS (`tiered`) when the lexical lane's best hit holds every
     one of the query's `words`, else ALPHA (`combine`)."""
@@ -125,7 +114,7 @@ def fuse(lexical: Sequence[Any], lane: DenseLane | None = None, *, words: int = 
     ranked = {s.cand.row["id"]: Ranked(s.score, s.cand.row, set(s.cand.lanes), s) for s in lexical}
     if lane is not None and lane.scores:
         _fuse_dense(ranked, lane, words, now, explain)
-    return sorted(ranked.values(), key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
+    return in_order(ranked.values())
 
 
 def _fuse_dense(ranked: dict[str, Ranked], lane: DenseLane, words: int, now: float, explain: bool) -> None:

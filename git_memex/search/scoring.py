@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+
+from git_memex.core.record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -226,3 +228,22 @@ def lexical(bm: float, coverage: float, proximity: float, phrases: float, boost:
 def final(held: int, lex: float) -> float:
     """The score a hit carries: words held, plus the lexical score squashed into [0, 1)."""
     return held + lex / (lex + 1.0)
+
+
+# ------------------------------------------------------------------ the final order
+@record
+class Ranked:
+    """One hit in its final order, from whichever lanes found it (the lexical lane alone, or
+    `fusion.fuse` with the dense lane)."""
+
+    score: float
+    row: Any  # the memory's index row (sqlite3.Row)
+    lanes: set[str]  # bm25, cjk, synonym, semantic
+    scored: Any = None  # the lexical lane's verdict (engine.Scored); None: only the dense lane found it
+    extra: dict[str, Any] | None = None  # what the dense lane reports for --explain
+    dense: float | None = None  # the dense lane's raw score, when it scored this memory
+
+
+def in_order(hits: Iterable[Ranked]) -> list[Ranked]:
+    """Deprecated memories after all others, then by score, then by id (item 1 above)."""
+    return sorted(hits, key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
