@@ -1,4 +1,4 @@
-"""Shared fixtures: every test runs with its own data root, HOME and git identity."""
+"""Shared fixtures: every test runs with its own data root, HOME and git user (user.name, user.email)."""
 
 from __future__ import annotations
 

@@ -57,7 +57,7 @@ def test_submitted_files_carry_the_reference_scope(widget: Path):
     assert run_cli("promote", mid).code == 0
     back = yaml.safe_load((widget / rel).read_text().split("---\n", 2)[1])
     assert back["scope_key"] == WIDGET["scope_key"] and back["review_state"] == "approved"
-    # a key the file already has is its identity for the reference tool: kept as it is
+    # a key the file already has is how the reference tool knows the file: kept as it is
     (widget / rel).write_text((widget / rel).read_text().replace(WIDGET["scope_key"], "project__widget__000000000000"))
     git("commit", "-q", "-am", "renamed elsewhere", cwd=widget)
     assert run_cli("promote", mid).code == 0

@@ -9,8 +9,8 @@ type. What the instruction gate believes instead is an **approval record**, writ
 * a personal rule's record is ``<data root>/approvals/personal/<id>.json`` on this machine.
 
 A record holds the rule's id, the **content hash** (`content_hash`: sha256 of the body and the
-fields that decide what the rule says and where it applies) and the approver's git identity
-(name and email from ``git var GIT_AUTHOR_IDENT``).
+fields that decide what the rule says and where it applies) and the approver, the person
+git names (name and email from ``git var GIT_AUTHOR_IDENT``).
 
 A repository record is credible (`repo_verdicts`) only when all hold, everything read from the
 default branch with replace objects and grafts switched off (`gitcmd.TRUSTED_HISTORY`):
@@ -88,7 +88,7 @@ def memory_hash(m: Memory) -> str:
     return content_hash(memory_row(m, "repo", None))
 
 
-def git_identity(cwd: Path) -> tuple[str, str] | None:
+def git_person(cwd: Path) -> tuple[str, str] | None:
     """(name, email) git puts on a commit made here (``git var GIT_AUTHOR_IDENT``); None when
     git knows no email."""
     from git_memex.core.gitcmd import run_git
@@ -235,7 +235,7 @@ def revoked_rel(ctx: Context, mid: str) -> str:
 
 def personal_verdict(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None) -> str | None:
     """None when this machine holds the owner's approval record for the personal rule's content."""
-    from git_memex.agents.owners import identity
+    from git_memex.agents.owners import owner_email
 
     mid = str(row["id"])
     try:
@@ -256,8 +256,8 @@ def personal_verdict(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current
         return "its revocation record is not one `git memex` wrote: approve it again"
     if approval_key(rec) in revoked:
         return f"this approval was {revoked[approval_key(rec)].get('why') or 'revoked'} since: approve it again"
-    me = identity(current_user)
-    if me is None or identity(rec["approver"]["email"]) != me:
+    me = owner_email(current_user)
+    if me is None or owner_email(rec["approver"]["email"]) != me:
         return "its approval record names someone else"
     return None
 
@@ -266,7 +266,7 @@ def repo_verdicts(ctx: Context, ref: str, branch: str,
                   rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> dict[str, str | None]:
     """For each repository row (already byte-identical to the default branch): None when a
     credible approval record for its content is on the default branch, else why not."""
-    from git_memex.agents.owners import OWNERS_FILE, identity, owners_of
+    from git_memex.agents.owners import OWNERS_FILE, owner_email, owners_of
     from git_memex.agents.owners import parse as parse_owners
     from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
@@ -292,11 +292,11 @@ def repo_verdicts(ctx: Context, ref: str, branch: str,
             out[mid] = (f"its content is not what {rec['approver']['email']} approved (content hash differs): "
                         "approve it again and merge that")
             continue
-        who = identity(rec["approver"]["email"])
+        who = owner_email(rec["approver"]["email"])
         proc = run_git(["log", "-1", "--format=%ae", ref, "--", repo_rel(ctx, mid)], work, timeout=20,
                        env=TRUSTED_HISTORY)
         author = proc.stdout.decode("utf-8", "replace").strip() if proc is not None and proc.returncode == 0 else ""
-        if who is None or identity(author) != who:
+        if who is None or owner_email(author) != who:
             out[mid] = (f"its approval record names {rec['approver']['email']} but was committed by "
                         f"{author or 'nobody known'}: an approval counts only in a commit by the approver")
             continue

@@ -47,7 +47,7 @@ def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
 def _not_an_owner(ctx: Context, path: Any, who: str) -> str | None:
     """In an org memory repo: a warning when `who` is not an owner of the rule's path in the work
     tree's OWNERS file. Only a hint: the gate reads OWNERS from the org's default branch."""
-    from git_memex.agents.owners import OWNERS_FILE, identity, owners_of, parse
+    from git_memex.agents.owners import OWNERS_FILE, owner_email, owners_of, parse
 
     folder = ctx.memory_dir
     if folder is None:
@@ -57,7 +57,7 @@ def _not_an_owner(ctx: Context, path: Any, who: str) -> str | None:
         rel = path.resolve().relative_to(folder.resolve()).as_posix()
     except (OSError, ValueError):
         return None
-    if identity(who) in owners_of(parse(text), rel):
+    if owner_email(who) in owners_of(parse(text), rel):
         return None
     return (f"{who} is not an owner of {rel} in {ctx.memory_dir_rel}/{OWNERS_FILE}: projects subscribed to this org "
             "serve the rule only once an owner approved it and put it on the default branch (docs/org.md)")
@@ -161,7 +161,7 @@ def retire(ctx: Context, where: str, mid: str, why: str, by: str) -> bool:
     return changed
 
 
-def _write_record(ctx: Context, where: str, m: model.Memory, ident: tuple[str, str], trust: str) -> bool:
+def _write_record(ctx: Context, where: str, m: model.Memory, approver: tuple[str, str], trust: str) -> bool:
     """Write (and for a repository rule, stage) the approval record of `m`'s content; False when
     the one there already names this person and this content and was never revoked."""
     import json
@@ -173,12 +173,12 @@ def _write_record(ctx: Context, where: str, m: model.Memory, ident: tuple[str, s
     try:
         old = json.loads(path.read_text("utf-8"))
         if (isinstance(old, dict) and old.get("content") == digest and isinstance(old.get("approver"), dict)
-                and old["approver"].get("email") == ident[1] and old.get("trust_level") == trust
+                and old["approver"].get("email") == approver[1] and old.get("trust_level") == trust
                 and approval_record.approval_key(old) not in _revoked_keys(ctx, where, m.id)):
             return False
     except (OSError, ValueError):
         pass
-    approval_record.write(path, approval_record.build(m.id, digest, ident[0], ident[1], trust))
+    approval_record.write(path, approval_record.build(m.id, digest, approver[0], approver[1], trust))
     if where == "repo":
         _stage(ctx, path)
     return True
@@ -236,8 +236,8 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         from git_memex.agents import approval_record
 
         work = ctx.repo.work_tree if ctx.repo is not None else ctx.cwd
-        ident = approval_record.git_identity(work)
-        if ident is None:
+        approver = approval_record.git_person(work)
+        if approver is None:
             raise MemexError("git does not know who you are, so the approval cannot name you: set "
                              "`git config user.name` and `git config user.email`", USAGE)
         if before == "approved" and m.fm.get("trust_level") == trust and m.fm.get("approved_by"):
@@ -253,7 +253,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             write_memory(found.source.folder, m, private=where != "repo")
             found.index.upsert(m, found.source)
             changed = True
-        if _write_record(ctx, where, m, ident, trust):
+        if _write_record(ctx, where, m, approver, trust):
             changed = True
         ref = default_branch(ctx) if where == "repo" else None
         if where == "personal":

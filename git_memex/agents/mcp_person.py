@@ -11,7 +11,7 @@ Invariants (docs/security.md, "Callers have roles"):
   refusal: nothing is changed and the error names the CLI command the person runs instead.
 * Only a client that keeps a channel back (the initialize handshake: stdio, or the in-memory
   client in legacy mode) can be asked; a request without one counts as "cannot ask".
-* The person recorded is git's identity (`person.actor`), as the CLI records it.
+* The person recorded is the one git knows (`person.actor`), as the CLI records it.
 * The question is asked outside the adapter's lock (a person may take minutes); what was shown
   is handed back to the core, which refuses when the memory changed in between.
 """

@@ -3,7 +3,7 @@
 Design notes (measured on a 1,000-memory store from bench/gen_corpus.py):
 
 * Every call builds a fresh `Context` (two `git` calls) and lets the core open fresh `Stores`
-  and `refresh()` the index, so a `git init`, a changed `memex.memoryDir` or identity, and files
+  and `refresh()` the index, so a `git init`, a changed `memex.memoryDir` or person, and files
   changed by git or by hand while the editor keeps the server running are all seen at the next
   call. What that costs per call is measured in bench/ (`python -m bench`, the MCP rows).
 * Core calls are serialized by one lock: the SDK runs sync tools on worker threads, and the core

@@ -60,9 +60,10 @@ ZERO = "0" * 40
 
 
 # ------------------------------------------------------------------ the owners file
-def identity(who: str | None) -> str | None:
-    """The email a person is known by, lowercased: ``local:<email>`` or a bare email; None for
-    anything that names no email (a bare name, ``@team``, ``github:…``)."""
+def owner_email(who: str | None) -> str | None:
+    """The email OWNERS knows a person by, lowercased (owners, approvers and commit authors are
+    compared by it): ``local:<email>`` or a bare email; None for anything that names no email (a
+    bare name, ``@team``, ``github:…``)."""
     if not who:
         return None
     w = who.strip()
@@ -85,7 +86,7 @@ def parse(text: str | None) -> list[tuple[Glob | None, tuple[str, ...]]]:
         if not line:
             continue
         pattern, *names = line.split()
-        emails = tuple(e for e in (identity(n) for n in names) if e)
+        emails = tuple(e for e in (owner_email(n) for n in names) if e)
         out.append((glob_regex(pattern), emails))
     return out
 
@@ -244,7 +245,7 @@ def _owners_in_force(clone: Path, commit: str) -> dict[str, Any] | None:
             continue
         # later changes, a re-add after a deletion included, only by an owner of OWNERS as it stood
         allowed = set(owners_of(parse(in_force), OWNERS_FILE))
-        if allowed & {x for x in (identity(who[1]), identity(who[2])) if x}:
+        if allowed & {x for x in (owner_email(who[1]), owner_email(who[2])) if x}:
             current = text
             if text is not None:
                 in_force = text
@@ -409,12 +410,12 @@ def _verdict(name: str, branch: str, cache: dict[str, Any], rules: list[Any] | N
     if not owners:
         return f"nobody owns {mem_rel} in the {OWNERS_FILE} file of org {name}"
     approver = _approved_by(rel, data)
-    if identity(approver) not in owners:
+    if owner_email(approver) not in owners:
         return f"approved by {approver or 'nobody'}, who is not an owner of {mem_rel} in org {name}"
     last = facts.get("last")
     if not last:
         return f"git could not tell which commit put it on {branch} of org {name}"
-    if not {x for x in (identity(last[1]), identity(last[2])) if x} & set(owners):
+    if not {x for x in (owner_email(last[1]), owner_email(last[2])) if x} & set(owners):
         who = last[1] if last[2] == last[1] else f"{last[1]} (committed by {last[2]})"
         return (f"the commit that put it on {branch} ({last[0][:10]}) is by {who}, "
                 f"not by an owner of {mem_rel} in org {name}")

@@ -544,7 +544,7 @@ def from_parsed(fm: dict[str, Any], body: str, path: Path | None = None) -> Memo
 
 def stamp_reference(fm: dict[str, Any], keys: dict[str, str]) -> None:
     """Fill in the reference tool's `scope_key` / `project_name` where a project file lacks them
-    (a value already there is kept: it is the file's identity for that tool)."""
+    (a value already there is kept: it is how that tool knows the file)."""
     if fm.get("scope") in (None, "project"):
         for key, value in keys.items():
             if not fm.get(key):

@@ -3,7 +3,7 @@
 One function, `person`, gives the value written to ``created_by``, ``proposed_by``,
 ``approved_by`` and every ``review_history`` entry's ``by``, and compared by the instruction gate
 (a personal rule passes only for its owner) and by the self-approval check. The protocol's
-identities are namespaced (``local:…``, ``github:…``, ``oidc:…``); a local person is named by
+person names are namespaced (``local:…``, ``github:…``, ``oidc:…``); a local person is named by
 the e-mail git would write into a commit's author line, else the name, taken exactly as git takes
 it: ``GIT_AUTHOR_EMAIL``, then ``author.email``, then ``user.email`` (from the config
 `load_context` reads with the user's `git`, so ``GIT_CONFIG_GLOBAL``, XDG and ``includeIf`` count),
@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from git_memex.core.context import Context
 
 
-NO_IDENTITY = ("git does not know who you are; set it with `git config --global user.name \"Your Name\"` "
+NO_PERSON = ("git does not know who you are; set it with `git config --global user.name \"Your Name\"` "
                "and `git config --global user.email you@example.com`")
-"""The one sentence (a caller appends what was not done) when git has no identity at all."""
+"""The one sentence (a caller appends what was not done) when git knows no person at all."""
 
 
 def _names(ctx: Context) -> tuple[str | None, str | None]:
@@ -48,7 +48,7 @@ _IDENT_RE = re.compile(r"^(.*?) ?<([^<>]*)> (\d+) ([+-])(\d\d)(\d\d)$")
 def commit_ident(ctx: Context, role: str = "AUTHOR") -> tuple[str, str, int, int] | None:
     """(name, email, time, UTC offset in minutes) of the commit author (or ``COMMITTER``) exactly
     as `git commit` would write it here (`git var GIT_<ROLE>_IDENT`: environment, every config
-    file git reads, ``EMAIL``, ``user.useConfigOnly``); None when git has no identity. Without a
+    file git reads, ``EMAIL``, ``user.useConfigOnly``); None when git knows no person. Without a
     `git` to ask, libgit2's default signature of the repository, when it has one."""
     from git_memex.core.gitcmd import finish_git, start_git
 
@@ -70,7 +70,7 @@ def _libgit2_ident(ctx: Context) -> tuple[str, str, int, int] | None:
         import pygit2  # as core.paths reads settings without git: libgit2 directly, no git room
 
         sig = pygit2.Repository(str(ctx.repo.work_tree)).default_signature
-    except Exception:  # noqa: BLE001 - libgit2 finds no identity (or no repository): none
+    except Exception:  # noqa: BLE001 - libgit2 knows no person (or no repository): none
         return None
     return sig.name, sig.email, sig.time, sig.offset
 
@@ -91,7 +91,7 @@ def actor(ctx: Context) -> str:
 
 
 def spellings(ctx: Context) -> set[str]:
-    """Every way this person's identity has been written: `person`, and the bare user.name and
+    """Every way this person has been written: `person`, and the bare user.name and
     user.email older versions put in ``proposed_by`` and ``approved_by``."""
     email, name = _names(ctx)
     out = {actor(ctx)}

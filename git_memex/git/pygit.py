@@ -146,7 +146,7 @@ def commit_files(
     """Commit exactly these files on top of HEAD (or on a branch), leaving the user's index alone.
 
     `author` and `committer` are (name, email, time, offset) as `person.commit_ident` gives
-    them (git's own identity); libgit2's default signature only when they are not given.
+    them (the person git itself names); libgit2's default signature only when they are not given.
 
     The new tree is HEAD's tree plus these blobs. Afterwards the index entries of these
     paths are set to the committed blobs (so they don't show as staged changes), and

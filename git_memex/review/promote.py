@@ -1,7 +1,7 @@
 """promote: move a repository memory up the review ladder, or reject it.
 
 Invariant: the reviewer recorded is `by` only from a person's own command line (`--by`); every
-other caller gets git's identity (`person.actor`). A caller that showed the memory to a person
+other caller gets the person git knows (`person.actor`). A caller that showed the memory to a person
 first passes ``expect`` (the review state and text the person saw): anything else refuses, and
 nothing is written.
 """

@@ -259,12 +259,12 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
     if repo.state() != 0:
         raise MemexError("a merge, rebase or cherry-pick is in progress; finish it before submitting", FAILED)
     _refuse_linked_folder(repo_info.work_tree, ctx.memory_dir_rel)
-    # who commits, asked of git before anything is written: without an identity nothing changes
-    from git_memex.core.person import NO_IDENTITY, commit_ident
+    # who commits, asked of git before anything is written: when git knows no person nothing changes
+    from git_memex.core.person import NO_PERSON, commit_ident
 
     author, committer = commit_ident(ctx, "AUTHOR"), commit_ident(ctx, "COMMITTER")
     if author is None or committer is None:
-        raise MemexError(f"{NO_IDENTITY}, then submit again (nothing was changed)", FAILED)
+        raise MemexError(f"{NO_PERSON}, then submit again (nothing was changed)", FAILED)
     res = SubmitResult()
     with opened(ctx, stores) as st:
             journal = _journal_path(ctx)

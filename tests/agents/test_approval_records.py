@@ -64,7 +64,7 @@ def submitted_rule(text: str) -> str:
     return mid
 
 
-def test_approve_writes_a_staged_record_naming_the_git_identity(ready: Path) -> None:
+def test_approve_writes_a_staged_record_naming_the_git_person(ready: Path) -> None:
     mid = submitted_rule("Run make lint before pushing")
     assert run_cli("instruction", "approve", mid).code == 0
     rec = json.loads(record_file(ready, mid).read_text("utf-8"))

@@ -21,7 +21,7 @@ from git_memex.core.textproc import estimate_tokens
 
 from conftest import CROSS_INDEX_QUERY, cross_index_case, git, run_cli
 
-ME = "local:test@example.com"  # conftest's git identity, as core.person.person spells it
+ME = "local:test@example.com"  # conftest's git user, as core.person.person spells it
 
 
 # --------------------------------------------------------------------- helpers

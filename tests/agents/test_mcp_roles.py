@@ -23,7 +23,7 @@ from git_memex.core.context import load_context
 from conftest import git, run_cli
 from mcp_client import Person, call, err, ok, text
 
-IDENTITY = "local:test@example.com"  # git's identity in the test environment (conftest)
+ME = "local:test@example.com"  # the person git names in the test environment (conftest)
 
 
 def data_root() -> Path:
@@ -82,11 +82,11 @@ def test_propose_the_person_confirms_keeps_via_and_trust(repo: Path) -> None:
 
     yes = Person(True)
     [item] = ok("memory_propose", {"ids": [personal], "local_approve": True}, person=yes)["proposed"]
-    assert "I review pull requests before lunch" in yes.asked[0] and IDENTITY in yes.asked[0]
+    assert "I review pull requests before lunch" in yes.asked[0] and ME in yes.asked[0]
     [copy] = [p for p in data_root().rglob(f"{item['id']}.md")]
     fm = fm_of(copy)
     assert fm["trust_level"] == "untrusted" and fm["via"] == "mcp"  # never raised, never changed
-    assert fm["approved_by"] == IDENTITY and fm["review_state"] == "approved"
+    assert fm["approved_by"] == ME and fm["review_state"] == "approved"
 
 
 def test_propose_writes_only_the_text_the_person_saw(repo: Path) -> None:
@@ -125,7 +125,7 @@ def test_agent_cannot_sign_a_review_with_any_name(repo: Path) -> None:
     assert ok("memory_promote", {"id": draft}, person=yes)["to"] == "approved"
     assert ok("memory_promote", {"id": draft}, person=yes)["to"] == "published"
     fm = fm_of(path)
-    assert fm["approved_by"] == IDENTITY and {h["by"] for h in fm["review_history"][1:]} == {IDENTITY}
+    assert fm["approved_by"] == ME and {h["by"] for h in fm["review_history"][1:]} == {ME}
     assert "Migrations run before the deploy" in yes.asked[0]
 
 

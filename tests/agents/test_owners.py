@@ -7,14 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from git_memex.agents import owners
-from git_memex.agents.owners import identity, owners_of, parse
+from git_memex.agents.owners import owner_email, owners_of, parse
 
 
 def test_owners_are_spelled_as_people_are_and_nothing_else_matches() -> None:
-    assert identity("local:Alice@Example.com") == "alice@example.com"
-    assert identity("alice@example.com") == identity("<alice@example.com>") == "alice@example.com"
+    assert owner_email("local:Alice@Example.com") == "alice@example.com"
+    assert owner_email("alice@example.com") == owner_email("<alice@example.com>") == "alice@example.com"
     for nobody in ("@platform-team", "github:alice", "local:Alice Smith", "Alice", "", None, "local:"):
-        assert identity(nobody) is None, nobody
+        assert owner_email(nobody) is None, nobody
 
 
 def test_the_last_matching_line_wins_and_an_empty_line_unowns() -> None:
@@ -31,8 +31,8 @@ def test_the_last_matching_line_wins_and_an_empty_line_unowns() -> None:
 
 
 def test_a_lookalike_email_names_nobody() -> None:
-    assert owners.identity("local:\u212aate@example.com") is None  # the Kelvin sign lowercases to k
-    assert owners.identity("local:Kate@Example.com") == "kate@example.com"
+    assert owners.owner_email("local:\u212aate@example.com") is None  # the Kelvin sign lowercases to k
+    assert owners.owner_email("local:Kate@Example.com") == "kate@example.com"
 
 
 def test_a_symbolic_ref_cannot_lead_out_of_the_remote(tmp_path: Path) -> None:

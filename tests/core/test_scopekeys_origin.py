@@ -1,4 +1,4 @@
-"""Identity that survives a rename (docs/project-keys.md): a real `git remote set-url origin …` in a
+"""A project key that survives a rename (docs/project-keys.md): a real `git remote set-url origin …` in a
 real repository must not hide this clone's outbox drafts and private memories."""
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def test_adopt_skips_identical_and_keeps_conflicting_files(clone: Path, isolated
     (("scopes", "--adopt", "../../etc"), "no key"),
     (("config", "set", "memex.projectKey", "Not A Key"), "takes a key"),
 ])
-def test_bad_identity_input_is_one_sentence(clone: Path, isolated_env: Path, args: tuple[str, ...], needle: str) -> None:
+def test_bad_project_key_input_is_one_sentence(clone: Path, isolated_env: Path, args: tuple[str, ...], needle: str) -> None:
     before = key_of(clone)
     r = run_cli(*args)
     assert r.code == 1 and needle in one_sentence(r.err), r.err

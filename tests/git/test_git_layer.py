@@ -378,7 +378,7 @@ def test_resolve_unknown_target(repo: Path):
     assert r.code == 1
 
 
-# ------------------------------------------------------------------ identity
+# ------------------------------------------------------------------ repo_id
 @pytest.mark.parametrize(
     "url",
     [

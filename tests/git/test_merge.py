@@ -401,7 +401,7 @@ _PROP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCh
 
 @_PROP
 @given(canonical_file())
-def test_merge_with_itself_is_identity(text: str) -> None:
+def test_merge_with_itself_changes_nothing(text: str) -> None:
     for r in (merge_texts(text, text, text), merge_texts(None, text, text)):
         assert r.clean and r.text == text and not r.fallback
 

@@ -59,7 +59,7 @@ def rule_file(seed: Path, mid: str, body: str, *, type_: str = "constraint", cla
 
 
 def approve_as(who: str, seed: Path, mid: str) -> str:
-    """`git memex instruction approve` run by `who` in the org repo (their git identity); its stderr."""
+    """`git memex instruction approve` run by `who` in the org repo (the person git names); its stderr."""
     git("config", "user.email", who, cwd=seed)
     # the person is whoever git would name: GIT_AUTHOR_EMAIL (set by conftest) comes before user.email
     r = run_cli("instruction", "approve", mid, "--trust", "trusted", cwd=seed, env={"GIT_AUTHOR_EMAIL": who})

@@ -1,7 +1,7 @@
 """The person is whoever git says (docs/project-keys.md, docs/git.md): `submit` commits with the
-identity `git commit` would use, wherever git found it (environment only, or only the file
+person `git commit` would name, wherever git found it (environment only, or only the file
 `GIT_CONFIG_GLOBAL` names, which libgit2 does not read); `add` and `promote` name that person;
-without any identity `submit` says how to set it and changes nothing, and works once it is set."""
+when git knows no person `submit` says how to set it and changes nothing, and works once it is set."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def journals(isolated_env: Path) -> list[Path]:
     return sorted(j.iterdir()) if j.is_dir() else []
 
 
-def test_submit_with_identity_only_in_the_environment(ready: Path, isolated_env: Path,
+def test_submit_with_person_only_in_the_environment(ready: Path, isolated_env: Path,
                                                        monkeypatch: pytest.MonkeyPatch):
     no_user_config(isolated_env, monkeypatch)
     for role in ROLES:
@@ -58,7 +58,7 @@ def test_submit_with_identity_only_in_the_environment(ready: Path, isolated_env:
     assert hist[-1]["by"] == "local:env@example.com"
 
 
-def test_submit_with_identity_only_in_git_config_global(ready: Path, isolated_env: Path,
+def test_submit_with_person_only_in_git_config_global(ready: Path, isolated_env: Path,
                                                          monkeypatch: pytest.MonkeyPatch):
     no_user_config(isolated_env, monkeypatch)  # $HOME/.gitconfig (libgit2 reads it): no user
     other = isolated_env / "elsewhere.gitconfig"
@@ -74,7 +74,7 @@ def test_submit_with_identity_only_in_git_config_global(ready: Path, isolated_en
     assert log == "Global File <global@example.com>|Global File <global@example.com>"
 
 
-def test_submit_without_any_identity_changes_nothing_and_works_once_set(
+def test_submit_without_any_person_changes_nothing_and_works_once_set(
         ready: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch):
     cfg = no_user_config(isolated_env, monkeypatch)
     cfg.write_text("[init]\n\tdefaultBranch = main\n[user]\n\tuseConfigOnly = true\n")
