@@ -1,32 +1,10 @@
-"""Small contract fixes (issue 15, item 8) through the CLI: -v, duplicate add ids, list headings."""
+"""`git memex list` through the CLI: both scopes under their headings."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from git_memex import __version__
-
 from conftest import run_cli
-
-
-def test_dash_v_prints_the_version(nogit: Path):
-    for flag in ("-v", "--version"):
-        r = run_cli(flag)
-        assert r.code == 0 and r.out.strip() == f"git-memex {__version__}", (flag, r.out, r.err)
-
-
-def test_a_duplicate_add_answers_with_the_existing_id(repo: Path):
-    first = run_cli("add", "The nightly job rotates the logs", "--json").json()
-    again = run_cli("add", "The  nightly job\nrotates the logs", "--json")
-    assert again.code == 0, again.err
-    res = again.json()
-    assert res["id"] == first["id"] and res["duplicate_of"] == first["id"]
-    assert res["review_state"] == "draft" and res["path"] == first["path"]
-    mine = run_cli("add", "I prefer tabs", "--scope", "personal", "--json").json()
-    dup = run_cli("add", "I prefer tabs", "--scope", "personal", "--json").json()
-    assert dup["id"] == mine["id"] == dup["duplicate_of"]
-    text = run_cli("add", "The nightly job rotates the logs")
-    assert text.code == 0 and f"already remembered as {first['id']}" in text.out
 
 
 def test_list_both_scopes_groups_personal_and_project_under_headings(repo: Path):
