@@ -14,12 +14,12 @@ install: $(BIN)/python $(VENV)/node/node_modules/gpt-tokenizer
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,semantic]'
 
-# A real BPE tokenizer (o200k_base, cl100k_base; offline, MIT) that tests/agents/test_token_budget.py
+# A real BPE tokenizer (o200k_base, cl100k_base; offline, MIT) that tests/core/test_textproc_tokens.py
 # checks the session block's token estimate against. Only for the tests; skipped without npm.
 $(VENV)/node/node_modules/gpt-tokenizer: | $(BIN)/python
 	@if command -v npm >/dev/null 2>&1; then \
 	  npm install --prefix $(VENV)/node --no-audit --no-fund --silent gpt-tokenizer@2.9.0; \
-	else echo "npm not found: tests/agents/test_token_budget.py will be skipped"; fi
+	else echo "npm not found: tests/core/test_textproc_tokens.py will be skipped"; fi
 
 # Debian's Chromium: tests/upkeep/test_inventory_browser.py renders the inventory page in it. Installed
 # when missing and this runs as root with apt-get (CI, a container); elsewhere the test skips and

@@ -2,7 +2,7 @@
 where clients start it (--repo), and a surface that matches the CLI without raising trust.
 
 The handshake and --repo cases run the real `git memex mcp` process under the official stdio
-client; the rest use the SDK's in-memory client (test_mcp.session).
+client; the rest use the SDK's in-memory client (test_mcp_server.session).
 """
 
 from __future__ import annotations

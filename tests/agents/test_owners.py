@@ -1,6 +1,6 @@
 """The OWNERS file's lines and spellings (agents/owners.py): pure parsing, no git.
 
-The gate's behaviour with real repositories is in tests/org/test_org_gate.py."""
+The gate's behaviour with real repositories is in tests/agents/test_owners_org_gate.py."""
 
 from __future__ import annotations
 

@@ -209,7 +209,7 @@ def test_relative_data_root_does_not_move_with_cd(repo: Path, tmp_path: Path) ->
     assert first == second == str(repo / "rel-home")
     assert data_root().is_absolute()
     # and through the CLI: the memory lands under the folder the command started in (outside the
-    # repository: a data root inside a work tree is refused, tests/core/test_work_tree_guard.py)
+    # repository: a data root inside a work tree is refused, tests/core/test_data_root_work_tree.py)
     r = run_cli("add", "--scope", "personal", "relative homes stay put", env={"GIT_MEMEX_HOME": "rel-home"},
                 cwd=elsewhere)
     assert r.code == 0, r.err

@@ -250,7 +250,7 @@ def test_a_second_project_asking_for_another_branch_is_refused(two: tuple[Path, 
 
 def test_an_org_instruction_never_passes_the_gate(two: tuple[Path, Path, Path, Path]) -> None:
     """No OWNERS file in this org repo: an org rule claiming approved + trusted is not served as one
-    (owners: tests/org/test_org_gate.py)."""
+    (owners: tests/agents/test_owners_org_gate.py)."""
     a, _, _, seed = two
     rule = "01JORG0000000000000000RULE"
     (seed / MEM / f"{rule}.md").write_text(
