@@ -235,14 +235,15 @@ def _first_ask(ctx: Context, client: str, session: str) -> bool:
     import os
     import time
 
-    from git_memex.core.data_root import prepare_data_root
+    from git_memex.core.data_root import prepare_data_root, refuse_link_out
 
     prepare_data_root(ctx.data_root)
     folder = ctx.data_root / STOP_MARKERS
+    refuse_link_out(ctx.data_root, folder)  # a `sessions` link out of the data root: one sentence, no marker
     folder.mkdir(mode=0o700, exist_ok=True)
     name = "stop-" + hashlib.sha256(f"{client}\0{session}".encode()).hexdigest()[:32]
     try:
-        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except FileExistsError:
         return False
     os.close(fd)
