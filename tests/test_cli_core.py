@@ -6,7 +6,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-from conftest import git, run_cli
+import pytest
+
+from conftest import git, run_cli, run_cli_process
 
 ULID_LEN = 26
 
@@ -374,6 +376,17 @@ def test_expires_refuses_a_bad_or_past_time_in_one_sentence(repo: Path):
     ok = add("valid through the end of that day", "--expires", "2099-01-31")
     fm = run_cli("show", ok["id"], "--json").json()["frontmatter"]
     assert fm["expires_at"] == "2099-01-31T23:59:59Z"
+
+
+@pytest.mark.parametrize("when", ["\uff11d", "\u0661d", "\u0967w", "1\uff10h", "\uff12\uff10\uff19\uff19-01-31",
+                                  "2099-01-31T18:00:00\uff3a"])
+def test_expires_takes_only_ascii_digits(repo: Path, when: str):
+    """Full-width (１d), Arabic-Indic (١d) or Devanagari digits were read as 1 day: refused now,
+    one sentence, exit 1 (usage), nothing written."""
+    r = run_cli_process("add", "a fact that should not expire by accident", "--expires", when, cwd=repo)
+    assert r.code == 1 and r.out == "" and "Traceback" not in r.err, r.err
+    assert len(r.err.strip().splitlines()) == 1 and "ASCII" in r.err
+    assert run_cli("list", "--json").json()["memories"] == []
 
 
 def test_forget_expired_deletes_local_files_and_lists_committed_ones(repo: Path):
