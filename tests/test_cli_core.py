@@ -487,6 +487,27 @@ def test_an_ambiguous_prefix_is_one_sentence(repo: Path):
     assert r.err.count("\n") == 1 and "ambiguous (3 memories)" in r.err and "Traceback" not in r.err
 
 
+def test_a_too_short_prefix_says_so_everywhere(repo: Path):
+    """A 4-character prefix said "no memory with id …" although memories start with it: every
+    road that takes an id (show, forget, status, supersede, log, MCP memory_get) now says it is too
+    short, exit 1, nothing changed; a short string no id starts with is still "no memory"."""
+    from mcp_client import call, text
+
+    a = add("use pnpm, not npm")
+    short = a["id"][:4]
+    for args in (("show", short), ("forget", short), ("status", short, "archived"),
+                 ("supersede", short, "use bun"), ("log", short)):
+        r = run_cli_process(*args, cwd=repo)
+        assert r.code == 1 and r.out == "", (args, r.err)
+        assert r.err.count("\n") == 1 and "too short" in r.err and "at least 6" in r.err, (args, r.err)
+        assert "no memory" not in r.err and "Traceback" not in r.err
+    got = call("memory_get", {"id": short})
+    assert got.is_error and "too short" in text(got) and "at least 6" in text(got)
+    assert run_cli("show", a["id"], "--json").json()["frontmatter"]["status"] == "active"  # nothing changed
+    r = run_cli("show", "ZZZZ")
+    assert r.code == 1 and "no memory with id ZZZZ" in r.err
+
+
 def test_explain_shows_an_authoritative_document_a_memory_cites(repo: Path):
     """`canonical_ref` to a document whose own frontmatter says `authoritative: true`: `--explain`
     puts the document in the chain's authoritative-docs tier, above the memory (V2-DESIGN §7)."""
