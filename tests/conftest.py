@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,63 @@ PEER_MISSING = (
     f"the reference tool's vectors are not beside this checkout ({PEER_CASES}); "
     "our own vectors (tests/data/protocol-cases.json) ran instead"
 )
+
+
+# The developer's own data root and git config, as they are before any fixture changes HOME:
+# no test may write there (`real_places_untouched`).
+_REAL_HOME = Path(os.path.expanduser("~"))
+_REAL_XDG_CONFIG = Path(os.environ.get("XDG_CONFIG_HOME") or _REAL_HOME / ".config")
+REAL_PLACES = (
+    _REAL_HOME / ".local" / "share" / "git-memex",
+    *([Path(os.environ["XDG_DATA_HOME"]) / "git-memex"] if os.environ.get("XDG_DATA_HOME") else []),
+    _REAL_HOME / ".gitconfig",
+    _REAL_XDG_CONFIG / "git" / "config",
+)
+
+
+def _signature(place: Path, depth: int = 3) -> object:
+    """What changes when anything is written in `place`: the file's (mtime, size, inode), or for a
+    folder the same of every folder down to `depth` levels and of every file in the top two (a
+    memory file written anywhere renames into its folder, which changes that folder's mtime;
+    index.db is rewritten in place at the top). A few dozen stat calls; None when missing."""
+    try:
+        st = os.lstat(place)
+    except OSError:
+        return None
+    sig: dict[str, tuple[int, int, int]] = {"": (st.st_mtime_ns, st.st_size, st.st_ino)}
+    if not os.path.isdir(place) or os.path.islink(place):
+        return sig
+    todo = [(str(place), 0)]
+    while todo:
+        folder, level = todo.pop()
+        try:
+            with os.scandir(folder) as it:
+                for e in it:
+                    try:
+                        est = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if e.is_dir(follow_symlinks=False):
+                        sig[e.path] = (est.st_mtime_ns, 0, est.st_ino)
+                        if level + 1 < depth:
+                            todo.append((e.path, level + 1))
+                    elif level < 2:
+                        sig[e.path] = (est.st_mtime_ns, est.st_size, est.st_ino)
+        except OSError:
+            continue
+    return sig
+
+
+@pytest.fixture(autouse=True)
+def real_places_untouched() -> Iterator[None]:
+    """Fail any test that writes into the developer's real `~/.local/share/git-memex` (or
+    `$XDG_DATA_HOME/git-memex`) or their real git config (~/.gitconfig, ~/.config/git/config)."""
+    before = [_signature(p) for p in REAL_PLACES]
+    yield
+    changed = [str(p) for p, b in zip(REAL_PLACES, before, strict=True) if _signature(p) != b]
+    if changed:
+        pytest.fail(f"this test wrote into the real {', '.join(changed)}; tests must use the temp HOME and "
+                    "GIT_MEMEX_HOME that `isolated_env` sets", pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-from conftest import git, run_cli
+import pytest
+
+from conftest import git, run_cli, run_cli_process
 
 ULID_LEN = 26
 
@@ -376,6 +378,17 @@ def test_expires_refuses_a_bad_or_past_time_in_one_sentence(repo: Path):
     assert fm["expires_at"] == "2099-01-31T23:59:59Z"
 
 
+@pytest.mark.parametrize("when", ["\uff11d", "\u0661d", "\u0967w", "1\uff10h", "\uff12\uff10\uff19\uff19-01-31",
+                                  "2099-01-31T18:00:00\uff3a"])
+def test_expires_takes_only_ascii_digits(repo: Path, when: str):
+    """Full-width (１d), Arabic-Indic (١d) or Devanagari digits were read as 1 day: refused now,
+    one sentence, exit 1 (usage), nothing written."""
+    r = run_cli_process("add", "a fact that should not expire by accident", "--expires", when, cwd=repo)
+    assert r.code == 1 and r.out == "" and "Traceback" not in r.err, r.err
+    assert len(r.err.strip().splitlines()) == 1 and "ASCII" in r.err
+    assert run_cli("list", "--json").json()["memories"] == []
+
+
 def test_forget_expired_deletes_local_files_and_lists_committed_ones(repo: Path):
     personal = add("an expired personal note", "--scope", "personal", "--expires", "1h")["id"]
     draft = add("an expired project draft", "--expires", "1h")["id"]
@@ -472,6 +485,27 @@ def test_an_ambiguous_prefix_is_one_sentence(repo: Path):
     r = run_cli("show", TOGETHER[0][:10].lower())
     assert r.code == 1 and r.out == ""
     assert r.err.count("\n") == 1 and "ambiguous (3 memories)" in r.err and "Traceback" not in r.err
+
+
+def test_a_too_short_prefix_says_so_everywhere(repo: Path):
+    """A 4-character prefix said "no memory with id …" although memories start with it: every
+    road that takes an id (show, forget, status, supersede, log, MCP memory_get) now says it is too
+    short, exit 1, nothing changed; a short string no id starts with is still "no memory"."""
+    from mcp_client import call, text
+
+    a = add("use pnpm, not npm")
+    short = a["id"][:4]
+    for args in (("show", short), ("forget", short), ("status", short, "archived"),
+                 ("supersede", short, "use bun"), ("log", short)):
+        r = run_cli_process(*args, cwd=repo)
+        assert r.code == 1 and r.out == "", (args, r.err)
+        assert r.err.count("\n") == 1 and "too short" in r.err and "at least 6" in r.err, (args, r.err)
+        assert "no memory" not in r.err and "Traceback" not in r.err
+    got = call("memory_get", {"id": short})
+    assert got.is_error and "too short" in text(got) and "at least 6" in text(got)
+    assert run_cli("show", a["id"], "--json").json()["frontmatter"]["status"] == "active"  # nothing changed
+    r = run_cli("show", "ZZZZ")
+    assert r.code == 1 and "no memory with id ZZZZ" in r.err
 
 
 def test_explain_shows_an_authoritative_document_a_memory_cites(repo: Path):

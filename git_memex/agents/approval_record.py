@@ -206,6 +206,10 @@ def write(path: Path, data: bytes) -> None:
     import os
     import tempfile
 
+    from git_memex.core.data_root import data_root, in_data_root, refuse_link_out
+
+    if in_data_root(path):
+        refuse_link_out(data_root(), path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
@@ -236,10 +240,11 @@ def revoked_rel(ctx: Context, mid: str) -> str:
 def personal_verdict(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None) -> str | None:
     """None when this machine holds the owner's approval record for the personal rule's content."""
     from git_memex.agents.owners import owner_email
+    from git_memex.core.data_root import read_private
 
     mid = str(row["id"])
     try:
-        data: bytes | None = personal_path(ctx, mid).read_bytes()
+        data: bytes | None = read_private(ctx.data_root, personal_path(ctx, mid))
     except OSError:
         data = None
     rec = parse(data, mid)
@@ -248,7 +253,7 @@ def personal_verdict(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current
     if rec["content"] != content_hash(row):
         return "changed since you approved it (content hash differs): approve it again"
     try:
-        void: bytes | None = personal_revoked_path(ctx, mid).read_bytes()
+        void: bytes | None = read_private(ctx.data_root, personal_revoked_path(ctx, mid))
     except OSError:
         void = None
     revoked = parse_revocation(void, mid)
@@ -346,6 +351,7 @@ def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str,
     the next call walks only the commits since (``OLD..NEW``: what OLD reaches was read already,
     so after a force-push the answer is a superset, which only keeps more off). One
     `git rev-parse` when nothing changed."""
+    from git_memex.core.data_root import read_private
     from git_memex.core.digest import sha256_hex
     from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
@@ -359,7 +365,7 @@ def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str,
     bad: set[str] = set()
     since = None
     try:
-        got = json.loads(cache.read_text("utf-8"))
+        got = json.loads(read_private(ctx.data_root, cache).decode("utf-8"))
         if (isinstance(got, dict) and got.get("format") == CACHE_FORMAT and got.get("ref") == ref
                 and got.get("folder") == ctx.memory_dir_rel and isinstance(got.get("oid"), str)):
             voids = {str(m): {str(k): str(w) for k, w in v.items()} for m, v in got["rules"].items()}

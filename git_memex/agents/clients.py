@@ -947,18 +947,26 @@ def _guidance_removals(work_tree: Path, memory_dir: str) -> list[Removal]:
     return out
 
 
-def removals(work_tree: Path, memory_dir: str, home: Path) -> list[Removal]:
+def removals(work_tree: Path, memory_dir: str, home: Path, *, codex_hooks: bool = False) -> list[Removal]:
     """What `init --uninstall` would do to the editor and agent files `init` writes: only our part
-    goes; a file is deleted only when nothing but our part was in it. Nothing is written here."""
+    goes; a file is deleted only when nothing but our part was in it. Nothing is written here.
+
+    Codex's files are user level, shared by every repository: its MCP entry is always kept, and so
+    are our hooks in its hooks.json unless `codex_hooks` (`init --uninstall --codex-hooks`) asks."""
     work_tree = Path(work_tree)
     out = _mcp_removals(work_tree)
     claude = _claude_hooks_removal(work_tree)
     if claude is not None:
         out.append(claude)
     out += _guidance_removals(work_tree, memory_dir)
-    codex_hooks = _hooks_removal(f"Codex hooks {codex_hooks_path(home)}", codex_hooks_path(home), "codex")
-    if codex_hooks is not None:
-        out.append(codex_hooks)
+    hooks_file = codex_hooks_path(home)
+    ours = _hooks_removal(f"Codex hooks {hooks_file}", hooks_file, "codex")
+    if ours is not None and not codex_hooks:  # user level, like the MCP entry below: other repositories use them
+        ours = Removal(ours.what, hooks_file, "kept",
+                       detail="user-level, shared by all your repositories; `git memex init --uninstall --codex-hooks` "
+                       "takes our three hooks out when none needs them")
+    if ours is not None:
+        out.append(ours)
     codex = codex_home(home) / "config.toml"
     try:
         import tomllib

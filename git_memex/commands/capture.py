@@ -235,14 +235,15 @@ def _first_ask(ctx: Context, client: str, session: str) -> bool:
     import os
     import time
 
-    from git_memex.core.data_root import prepare_data_root
+    from git_memex.core.data_root import prepare_data_root, refuse_link_out
 
     prepare_data_root(ctx.data_root)
     folder = ctx.data_root / STOP_MARKERS
+    refuse_link_out(ctx.data_root, folder)  # a `sessions` link out of the data root: one sentence, no marker
     folder.mkdir(mode=0o700, exist_ok=True)
     name = "stop-" + hashlib.sha256(f"{client}\0{session}".encode()).hexdigest()[:32]
     try:
-        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except FileExistsError:
         return False
     os.close(fd)
@@ -263,12 +264,15 @@ def run_stop_hook(client: str = "claude") -> int:
     of each session with the documented ``{"decision": "block", "reason": …}``: both clients then
     let the model go on with the reason as its next instruction. A Stop that a Stop hook caused
     (``stop_hook_active``), a payload without ``session_id`` and every later Stop of the session
-    print nothing, so the model is asked once and can never loop."""
+    print nothing, so the model is asked once and can never loop. Both clients always send
+    ``stop_hook_active`` (a boolean: Claude Code's hooks reference, Codex's stop.command.input
+    schema), so a payload without it, or with anything but ``false``, is not a first Stop we know
+    of and is not asked either (docs/agents.md)."""
     from git_memex.commands.context import hook_context, hook_failed, read_hook_payload
 
     try:
         payload = read_hook_payload()
-        if payload.get("stop_hook_active", False) is not False:
+        if payload.get("stop_hook_active") is not False:  # missing: not the documented payload
             return 0
         session = payload.get("session_id")
         if not isinstance(session, str) or not session.strip():

@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="with --client claude: also add SessionStart/UserPromptSubmit/Stop hooks to .claude/settings.json")
     p.add_argument("--codex-hooks", action="store_true",
                    help="with --client codex: also add SessionStart/UserPromptSubmit/Stop hooks to $CODEX_HOME/hooks.json "
-                   "(Codex asks you to trust them in /hooks before they run)")
+                   "(Codex asks you to trust them in /hooks before they run); with --uninstall: take them out of "
+                   "that user-level file, which --uninstall alone keeps for your other repositories")
     p.add_argument("--replace-open-memex", action="store_true",
                    help="with --client: take the reference tool's MCP server (open-memex) out of the file init writes, "
                    "so the agent sees one tool set; without it init only says where that server is")
@@ -68,12 +69,14 @@ def run(args: argparse.Namespace) -> int:
         raise MemexError("--subscribe and --uninstall cannot be used together", USAGE)
     if args.replace_open_memex and args.uninstall:
         raise MemexError("--replace-open-memex and --uninstall cannot be used together", USAGE)
-    if args.codex_hooks and (args.uninstall or args.client not in (None, "codex")):
-        raise MemexError("--codex-hooks goes with --client codex (and not with --uninstall, which removes them)", USAGE)
+    if args.codex_hooks and not args.uninstall and args.client not in (None, "codex"):
+        raise MemexError("--codex-hooks goes with --client codex (or with --uninstall, to remove them)", USAGE)
+    if args.codex_hooks and args.uninstall and args.client is not None:
+        raise MemexError("--uninstall --codex-hooks takes no --client; it removes our hooks from Codex's hooks.json", USAGE)
     orgs: list[dict[str, object]] = []
     if args.uninstall:
         if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
-            plan = uninstall(ctx, apply=False)
+            plan = uninstall(ctx, apply=False, codex_hooks=args.codex_hooks)
             todo = [st for st in plan.steps if st.action != "unchanged"]
             if not todo:
                 print("nothing of git-memex's set-up is left here; nothing changed")
@@ -87,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
                 if args.json:
                     emit_json({"steps": [], "snippets": [], "changed": False})
                 return 0
-        rep = uninstall(ctx)
+        rep = uninstall(ctx, codex_hooks=args.codex_hooks)
     else:
         client = args.client
         hooks = not args.no_hooks

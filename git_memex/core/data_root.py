@@ -177,7 +177,10 @@ def repair_modes(root: Path) -> int:
 
 def private_mkdir(folder: Path) -> None:
     """Create `folder` and any missing parents as 0700 folders (existing ones are not changed);
-    costs one mkdir call when it exists."""
+    costs one mkdir call when it exists. A folder of the data root reached through a symbolic
+    link leading out of it is refused (`refuse_link_out`)."""
+    if in_data_root(folder):
+        refuse_link_out(data_root(), folder)
     try:
         os.mkdir(folder, PRIVATE_DIR)
     except FileExistsError:
@@ -224,3 +227,52 @@ def private_db_file(path: Path) -> None:
                 os.chmod(f"{path}{suffix}", mode & 0o600 if not suffix else PRIVATE_FILE)
 
 
+
+
+# ----------------------------------------------------------------- no link out of the data root
+class UnsafeDataRootFile(OSError):
+    """A file of the data root that is not read: a link, not a regular file, or reached through a
+    folder link leading out of the data root (`read_private`). An OSError, so that every reader of
+    a cache, receipt or record takes it for a file that is not there."""
+
+
+def link_out(root: Path, path: Path) -> Path | None:
+    """The first part of `path` below `root` (the data root itself may be a link: the user's
+    choice) that is a symbolic link leading out of `root`, or None. A few lstat calls."""
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
+    except ValueError:
+        return None
+    from git_memex.core.files import inside
+
+    cur = Path(os.path.abspath(root))
+    for part in rel.parts:
+        cur = cur / part
+        try:
+            st = os.lstat(cur)
+        except OSError:  # missing (created as a real folder) or unreadable (the write says so)
+            return None
+        if stat.S_ISLNK(st.st_mode) and not inside(cur, root):
+            return cur
+    return None
+
+
+def refuse_link_out(root: Path, folder: Path) -> None:
+    """Raise a one-sentence MemexError (exit 2) when writing in `folder` would follow a symbolic
+    link out of the data root `root` (docs/security.md, "Links in the data root")."""
+    link = link_out(root, folder)
+    if link is not None:
+        raise MemexError(f"{link} is a symbolic link leading out of the data root, and git-memex never writes "
+                         "through one; replace it with a real folder; nothing was written", FAILED)
+
+
+def read_private(root: Path, path: Path, limit: int = 64 << 20) -> bytes:
+    """The bytes of the data-root file `path` read the way memory files are (`core.files.read_bytes`:
+    no link followed, only a regular file, its folder inside `root`); UnsafeDataRootFile (an
+    OSError) otherwise."""
+    from git_memex.core.files import UnreadableMemory, read_bytes
+
+    try:
+        return read_bytes(path, limit=limit, root=root)
+    except UnreadableMemory as exc:
+        raise UnsafeDataRootFile(f"{path} {exc}") from None

@@ -88,10 +88,11 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
     from git_memex.core.data_root import in_data_root
 
     if in_data_root(path):
-        from git_memex.core.data_root import data_root, prepare_data_root
+        from git_memex.core.data_root import data_root, prepare_data_root, refuse_link_out
         from git_memex.errors import MemexError
 
         prepare_data_root(data_root())
+        refuse_link_out(data_root(), path.parent)
         try:
             _write(path, text, 0o600)
         except OSError as exc:

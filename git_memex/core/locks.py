@@ -35,10 +35,11 @@ def held(data_root: Path, name: str, wait_s: float = WAIT_S) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    from git_memex.core.data_root import prepare_data_root
+    from git_memex.core.data_root import prepare_data_root, refuse_link_out
 
     prepare_data_root(data_root)  # a root that is not a folder gets its own sentence
     folder = data_root / "locks"
+    refuse_link_out(data_root, folder)
     try:
         folder.mkdir(exist_ok=True, mode=0o700)
         path = folder / f"{_safe_name(name)}.lock"

@@ -83,7 +83,7 @@ TIME_KEYS = ("created_at", "updated_at", "expires_at")
 ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 # Ids we read: ULIDs, and the shorter ids of v1/reference-tool files. Never a path.
 SAFE_ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
-RFC3339_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+RFC3339_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$", re.ASCII)
 
 # v1 → v2 type names the reference tool used (docs/decisions.md, migration).
 V1_TYPE_MAP = {
@@ -135,7 +135,7 @@ def epoch_ms_to_rfc3339(ms: int | float) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-_RELATIVE_RE = re.compile(r"^\s*(\d{1,6})\s*([hdw])\s*$")
+_RELATIVE_RE = re.compile(r"^\s*(\d{1,6})\s*([hdw])\s*$", re.ASCII)  # ASCII digits only: "１d" is not 1 day
 
 
 def expiry(when: str, *, at: float | None = None) -> str:
@@ -143,6 +143,9 @@ def expiry(when: str, *, at: float | None = None) -> str:
     date (`2027-01-31`: the end of that day, UTC) or an RFC 3339 time. Raises ValueError with the
     sentence to show for a bad format or a time that is not in the future."""
     t = time.time() if at is None else at
+    if not when.isascii():  # full-width or Arabic-Indic digits, look-alike letters: never read as a time
+        raise ValueError(f"--expires {when!r} holds characters other than ASCII; write the digits as 0-9, "
+                         "such as 30d, 12h, 2w, 2027-01-31 or 2027-01-31T18:00:00Z")
     m = _RELATIVE_RE.match(when)
     if m:
         secs = int(m.group(1)) * {"h": 3600, "d": 86400, "w": 7 * 86400}[m.group(2)]

@@ -47,7 +47,9 @@ def receipt_path(ctx: Context) -> Path:
 
 def read_receipt(ctx: Context) -> dict[str, Any] | None:
     try:
-        data = json.loads(receipt_path(ctx).read_text(encoding="utf-8"))
+        from git_memex.core.data_root import read_private
+
+        data = json.loads(read_private(ctx.data_root, receipt_path(ctx)).decode("utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -191,11 +191,11 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     return rep
 
 
-def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None) -> InitReport:
+def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None, codex_hooks: bool = False) -> InitReport:
     """Undo `init`: our hooks (chained ones restored), the merge driver, the `.gitattributes` line,
     and what `init --client` wrote for editors and agents, merging out only our part (see
     `clients.removals`). The memory folder and its memories stay. With apply=False nothing is
-    changed and the report says what would be."""
+    changed and the report says what would be. Codex's user-level hooks stay unless `codex_hooks`."""
     import os
     import re
 
@@ -238,7 +238,7 @@ def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None) -> 
     if pasted:  # the snippet init printed, pasted by the user: theirs to remove
         rep.add("pre-commit framework hooks .pre-commit-config.yaml", "kept",
                 "you pasted them; remove the memex-secrets and memex-validate hooks yourself")
-    for r in clients.removals(work, ctx.memory_dir_rel, Path.home() if home is None else home):
+    for r in clients.removals(work, ctx.memory_dir_rel, Path.home() if home is None else home, codex_hooks=codex_hooks):
         if apply:
             clients.apply_removal(r, work)
         rep.add(r.what, r.action, r.detail)

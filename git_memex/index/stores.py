@@ -43,6 +43,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+MIN_PREFIX = 6
+"""The fewest characters of an id that `find` takes as a prefix (docs/format.md)."""
 LOCATIONS = ("repo", "outbox", "private", "personal")
 ORG_PREFIX = "org:"  # an org memory's location is `org:NAME` (docs/org.md)
 REMOTE_PREFIX = "remote:"  # a remote memory's location is `remote:NAME` (docs/remote.md)
@@ -394,13 +396,14 @@ class Stores:
 
     # ------------------------------------------------------------ lookups
     def find(self, memory_id: str) -> Found:
-        """Locate a memory by id or unique id prefix (at least 6 characters), newest location first."""
+        """Locate a memory by id or unique id prefix (at least MIN_PREFIX characters), newest location
+        first. A shorter string is only an exact id; one that starts ids is "too short", not "no memory"."""
         mid = memory_id.strip()
         if not SAFE_ID_RE.match(mid):
             raise NotFound(f"{memory_id!r} is not a memory id")
         matches: list[Found] = []
         args: tuple[str, ...]
-        if 6 <= len(mid) < 26:
+        if MIN_PREFIX <= len(mid) < 26:
             where, args = "m.id >= ? AND m.id < ?", (mid.upper(), mid.upper() + "\uffff")
         else:  # ids are upper-case ULIDs: one typed in lower case names the same memory
             where, args = "m.id IN (?, ?)", (mid, mid.upper())
@@ -409,6 +412,8 @@ class Stores:
                 if _inside(index, row):
                     matches.append(Found(row, index, self._source_of(row)))
         ids = {f.row["id"] for f in matches}
+        if not matches and len(mid) < MIN_PREFIX:
+            self._refuse_short_prefix(mid)
         if not matches:
             self._refuse_unreadable(mid)
             raise NotFound(f"no memory with id {mid}; `git memex list` shows the ids")
@@ -417,6 +422,21 @@ class Stores:
         matches.sort(key=lambda f: LOCATIONS.index(f.row["location"]) if f.row["location"] in LOCATIONS
                      else len(LOCATIONS))
         return matches[0]
+
+    def _refuse_short_prefix(self, mid: str) -> None:
+        """`mid` is no id and shorter than MIN_PREFIX: when ids start with it, say it is too short
+        (and whether it is also ambiguous) rather than that no memory has it (exit 1)."""
+        ids: set[str] = set()
+        for index, sql, sql_args in self._statements("m.id >= ? AND m.id < ?", (mid.upper(), mid.upper() + "\uffff")):
+            for row in index.conn.execute(sql, sql_args):
+                if _inside(index, row):
+                    ids.add(str(row["id"]))
+                    if len(ids) > 1:
+                        break
+        if ids:
+            many = "more than one memory starts with it" if len(ids) > 1 else "one memory starts with it"
+            raise MemexError(f"id prefix {mid} is too short ({many}); give at least {MIN_PREFIX} characters of the id, "
+                             "`git memex list` shows the ids", USAGE)
 
     def find_changeable(self, memory_id: str) -> Found:
         """`find`, refusing an org memory (exit 1): an org clone changes only through `org pull`,

@@ -59,7 +59,9 @@ def load_state(ctx: Context, name: str) -> dict[str, Any]:
     """The cache's state.json, or an empty one when there is none (never pulled) or it is unreadable."""
     state = empty_state(ctx.config.get(f"memex.remote.{name}.url"))
     try:
-        doc = json.loads((ctx.remote_cache(name) / STATE).read_text("utf-8"))
+        from git_memex.core.data_root import read_private
+
+        doc = json.loads(read_private(ctx.data_root, ctx.remote_cache(name) / STATE).decode("utf-8"))
     except (OSError, ValueError):
         return state
     if isinstance(doc, dict):

@@ -271,7 +271,9 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
             plan: Any = None
             if journal.exists():
                 try:
-                    plan = json.loads(journal.read_text(encoding="utf-8"))
+                    from git_memex.core.data_root import read_private
+
+                    plan = json.loads(read_private(ctx.data_root, journal).decode("utf-8"))
                     why = plan_problem(ctx, repo, plan)
                 except (OSError, UnicodeDecodeError, json.JSONDecodeError):
                     why = "the journal is not readable JSON"

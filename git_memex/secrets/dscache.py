@@ -37,8 +37,11 @@ def read_cache(path: str, key: str) -> list[tuple[str, str, int, int | None]] | 
     import json
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        from pathlib import Path
+
+        from git_memex.core.data_root import data_root, read_private
+
+        doc = json.loads(read_private(data_root(), Path(path)).decode("utf-8"))
         if doc.get("key") != key:
             return None
         specs = [(str(r), str(p), int(f), None if g is None else int(g)) for r, p, f, g in doc["patterns"]]

@@ -388,6 +388,7 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
     """A submit journal left behind (an interrupted submit) and plans set aside as `.failed`."""
     import json
 
+    from git_memex.core.data_root import read_private
     from git_memex.git import pygit
     from git_memex.review.submit import _journal_path, plan_problem
 
@@ -395,7 +396,7 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
     journal = _journal_path(ctx)
     if journal.exists():
         try:
-            why = plan_problem(ctx, pygit.open_repo(ctx.repo.work_tree), json.loads(journal.read_text(encoding="utf-8")))
+            why = plan_problem(ctx, pygit.open_repo(ctx.repo.work_tree), json.loads(read_private(ctx.data_root, journal).decode("utf-8")))
         except (OSError, UnicodeDecodeError, ValueError):
             why = "it is not readable JSON"
         if why:

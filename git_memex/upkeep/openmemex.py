@@ -134,6 +134,26 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
                          FAILED) from None
 
 
+def _memory_entries(name: str, folder: Path, out: ReferenceImport) -> list[os.DirEntry[str]]:
+    """The `*.md` entries of one reference memory folder; every other entry is listed in
+    `out.ignored` with why it is not read (nothing is skipped without a line)."""
+    keep = []
+    for e in _entries(folder):
+        rel = f"memories/{name}/{e.name}"
+        if e.name.startswith("."):
+            out.ignored.append(f"{rel} is a hidden file; not read")
+        elif not e.name.endswith(".md"):
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            out.ignored.append(f"{rel} is a folder; only files directly in memories/{name}/ are read" if is_dir
+                               else f"{rel} is not named <id>.md, so it is not a memory file; not read")
+        else:
+            keep.append(e)
+    return keep
+
+
 def _folders(root: Path, mem: Path, out: ReferenceImport) -> list[tuple[str, Path]]:
     """(folder name, path) of the reference's memory folders, personal ones first; every folder
     listed (so an unreadable one stops the run here, before anything is written)."""
@@ -201,8 +221,7 @@ def import_reference(ctx: Context, named: str | None, *, dry_run: bool = False) 
     root, mem = _check_root(ctx, named)
     out = ReferenceImport(root=root, res=ImportResult(dry_run=dry_run), in_repo=ctx.repo is not None)
     folders = _folders(root, mem, out)
-    listed = [(name, path, [e for e in _entries(path) if e.name.endswith(".md") and not e.name.startswith(".")])
-              for name, path in folders]
+    listed = [(name, path, _memory_entries(name, path, out)) for name, path in folders]
     mine = this_project_keys(ctx)
     repo_id = ctx.repo_id if ctx.repo is not None else None
     planned: list[Planned] = []

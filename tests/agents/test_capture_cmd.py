@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, run_cli
+from conftest import git, run_cli, run_cli_process
 
 # (message, [(scope, type) of each memory it must save, in order])
 CASES: list[tuple[str, list[tuple[str, str]]]] = [
@@ -396,3 +396,16 @@ def test_a_memory_listing_every_word_does_not_ride_into_every_prompt(repo: Path)
         assert "Glossary" not in _hook(prompt, repo), prompt
     assert "Glossary" in run_cli("search", "button blue vim", "--json").json()["hits"][0]["snippet"] or \
         "button blue" in run_cli("search", "button blue vim").out
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_stop_payload_without_stop_hook_active_is_not_asked(repo: Path, isolated_env: Path, client: str) -> None:
+    """Both clients always send `stop_hook_active` (Claude Code's hooks reference, Codex's
+    stop.command.input schema): a payload without it is not a first Stop, so it is not asked."""
+    git("config", "memex.implicitCapture", "true", cwd=repo)
+    doc = json.loads(stop_payload(client, repo))
+    del doc["stop_hook_active"]
+    r = run_cli_process("capture", "--hook", client, "--stop", input=json.dumps(doc), cwd=repo)
+    assert (r.code, r.out, r.err) == (0, "", "")
+    assert not (isolated_env / "data" / "sessions").exists()
+    assert json.loads(stop(client, stop_payload(client, repo))[1])["decision"] == "block"  # the documented one is

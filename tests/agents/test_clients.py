@@ -410,8 +410,10 @@ def test_codex_hooks_go_where_codex_home_says_and_merge(tree: tuple[Path, Path],
     assert not (home / ".codex").exists()
     before = p.read_bytes()
     assert clients.write_codex_hooks(home).action == "unchanged" and p.read_bytes() == before
-    # --uninstall takes only ours out of the user's file
-    (gone,) = [r for r in clients.removals(work, ".ai/open-memex", home) if r.path == p]
+    # --uninstall keeps them (user level); --uninstall --codex-hooks takes only ours out of the user's file
+    (kept,) = [r for r in clients.removals(work, ".ai/open-memex", home) if r.path == p]
+    assert kept.action == "kept"
+    (gone,) = [r for r in clients.removals(work, ".ai/open-memex", home, codex_hooks=True) if r.path == p]
     assert gone.action == "updated" and json.loads(gone.text or "") == {"hooks": {"SessionStart": [mine]}}
 
 
@@ -463,7 +465,7 @@ def test_written_codex_hook_commands_answer_codex_shapes(repo: Path, tmp_path: P
 
 
 def test_codex_hooks_flag_needs_client_codex(repo: Path) -> None:
-    for args in (["--codex-hooks"], ["--client", "claude", "--codex-hooks"], ["--uninstall", "--codex-hooks"]):
+    for args in (["--codex-hooks"], ["--client", "claude", "--codex-hooks"]):
         r = run_cli("init", "--yes", *args)
         assert r.code == 1 and len(r.err.strip().splitlines()) == 1, (args, r.err)
         assert "--codex-hooks" in r.err and "--client codex" in r.err, (args, r.err)

@@ -213,7 +213,10 @@ def test_codex_reads_the_hooks_init_writes(repo: Path, tmp_path: Path, agent_bin
         assert h["handlerType"] == "command" and h["timeoutSec"] == 10 and h["enabled"] is True
         assert h["trustStatus"] == "untrusted"  # trusting a hook is the person's act in /hooks, never init's
     assert ours["stop"]["command"].endswith("capture --hook codex --stop")
-    gone = run_cli("init", "--uninstall", "--yes", env={"CODEX_HOME": str(codex_home)})
+    kept = run_cli("init", "--uninstall", "--yes", env={"CODEX_HOME": str(codex_home)})
+    assert kept.code == 0 and f"Codex hooks {codex_home / 'hooks.json'}" in kept.out  # user level: kept
+    assert len(codex_hooks_list(agent_bin, repo, codex_home)["hooks"]) == 3
+    gone = run_cli("init", "--uninstall", "--codex-hooks", "--yes", env={"CODEX_HOME": str(codex_home)})
     assert gone.code == 0 and f"Codex hooks {codex_home / 'hooks.json'}" in gone.out
     assert codex_hooks_list(agent_bin, repo, codex_home)["hooks"] == []
 

@@ -163,6 +163,9 @@ def test_memory_add_sets_expires_and_related_and_the_regret_window_lists_low_con
     assert fm["related"] == [base["id"]] and fm["expires_at"].endswith("Z") and fm["confidence"] == "low"
     bad = call("memory_add", {"text": "An expiry in the past", "scope": "personal", "expires": "2001-01-01"})
     assert bad.is_error and "in the past" in text(bad)
+    for when in ("\uff11d", "\u0661d"):  # full-width and Arabic-Indic one: not a day
+        wide = call("memory_add", {"text": f"An expiry written {when}", "scope": "personal", "expires": when})
+        assert wide.is_error and "ASCII" in text(wide)
     low = ok("memory_list", {"scope": "personal", "confidence": "low"})
     assert [m["id"] for m in low["memories"]] == [linked["id"]] and low["more"] is False
     hits = ok("memory_search", {"query": "cache", "scope": "personal", "confidence": "low"})["hits"]

@@ -178,3 +178,36 @@ def test_uninstall_names_the_pre_commit_framework_hooks_it_leaves(repo: Path):
     r = run_cli("init", "--uninstall", "--yes")
     assert r.code == 0 and ".pre-commit-config.yaml" in r.out and "yourself" in r.out
     assert (repo / ".pre-commit-config.yaml").read_text() == config
+
+
+def test_uninstall_keeps_codex_user_level_hooks_like_its_mcp_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Two repositories set up Codex's hooks in one user-level hooks.json; `--uninstall` in one
+    removed them for both, although the user-level MCP entry was kept. Now both are kept (and
+    reported), and `--uninstall --codex-hooks` takes only our three hooks out when asked."""
+    from conftest import one_commit_repo
+
+    codex_home = tmp_path / "codex-home"
+    env = {"CODEX_HOME": str(codex_home)}
+    hooks_file = codex_home / "hooks.json"
+    a, b = one_commit_repo(tmp_path / "a"), one_commit_repo(tmp_path / "b")
+    for work in (a, b):
+        r = run_cli("init", "--yes", "--client", "codex", "--codex-hooks", cwd=work, env=env)
+        assert r.code == 0, r.err
+    doc = json.loads(hooks_file.read_text())
+    doc["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "notify-send done"}]})  # the user's own
+    theirs = json.dumps(doc, indent=2) + "\n"
+    hooks_file.write_text(theirs)
+    r = run_cli("init", "--uninstall", "--json", cwd=a, env=env)
+    assert r.code == 0, r.err
+    steps = {s["what"]: s for s in r.json()["steps"]}
+    kept = steps[f"Codex hooks {hooks_file}"]
+    assert kept["action"] == "kept" and "--uninstall --codex-hooks" in kept["detail"]
+    assert steps[f"codex MCP config {codex_home / 'config.toml'}"]["action"] == "kept"
+    assert hooks_file.read_text() == theirs  # b's session hooks still work
+    assert (codex_home / "config.toml").is_file()
+    r = run_cli("init", "--uninstall", "--codex-hooks", "--yes", cwd=b, env=env)
+    assert r.code == 0, r.err
+    left = json.loads(hooks_file.read_text())
+    assert left == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+    wrong = run_cli("init", "--uninstall", "--codex-hooks", "--client", "codex", "--yes", cwd=b, env=env)
+    assert wrong.code == 1 and len(wrong.err.strip().splitlines()) == 1 and "--client" in wrong.err

@@ -160,6 +160,28 @@ def test_fifo_link_and_yaml_tag_are_quarantined_and_never_stop_the_others(widget
     assert text.out.splitlines()[-1].endswith("4 quarantined, 1 draft of other projects left")
 
 
+def test_every_file_that_is_not_read_is_listed_with_its_reason(widget: Path, ref_root: Path):
+    """Entries of a memory folder that are not `*.md` files were skipped without a word."""
+    personal = ref_root / "memories" / "personal"
+    (personal / "README.txt").write_text("notes about these memories\n")
+    (personal / PERSONAL).write_text(memory_file(PERSONAL, "personal", "no .md suffix", scope="personal"))
+    (personal / ".DS_Store").write_bytes(b"\0\0")
+    (personal / "archive").mkdir()
+    (personal / "archive" / f"{OTHER}.md").write_text(memory_file(OTHER, "personal", "one level down", scope="personal"))
+    r = run_cli("import", "--from", "open-memex", str(ref_root), "--json")
+    assert r.code == 0, r.err
+    ignored = r.json()["ignored"]
+    assert "memories/personal/README.txt is not named <id>.md, so it is not a memory file; not read" in ignored
+    assert f"memories/personal/{PERSONAL} is not named <id>.md, so it is not a memory file; not read" in ignored
+    assert "memories/personal/.DS_Store is a hidden file; not read" in ignored
+    assert any(i.startswith("memories/personal/archive is a folder") for i in ignored)
+    assert len(ignored) == 4
+    for line in ignored:
+        assert line in r.err  # warned on stderr too
+    text = run_cli("import", "--from", "open-memex", str(ref_root), "--dry-run")
+    assert "README.txt is not named <id>.md" in text.err
+
+
 def test_a_differing_file_is_a_conflict_and_ours_is_kept(widget: Path, ref_root: Path):
     assert run_cli("import", "--from", "open-memex", str(ref_root)).code == 0
     draft = ref_root / "memories" / WIDGET / f"{DRAFT}.md"
