@@ -685,7 +685,7 @@ def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores |
 
 def forget_expired(ctx: Context, *, dry_run: bool = False, stores: Stores | None = None) -> dict[str, Any]:
     """Delete the local files (personal, outbox, private) whose `expires_at` has passed: the
-    explicit garbage collection of V2-DESIGN §15. A committed file is only listed: removing it is
+    explicit garbage collection, `forget --expired` (docs/format.md). A committed file is only listed: removing it is
     a commit, which a person makes (`git memex forget ID`, then commit). Org memories expire in
     their org repository."""
     from git_memex.index.schema import NOT_EXPIRED
@@ -771,5 +771,5 @@ def where(ctx: Context) -> dict[str, Any]:
         "scope_key": ctx.project_key,
         "repo_id": ctx.repo_id,
         "origin": ctx.origin_url,
-        "providers": providers(ctx),  # what each store can do (V2-DESIGN §2, index/providers.py)
+        "providers": providers(ctx),  # what each store can do (docs/format.md, index/providers.py)
     }

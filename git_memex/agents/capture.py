@@ -178,7 +178,7 @@ _RULE_SOURCES: tuple[tuple[str, str, str, str, bool], ...] = (
     ),
 )
 
-# Compiled lazily, one pattern at a time: compiling all of them costs ~10 ms, more than the
+# Compiled lazily, one pattern at a time: compiling all 23 costs ~14 ms (median of 9), more than the
 # rest of a hook run, and most messages contain none of the literals.
 _compiled: dict[str, re.Pattern[str]] = {}
 

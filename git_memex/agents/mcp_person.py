@@ -1,6 +1,6 @@
 """The person behind an MCP client: what needs them, and how a tool asks them.
 
-Invariants (docs/security.md, "Callers have roles"):
+Invariants (docs/agents.md, "Callers have roles"):
 
 * An MCP caller is an agent. No tool argument names a person, a trust level or `via`; a tool
   never approves, reviews, carries a personal memory into the project, or switches an approved

@@ -1,6 +1,6 @@
 """The MCP server: the memory tools (the reference tool's eleven and memory_get), as a thin adapter over the core.
 
-Design notes (measured on a 1,000-memory store from bench/gen_corpus.py):
+Design notes (costs measured by `python -m bench`, bench/README.md):
 
 * Every call builds a fresh `Context` (two `git` calls) and lets the core open fresh `Stores`
   and `refresh()` the index, so a `git init`, a changed `memex.memoryDir` or person, and files
@@ -269,7 +269,7 @@ def build_server(cwd: Path | None = None, *, explicit: bool = False) -> MCPServe
 
 def protocol_info(a: Adapter) -> dict[str, Any]:
     """`capabilities.experimental.openmemex` at the handshake: the protocol and schema version, and
-    what each store this server reads can do (V2-DESIGN §2, `index/providers.py`)."""
+    what each store this server reads can do (docs/format.md, "Stores and what they can do")."""
     from git_memex.core.model import SCHEMA_VERSION
     from git_memex.core.protocol_schema import SCHEMA_ID
 

@@ -26,10 +26,9 @@ if TYPE_CHECKING:
 MAX_WARNINGS = 3
 """A nudge is a signal only while it is rare: at most this many warnings per block."""
 SEARCH_LIMIT = 20
-"""Hits taken per relevance signal from the search engine (its lexical lane). In process at 10k
-(the bench's synthetic corpus, 200 queries): p50 ~7.5 ms a signal at 20, ~20 ms at 60 (the pool
-grows with the limit), against ~4 ms for FTS5's own bm25 before; the whole `context --hook
-claude` process measured the same either way (~95-110 ms, docs/agents.md)."""
+"""Hits taken per relevance signal from the search engine (its lexical lane). At 10k, in process:
+~9 ms a signal at 20, ~21 ms at 60 (the pool grows with the limit); the whole `context --hook
+claude` process ~103 ms (docs/agents.md, "Session context", with the spread and the command)."""
 # Candidate pool sizes: the newest memories, high-importance ones, ones with paths globs.
 POOL_RECENT = 300
 POOL_HIGH = 200

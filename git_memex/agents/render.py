@@ -153,7 +153,7 @@ def entry(row: sqlite3.Row, line: str, score: float | None = None,
 
 
 def left_out_line(n: int) -> str:
-    """The line that says the budget cut approved rules (never silently: issue 22, item 4)."""
+    """The line that says the budget cut approved rules (never silently: docs/agents.md, "Session context")."""
     rules = "rule" if n == 1 else "rules"
     return (f"({n} more approved {rules} did not fit the session budget (memex.injectMaxTokens); "
             "`git memex instruction list` shows every rule.)")

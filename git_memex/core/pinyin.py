@@ -1,4 +1,4 @@
-"""Write-time pinyin for Han tags (V2-DESIGN §7): a memory tagged 数据库 is found by `shujuku`,
+"""Write-time pinyin for Han tags (docs/search.md, "Pinyin for tags"): a memory tagged 数据库 is found by `shujuku`,
 `shu ju ku` and `sjk`.
 
 The forms are written into the index's `tags` column, beside the tag itself; the memory file
@@ -10,8 +10,8 @@ figures of `python -m bench.pinyin`). Per run of Han characters in a tag:
 - the initials (`sjk`), when the run has three characters or more (two-letter initials are left
   out: three in ten of the shared sets' two-character words share theirs with another word).
 
-`pypinyin` (MIT, offline, the standard library for this) costs ~170 ms to import (its phrase
-dictionary): it is imported only when a tag holds a Han character, so a hook or a command
+`pypinyin` (MIT, offline, the standard library for this) costs ~140 ms to import (median of 9
+`python -X importtime` runs; its phrase dictionary): it is imported only when a tag holds a Han character, so a hook or a command
 over memories without Chinese tags never loads it.
 """
 
@@ -34,7 +34,7 @@ def run_forms(run: str) -> tuple[str, ...]:
     if got is not None:
         return got
     try:
-        from pypinyin import lazy_pinyin  # ~170 ms: only here, only for Han text
+        from pypinyin import lazy_pinyin  # ~140 ms: only here, only for Han text
     except ImportError:  # a dependency, but an install without it still indexes (without pinyin)
         return ()
 

@@ -1,8 +1,8 @@
 """The fast reader for the plain frontmatter every writer produces (`fast_frontmatter`).
 
-The YAML library spends ~0.2 ms per file building Python objects. Memory files are written
-in one plain shape (one `key: scalar` per line, block or flow lists of scalars), which this
-reader handles in a tenth of the time.
+The YAML library (`frontmatter.parse`, C loader) spends ~0.08 ms per file; memory files are
+written in one plain shape (one `key: scalar` per line, block or flow lists of scalars), which
+this reader handles in ~0.006 ms, about a twelfth (300 files of the bench's 10k corpus).
 
 Invariant: `fast_frontmatter` accepts only text whose meaning under YAML 1.1 (PyYAML's
 SafeLoader, timestamps kept as strings, as `core.frontmatter.parse` does) is certain, and returns

@@ -1,6 +1,6 @@
 """Which memory wins when two disagree: the seed's two precedence chains (docs/org.md, "Precedence").
 
-Facts and preferences do not share one chain (seed V2-DESIGN, conflict priority):
+Facts and preferences do not share one chain (docs/org.md, "Precedence"):
 
 * **facts** (every type but ``preference``): security policy › authoritative docs › approved
   AGENTS.md › org memory › project memory › personal memory › AI inference;

@@ -90,7 +90,7 @@ _HANGUL_RE = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
 
 
 def language_of(s: str) -> str | None:
-    """The `language` a memory is written with (V2-DESIGN §3): `zh` (Han, with at most one Latin
+    """The `language` a memory is written with (docs/format.md, `language`): `zh` (Han, with at most one Latin
     word per two characters: code names in a Chinese sentence), `ja` or `ko` when Kana or Hangul
     is there, `en` (Latin words, no CJK), `mixed` (both), or None (neither: digits, other scripts).
     Written on every write (`core.model.create`); the tokenizers themselves choose per script
@@ -210,7 +210,8 @@ _PIECE_RE = re.compile(r"[A-Za-z]+|\d+|\s+|[^\W\d_]+|.", re.S)
 
 def estimate_tokens(s: str) -> int:
     """LLM tokens of `s`, as the larger of two BPE tokenizers (o200k_base, cl100k_base) counts
-    them, within about ±15% per line and a little over for a whole block (docs/agents.md).
+    them, 0.93-1.23x per line and 5.6% over for a whole block on the held-out lines (docs/agents.md, "Session
+    context").
 
     One linear pass over the pieces a BPE pre-tokenizer sees: an ASCII word of up to six letters
     is one token, a longer one one more per five letters past four; digits go in threes; each

@@ -203,7 +203,7 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
 def is_memory_repo(clone: Path) -> bool:
     """The rule `org add` applies (docs/org.md, "The org repository"): the clone has the memory
     folder `.ai/open-memex/` (flat or with subfolders, empty or not), or, in the seed's layout
-    (V2-DESIGN §6, a `company-memory` repository), no such folder but category folders at its root
+    (a `company-memory` repository, docs/org.md, "The org repository"), no such folder but category folders at its root
     (engineering/, architecture/, decisions/, lessons/, policies/) of which at least one holds a
     memory file (frontmatter with `id` and `schema_version`)."""
     from git_memex.index.stores import holds_memory

@@ -1,4 +1,5 @@
-"""What each memory store can do: the provider capability model of V2-DESIGN §2.
+"""What each memory store can do: the provider capability model (docs/format.md,
+"Stores and what they can do").
 
 Every store git-memex reads declares `read`, `write`, `delete`, `history` (a version trail) and
 `sync` (`none`, `pull`, `push` or `bidirectional`), as the protocol's `MemoryProviderCapabilities`.

@@ -492,7 +492,7 @@ class Stores:
 
 
 SEED_FOLDERS = ("engineering", "architecture", "decisions", "lessons", "policies")
-"""The category folders of the seed's org layout (V2-DESIGN §6): `company-memory/{engineering,…}/`."""
+"""The category folders of the seed's org layout (docs/org.md, "The org repository"): `company-memory/{engineering,…}/`."""
 
 
 def org_folders(clone: Path) -> list[Path]:

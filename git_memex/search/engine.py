@@ -55,7 +55,7 @@ class Hit:
     role: str = "knowledge"  # "instruction": a rule (served as one only through the gate)
     source: str | None = None  # "inference": an agent's own conclusion
     confidence: str | None = None  # none written: medium
-    canonical_ref: str | None = None  # the document the memory cites (explainability, V2-DESIGN §7)
+    canonical_ref: str | None = None  # the document the memory cites (explainability, docs/format.md)
     explain: dict[str, Any] = field(default_factory=dict)
     body: str = ""  # as stored; not in to_json: what leaves is the snippet, masked by ops.search (guard.py)
     # the lexical verdict, for callers that need a relevance floor (the prompt hook): how many of

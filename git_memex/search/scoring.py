@@ -54,8 +54,13 @@ REVIEW_BOOST = {"published": 1.2, "approved": 1.2, "proposed": 1.05, "draft": 1.
 # ------------------------------------------------------------------ importance and recency
 # The one set of importance and recency weights. Search's boosts (`boosts`) and the session
 # block's prior (`prior`, agents/relevance.py and agents/session.py) both read them here, and
-# both decay with age the same way (`freshness`). The prior leans on them harder, as it is
-# what orders a session block when no signal matches: its own strengths are the PRIOR_* below.
+# both decay with age the same way (`freshness`). Two strengths, because two jobs
+# (docs/search.md, "Importance and recency in search and in the session block"): in search the
+# words held decide and these only break near-ties (high x 1.1, low x 0.92, recency up to x 1.1),
+# so a worse match never overtakes a better one; the prior is often the session block's whole
+# order (no query, branch or file matched), so high must clearly lead and an old memory sink
+# (high x 1.5, low x 0.6, recency x 0.4 to x 1.0). Unifying them would change either search's
+# --explain factors or the block's order; tests/search/test_scoring.py keeps both orders agreeing.
 IMPORTANCE_BOOST = {"high": 1.1, "normal": 1.0, "low": 0.92}
 RECENCY_WEIGHT = 0.1
 RECENCY_DAYS = 30.0

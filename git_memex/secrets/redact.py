@@ -10,9 +10,9 @@ Two steps, in this order:
    are kept so that line numbers and line-based git merges still work.
 
 Detection = our own patterns for modern token formats (detect-secrets misses several of them in
-markdown, FIELD-NOTES) + a hand-picked set of detect-secrets plugins for the rest + a conservative
+markdown) + a hand-picked set of detect-secrets plugins for the rest + a conservative
 high-entropy heuristic for ``name = value`` assignments. detect-secrets' own entropy plugins are not
-used: they flag English prose. detect-secrets (and through it ``requests``, ~100 ms) is imported
+used: they flag English prose. detect-secrets (and through it ``requests``: ~100 ms together) is imported
 only when a line could match one of its plugins, so a plain note never pays for it.
 
 Already-masked values (``ghp_xxxx…``, ``huntxxx``) are never reported again, and :func:`redact`
