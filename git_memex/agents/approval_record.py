@@ -240,7 +240,7 @@ def revoked_rel(ctx: Context, mid: str) -> str:
 def personal_verdict(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: str | None) -> str | None:
     """None when this machine holds the owner's approval record for the personal rule's content."""
     from git_memex.agents.owners import owner_email
-    from git_memex.core.data_root import read_private
+    from git_memex.core.files import read_private
 
     mid = str(row["id"])
     try:
@@ -351,8 +351,8 @@ def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str,
     the next call walks only the commits since (``OLD..NEW``: what OLD reaches was read already,
     so after a force-push the answer is a superset, which only keeps more off). One
     `git rev-parse` when nothing changed."""
-    from git_memex.core.data_root import read_private
     from git_memex.core.digest import sha256_hex
+    from git_memex.core.files import read_private
     from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
 
     proc = run_git(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], work, timeout=20, env=TRUSTED_HISTORY)

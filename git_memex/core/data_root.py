@@ -230,12 +230,6 @@ def private_db_file(path: Path) -> None:
 
 
 # ----------------------------------------------------------------- no link out of the data root
-class UnsafeDataRootFile(OSError):
-    """A file of the data root that is not read: a link, not a regular file, or reached through a
-    folder link leading out of the data root (`read_private`). An OSError, so that every reader of
-    a cache, receipt or record takes it for a file that is not there."""
-
-
 def link_out(root: Path, path: Path) -> Path | None:
     """The first part of `path` below `root` (the data root itself may be a link: the user's
     choice) that is a symbolic link leading out of `root`, or None. A few lstat calls."""
@@ -243,8 +237,7 @@ def link_out(root: Path, path: Path) -> Path | None:
         rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
     except ValueError:
         return None
-    from git_memex.core.files import inside
-
+    top = os.path.realpath(root)  # files.inside's test, spelled here: core.files imports this module
     cur = Path(os.path.abspath(root))
     for part in rel.parts:
         cur = cur / part
@@ -252,7 +245,7 @@ def link_out(root: Path, path: Path) -> Path | None:
             st = os.lstat(cur)
         except OSError:  # missing (created as a real folder) or unreadable (the write says so)
             return None
-        if stat.S_ISLNK(st.st_mode) and not inside(cur, root):
+        if stat.S_ISLNK(st.st_mode) and not _within(os.path.realpath(cur), top):
             return cur
     return None
 
@@ -266,13 +259,5 @@ def refuse_link_out(root: Path, folder: Path) -> None:
                          "through one; replace it with a real folder; nothing was written", FAILED)
 
 
-def read_private(root: Path, path: Path, limit: int = 64 << 20) -> bytes:
-    """The bytes of the data-root file `path` read the way memory files are (`core.files.read_bytes`:
-    no link followed, only a regular file, its folder inside `root`); UnsafeDataRootFile (an
-    OSError) otherwise."""
-    from git_memex.core.files import UnreadableMemory, read_bytes
-
-    try:
-        return read_bytes(path, limit=limit, root=root)
-    except UnreadableMemory as exc:
-        raise UnsafeDataRootFile(f"{path} {exc}") from None
+def _within(real: str, top: str) -> bool:
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)

@@ -392,3 +392,20 @@ def list_md(folder: Path) -> list[os.DirEntry[str]]:
             return [e for e in it if e.name.endswith(".md") and not e.name.startswith(".")]
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+# ----------------------------------------------------------------- data-root files that are not memories
+class UnsafeDataRootFile(OSError):
+    """A file of the data root that is not read: a link, not a regular file, or reached through a
+    folder link leading out of the data root (`read_private`). An OSError, so that every reader of
+    a cache, receipt or record takes it for a file that is not there."""
+
+
+def read_private(root: Path, path: Path, limit: int = 64 << 20) -> bytes:
+    """The bytes of the data-root file `path` read the way memory files are (`core.files.read_bytes`:
+    no link followed, only a regular file, its folder inside `root`); UnsafeDataRootFile (an
+    OSError) otherwise."""
+    try:
+        return read_bytes(path, limit=limit, root=root)
+    except UnreadableMemory as exc:
+        raise UnsafeDataRootFile(f"{path} {exc}") from None

@@ -47,7 +47,7 @@ def receipt_path(ctx: Context) -> Path:
 
 def read_receipt(ctx: Context) -> dict[str, Any] | None:
     try:
-        from git_memex.core.data_root import read_private
+        from git_memex.core.files import read_private
 
         data = json.loads(read_private(ctx.data_root, receipt_path(ctx)).decode("utf-8"))
     except (OSError, ValueError):

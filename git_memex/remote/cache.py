@@ -59,7 +59,7 @@ def load_state(ctx: Context, name: str) -> dict[str, Any]:
     """The cache's state.json, or an empty one when there is none (never pulled) or it is unreadable."""
     state = empty_state(ctx.config.get(f"memex.remote.{name}.url"))
     try:
-        from git_memex.core.data_root import read_private
+        from git_memex.core.files import read_private
 
         doc = json.loads(read_private(ctx.data_root, ctx.remote_cache(name) / STATE).decode("utf-8"))
     except (OSError, ValueError):

@@ -271,7 +271,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
             plan: Any = None
             if journal.exists():
                 try:
-                    from git_memex.core.data_root import read_private
+                    from git_memex.core.files import read_private
 
                     plan = json.loads(read_private(ctx.data_root, journal).decode("utf-8"))
                     why = plan_problem(ctx, repo, plan)

@@ -39,7 +39,8 @@ def read_cache(path: str, key: str) -> list[tuple[str, str, int, int | None]] | 
     try:
         from pathlib import Path
 
-        from git_memex.core.data_root import data_root, read_private
+        from git_memex.core.data_root import data_root
+        from git_memex.core.files import read_private
 
         doc = json.loads(read_private(data_root(), Path(path)).decode("utf-8"))
         if doc.get("key") != key:

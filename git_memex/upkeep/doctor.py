@@ -388,7 +388,7 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
     """A submit journal left behind (an interrupted submit) and plans set aside as `.failed`."""
     import json
 
-    from git_memex.core.data_root import read_private
+    from git_memex.core.files import read_private
     from git_memex.git import pygit
     from git_memex.review.submit import _journal_path, plan_problem
 
