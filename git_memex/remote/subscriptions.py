@@ -113,62 +113,6 @@ def pull(ctx: Context, name: str | None = None, *, retry: int = 0, full: bool = 
 
 
 # ------------------------------------------------------------------ remove
-USERS = "users.json"
-"""In a cache folder: the git config files whose subscription uses it (a repository's own config
-file, or "global"), recorded at each pull. The cache is shared by every project that subscribes
-to the same NAME (and URL); `remove` deletes it only when no other one still does."""
-
-
-def _user_keys(ctx: Context, where: list[str]) -> list[str]:
-    out = []
-    for scope in where:
-        if scope == "global":
-            out.append("global")
-        elif ctx.repo is not None:
-            out.append(str(ctx.repo.common_dir / "config"))
-    return out
-
-
-def _users(ctx: Context, name: str) -> list[str]:
-    import json
-
-    try:
-        doc = json.loads((ctx.remote_cache(name) / USERS).read_text("utf-8"))
-    except (OSError, ValueError):
-        return []
-    users = doc.get("users") if isinstance(doc, dict) else None
-    return [u for u in users if isinstance(u, str)] if isinstance(users, list) else []
-
-
-def _save_users(ctx: Context, name: str, users: list[str]) -> None:
-    import json
-
-    from git_memex.core.files import atomic_write_text
-
-    atomic_write_text(ctx.remote_cache(name) / USERS, json.dumps({"users": sorted(set(users))}, indent=1) + "\n",
-                      mode=0o600)
-
-
-def note_user(ctx: Context, name: str) -> None:
-    """Record that this project's subscription to `name` uses its cache (after a pull)."""
-    from git_memex.git.org import recorded_in
-
-    mine = _user_keys(ctx, recorded_in(ctx, name, "remote"))
-    users = _users(ctx, name)
-    if mine and not set(mine) <= set(users):
-        _save_users(ctx, name, [*users, *mine])
-
-
-def _still_subscribed(user: str, name: str, url: str | None) -> bool:
-    from git_memex.git.org import _git
-
-    flag = ["--global"] if user == "global" else ["--file", user]
-    if user != "global" and not os.path.isfile(user):
-        return False
-    code, out, _ = _git(["config", *flag, "--get", f"memex.remote.{name}.url"])
-    return code == 0 and (url is None or out.strip() == url)
-
-
 def remove(ctx: Context, name: str) -> dict[str, Any]:
     from git_memex.git.org import recorded_in, unsubscribe
     from git_memex.remote import cache
@@ -182,11 +126,11 @@ def remove(ctx: Context, name: str) -> dict[str, Any]:
     unsubscribe(ctx, name, where, "remote")
     folder = ctx.remote_cache(name)
     existed = folder.exists() or os.path.islink(folder)
-    mine = set(_user_keys(ctx, where))
-    others = [u for u in _users(ctx, name) if u not in mine and not os.path.islink(folder)
-              and _still_subscribed(u, name, cache.load_state(ctx, name).get("url") or url)]
+    mine = set(cache.user_keys(ctx, where))
+    others = [u for u in cache.users(ctx, name) if u not in mine and not os.path.islink(folder)
+              and cache.still_subscribed(u, name, cache.load_state(ctx, name).get("url") or url)]
     if others:
-        _save_users(ctx, name, others)
+        cache.save_users(ctx, name, others)
         return {"name": name, "removed_from": where, "path": str(folder), "cache_removed": False,
                 "kept_for": others}
     if os.path.islink(folder):
