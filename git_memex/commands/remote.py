@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="try again up to N times when the server cannot be reached (default 0: no retry)")
     pp.add_argument("--full", action="store_true",
                     help="fetch every memory again, not only what changed since the last pull")
+    pp.add_argument("--page-size", type=int, default=None, metavar="N",
+                    help="memories asked for per page (1 to 1000, default 200); one pull reads up to 100 pages")
     add_json(pp)
     pr = rsub.add_parser("remove", help="unsubscribe and delete the cache and its index")
     pr.add_argument("name")
@@ -71,15 +73,19 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "pull":
         if args.retry < 0:
             raise UsageError(f"--retry takes a count of 0 or more (got {args.retry})")
-        results, failed = subscriptions.pull(ctx, args.name, retry=args.retry, full=args.full)
+        if args.page_size is not None and not 1 <= args.page_size <= 1000:
+            raise UsageError(f"--page-size takes a count from 1 to 1000 (got {args.page_size})")
+        results, failed = subscriptions.pull(ctx, args.name, retry=args.retry, full=args.full,
+                                             page_size=args.page_size)
         if args.json:
             emit_json({"remotes": results, "failed": failed})
         else:
             for r in results:
                 _print_pulled(r)
                 q = len(r["quarantined"])
-                print(f"remote {r['name']}: {r['received']} received, {len(r['landed'])} landed, {q} quarantined; "
-                      f"{r['memories']} memories cached")
+                pages = f" in {r['pages']} pages" if r.get("pages", 1) > 1 else ""
+                print(f"remote {r['name']}: {r['received']} received{pages}, {len(r['landed'])} landed, {q} "
+                      f"quarantined; {r['memories']} memories cached")
         for f in failed:
             print(f"git-memex: {f['error']}", file=sys.stderr)
         return FAILED if failed else 0
@@ -88,8 +94,11 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(res)
         else:
-            print(f"unsubscribed from remote {res['name']} ({' and '.join(res['removed_from'])} git config); "
-                  f"{'deleted ' + res['path'] if res['cache_removed'] else 'it had no cache'}")
+            if res.get("kept_for"):
+                kept = f"kept {res['path']}: the subscription in {', '.join(res['kept_for'])} still uses it"
+            else:
+                kept = "deleted " + res["path"] if res["cache_removed"] else "it had no cache"
+            print(f"unsubscribed from remote {res['name']} ({' and '.join(res['removed_from'])} git config); {kept}")
         return 0
     raise UsageError("remote needs an action: add, list, pull or remove (see `git memex remote --help`)")
 

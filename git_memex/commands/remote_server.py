@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="one token per line, `TOKEN NAME ROLE` (ROLE: reader, proposer or reviewer), mode 0600")
     p.add_argument("--root", required=True, metavar="DIR",
                    help="the memory folder served (created if missing): the files, audit.jsonl, .remote/")
+    p.add_argument("--redact-pattern", action="append", default=[], metavar="REGEX",
+                   help="a team's secret format (repeatable): a proposal or note matching it is refused (422), "
+                   "as a built-in secret is; added to the memex.redactPattern values of DIR's git config")
     p.add_argument("--lan", action="store_true",
                    help="allow a non-loopback --host, with a warning that this server is not for production")
     p.set_defaults(func=run)
@@ -59,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--host {host} is not a loopback address; this sample server is for a trusted LAN "
                              "only: pass --lan to serve beyond this machine")
         print(LAN_WARNING.format(host=host), file=sys.stderr, flush=True)
-    from git_memex.remote.server import serve
+    from git_memex.remote.server import check_patterns, serve
 
-    return serve("127.0.0.1" if host == "localhost" else host, args.port, Path(args.token_file), Path(args.root))
+    patterns = check_patterns(args.redact_pattern)
+    return serve("127.0.0.1" if host == "localhost" else host, args.port, Path(args.token_file), Path(args.root),
+                 patterns)

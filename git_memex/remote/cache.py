@@ -6,6 +6,8 @@ server sent, byte for byte as the server has it, plus `state.json`:
 `{"url", "cursor", "last_pull_at", "last_attempt_at", "last_error", "items": {id: {"revision",
 "review_state", "sha256"}}, "quarantined": {id: reason}}`. Its index lives in `.index/` inside
 it, and `Stores` reads it as a further source labelled `remote:NAME`, as it reads an org clone.
+`users.json` names the git config files whose subscription pulled into it (the cache is the
+user's, shared by every project subscribed to NAME), so `remote remove` keeps it while another uses it.
 
 Invariants:
 
@@ -186,10 +188,18 @@ def provider(ctx: Context, name: str, timeout: float | None = None) -> Any:
                           timeout=TIMEOUT_S if timeout is None else timeout)
 
 
-def pull(ctx: Context, name: str, *, retry: int = 0, full: bool = False) -> dict[str, Any]:
-    """Pull what changed on remote `name` since the cursor into its cache, then index it.
-    `retry` more attempts after a failure to reach the server (none unless asked). A failure
-    records the attempt in state.json, changes no memory file, and raises (exit 2)."""
+PAGE_LIMIT = 200
+"""Memories asked for per page of a pull (`remote pull --page-size`)."""
+MAX_PAGES = 100
+"""Pages one `remote pull` reads at most; the next pull goes on from the cursor."""
+
+
+def pull(ctx: Context, name: str, *, retry: int = 0, full: bool = False,
+         page_size: int = PAGE_LIMIT) -> dict[str, Any]:
+    """Pull what changed on remote `name` since the cursor into its cache, page by page (at most
+    MAX_PAGES; the state, cursor included, is saved after each), then index it. `retry` more
+    attempts after a failure to reach the server (none unless asked). A failure records the
+    attempt in state.json, changes no memory file of that page, and raises (exit 2)."""
     from git_memex.core.data_root import prepare_data_root, private_mkdir
     from git_memex.core.files import atomic_write_text
     from git_memex.remote.client import RemoteUnreachable
@@ -199,47 +209,119 @@ def pull(ctx: Context, name: str, *, retry: int = 0, full: bool = False) -> dict
     prov = provider(ctx, name)
     since = None if full else (state["cursor"] if isinstance(state["cursor"], str) else None)
     attempts = 0
-    while True:
-        attempts += 1
-        try:
-            doc = prov.pull(since)
-            break
-        except RemoteUnreachable as exc:
-            if attempts <= retry:
-                time.sleep(min(2.0 ** (attempts - 1), 10.0))
-                continue
-            _failed(ctx, name, state, exc.message)
-            raise
-        except MemexError as exc:
-            _failed(ctx, name, state, exc.message)
-            raise
     cache = ctx.remote_cache(name)
-    private_mkdir(cache)
     landed: list[str] = []
     quarantined: list[dict[str, str]] = []
-    for change in doc["changes"]:
-        mid, item, text = admit(ctx, change)
-        if item is None or mid is None:
-            quarantined.append({"id": mid or "?", "reason": text})
-            if mid is not None:
-                state["quarantined"][mid] = text
-            continue
-        path = cache / f"{mid}.md"
-        try:
-            same = path.read_bytes() == text.encode("utf-8")
-        except OSError:
-            same = False
-        if not same:
-            atomic_write_text(path, text, mode=0o600)
-        state["items"][mid] = item
-        state["quarantined"].pop(mid, None)
-        landed.append(mid)
-    state.update(url=prov.url, cursor=doc["cursor"], last_pull_at=_now(), last_error=None)
-    state["last_attempt_at"] = state["last_pull_at"]
-    save_state(ctx, name, state)
+    received = pages = 0
+    more = False
+    while True:
+        tries = 0
+        while True:
+            attempts += 1
+            tries += 1
+            try:
+                doc = prov.pull(since, page_size)
+                break
+            except RemoteUnreachable as exc:
+                if tries <= retry:
+                    time.sleep(min(2.0 ** (tries - 1), 10.0))
+                    continue
+                _failed(ctx, name, state, exc.message)
+                raise
+            except MemexError as exc:
+                _failed(ctx, name, state, exc.message)
+                raise
+        pages += 1
+        received += len(doc["changes"])
+        private_mkdir(cache)
+        for change in doc["changes"]:
+            mid, item, text = admit(ctx, change)
+            if item is None or mid is None:
+                quarantined.append({"id": mid or "?", "reason": text})
+                if mid is not None:
+                    state["quarantined"][mid] = text
+                continue
+            path = cache / f"{mid}.md"
+            try:
+                same = path.read_bytes() == text.encode("utf-8")
+            except OSError:
+                same = False
+            if not same:
+                atomic_write_text(path, text, mode=0o600)
+            state["items"][mid] = item
+            state["quarantined"].pop(mid, None)
+            landed.append(mid)
+        more = bool(doc["more"])
+        stuck = more and doc["cursor"] == since
+        state.update(url=prov.url, cursor=doc["cursor"], last_pull_at=_now(), last_error=None)
+        state["last_attempt_at"] = state["last_pull_at"]
+        save_state(ctx, name, state)
+        if not more or stuck or pages >= MAX_PAGES:
+            break
+        since = doc["cursor"]
+    note_user(ctx, name)
     stats = index(ctx, name)
-    return {"name": name, "url": prov.url, "cursor": doc["cursor"], "received": len(doc["changes"]),
-            "landed": landed, "quarantined": quarantined, "attempts": attempts, "path": str(cache), **stats}
+    out = {"name": name, "url": prov.url, "cursor": doc["cursor"], "received": received, "pages": pages,
+           "more": more, "landed": landed, "quarantined": quarantined, "attempts": attempts, "path": str(cache),
+           **stats}
+    if more:
+        why = ("its cursor did not move" if stuck else f"this pull read its {MAX_PAGES} pages")
+        out.setdefault("warnings", []).append(f"remote {name} has more changes ({why}); `git memex remote pull "
+                                              f"{name}` goes on from the cursor")
+    return out
+
+
+# ------------------------------------------------------------------ who uses the cache
+USERS = "users.json"
+"""In a cache folder: the git config files whose subscription uses it (a repository's own config
+file, or "global"), recorded at each pull. The cache is shared by every project that subscribes
+to the same NAME (and URL); `remove` deletes it only when no other one still does."""
+
+
+def user_keys(ctx: Context, where: list[str]) -> list[str]:
+    out = []
+    for scope in where:
+        if scope == "global":
+            out.append("global")
+        elif ctx.repo is not None:
+            out.append(str(ctx.repo.common_dir / "config"))
+    return out
+
+
+def users(ctx: Context, name: str) -> list[str]:
+    try:
+        doc = json.loads((ctx.remote_cache(name) / USERS).read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    found = doc.get("users") if isinstance(doc, dict) else None
+    return [u for u in found if isinstance(u, str)] if isinstance(found, list) else []
+
+
+def save_users(ctx: Context, name: str, keys: list[str]) -> None:
+    from git_memex.core.files import atomic_write_text
+
+    atomic_write_text(ctx.remote_cache(name) / USERS, json.dumps({"users": sorted(set(keys))}, indent=1) + "\n",
+                      mode=0o600)
+
+
+def note_user(ctx: Context, name: str) -> None:
+    """Record that this project's subscription to `name` uses its cache (after a pull)."""
+    from git_memex.git.org import recorded_in
+
+    mine = user_keys(ctx, recorded_in(ctx, name, "remote"))
+    known = users(ctx, name)
+    if mine and not set(mine) <= set(known):
+        save_users(ctx, name, [*known, *mine])
+
+
+def still_subscribed(user: str, name: str, url: str | None) -> bool:
+    from git_memex.git.org import _git
+
+    flag = ["--global"] if user == "global" else ["--file", user]
+    if user != "global" and not os.path.isfile(user):
+        return False
+    code, out, _ = _git(["config", *flag, "--get", f"memex.remote.{name}.url"])
+    return code == 0 and (url is None or out.strip() == url)
 
 
 def _failed(ctx: Context, name: str, state: dict[str, Any], why: str) -> None:
@@ -325,3 +407,66 @@ def require(name: str, ctx: Context) -> None:
                          USAGE)
 
 
+
+
+# ------------------------------------------------------------------ doctor
+def doctor(ctx: Context, name: str) -> list[tuple[str, str]]:
+    """(level, detail) of remote `name`'s cache for `git memex doctor`: its folders and files
+    owner-only, its last pull, and each cached file through the admission barrier again (with
+    today's team patterns and the sha256 the state vouches for)."""
+    import stat
+
+    problem = cache_problem(ctx, name)
+    if problem is not None:
+        return [("fail", problem)]
+    folder = ctx.remote_cache(name)
+    if not folder.is_dir():
+        return [("warn", f"remote {name} was never pulled; run `git memex remote pull {name}`")]
+    out: list[tuple[str, str]] = []
+    open_: list[str] = []
+    for here, dirs, files in os.walk(folder):
+        for n in [*dirs, *files]:
+            p = os.path.join(here, n)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if st.st_mode & 0o077 and not stat.S_ISLNK(st.st_mode):
+                open_.append(f"{p} (mode {stat.S_IMODE(st.st_mode):04o})")
+    try:
+        top = os.lstat(folder).st_mode
+        if top & 0o077:
+            open_.insert(0, f"{folder} (mode {stat.S_IMODE(top):04o})")
+    except OSError:
+        pass
+    if open_:
+        out.append(("fail", f"remote {name}'s cache is open to group or others: {', '.join(open_[:3])}"
+                    f"{' and more' if len(open_) > 3 else ''}; run `chmod -R go-rwx {folder}`"))
+    fresh = freshness(ctx, name)
+    if fresh["stale"]:
+        out.append(("warn", str(fresh["note"])))
+    else:
+        out.append(("ok", f"remote {name} last pulled {_ago(float(fresh['age_s'] or 0))}"))
+    state = load_state(ctx, name)
+    bad: list[str] = []
+    for md in sorted(folder.glob("*.md")):
+        mid = md.stem
+        item = state["items"].get(mid)
+        try:
+            text = md.read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            bad.append(f"{mid} cannot be read")
+            continue
+        if not isinstance(item, dict):
+            bad.append(f"{mid} is not vouched for by state.json")
+            continue
+        _mid, ok, why = admit(ctx, {"id": mid, "file": text, "revision": item.get("revision"),
+                                    "review_state": item.get("review_state"), "sha256": item.get("sha256")})
+        if ok is None:
+            bad.append(f"{mid} {why}")
+    if bad:
+        out.append(("fail", f"remote {name}: {len(bad)} cached file(s) no longer pass admission ({'; '.join(bad[:3])}"
+                    f"{'; …' if len(bad) > 3 else ''}); `git memex remote pull {name} --full` fetches them again"))
+    elif not open_:
+        out.append(("ok", f"remote {name}'s cache is owner-only and every cached file passes admission"))
+    return out

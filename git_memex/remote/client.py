@@ -187,13 +187,17 @@ class RemoteProvider:
     def history(self, memory_id: str) -> dict[str, Any]:
         return self._call("GET", f"/memories/{_id(memory_id)}/history")
 
-    def pull(self, since: str | None = None) -> dict[str, Any]:
-        from urllib.parse import quote
+    def pull(self, since: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        """One page of `GET /v1/pull`: `{"cursor", "changes", "more"}` (`more` False from a server
+        that does not page)."""
+        from urllib.parse import urlencode
 
-        doc = self._call("GET", "/pull" + ("" if since is None else f"?since={quote(since, safe='')}"))
+        query = {k: v for k, v in (("since", since), ("limit", limit)) if v is not None}
+        doc = self._call("GET", "/pull" + (f"?{urlencode(query)}" if query else ""))
         if not isinstance(doc.get("cursor"), str) or not isinstance(doc.get("changes"), list):
             raise MemexError(f"remote {self.name} ({self.url}) sent a pull answer without a cursor and a list of "
                              "changes; nothing was changed", FAILED)
+        doc["more"] = doc.get("more") is True
         return doc
 
     def propose(self, file_text: str, base_revision: int | None) -> dict[str, Any]:

@@ -22,6 +22,12 @@ DECISIONS = ("approve", "reject")
 SEARCH_LIMIT_DEFAULT = 8
 SEARCH_LIMIT_MAX = 50
 
+# A pull answers at most `limit` memories (default, most) and stops adding files after about this
+# many bytes; `more: true` says the cursor goes on.
+PULL_LIMIT_DEFAULT = 200
+PULL_LIMIT_MAX = 1000
+PULL_PAGE_BYTES = 8 * 1024 * 1024
+
 
 def role_rank(role: str) -> int:
     """0, 1, 2 for reader, proposer, reviewer; ValueError for anything else."""

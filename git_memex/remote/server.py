@@ -159,7 +159,7 @@ def create_app(store: Store, tokens: list[Token], executor: ThreadPoolExecutor) 
             except _Refused as exc:
                 return _json(exc.status, protocol.error_body(exc.message, **exc.extra), exc.headers)
             except StoreError as exc:
-                return _json(exc.status, exc.body())
+                return _json(exc.status, exc.body(store.patterns))
             return _json(status, doc)
         return endpoint
 
@@ -197,7 +197,13 @@ def create_app(store: Store, tokens: list[Token], executor: ThreadPoolExecutor) 
 
     async def pull(request: Request) -> tuple[int, dict[str, Any]]:
         who(request, "reader")
-        return 200, await call(store.pull, request.query_params.get("since"))
+        raw = request.query_params.get("limit")
+        limit = None
+        if raw is not None:
+            if not (raw.isascii() and raw.isdigit() and len(raw) <= 4 and 1 <= int(raw) <= protocol.PULL_LIMIT_MAX):
+                raise _Refused(400, f"limit must be a whole number from 1 to {protocol.PULL_LIMIT_MAX}")
+            limit = int(raw)
+        return 200, await call(store.pull, request.query_params.get("since"), limit)
 
     async def propose(request: Request) -> tuple[int, dict[str, Any]]:
         t = who(request, "proposer")
@@ -276,7 +282,19 @@ class _Guard:
                 await send({"type": "http.response.body", "body": body})
 
 
-def serve(host: str, port: int, token_file: Path, root: Path) -> int:
+def check_patterns(patterns: list[str]) -> tuple[str, ...]:
+    """The `--redact-pattern` values, each checked as `git memex config set` checks one (one
+    sentence, exit 1, for a pattern that cannot be used)."""
+    from git_memex.core.userregex import problem
+
+    for p in patterns:
+        why = problem(p)
+        if why is not None:
+            raise MemexError(f"--redact-pattern {p!r} cannot be used: {why}", USAGE)
+    return tuple(patterns)
+
+
+def serve(host: str, port: int, token_file: Path, root: Path, patterns: tuple[str, ...] = ()) -> int:
     """Open the folder, bind, print the URL on stderr, serve until SIGINT/SIGTERM."""
     import socket
 
@@ -286,7 +304,7 @@ def serve(host: str, port: int, token_file: Path, root: Path) -> int:
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="remote-store")
     try:
         try:
-            store = executor.submit(Store, root).result()
+            store = executor.submit(Store, root, patterns).result()
         except StoreError as exc:
             raise MemexError(exc.message) from None
         for w in store.warnings:

@@ -20,6 +20,13 @@ Invariants:
   A file the reader rejects, or with anything the barrier would mask, is refused (422) before a
   line is written; the sentence names the field, never the value.
 - Trust a proposer claims is never kept (docs/remote.md, "Approval on the server").
+- Hand edits are seen at the next request (`refresh`: one stat walk, then only the changed files
+  read again). Every served file passed the admission barrier (`_admit_file`: the reader, the
+  commit checks with `patterns`, no personal memory); a file that fails is left out and named.
+  Each served file's bytes are what its id's last committed audit line says: a hand edit gets an
+  `edit` line, so a pull from an older cursor carries it.
+- `patterns` are the built-in detectors' companions a local write in DIR uses (`team_patterns`)
+  plus the server's `--redact-pattern`s.
 """
 
 from __future__ import annotations
@@ -54,17 +61,17 @@ class StoreError(Exception):
         self.message = message
         self.extra = extra
 
-    def body(self) -> dict[str, Any]:
+    def body(self, patterns: tuple[str, ...] = ()) -> dict[str, Any]:
         from git_memex.remote.protocol import error_body
 
-        return error_body(_masked(self.message), **self.extra)
+        return error_body(_masked(self.message, patterns), **self.extra)
 
 
-def _masked(text: str) -> str:
+def _masked(text: str, patterns: tuple[str, ...] = ()) -> str:
     """A sentence as it leaves: a reader's message may quote a value; a secret in it is masked."""
     from git_memex.secrets.redact import redact
 
-    return redact(text).text
+    return redact(text, patterns).text
 
 
 def _point(name: str) -> None:
@@ -85,7 +92,7 @@ def _unprocessable(message: str) -> StoreError:
     return StoreError(422, message + "; nothing was written")
 
 
-def secret_field(fm: dict[str, Any], body: str) -> tuple[str, str] | None:
+def secret_field(fm: dict[str, Any], body: str, patterns: tuple[str, ...] = ()) -> tuple[str, str] | None:
     """(field, rule) of the first thing the admission barrier would mask in a memory, or None.
 
     The same decision as `secrets.admission.admit` (every non-structural string at any depth,
@@ -95,12 +102,12 @@ def secret_field(fm: dict[str, Any], body: str) -> tuple[str, str] | None:
     from git_memex.secrets.redact import redact
 
     for key, value in fm.items():
-        _, found = mask_fields({key: value})
+        _, found = mask_fields({key: value}, patterns)
         if found:
-            name = key if isinstance(key, str) and not mask_value(key)[1] else "a frontmatter key"
+            name = key if isinstance(key, str) and not mask_value(key, patterns)[1] else "a frontmatter key"
             return (str(name), found[0])
     if body:
-        red = redact(body)
+        red = redact(body, patterns)
         if red.masked:
             return ("text", red.masked[0])
         if red.private_spans:
@@ -108,22 +115,40 @@ def secret_field(fm: dict[str, Any], body: str) -> tuple[str, str] | None:
     return None
 
 
+def team_patterns(root: Path) -> tuple[str, ...]:
+    """The `memex.redactPattern`s a local write in `root` uses: git's system and global config,
+    and the repository's own when `root` is inside a work tree (a refused one is warned about
+    once and skipped, as on every local write path)."""
+    from git_memex.core.context import read_config
+    from git_memex.core.userregex import usable
+
+    raw = read_config(root).get("memex.redactpattern")
+    return usable("redactPattern", tuple(raw.split("\0"))) if raw else ()
+
+
 class Store:
     """One served folder. Not thread-safe: call it from one thread (the server's worker)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, patterns: tuple[str, ...] = ()) -> None:
         self.root = Path(os.path.abspath(root))
         self.warnings: list[str] = []
         self.recovered: list[dict[str, Any]] = []
         self._prepare()
+        self.patterns = tuple(dict.fromkeys((*patterns, *team_patterns(self.root))))
         self._lock_fd = self._lock()
         try:
             self.paths: dict[str, Path] = {}
+            self.sigs: dict[str, tuple[int, ...]] = {}  # what the last stat walk saw of each file
+            self.shas: dict[Path, str] = {}  # the sha256 of each admitted file as last read
+            self.left_out: dict[Path, str] = {}  # files the admission barrier refused, and why
+            self.known: dict[str, str] = {}  # id -> the sha256 of its last committed audit line
+            self.latest: dict[str, int] = {}  # id -> the seq of its last committed audit line
             self._scan()
             self.lines: list[dict[str, Any]] = []
             self.count = 0  # lines in the file (a line that is not JSON counts: seq is the line number)
             self._audit_fd = self._open_audit()
             self._recover()
+            self._note_edits(list(self.paths.values()))
             self._open_index()
         except BaseException:
             self.close()
@@ -176,29 +201,138 @@ class Store:
     def _scan(self) -> None:
         """Which file holds which id; the temp files of a killed write are removed (the lock is
         held, so none is live)."""
-        from git_memex.core.files import (
-            UnreadableMemory,
-            leftovers,
-            list_md,
-            parse_memory_bytes,
-            read_bytes,
-        )
+        from git_memex.core.files import leftovers
 
         for src in self._sources():
             for tmp, _old in leftovers(src.folder):
                 with contextlib.suppress(OSError):
                     tmp.unlink()
-            for e in sorted(list_md(src.folder), key=lambda e: e.name):
-                path = Path(e.path)
-                try:
-                    m = parse_memory_bytes(read_bytes(path, root=self.root), path)
-                except UnreadableMemory as exc:
-                    self.warnings.append(f"left out {path}: it {exc}")
-                    continue
-                if m.id in self.paths:
-                    self.warnings.append(f"left out {path}: {self.paths[m.id]} has the same id")
-                    continue
-                self.paths[m.id] = path
+        self.sigs = self._walk()
+        for path in sorted(map(Path, self.sigs), key=lambda p: p.name):
+            why = self._take(path)
+            if why is not None:
+                self.warnings.append(f"left out {path}: {why}")
+
+    def _walk(self) -> dict[str, tuple[int, ...]]:
+        """One `lstat` of every memory file in the folder, listing each folder once, by the rules
+        of `index.stores.tree_sources` (hidden folders, links to folders and names that are not
+        UTF-8 skipped) and `core.files.list_md`."""
+        from git_memex.index.stores import valid_name
+
+        out: dict[str, tuple[int, ...]] = {}
+        todo = [str(self.root)]
+        while todo:
+            here = todo.pop()
+            try:
+                it = os.scandir(here)
+            except OSError:
+                continue
+            with it:
+                for e in it:
+                    name = e.name
+                    if name.startswith("."):
+                        continue
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            if valid_name(name):
+                                todo.append(e.path)
+                            continue
+                        if not name.endswith(".md"):
+                            continue
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    out[e.path] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+        return out
+
+    def _admit_file(self, path: Path) -> tuple[model.Memory | None, str]:
+        """The memory in `path` through the admission barrier a pulled file passes (the one reader,
+        the commit checks with the team's patterns, no personal memory), or (None, why not)."""
+        from git_memex.core.files import UnreadableMemory, parse_memory_bytes, read_bytes
+        from git_memex.secrets.scan import check_bytes
+
+        try:
+            raw = read_bytes(path, root=self.root)
+            m = parse_memory_bytes(raw, path)
+        except UnreadableMemory as exc:
+            return None, f"it {exc}"
+        found = check_bytes(path.name, raw, in_repo=False, patterns=self.patterns)
+        if found:
+            f = found[0]
+            return None, (f"it holds a secret ({f.rule}, line {f.line})" if f.secret
+                          else f"it fails a check ({f.rule}, line {f.line})")
+        if m.scope == "personal":
+            return None, "it is a personal memory, which a relay never holds"
+        self.shas[path] = _sha(raw)
+        return m, ""
+
+    def _take(self, path: Path) -> str | None:
+        """Admit `path` into the served set (None), or leave it out (why)."""
+        m, why = self._admit_file(path)
+        for mid in [k for k, v in self.paths.items() if v == path]:
+            del self.paths[mid]
+        self.left_out.pop(path, None)
+        if m is None:
+            self.shas.pop(path, None)
+            self.left_out[path] = why
+            return why
+        other = self.paths.get(m.id)
+        if other is not None and other != path and str(other) in self.sigs:
+            self.shas.pop(path, None)
+            self.left_out[path] = f"{other} has the same id"
+            return self.left_out[path]
+        self.paths[m.id] = path
+        return None
+
+    def _note_edits(self, paths: list[Path]) -> None:
+        """An `edit` line for each served file whose bytes are not what its id's last committed
+        line says (a hand edit, or a file put in DIR by hand): so a pull from an older cursor
+        carries it."""
+        by_path = {v: k for k, v in self.paths.items()}
+        for path in paths:
+            mid, sha = by_path.get(path), self.shas.get(path)
+            if mid is None or sha is None or self.known.get(mid) == sha:
+                continue
+            cur = self._current(mid)
+            if cur is None:
+                continue
+            line = {"who": "operator", "role": "operator", "event": "edit", "id": mid,
+                    "from_revision": self._committed_revision(mid), "revision": _revision(cur[2].fm),
+                    "sha256": sha, "outcome": "committed"}
+            self._append(line)
+
+    def _committed_revision(self, mid: str) -> int | None:
+        for doc in reversed(self.lines):
+            if doc.get("id") == mid and doc.get("outcome") == "committed":
+                rev = doc.get("revision")
+                return rev if type(rev) is int else None
+        return None
+
+    def refresh(self) -> None:
+        """See hand edits of DIR before a read: one stat walk; a file whose stat changed (or that
+        is new or gone) is admitted again, logged when left out, re-indexed, and given an `edit`
+        line when its bytes changed."""
+        now = self._walk()
+        if now == self.sigs:
+            return
+        changed = [Path(p) for p, sig in now.items() if self.sigs.get(p) != sig]
+        gone = [Path(p) for p in self.sigs if p not in now]
+        self.sigs = now
+        for path in gone:
+            for mid in [k for k, v in self.paths.items() if v == path]:
+                del self.paths[mid]
+            self.left_out.pop(path, None)
+            self.shas.pop(path, None)
+        for path in sorted(changed, key=lambda p: p.name):
+            why = self._take(path)
+            if why is not None:
+                print(f"git-memex remote-server: warning: left out {path}: {why}; it is not served",
+                      file=sys.stderr, flush=True)
+        # a duplicate id left out earlier may be served now that its twin is gone
+        for path in [p for p, why in self.left_out.items() if why.endswith("has the same id")]:
+            self._take(path)
+        self._note_edits(changed)
+        self._reindex_all([*changed, *gone])
 
     def _open_audit(self) -> int:
         path = self.root / AUDIT
@@ -235,6 +369,7 @@ class Store:
                 self.warnings.append(f"{path} line {n} is not a JSON object; it is ignored")
                 doc = {}
             self.lines.append(doc)
+            self._learn(doc)
         self.count = len(self.lines)
         return fd
 
@@ -316,7 +451,14 @@ class Store:
             raise StoreError(500, f"cannot append to the audit log ({exc.strerror}); nothing was written") from None
         self.count += 1
         self.lines.append(doc)
+        self._learn(doc)
         return doc
+
+    def _learn(self, doc: dict[str, Any]) -> None:
+        if doc.get("outcome") == "committed" and isinstance(doc.get("id"), str) and isinstance(doc.get("seq"), int):
+            self.latest[doc["id"]] = doc["seq"]
+            if isinstance(doc.get("sha256"), str):
+                self.known[doc["id"]] = doc["sha256"]
 
     @property
     def cursor(self) -> int:
@@ -412,57 +554,82 @@ class Store:
             raise StoreError(500, f"cannot write {path.name} ({exc.strerror}); nothing was written") from None
         _point("remote.after_rename")
         self.paths[m.id] = path
+        self.left_out.pop(path, None)
+        self.shas[path] = line["sha256"]
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+            self.sigs[str(path)] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
         self._append({**line, "outcome": "committed"})
         _point("remote.after_committed")
         self._reindex(path)
         return {"id": m.id, "revision": line["revision"], "review_state": m.review_state, "sha256": line["sha256"]}
 
     def _reindex(self, path: Path) -> None:
+        self._reindex_all([path])
+
+    def _reindex_all(self, paths: list[Path]) -> None:
         import sqlite3
 
         from git_memex.index.database import Source
 
+        if not paths or getattr(self, "index", None) is None:
+            return
         try:
-            self.index.apply_paths(Source("repo", path.parent, None), [path])
+            self.index.apply_files([(Source("repo", p.parent, None), p) for p in paths],
+                                   folders=sorted({p.parent for p in paths}))
         except sqlite3.Error as exc:  # the file and the log are written; the index is a cache
             print(f"git-memex remote-server: warning: the search index was not updated ({exc}); "
                   "restart the server to rebuild it", file=sys.stderr)
 
     # ------------------------------------------------------------ reads
     def get(self, mid: str) -> dict[str, Any]:
+        self.refresh()
         _path, raw, m = self._item(mid)
         return self._view(mid, raw, m)
 
     def history(self, mid: str) -> dict[str, Any]:
         self.check_id(mid)
+        self.refresh()
         events = [doc for doc in self.lines if doc.get("id") == mid and doc.get("outcome") == "committed"]
         if not events and self._current(mid) is None:
             raise StoreError(404, f"no memory {mid} on this server")
         return {"id": mid, "events": events}
 
-    def pull(self, since: str | None) -> dict[str, Any]:
-        cursor = self.cursor
-        if since is None:
-            ids = list(self.paths)
-        else:
+    def pull(self, since: str | None, limit: int | None = None) -> dict[str, Any]:
+        """The memories changed after `since` (all without it), oldest change first, at most
+        `limit` of them and about PULL_PAGE_BYTES of files: `{"cursor", "changes", "more"}`. With
+        `more`, `cursor` is the seq of the last change sent, and a pull from it goes on."""
+        from git_memex.remote.protocol import PULL_LIMIT_DEFAULT, PULL_PAGE_BYTES
+
+        self.refresh()
+        limit = PULL_LIMIT_DEFAULT if limit is None else limit
+        after = 0
+        if since is not None:
             if not (since.isascii() and since.isdigit() and len(since) <= 18) or int(since) > self.count:
                 raise StoreError(400, "since is not a cursor of this server (give the cursor a pull answered, "
                                  "or leave it out to pull everything)")
             after = int(since)
-            ids = list(dict.fromkeys(doc["id"] for doc in self.lines
-                                     if doc.get("outcome") == "committed" and isinstance(doc.get("seq"), int)
-                                     and doc["seq"] > after and isinstance(doc.get("id"), str)))
-        changes = []
-        for mid in ids:
+        order = sorted((seq, mid) for mid, seq in self.latest.items() if seq > after)
+        if since is None:  # a served file no line names (never, once opened): first
+            order = [(0, mid) for mid in self.paths if mid not in self.latest] + order
+        changes: list[dict[str, Any]] = []
+        size, last, more = 0, after, False
+        for seq, mid in order:
+            if len(changes) >= limit or (changes and size >= PULL_PAGE_BYTES):
+                more = True
+                break
+            last = max(last, seq)
             cur = self._current(mid)
             if cur is not None:
                 changes.append(self._view(mid, cur[1], cur[2]))
-        return {"cursor": str(cursor), "changes": changes}
+                size += len(cur[1])
+        return {"cursor": str(last if more else self.cursor), "changes": changes, "more": more}
 
     def search(self, query: str, limit: int) -> dict[str, Any]:
         from git_memex.search.engine import search
         from git_memex.secrets.admission import mask_value
 
+        self.refresh()
         result = search(self.stores, query, limit=limit, refresh=False, semantic=False)
         hits = []
         for h in result.hits:
@@ -473,9 +640,9 @@ class Store:
             title = m.fm.get("title")
             if not isinstance(title, str) or not title.strip():
                 title = next((ln.strip().lstrip("# ") for ln in m.body.splitlines() if ln.strip()), "")[:80]
-            hits.append({"id": h.id, "title": mask_value(title)[0], "type": h.type, "role": h.role,
+            hits.append({"id": h.id, "title": mask_value(title, self.patterns)[0], "type": h.type, "role": h.role,
                          "status": h.status, "review_state": m.review_state, "revision": _revision(m.fm),
-                         "score": round(h.score, 6), "snippet": mask_value(h.snippet)[0]})
+                         "score": round(h.score, 6), "snippet": mask_value(h.snippet, self.patterns)[0]})
         return {"query": query, "hits": hits}
 
     # ------------------------------------------------------------ writes
@@ -497,7 +664,7 @@ class Store:
             fm, body = frontmatter.parse_bytes(raw)
         except frontmatter.FrontmatterError as exc:
             raise _unprocessable(f"the file cannot be read: {exc}") from None
-        found = secret_field(fm, body)
+        found = secret_field(fm, body, self.patterns)
         if found is not None:
             name, rule = found
             what = "a <private> span" if rule == "private" else f"a secret ({rule})"
@@ -519,6 +686,7 @@ class Store:
         return m
 
     def propose(self, who: str, role: str, text: str, base_revision: int | None) -> dict[str, Any]:
+        self.refresh()
         m = self._admitted(text)
         cur = self._current(m.id)
         if m.id in self.paths and cur is None:
@@ -543,10 +711,15 @@ class Store:
         fm["proposed_by"] = who
         fm["updated_at"] = model.now()
         path = cur[0] if cur is not None else self.root / f"{m.id}.md"
+        if path in self.left_out:
+            raise StoreError(409, f"the server's file {path.name} is left out ({self.left_out[path]}); an operator "
+                             "must fix it", id=m.id, base_revision=base_revision, current_revision=None)
         return self._write("propose", who, role, m, path, current)
 
     def review(self, who: str, role: str, mid: str, decision: str, revision: int,
                note: str | None) -> dict[str, Any]:
+        self.check_id(mid)
+        self.refresh()
         path, _raw, m = self._item(mid)
         current = _revision(m.fm)
         if revision != current:
@@ -556,7 +729,7 @@ class Store:
             raise StoreError(409, f"memory {mid} is {m.review_state or 'not proposed'}, not proposed; only a "
                              "proposed revision is reviewed", id=mid, revision=revision, current_revision=current)
         if note is not None:
-            found = secret_field({"review_note": note}, "")
+            found = secret_field({"review_note": note}, "", self.patterns)
             if found is not None:
                 raise _unprocessable(f"the note holds a secret ({found[1]}); a relay never stores one")
         fm = m.fm

@@ -5,7 +5,8 @@ A subscription is `memex.remote.NAME.url` and `memex.remote.NAME.tokenFile` in g
 
 Invariants: a failed `add` leaves no config and no cache behind; `pull` of several remotes pulls
 each on its own (an unreachable one fails alone, exit 2, and its cache keeps serving); `remove`
-takes the config and the whole cache folder (files, state, index).
+takes the config and the whole cache folder (files, state, index), unless another project's
+subscription recorded in its `users.json` still uses it.
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ def list_remotes(ctx: Context) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ pull
-def pull(ctx: Context, name: str | None = None, *, retry: int = 0,
-         full: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def pull(ctx: Context, name: str | None = None, *, retry: int = 0, full: bool = False,
+         page_size: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Pull each subscribed remote (or only `name`): (results, failures). Each remote is pulled
     on its own, so one that cannot be reached fails alone and keeps its cache."""
     from git_memex.remote import cache
@@ -103,7 +104,7 @@ def pull(ctx: Context, name: str | None = None, *, retry: int = 0,
     failed: list[dict[str, Any]] = []
     for n in names:
         try:
-            results.append(cache.pull(ctx, n, retry=retry, full=full))
+            results.append(cache.pull(ctx, n, retry=retry, full=full, page_size=page_size or cache.PAGE_LIMIT))
         except MemexError as exc:
             if name is not None and exc.code != FAILED:
                 raise  # one remote asked for, refused (a bad token): its own exit code
@@ -114,20 +115,29 @@ def pull(ctx: Context, name: str | None = None, *, retry: int = 0,
 # ------------------------------------------------------------------ remove
 def remove(ctx: Context, name: str) -> dict[str, Any]:
     from git_memex.git.org import recorded_in, unsubscribe
+    from git_memex.remote import cache
 
     _check_name(name)
     where = recorded_in(ctx, name, "remote")
     if not where:
         raise MemexError(f"remote {name} is not subscribed here; `git memex remote list` shows the subscriptions",
                          USAGE)
+    url = ctx.config.get(f"memex.remote.{name}.url")
     unsubscribe(ctx, name, where, "remote")
     folder = ctx.remote_cache(name)
     existed = folder.exists() or os.path.islink(folder)
+    mine = set(cache.user_keys(ctx, where))
+    others = [u for u in cache.users(ctx, name) if u not in mine and not os.path.islink(folder)
+              and cache.still_subscribed(u, name, cache.load_state(ctx, name).get("url") or url)]
+    if others:
+        cache.save_users(ctx, name, others)
+        return {"name": name, "removed_from": where, "path": str(folder), "cache_removed": False,
+                "kept_for": others}
     if os.path.islink(folder):
         os.unlink(folder)
     else:
         shutil.rmtree(folder, ignore_errors=True)
-    return {"name": name, "removed_from": where, "path": str(folder), "cache_removed": existed}
+    return {"name": name, "removed_from": where, "path": str(folder), "cache_removed": existed, "kept_for": []}
 
 
 # ------------------------------------------------------------------ propose

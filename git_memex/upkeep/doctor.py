@@ -41,6 +41,7 @@ def run(ctx: Context) -> Report:
 
     rep = Report()
     _check_orgs(ctx, rep)  # before Stores: its refresh would bring a stale org index in line unseen
+    _check_remotes(ctx, rep)
     with Stores(ctx) as st:
         if st.degraded:
             rep.add("data root", "fail", st.degraded)
@@ -75,6 +76,17 @@ def run(ctx: Context) -> Report:
         _check_submit_journal(ctx, rep)
         _check_memory_folders(ctx, rep)
     return rep
+
+
+def _check_remotes(ctx: Context, rep: Report) -> None:
+    """Each subscribed remote's cache (docs/remote.md, "The cache"): modes, last pull, admission."""
+    if not ctx.remote_names():
+        return
+    from git_memex.remote import cache
+
+    for name in ctx.remote_names():
+        for level, detail in cache.doctor(ctx, name):
+            rep.add(f"remote {name}", level, detail)
 
 
 def _check_editor_configs(ctx: Context, rep: Report) -> None:

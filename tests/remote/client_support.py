@@ -128,16 +128,16 @@ def memory_file(body: str, *, role: str = "knowledge", tags: list[str] | None = 
 
 
 @contextmanager
-def hostile_server(changes: list[dict[str, Any]]) -> Iterator[str]:
+def hostile_server(changes: list[dict[str, Any]], more: bool = False) -> Iterator[str]:
     """A server on 127.0.0.1 that speaks the protocol's health and pull but sends `changes` as
-    they are: the client must not trust what a server sends."""
+    they are (and `more`, a cursor that never moves): the client must not trust what a server sends."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             if self.path.startswith("/v1/health"):
                 doc: dict[str, Any] = {"ok": True, "protocol": "openmemex/0.2", "server": "git-memex remote-server"}
             elif self.path.startswith("/v1/pull"):
-                doc = {"cursor": "9", "changes": changes}
+                doc = {"cursor": "9", "changes": changes, **({"more": True} if more else {})}
             else:
                 self.send_response(404)
                 self.end_headers()

@@ -18,9 +18,13 @@ def _cache(ready: Path) -> Path:
 def test_a_secret_in_a_tag_on_the_server_is_quarantined_and_the_rest_land(ready: Path, tmp_path: Path) -> None:
     good_id, good = memory_file("Deploys go through the staging cluster first, always.")
     bad_id, bad = memory_file("The release checklist lives in the wiki.", raw_tags=f"[release, {SECRET}]")
-    # written straight into the server's folder (the server serves its files as they are)
-    with remote_server(tmp_path, {f"{good_id}.md": good, f"{bad_id}.md": bad}) as srv:
-        r = run_cli("remote", "add", "team", srv.url, "--token-file", str(srv.tokens["reader"]))
+    # the real server leaves such a file of its folder out (test_server_refresh.py), so a server that
+    # sends it anyway speaks here
+    changes = [{"id": mid, "revision": 1, "review_state": "approved", "sha256": sha(text), "file": text}
+               for mid, text in ((good_id, good), (bad_id, bad))]
+    tokens = token_files(tmp_path / "t")
+    with hostile_server(changes) as url:
+        r = run_cli("remote", "add", "team", url, "--token-file", str(tokens["reader"]))
         assert r.code == 0, r.err
     assert f"quarantined {bad_id}: it holds a secret" in r.err and SECRET not in r.err + r.out
     cache = _cache(ready)

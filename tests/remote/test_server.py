@@ -280,7 +280,7 @@ def test_review_approve_and_reject(remote_server):
 def test_pull_cursor_semantics(remote_server):
     s = remote_server
     r = httpx.get(f"{s.url}/v1/pull", headers=s.headers("reader"))
-    assert r.status_code == 200 and r.json() == {"cursor": "0", "changes": []}
+    assert r.status_code == 200 and r.json() == {"cursor": "0", "changes": [], "more": False}
     a, ta = memory_text("First memory about caching")
     b, tb = memory_text("Second memory about logging")
     assert propose(s, ta).status_code == 201 and propose(s, tb).status_code == 201
@@ -289,7 +289,7 @@ def test_pull_cursor_semantics(remote_server):
     cursor = full["cursor"]
     assert isinstance(cursor, str)
     same = httpx.get(f"{s.url}/v1/pull", params={"since": cursor}, headers=s.headers("reader")).json()
-    assert same == {"cursor": cursor, "changes": []}
+    assert same == {"cursor": cursor, "changes": [], "more": False}
     assert propose(s, ta.replace("caching", "caching with redis"), base=1).status_code == 201
     rv = httpx.post(f"{s.url}/v1/review/{a}", json={"decision": "approve", "revision": 2}, headers=s.headers("reviewer"))
     assert rv.status_code == 200
