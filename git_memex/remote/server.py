@@ -52,26 +52,41 @@ def load_tokens(path: Path) -> list[Token]:
 
     try:
         st = os.stat(path)
-        raw = path.read_bytes()
+        if not stat.S_ISREG(st.st_mode):  # before any open: a FIFO would wait for a writer forever
+            raise MemexError(f"the token file {path} is not a regular file", USAGE)
+        if st.st_mode & 0o077:
+            raise MemexError(f"the token file {path} is readable by others (mode {stat.S_IMODE(st.st_mode):o}); "
+                             f"run `chmod 600 {path}`", USAGE)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for a FIFO since the stat
+                raise MemexError(f"the token file {path} is not a regular file", USAGE)
+            with os.fdopen(fd, "rb") as fh:
+                fd = -1
+                raw = fh.read(1 << 20)
+        finally:
+            if fd >= 0:
+                os.close(fd)
     except OSError as exc:
         raise MemexError(f"cannot read the token file {path} ({exc.strerror})", USAGE) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise MemexError(f"the token file {path} is not a regular file", USAGE)
-    if st.st_mode & 0o077:
-        raise MemexError(f"the token file {path} is readable by others (mode {stat.S_IMODE(st.st_mode):o}); "
-                         f"run `chmod 600 {path}`", USAGE)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise MemexError(f"the token file {path} is not UTF-8 text", USAGE) from None
     tokens: list[Token] = []
     seen: dict[bytes, int] = {}
-    for n, line in enumerate(text.splitlines(), 1):
+    from git_memex.secrets.admission import mask_value
+
+    for n, line in enumerate(text.split("\n"), 1):  # only \n ends a line (not \x1c, \x85, U+2028...)
+        line = line.removesuffix("\r")
+        where = f"{path} line {n}"
+        if any(ch != "\t" and (ch < " " or "\x7f" <= ch <= "\x9f" or ch in "\u2028\u2029") for ch in line):
+            raise MemexError(f"{where} holds a control character; one token per line, words separated by spaces",
+                             USAGE)
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         parts = line.split()
-        where = f"{path} line {n}"
         if len(parts) != 3:
             raise MemexError(f"{where} is not `TOKEN NAME ROLE` (three words separated by spaces)", USAGE)
         token, name, role = parts
@@ -79,6 +94,9 @@ def load_tokens(path: Path) -> list[Token]:
             raise MemexError(f"{where}: the token must be 16 to 512 printable characters without spaces", USAGE)
         if not NAME_RE.match(name):
             raise MemexError(f"{where}: the name must be letters, digits, '.', '_', '@' or '-' (at most 64)", USAGE)
+        if mask_value(name)[1]:
+            raise MemexError(f"{where}: the name looks like a secret to the detectors; names are written into "
+                             "memory files and the audit log, so choose a person's or a job's name", USAGE)
         if role not in protocol.ROLES:
             raise MemexError(f"{where}: the role must be one of {', '.join(protocol.ROLES)}", USAGE)
         t = Token(token, name, role)
@@ -138,12 +156,17 @@ def create_app(store: Store, tokens: list[Token], executor: ThreadPoolExecutor) 
                 raise _Refused(400, "the Content-Length header is not a number")
             if int(length) > protocol.MAX_BODY:
                 raise _Refused(413, f"the body is larger than {protocol.MAX_BODY // 1024} KiB; nothing was read")
+        from starlette.requests import ClientDisconnect
+
         chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > protocol.MAX_BODY:
-                raise _Refused(413, f"the body is larger than {protocol.MAX_BODY // 1024} KiB; nothing was read")
-            chunks.append(chunk)
+        try:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > protocol.MAX_BODY:
+                    raise _Refused(413, f"the body is larger than {protocol.MAX_BODY // 1024} KiB; nothing was read")
+                chunks.append(chunk)
+        except ClientDisconnect:  # the client went away mid-body: nothing to answer, nothing to log
+            raise _Refused(400, "the client went away before its body arrived; nothing was read") from None
         try:
             doc = json.loads(b"".join(chunks))
         except (ValueError, RecursionError):

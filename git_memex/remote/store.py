@@ -88,6 +88,16 @@ def _revision(fm: dict[str, Any]) -> int:
     return rev if type(rev) is int else 0
 
 
+# Keys a review writes (or that read as one): a proposal never carries them, whatever their case,
+# `-` or `_` (`Approved_by`, `review-note`, `reviewed_by`, `trust`).
+REVIEW_KEYS = frozenset({"approved_by", "approved_at", "review_note", "reviewed_by", "reviewed_at",
+                         "trust", "trust_level", "proposed_by"})
+
+
+def _review_key(key: str) -> bool:
+    return key.strip().casefold().replace("-", "_") in REVIEW_KEYS
+
+
 def _unprocessable(message: str) -> StoreError:
     return StoreError(422, message + "; nothing was written")
 
@@ -667,7 +677,7 @@ class Store:
         found = secret_field(fm, body, self.patterns)
         if found is not None:
             name, rule = found
-            what = "a <private> span" if rule == "private" else f"a secret ({rule})"
+            what = "a span marked private" if rule == "private" else f"a secret ({rule})"  # no tag: masking eats it
             raise _unprocessable(f"the file holds {what} in its {name} field; a relay never stores one")
         mid = fm.get("id")
         if not isinstance(mid, str) or not model.is_valid_id(mid):
@@ -705,9 +715,9 @@ class Store:
         fm["review_state"] = "proposed"
         if fm.get("instruction_state") == "approved":
             fm["instruction_state"] = "draft"
+        for key in [k for k in fm if isinstance(k, str) and _review_key(k)]:
+            fm.pop(key)  # what a review writes is never taken from a proposer, in any spelling
         fm["trust_level"] = "untrusted"
-        for key in ("approved_by", "approved_at"):
-            fm.pop(key, None)
         fm["proposed_by"] = who
         fm["updated_at"] = model.now()
         path = cur[0] if cur is not None else self.root / f"{m.id}.md"
@@ -731,7 +741,8 @@ class Store:
         if note is not None:
             found = secret_field({"review_note": note}, "", self.patterns)
             if found is not None:
-                raise _unprocessable(f"the note holds a secret ({found[1]}); a relay never stores one")
+                what = "a span marked private" if found[1] == "private" else f"a secret ({found[1]})"
+                raise _unprocessable(f"the note holds {what}; a relay never stores one")
         fm = m.fm
         if decision == "approve":
             fm["review_state"] = "approved"
@@ -744,6 +755,8 @@ class Store:
             fm["review_state"] = "rejected"
         if note is not None:
             fm["review_note"] = note
+        else:
+            fm.pop("review_note", None)  # a note is this review's, never an earlier one's
         fm["revision"] = current + 1
         fm["updated_at"] = model.now()
         return self._write("review", who, role, m, path, current, decision)
