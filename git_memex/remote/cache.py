@@ -173,6 +173,14 @@ def admit(ctx: Context, change: object) -> tuple[str | None, dict[str, Any] | No
         f = found[0]
         what = f"holds a secret ({f.rule}, line {f.line})" if f.secret else f"fails a check ({f.rule}, line {f.line})"
         return mid, None, what
+    from git_memex.secrets.admission import secret_field
+
+    masked = secret_field(m.fm, m.body, ctx.redact_patterns)  # what the scan of the text does not name
+    if masked is not None:
+        field, rule = masked
+        if rule == "private":
+            return mid, None, f"holds a span marked private in its {field} field, which a remote never serves"
+        return mid, None, f"holds a secret ({rule}) in its {field} field"
     return mid, {"revision": rev, "review_state": state, "sha256": sha}, text
 
 

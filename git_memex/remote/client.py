@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -116,9 +117,7 @@ class RemoteProvider:
             data = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
         req = urllib.request.Request(self.url + API + path, data=data, method=method, headers=headers)
-        # no proxy from the environment: a relay for memories is reached directly, never through
-        # a proxy that would see the token
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        opener = _opener()
         where = f"remote {self.name} ({self.url})"
         try:
             with opener.open(req, timeout=self.timeout) as resp:
@@ -150,8 +149,10 @@ class RemoteProvider:
             doc = {}
         if status in ok:
             return doc
-        said = doc.get("error")
-        said = " ".join(said.split()).rstrip(".") if isinstance(said, str) and said.strip() else f"HTTP {status}"
+        if 300 <= status < 400:
+            raise MemexError(f"{where} answered {status}, a redirect; git-memex never follows one (it would carry "
+                             "the token elsewhere); give the server's own URL to `git memex remote add`", USAGE)
+        said = _said(doc.get("error"), status, headers.get("Authorization", "").removeprefix("Bearer "))
         if status >= 500:
             raise RemoteUnreachable(f"{where} failed ({status}: {said}); nothing was changed", FAILED)
         if status == 401:
@@ -197,11 +198,51 @@ class RemoteProvider:
         if not isinstance(doc.get("cursor"), str) or not isinstance(doc.get("changes"), list):
             raise MemexError(f"remote {self.name} ({self.url}) sent a pull answer without a cursor and a list of "
                              "changes; nothing was changed", FAILED)
+        if not _CURSOR_RE.fullmatch(doc["cursor"]):
+            raise MemexError(f"remote {self.name} ({self.url}) sent a cursor that is not one (at most 64 letters, "
+                             "digits, '.', '_', ':' or '-'); nothing was changed", FAILED)
         doc["more"] = doc.get("more") is True
         return doc
 
     def propose(self, file_text: str, base_revision: int | None) -> dict[str, Any]:
         return self._call("POST", "/propose", {"file": file_text, "base_revision": base_revision}, ok=(200, 201))
+
+
+_CURSOR_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+"""A cursor kept and sent back as `since=`: short and plain, whatever a server sends."""
+
+MAX_SAID = 300
+"""The most of a server's error sentence quoted in ours."""
+
+
+def _opener() -> Any:
+    """urllib's opener with no proxy (a relay for memories is reached directly, never through a
+    proxy that would see the token) and no redirect followed: a redirect is answered as the
+    status it is, since following it would send the bearer token wherever the answer names."""
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+            return None
+
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirect())
+
+
+def _said(error: object, status: int, token: str) -> str:
+    """The server's error sentence as we quote it: one line, at most MAX_SAID characters, the
+    token and any secret masked (a server is not trusted with what our errors and state.json
+    keep)."""
+    from git_memex.secrets.redact import redact
+
+    if not isinstance(error, str) or not error.strip():
+        return f"HTTP {status}"
+    text = " ".join(error.split())
+    if token:
+        text = text.replace(token, "[the token]")
+    text = redact(text).text
+    if len(text) > MAX_SAID:
+        text = text[:MAX_SAID] + "…"
+    return text.rstrip(".")
 
 
 def _id(memory_id: str) -> str:

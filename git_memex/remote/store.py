@@ -102,29 +102,6 @@ def _unprocessable(message: str) -> StoreError:
     return StoreError(422, message + "; nothing was written")
 
 
-def secret_field(fm: dict[str, Any], body: str, patterns: tuple[str, ...] = ()) -> tuple[str, str] | None:
-    """(field, rule) of the first thing the admission barrier would mask in a memory, or None.
-
-    The same decision as `secrets.admission.admit` (every non-structural string at any depth,
-    mapping keys too, the body through `redact`), asked one frontmatter key at a time so the
-    answer can name the field. A key that is itself a secret is named "a frontmatter key"."""
-    from git_memex.secrets.admission import mask_fields, mask_value
-    from git_memex.secrets.redact import redact
-
-    for key, value in fm.items():
-        _, found = mask_fields({key: value}, patterns)
-        if found:
-            name = key if isinstance(key, str) and not mask_value(key, patterns)[1] else "a frontmatter key"
-            return (str(name), found[0])
-    if body:
-        red = redact(body, patterns)
-        if red.masked:
-            return ("text", red.masked[0])
-        if red.private_spans:
-            return ("text", "private")
-    return None
-
-
 def team_patterns(root: Path) -> tuple[str, ...]:
     """The `memex.redactPattern`s a local write in `root` uses: git's system and global config,
     and the repository's own when `root` is inside a work tree (a refused one is warned about
@@ -674,6 +651,8 @@ class Store:
             fm, body = frontmatter.parse_bytes(raw)
         except frontmatter.FrontmatterError as exc:
             raise _unprocessable(f"the file cannot be read: {exc}") from None
+        from git_memex.secrets.admission import secret_field
+
         found = secret_field(fm, body, self.patterns)
         if found is not None:
             name, rule = found
@@ -739,6 +718,8 @@ class Store:
             raise StoreError(409, f"memory {mid} is {m.review_state or 'not proposed'}, not proposed; only a "
                              "proposed revision is reviewed", id=mid, revision=revision, current_revision=current)
         if note is not None:
+            from git_memex.secrets.admission import secret_field
+
             found = secret_field({"review_note": note}, "", self.patterns)
             if found is not None:
                 what = "a span marked private" if found[1] == "private" else f"a secret ({found[1]})"

@@ -120,6 +120,28 @@ def mask_fields(fm: dict[str, Any], patterns: Sequence[str] = ()) -> tuple[dict[
     return _walk_mapping(fm, patterns, found, skip=STRUCTURAL), found
 
 
+def secret_field(fm: dict[str, Any], body: str, patterns: Sequence[str] = ()) -> tuple[str, str] | None:
+    """(field, rule) of the first thing the admission barrier would mask in a memory, or None.
+
+    The same decision as `admit` below (every non-structural string at any depth,
+    mapping keys too, the body through `redact`), asked one frontmatter key at a time so the
+    answer can name the field. A key that is itself a secret is named "a frontmatter key"."""
+    from git_memex.secrets.redact import redact
+
+    for key, value in fm.items():
+        _, found = mask_fields({key: value}, patterns)
+        if found:
+            name = key if isinstance(key, str) and not mask_value(key, patterns)[1] else "a frontmatter key"
+            return (str(name), found[0])
+    if body:
+        red = redact(body, patterns)
+        if red.masked:
+            return ("text", red.masked[0])
+        if red.private_spans:
+            return ("text", "private")
+    return None
+
+
 def admit(m: Memory, patterns: Sequence[str] = (), *, body: bool = True) -> tuple[str, ...]:
     """Mask every string of `m` in place (body too unless ``body=False``, for a body the caller
     already redacted); return the rules of the secrets masked, body first."""

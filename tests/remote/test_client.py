@@ -186,3 +186,107 @@ def test_a_personal_memory_is_never_sent(ready: Path, tmp_path: Path) -> None:
         assert r.code == 1 and "is a personal memory, which never leaves this machine" in r.err
         assert (audit.read_text() if audit.exists() else "") == before
         assert not list(srv.root.glob("*.md"))
+
+
+# ------------------------------------------------------------------ what a hostile server answers
+def _answering(status: int, doc: dict | None, headers: dict[str, str] | None = None):
+    """A stand-in whose health is a remote server's and whose every other GET answers `status`
+    with `doc` (and `headers`); `seen` collects each request's Authorization header."""
+    import threading
+    from contextlib import contextmanager
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str | None] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            seen.append(self.headers.get("Authorization"))
+            if self.path.startswith("/v1/health"):
+                code, body, extra = 200, {"ok": True, "protocol": "openmemex/0.2"}, {}
+            else:
+                code, body, extra = status, doc, headers or {}
+            raw = b"" if body is None else json.dumps(body).encode()
+            self.send_response(code)
+            for k, v in extra.items():
+                self.send_header(k, v)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    @contextmanager
+    def serving():
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        t = threading.Thread(target=httpd.serve_forever, daemon=True)
+        t.start()
+        try:
+            yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+
+    return serving()
+
+
+def _token(tmp_path: Path) -> tuple[Path, str]:
+    tok = tmp_path / "tok"
+    value = "reader-" + "a1b2c3d4e5f6a7b8c9d0"
+    tok.write_text(value + "\n")
+    tok.chmod(0o600)
+    return tok, value
+
+
+def test_a_redirect_is_never_followed_with_the_token(ready: Path, tmp_path: Path) -> None:
+    tok, value = _token(tmp_path)
+    with _answering(404, {}) as (elsewhere, seen_elsewhere), \
+            _answering(302, None, {"Location": f"{elsewhere}/v1/pull"}) as (url, _seen):
+        r = run_cli("remote", "add", "evil", url, "--token-file", str(tok))
+    assert r.code == 1 and "redirect" in r.err and "never follows" in r.err, r.err
+    assert seen_elsewhere == [] and value not in r.err
+
+
+def test_a_servers_error_sentence_is_masked_before_it_is_printed_or_kept(ready: Path, tmp_path: Path) -> None:
+    tok, value = _token(tmp_path)
+    pat = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    good = {"cursor": "1", "changes": []}
+    with _answering(200, good) as (url, _):
+        assert run_cli("remote", "add", "team", url, "--token-file", str(tok)).code == 0
+        port = url.rsplit(":", 1)[1]
+    with _answering(500, {"error": f"boom {value} {pat} " + "x" * 5000}) as (url2, _):
+        assert url2.rsplit(":", 1)[1] != port
+        assert subprocess.run(["git", "config", "memex.remote.team.url", url2], cwd=ready).returncode == 0
+        r = run_cli("remote", "pull", "team")
+    assert r.code == 2 and "500" in r.err, r.err
+    listed = run_cli("remote", "list", "--json")
+    state = "".join(p.read_text() for p in (Path(json.loads(listed.out)["remotes"][0]["path"])).glob("*.json"))
+    for where in (r.err, listed.out, state):
+        assert value not in where and pat not in where
+    assert len(r.err) < 1000
+
+
+def test_a_cursor_that_is_not_one_is_refused_and_not_kept(ready: Path, tmp_path: Path) -> None:
+    tok, _ = _token(tmp_path)
+    with _answering(200, {"cursor": "x" * 100_000, "changes": []}) as (url, _):
+        r = run_cli("remote", "add", "evil", url, "--token-file", str(tok))
+    assert r.code == 2 and "cursor that is not one" in r.err, r.err
+    assert len(r.err) < 1000
+
+
+def test_a_private_span_from_a_server_is_quarantined(ready: Path, tmp_path: Path) -> None:
+    from client_support import hostile_server, sha
+
+    tok, _ = _token(tmp_path)
+    good_id, good = memory_file("Deploys go through the staging cluster first, always.")
+    priv_id, priv = memory_file("The on-call phone is <private>hidden stuff</private> this week.")
+    changes = [{"id": mid, "revision": 1, "review_state": "approved", "sha256": sha(text), "file": text}
+               for mid, text in ((good_id, good), (priv_id, priv))]
+    with hostile_server(changes) as url:
+        r = run_cli("remote", "add", "team", url, "--token-file", str(tok))
+    assert r.code == 0, r.err
+    assert f"quarantined {priv_id}: it holds a span marked private" in r.err, r.err
+    shown = run_cli("show", priv_id)
+    assert "hidden stuff" not in shown.out + shown.err
+    assert run_cli("show", good_id).code == 0
