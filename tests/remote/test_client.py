@@ -201,10 +201,10 @@ def _answering(status: int, doc: dict | None, headers: dict[str, str] | None = N
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             seen.append(self.headers.get("Authorization"))
+            body: dict | None = doc
+            code, extra = status, headers or {}
             if self.path.startswith("/v1/health"):
                 code, body, extra = 200, {"ok": True, "protocol": "openmemex/0.2"}, {}
-            else:
-                code, body, extra = status, doc, headers or {}
             raw = b"" if body is None else json.dumps(body).encode()
             self.send_response(code)
             for k, v in extra.items():
