@@ -38,12 +38,16 @@ lint: install
 man: install
 	$(BIN)/python -m git_memex.manpage > man/git-memex.1
 
+# The tests run in pytest-xdist worker processes, one a core (`-n auto`; `make test WORKERS=0` runs
+# them in one process); each test has its own tmp_path, HOME, git config and data root (tests/conftest.py).
+WORKERS ?= auto
+
 test: install chromium lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) $(PYTEST_ARGS)
 
 # Everything but the tests marked slow (a developer's loop; CI runs `make test`).
 test-fast: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow' $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) -m 'not slow' $(PYTEST_ARGS)
 
 bench-quick: install
 	$(BIN)/python -m bench --quick

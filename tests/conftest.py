@@ -294,3 +294,27 @@ def cross_index_case() -> tuple[str, str]:
         r = run_cli("promote", shared)
         assert r.code == 0, r.err
     return shared, personal
+
+
+
+def grows_linearly(run, n: int, tries: int = 3) -> tuple[bool, float, float]:
+    """Whether `run`'s cost is linear in its size, by a reference measured here: `run(n // 4)` then
+    `run(n)` are timed one after the other, and a linear cost grows ~4 times where a quadratic one
+    grows 16 times; under 10 times passes. Timed again (up to `tries` pairs) when a pair looks
+    quadratic, since a pause from a loaded machine can land in either run; a real quadratic cost
+    fails every pair. Below 50 ms the larger run is too short to be a quadratic blow-up at the
+    sizes these tests use (seconds to minutes), and timer noise would rule the ratio.
+    Returns (linear, seconds of the quarter-size run, seconds of the full one) of the last pair."""
+    import time
+
+    small = big = 0.0
+    for _ in range(tries):
+        took = []
+        for size in (n // 4, n):
+            t = time.perf_counter()
+            run(size)
+            took.append(time.perf_counter() - t)
+        small, big = took
+        if big < 0.05 or big < 10 * small:
+            return True, small, big
+    return False, small, big

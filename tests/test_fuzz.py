@@ -80,13 +80,14 @@ def test_huge_scalar_and_deep_nesting_are_refused_quickly():
             pass
         else:
             raise AssertionError("accepted")
-    assert time.perf_counter() - t < 5
+    assert time.perf_counter() - t < 60  # a hang guard only (the refusal comes before any parsing)
 
 
 # ------------------------------------------------------------------ pathological lengths
 # Each case is a long word, a long line or a run of one character, at 64 KiB (the largest body a
-# write accepts). The budget is seconds, far above the linear cost (a few ms to ~1 s on a loaded
-# machine), and far below the quadratic one that used to be paid (the 30k-letter word: ~11 s).
+# write accepts), timed beside the same case at a quarter of that length (conftest.grows_linearly): a
+# linear cost grows ~4 times, the quadratic one that used to be paid (the 30k-letter word: ~11 s)
+# 16 times. No budget in seconds: a loaded machine slows both runs alike.
 PATHOLOGICAL_UNITS = ["a1", "a", "发布", "中", "a-", "a/", "/", "_", "a_", "a ", "https://a", "://",
                       "password", "api_key", "cookie: ", "login ", "mysql ", "secret:'a", "Ab3+",
                       # the issue-20 detectors: curl/sshpass flags, labels in other languages,
@@ -94,7 +95,7 @@ PATHOLOGICAL_UNITS = ["a1", "a", "发布", "中", "a-", "a/", "/", "_", "a_", "a
                       "curl -u a:", "curl ", "sshpass -p", "sshpass ", "パスワード", "passwort x", "Пароль ",
                       "mot de passe ", "password:\n", "----BEGIN ", "-----begin private key-----",
                       "Private-Lines: 1\n", "Private-Lines: 1\nAAAA", "a\u200b", "ａ", "password:\u00a0a\u00a0"]
-BUDGET_S = 4.0
+HANG_S = 120.0  # a hang guard only
 
 
 def _long(unit: str, n: int | None = None) -> str:
@@ -104,14 +105,6 @@ def _long(unit: str, n: int | None = None) -> str:
     return (unit * n)[:n]
 
 
-def _timed(fn, arg) -> float:
-    import time
-
-    t = time.perf_counter()
-    fn(arg)
-    return time.perf_counter() - t
-
-
 @pytest.mark.parametrize("unit", PATHOLOGICAL_UNITS)
 def test_text_processing_is_linear_on_long_runs(unit: str):
     from git_memex.agents import capture
@@ -119,12 +112,14 @@ def test_text_processing_is_linear_on_long_runs(unit: str):
     from git_memex.search import synonyms
     from git_memex.secrets import redact
 
-    text = _long(unit)
+    from conftest import grows_linearly
+
+    n = len(_long(unit))
     for name, fn in (("parse_query", parse_query), ("similarity", textproc.similarity_tokens),
                      ("cjk_entries", synonyms.cjk_entries_in), ("redact", redact.redact),
                      ("capture", capture.scan), ("frontmatter", _roundtrip)):
-        took = _timed(fn, text)
-        assert took < BUDGET_S, f"{name} took {took:.1f} s on {len(text)} × {unit!r}"
+        ok, small, big = grows_linearly(lambda k, fn=fn: fn(_long(unit, k)), n)
+        assert ok, f"{name}: {big:.2f} s on {n} × {unit!r}, {small:.2f} s on a quarter"
 
 
 def _roundtrip(body: str) -> None:
@@ -143,8 +138,6 @@ def test_add_and_search_of_a_long_word_finish_in_seconds(repo):
     t = time.perf_counter()
     r = run_cli("add", "-", input=word)
     assert r.code == 0, r.err
-    assert time.perf_counter() - t < 2 * BUDGET_S
-    t = time.perf_counter()
     r = run_cli("search", word[:1900])
     assert r.code == 0, r.err
-    assert time.perf_counter() - t < BUDGET_S
+    assert time.perf_counter() - t < HANG_S  # linearity: test_text_processing_is_linear_on_long_runs

@@ -306,6 +306,7 @@ def test_git_missing_local_work_goes_on(nogit: Path, tmp_path: Path):
     assert r.code == 1 and "git repository" in r.err
 
 
+@pytest.mark.slow  # ~20 s under -n 2 on a loaded 2-core machine: it waits out a held index lock
 def test_locked_index_serves_the_last_index_with_a_warning(repo: Path, isolated_env: Path):
     """Another process holds the index's write lock past the busy timeout: search answers from
     the index as it was, says so on stderr, and exits 0; once the lock is gone it catches up."""

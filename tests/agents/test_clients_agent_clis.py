@@ -9,6 +9,7 @@ is missing or the install fails, except under CI=true, where that fails.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
@@ -45,16 +46,19 @@ def agent_bin() -> Path:
     if not os.access(sys.prefix, os.W_OK):
         prefix = Path(tempfile.gettempdir()) / f"memex-agent-clis-{os.getuid()}"
     stamp = prefix / "installed.txt"
-    if not (stamp.is_file() and stamp.read_text() == " ".join(CLIS)):
-        prefix.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                            *CLIS], capture_output=True, text=True, timeout=900)
-        if r.returncode != 0:
-            message = f"npm install of the codex and claude CLIs failed: {r.stderr.strip()[-500:]}"
-            if _ci():
-                pytest.fail(message)
-            pytest.skip(message)
-        stamp.write_text(" ".join(CLIS))
+    prefix.mkdir(parents=True, exist_ok=True)
+    # one install at a time: pytest-xdist workers (and a second run) share this prefix
+    with open(prefix / "install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (stamp.is_file() and stamp.read_text() == " ".join(CLIS)):
+            r = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                                *CLIS], capture_output=True, text=True, timeout=900)
+            if r.returncode != 0:
+                message = f"npm install of the codex and claude CLIs failed: {r.stderr.strip()[-500:]}"
+                if _ci():
+                    pytest.fail(message)
+                pytest.skip(message)
+            stamp.write_text(" ".join(CLIS))
     return prefix / "node_modules" / ".bin"
 
 

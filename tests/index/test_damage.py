@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli, run_cli_process
 
 
@@ -102,6 +104,7 @@ def _hold_lock(db: Path) -> subprocess.Popen[str]:
     return p
 
 
+@pytest.mark.slow  # ~20 s under -n 2 on a loaded 2-core machine: it waits out a held index lock
 def test_add_under_a_held_index_lock_says_saved_and_indexes_later(repo: Path) -> None:
     _fill(1)
     holder = _hold_lock(_home_index())
@@ -122,6 +125,7 @@ def test_add_under_a_held_index_lock_says_saved_and_indexes_later(repo: Path) ->
     assert s.code == 0 and "numbat" in s.out, s.err
 
 
+@pytest.mark.slow  # ~20 s under -n 2 on a loaded 2-core machine: it waits out a held index lock
 def test_forget_under_a_held_index_lock_is_not_an_internal_error(repo: Path) -> None:
     (mid,) = _fill(1)
     holder = _hold_lock(_home_index())
