@@ -325,9 +325,27 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
         import time
 
         now = time.time()
+        remote_states: dict[str, dict[str, Any]] = {}
+        remote_review: dict[str, str] = {}
         for r in rows.values():
             state = r["instruction_state"] or "draft"
-            group = "approved" if state == "approved" else "revoked" if state == "revoked" else "pending"
+            loc = str(r["location"])
+            if loc.startswith("remote:"):
+                # a remote rule's state is the server's review (state.json), not its file's claim
+                from git_memex.remote.cache import load_state
+
+                name = loc[len("remote:"):]
+                if name not in remote_states:
+                    remote_states[name] = load_state(ctx, name)
+                item = remote_states[name]["items"].get(r["id"])
+                review = item.get("review_state") if isinstance(item, dict) else None
+                remote_review[r["id"]] = review or "unknown"
+                if review != "approved":
+                    group = "revoked" if review == "rejected" else "pending"
+                else:
+                    group = "approved"  # the gate says whether its bytes are what was approved
+            else:
+                group = "approved" if state == "approved" else "revoked" if state == "revoked" else "pending"
             reason = why_not(ctx, r, user, reviewed, org) if group == "approved" else None
             if reason is None and group == "approved" and r["expires_ts"] is not None and r["expires_ts"] <= now:
                 reason = "its expires_at has passed, so no session gets it"  # as the session block's pool
@@ -336,5 +354,6 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
                 "review_state": r["review_state"], "instruction_state": state,
                 "trust_level": r["trust_level"], "served": group == "approved" and reason is None,
                 "why_not": reason, "text": " ".join((bodies.get(r["id"]) or "").split()),
+                **({"remote_review_state": remote_review[r["id"]]} if r["id"] in remote_review else {}),
             })
     return groups

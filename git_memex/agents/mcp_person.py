@@ -84,13 +84,15 @@ def quoted(text: str) -> str:
 
 def approved_rule(ctx: Context, memory_id: str) -> dict[str, Any] | None:
     """The approved rule (role instruction, instruction_state approved) behind `memory_id`, in any
-    of its copies, as {id, text}; None when it is no approved rule. Reads only."""
+    of its copies, as {id, text}; None when it is no approved rule. Reads only. An org or remote
+    memory is refused first (`Stores.find_changeable`, the CLI's sentence): it is read-only here,
+    whatever its file says, so nobody is asked about it."""
     from git_memex.core.files import read_memory
     from git_memex.index.stores import opened
 
     with opened(ctx, None) as st:
         st.refresh()
-        mid = st.find(memory_id).row["id"]
+        mid = st.find_changeable(memory_id).row["id"]
         for found in st.find_all(mid):
             m = read_memory(found.path)
             if m.fm.get("role") == "instruction" and m.fm.get("instruction_state") == "approved":

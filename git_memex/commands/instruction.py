@@ -88,7 +88,14 @@ def run_list(args: argparse.Namespace) -> int:
             continue
         print(f"{name}:")
         for it in items:
-            state = ("served" if it["served"] else f"not served: {it['why_not']}") if name == "approved" else it["location"]
+            loc = str(it["location"])
+            shared = loc.startswith(("org:", "remote:"))  # where it lives, not what its file claims
+            where = loc if shared else it["scope"]
+            if name == "approved":
+                state = "served" if it["served"] else f"not served: {it['why_not']}"
+            else:
+                review = it.get("remote_review_state")
+                state = f"{review} on the server, {loc}" if review else loc
             text = it["text"] if len(it["text"]) <= 70 else it["text"][:69] + "…"
-            print(f"  {short(it['id'])}  {it['scope']:<8} {text}  [{state}]")
+            print(f"  {short(it['id'])}  {where:<8} {text}  [{state}]")
     return 0

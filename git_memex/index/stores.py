@@ -242,7 +242,38 @@ class Stores:
             out.append((self.repo, "1", ()))
         out.append((self.home, "(m.project_key IS NULL OR m.project_key = ?)", (self.ctx.project_key,)))
         out.extend((org_index, "1", ()) for _, org_index in self.orgs)
-        out.extend((remote_index, "1", ()) for _, remote_index in self.remotes)
+        for _, remote_index in self.remotes:
+            held = self._held_locally(remote_index)
+            if held:
+                out.append((remote_index, f"m.id NOT IN ({','.join('?' * len(held))})", held))
+            else:
+                out.append((remote_index, "1", ()))
+        return out
+
+    def _held_locally(self, remote_index: Index) -> tuple[str, ...]:
+        """The ids of `remote_index` that this project also holds locally (the repository, its
+        outbox or private memories, personal): the local copy wins and the remote copy is left out
+        of every read, rules included, and never changed or deleted (docs/remote.md, "The same id
+        here and on the server"). Asked again only after an index changed."""
+        locals_ = [i for i in (self.repo, self.home) if i is not None]
+        key = (id(remote_index), remote_index.conn.total_changes, *(i.conn.total_changes for i in locals_))
+        cache: dict[int, tuple[tuple[int, ...], tuple[str, ...]]] = self.__dict__.setdefault("_held", {})
+        got = cache.get(id(remote_index))
+        if got is not None and got[0] == key:
+            return got[1]
+        ids = [str(r[0]) for r in remote_index.conn.execute("SELECT DISTINCT id FROM memories")]
+        held: set[str] = set()
+        from git_memex.index.database import in_chunks
+
+        for chunk, marks in in_chunks(ids):
+            if self.repo is not None:
+                held.update(str(r[0]) for r in self.repo.conn.execute(
+                    f"SELECT id FROM memories WHERE id IN ({marks})", chunk))
+            held.update(str(r[0]) for r in self.home.conn.execute(
+                f"SELECT id FROM memories m WHERE (m.project_key IS NULL OR m.project_key = ?) AND m.id IN ({marks})",
+                (self.ctx.project_key, *chunk)))
+        out = tuple(sorted(held))
+        cache[id(remote_index)] = (key, out)
         return out
 
     # ------------------------------------------------------------ queries

@@ -4,6 +4,7 @@ the rest land), and the instruction gate on the server's approval and the cached
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from client_support import hostile_server, memory_file, remote_server, run_cli, sha, token_files
@@ -97,3 +98,75 @@ def test_the_gate_passes_a_remote_rule_only_as_approved(ready: Path, tmp_path: P
         assert run_cli("remote", "pull", "team", "--full").code == 0
         ctx = json.loads(run_cli("context", "--query", "migration linter", "--json").out)
         assert mid in [i["id"] for i in ctx["instructions"]]
+
+
+def test_instruction_list_names_a_remote_rule_by_its_location_and_the_servers_state(ready: Path,
+                                                                                   tmp_path: Path) -> None:
+    from mcp_client import Person, call, text
+
+    with remote_server(tmp_path) as srv:
+        assert run_cli("remote", "add", "team", srv.url, "--token-file", str(srv.tokens["proposer"])).code == 0
+        mid = json.loads(run_cli("add", "Always run the migration linter before merging.", "--role", "instruction",
+                                 "--json").out)["id"]
+        assert run_cli("propose", mid, "--to", "remote", "team").code == 0, "propose"
+        run_cli("forget", mid)
+        assert run_cli("remote", "pull", "team").code == 0
+        # the cached file claims an approval the server never gave
+        path = _cache(ready) / f"{mid}.md"
+        claimed = path.read_text()
+        for key, value in (("instruction_state", "approved"), ("trust_level", "reviewed"),
+                           ("review_state", "approved")):
+            claimed = re.sub(rf"^{key}:.*$", f"{key}: {value}", claimed, count=1, flags=re.M)
+        path.write_text(claimed)
+        out = run_cli("instruction", "list").out
+        assert "approved:" not in out, out
+        line = next(x for x in out.splitlines() if mid[:10] in x)
+        assert "remote:team" in line and "proposed on the server" in line and " project " not in line, line
+
+        # MCP: read-only here, the CLI's sentence, and nobody is asked
+        for tool, args in (("memory_forget", {"id": mid}), ("memory_supersede", {"id": mid, "text": "Skip it."})):
+            person = Person(True)
+            res = call(tool, args, person=person)
+            assert res.is_error and "is a memory of remote team, read-only here" in text(res), text(res)
+            assert "user's own decision" not in text(res) and person.asked == []
+        assert path.read_text() == claimed
+
+        # approved on the server, then the cached bytes edited: listed as approved, with why not served
+        srv.approve(mid)
+        assert run_cli("remote", "pull", "team").code == 0
+        path.write_text(path.read_text().replace("before merging", "before merging, unless in a hurry"))
+        out = run_cli("instruction", "list").out
+        line = next(x for x in out.splitlines() if mid[:10] in x)
+        assert out.index("approved:") < out.index(line) and "remote:team" in line, out
+        assert "not served: its cached file differs from what remote team's reviewer approved" in line, line
+
+
+def test_an_id_held_here_and_on_the_server_is_the_local_copy_everywhere(ready: Path, tmp_path: Path) -> None:
+    with remote_server(tmp_path) as srv:
+        assert run_cli("remote", "add", "team", srv.url, "--token-file", str(srv.tokens["proposer"])).code == 0
+        mid = json.loads(run_cli("add", "Always run the migration linter before merging.", "--role", "instruction",
+                                 "--json").out)["id"]
+        assert run_cli("propose", mid, "--to", "remote", "team").code == 0, "propose"
+        srv.approve(mid)
+        assert run_cli("remote", "pull", "team").code == 0
+        cached = _cache(ready) / f"{mid}.md"
+        assert cached.exists()
+
+        hits = [h for h in json.loads(run_cli("search", "migration linter", "--json").out)["hits"] if h["id"] == mid]
+        assert [h["location"] for h in hits] == ["outbox"], hits
+        listed = [m for m in json.loads(run_cli("list", "--json").out)["memories"] if m["id"] == mid]
+        assert [m["location"] for m in listed] == ["outbox"], listed
+        shown = json.loads(run_cli("show", mid, "--json").out)
+        assert shown["path"] != str(cached) and "/outbox/" in shown["path"], shown["path"]
+        ctx = json.loads(run_cli("context", "--query", "migration linter", "--json").out)
+        assert mid not in [i["id"] for i in ctx["instructions"]], ctx  # the local copy is a draft
+        rules = json.loads(run_cli("instruction", "list", "--json").out)
+        assert [(x["id"], x["location"]) for g in rules.values() for x in g if x["id"] == mid] == [(mid, "outbox")]
+
+        # forgetting the local draft never touches the cache; then the remote copy is the one
+        assert run_cli("forget", mid).code == 0
+        assert cached.exists()
+        ctx = json.loads(run_cli("context", "--query", "migration linter", "--json").out)
+        assert mid in [i["id"] for i in ctx["instructions"]], ctx
+        hits = [h for h in json.loads(run_cli("search", "migration linter", "--json").out)["hits"] if h["id"] == mid]
+        assert [h["location"] for h in hits] == ["remote:team"]
