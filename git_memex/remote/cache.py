@@ -151,8 +151,9 @@ def admit(ctx: Context, change: object) -> tuple[str | None, dict[str, Any] | No
     if not isinstance(mid, str) or not is_memory_id(mid):
         return None, None, f"has an id {str(mid)[:40]!r} that is not a memory id"
     text, rev, state, sha = change.get("file"), change.get("revision"), change.get("review_state"), change.get("sha256")
-    if not isinstance(text, str) or not isinstance(rev, int) or isinstance(rev, bool) or not isinstance(state, str) \
-            or not isinstance(sha, str):
+    # review_state may be null: a file an operator put in the server's folder without one (unreviewed)
+    if not isinstance(text, str) or not isinstance(rev, int) or isinstance(rev, bool) \
+            or not isinstance(state, (str, type(None))) or not isinstance(sha, str):
         return mid, None, "lacks its file, revision, review_state or sha256"
     try:
         raw = text.encode("utf-8")

@@ -236,9 +236,10 @@ def _said(error: object, status: int, token: str) -> str:
 
     if not isinstance(error, str) or not error.strip():
         return f"HTTP {status}"
-    text = " ".join(error.split())
-    if token:
-        text = text.replace(token, "[the token]")
+    text = error[:8 * MAX_SAID]  # far past the cut below, so no token part at this edge survives it
+    if token:  # the token, also when spaces or line separators (U+2028...) are put inside it
+        text = re.sub(r"\s*".join(map(re.escape, token)), "[the token]", text)
+    text = " ".join(text.split())
     text = redact(text).text
     if len(text) > MAX_SAID:
         text = text[:MAX_SAID] + "…"

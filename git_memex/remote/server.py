@@ -44,7 +44,7 @@ class Token:
         self.role = role
 
 
-def load_tokens(path: Path) -> list[Token]:
+def load_tokens(path: Path, patterns: tuple[str, ...] = ()) -> list[Token]:
     """The token file `TOKEN NAME ROLE` per line (blank lines and `#` comments skipped). A bad line
     is one sentence naming its number, never its token (MemexError, exit 1)."""
     import os
@@ -80,9 +80,9 @@ def load_tokens(path: Path) -> list[Token]:
     for n, line in enumerate(text.split("\n"), 1):  # only \n ends a line (not \x1c, \x85, U+2028...)
         line = line.removesuffix("\r")
         where = f"{path} line {n}"
-        if any(ch != "\t" and (ch < " " or "\x7f" <= ch <= "\x9f" or ch in "\u2028\u2029") for ch in line):
-            raise MemexError(f"{where} holds a control character; one token per line, words separated by spaces",
-                             USAGE)
+        if any(ch not in " \t" and (ch.isspace() or not ch.isprintable()) for ch in line):
+            raise MemexError(f"{where} holds a control character or a space other than ' ' and tab; one token per "
+                             "line, words separated by spaces", USAGE)
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -94,7 +94,7 @@ def load_tokens(path: Path) -> list[Token]:
             raise MemexError(f"{where}: the token must be 16 to 512 printable characters without spaces", USAGE)
         if not NAME_RE.match(name):
             raise MemexError(f"{where}: the name must be letters, digits, '.', '_', '@' or '-' (at most 64)", USAGE)
-        if mask_value(name)[1]:
+        if mask_value(name, patterns)[1]:
             raise MemexError(f"{where}: the name looks like a secret to the detectors; names are written into "
                              "memory files and the audit log, so choose a person's or a job's name", USAGE)
         if role not in protocol.ROLES:
@@ -308,13 +308,37 @@ class _Guard:
 def check_patterns(patterns: list[str]) -> tuple[str, ...]:
     """The `--redact-pattern` values, each checked as `git memex config set` checks one (one
     sentence, exit 1, for a pattern that cannot be used)."""
-    from git_memex.core.userregex import problem
+    from git_memex.core.userregex import problem, too_slow
 
     for p in patterns:
-        why = problem(p)
+        why = problem(p) or (SLOW if too_slow(p) else None)
         if why is not None:
             raise MemexError(f"--redact-pattern {p!r} cannot be used: {why}", USAGE)
     return tuple(patterns)
+
+
+SLOW = "it takes more than 1 s on a line of 1,024 repeated characters (catastrophic backtracking)"
+"""Why a pattern is refused after its stress test: one regex holds the whole process (CPython's
+engine keeps the interpreter lock), so one slow pattern would stop every client."""
+
+
+def timed_team_patterns(root: Path) -> tuple[tuple[str, ...], list[str]]:
+    """The git-config `memex.redactPattern`s of `root` (`store.team_patterns`) that pass the
+    stress test `git memex config set` runs, and a warning for each one skipped. Call it in the
+    main thread: the stress test's timer signal works only there."""
+    from git_memex.core.userregex import too_slow
+    from git_memex.remote.store import team_patterns
+
+    probe = Path(root)
+    while not probe.is_dir() and probe.parent != probe:  # DIR may not exist yet: its repo is a parent's
+        probe = probe.parent
+    kept, warnings = [], []
+    for p in team_patterns(probe):
+        if too_slow(p):
+            warnings.append(f"memex.redactPattern {p!r} is skipped: {SLOW}")
+        else:
+            kept.append(p)
+    return tuple(kept), warnings
 
 
 def serve(host: str, port: int, token_file: Path, root: Path, patterns: tuple[str, ...] = ()) -> int:
@@ -323,14 +347,15 @@ def serve(host: str, port: int, token_file: Path, root: Path, patterns: tuple[st
 
     import uvicorn
 
-    tokens = load_tokens(token_file)
+    team, slow = timed_team_patterns(root)
+    tokens = load_tokens(token_file, (*patterns, *team))
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="remote-store")
     try:
         try:
-            store = executor.submit(Store, root, patterns).result()
+            store = executor.submit(Store, root, patterns, team).result()
         except StoreError as exc:
             raise MemexError(exc.message) from None
-        for w in store.warnings:
+        for w in [*slow, *store.warnings]:
             print(f"git-memex remote-server: warning: {w}", file=sys.stderr)
         for r in store.recovered:
             print(f"git-memex remote-server: recovered the {r.get('of')} of {r.get('id')} revision "

@@ -98,6 +98,10 @@ def _review_key(key: str) -> bool:
     return key.strip().casefold().replace("-", "_") in REVIEW_KEYS
 
 
+class _HandEdit(Exception):
+    """The file a write would replace changed by hand since this request's stat walk."""
+
+
 def _unprocessable(message: str) -> StoreError:
     return StoreError(422, message + "; nothing was written")
 
@@ -116,12 +120,16 @@ def team_patterns(root: Path) -> tuple[str, ...]:
 class Store:
     """One served folder. Not thread-safe: call it from one thread (the server's worker)."""
 
-    def __init__(self, root: Path, patterns: tuple[str, ...] = ()) -> None:
+    def __init__(self, root: Path, patterns: tuple[str, ...] = (), team: tuple[str, ...] | None = None) -> None:
+        """`patterns` from the command line; `team`, the git-config patterns already read (and
+        timed) by the caller, or None to read them here (`team_patterns`)."""
         self.root = Path(os.path.abspath(root))
         self.warnings: list[str] = []
         self.recovered: list[dict[str, Any]] = []
         self._prepare()
-        self.patterns = tuple(dict.fromkeys((*patterns, *team_patterns(self.root))))
+        if team is None:
+            team = team_patterns(self.root)
+        self.patterns = tuple(dict.fromkeys((*patterns, *team)))
         self._lock_fd = self._lock()
         try:
             self.paths: dict[str, Path] = {}
@@ -530,14 +538,20 @@ class Store:
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
             _point("remote.after_tmp")
-            os.replace(tmp, path)
+            if self._changed_since_walk(path):
+                raise _HandEdit
+            os.replace(tmp, path)  # the window left for a hand edit to be lost: this one call
             tmp = None
             fsync_dir(path.parent)
-        except OSError as exc:
+        except (OSError, _HandEdit) as exc:
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
             self._append({**line, "outcome": "aborted"})
+            if isinstance(exc, _HandEdit):
+                raise StoreError(409, f"{path.name} was changed on the server (a hand edit) while this {event} was "
+                                 f"checked; get it and {event} again; nothing was written", id=m.id,
+                                 base_revision=from_revision, current_revision=None) from None
             raise StoreError(500, f"cannot write {path.name} ({exc.strerror}); nothing was written") from None
         _point("remote.after_rename")
         self.paths[m.id] = path
@@ -550,6 +564,17 @@ class Store:
         _point("remote.after_committed")
         self._reindex(path)
         return {"id": m.id, "revision": line["revision"], "review_state": m.review_state, "sha256": line["sha256"]}
+
+    def _changed_since_walk(self, path: Path) -> bool:
+        """Whether `path` differs from what the last stat walk (the request's `refresh`) saw: made,
+        removed or changed by hand since. Checked just before a write replaces it."""
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return str(path) in self.sigs
+        except OSError:
+            return True
+        return self.sigs.get(str(path)) != (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
 
     def _reindex(self, path: Path) -> None:
         self._reindex_all([path])

@@ -290,3 +290,27 @@ def test_a_private_span_from_a_server_is_quarantined(ready: Path, tmp_path: Path
     shown = run_cli("show", priv_id)
     assert "hidden stuff" not in shown.out + shown.err
     assert run_cli("show", good_id).code == 0
+
+
+def test_a_token_split_by_a_line_separator_is_still_masked(ready: Path, tmp_path: Path) -> None:
+    tok, value = _token(tmp_path)
+    split = value[:9] + "\u2028" + value[9:]
+    with _answering(400, {"error": f"bad request from {value} and {split}"}) as (url, _):
+        r = run_cli("remote", "add", "evil", url, "--token-file", str(tok))
+    assert r.code == 1, r.err
+    assert value not in r.err and value[:9] + " " + value[9:] not in r.err and value[9:] not in r.err, r.err
+
+
+def test_a_file_without_review_state_on_the_server_lands_unreviewed(ready: Path, tmp_path: Path) -> None:
+    """An operator's hand-put file has no review_state; the server sends null and it lands (never
+    served as a rule: the gate wants approved)."""
+    from client_support import hostile_server, sha
+
+    tok, _ = _token(tmp_path)
+    mid, text = memory_file("The build cache lives on the shared runner disk.")
+    change = {"id": mid, "revision": 1, "review_state": None, "sha256": sha(text), "file": text}
+    with hostile_server([change]) as url:
+        r = run_cli("remote", "add", "team", url, "--token-file", str(tok))
+    assert r.code == 0 and "quarantined" not in r.err, r.err
+    hits = json.loads(run_cli("search", "build cache shared runner", "--json").out)["hits"]
+    assert mid in [h["id"] for h in hits]

@@ -497,3 +497,12 @@ def test_a_client_gone_mid_body_is_no_internal_error(remote_server):
     assert httpx.get(f"{s.url}/v1/health").status_code == 200  # served after the disconnect was handled
     s.stop()
     assert "internal error" not in s.stderr()
+
+
+@pytest.mark.parametrize("space", ["\xa0", "\u3000", "\u2007"])
+def test_a_token_line_split_by_another_space_is_refused(tmp_path, space):
+    tokens = tmp_path / "t"
+    tokens.write_text("a" * 20 + space + "ann" + space + "reader\n")
+    tokens.chmod(0o600)
+    p = run("--port", "0", "--token-file", str(tokens), "--root", str(tmp_path / "d"), timeout=30)
+    assert p.returncode == 1 and "line 1 holds a control character or a space" in p.stderr, p.stderr

@@ -79,3 +79,39 @@ def test_a_pattern_that_cannot_be_used_stops_the_server(tmp_path):
     assert r.code == 1 and r.err.count("\n") == 1 and "Traceback" not in r.err
     assert "--redact-pattern '(a+)+$' cannot be used" in r.err and "exponential" in r.err
     assert not (tmp_path / "served").exists()
+
+
+SLOW = ".*.*.*.*.*="  # polynomial backtracking: no nested repeat for the shape test to see
+
+
+def test_a_slow_pattern_flag_stops_the_server(tmp_path):
+    write_tokens(tmp_path / "tokens")
+    r = run_cli("remote-server", "--port", "0", "--token-file", str(tmp_path / "tokens"), "--root",
+                str(tmp_path / "served"), "--redact-pattern", SLOW)
+    assert r.code == 1 and r.err.count("\n") == 1 and "catastrophic backtracking" in r.err, r.err
+
+
+def test_a_slow_git_config_pattern_is_skipped_and_the_server_keeps_answering(start_remote_server, tmp_path):
+    root = tmp_path / "served"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "config", "--add", "memex.redactPattern", r"\w*\w*\w*\w*\w*="], check=True)
+    subprocess.run(["git", "-C", str(root), "config", "--add", "memex.redactPattern", PATTERN], check=True)
+    tokens = write_tokens(tmp_path / "tokens")
+    s = start_remote_server(root, tmp_path / "tokens", tokens=tokens)
+    assert "is skipped" in s.stderr() and "catastrophic backtracking" in s.stderr()
+    _mid, text = memory_text("a" * 1000)
+    r = httpx.post(f"{s.url}/v1/propose", json={"file": text, "base_revision": None},
+                   headers=s.headers("proposer"), timeout=30)
+    assert r.status_code == 201, r.text
+    assert httpx.get(f"{s.url}/v1/health", timeout=30).status_code == 200
+    _refused_everywhere(s)  # the usable pattern still applies
+
+
+def test_a_token_name_matching_a_team_pattern_is_refused(tmp_path):
+    tokens = tmp_path / "tokens"
+    tokens.write_text("p" * 20 + f" {ACME} proposer\n")
+    tokens.chmod(0o600)
+    r = run_cli("remote-server", "--port", "0", "--token-file", str(tokens), "--root",
+                str(tmp_path / "served"), "--redact-pattern", PATTERN)
+    assert r.code == 1 and "looks like a secret" in r.err and ACME not in r.err, r.err

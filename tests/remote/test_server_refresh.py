@@ -96,3 +96,41 @@ def test_a_file_added_while_stopped_reaches_an_incremental_pull(remote_server):
     (s.root / f"{b_id}.md").write_text(b)
     s.start()
     assert [c["id"] for c in _get(s, "/pull", since=cursor).json()["changes"]] == [b_id]
+
+
+def test_a_hand_edit_during_a_write_is_never_overwritten(remote_server, tmp_path):
+    """A hand edit that lands while a proposal is being written (after the request's stat walk,
+    before the rename) makes the proposal 409 with nothing written; the edit stays and is logged."""
+    import threading
+    import time
+
+    s = remote_server
+    mid, text = memory_text("The ingress runs on kubernetes in the eu cluster")
+    assert httpx.post(f"{s.url}/v1/propose", json={"file": text, "base_revision": None},
+                      headers=s.headers("proposer")).status_code == 201
+    s.stop()
+    pauses = tmp_path / "pauses"
+    pauses.mkdir()
+    s.start(env={"GIT_MEMEX_PAUSE_AT": "remote.after_tmp", "GIT_MEMEX_PAUSE_DIR": str(pauses)})
+    path = s.root / f"{mid}.md"
+    proposal = path.read_text().replace("kubernetes", "a proposal's kubernetes")
+    answers: list[httpx.Response] = []
+    t = threading.Thread(target=lambda: answers.append(httpx.post(
+        f"{s.url}/v1/propose", json={"file": proposal, "base_revision": 1}, headers=s.headers("proposer"),
+        timeout=60)))
+    t.start()
+    deadline = time.monotonic() + 60  # a hang guard only
+    while not (pauses / "remote.after_tmp.reached").exists():
+        assert time.monotonic() < deadline, "the server never reached the pause"
+        time.sleep(0.02)
+    edited = path.read_text().replace("kubernetes in the eu cluster", "nomad in the us cluster")
+    path.write_text(edited)  # the hand edit, in the window
+    (pauses / "remote.after_tmp.go").touch()
+    t.join(timeout=60)
+    assert answers and answers[0].status_code == 409, answers[0].text if answers else "no answer"
+    assert "hand edit" in answers[0].json()["error"] and "nothing was written" in answers[0].json()["error"]
+    assert path.read_text() == edited
+    assert _get(s, f"/memories/{mid}").json()["file"] == edited
+    events = [json.loads(line) for line in (s.root / "audit.jsonl").read_text().splitlines()]
+    assert events[-1]["event"] == "edit" and events[-1]["id"] == mid
+    assert [e["outcome"] for e in events if e.get("event") == "propose"][-2:] == ["begun", "aborted"]
