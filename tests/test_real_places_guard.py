@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 INNER = '''
 import os
 import subprocess
@@ -33,6 +35,7 @@ def test_writes_the_real_git_config():
 '''
 
 
+@pytest.mark.slow  # an inner pytest run: ~16 s under two workers
 def test_a_test_that_writes_the_real_data_root_or_git_config_fails(tmp_path: Path) -> None:
     real = tmp_path / "real-home"
     (real / ".local" / "share" / "git-memex").mkdir(parents=True)
