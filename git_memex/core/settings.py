@@ -75,9 +75,7 @@ def validate_setting(key: str, value: str, *, timed: bool = False) -> str:
     if s.kind == "regex":
         from git_memex.core import userregex
 
-        why = userregex.problem(value) or (
-            "it takes more than 1 s on a line of 1,024 repeated characters (catastrophic "
-            "backtracking)" if timed and userregex.too_slow(value) else None)
+        why = userregex.timed_problem(value) if timed else userregex.problem(value)
         if why:
             raise UsageError(f"memex.{s.key} {value!r} is refused: {why}")
         return value

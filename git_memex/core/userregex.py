@@ -121,6 +121,16 @@ def _children(op: object, arg: object) -> Iterator[object]:
             yield arg[2]  # type: ignore[index]
 
 
+TOO_SLOW = "it takes more than 1 s on a line of 1,024 repeated characters (catastrophic backtracking)"
+"""Why a pattern that fails its stress test (`too_slow`) is refused."""
+
+
+def timed_problem(source: str) -> str | None:
+    """`problem`, and then the stress test (`too_slow`): what `git memex config set` and the
+    remote server's start ask of a pattern."""
+    return problem(source) or (TOO_SLOW if too_slow(source) else None)
+
+
 def too_slow(source: str) -> bool:
     """Whether the pattern needs more than `TIME_LIMIT` on its stress texts.
 

@@ -308,25 +308,22 @@ class _Guard:
 def check_patterns(patterns: list[str]) -> tuple[str, ...]:
     """The `--redact-pattern` values, each checked as `git memex config set` checks one (one
     sentence, exit 1, for a pattern that cannot be used)."""
-    from git_memex.core.userregex import problem, too_slow
+    from git_memex.core.userregex import timed_problem
 
     for p in patterns:
-        why = problem(p) or (SLOW if too_slow(p) else None)
+        why = timed_problem(p)
         if why is not None:
             raise MemexError(f"--redact-pattern {p!r} cannot be used: {why}", USAGE)
     return tuple(patterns)
 
 
-SLOW = "it takes more than 1 s on a line of 1,024 repeated characters (catastrophic backtracking)"
-"""Why a pattern is refused after its stress test: one regex holds the whole process (CPython's
-engine keeps the interpreter lock), so one slow pattern would stop every client."""
-
-
 def timed_team_patterns(root: Path) -> tuple[tuple[str, ...], list[str]]:
     """The git-config `memex.redactPattern`s of `root` (`store.team_patterns`) that pass the
-    stress test `git memex config set` runs, and a warning for each one skipped. Call it in the
-    main thread: the stress test's timer signal works only there."""
-    from git_memex.core.userregex import too_slow
+    stress test `git memex config set` runs, and a warning for each one skipped: one regex holds
+    the whole process (CPython's engine keeps the interpreter lock), so one slow pattern would
+    stop every client. Call it in the main thread: the stress test's timer signal works only
+    there."""
+    from git_memex.core.userregex import TOO_SLOW, too_slow
     from git_memex.remote.store import team_patterns
 
     probe = Path(root)
@@ -335,7 +332,7 @@ def timed_team_patterns(root: Path) -> tuple[tuple[str, ...], list[str]]:
     kept, warnings = [], []
     for p in team_patterns(probe):
         if too_slow(p):
-            warnings.append(f"memex.redactPattern {p!r} is skipped: {SLOW}")
+            warnings.append(f"memex.redactPattern {p!r} is skipped: {TOO_SLOW}")
         else:
             kept.append(p)
     return tuple(kept), warnings
