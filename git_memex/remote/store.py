@@ -98,6 +98,11 @@ def _review_key(key: str) -> bool:
     return key.strip().casefold().replace("-", "_") in REVIEW_KEYS
 
 
+def _sig(st: os.stat_result) -> tuple[int, ...]:
+    """What a stat walk keeps of a file to see a change: a hand edit changes one of these."""
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+
+
 class _HandEdit(Exception):
     """The file a write would replace changed by hand since this request's stat walk."""
 
@@ -237,7 +242,7 @@ class Store:
                         st = e.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    out[e.path] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+                    out[e.path] = _sig(st)
         return out
 
     def _admit_file(self, path: Path) -> tuple[model.Memory | None, str]:
@@ -559,7 +564,7 @@ class Store:
         self.shas[path] = line["sha256"]
         with contextlib.suppress(OSError):
             st = os.lstat(path)
-            self.sigs[str(path)] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+            self.sigs[str(path)] = _sig(st)
         self._append({**line, "outcome": "committed"})
         _point("remote.after_committed")
         self._reindex(path)
@@ -574,7 +579,7 @@ class Store:
             return str(path) in self.sigs
         except OSError:
             return True
-        return self.sigs.get(str(path)) != (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+        return self.sigs.get(str(path)) != _sig(st)
 
     def _reindex(self, path: Path) -> None:
         self._reindex_all([path])

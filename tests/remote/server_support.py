@@ -35,6 +35,14 @@ def write_tokens(path: Path) -> dict[str, str]:
     return tokens
 
 
+def wait_for(path: Path, timeout: float = 60) -> None:
+    """Until `path` exists (a pause point's `.reached` file); a hang guard only."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
 class RemoteServer:
     def __init__(self, root: Path, token_file: Path, tokens: dict[str, str], args: tuple[str, ...] = (),
                  log: Path | None = None) -> None:

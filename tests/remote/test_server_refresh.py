@@ -10,7 +10,7 @@ import httpx
 
 from git_memex.core import frontmatter, model
 
-from server_support import remote_server  # noqa: F401  (fixture)
+from server_support import remote_server, wait_for  # noqa: F401  (fixture)
 
 GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -102,7 +102,6 @@ def test_a_hand_edit_during_a_write_is_never_overwritten(remote_server, tmp_path
     """A hand edit that lands while a proposal is being written (after the request's stat walk,
     before the rename) makes the proposal 409 with nothing written; the edit stays and is logged."""
     import threading
-    import time
 
     s = remote_server
     mid, text = memory_text("The ingress runs on kubernetes in the eu cluster")
@@ -119,10 +118,7 @@ def test_a_hand_edit_during_a_write_is_never_overwritten(remote_server, tmp_path
         f"{s.url}/v1/propose", json={"file": proposal, "base_revision": 1}, headers=s.headers("proposer"),
         timeout=60)))
     t.start()
-    deadline = time.monotonic() + 60  # a hang guard only
-    while not (pauses / "remote.after_tmp.reached").exists():
-        assert time.monotonic() < deadline, "the server never reached the pause"
-        time.sleep(0.02)
+    wait_for(pauses / "remote.after_tmp.reached")
     edited = path.read_text().replace("kubernetes in the eu cluster", "nomad in the us cluster")
     path.write_text(edited)  # the hand edit, in the window
     (pauses / "remote.after_tmp.go").touch()

@@ -8,7 +8,6 @@ import contextlib
 import hashlib
 import json
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -17,7 +16,7 @@ import pytest
 from git_memex.core import frontmatter, model
 from git_memex.remote.store import POINTS
 
-from server_support import remote_server, start_remote_server  # noqa: F401  (fixtures)
+from server_support import remote_server, start_remote_server, wait_for  # noqa: F401  (fixtures)
 
 
 def memory_text(body: str) -> tuple[str, str]:
@@ -58,13 +57,6 @@ def check_log_matches_files(root: Path) -> None:
             last[d["id"]] = d["sha256"]
     on_disk = {p.stem: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.glob("*.md")}
     assert last == on_disk
-
-
-def wait_for(path: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout  # a hang guard only
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
 
 
 EXPECTED = {  # point -> (the killed proposal's file is there afterwards, the recover outcome or None)
