@@ -175,6 +175,18 @@ def nogit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 CHECKOUT_SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "build_hooks.py", "man", "hooks", "git_memex")
 
 
+def from_registry(cmd: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
+    """An install from a package registry (npm, pip's build download), tried once more after a
+    pause when it fails: a registry's passing hiccup is not the failure a test looks for."""
+    import time
+
+    r = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if r.returncode != 0:
+        time.sleep(5)
+        r = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    return r
+
+
 def copy_checkout(dest: Path) -> Path:
     """Copy this checkout's package sources (CHECKOUT_SOURCES, no caches) into `dest`; returns it."""
     root = Path(__file__).resolve().parents[1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -156,10 +157,16 @@ CASES = [
 
 @pytest.mark.parametrize("args", CASES, ids=" ".join)
 def test_run_cli_gives_what_a_process_gives(seeded: Path, args: tuple[str, ...]):
+    def steady(out: str) -> str:
+        # A search score carries a recency boost from the clock: it moves in its sixth decimal
+        # about once in a hundred runs a second apart, so it is the one value not compared.
+        return re.sub(r'"score": [0-9.e-]+', '"score": S', out)
+
     here = run_cli(*args)
     there = run_cli_process(*args)
-    assert (here.code, here.out, here.err) == (there.code, there.out, there.err)
-    assert run_cli(*args) == here  # and again: nothing left over from the first call
+    assert (here.code, steady(here.out), here.err) == (there.code, steady(there.out), there.err)
+    again = run_cli(*args)  # and again: nothing left over from the first call
+    assert (again.code, steady(again.out), again.err) == (here.code, steady(here.out), here.err)
 
 
 def test_stdin_and_its_bytes_reach_the_command_as_in_a_process(ready: Path, tmp_path: Path):

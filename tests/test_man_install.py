@@ -18,7 +18,7 @@ import pytest
 
 from git_memex.manpage import SHORT_DESCRIPTION
 
-from conftest import copy_checkout
+from conftest import copy_checkout, from_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -46,7 +46,7 @@ def _install(tmp: Path, editable: bool) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
     cmd = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
            *(["-e"] if editable else []), str(src)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    r = from_registry(cmd, timeout=600)
     if r.returncode != 0:
         tail = (r.stderr.strip().splitlines() or ["?"])[-1]
         if "setuptools" in r.stderr and ("Could not find" in r.stderr or "No matching distribution" in r.stderr):

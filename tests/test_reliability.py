@@ -131,9 +131,9 @@ def test_eight_writers_and_readers_lose_nothing(repo: Path, isolated_env: Path):
     assert not errors, errors[:3]
     assert sorted(agent_calls) == [0, 1]
     agent_ids = [m for m in acked if run_cli("show", m, "--json").json()["body"].startswith("agent ")]
-    assert len(agent_ids) > 5
+    assert len(agent_ids) >= 2  # floors low enough for a loaded 2-core box: they prove the load ran, not its speed
     assert not any("locked" in e for e in errors)
-    assert len(acked) == len(set(acked)) > 40
+    assert len(acked) == len(set(acked)) > 12
     files = {p.stem for p in all_memory_files(isolated_env)}
     assert set(acked) <= files
     listed = run_cli("list", "--include", "all", "--limit", "100000", "--json").json()

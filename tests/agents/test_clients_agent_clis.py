@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import from_registry, run_cli
 
 CLIS = ("@openai/codex@0.171.0", "@anthropic-ai/claude-code@2.1.197")
 VENV_BIN = str(Path(sys.executable).parent)
@@ -51,8 +51,8 @@ def agent_bin() -> Path:
     with open(prefix / "install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (stamp.is_file() and stamp.read_text() == " ".join(CLIS)):
-            r = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                                *CLIS], capture_output=True, text=True, timeout=900)
+            r = from_registry(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", *CLIS],
+                              timeout=900)
             if r.returncode != 0:
                 message = f"npm install of the codex and claude CLIs failed: {r.stderr.strip()[-500:]}"
                 if _ci():

@@ -18,7 +18,7 @@ import pytest
 
 from git_memex.core import frontmatter, model
 
-from conftest import git, run_cli
+from conftest import from_registry, git, run_cli
 
 MEM = ".ai/open-memex"
 SECRET = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
@@ -35,8 +35,8 @@ def node_tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("npm is missing: husky and lefthook cannot be installed from the registry")
     cache = tmp_path_factory.mktemp("node-tools")
     (cache / "package.json").write_text('{"name": "memex-hook-tools", "version": "1.0.0", "private": true}\n')
-    r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "husky@9", "lefthook"],
-                       cwd=cache, capture_output=True, text=True, timeout=600)
+    r = from_registry(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "husky@9", "lefthook"],
+                      cwd=cache, timeout=600)
     if r.returncode != 0:
         message = f"npm install husky lefthook failed: {r.stderr.strip()[-500:]}"
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):

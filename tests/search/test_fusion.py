@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_memex.search import fusion
@@ -13,6 +13,7 @@ scores = st.dictionaries(st.sampled_from([f"m{i}" for i in range(12)]),
 dense = st.dictionaries(st.sampled_from([f"m{i}" for i in range(16)]), st.floats(0.0, 1.0))
 
 
+@settings(deadline=None)  # a pure function: a loaded CI box's stall is not a failure
 @given(scores, dense)
 def test_tiered_keeps_the_words_held_order(lex: dict[str, tuple[int, float]], dn: dict[str, float]) -> None:
     lexical = {m: held + part for m, (held, part) in lex.items()}
