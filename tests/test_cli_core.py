@@ -201,6 +201,22 @@ def test_id_prefix_lookup_and_bad_ids(repo: Path):
         assert "Traceback" not in r.err and r.err.count("\n") == 1
 
 
+def test_an_id_another_tool_wrote_in_lower_case_is_found_whole_and_by_prefix(repo: Path):
+    """Ids that are not ULIDs (`kestrel-note-one`, written by another tool) were upper-cased
+    before the lookup, so neither the whole id nor the prefix `list` printed found the memory."""
+    a = add("the kestrel proxy timeout is 45 seconds", "--scope", "personal")
+    old = Path(run_cli("show", a["id"], "--json").json()["path"])
+    new = old.with_name("kestrel-note-one.md")
+    new.write_text(old.read_text(encoding="utf-8").replace(a["id"], "kestrel-note-one"), encoding="utf-8")
+    old.unlink()
+    printed = [line.split()[0] for line in run_cli("list").out.splitlines() if line.startswith("  ")]
+    assert printed == ["kestrel"]
+    for typed in ("kestrel-note-one", "kestrel-n", printed[0]):
+        r = run_cli("show", typed, "--json")
+        assert r.code == 0 and r.json()["id"] == "kestrel-note-one", (typed, r.err)
+    assert run_cli("show", "kestrel-note-two").code == 1
+
+
 def test_bad_input_is_one_sentence_with_documented_exit_code(repo: Path):
     cases = [
         (("add", ""), 1, "empty"),

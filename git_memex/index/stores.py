@@ -90,6 +90,14 @@ def _why(exc: BaseException) -> str:
     return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
+def _starting_with(mid: str) -> tuple[str, tuple[str, ...]]:
+    """The condition for ids that start with `mid`: as typed, or upper-cased (ULIDs are upper case;
+    an id written by another tool, `kestrel-note-one`, may be lower case)."""
+    spellings = dict.fromkeys((mid, mid.upper()))
+    where = " OR ".join(["(m.id >= ? AND m.id < ?)"] * len(spellings))
+    return f"({where})", tuple(arg for typed in spellings for arg in (typed, typed + "\uffff"))
+
+
 class Stores:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -435,7 +443,7 @@ class Stores:
         matches: list[Found] = []
         args: tuple[str, ...]
         if MIN_PREFIX <= len(mid) < 26:
-            where, args = "m.id >= ? AND m.id < ?", (mid.upper(), mid.upper() + "\uffff")
+            where, args = _starting_with(mid)
         else:  # ids are upper-case ULIDs: one typed in lower case names the same memory
             where, args = "m.id IN (?, ?)", (mid, mid.upper())
         for index, sql, sql_args in self._statements(where, args):
@@ -458,7 +466,7 @@ class Stores:
         """`mid` is no id and shorter than MIN_PREFIX: when ids start with it, say it is too short
         (and whether it is also ambiguous) rather than that no memory has it (exit 1)."""
         ids: set[str] = set()
-        for index, sql, sql_args in self._statements("m.id >= ? AND m.id < ?", (mid.upper(), mid.upper() + "\uffff")):
+        for index, sql, sql_args in self._statements(*_starting_with(mid)):
             for row in index.conn.execute(sql, sql_args):
                 if _inside(index, row):
                     ids.add(str(row["id"]))
