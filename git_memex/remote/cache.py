@@ -143,7 +143,6 @@ def admit(ctx: Context, change: object) -> tuple[str | None, dict[str, Any] | No
     from git_memex.core.files import UnreadableMemory, parse_memory_bytes
     from git_memex.core.frontmatter import MAX_FILE_BYTES
     from git_memex.remote.protocol import is_memory_id
-    from git_memex.secrets.scan import check_bytes
 
     if not isinstance(change, dict):
         return None, None, "is not an object"
@@ -169,19 +168,11 @@ def admit(ctx: Context, change: object) -> tuple[str | None, dict[str, Any] | No
         return mid, None, str(exc)
     if str(m.fm.get("scope") or "").strip().lower() == "personal":
         return mid, None, "is a personal memory, which a remote never holds"
-    found = check_bytes(f"{mid}.md", raw, in_repo=False, patterns=ctx.redact_patterns)
-    if found:
-        f = found[0]
-        what = f"holds a secret ({f.rule}, line {f.line})" if f.secret else f"fails a check ({f.rule}, line {f.line})"
-        return mid, None, what
-    from git_memex.secrets.admission import secret_field
+    from git_memex.secrets.admission import refusal
 
-    masked = secret_field(m.fm, m.body, ctx.redact_patterns)  # what the scan of the text does not name
-    if masked is not None:
-        field, rule = masked
-        if rule == "private":
-            return mid, None, f"holds a span marked private in its {field} field, which a remote never serves"
-        return mid, None, f"holds a secret ({rule}) in its {field} field"
+    why = refusal(f"{mid}.md", raw, m, ctx.redact_patterns)
+    if why is not None:
+        return mid, None, why
     return mid, {"revision": rev, "review_state": state, "sha256": sha}, text
 
 

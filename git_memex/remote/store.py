@@ -249,18 +249,16 @@ class Store:
         """The memory in `path` through the admission barrier a pulled file passes (the one reader,
         the commit checks with the team's patterns, no personal memory), or (None, why not)."""
         from git_memex.core.files import UnreadableMemory, parse_memory_bytes, read_bytes
-        from git_memex.secrets.scan import check_bytes
+        from git_memex.secrets.admission import refusal
 
         try:
             raw = read_bytes(path, root=self.root)
             m = parse_memory_bytes(raw, path)
         except UnreadableMemory as exc:
             return None, f"it {exc}"
-        found = check_bytes(path.name, raw, in_repo=False, patterns=self.patterns)
-        if found:
-            f = found[0]
-            return None, (f"it holds a secret ({f.rule}, line {f.line})" if f.secret
-                          else f"it fails a check ({f.rule}, line {f.line})")
+        why = refusal(path.name, raw, m, self.patterns)
+        if why is not None:
+            return None, f"it {why}"
         if m.scope == "personal":
             return None, "it is a personal memory, which a relay never holds"
         self.shas[path] = _sha(raw)

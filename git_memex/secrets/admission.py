@@ -142,6 +142,28 @@ def secret_field(fm: dict[str, Any], body: str, patterns: Sequence[str] = ()) ->
     return None
 
 
+def refusal(name: str, raw: bytes, m: Memory, patterns: Sequence[str] = ()) -> str | None:
+    """Why a memory file that came from elsewhere (a pulled change, a file put by hand in a relay's
+    folder) may not be kept as it is, or None. Such a file is refused, never masked, so what is
+    kept is what was sent: the commit checks of its bytes (`secrets.scan.check_bytes`: secrets,
+    conflict markers), then whatever `admit` would mask, field by field (`secret_field`: a secret
+    the scan of the text does not name, a `<private>` span). The answer reads after a subject:
+    "holds a secret (aws-access-key, line 4)"."""
+    from git_memex.secrets.scan import check_bytes
+
+    found = check_bytes(name, raw, in_repo=False, patterns=patterns)
+    if found:
+        f = found[0]
+        return f"holds a secret ({f.rule}, line {f.line})" if f.secret else f"fails a check ({f.rule}, line {f.line})"
+    masked = secret_field(m.fm, m.body, patterns)
+    if masked is None:
+        return None
+    field, rule = masked
+    if rule == "private":
+        return f"holds a span marked private in its {field} field, which is never served"
+    return f"holds a secret ({rule}) in its {field} field"
+
+
 def admit(m: Memory, patterns: Sequence[str] = (), *, body: bool = True) -> tuple[str, ...]:
     """Mask every string of `m` in place (body too unless ``body=False``, for a body the caller
     already redacted); return the rules of the secrets masked, body first."""

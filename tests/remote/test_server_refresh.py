@@ -130,3 +130,20 @@ def test_a_hand_edit_during_a_write_is_never_overwritten(remote_server, tmp_path
     events = [json.loads(line) for line in (s.root / "audit.jsonl").read_text().splitlines()]
     assert events[-1]["event"] == "edit" and events[-1]["id"] == mid
     assert [e["outcome"] for e in events if e.get("event") == "propose"][-2:] == ["begun", "aborted"]
+
+
+def test_a_hand_edit_with_a_private_span_is_left_out_as_a_pull_would_refuse_it(remote_server):
+    """The server read a hand-edited file with the commit checks only, which know no `<private>`
+    span: it served the span to every reader, while each client then quarantined the file. It now
+    asks the same question a pulled file is asked (`secrets.admission.refusal`)."""
+    s = remote_server
+    mid, text = memory_text("The ingress certificate renews on the first of the month")
+    assert httpx.post(f"{s.url}/v1/propose", json={"file": text, "base_revision": None},
+                      headers=s.headers("proposer")).status_code == 201
+    path = s.root / f"{mid}.md"
+    path.write_text(path.read_text().replace("renews on", "renews <private>from the laptop of kim</private> on"))
+    assert _get(s, f"/memories/{mid}").status_code == 404
+    assert "laptop of kim" not in json.dumps(_get(s, "/pull").json())
+    assert _get(s, "/search", q="ingress certificate").json()["hits"] == []
+    err = s.stderr()
+    assert f"left out {path}" in err and "span marked private in its text field" in err and "kim" not in err
