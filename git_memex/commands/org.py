@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_json(pa)
     pl = osub.add_parser("list", help="the subscribed org memory repos, their clones and memory counts")
     add_json(pl)
-    pr = osub.add_parser("remove", help="unsubscribe and delete the clone and its index")
+    pr = osub.add_parser("remove", help="unsubscribe, and delete the clone and its index unless another project uses it")
     pr.add_argument("name")
     pr.add_argument("--share", action="store_true", help="also drop it from the committed file .ai/open-memex/orgs.gitconfig")
     pr.add_argument("--force", action="store_true",
@@ -95,8 +95,11 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(res)
         else:
-            print(f"unsubscribed from org {res['name']} ({' and '.join(res['removed_from'])} git config); "
-                  f"{'deleted ' + res['path'] if res['clone_removed'] else 'its clone was already gone'}")
+            if res.get("kept_for"):
+                kept = f"kept {res['path']}: the subscription in {', '.join(res['kept_for'])} still uses it"
+            else:
+                kept = "deleted " + res["path"] if res["clone_removed"] else "its clone was already gone"
+            print(f"unsubscribed from org {res['name']} ({' and '.join(res['removed_from'])} git config); {kept}")
             if res.get("deleted_unpushed"):
                 print(f"deleted with it the unpushed branches: {', '.join(res['deleted_unpushed'])}")
             if res.get("unshared"):

@@ -133,7 +133,17 @@ def _index(ctx: Context, name: str, diff: tuple[str, str, list[str]] | None = No
 
 
 # ------------------------------------------------------------------ add
+def users_record(ctx: Context, name: str) -> Path:
+    """The record of the configs whose subscription uses org `name`'s clone (`git.sharers`), in
+    its git dir beside the index, so the work tree stays clean."""
+    from git_memex.git.sharers import USERS
+
+    return ctx.org_index(name).parent / USERS
+
+
 def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_: bool = False) -> dict[str, Any]:
+    from git_memex.git import sharers
+
     _check_name(name)
     if not url.strip():
         raise UsageError("org add needs the URL of the org memory repository")
@@ -191,6 +201,7 @@ def add(ctx: Context, name: str, url: str, *, branch: str | None = None, global_
         from git_memex.agents.owners import remember_anchor
 
         remember_anchor(clone)  # the OWNERS history trusted from now on (docs/org.md, "Owners in force")
+        sharers.note(ctx, users_record(ctx, name), recorded_in(ctx, name))  # the clone is shared (git/sharers.py)
     except BaseException:
         _git(["config", *scope_flag, "--remove-section", f"memex.org.{name}"], cwd)
         if not reused:
@@ -278,14 +289,26 @@ def local_changes(clone: Path) -> list[str]:
 
 
 def remove(ctx: Context, name: str, *, force: bool = False) -> dict[str, Any]:
-    """Unsubscribe and delete the clone. A clone holding unpushed branches (an org proposal not
-    yet pushed) is refused (exit 1, nothing changed) naming them, unless `force`."""
+    """Unsubscribe and delete the clone, unless another project's recorded subscription still
+    uses it (`kept_for`: the clone stays as it is). A clone that would be deleted holding
+    unpushed branches (an org proposal not yet pushed) is refused (exit 1, nothing changed)
+    naming them, unless `force`."""
     import shlex
+
+    from git_memex.git import sharers
 
     _check_name(name)
     where = recorded_in(ctx, name)
     if not where:
         raise MemexError(f"org {name} is not subscribed here; `git memex org list` shows the subscriptions", USAGE)
+    clone = ctx.org_clone(name)
+    url = ctx.config.get(f"memex.org.{name}.url")
+    others = [] if os.path.islink(clone) else sharers.others(ctx, users_record(ctx, name), "org", name, where, url)
+    if others:  # another project's subscription still uses the clone: only this one goes
+        unsubscribe(ctx, name, where)
+        sharers.save(users_record(ctx, name), others)
+        return {"name": name, "removed_from": where, "path": str(clone), "clone_removed": False,
+                "kept_for": others, "deleted_unpushed": []}
     unpushed = unpushed_branches(ctx.org_clone(name))
     if unpushed and not force:
         q = shlex.quote
@@ -302,10 +325,9 @@ def remove(ctx: Context, name: str, *, force: bool = False) -> dict[str, Any]:
                          f"`git memex org remove {name} --force` to delete them with the clone; nothing was changed",
                          USAGE)
     unsubscribe(ctx, name, where)
-    clone = ctx.org_clone(name)
     existed = clone.exists()
     shutil.rmtree(clone, ignore_errors=True)
-    return {"name": name, "removed_from": where, "path": str(clone), "clone_removed": existed,
+    return {"name": name, "removed_from": where, "path": str(clone), "clone_removed": existed, "kept_for": [],
             "deleted_unpushed": unpushed}
 
 
@@ -326,6 +348,10 @@ def pull(ctx: Context, name: str | None = None) -> list[dict[str, Any]]:
         if not org_folders(ctx.org_clone(n)):
             raise MemexError(f"the clone of org {n} is missing ({ctx.org_clone(n)}, deleted by hand?); run "
                              f"`git memex org remove {n}` then `git memex org add {n} URL`; nothing was changed", FAILED)
+    from git_memex.git import sharers
+
+    for n in names:  # a subscription made before the record existed is recorded at its next pull
+        sharers.note(ctx, users_record(ctx, n), recorded_in(ctx, n))
     return [_pull_one(ctx, n) for n in names]
 
 

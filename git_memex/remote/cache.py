@@ -259,7 +259,10 @@ def pull(ctx: Context, name: str, *, retry: int = 0, full: bool = False,
         if not more or stuck or pages >= MAX_PAGES:
             break
         since = doc["cursor"]
-    note_user(ctx, name)
+    from git_memex.git import sharers
+    from git_memex.git.org import recorded_in
+
+    sharers.note(ctx, cache / sharers.USERS, recorded_in(ctx, name, "remote"))  # the cache is shared (git/sharers.py)
     stats = index(ctx, name)
     out = {"name": name, "url": prov.url, "cursor": doc["cursor"], "received": received, "pages": pages,
            "more": more, "landed": landed, "quarantined": quarantined, "attempts": attempts, "path": str(cache),
@@ -269,59 +272,6 @@ def pull(ctx: Context, name: str, *, retry: int = 0, full: bool = False,
         out.setdefault("warnings", []).append(f"remote {name} has more changes ({why}); `git memex remote pull "
                                               f"{name}` goes on from the cursor")
     return out
-
-
-# ------------------------------------------------------------------ who uses the cache
-USERS = "users.json"
-"""In a cache folder: the git config files whose subscription uses it (a repository's own config
-file, or "global"), recorded at each pull. The cache is shared by every project that subscribes
-to the same NAME (and URL); `remove` deletes it only when no other one still does."""
-
-
-def user_keys(ctx: Context, where: list[str]) -> list[str]:
-    out = []
-    for scope in where:
-        if scope == "global":
-            out.append("global")
-        elif ctx.repo is not None:
-            out.append(str(ctx.repo.common_dir / "config"))
-    return out
-
-
-def users(ctx: Context, name: str) -> list[str]:
-    try:
-        doc = json.loads((ctx.remote_cache(name) / USERS).read_text("utf-8"))
-    except (OSError, ValueError):
-        return []
-    found = doc.get("users") if isinstance(doc, dict) else None
-    return [u for u in found if isinstance(u, str)] if isinstance(found, list) else []
-
-
-def save_users(ctx: Context, name: str, keys: list[str]) -> None:
-    from git_memex.core.files import atomic_write_text
-
-    atomic_write_text(ctx.remote_cache(name) / USERS, json.dumps({"users": sorted(set(keys))}, indent=1) + "\n",
-                      mode=0o600)
-
-
-def note_user(ctx: Context, name: str) -> None:
-    """Record that this project's subscription to `name` uses its cache (after a pull)."""
-    from git_memex.git.org import recorded_in
-
-    mine = user_keys(ctx, recorded_in(ctx, name, "remote"))
-    known = users(ctx, name)
-    if mine and not set(mine) <= set(known):
-        save_users(ctx, name, [*known, *mine])
-
-
-def still_subscribed(user: str, name: str, url: str | None) -> bool:
-    from git_memex.git.org import _git
-
-    flag = ["--global"] if user == "global" else ["--file", user]
-    if user != "global" and not os.path.isfile(user):
-        return False
-    code, out, _ = _git(["config", *flag, "--get", f"memex.remote.{name}.url"])
-    return code == 0 and (url is None or out.strip() == url)
 
 
 def _failed(ctx: Context, name: str, state: dict[str, Any], why: str) -> None:

@@ -114,6 +114,7 @@ def pull(ctx: Context, name: str | None = None, *, retry: int = 0, full: bool = 
 
 # ------------------------------------------------------------------ remove
 def remove(ctx: Context, name: str) -> dict[str, Any]:
+    from git_memex.git import sharers
     from git_memex.git.org import recorded_in, unsubscribe
     from git_memex.remote import cache
 
@@ -126,11 +127,10 @@ def remove(ctx: Context, name: str) -> dict[str, Any]:
     unsubscribe(ctx, name, where, "remote")
     folder = ctx.remote_cache(name)
     existed = folder.exists() or os.path.islink(folder)
-    mine = set(cache.user_keys(ctx, where))
-    others = [u for u in cache.users(ctx, name) if u not in mine and not os.path.islink(folder)
-              and cache.still_subscribed(u, name, cache.load_state(ctx, name).get("url") or url)]
+    others = [] if os.path.islink(folder) else sharers.others(
+        ctx, folder / sharers.USERS, "remote", name, where, cache.load_state(ctx, name).get("url") or url)
     if others:
-        cache.save_users(ctx, name, others)
+        sharers.save(folder / sharers.USERS, others)
         return {"name": name, "removed_from": where, "path": str(folder), "cache_removed": False,
                 "kept_for": others}
     if os.path.islink(folder):

@@ -187,6 +187,50 @@ def test_global_subscription_and_remove(org: tuple[Path, Path], tmp_path: Path) 
     assert r.code == 1 and "not subscribed" in r.err
 
 
+def test_remove_in_one_project_keeps_the_clone_another_uses(two: tuple[Path, Path, Path, Path]) -> None:
+    """Two projects subscribed repo-locally share the clone in the data root: removing it in one
+    deleted it under the other, which then found the clone missing."""
+    a, b, remote, _ = two
+    assert run_cli("org", "add", "acme", str(remote), cwd=b).code == 0  # reuses a's clone
+    clone = data_root() / "org" / "acme"
+    git("switch", "-q", "-c", "memex/promote-x", cwd=clone)  # a's unpushed branch: kept, so not refused
+    git("commit", "-q", "--allow-empty", "-m", "not yet pushed", cwd=clone)
+    r = run_cli("org", "remove", "acme", "--json", cwd=a)
+    assert r.code == 0, r.err
+    res = r.json()
+    assert res["clone_removed"] is False and res["kept_for"] == [str(b / ".git" / "config")]
+    assert git("config", "--local", "--get", "memex.org.acme.url", cwd=a, check=False).returncode == 1
+    assert ids(run_cli("search", "deploys", "--json", cwd=b).json()) == [DEPLOY]  # b still reads it
+    assert ids(run_cli("search", "deploys", "--json", cwd=a).json()) == []
+    assert git("status", "--porcelain", cwd=clone).stdout == ""  # the record is in the git dir
+    git("switch", "-q", "main", cwd=clone)
+    git("branch", "-q", "-D", "memex/promote-x", cwd=clone)
+    r = run_cli("org", "remove", "acme", cwd=b)  # the last user: the clone goes
+    assert r.code == 0 and f"deleted {clone}" in r.out, r.err
+    assert not clone.exists()
+
+
+def test_a_project_that_dropped_its_org_by_hand_does_not_keep_the_clone(two: tuple[Path, Path, Path, Path]) -> None:
+    a, b, remote, _ = two
+    assert run_cli("org", "add", "acme", str(remote), cwd=b).code == 0
+    git("config", "--remove-section", "memex.org.acme", cwd=b)
+    r = run_cli("org", "remove", "acme", "--json", cwd=a)
+    assert r.code == 0 and r.json()["clone_removed"] is True and r.json()["kept_for"] == [], r.err
+    assert not (data_root() / "org" / "acme").exists()
+
+
+def test_a_subscription_made_before_the_record_is_counted_after_its_next_pull(
+        two: tuple[Path, Path, Path, Path]) -> None:
+    a, b, remote, _ = two
+    assert run_cli("org", "add", "acme", str(remote), cwd=b).code == 0
+    record = data_root() / "org" / "acme" / ".git" / "memex" / "users.json"
+    record.unlink()  # as a clone subscribed to with an earlier version has none
+    assert run_cli("org", "pull", cwd=b).code == 0
+    r = run_cli("org", "remove", "acme", "--json", cwd=a)
+    assert r.code == 0 and r.json()["kept_for"] == [str(b / ".git" / "config")], r.err
+    assert oct(record.stat().st_mode & 0o777) == "0o600"
+
+
 def _unchanged(work: Path) -> tuple[str, list[str]]:
     cfg = git("config", "--get-regexp", r"^memex\.org\.", cwd=work, check=False).stdout
     folder = data_root() / "org"
