@@ -210,6 +210,8 @@ def add(
                 raise UsageError(str(exc)) from None
         if related:
             m.fm["related"] = _resolve_related(ctx, related, stores)
+        if location_for(scope, visibility) == "outbox" and (related or extra.get("target")):
+            _refuse_local_links(ctx, m, stores)
         # every other field (tags, paths, aliases…) is masked like the body, and reported
         masked = list(red.masked) + list(admit(m, ctx.redact_patterns, body=False))
         file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
@@ -352,6 +354,29 @@ def _resolve_related(ctx: Context, ids: list[str], stores: Stores | None) -> lis
             if mid not in out:
                 out.append(mid)
     return out
+
+
+def _refuse_local_links(ctx: Context, m: Memory, stores: Stores | None) -> None:
+    """A project draft's links (`related`, and `alias`/`target` when one is a memory's id or an
+    id prefix of MIN_PREFIX+) never name a memory that stays on this machine (personal or private):
+    `submit` would commit that id to the repository. Refused (exit 1) before anything is written;
+    a private project memory, which never leaves the machine either, is not checked."""
+    from git_memex.index.stores import MIN_PREFIX
+
+    words = [("related", str(i)) for i in m.fm.get("related") or []]
+    words += [(k, str(m.fm[k]).strip()) for k in ("alias", "target") if m.fm.get(k)]
+    with opened(ctx, stores) as st:
+        for key, word in words:
+            if not word or " " in word:
+                continue
+            pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            row = st.first("m.location IN ('personal', 'private') AND (m.id = ? COLLATE NOCASE"
+                           " OR (length(?) >= ? AND m.id LIKE ? ESCAPE '\\'))",
+                           (word, word, MIN_PREFIX, pattern), columns="m.id, m.location")
+            if row is not None:
+                raise UsageError(f"a project memory cannot name {row[1]} memory {row[0]} in {key}: "
+                                 "the repository would get its id; link it from a personal memory, "
+                                 f"or `git memex propose {row[0]}` and link the copy")
 
 
 def _related(st: Stores, ids: Any) -> list[dict[str, Any]]:
@@ -725,13 +750,19 @@ def repair_chains(st: Stores) -> list[str]:
     """Complete supersede chains whose newer side exists but whose older side was never updated.
 
     This is what an interrupted `supersede` leaves (the new memory is written first), and what a
-    hand edit of only one side leaves. Only the old file's status and superseded_by change.
+    hand edit of only one side leaves. Only the old file's status and superseded_by change, and
+    only the copies the newer memory may replace (`chains.links`) in a location this machine
+    writes (`chains.REPAIRABLE`): a repository file never rewrites a personal, private or outbox one.
     """
-    from git_memex.search.chains import replacements
+    from git_memex.search.chains import REPAIRABLE, links
 
     repaired: list[str] = []
-    for new_id, old_id in replacements(st):
+    for new_id, old_id, old_loc in links(st):
+        if old_loc not in REPAIRABLE:
+            continue
         for found in st.find_all(old_id):
+            if found.row["location"] != old_loc:
+                continue
             if found.row["superseded_by"] == new_id and found.row["status"] == "superseded":
                 continue
             if found.row["status"] in ("retracted", "archived"):

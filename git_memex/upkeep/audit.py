@@ -177,6 +177,8 @@ def chain_problems(rows: Iterable[Mapping[str, Any]]) -> list[ChainProblem]:
         ids = re.findall(r"[0-9A-Za-z]{26}", sentence)
         if "which is not here" in sentence:
             kind, level = "dangling", "warn"
+        elif "cannot replace" in sentence:
+            kind = "cross-scope"
         else:
             kind = "one-sided"
         out.append(ChainProblem(ids[0] if ids else "?", level, kind, ids[1] if len(ids) > 1 else None, sentence))
