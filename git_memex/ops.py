@@ -357,26 +357,38 @@ def _resolve_related(ctx: Context, ids: list[str], stores: Stores | None) -> lis
 
 
 def _refuse_local_links(ctx: Context, m: Memory, stores: Stores | None) -> None:
-    """A project draft's links (`related`, and `alias`/`target` when one is a memory's id or an
-    id prefix of MIN_PREFIX+) never name a memory that stays on this machine (personal or private):
-    `submit` would commit that id to the repository. Refused (exit 1) before anything is written;
-    a private project memory, which never leaves the machine either, is not checked."""
+    """A project draft's links never name a memory that stays on this machine (`local_link`):
+    refused (exit 1) before anything is written; a private project memory, which never leaves
+    the machine either, is not checked."""
+    with opened(ctx, stores) as st:
+        hit = local_link(st, m.fm)
+    if hit is not None:
+        key, mid, loc = hit
+        raise UsageError(f"a project memory cannot name {loc} memory {mid} in {key}: "
+                         "the repository would get its id; link it from a personal memory, "
+                         f"or `git memex propose {mid}` and link the copy")
+
+
+def local_link(st: Stores, fm: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(key, id, location) of the first link in `fm` (`related`, `supersedes`, and `alias` or
+    `target` when one is a memory's id or an id prefix of MIN_PREFIX+) that names a personal or
+    private memory, whose id must never reach the repository; None when there is none. `add`
+    and `submit` both ask it."""
     from git_memex.index.stores import MIN_PREFIX
 
-    words = [("related", str(i)) for i in m.fm.get("related") or []]
-    words += [(k, str(m.fm[k]).strip()) for k in ("alias", "target") if m.fm.get(k)]
-    with opened(ctx, stores) as st:
-        for key, word in words:
-            if not word or " " in word:
-                continue
-            pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            row = st.first("m.location IN ('personal', 'private') AND (m.id = ? COLLATE NOCASE"
-                           " OR (length(?) >= ? AND m.id LIKE ? ESCAPE '\\'))",
-                           (word, word, MIN_PREFIX, pattern), columns="m.id, m.location")
-            if row is not None:
-                raise UsageError(f"a project memory cannot name {row[1]} memory {row[0]} in {key}: "
-                                 "the repository would get its id; link it from a personal memory, "
-                                 f"or `git memex propose {row[0]}` and link the copy")
+    rel = fm.get("related")
+    words = [("related", str(i).strip()) for i in rel if isinstance(i, str)] if isinstance(rel, list) else []
+    words += [(k, str(fm[k]).strip()) for k in ("supersedes", "alias", "target") if isinstance(fm.get(k), str)]
+    for key, word in words:
+        if not word or any(c.isspace() for c in word):
+            continue
+        pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        row = st.first("m.location IN ('personal', 'private') AND (m.id = ? COLLATE NOCASE"
+                       " OR (length(?) >= ? AND m.id LIKE ? ESCAPE '\\'))",
+                       (word, word, MIN_PREFIX, pattern), columns="m.id, m.location")
+        if row is not None:
+            return key, str(row[0]), str(row[1])
+    return None
 
 
 def _related(st: Stores, ids: Any) -> list[dict[str, Any]]:

@@ -299,6 +299,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     if findings:
                         raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", FAILED)
                 _check_successors(ctx, repo, files)
+                _check_local_links(st, files)
                 start_branch = pygit.current_branch(repo) or "HEAD"
                 target = _pick_branch(repo, branch) if branch else start_branch
                 if branch:
@@ -404,6 +405,24 @@ def _check_successors(ctx: Context, repo: pygit2.Repository, files: dict[str, st
             me = Path(rel).stem
             raise MemexError(f"{me} names {found[0]} as its successor (superseded_by), which would not be in the "
                              f"repository; submit both (`git memex submit {me} {found[0]}`); nothing was changed", FAILED)
+
+
+def _check_local_links(st: Stores, files: dict[str, str]) -> None:
+    """A submitted memory never names a personal or private memory (`ops.local_link`), even
+    after a hand edit of the draft: the repository would get that id."""
+    from git_memex.core import frontmatter
+    from git_memex.ops import local_link
+
+    for rel, text in files.items():
+        try:
+            fm, _body = frontmatter.parse(text)
+        except frontmatter.FrontmatterError:
+            continue  # the plan read it already; an unreadable file is refused there
+        hit = local_link(st, fm)
+        if hit is not None:
+            key, mid, loc = hit
+            raise MemexError(f"{Path(rel).stem} names {loc} memory {mid} in {key}, which would put its id in the "
+                             "repository; remove it from the draft; nothing was changed", FAILED)
 
 
 def _push_line(ctx: Context, branch: str) -> str:

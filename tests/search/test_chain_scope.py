@@ -170,3 +170,18 @@ def test_memory_add_over_stdio_mcp_refuses_a_personal_link(ready: Path) -> None:
     assert is_error, said
     assert f"cannot name personal memory {secret}" in said
     assert listed() == [secret]
+
+
+def test_submit_refuses_a_hand_edited_draft_that_names_a_personal_memory(ready: Path) -> None:
+    secret = add("My own note", "--scope", "personal")
+    draft = add("Team note")
+    path = Path(run_cli("show", draft, "--json").json()["path"])
+    fm, body = frontmatter.parse(path.read_text(encoding="utf-8"))
+    fm["related"] = [secret]
+    path.write_text(frontmatter.serialize(fm, body), encoding="utf-8")
+    head = git("rev-parse", "HEAD", cwd=ready).stdout
+    r = run_cli("submit", draft)
+    assert r.code == 2, r.out
+    assert r.err.count("\n") == 1 and f"names personal memory {secret} in related" in r.err, r.err
+    assert git("rev-parse", "HEAD", cwd=ready).stdout == head
+    assert not (ready / ".ai" / "open-memex" / f"{draft}.md").exists()
