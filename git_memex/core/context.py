@@ -17,7 +17,14 @@ from pathlib import Path
 
 from git_memex.core.data_root import data_root
 from git_memex.core.gitcmd import finish_git, start_git  # standard library only; starts every git
-from git_memex.core.project import key_for, normalize_remote_url, reference_scope, repo_id
+from git_memex.core.project import (
+    is_that_git,
+    key_for,
+    normalize_remote_url,
+    parse_clone_dir,
+    reference_scope,
+    repo_id,
+)
 from git_memex.core.record import field, record
 from git_memex.core.settings import KEY_RE, MULTI, SETTINGS, read_team_file, validate_setting
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
@@ -108,6 +115,7 @@ class Context:
     cwd: Path
     repo: Repo | None
     config: dict[str, str] = field(default_factory=dict)
+    owner_checked: bool = False  # `project_key` has made sure this .git owns its clone id
 
     def setting(self, key: str) -> str:
         s = SETTINGS[key]
@@ -193,8 +201,31 @@ class Context:
 
     @property
     def project_key(self) -> str:
-        """The key of this clone's outbox and private folders: pinned, else natural."""
-        return self.pinned_key or self.natural_key
+        """The key of this clone's outbox and private folders: pinned, else natural.
+
+        A pinned key counts only in the clone whose .git directory owns its clone id
+        (docs/project-keys.md, *Copies and moves*): the first time, in a clone whose
+        `memex.cloneDir` names another .git (a `cp -a` copy), the key is settled first, so the copy
+        takes a key of its own before any command names one. One stat when nothing changed."""
+        pinned = self.pinned_key
+        if pinned is not None and not self.owner_checked and self.repo is not None:
+            self.owner_checked = True
+            if self.config.get("memex.cloneid") and not self.owns_clone_id():
+                from git_memex.core.scopekeys import check_owner
+
+                check_owner(self)
+                pinned = self.pinned_key
+        return pinned or self.natural_key
+
+    def owns_clone_id(self) -> bool:
+        """This clone's .git directory is the one its clone id (`memex.cloneId`) was given to."""
+        assert self.repo is not None
+        try:
+            st = os.stat(self.repo.common_dir)
+        except OSError:
+            return False
+        return is_that_git(parse_clone_dir(self.config.get("memex.clonedir")), (st.st_dev, st.st_ino),
+                           str(self.project_root))
 
     # folders in the data root
     @property

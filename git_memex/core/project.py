@@ -81,3 +81,23 @@ def key_for(origin_url: str | None, root: Path) -> str:
 def _slug(name: str) -> str:
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
     return s[:40] or "project"
+
+
+def parse_clone_dir(raw: str | None) -> tuple[tuple[int, int], str] | None:
+    """`memex.cloneDir` (`DEV:INO:ROOT`, docs/project-keys.md) as ((dev, ino), root); None if malformed."""
+    parts = (raw or "").split(":", 2)
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or not parts[2]:
+        return None
+    return (int(parts[0]), int(parts[1])), parts[2]
+
+
+def is_that_git(stamp: tuple[tuple[int, int], str] | None, here: tuple[int, int] | None, root: str) -> bool:
+    """The .git directory with (dev, ino) `here`, at main work tree `root`, is the one `stamp` names:
+    the same device and inode, or the same inode at the same path (a device renumbered in place, as
+    some container and network filesystems do). Two .git directories that exist at once never both
+    pass: on one device their inodes differ, and two clones never share a path. The one rule by
+    which a clone keeps its clone id, hence its key (`scopekeys`, `Context.project_key`)."""
+    if stamp is None or here is None:
+        return False
+    (dev, ino), path = stamp
+    return (dev, ino) == here or (ino == here[1] and path == root)

@@ -14,14 +14,15 @@ files. So:
 - A draft made in a folder before it was a git repository (or before it had an origin) is filed
   under the folder's own key (`project.key_for(None, folder)`); when that folder first opens its
   memories as a clone whose natural key differs, that key is pinned the same way.
-- A pinned clone also carries a clone id (`memex.cloneId`, local config), recorded beside its
-  path. A folder that is not recorded yet but carries the id of a recorded clone that still
-  exists with that id is a copy (`cp -a` brings `.git/config` along): it gets its own key and a
-  new id, so it never shows, changes or deletes the original's drafts. When the recorded clone is
-  gone, the folder is that clone moved, and takes its place. The id is bound to the .git
-  directory that got it (`memex.cloneDir`: device, inode, path), so a clone whose .git owns its
-  id never changes key because of any data root's records; only a .git carrying another's id
-  (a copy) ever takes a new key, whichever data root runs first.
+- A pinned clone also carries a clone id (`memex.cloneId`, local config) bound to the .git
+  directory that got it (`memex.cloneDir`: device, inode, path; `scopes.json` records the device
+  and inode beside the id). A clone keeps its id, and with it its key, only while its own .git is
+  that one (`project.is_that_git`); any other .git carrying the id (`cp -a` copies .git/config,
+  never the inode) is a copy and takes a fresh key and id, whether or not the original is still
+  at its old path, whichever data root runs first. `mv` keeps the inode, so a moved clone keeps
+  its key; a move to another filesystem cannot be told from a copy of a clone that has moved since,
+  and takes a fresh key with one line naming `scopes --adopt`. `Context.project_key` checks this
+  (`check_owner`) before any command names a key.
 - Drafts under a new natural key are carried over only when no other recorded clone uses it.
 - `git memex scopes` lists every key with its counts; `doctor` reports keys whose drafts no
   clone uses any more (never one that a clone at its recorded path still uses);
@@ -36,15 +37,18 @@ import os
 import sys
 from pathlib import Path
 
-from git_memex.core.context import Context
+from git_memex.core.project import is_that_git as _is_mine
 from git_memex.core.project import key_for, normalize_remote_url
+from git_memex.core.project import parse_clone_dir as _parse_stamp
 from git_memex.core.record import record
 from git_memex.core.settings import KEY_RE
 from git_memex.errors import MemexError, UsageError
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # Context only in annotations: `Context.project_key` imports this module
     from typing import Any
+
+    from git_memex.core.context import Context
 
 REGISTRY = "scopes.json"
 FOLDERS = ("outbox", "private")
@@ -202,13 +206,6 @@ def _inode(gitdir: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _parse_stamp(raw: str | None) -> tuple[tuple[int, int], str] | None:
-    parts = (raw or "").split(":", 2)
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or not parts[2]:
-        return None
-    return (int(parts[0]), int(parts[1])), parts[2]
-
-
 def _here(ctx: Context) -> tuple[int, int] | None:
     assert ctx.repo is not None
     return _inode(ctx.repo.common_dir)
@@ -216,8 +213,17 @@ def _here(ctx: Context) -> tuple[int, int] | None:
 
 def _owns(ctx: Context) -> bool:
     """This clone's .git directory is the one its clone id was given to."""
-    mine = _parse_stamp(ctx.config.get(STAMP.lower()))
-    return mine is not None and mine[0] == _here(ctx)
+    return ctx.owns_clone_id()
+
+
+def _ident(ctx: Context) -> str | None:
+    """`DEV:INO` of this clone's .git directory, as the registry records it beside the clone id."""
+    here = _here(ctx)
+    return f"{here[0]}:{here[1]}" if here else None
+
+
+def _parse_ident(raw: object, root: str) -> tuple[tuple[int, int], str] | None:
+    return _parse_stamp(f"{raw}:{root}") if isinstance(raw, str) else None
 
 
 def _stamp(ctx: Context) -> bool:
@@ -241,64 +247,118 @@ def _proven(root: Path, cid: str) -> bool:
     conf = _config_at(root)
     if conf is None or conf.get("memex.cloneid") != cid:
         return False
-    mine = _parse_stamp(conf.get(STAMP.lower()))
-    return mine is not None and mine[0] == _inode(_gitdir_of(root))
+    return _is_mine(_parse_stamp(conf.get(STAMP.lower())), _inode(_gitdir_of(root)), str(root))
+
+
+def _carries(root: str, cid: str) -> bool:
+    return (_config_at(Path(root)) or {}).get("memex.cloneid") == cid
 
 
 def _settle_clone_id(ctx: Context, clones: dict[str, dict[str, Any]], entry: dict[str, Any] | None,
                      cid: str) -> tuple[bool, bool]:
-    """Copy or move? Decided by the .git directory first, then by the records (docs/project-keys.md,
-    *Copies and moves*). Returns (this .git owns the id now, records of the old path dropped).
-    Never changes the key of a clone whose .git owns its id, whatever this data root recorded."""
+    """Copy or move? Decided by the .git directory (docs/project-keys.md, *Copies and moves*).
+    Returns (this .git owns the id now, records of the old path dropped).
+
+    The one rule: a clone keeps its id, and with it its key, only while its own .git directory is
+    the one that id was given to (`_is_mine`), as named in `memex.cloneDir` or, for an id from an
+    older version that has no `memex.cloneDir`, in this data root's record of the id. Any other
+    .git carrying the id is a copy (`cp -a` copies .git/config, never the inode) and takes a fresh
+    key of its own, whether or not the original is still at its old path: an original that moved
+    meanwhile cannot be told from one that is gone, and guessing "gone" let a copy share the
+    original's drafts. So two clones never keep one id, and never share a key through a copy."""
     root = str(ctx.project_root)
     mine = _parse_stamp(ctx.config.get(STAMP.lower()))
     here = _here(ctx)
     twins = sorted(r for r, e in clones.items() if r != root and e.get("clone") == cid)
-    if mine is not None and here is not None and mine[0] == here:
-        if mine[1] != root:  # moved on one filesystem: the same .git, the same clone
+    if mine is None:
+        # an id given before ids were bound to their .git (an older version): a .git this data root
+        # saw owning the id decides; else the records, as before (the limit in docs/project-keys.md)
+        seen = [(r, _parse_ident(clones[r].get("gitdir"), r)) for r in (root, *twins)
+                if r in clones and clones[r].get("clone") == cid]
+        known = [(r, s) for r, s in seen if s is not None]
+        if known and not any(_is_mine(s, here, root) for _, s in known):
+            live = [r for r, _ in known if r != root and _carries(r, cid)]
+            _fork(ctx, clones, live[0] if live else None, known[0][0])
+            return True, False
+        if not known:
+            if entry is not None:
+                return (entry.get("clone") == cid and _stamp(ctx)), False
+            others = sorted(r for r in clones if r != root)
+            live = [r for r in twins if _carries(r, cid)]
+            live += [r for r in others if r not in twins and _proven(Path(r), cid)]
+            if live:
+                _fork(ctx, clones, live[0], live[0])
+                return True, False
+            if not twins:
+                return False, False
+        if not _stamp(ctx):
+            return False, False
+        mine = _parse_stamp(ctx.config.get(STAMP.lower()))
+    if _is_mine(mine, here, root):
+        assert mine is not None
+        if mine[1] != root or mine[0] != here:  # moved on one filesystem, or the device renumbered
             _stamp(ctx)
         gone = [r for r in twins if not _proven(Path(r), cid)]
         for r in gone:
             clones.pop(r, None)
         return True, bool(gone)
-    if mine is not None:
-        # another .git carries this id: a copy (`cp -a`), or this clone moved across filesystems
-        places = sorted({mine[1], *twins} - {root})
-        live = [r for r in places if (_config_at(Path(r)) or {}).get("memex.cloneid") == cid]
-        if live:
-            _fork(ctx, live[0])
-            return True, False
-        for r in twins:
-            clones.pop(r, None)
-        return _stamp(ctx), bool(twins)
-    # an id given before ids were bound to their .git (an older version): the records decide
-    if entry is not None:
-        return (entry.get("clone") == cid and _stamp(ctx)), False
-    others = sorted(r for r in clones if r != root)
-    live = [r for r in twins if (_config_at(Path(r)) or {}).get("memex.cloneid") == cid]
-    live += [r for r in others if r not in twins and _proven(Path(r), cid)]
-    if live:
-        _fork(ctx, live[0])
+    assert mine is not None
+    places = sorted({mine[1], *twins} - {root})
+    live = [r for r in places if _carries(r, cid)]
+    if not live and here is not None and mine[0][1] == here[1] and mine[0][0] != here[0]:
+        # the same inode on another device number, and no other clone with the id in sight: this
+        # .git seen through another mount (a container's bind mount), not a copy, which on one
+        # device always has an inode of its own
+        _stamp(ctx)
         return True, False
-    for r in twins:
-        clones.pop(r, None)
-    return (bool(twins) and _stamp(ctx)), bool(twins)
+    # another .git directory got this id: this one is a copy of it
+    _fork(ctx, clones, live[0] if live else None, mine[1])
+    return True, False
 
 
-def _fork(ctx: Context, original: str) -> None:
-    """This clone is a copy of the live clone at `original` and carries its key: give it a key of
-    its own (the key of its folder) and a new clone id."""
-    old = ctx.project_key
+def _fresh_key(ctx: Context, clones: dict[str, dict[str, Any]], old: str) -> str:
+    """A key for a copy that no clone recorded here uses and that holds no files: the key of its
+    folder, else that name with random hex (a copy put where the original was)."""
+    import secrets
+
     new = key_for(None, ctx.project_root)
-    if new == old or not pin(ctx, new) or _set_clone_id(ctx) is None:
+    taken = {old} | {str(e.get("key")) for e in clones.values()}
+    while new in taken or _has_files(ctx, new):
+        new = f"{new.rsplit('-', 1)[0]}-{secrets.token_hex(6)}"
+    return new
+
+
+def _fork(ctx: Context, clones: dict[str, dict[str, Any]], original: str | None, was: str) -> None:
+    """This clone carries the clone id (and key) of another .git directory: give it a fresh key of
+    its own and a new clone id. `original` is the live clone with that id, when one is found;
+    `was` is where the id's owner was last seen."""
+    old = ctx.project_key
+    new = _fresh_key(ctx, clones, old)
+    if not pin(ctx, new) or _set_clone_id(ctx) is None:
         from git_memex.errors import FAILED
 
-        raise MemexError(f"this clone is a copy of {original} and carries that clone's key {old}, and its own key "
+        who = original or f"the clone last at {was}"
+        raise MemexError(f"this clone is a copy of {who} and carries that clone's key {old}, and its own key "
                          "could not be written to .git/config; make .git/config writable, then run the command "
                          "again (nothing was changed)", FAILED)
-    print(f"git-memex: this clone is a copy of {original} (its .git/config came along, as with `cp -a`), so it now "
-          f"has its own key {new} and {original}'s drafts and private memories stay that clone's alone; to move them "
-          f"here instead, run `git memex scopes --adopt {old}`", file=sys.stderr)
+    if original is not None:
+        print(f"git-memex: this clone is a copy of {original} (its .git/config came along, as with `cp -a`), so it "
+              f"now has its own key {new} and {original}'s drafts and private memories stay that clone's alone; to "
+              f"move them here instead, run `git memex scopes --adopt {old}`", file=sys.stderr)
+    else:
+        print(f"git-memex: this clone's .git is not the one its clone id was given to (that one was at {was}): it is "
+              f"a copy (`cp -a`) of a clone that has moved since, or this clone itself moved to another filesystem or "
+              f"was restored from a copy, so it now has its own key {new} and the drafts and private memories under "
+              f"{old} stay there; if this is that clone moved, run `git memex scopes --adopt {old}` to bring them "
+              "here", file=sys.stderr)
+
+
+def check_owner(ctx: Context) -> None:
+    """Settle first when this clone carries a clone id its .git directory does not own (a copy):
+    `Context.project_key` calls this before it names a key, so no command, whether or not it opens
+    the stores, acts on the original's drafts in a copy."""
+    if ctx.repo is not None and ctx.pinned_key is not None and ctx.config.get("memex.cloneid") and not _owns(ctx):
+        settle(ctx)
 
 
 # ------------------------------------------------------------------ settle
@@ -308,6 +368,7 @@ def settle(ctx: Context) -> None:
     Costs one small file read when nothing changed."""
     if ctx.repo is None:
         return
+    ctx.owner_checked = True  # this settles it: `Context.project_key` need not call back in here
     root = str(ctx.project_root)
     clones = read_registry(ctx)
     entry = clones.get(root)
@@ -340,7 +401,8 @@ def settle(ctx: Context) -> None:
         stamped = cid is not None
     want: dict[str, Any] = {"key": ctx.project_key, "origin": origin}
     if cid is not None and (stamped or _owns(ctx)):
-        want["clone"] = cid  # only an id this .git directory is known to own
+        want["clone"] = cid  # only an id this .git directory is known to own, and which .git that is
+        want["gitdir"] = _ident(ctx)
     if dropped or entry is None or {k: entry.get(k) for k in want} != want:
         clones[root] = {**(entry or {}), **want}
         _write_registry(ctx, clones)

@@ -170,17 +170,26 @@ def test_a_second_data_root_never_rekeys_the_original(tmp_path: Path) -> None:
     assert git("config", "memex.projectKey", cwd=repo).stdout.strip() == key
 
 
-def test_a_clone_moved_across_filesystems_keeps_its_key(tmp_path: Path) -> None:
-    """A new inode (as a move to another filesystem gives) with nothing left at the old path is
-    the clone moved, not a copy: same key, same drafts, whatever data root runs first."""
+def test_a_clone_with_a_new_inode_takes_a_fresh_key_and_can_adopt_its_drafts(tmp_path: Path) -> None:
+    """A new inode with nothing left at the old path (a move to another filesystem, or a copy of a
+    clone that has moved since: the two cannot be told apart) is never given the old key: it takes
+    a fresh one with one sentence naming `scopes --adopt`, whatever data root runs first, and
+    following it brings the drafts over."""
     repo = clone_of(tmp_path, bare_repo(tmp_path), "repo")
     mid = add(repo, "the okapi service restarts at midnight")
+    key = git("config", "memex.projectKey", cwd=repo).stdout.strip()
     moved = tmp_path / "moved"
     cp_a(repo, moved)  # new inodes, as across filesystems
     subprocess.run(["rm", "-rf", str(repo)], check=True)
     bob = {"GIT_MEMEX_HOME": str(tmp_path / "bob-data")}
     r = run_cli("list", cwd=moved, env=bob)
-    assert r.code == 0 and "copy of" not in r.err, r.err
+    assert r.code == 0 and "Traceback" not in r.err, r.err
+    notes = [ln for ln in r.err.splitlines() if "not the one its clone id was given to" in ln]
+    assert len(notes) == 1 and f"scopes --adopt {key}" in notes[0], r.err
+    assert git("config", "memex.projectKey", cwd=moved).stdout.strip() != key
+    assert list_ids(moved) == []
+    adopted = run_cli("scopes", "--adopt", key, cwd=moved)
+    assert adopted.code == 0, adopted.err
     assert list_ids(moved) == [mid]
 
 
@@ -204,3 +213,143 @@ def test_an_id_from_an_older_version_is_bound_by_the_data_root_that_knows_the_cl
     assert r.code == 0 and "copy of" in r.err, r.err
     assert git("config", "memex.projectKey", cwd=copy).stdout.strip() != key
     assert list_ids(repo) == [mid] and list_ids(copy) == []
+
+
+# ---------------------------------------------------------------- a copy and a move, in any order
+def plain_repo(tmp_path: Path, name: str = "repo") -> tuple[Path, str, Path]:
+    """A repository with no origin (its key comes from its path), one project draft: (repo, id, file)."""
+    repo = tmp_path / name
+    repo.mkdir()
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("commit", "-q", "--allow-empty", "-m", "i", cwd=repo)
+    assert run_cli("init", "--yes", cwd=repo).code == 0
+    r = run_cli("add", "original draft precious", "--scope", "project", "--json", cwd=repo)
+    assert r.code == 0, r.err
+    mid = str(r.json()["id"])
+    return repo, mid, next(Path(os.environ["GIT_MEMEX_HOME"]).rglob(f"{mid}.md"))
+
+
+def identity(cwd: Path) -> tuple[str, str]:
+    return (git("config", "memex.projectKey", cwd=cwd).stdout.strip(),
+            git("config", "memex.cloneId", cwd=cwd).stdout.strip())
+
+
+def assert_apart(original: Path, copy: Path, mid: str, draft: Path) -> None:
+    """The copy never sees, nor deletes, the original's draft; the two have distinct keys and ids."""
+    assert list_ids(copy) == []
+    gone = run_cli("forget", mid, cwd=copy)
+    assert gone.code != 0 and "Traceback" not in gone.err, gone.err
+    assert draft.is_file() and list_ids(original) == [mid]
+    a, b = identity(original), identity(copy)
+    assert a[0] != b[0] and a[1] != b[1], (a, b)
+    for where in (original, copy):  # settled: said once, and stable
+        again = run_cli("list", cwd=where)
+        assert again.code == 0 and "git-memex: this clone" not in again.err, again.err
+    assert list_ids(original) == [mid] and identity(original) == a and identity(copy) == b
+
+
+def test_a_copy_made_before_a_move_and_run_first_never_takes_the_originals_key(tmp_path: Path) -> None:
+    """`cp -a repo copy; mv repo repo-moved`, then the copy runs first: the copy's .git is not the
+    one its id was given to, so it takes a fresh key (one sentence), and `forget` there cannot delete
+    the original's draft, which stays in repo-moved."""
+    repo, mid, draft = plain_repo(tmp_path)
+    key = identity(repo)[0]
+    copy, moved = tmp_path / "copy", tmp_path / "repo-moved"
+    cp_a(repo, copy)
+    os.rename(repo, moved)
+    r = run_cli("list", cwd=copy)
+    assert r.code == 0 and "original draft precious" not in r.out, r.out
+    assert "not the one its clone id was given to" in r.err and f"--adopt {key}" in r.err, r.err
+    assert_apart(moved, copy, mid, draft)
+    assert identity(moved)[0] == key
+
+
+def test_a_copy_made_before_a_move_run_after_the_moved_original(tmp_path: Path) -> None:
+    """The same, the moved original running first: it keeps its key and draft; the copy then finds
+    it at its new path and says it is a copy of it."""
+    repo, mid, draft = plain_repo(tmp_path)
+    key = identity(repo)[0]
+    copy, moved = tmp_path / "copy", tmp_path / "repo-moved"
+    cp_a(repo, copy)
+    os.rename(repo, moved)
+    assert list_ids(moved) == [mid]
+    r = run_cli("list", cwd=copy)
+    assert r.code == 0 and f"copy of {moved}" in r.err, r.err
+    assert_apart(moved, copy, mid, draft)
+    assert identity(moved)[0] == key
+
+
+def test_a_copy_put_where_the_original_was_takes_a_key_of_its_own(tmp_path: Path) -> None:
+    """`mv repo repo-moved; cp -a repo-moved repo`: the copy sits at the original's path, whose
+    folder key is the original's key, and still gets a key (and id) of its own."""
+    repo, mid, draft = plain_repo(tmp_path)
+    key = identity(repo)[0]
+    moved = tmp_path / "repo-moved"
+    os.rename(repo, moved)
+    cp_a(moved, repo)
+    r = run_cli("list", cwd=repo)
+    assert r.code == 0 and "original draft precious" not in r.out, r.err
+    assert_apart(moved, repo, mid, draft)
+    assert identity(moved)[0] == key
+
+
+def test_a_plain_move_and_a_plain_copy_of_a_pathkeyed_clone(tmp_path: Path) -> None:
+    """`mv` keeps the key and the draft without a word; a later `cp -a` of the moved clone, with the
+    original still in place, is a copy of it."""
+    repo, mid, draft = plain_repo(tmp_path)
+    key = identity(repo)[0]
+    moved = tmp_path / "repo-moved"
+    os.rename(repo, moved)
+    r = run_cli("list", cwd=moved)
+    assert r.code == 0 and "original draft precious" in r.out and "git-memex: this clone" not in r.err, r.err
+    assert identity(moved)[0] == key
+    copy = tmp_path / "copy"
+    cp_a(moved, copy)
+    r = run_cli("list", cwd=copy)
+    assert r.code == 0 and f"copy of {moved}" in r.err, r.err
+    assert_apart(moved, copy, mid, draft)
+
+
+def test_a_copy_made_before_the_id_was_bound_is_told_by_the_data_roots_record(tmp_path: Path) -> None:
+    """An id from an older version (no memex.cloneDir) copied with `cp -a`; the original runs (its id
+    is bound, and the data root records which .git owns it), then moves; the copy runs first after
+    the move: the record names another .git, so the copy takes a key of its own."""
+    repo, mid, draft = plain_repo(tmp_path)
+    git("config", "--unset", "memex.cloneDir", cwd=repo, check=False)
+    copy, moved = tmp_path / "copy", tmp_path / "repo-moved"
+    cp_a(repo, copy)
+    assert list_ids(repo) == [mid]  # binds the id to repo's .git
+    os.rename(repo, moved)
+    r = run_cli("list", cwd=copy)
+    assert r.code == 0 and "original draft precious" not in r.out, r.err
+    assert_apart(moved, copy, mid, draft)
+
+
+def test_a_copys_first_command_that_opens_no_store_already_names_its_own_key(tmp_path: Path) -> None:
+    """`git memex where` opens no index; in a copy (made before the original moved) it still names
+    the copy's own key and outbox, never the original's, since `Context.project_key` settles first."""
+    repo, mid, draft = plain_repo(tmp_path)
+    key = identity(repo)[0]
+    copy, moved = tmp_path / "copy", tmp_path / "repo-moved"
+    cp_a(repo, copy)
+    os.rename(repo, moved)
+    r = run_cli("where", "--json", cwd=copy)
+    assert r.code == 0 and "not the one its clone id was given to" in r.err, r.err
+    where = r.json()
+    assert where["project_key"] != key and key not in where["outbox_dir"], where
+    assert where["project_key"] == identity(copy)[0]
+    assert_apart(moved, copy, mid, draft)
+
+
+def test_the_same_git_seen_with_another_device_number_keeps_its_key(tmp_path: Path) -> None:
+    """`memex.cloneDir` naming this .git's inode on another device number at a path not here (as a
+    container's bind mount shows the clone): the same .git, not a copy: the key, id and draft stay,
+    no message, and `memex.cloneDir` is brought up to date."""
+    repo, mid, _ = plain_repo(tmp_path)
+    before = identity(repo)
+    st = os.stat(repo / ".git")
+    git("config", "memex.cloneDir", f"{st.st_dev + 1}:{st.st_ino}:/workspace/repo", cwd=repo)
+    r = run_cli("list", cwd=repo)
+    assert r.code == 0 and "git-memex: this clone" not in r.err, r.err
+    assert identity(repo) == before and list_ids(repo) == [mid]
+    assert git("config", "memex.cloneDir", cwd=repo).stdout.strip() == f"{st.st_dev}:{st.st_ino}:{repo}"
