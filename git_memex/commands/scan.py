@@ -37,11 +37,12 @@ def run(args: argparse.Namespace) -> int:
     findings = []
     if args.staged:
         from git_memex.core.gitcmd import staged_memory_changes
-        from git_memex.secrets.scan import dangling_pointers
+        from git_memex.secrets.scan import dangling_pointers, size_findings
 
         work_tree = ctx.require_repo("scan --staged").work_tree
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
-            staged, deleted = staged_memory_changes(work_tree, ctx.memory_dir_rel)
+            staged, deleted, oversized = staged_memory_changes(work_tree, ctx.memory_dir_rel)
+            findings.extend(size_findings(oversized))  # known from the blob's size; never read, nor scanned
             for path, data in staged:
                 findings.extend(check_bytes(path, data, **kw))
             if kw["fmt"]:  # what the pre-commit hook also refuses: a successor the commit lacks

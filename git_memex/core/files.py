@@ -276,8 +276,7 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = frontmatter.MAX_FIL
         raise UnreadableMemory("is a symbolic link; memory files must be regular files")
     if not stat.S_ISREG(st.st_mode):
         raise UnreadableMemory("is not a regular file (a FIFO, device or folder is never read)")
-    if st.st_size > limit:
-        raise UnreadableMemory(f"is larger than {limit // 1024} KiB")
+    refuse_size(st.st_size, limit)
     if root is not None and not inside(os.path.dirname(os.path.abspath(path)), root):
         raise UnreadableMemory(f"lies outside {root}; its folder is reached through a symbolic link")
     try:
@@ -303,9 +302,26 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = frontmatter.MAX_FIL
     finally:
         os.close(fd)
     raw = b"".join(chunks)
-    if len(raw) > limit:
-        raise UnreadableMemory(f"is larger than {limit // 1024} KiB")
+    refuse_size(len(raw), limit)
     return raw
+
+
+def refuse_size(size: int, limit: int = frontmatter.MAX_FILE_BYTES) -> None:
+    """UnreadableMemory with the reader's reason when a file (or a blob) of `size` bytes is over
+    `limit`: the first check on any memory file, made from its size alone (`os.lstat`, git's
+    `cat-file --batch-check`) before a byte of it is read."""
+    if size > limit:
+        raise UnreadableMemory(f"is larger than {limit // 1024} KiB")
+
+
+def judge_bytes(raw: bytes, path: Path | str) -> Memory:
+    """The Memory the reader makes of `raw`, the bytes a memory file named `path` holds or would
+    hold (a staged or incoming blob, a file a team sends): the size limit, then exactly what the
+    index reads a file with (`parse_for_index`, the fast reader that falls back to the full one),
+    so a file this accepts is one every command reads and one it refuses is one they quarantine.
+    Raises UnreadableMemory with the quarantine reason."""
+    refuse_size(len(raw))
+    return parse_for_index(Path(path), raw)
 
 
 def read_raw(path: Path) -> tuple[dict, str]:

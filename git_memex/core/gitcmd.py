@@ -194,15 +194,23 @@ def is_memory_path(path: str, memory_dir: str) -> bool:
     return path.startswith(prefix) and path.endswith(".md") and len(path) > len(prefix) + 3
 
 
-def staged_memory_changes(work_tree: Path, memory_dir: str) -> tuple[list[tuple[str, bytes]], list[str]]:
-    """(path, blob) of the memory files (at any depth of the folder) whose entry in the index git is recording differs from
-    HEAD (all of them on an unborn branch): the content the commit being made will hold; and the
-    paths of the memory files the commit deletes.
+def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = None,
+                          ) -> tuple[list[tuple[str, bytes]], list[str], list[tuple[str, int]]]:
+    """(path, blob) of the memory files (at any depth of the folder) whose entry in the index git
+    is recording differs from HEAD (all of them on an unborn branch): the content the commit
+    being made will hold; the paths of the memory files the commit deletes; and (path, size) of
+    the staged memory files larger than `limit` bytes (default `frontmatter.MAX_FILE_BYTES`), which are
+    never read: their size comes from `cat-file --batch-check`, before any content.
 
     The index is the one `GIT_INDEX_FILE` names, else the repository's own, exactly as for git.
-    One `git diff-index` call; a second (`cat-file --batch`) only when a memory file is staged.
+    One `git diff-index` call; two more (`cat-file --batch-check`, then `--batch` for the blobs
+    within the limit) only when a memory file is staged.
     Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
     """
+    if limit is None:
+        from git_memex.core.frontmatter import MAX_FILE_BYTES
+
+        limit = MAX_FILE_BYTES
     folder = memory_dir.rstrip("/") + "/"
     # --ita-invisible-in-index: a `git add -N` entry is not part of the commit
     r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--no-renames", "--name-status", "-z",
@@ -221,23 +229,41 @@ def staged_memory_changes(work_tree: Path, memory_dir: str) -> tuple[list[tuple[
     deleted = [p for st, p in changes if st == "D" and is_memory_path(p, memory_dir)]
     paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p) if is_memory_path(p, memory_dir)]
     if not paths:
-        return [], deleted
+        return [], deleted, []
+    if any("\n" in p for p in paths):  # `cat-file` reads one name a line
+        raise OSError("a staged memory file's name holds a line break, which no memory id does; rename it")
     request = b"".join(b":" + p.encode("utf-8", "surrogateescape") + b"\n" for p in paths)
-    blobs = run_git(["cat-file", "--batch"], cwd=work_tree, input=request)
+    sizes = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"], cwd=work_tree,
+                    input=request)
+    if sizes is None or sizes.returncode != 0:
+        raise OSError("git could not read the staged memory files")
+    small: list[tuple[str, bytes]] = []  # (path, object id)
+    oversized: list[tuple[str, int]] = []
+    for p, line in zip(paths, sizes.stdout.split(b"\n"), strict=False):
+        header = line.split()
+        if len(header) != 3 or header[1] != b"blob":  # "missing": a gitlink or vanished entry
+            continue
+        if int(header[2]) > limit:
+            oversized.append((p, int(header[2])))
+        else:
+            small.append((p, header[0]))
+    if not small:
+        return [], deleted, oversized
+    blobs = run_git(["cat-file", "--batch"], cwd=work_tree, input=b"".join(oid + b"\n" for _p, oid in small))
     if blobs is None or blobs.returncode != 0:
         raise OSError("git could not read the staged memory files")
     out: list[tuple[str, bytes]] = []
     data, pos = blobs.stdout, 0
-    for p in paths:
+    for p, _oid in small:
         end = data.index(b"\n", pos)
         header = data[pos:end].split()
         pos = end + 1
-        if len(header) != 3 or header[1] != b"blob":  # "missing": a gitlink or vanished entry
+        if len(header) != 3 or header[1] != b"blob":
             continue
         size = int(header[2])
         out.append((p, data[pos:pos + size]))
         pos += size + 1
-    return out, deleted
+    return out, deleted, oversized
 
 
 def indexed_paths(work_tree: Path, paths: list[str]) -> set[str] | None:

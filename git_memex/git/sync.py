@@ -34,15 +34,16 @@ def incoming_problems(ctx: Context, rel_paths: list[str]) -> list[Any]:
     (a fast-forward, a merge, a checkout: no pre-commit or pre-merge-commit hook ran for them,
     and a teammate may have pushed with --no-verify). `secrets.scan.Finding`s: file, line
     and rule, never the secret itself."""
+    from git_memex.core.files import UnreadableMemory, read_bytes
     from git_memex.secrets.scan import check_bytes
 
     assert ctx.repo is not None
     out: list[Any] = []
     for rel in rel_paths:
-        try:
-            data = (ctx.repo.work_tree / rel).read_bytes()
-        except OSError:
-            continue  # deleted by the update
+        try:  # the one safe reader: a file over the size limit is judged by its size, never read
+            data = read_bytes(ctx.repo.work_tree / rel)
+        except UnreadableMemory:
+            continue  # deleted by the update, or one `left_out` names with the reader's reason
         out.extend(f for f in check_bytes(rel, data, patterns=ctx.redact_patterns)
                    if f.secret or f.rule.startswith("conflict-markers"))
     return out

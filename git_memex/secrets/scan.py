@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from git_memex.core import frontmatter
-from git_memex.core.model import SAFE_ID_RE, ValidationError, from_parsed, is_valid_id, validate
+from git_memex.core.model import SAFE_ID_RE, ValidationError, validate
 from git_memex.core.record import record
 
 TYPE_CHECKING = False
@@ -45,25 +45,20 @@ def check_secrets(path: str, text: str, patterns: Sequence[str] = ()) -> list[Fi
 
 
 def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]:
-    """No unresolved merge conflict; frontmatter that parses and validates; in a repo, never
-    personal or private."""
-    from git_memex.core.files import conflict_marker_line
+    """No unresolved merge conflict; a file the reader accepts (`core.files.judge_bytes`, the one
+    every command reads memory files with: same function, same limits, its quarantine reason as
+    the finding); in a repo, never personal or private."""
+    from git_memex.core.files import UnreadableMemory, conflict_marker_line, judge_bytes
 
     conflict = conflict_marker_line(text)
     if conflict is not None:  # the rest would only report the markers' side effects
         return [Finding(path, conflict, "conflict-markers (an unfinished merge; run `git memex resolve`, after "
                         f"`git checkout -m -- {path}` if it was already `git add`ed)")]
     try:
-        fm, body = frontmatter.parse(text)
-    except frontmatter.FrontmatterError as exc:
-        return [Finding(path, 1, f"invalid-frontmatter ({exc})")]
+        m = judge_bytes(text.encode("utf-8", "surrogatepass"), path.rsplit("/", 1)[-1])
+    except UnreadableMemory as exc:
+        return [reader_finding(path, text, str(exc))]
     out: list[Finding] = []
-    name = path.rsplit("/", 1)[-1]
-    stem = name[:-3] if name.endswith(".md") else name
-    mid = fm.get("id")
-    if not is_valid_id(mid) or str(mid) != stem:
-        out.append(Finding(path, _line_of(text, "id"), f"id-mismatch (id {mid!r} must equal the file name {stem})"))
-    m = from_parsed(dict(fm), body)
     if in_repo:
         if m.fm.get("scope") == "personal":
             out.append(Finding(path, _line_of(text, "scope"), "personal-memory-in-repo (personal memories never leave this machine)"))
@@ -76,8 +71,38 @@ def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]
     return out
 
 
+_ID_REASONS = ("has no id", "has an id", "has id ")
+
+
+def reader_finding(path: str, text: str, reason: str) -> Finding:
+    """The finding for a file the reader refuses, with its reason: `too-large`, `id-mismatch`, or
+    `invalid-frontmatter`, on the line of the field the reason names when there is one."""
+    if reason.startswith("is larger than"):
+        return Finding(path, 1, f"too-large (file {reason}, the limit of a memory file)")
+    if reason.startswith(_ID_REASONS):
+        return Finding(path, _line_of(text, "id"), f"id-mismatch ({reason})")
+    key = reason.split(" ", 1)[0]
+    return Finding(path, _line_of(text, key) if key.isidentifier() else 1, f"invalid-frontmatter ({reason})")
+
+
+def size_findings(sized: list[tuple[str, int]]) -> list[Finding]:
+    """The `too-large` finding of each (path, size in bytes) over the reader's limit
+    (`core.files.refuse_size`, its reason word for word), known from the size alone."""
+    from git_memex.core.files import UnreadableMemory, refuse_size
+
+    out: list[Finding] = []
+    for path, size in sized:
+        try:
+            refuse_size(size)
+        except UnreadableMemory as exc:
+            out.append(reader_finding(path, "", str(exc)))
+    return out
+
+
 def check_text(path: str, text: str, *, secrets: bool = True, fmt: bool = True, in_repo: bool = True,
                patterns: Sequence[str] = ()) -> list[Finding]:
+    if fmt and len(text) > frontmatter.MAX_FILE_BYTES:  # refused by its size alone: never scanned further
+        return size_findings([(path, len(text))])
     out: list[Finding] = []
     if fmt:
         out.extend(check_format(path, text, in_repo=in_repo))
@@ -87,6 +112,10 @@ def check_text(path: str, text: str, *, secrets: bool = True, fmt: bool = True, 
 
 
 def check_bytes(path: str, data: bytes, **kw: Any) -> list[Finding]:
+    """`check_text` on a file's bytes; over the size limit (format checks on), the one finding
+    that says so (the bytes are neither decoded nor scanned)."""
+    if kw.get("fmt", True) and len(data) > frontmatter.MAX_FILE_BYTES:
+        return size_findings([(path, len(data))])
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
