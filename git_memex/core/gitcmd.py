@@ -222,22 +222,40 @@ def staged_memory_changes(work_tree: Path, memory_dir: str) -> tuple[list[tuple[
     paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p) if is_memory_path(p, memory_dir)]
     if not paths:
         return [], deleted
-    request = b"".join(b":" + p.encode("utf-8", "surrogateescape") + b"\n" for p in paths)
-    blobs = run_git(["cat-file", "--batch"], cwd=work_tree, input=request)
-    if blobs is None or blobs.returncode != 0:
+    blobs = _blobs(work_tree, ":", paths)
+    if blobs is None:
         raise OSError("git could not read the staged memory files")
+    return blobs, deleted
+
+
+def _blobs(work_tree: Path, rev: str, paths: list[str]) -> list[tuple[str, bytes]] | None:
+    """(path, blob) of each of `paths` that `rev` holds as a blob (`:` the index being recorded,
+    `HEAD:` the last commit), in one `git cat-file --batch`; None when git cannot answer."""
+    request = b"".join(rev.encode() + p.encode("utf-8", "surrogateescape") + b"\n" for p in paths)
+    r = run_git(["cat-file", "--batch"], cwd=work_tree, input=request)
+    if r is None or r.returncode != 0:
+        return None
     out: list[tuple[str, bytes]] = []
-    data, pos = blobs.stdout, 0
+    data, pos = r.stdout, 0
     for p in paths:
         end = data.index(b"\n", pos)
         header = data[pos:end].split()
         pos = end + 1
-        if len(header) != 3 or header[1] != b"blob":  # "missing": a gitlink or vanished entry
+        if len(header) != 3 or header[1] != b"blob":  # "missing": a gitlink, a vanished entry, a new file
             continue
         size = int(header[2])
         out.append((p, data[pos:pos + size]))
         pos += size + 1
-    return out, deleted
+    return out
+
+
+def head_blobs(work_tree: Path, paths: list[str]) -> dict[str, bytes] | None:
+    """The content HEAD holds for each of `paths` (a path HEAD lacks is left out, as is every path
+    on an unborn branch); None when git cannot answer. One `git cat-file --batch`."""
+    if not paths:
+        return {}
+    found = _blobs(work_tree, "HEAD:", paths)
+    return None if found is None else dict(found)
 
 
 def indexed_paths(work_tree: Path, paths: list[str]) -> set[str] | None:
