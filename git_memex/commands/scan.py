@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
             for path, data in staged:
                 findings.extend(check_bytes(path, data, **kw))
             if kw["fmt"]:  # what the pre-commit hook also refuses: a successor the commit lacks
-                findings.extend(dangling_pointers(work_tree, ctx.memory_dir_rel, staged, deleted))
+                findings.extend(dangling_pointers(work_tree, ctx.memory_dir_rel, staged, deleted,
+                                                  patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys))
         except OSError as exc:
             raise MemexError(f"{exc}; nothing was scanned", FAILED) from None
     else:

@@ -249,21 +249,40 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
             small.append((p, header[0]))
     if not small:
         return [], deleted, oversized
-    blobs = run_git(["cat-file", "--batch"], cwd=work_tree, input=b"".join(oid + b"\n" for _p, oid in small))
-    if blobs is None or blobs.returncode != 0:
+    blobs = _blobs(work_tree, small)
+    if blobs is None:
         raise OSError("git could not read the staged memory files")
+    return blobs, deleted, oversized
+
+
+def _blobs(work_tree: Path, named: list[tuple[str, bytes]]) -> list[tuple[str, bytes]] | None:
+    """(path, blob) for each (path, object name) of `named` that names a blob (an object id, or
+    `HEAD:PATH` for the last commit's), in one `git cat-file --batch`; a name git lacks is left
+    out. None when git cannot answer."""
+    r = run_git(["cat-file", "--batch"], cwd=work_tree, input=b"".join(name + b"\n" for _p, name in named))
+    if r is None or r.returncode != 0:
+        return None
     out: list[tuple[str, bytes]] = []
-    data, pos = blobs.stdout, 0
-    for p, _oid in small:
+    data, pos = r.stdout, 0
+    for p, _name in named:
         end = data.index(b"\n", pos)
         header = data[pos:end].split()
         pos = end + 1
-        if len(header) != 3 or header[1] != b"blob":
+        if len(header) != 3 or header[1] != b"blob":  # "missing": a gitlink, a vanished entry, a new file
             continue
         size = int(header[2])
         out.append((p, data[pos:pos + size]))
         pos += size + 1
-    return out, deleted, oversized
+    return out
+
+
+def head_blobs(work_tree: Path, paths: list[str]) -> dict[str, bytes] | None:
+    """The content HEAD holds for each of `paths` (a path HEAD lacks is left out, as is every path
+    on an unborn branch); None when git cannot answer. One `git cat-file --batch`."""
+    if not paths:
+        return {}
+    found = _blobs(work_tree, [(p, b"HEAD:" + p.encode("utf-8", "surrogateescape")) for p in paths])
+    return None if found is None else dict(found)
 
 
 def indexed_paths(work_tree: Path, paths: list[str]) -> set[str] | None:

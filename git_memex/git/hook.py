@@ -399,9 +399,10 @@ def run(name: str, args: list[str]) -> int:
 
 
 def pre_commit() -> int:
-    """Refuse the commit when a memory file it records fails the checks (`scan.check_bytes`: the
-    reader's own verdict on its bytes, `core.files.judge_bytes`, then secrets); one over the size
-    limit is refused from its blob's size, before anything is read.
+    """Refuse the commit when a memory file it records fails the checks (`scan.commit_problems`,
+    which `submit` runs on everything it commits too: the reader's own verdict on its bytes,
+    `core.files.judge_bytes`, then secrets); one over the size limit is refused from its blob's
+    size, before anything is read.
 
     What the commit records is the index git names in GIT_INDEX_FILE (a temporary one for
     `commit -a`, `commit -- PATHS`, `-i`, `-o`), read through `gitcmd`; a commit that stages no
@@ -409,7 +410,7 @@ def pre_commit() -> int:
     """
     from git_memex.core.context import load_context
     from git_memex.core.gitcmd import staged_memory_changes
-    from git_memex.secrets.scan import check_bytes, dangling_pointers, size_findings
+    from git_memex.secrets.scan import commit_problems, dangling_pointers, size_findings
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
@@ -418,8 +419,9 @@ def pre_commit() -> int:
         staged, deleted, oversized = staged_memory_changes(repo_info.work_tree, ctx.memory_dir_rel)
         findings.extend(size_findings(oversized))
         for path, data in staged:
-            findings.extend(check_bytes(path, data, patterns=ctx.redact_patterns))
-        findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted))
+            findings.extend(commit_problems(path, data, ctx.redact_patterns))
+        findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted,
+                                          patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys))
     except OSError as exc:
         print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "
               "with --no-verify)", file=sys.stderr)

@@ -1,7 +1,10 @@
 """submit: move outbox drafts into the repository in one commit of their own, crash-safe.
 
 The plan (branch, base, ids, target paths) is checked before it is journaled; a journal whose
-plan cannot complete is set aside as `.failed`, never replayed (docs/git.md).
+plan cannot complete is set aside as `.failed`, never replayed (docs/git.md). The commit is made
+with pygit2, so no hook runs: every file it holds, each draft and each memory a draft supersedes
+(`_superseded_companions`, taken only as the supersede marking), passes the pre-commit hook's
+own check, `secrets.scan.commit_problems`.
 """
 
 from __future__ import annotations
@@ -180,13 +183,16 @@ def plan_problem(ctx: Context, repo: pygit2.Repository, plan: Any) -> str | None
     on this machine, the only files a replay deletes).
     """
     from git_memex.core import frontmatter
-    from git_memex.secrets.scan import check_text
+    from git_memex.secrets.scan import commit_problems, companion_problem
 
     assert ctx.repo is not None
     if not isinstance(plan, dict):
         return "the journal is not a submit plan"
     files, origins, branch = plan.get("files"), plan.get("origins"), plan.get("branch")
+    companions = plan.get("companions", {})
     if not (isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+            and isinstance(companions, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in companions.items())
             and isinstance(origins, list) and all(isinstance(o, str) for o in origins)
             and isinstance(branch, str) and isinstance(plan.get("start"), str)
             and isinstance(plan.get("new_branch"), bool) and isinstance(plan.get("ids"), list)
@@ -194,17 +200,27 @@ def plan_problem(ctx: Context, repo: pygit2.Repository, plan: Any) -> str | None
             and (plan.get("base") is None or isinstance(plan.get("base"), str))):
         return "the journal is missing parts of a submit plan"
     prefix = ctx.memory_dir_rel.rstrip("/") + "/"
-    for rel, text in files.items():
+    for rel, text in {**files, **companions}.items():
         stem = rel[len(prefix):-3] if rel.startswith(prefix) and rel.endswith(".md") else ""
-        if not model.is_valid_id(stem):
+        if not model.is_valid_id(stem) or "/" in stem:
             return f"{rel} is not a memory file of this repository"
         try:
             frontmatter.parse(text)
         except frontmatter.FrontmatterError:
             return f"the planned text of {rel} is not a readable memory file"
-        findings = check_text(rel, text, patterns=ctx.redact_patterns)
+        findings = commit_problems(rel, text.encode("utf-8"), ctx.redact_patterns)
         if findings:
             return f"the planned text of {rel} would commit a problem ({findings[0].rule})"
+    head = _head_blobs(repo, list(companions))
+    successors = {Path(r).stem for r in files}
+    for rel, text in companions.items():
+        if rel in files:
+            return f"{rel} is planned both as a draft and beside the drafts"
+        data = text.encode("utf-8")
+        why = None if head.get(rel) == data else companion_problem(
+            rel, head.get(rel), data, successors, patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys)
+        if why:
+            return f"{rel}, planned beside the drafts, {why}"
     outbox = (ctx.data_root / "memories" / "outbox").resolve()
     for origin in origins:
         o = Path(origin).resolve()
@@ -250,7 +266,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
     hand, or the repository changed under it) is set aside as `<journal>.failed`, never replayed.
     """
     from git_memex.git import pygit
-    from git_memex.secrets.scan import check_text
+    from git_memex.secrets.scan import commit_problems
 
     repo_info = ctx.require_repo("submit")
     if not ids:
@@ -294,12 +310,13 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     _check_base(repo, base, repo_info.work_tree)
                 files, origins, already = _plan(ctx, st, ids)
                 res.skipped_identical.extend(already)
-                for rel, text in files.items():
-                    findings = check_text(rel, text, patterns=ctx.redact_patterns)
+                for rel, text in files.items():  # what the pre-commit hook would refuse: pygit2 runs no hooks
+                    findings = commit_problems(rel, text.encode("utf-8"), ctx.redact_patterns)
                     if findings:
                         raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", FAILED)
                 _check_successors(ctx, repo, files)
                 _check_local_links(st, files)
+                companions = _superseded_companions(ctx, repo, [Path(r).stem for r in files], res.warnings)
                 start_branch = pygit.current_branch(repo) or "HEAD"
                 target = _pick_branch(repo, branch) if branch else start_branch
                 if branch:
@@ -312,7 +329,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                         raise MemexError("this repository has no commits yet, so there is nothing to start "
                                          f"--branch {shlex.quote(target)} from; commit once first (nothing was changed)", FAILED)
                 plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
-                        "new_branch": bool(branch), "base": base}
+                        "new_branch": bool(branch), "base": base, "companions": companions}
                 # the same id with different content already in the repository: a human decides
                 head = _head_files(repo, list(files))
                 for rel, text in files.items():
@@ -344,8 +361,11 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 crash_point("submit.after_files")
                 head = _head_files(repo, list(files))
                 to_commit = {rel: text.encode("utf-8") for rel, text in files.items() if head.get(rel) != text}
-                # a memory these drafts supersede changed status in the work tree: commit that too
-                to_commit.update(_superseded_companions(ctx, repo, [Path(r).stem for r in files]))
+                # a memory these drafts supersede, marked so in the work tree: its marking, checked before
+                # the journal was written (`_superseded_companions`), is committed with them
+                extra = plan.get("companions", {})
+                head.update(_head_files(repo, list(extra)))
+                to_commit.update({rel: text.encode("utf-8") for rel, text in extra.items() if head.get(rel) != text})
                 if to_commit:
                     n = len(files)
                     lines = [f"memex: submit {n} memor{'y' if n == 1 else 'ies'} for review", ""]
@@ -499,24 +519,69 @@ def _head_files(repo: pygit2.Repository, rels: list[str]) -> dict[str, str]:
     return out
 
 
-def _superseded_companions(ctx: Context, repo: pygit2.Repository, ids: list[str]) -> dict[str, bytes]:
-    """Repo files marked superseded by one of these ids in the work tree but not yet committed."""
-    from git_memex.core import frontmatter
-
+def _head_blobs(repo: pygit2.Repository, rels: list[str]) -> dict[str, bytes]:
+    """What HEAD holds at each of `rels` (a path HEAD lacks, or an unborn HEAD: left out)."""
     out: dict[str, bytes] = {}
-    assert ctx.memory_dir is not None
-    wanted = set(ids)
-    for path in ctx.memory_dir.glob("*.md"):
-        rel = f"{ctx.memory_dir_rel}/{path.name}"
-        if path.stem in wanted:
-            continue
+    try:
+        tree = repo.head.peel().tree
+    except Exception:  # noqa: BLE001 - unborn HEAD
+        return out
+    for rel in rels:
         try:
-            text = read_bytes(path, root=ctx.memory_dir).decode("utf-8")
-            fm, _ = frontmatter.parse(text)
-        except (UnreadableMemory, UnicodeDecodeError, frontmatter.FrontmatterError):
+            obj = repo[tree[rel].id]
+        except KeyError:
             continue
-        if fm.get("superseded_by") in wanted and _head_files(repo, [rel]).get(rel) != text:
-            out[rel] = text.encode("utf-8")
+        data = getattr(obj, "data", None)
+        if isinstance(data, bytes):
+            out[rel] = data
     return out
 
 
+def _superseded_companions(ctx: Context, repo: pygit2.Repository, ids: list[str],
+                           warnings: list[str]) -> dict[str, str]:
+    """The work tree's memory files, beside the drafts `ids`, that name one of them in
+    `superseded_by` and differ from HEAD: rel path → text to commit with the drafts.
+
+    Each is taken only as the supersede marking of a committed memory, checked as the pre-commit
+    hook checks a staged file (`scan.companion_problem`, which runs `scan.commit_problems`); one
+    that fails refuses the whole submit in one sentence (exit 1, nothing changed). A file HEAD
+    does not hold (untracked, or new) is never taken: it is named in `warnings`. A link, a FIFO or
+    an unreadable file is never read (`read_bytes`)."""
+    from git_memex.core import frontmatter
+    from git_memex.secrets.scan import companion_problem, successor_named
+
+    assert ctx.memory_dir is not None
+    wanted = set(ids)
+    named: dict[str, tuple[bytes, str]] = {}
+    for path in sorted(ctx.memory_dir.glob("*.md")):
+        if path.stem in wanted:
+            continue
+        try:
+            raw = read_bytes(path, root=ctx.memory_dir)
+        except UnreadableMemory:
+            continue
+        text = raw.decode("utf-8", "replace")
+        found = successor_named(text)
+        succ = found[0] if found else None
+        if succ not in wanted:
+            try:
+                succ = frontmatter.parse(text)[0].get("superseded_by")
+            except frontmatter.FrontmatterError:
+                continue
+        if isinstance(succ, str) and succ in wanted:
+            named[f"{ctx.memory_dir_rel}/{path.name}"] = (raw, succ)
+    head = _head_blobs(repo, list(named))
+    out: dict[str, str] = {}
+    for rel, (raw, succ) in named.items():
+        if head.get(rel) == raw:
+            continue
+        if rel not in head:
+            warnings.append(f"{rel} names {succ} in superseded_by but is not in the repository, so submit left it out")
+            continue
+        why = companion_problem(rel, head[rel], raw, wanted, patterns=ctx.redact_patterns,
+                                reference_keys=ctx.reference_keys)
+        if why:
+            raise MemexError(f"{rel}, which names {succ} in superseded_by and would be committed with it, {why}; "
+                             "refusing to submit (nothing was changed)", FAILED)
+        out[rel] = raw.decode("utf-8")
+    return out

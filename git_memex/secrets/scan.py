@@ -7,7 +7,7 @@ pygit2 commit runs no hooks) and the pre-commit framework hooks.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from git_memex.core import frontmatter
@@ -64,6 +64,10 @@ def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]
             out.append(Finding(path, _line_of(text, "scope"), "personal-memory-in-repo (personal memories never leave this machine)"))
         if m.fm.get("visibility") == "private":
             out.append(Finding(path, _line_of(text, "visibility"), "private-memory-in-repo (private memories never leave this machine)"))
+        span = _private_span_line(text)
+        if span is not None:
+            out.append(Finding(path, span, "private-span-in-repo (a <private> part never leaves this machine; remove "
+                               "it, or let git memex write the text, which leaves such parts out)", True))
     try:
         validate(m)
     except ValidationError as exc:
@@ -99,6 +103,20 @@ def size_findings(sized: list[tuple[str, int]]) -> list[Finding]:
     return out
 
 
+def _private_span_line(text: str) -> int | None:
+    """The line of the first `<private>` part in a file's text (what every write of git memex
+    leaves out, `redact.strip_private`), or None. Costs a regex only when the text says "private"."""
+    if "private" not in text.lower():
+        return None
+    from git_memex.secrets.redact import strip_private
+
+    stripped, spans = strip_private(text)
+    if not spans:
+        return None
+    at = next((i for i, (a, b) in enumerate(zip(text, stripped, strict=False)) if a != b), len(stripped))
+    return text.count("\n", 0, at) + 1
+
+
 def check_text(path: str, text: str, *, secrets: bool = True, fmt: bool = True, in_repo: bool = True,
                patterns: Sequence[str] = ()) -> list[Finding]:
     if fmt and len(text) > frontmatter.MAX_FILE_BYTES:  # refused by its size alone: never scanned further
@@ -123,6 +141,82 @@ def check_bytes(path: str, data: bytes, **kw: Any) -> list[Finding]:
     return check_text(path, text, **kw)
 
 
+def commit_problems(path: str, data: bytes, patterns: Sequence[str] = ()) -> list[Finding]:
+    """Why a memory file may not enter a commit: the one check of everything a commit records in
+    the memory folder, whoever makes the commit. The pre-commit hook runs it on each staged blob,
+    `scan --staged` likewise, and `submit` (whose pygit2 commit runs no hooks) on each draft and
+    each companion it commits: the full reader and validation, no conflict markers, never
+    `scope: personal` or `visibility: private`, no `<private>` part, no secret (built-in rules and
+    the team's `patterns`). Empty when the file may be committed."""
+    return check_bytes(path, data, patterns=patterns)
+
+
+# What `git memex supersede` changes in the memory it replaces (`ops.supersede`, `ops._rewrite`):
+# the only change `submit` commits in a file beside its drafts. The reference tool's keys
+# (`Context.reference_keys`) may be filled in where the committed file lacks them.
+SUPERSEDE_MARKING = frozenset({"status", "superseded_by", "updated_at", "revision"})
+
+
+def companion_problem(path: str, head: bytes | None, data: bytes, successors: Collection[str], *,
+                      patterns: Sequence[str] = (), reference_keys: Mapping[str, str] | None = None) -> str | None:
+    """Why `submit` may not commit `data`, the work tree's `path`, beside drafts `successors` that
+    it names in `superseded_by`; None when it may. `head` is what HEAD holds there (None: nothing).
+
+    Taken only when the file passes `commit_problems` and its one change against HEAD is the
+    supersede marking: status `superseded`, `superseded_by` one of `successors`, `updated_at` and
+    `revision` (`SUPERSEDE_MARKING`), and a reference key (`Context.reference_keys`) filled in with
+    its value where the committed file lacks it. Nothing else may differ: not a
+    field, not the text, not a comment or a line the reader does not see. The answer reads after
+    the file's path: "changes its text as well as …"."""
+    if head is None:
+        return "is not in the repository, and submit commits a file beside its drafts only as the supersede marking of a committed memory"
+    found = commit_problems(path, data, patterns)
+    if found:
+        f = found[0]
+        what = "holds a secret" if f.secret and not f.rule.startswith("private-span") else "fails a check"
+        return f"{what} ({f.rule.split(' (', 1)[0]}, line {f.line}), so it may not be committed"
+    from git_memex.core.files import UnreadableMemory, parse_memory_bytes
+
+    try:
+        old = parse_memory_bytes(head, Path(path))
+    except UnreadableMemory as exc:
+        return f"was committed as a file the reader refuses ({exc}), so its change cannot be checked"
+    try:
+        new = parse_memory_bytes(data, Path(path))
+    except UnreadableMemory as exc:
+        return f"is not a readable memory file ({exc})"
+    nxt = new.fm.get("superseded_by")
+    if new.fm.get("status") != "superseded" or nxt not in successors:
+        return (f"names {nxt} in superseded_by but is not marked superseded (status: {new.fm.get('status')})"
+                if nxt in successors else "is not marked superseded by a memory being submitted")
+    if new.body != old.body:
+        return "changes its text as well as being marked superseded"
+    filled = {k for k, v in (reference_keys or {}).items() if not old.fm.get(k) and new.fm.get(k) in (None, v)}
+    for key in sorted({*old.fm, *new.fm}, key=str):
+        if key not in SUPERSEDE_MARKING and key not in filled and old.fm.get(key) != new.fm.get(key):
+            return f"changes its {key} field as well as being marked superseded"
+    text = data.decode("utf-8")
+    raw_fm, raw_body = frontmatter.parse(text)
+    if text != frontmatter.serialize(raw_fm, raw_body) and not _only_marking_lines(head, text, raw_fm, {
+            *SUPERSEDE_MARKING, *filled}):
+        return "changes lines the reader does not see (a comment or hand formatting) as well as being marked superseded"
+    return None
+
+
+def _only_marking_lines(head: bytes, text: str, fm: dict[str, Any], keys: set[str]) -> bool:
+    """Whether every line that differs between the two texts is a line of one of `keys`, each
+    added line exactly as git memex writes that key's value (so no comment rides on one)."""
+    import difflib
+
+    written = {frontmatter.serialize({k: fm[k]}, "").split("\n")[1] for k in keys if k in fm}
+    for line in difflib.ndiff(head.decode("utf-8", "replace").splitlines(), text.splitlines()):
+        if line.startswith("+ ") and line[2:] not in written:
+            return False
+        if line.startswith("- ") and line[2:].split(":", 1)[0] not in keys:
+            return False
+    return True
+
+
 # `superseded_by: ID` as the writer puts it (quoted by hand at most); `null` and `~` are no id
 _SUCCESSOR_RE = re.compile(r"^superseded_by:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
 
@@ -138,13 +232,18 @@ def successor_named(text: str) -> tuple[str, int] | None:
 
 
 def dangling_pointers(work_tree: Path, memory_dir: str, staged: list[tuple[str, bytes]],
-                      deleted: list[str]) -> list[Finding]:
+                      deleted: list[str], *, patterns: Sequence[str] = (),
+                      reference_keys: Mapping[str, str] | None = None) -> list[Finding]:
     """Memory files the commit would record with a `superseded_by` naming a memory the commit
     does not hold. Such a file hides its memory from every teammate (superseded) and shows them
     nothing in its place. Costs a git call only when a staged file names a successor (one
-    `ls-files`) or a memory file is deleted (one `grep --cached`). Raises OSError when git
-    cannot answer."""
-    from git_memex.core.gitcmd import indexed_lines_matching, indexed_paths
+    `ls-files`) or a memory file is deleted (one `grep --cached`), and one more (`cat-file`)
+    when such a successor is missing, for the hint. Raises OSError when git cannot answer.
+
+    The hint sends the person to `git memex submit SUCCESSOR` only when submit would take the
+    file with it (`companion_problem` of the file as the work tree holds it; `patterns` and
+    `reference_keys` as submit uses them); otherwise it says what stops that."""
+    from git_memex.core.gitcmd import head_blobs, indexed_lines_matching, indexed_paths
 
     folder = memory_dir.rstrip("/")
     out: list[Finding] = []
@@ -164,14 +263,17 @@ def dangling_pointers(work_tree: Path, memory_dir: str, staged: list[tuple[str, 
                 raise OSError("git could not list the memory files of the commit")
             ids = {p.rsplit("/", 1)[-1][:-3] for p in everything if p.endswith(".md")}
             present |= {succ for succ in named if succ.rsplit("/", 1)[-1][:-3] in ids}
-        for succ, users in named.items():
-            if succ in present:
-                continue
+        missing = {succ: users for succ, users in named.items() if succ not in present}
+        head = head_blobs(work_tree, [p for users in missing.values() for p, _line in users]) if missing else {}
+        if head is None:
+            raise OSError("git could not read the committed memory files")
+        data_of = dict(staged)
+        for succ, users in missing.items():
             sid = succ.rsplit("/", 1)[-1][:-3]
             for path, line in users:
+                hint = _submit_hint(work_tree, path, sid, succ, head.get(path), data_of[path], patterns, reference_keys)
                 out.append(Finding(path, line, f"dangling-superseded-by ({sid} is not in this commit, so teammates "
-                                   f"would lose this memory and get nothing in its place; `git memex submit {sid}` "
-                                   f"commits both, or stage {succ})"))
+                                   f"would lose this memory and get nothing in its place; {hint})"))
     gone = {p.rsplit("/", 1)[-1][:-3] for p in deleted}
     gone = {g for g in gone if SAFE_ID_RE.match(g)}
     if gone:  # files this commit leaves as they were, naming a memory it deletes
@@ -188,3 +290,25 @@ def dangling_pointers(work_tree: Path, memory_dir: str, staged: list[tuple[str, 
                                "memory names as its successor, so teammates would lose both; keep it, or point "
                                "superseded_by at the memory that replaces it)"))
     return out
+
+
+def _submit_hint(work_tree: Path, path: str, sid: str, succ: str, head: bytes | None, staged: bytes,
+                 patterns: Sequence[str], reference_keys: Mapping[str, str] | None) -> str:
+    """What to do about a file naming a successor the commit lacks: `git memex submit` only when
+    submit would commit the file (as the work tree holds it, which is what submit reads)."""
+    from git_memex.core.files import UnreadableMemory, read_bytes
+
+    try:
+        data = read_bytes(work_tree / path, root=work_tree)
+    except UnreadableMemory:
+        data = staged
+    why = companion_problem(path, head, data, {sid}, patterns=patterns, reference_keys=reference_keys)
+    if why is None:
+        return f"`git memex submit {sid}` commits both, or stage {succ}"
+    if head is None:
+        if commit_problems(path, data, patterns):
+            return (f"`git memex submit {sid}` never takes this file, which is not in the repository, and it "
+                    "cannot be committed as it is")
+        return (f"this file is not in the repository yet, so `git memex submit {sid}` leaves it out: submit "
+                f"{sid} first, then commit this file, or stage {succ}")
+    return f"`git memex submit {sid}` would refuse this file too, as it {why}"
