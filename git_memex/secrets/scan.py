@@ -155,6 +155,10 @@ def commit_problems(path: str, data: bytes, patterns: Sequence[str] = ()) -> lis
 # the only change `submit` commits in a file beside its drafts. The reference tool's keys
 # (`Context.reference_keys`) may be filled in where the committed file lacks them.
 SUPERSEDE_MARKING = frozenset({"status", "superseded_by", "updated_at", "revision"})
+# What a review since the last commit wrote in the work tree (`git memex promote` of the memory,
+# then `supersede` before any commit): taken too. It grants nothing by itself: an instruction is
+# served only with an approval record binding a person to its content (agents/approval_record).
+REVIEW_MARKING = frozenset({"review_state", "approved_by", "review_history", "review_note"})
 
 
 def companion_problem(path: str, head: bytes | None, data: bytes, successors: Collection[str], *,
@@ -164,7 +168,8 @@ def companion_problem(path: str, head: bytes | None, data: bytes, successors: Co
 
     Taken only when the file passes `commit_problems` and its one change against HEAD is the
     supersede marking: status `superseded`, `superseded_by` one of `successors`, `updated_at` and
-    `revision` (`SUPERSEDE_MARKING`), and a reference key (`Context.reference_keys`) filled in with
+    `revision` (`SUPERSEDE_MARKING`), the fields a review since the last commit wrote
+    (`REVIEW_MARKING`), and a reference key (`Context.reference_keys`) filled in with
     its value where the committed file lacks it. Nothing else may differ: not a
     field, not the text, not a comment or a line the reader does not see. The answer reads after
     the file's path: "changes its text as well as …"."""
@@ -193,12 +198,12 @@ def companion_problem(path: str, head: bytes | None, data: bytes, successors: Co
         return "changes its text as well as being marked superseded"
     filled = {k for k, v in (reference_keys or {}).items() if not old.fm.get(k) and new.fm.get(k) in (None, v)}
     for key in sorted({*old.fm, *new.fm}, key=str):
-        if key not in SUPERSEDE_MARKING and key not in filled and old.fm.get(key) != new.fm.get(key):
+        if key not in SUPERSEDE_MARKING | REVIEW_MARKING and key not in filled and old.fm.get(key) != new.fm.get(key):
             return f"changes its {key} field as well as being marked superseded"
     text = data.decode("utf-8")
     raw_fm, raw_body = frontmatter.parse(text)
     if text != frontmatter.serialize(raw_fm, raw_body) and not _only_marking_lines(head, text, raw_fm, {
-            *SUPERSEDE_MARKING, *filled}):
+            *SUPERSEDE_MARKING, *REVIEW_MARKING, *filled}):
         return "changes lines the reader does not see (a comment or hand formatting) as well as being marked superseded"
     return None
 
