@@ -25,7 +25,24 @@ from git_memex.errors import FAILED
 
 
 class UnreadableMemory(ValueError):
-    """A file in a memory folder that cannot be used; the message says why (quarantine reason)."""
+    """A file in a memory folder that cannot be used; the message says why (quarantine reason).
+
+    The reason may quote what the file holds (a bad id, a field's value): every secret in it is
+    masked here, where each reason is made (`secrets.admission.mask_text`), so doctor, status and
+    the quarantine list never show one."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(said(reason))
+
+
+def said(message: str) -> str:
+    """A message built from what a file holds, with every secret in it masked (the reader's
+    validation messages and lenient-reading notes go through it)."""
+    if message.isascii() and len(message) < 16:
+        return message
+    from git_memex.secrets.admission import mask_text
+
+    return mask_text(message)
 
 
 def conflict_marker_line(text: str) -> int | None:
@@ -349,7 +366,10 @@ def _checked(fm: dict, body: str, path: Path) -> Memory:
         check_fields(fm)
     except FieldError as exc:
         raise UnreadableMemory(str(exc)) from None
-    return from_parsed(fm, body, path)
+    m = from_parsed(fm, body, path)
+    if m.warnings:  # the lenient reading's notes quote the values it mapped (`type "…" → knowledge`)
+        m.warnings = [said(w) for w in m.warnings]
+    return m
 
 
 def checked_memory(fm: dict, body: str, path: Path) -> Memory:

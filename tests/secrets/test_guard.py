@@ -105,3 +105,27 @@ def test_a_commit_of_the_planted_file_is_still_refused(repo: Path) -> None:
     git("add", "-A", cwd=repo)
     r = git("commit", "-q", "-m", "planted", cwd=repo, check=False)
     assert r.returncode != 0 and "secret" in (r.stdout + r.stderr).lower()
+
+
+def test_a_secret_in_an_enum_field_is_never_shown(ready: Path) -> None:
+    """A hand edit or a pull brings `importance: ghp_…` (or confidence, role, type): the hook's
+    refusal, scan, doctor, show --json, list, search and MCP memory_get all mask it."""
+    from mcp_client import call, text
+
+    ids = {key: plant(ready, f"the release checklist lives in the wiki, note {key}", **{key: TOKEN})
+           for key in ("importance", "confidence", "role", "type")}
+    git("add", "-A", cwd=ready)
+    commit = git("commit", "-qm", "hand edit", cwd=ready, check=False)  # the real pre-commit hook
+    assert commit.returncode != 0 and "invalid (" in commit.stderr + commit.stdout
+    assert TOKEN not in commit.stderr + commit.stdout and TOKEN[4:20] not in commit.stderr + commit.stdout
+    git("commit", "-qm", "hand edit", "--no-verify", cwd=ready)
+    for args in (("scan",), ("doctor",), ("list", "--json"), ("search", "release checklist wiki", "--json"),
+                 *(("show", mid, "--json") for mid in ids.values())):
+        r = run_cli(*args)
+        assert TOKEN not in r.out + r.err and TOKEN[4:20] not in r.out + r.err, (args, r.out, r.err)
+    shown = run_cli("show", ids["type"], "--json").json()
+    assert shown["warnings"] and all(TOKEN not in w for w in shown["warnings"])
+    assert run_cli("show", ids["importance"], "--json").json()["frontmatter"]["importance"].startswith("ghp_xxxx")
+    for mid in ids.values():
+        res = call("memory_get", {"id": mid}, cwd=ready)
+        assert TOKEN not in text(res) and TOKEN not in json.dumps(res.structured_content), text(res)
