@@ -566,7 +566,8 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         from git_memex.agents.render import ABBREV, short_ids
 
         abbrev = short_ids(st, [h.id for h in res.hits], ABBREV)
-        out: dict[str, Any] = {"query": query,
+        # the query is echoed back: masked like a body (a pasted token), the verdict remembered
+        out: dict[str, Any] = {"query": safe_bodies(st, [("", query)])[""],
                                "hits": [{**h.to_json(explain), "short_id": abbrev[h.id]} for h in res.hits],
                                "limit": limit, "more": res.more}
         if explain:

@@ -56,7 +56,8 @@ def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]
     found = _format_findings(path, text, in_repo)
     if not found:
         return found
-    from git_memex.secrets.redact import redact  # admission.mask_text's masking; admission imports scan
+    # admission.mask_text's masking (admission imports scan, so not through it)
+    from git_memex.secrets.redact import redact
 
     # a format finding quotes what the file holds (`invalid (importance 'ghp_…' …)`): each is masked
     return [Finding(f.path, f.line, redact(f.rule).text) for f in found]

@@ -129,3 +129,27 @@ def test_a_secret_in_an_enum_field_is_never_shown(ready: Path) -> None:
     for mid in ids.values():
         res = call("memory_get", {"id": mid}, cwd=ready)
         assert TOKEN not in text(res) and TOKEN not in json.dumps(res.structured_content), text(res)
+
+
+def test_the_users_own_input_is_echoed_back_masked(repo: Path) -> None:
+    """A token pasted into a query, a type filter or an argument comes back masked: search and
+    context --json, MCP memory_search/memory_list (text and structured), argument errors."""
+    from mcp_client import call, text
+
+    plant(repo, "the release checklist lives in the wiki")
+    for args in (("search", f"release {TOKEN}", "--json"), ("context", "--query", f"release {TOKEN}", "--json"),
+                 ("list", "--type", TOKEN), ("list", "--bogus", TOKEN)):
+        r = run_cli(*args)
+        assert TOKEN not in r.out + r.err and "ghp_xxxx" in r.out + r.err, (args, r.out, r.err)
+    for tool, given in (("memory_search", {"query": f"release {TOKEN}", "type": TOKEN}),
+                        ("memory_search", {"query": f"zzqx {TOKEN}"}), ("memory_list", {"type": TOKEN})):
+        res = call(tool, given, cwd=repo)
+        assert TOKEN not in text(res) and TOKEN not in json.dumps(res.structured_content), (tool, text(res))
+
+
+def test_an_unrecognized_argument_cannot_drive_the_terminal(repo: Path) -> None:
+    from conftest import run_cli_process
+
+    r = run_cli_process("list", "--since", "\x1b]0;PWN\x07\x1b[2J")
+    assert r.code == 1 and "unrecognized arguments" in r.err
+    assert "\x1b" not in r.err and "\x07" not in r.err and "\\u001b]0;PWN" in r.err
