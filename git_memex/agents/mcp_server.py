@@ -59,6 +59,21 @@ class MemexMCPServer(MCPServer):
     adapter: Adapter | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Every tool call; a MemexError raised anywhere on its way (the repository refused by
+        git's ownership check, an unusable data root) reaches the client as that tool's error,
+        one sentence, with no traceback on stderr."""
+        try:
+            return await self._call_tool(name, arguments, context)
+        except MemexError as exc:
+            if self.adapter is not None:
+                return error(self.adapter.say(name, exc.message), exc.code)
+            return error(exc.message, exc.code)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, MemexError):
+                return error(exc.__cause__.message, exc.__cause__.code)
+            raise
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if self.adapter is not None and self.adapter.wants_roots():
             await self.adapter.take_roots(context)
         from git_memex.core import caller

@@ -10,6 +10,7 @@ import contextlib
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from git_memex.core import frontmatter
 from git_memex.core.model import (
@@ -412,6 +413,19 @@ def list_md(folder: Path) -> list[os.DirEntry[str]]:
             return [e for e in it if e.name.endswith(".md") and not e.name.startswith(".")]
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+def loads_json(text: str | bytes) -> Any:
+    """`json.loads` for a file we read (a data-root record, a bundle): anything it cannot take is
+    a ValueError, so every reader treats it as a damaged file. That covers invalid JSON, an
+    integer longer than Python converts (4300 digits) and nesting deeper than the stack
+    (`[[[[…]]]]`, a RecursionError otherwise)."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
 
 
 # ----------------------------------------------------------------- data-root files that are not memories
