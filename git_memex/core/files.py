@@ -10,7 +10,6 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from git_memex.core import frontmatter
 from git_memex.core.model import (
@@ -23,6 +22,10 @@ from git_memex.core.model import (
     validate,
 )
 from git_memex.errors import FAILED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class UnreadableMemory(ValueError):
