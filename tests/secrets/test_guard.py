@@ -154,3 +154,23 @@ def test_an_unrecognized_argument_cannot_drive_the_terminal(repo: Path) -> None:
     r = run_cli_process("list", "--since", "\x1b]0;PWN\x07\x1b[2J")
     assert r.code == 1 and "unrecognized arguments" in r.err
     assert "\x1b" not in r.err and "\x07" not in r.err and "\\u001b]0;PWN" in r.err
+
+
+def test_an_unknown_tool_prompt_or_resource_name_is_echoed_masked(repo: Path) -> None:
+    from mcp_client import session
+
+    async def steps(c):
+        said = []
+        res = await c.call_tool(TOKEN, {})
+        said.append((res.is_error, json.dumps([getattr(b, "text", "") for b in res.content])))
+        for ask in (lambda: c.get_prompt(TOKEN, {}), lambda: c.read_resource("memex://" + TOKEN)):
+            try:
+                await ask()
+            except Exception as exc:  # noqa: BLE001 - the client raises the server's error
+                said.append((True, repr(exc)))
+        return said
+
+    said = session(steps, cwd=repo)
+    assert len(said) == 3 and all(bad for bad, _ in said)
+    for _, words in said:
+        assert TOKEN not in words and "ghp_xxxx" in words and "Internal" not in words, words
