@@ -71,7 +71,12 @@ def parser_class() -> type[argparse.ArgumentParser]:
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> None:  # type: ignore[override]
-            self.exit(1, f"git-memex: {message}; see `git memex {self._sub_name()}--help`\n")
+            # the one path of every argument error: it quotes what was typed, before the output
+            # guard is on, so it masks secrets and escapes terminal controls itself
+            from git_memex.core.output import neutralise
+
+            said = neutralise(masked_message(message))
+            self.exit(1, f"git-memex: {said}; see `git memex {self._sub_name()}--help`\n")
 
         def _sub_name(self) -> str:
             parts = self.prog.split()

@@ -304,11 +304,12 @@ def masked(ctx: Context, res: dict[str, Any]) -> dict[str, Any]:
     """`show`'s result as it may leave the process (show --json, memory_get): the body and every
     frontmatter field masked (`secrets.admission`), and the links it carries said as the masked
     fields say them (a hand-edited file may hold a token where an id or a reference belongs)."""
-    from git_memex.secrets.admission import mask_fields
+    from git_memex.secrets.admission import mask_fields, mask_value
     from git_memex.secrets.redact import redact
 
     fm = mask_fields(res["frontmatter"], ctx.redact_patterns)[0]
-    out = {**res, "frontmatter": fm, "body": redact(res["body"] or "", ctx.redact_patterns).text}
+    out = {**res, "frontmatter": fm, "body": redact(res["body"] or "", ctx.redact_patterns).text,
+           "warnings": mask_value(res.get("warnings") or [], ctx.redact_patterns)[0]}
     if res.get("canonical_ref") is not None:
         out["canonical_ref"] = {**res["canonical_ref"], "ref": fm.get("canonical_ref")}
     ids = fm.get("related") or []
@@ -565,7 +566,8 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         from git_memex.agents.render import ABBREV, short_ids
 
         abbrev = short_ids(st, [h.id for h in res.hits], ABBREV)
-        out: dict[str, Any] = {"query": query,
+        # the query is echoed back: masked like a body (a pasted token), the verdict remembered
+        out: dict[str, Any] = {"query": safe_bodies(st, [("", query)])[""],
                                "hits": [{**h.to_json(explain), "short_id": abbrev[h.id]} for h in res.hits],
                                "limit": limit, "more": res.more}
         if explain:

@@ -74,7 +74,9 @@ def type_filter(value: str | None) -> tuple[str | None, str | None]:
     if low in model.V1_TYPE_MAP:
         mapped = model.V1_TYPE_MAP[low]
         return mapped, f"type {word!r} is a v1 name; memories of type {mapped} were looked at"
-    return word, (f"type {word!r} is not a memory type, so nothing matches it; the types are "
+    from git_memex.secrets.redact import redact  # the note quotes what the agent sent: masked
+
+    return word, (f"type {redact(repr(word)).text} is not a memory type, so nothing matches it; the types are "
                   + ", ".join(model.TYPES))
 
 

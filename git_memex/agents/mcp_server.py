@@ -59,6 +59,51 @@ class MemexMCPServer(MCPServer):
     adapter: Adapter | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Every tool call; a MemexError raised anywhere on its way (the repository refused by
+        git's ownership check, an unusable data root) reaches the client as that tool's error,
+        one sentence, with no traceback on stderr."""
+        try:
+            return await self._call_tool(name, arguments, context)
+        except MemexError as exc:
+            if self.adapter is not None:
+                return error(self.adapter.say(name, exc.message), exc.code)
+            return error(exc.message, exc.code)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, MemexError):
+                return error(exc.__cause__.message, exc.__cause__.code)
+            raise
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        """An unknown prompt is an invalid-params error naming it masked (the SDK's own is an
+        internal error with a traceback, quoting the name as sent)."""
+        if self._prompt_manager.get_prompt(name) is None:
+            from mcp.shared.exceptions import MCPError
+            from mcp.types import INVALID_PARAMS
+
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {_sent(name)}")
+        return await super().get_prompt(name, arguments, context)
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        """The SDK's errors quote the URI as sent: masked here."""
+        from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            return await super().read_resource(uri, context)
+        except MCPError as exc:
+            from git_memex.secrets.admission import mask_value
+
+            raise MCPError(exc.code, _sent(exc.message), mask_value(exc.data)[0]) from None
+        except ResourceNotFoundError as exc:  # the SDK would add the URI as sent, as `data`
+            from mcp.types import INVALID_PARAMS
+
+            raise MCPError(INVALID_PARAMS, _sent(str(exc)), {"uri": _sent(str(uri))}) from None
+        except ResourceError as exc:  # a read that failed: the SDK logs it and says internal error
+            raise type(exc)(_sent(str(exc))) from exc.__cause__
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._tool_manager.get_tool(name) is None:  # the SDK's sentence quotes the name as sent
+            return error(f"Unknown tool: {_sent(name)}", 1)
         if self.adapter is not None and self.adapter.wants_roots():
             await self.adapter.take_roots(context)
         from git_memex.core import caller
@@ -82,6 +127,14 @@ class MemexMCPServer(MCPServer):
             if isinstance(exc.__cause__, ArgumentError):
                 return error(argument_error(name, exc.__cause__), 1)
             raise
+
+
+def _sent(text: str) -> str:
+    """What the client sent, as an error quotes it: secrets masked, at most 200 characters."""
+    from git_memex.secrets.redact import redact
+
+    said = redact(text).text
+    return said if len(said) <= 200 else said[:197] + "..."
 
 
 # ------------------------------------------------------------------ the client, for `via`

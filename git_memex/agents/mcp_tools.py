@@ -193,7 +193,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             hits = data["hits"]
             lines = [DISCLAIMER]
             if not hits:
-                lines.append(f'No memories matched "{one_line(query, 120)}". Try other keywords or synonyms.')
+                lines.append(f'No memories matched "{one_line(data["query"], 120)}". Try other keywords or synonyms.')
             for h in hits:
                 lines.append(f"- {label(h)} id={h['id']}")
                 lines.append(f"  {one_line(h.get('snippet'))}")

@@ -104,7 +104,10 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     branch_text = " ".join(b_words)
     topic = query or branch_text
     stale, fetch_info = workspace.staleness_line(ctx, now)
-    signals: dict[str, Any] = {"query": query or None, "branch": branch or None, "branch_words": b_words,
+    from git_memex.secrets.guard import safe_bodies  # the query is echoed back: masked like a body
+
+    shown_query = safe_bodies(st, [("", query)])[""] if query else None
+    signals: dict[str, Any] = {"query": shown_query, "branch": branch or None, "branch_words": b_words,
                                "changed_paths": changed, "path_words": f_words, "fetch": fetch_info}
 
     # -- relevance signals

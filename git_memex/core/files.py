@@ -23,9 +23,30 @@ from git_memex.core.model import (
 )
 from git_memex.errors import FAILED
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class UnreadableMemory(ValueError):
-    """A file in a memory folder that cannot be used; the message says why (quarantine reason)."""
+    """A file in a memory folder that cannot be used; the message says why (quarantine reason).
+
+    The reason may quote what the file holds (a bad id, a field's value): every secret in it is
+    masked here, where each reason is made (`secrets.admission.mask_text`), so doctor, status and
+    the quarantine list never show one."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(said(reason))
+
+
+def said(message: str) -> str:
+    """A message built from what a file holds, with every secret in it masked (the reader's
+    validation messages and lenient-reading notes go through it)."""
+    if message.isascii() and len(message) < 16:
+        return message
+    from git_memex.secrets.admission import mask_text
+
+    return mask_text(message)
 
 
 def conflict_marker_line(text: str) -> int | None:
@@ -365,7 +386,10 @@ def _checked(fm: dict, body: str, path: Path) -> Memory:
         check_fields(fm)
     except FieldError as exc:
         raise UnreadableMemory(str(exc)) from None
-    return from_parsed(fm, body, path)
+    m = from_parsed(fm, body, path)
+    if m.warnings:  # the lenient reading's notes quote the values it mapped (`type "…" → knowledge`)
+        m.warnings = [said(w) for w in m.warnings]
+    return m
 
 
 def checked_memory(fm: dict, body: str, path: Path) -> Memory:
@@ -408,6 +432,19 @@ def list_md(folder: Path) -> list[os.DirEntry[str]]:
             return [e for e in it if e.name.endswith(".md") and not e.name.startswith(".")]
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+def loads_json(text: str | bytes) -> Any:
+    """`json.loads` for a file we read (a data-root record, a bundle): anything it cannot take is
+    a ValueError, so every reader treats it as a damaged file. That covers invalid JSON, an
+    integer longer than Python converts (4300 digits) and nesting deeper than the stack
+    (`[[[[…]]]]`, a RecursionError otherwise)."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
 
 
 # ----------------------------------------------------------------- data-root files that are not memories

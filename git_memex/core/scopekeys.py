@@ -77,9 +77,9 @@ def _registry_path(ctx: Context) -> Path:
 def read_registry(ctx: Context) -> dict[str, dict[str, Any]]:
     """main work tree -> {"key", "origin"}; empty when missing or unreadable."""
     try:
-        from git_memex.core.files import read_private
+        from git_memex.core.files import loads_json, read_private
 
-        doc = json.loads(read_private(ctx.data_root, _registry_path(ctx)).decode("utf-8"))
+        doc = loads_json(read_private(ctx.data_root, _registry_path(ctx)).decode("utf-8"))
         clones = doc.get("clones") if isinstance(doc, dict) else None
         if not isinstance(clones, dict):
             return {}

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-SCHEMA_VERSION = "14"  # 14: expires_ts, language, canonical_ref; personal files in shared folders quarantined; pinyin of Han tags
+SCHEMA_VERSION = "15"  # 15: enum columns masked unless an enum value; 14: expires_ts, language, canonical_ref; personal files in shared folders quarantined; pinyin of Han tags
 
 FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -156,6 +156,21 @@ def id_ref(v: Any) -> str | None:
     return str(mask_value(s)[0])
 
 
+def enum_ref(key: str, v: Any) -> str | None:
+    """An enum field as the index keeps it: one of its values as it is, anything else (a
+    hand-edited `importance: ghp_…`) scanned and masked like free text, for the same readers."""
+    s = _str(v)
+    if s is None:
+        return None
+    from git_memex.core.model import ENUMS
+
+    if s in ENUMS[key]:
+        return s
+    from git_memex.secrets.admission import mask_value
+
+    return str(mask_value(s)[0])
+
+
 def _str(v: Any) -> str | None:
     if v is None:
         return None
@@ -183,17 +198,17 @@ def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, A
         "path": str(m.path),
         "location": location,
         "project_key": project_key,
-        "scope": _str(fm.get("scope")) or "project",
-        "type": _str(fm.get("type")) or "fact",
-        "status": _str(fm.get("status")) or "active",
-        "review_state": _str(fm.get("review_state")),
-        "role": _str(fm.get("role")) or "knowledge",
-        "importance": _str(fm.get("importance")) or "normal",
-        "visibility": _str(fm.get("visibility")),
-        "source": _str(fm.get("source")),
-        "trust_level": _str(fm.get("trust_level")),
-        "instruction_state": _str(fm.get("instruction_state")),
-        "confidence": _str(fm.get("confidence")),
+        "scope": enum_ref("scope", fm.get("scope")) or "project",
+        "type": enum_ref("type", fm.get("type")) or "fact",
+        "status": enum_ref("status", fm.get("status")) or "active",
+        "review_state": enum_ref("review_state", fm.get("review_state")),
+        "role": enum_ref("role", fm.get("role")) or "knowledge",
+        "importance": enum_ref("importance", fm.get("importance")) or "normal",
+        "visibility": enum_ref("visibility", fm.get("visibility")),
+        "source": enum_ref("source", fm.get("source")),
+        "trust_level": enum_ref("trust_level", fm.get("trust_level")),
+        "instruction_state": enum_ref("instruction_state", fm.get("instruction_state")),
+        "confidence": enum_ref("confidence", fm.get("confidence")),
         "created_by": _str(fm.get("created_by")),
         "created_at": _str(fm.get("created_at")),
         "updated_at": _str(upd),
@@ -205,7 +220,7 @@ def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, A
         "paths": json.dumps(m.paths, ensure_ascii=False),
         "content_hash": content_hash(m.body),
         "body": m.body,
-        "warnings": json.dumps(m.warnings, ensure_ascii=False) if m.warnings else None,
+        "warnings": json.dumps(m.warnings, ensure_ascii=False) if m.warnings else None,  # masked by the reader
         "aliases": json.dumps(aliases, ensure_ascii=False) if aliases else None,
         # user-defined vocabulary (reference tool): `alias` names `target` (search expands both ways)
         "alias": (_str(fm.get("alias")) or "").strip() or None,

@@ -55,12 +55,31 @@ SHAPES: dict[str, re.Pattern[str]] = {
 
 
 def structural_ok(key: str, value: Any) -> bool:
-    """True when `key`'s value may skip the scan: a structural key whose value, if a string of a
-    shaped key, is in its canonical shape."""
+    """True when `key`'s value may skip the scan: a structural key whose value, if a string, is in
+    its canonical shape: one of its enum's values for an enum key (`core.model.ENUMS`), an
+    RFC 3339 time for a time key, the pattern in SHAPES for the others. A hand-edited
+    `importance: ghp_…` is not an enum value: it is scanned and masked like free text."""
     if key not in STRUCTURAL:
         return False
+    if not isinstance(value, str):
+        return True
+    from git_memex.core.model import ENUMS, RFC3339_RE, TIME_KEYS
+
+    if key in ENUMS:
+        return value in ENUMS[key]
+    if key in TIME_KEYS or key in _OTHER_TIMES:
+        return len(value) <= 64 and RFC3339_RE.match(value) is not None
     shape = SHAPES.get(key)
-    return shape is None or not isinstance(value, str) or shape.fullmatch(value) is not None
+    return shape is None or shape.fullmatch(value) is not None
+
+
+_OTHER_TIMES = frozenset({"last_used_at", "valid_from", "valid_until"})
+
+
+def mask_text(text: str, patterns: Sequence[str] = ()) -> str:
+    """`text` (a message that may quote a value read from a file or given by the user) with every
+    secret in it masked: what every validation message and quarantine reason goes through."""
+    return str(_mask_str(text, patterns, []))
 
 
 def _mask_str(value: str, patterns: Sequence[str], found: list[str]) -> str:

@@ -54,6 +54,17 @@ def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]
     if conflict is not None:  # the rest would only report the markers' side effects
         return [Finding(path, conflict, "conflict-markers (an unfinished merge; run `git memex resolve`, after "
                         f"`git checkout -m -- {path}` if it was already `git add`ed)")]
+    found = _format_findings(path, text, in_repo)
+    if not found:
+        return found
+    # admission.mask_text's masking (admission imports scan, so not through it)
+    from git_memex.secrets.redact import redact
+
+    # a format finding quotes what the file holds (`invalid (importance 'ghp_…' …)`): each is masked
+    return [Finding(f.path, f.line, redact(f.rule).text) for f in found]
+
+
+def _format_findings(path: str, text: str, in_repo: bool) -> list[Finding]:
     try:
         m = judge_bytes(text.encode("utf-8", "surrogatepass"), path.rsplit("/", 1)[-1])
     except UnreadableMemory as exc:

@@ -307,14 +307,17 @@ def read_bundle(path: str) -> dict[str, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise _bundle_problem(name, "is not a git-memex bundle (it is not UTF-8 text)") from None
+    from git_memex.core.files import loads_json
+
     try:
-        doc = json.loads(text)
+        doc = loads_json(text)
     except json.JSONDecodeError as exc:
         if FORMAT in text[:200]:
             raise _bundle_problem(name, f"is truncated or damaged (invalid JSON at line {exc.lineno})") from None
         raise _bundle_problem(name, "is not a git-memex bundle (not the JSON `git memex export` writes)") from None
-    except RecursionError:
-        raise _bundle_problem(name, "is not a git-memex bundle (its JSON is nested too deeply)") from None
+    except ValueError as exc:  # nested too deeply, or a number longer than Python reads
+        why = "a number in it is too long" if "digits" in str(exc) else "its JSON is nested too deeply"
+        raise _bundle_problem(name, f"is not a git-memex bundle ({why})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise _bundle_problem(name, f"is not a git-memex bundle (no \"format\": \"{FORMAT}\")")
     version = doc.get("version")
