@@ -48,7 +48,7 @@ def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]
     """No unresolved merge conflict; a file the reader accepts (`core.files.judge_bytes`, the one
     every command reads memory files with: same function, same limits, its quarantine reason as
     the finding); in a repo, never personal or private."""
-    from git_memex.core.files import UnreadableMemory, conflict_marker_line, judge_bytes
+    from git_memex.core.files import conflict_marker_line
 
     conflict = conflict_marker_line(text)
     if conflict is not None:  # the rest would only report the markers' side effects
@@ -61,10 +61,13 @@ def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]
     from git_memex.secrets.redact import redact
 
     # a format finding quotes what the file holds (`invalid (importance 'ghp_…' …)`): each is masked
-    return [Finding(f.path, f.line, redact(f.rule).text) for f in found]
+    # (not the private-span finding: its words are ours, and redact would strip from its "<private>")
+    return [f if f.secret else Finding(f.path, f.line, redact(f.rule).text) for f in found]
 
 
 def _format_findings(path: str, text: str, in_repo: bool) -> list[Finding]:
+    from git_memex.core.files import UnreadableMemory, judge_bytes
+
     try:
         m = judge_bytes(text.encode("utf-8", "surrogatepass"), path.rsplit("/", 1)[-1])
     except UnreadableMemory as exc:
