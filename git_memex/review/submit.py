@@ -506,15 +506,12 @@ def _finish_pr(res: SubmitResult, target: str, n: int) -> SubmitResult:
 
 
 def _head_files(repo: pygit2.Repository, rels: list[str]) -> dict[str, str]:
+    """`_head_blobs` as text (a blob that is not UTF-8 is left out)."""
     out: dict[str, str] = {}
-    try:
-        tree = repo.head.peel().tree
-    except Exception:  # noqa: BLE001 - unborn HEAD
-        return out
-    for rel in rels:
+    for rel, data in _head_blobs(repo, rels).items():
         try:
-            out[rel] = repo[tree[rel].id].data.decode("utf-8")  # type: ignore[attr-defined]  # a blob
-        except (KeyError, UnicodeDecodeError):
+            out[rel] = data.decode("utf-8")
+        except UnicodeDecodeError:
             continue
     return out
 

@@ -43,14 +43,6 @@ def index_reason(path: Path) -> str | None:
     return None if m is not None else why
 
 
-@pytest.fixture
-def memrepo(repo: Path) -> Path:
-    assert run_cli("init", "--yes").code == 0
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "memex", cwd=repo)
-    return repo
-
-
 READER_REFUSES = {
     "nested list": "tags: [[deploy]]",
     "negative revision": "revision: -1",
@@ -64,17 +56,17 @@ READER_REFUSES = {
 
 
 @pytest.mark.parametrize("kind", sorted(READER_REFUSES))
-def test_a_commit_refuses_what_the_reader_would_quarantine(memrepo: Path, kind: str) -> None:
+def test_a_commit_refuses_what_the_reader_would_quarantine(ready: Path, kind: str) -> None:
     mid, text = memory_text()
     rel = f"{MEM}/{mid}.md"
-    (memrepo / rel).write_text(with_field(text, READER_REFUSES[kind]))
-    reason = index_reason(memrepo / rel)
+    (ready / rel).write_text(with_field(text, READER_REFUSES[kind]))
+    reason = index_reason(ready / rel)
     assert reason, "the case must be one the reader quarantines"
-    git("add", rel, cwd=memrepo)
-    before = git("rev-parse", "HEAD", cwd=memrepo).stdout
-    r = git("commit", "-q", "-m", "bad", cwd=memrepo, check=False)
+    git("add", rel, cwd=ready)
+    before = git("rev-parse", "HEAD", cwd=ready).stdout
+    r = git("commit", "-q", "-m", "bad", cwd=ready, check=False)
     assert r.returncode == 1, r.stderr
-    assert git("rev-parse", "HEAD", cwd=memrepo).stdout == before
+    assert git("rev-parse", "HEAD", cwd=ready).stdout == before
     mine = [line for line in r.stderr.splitlines() if line.startswith(rel + ":")]
     assert len(mine) == 1 and reason in mine[0], r.stderr  # one line, the reader's reason
     assert "Traceback" not in r.stderr
@@ -84,14 +76,14 @@ def test_a_commit_refuses_what_the_reader_would_quarantine(memrepo: Path, kind: 
     assert s.code == 1 and reason in s.out, s.out + s.err
 
 
-def test_a_commit_the_hook_passes_is_one_every_command_reads(memrepo: Path) -> None:
+def test_a_commit_the_hook_passes_is_one_every_command_reads(ready: Path) -> None:
     mid, text = memory_text()
     rel = f"{MEM}/{mid}.md"
-    (memrepo / rel).write_text(with_field(text, "tags: [" + ", ".join(f"t{i}" for i in range(1000)) + "]"))
-    git("add", rel, cwd=memrepo)
-    r = git("commit", "-q", "-m", "good", cwd=memrepo, check=False)
+    (ready / rel).write_text(with_field(text, "tags: [" + ", ".join(f"t{i}" for i in range(1000)) + "]"))
+    git("add", rel, cwd=ready)
+    r = git("commit", "-q", "-m", "good", cwd=ready, check=False)
     assert r.returncode == 0, r.stderr
-    assert index_reason(memrepo / rel) is None
+    assert index_reason(ready / rel) is None
     assert mid[:7] in run_cli("list").out
 
 
@@ -105,21 +97,21 @@ def _big(mid: str, text: str, size: int) -> str:
     return text.rstrip("\n") + "\n" + _noise(size - len(text)) + "\n"
 
 
-def test_an_oversized_blob_is_refused_from_its_size_without_being_read(memrepo: Path) -> None:
+def test_an_oversized_blob_is_refused_from_its_size_without_being_read(ready: Path) -> None:
     mid, text = memory_text()
     rel = f"{MEM}/{mid}.md"
-    (memrepo / rel).write_text(_big(mid, text, 3 * frontmatter.MAX_FILE_BYTES))
-    git("add", rel, cwd=memrepo)
-    oid = git("rev-parse", f":{rel}", cwd=memrepo).stdout.strip()
-    loose = memrepo / ".git" / "objects" / oid[:2] / oid[2:]
+    (ready / rel).write_text(_big(mid, text, 3 * frontmatter.MAX_FILE_BYTES))
+    git("add", rel, cwd=ready)
+    oid = git("rev-parse", f":{rel}", cwd=ready).stdout.strip()
+    loose = ready / ".git" / "objects" / oid[:2] / oid[2:]
     whole = zlib.decompress(loose.read_bytes())
     assert whole.startswith(b"blob ")
     # keep only the start of the object: its header still says the size, its content cannot be read
     os.chmod(loose, 0o644)
     loose.write_bytes(loose.read_bytes()[:4096])
-    assert git("cat-file", "-s", oid, cwd=memrepo).stdout.strip() == str(len(whole) - whole.index(b"\0") - 1)
-    assert git("cat-file", "blob", oid, cwd=memrepo, check=False).returncode != 0
-    r = git("commit", "-q", "-m", "big", cwd=memrepo, check=False)
+    assert git("cat-file", "-s", oid, cwd=ready).stdout.strip() == str(len(whole) - whole.index(b"\0") - 1)
+    assert git("cat-file", "blob", oid, cwd=ready, check=False).returncode != 0
+    r = git("commit", "-q", "-m", "big", cwd=ready, check=False)
     assert r.returncode == 1, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.startswith(rel + ":")]
     assert len(lines) == 1 and "too-large" in lines[0] and "is larger than 1024 KiB" in lines[0], r.stderr
