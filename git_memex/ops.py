@@ -619,6 +619,18 @@ def _retire(st: Stores, found: Found, why: str) -> None:
     instruction.retire(st.ctx, loc, str(found.row["id"]), why, actor(st.ctx))
 
 
+def _stage_repo(st: Stores, found: Found) -> None:
+    """A repository memory's changed (or deleted) file is staged, so a plain `git commit` records
+    the change (docs/git.md, "What a command stages"). Not after `supersede`: its marking waits
+    for `submit NEW`, which commits it with the successor (a commit of the marking alone is
+    refused as a dangling `superseded_by`)."""
+    if found.source.location != "repo" or st.ctx.repo is None:
+        return
+    from git_memex.git.sync import stage
+
+    stage(st.ctx, [Path(found.path)], f"the change of {found.row['id']}")
+
+
 def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", source: str = "cli",
               type: str | None = None, tags: list[str] | None = None, role: str | None = None,
               confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
@@ -697,6 +709,7 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         _rewrite(st, found, m)
         if status != "active":
             _retire(st, found, status)
+        _stage_repo(st, found)
         return {"id": m.id, "from": old, "to": status, "changed": True}
 
 
@@ -712,12 +725,14 @@ def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores |
             m.fm["status"] = "retracted"
             _rewrite(st, found, m)
             _retire(st, found, "retracted")
+            _stage_repo(st, found)
             return {"id": mid, "deleted": False, "status": "retracted", "changed": True}
         removed = []
         for f in st.find_all(mid):
             delete_file(f.path)
             f.index.remove(f.path)
             _retire(st, f, "forgotten")
+            _stage_repo(st, f)
             removed.append(str(f.path))
         return {"id": mid, "deleted": True, "paths": removed}
 

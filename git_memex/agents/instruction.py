@@ -185,17 +185,30 @@ def _write_record(ctx: Context, where: str, m: model.Memory, approver: tuple[str
 
 
 def _stage(ctx: Context, path: Any) -> None:
-    """`git add` (or, for a deleted record, `git rm --cached`) so that `git commit -a` takes it."""
-    from git_memex.core.gitcmd import run_git
+    """`git add` (or, for a deleted record, `git rm --cached`) so that a plain `git commit` takes it."""
+    from git_memex.git.sync import stage
 
-    assert ctx.repo is not None
-    rel = path.relative_to(ctx.repo.work_tree).as_posix()
-    args = ["add", "--", rel] if path.exists() else ["rm", "-q", "--cached", "--ignore-unmatch", "--", rel]
-    proc = run_git(args, ctx.repo.work_tree, timeout=30)
-    if proc is None or proc.returncode != 0:
-        detail = proc.stderr.decode("utf-8", "replace").strip() if proc is not None else "git did not run"
-        raise MemexError(f"the approval record {rel} was written but git could not stage it ({detail}); "
-                         f"run `git add {rel}`")
+    stage(ctx, [path], f"the approval record {path.name}")
+
+
+def _stage_rule(ctx: Context, where: str, *paths: Any) -> list[str]:
+    """For a repository rule, stage its file and its records as they are now (a record that
+    does not exist and was never tracked is left out), so that a plain `git commit` takes the
+    whole decision: the rule's file without its record, or the record without the file, reads
+    as "not committed as it is on main" (docs/agents.md, "Approval records"). [] elsewhere."""
+    if where != "repo" or ctx.repo is None:
+        return []
+    from git_memex.core.gitcmd import run_git
+    from git_memex.git.sync import stage
+
+    root = ctx.repo.work_tree
+    wanted = [p for p in paths if p.exists()]
+    gone = [p.relative_to(root).as_posix() for p in paths if not p.exists()]
+    if gone:  # a missing record counts only when git tracks it (its deletion is then staged)
+        proc = run_git(["ls-files", "-z", "--", *gone], root, timeout=60)
+        tracked = set(proc.stdout.decode("utf-8", "surrogateescape").split("\0")) if proc is not None else set()
+        wanted += [root / g for g in gone if g in tracked]
+    return stage(ctx, wanted, "the rule's approval")
 
 
 def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str | None = None,
@@ -203,7 +216,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
     """Open the gate for one submitted rule (or one of your own personal rules)."""
     from git_memex.agents.gate import default_branch
     from git_memex.core.files import write_memory
-    from git_memex.core.person import actor
+    from git_memex.core.person import named_by
     from git_memex.review.log import record_step
 
     if trust not in TRUST_CHOICES:
@@ -224,7 +237,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         if str(m.fm.get("source") or "").strip().lower() == "inference":
             raise MemexError(f"{m.id} was inferred by an agent (source: inference) and can never be a rule; "
                              "write the rule yourself with `git memex add --role instruction`", USAGE)
-        who = by or actor(ctx)
+        who = named_by(ctx, by, "approver")
         before = str(m.fm.get("instruction_state") or "draft")
         warnings: list[str] = []
         if where == "repo" and _self_approval(ctx, m, who):
@@ -240,7 +253,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         if approver is None:
             raise MemexError("git does not know who you are, so the approval cannot name you: set "
                              "`git config user.name` and `git config user.email`", USAGE)
-        if before == "approved" and m.fm.get("trust_level") == trust and m.fm.get("approved_by"):
+        if before == "approved" and m.fm.get("trust_level") == trust and m.fm.get("approved_by") == who:
             changed = False
         else:
             m.fm["instruction_state"] = "approved"
@@ -255,6 +268,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             changed = True
         if _write_record(ctx, where, m, approver, trust):
             changed = True
+        staged = _stage_rule(ctx, where, found.path, _record_path(ctx, where, m.id))
         ref = default_branch(ctx) if where == "repo" else None
         if where == "personal":
             nxt = "it is one of your personal rules: it reaches your agents now, and nobody else's"
@@ -265,20 +279,20 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             nxt = f"commit it; it reaches agents once it is on {ref.branch} as it is now (merge the PR)"
         return {"id": m.id, "from": before, "to": "approved", "trust_level": trust, "by": who,
                 "changed": changed, "path": str(found.path), "location": where, "next": nxt,
-                "warnings": warnings}
+                "warnings": warnings, "staged": staged}
 
 
 def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | None = None,
            stores: Stores | None = None) -> dict[str, Any]:
     """Close the gate for one rule: it stays as history, never again as an instruction."""
     from git_memex.core.files import write_memory
-    from git_memex.core.person import actor
+    from git_memex.core.person import named_by
     from git_memex.review.log import record_step
 
     with opened(ctx, stores) as st:
         st.refresh()
         found, m = _load_rule(st, memory_id)
-        who = by or actor(ctx)
+        who = named_by(ctx, by, "person who revokes")
         before = str(m.fm.get("instruction_state") or "draft")
         changed = before != "revoked"
         if changed:
@@ -292,10 +306,12 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
         where = found.row["location"]
         if retire(ctx, where, m.id, "revoked", who):
             changed = True
+        staged = _stage_rule(ctx, where, found.path, _record_path(ctx, where, m.id),
+                             _revocation_path(ctx, where, m.id))
         nxt = ("agents in this work tree stop seeing it now; commit it so that the team's do too"
                if where == "repo" else "your agents stop seeing it now")
         return {"id": m.id, "from": before, "to": "revoked", "by": who, "changed": changed,
-                "path": str(found.path), "location": where, "next": nxt}
+                "path": str(found.path), "location": where, "next": nxt, "staged": staged}
 
 
 def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:

@@ -49,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
               for a in rep.self_approved]
     lines += [f"fail  claims approval but is not served: {a['id']} ({a['location']}): {a['why']}"
               for a in rep.unbacked_approvals]
+    lines += [f"fail  approver mismatch: {a['id']} says approved_by {a['approved_by'] or '(nobody)'} but its approval "
+              f"record names {a['approver']} (git's identity at approval; `git memex instruction approve "
+              f"{a['id']}` writes the file again)" for a in rep.approver_mismatch]
     for line in lines:
         print(line)
     _capped([f"warn  near-duplicates ({d.similarity:.2f}): {d.a} {d.b} (supersede or forget one)"

@@ -18,20 +18,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verbs.required = True
     a = verbs.add_parser("approve", help="approve a submitted rule (a file edit to commit)",
                          description="Set instruction_state approved, trust_level, approved_by and a review_history "
-                         "entry on a submitted rule (or one of your personal rules). Refuses outbox drafts: submit "
-                         "them first. In a team repository it warns when you approve your own proposal.")
+                         "entry on a submitted rule (or one of your personal rules), write its approval record, and stage "
+                         "both (a plain `git commit` takes them). The approver is git's identity. Refuses outbox "
+                         "drafts: submit them first. In a team repository it warns when you approve your own "
+                         "proposal.")
     a.add_argument("id")
     a.add_argument("--trust", choices=("reviewed", "trusted"), default="reviewed",
                    help="trust level to record (org rules need trusted; default reviewed)")
     a.add_argument("--note", help="why, kept in review_history")
-    a.add_argument("--by", help="approver (default: git user.name)")
+    a.add_argument("--by", help="refused unless it names you: the approver recorded is always git's identity "
+                   "(user.email)")
     add_json(a)
     a.set_defaults(func=run_approve)
     r = verbs.add_parser("revoke", help="revoke a rule: it stays as history, never again an instruction",
-                         description="Set instruction_state revoked, record it in review_history, and name every approval of the rule in .approvals/ID.revoked.json (staged): no copy, cherry-pick or revert of an old approval serves it again; approve it again to serve it.")
+                         description="Set instruction_state revoked, record it in review_history, and name every approval of the rule in .approvals/ID.revoked.json; the file and the records are staged. No copy, cherry-pick or revert of an old approval serves it again; approve it again to serve it.")
     r.add_argument("id")
     r.add_argument("--note", help="why, kept in review_history")
-    r.add_argument("--by", help="who revokes (default: git user.name)")
+    r.add_argument("--by", help="refused unless it names you: who revokes is always git's identity (user.email)")
     add_json(r)
     r.set_defaults(func=run_revoke)
     ls = verbs.add_parser("list", help="rules: pending, approved (served or why not), revoked",
@@ -48,6 +51,8 @@ def _done(r: dict) -> int:
         print(f"{short(r['id'])}: already {verb}; nothing changed")
     else:
         print(f"{short(r['id'])}: instruction_state {r['from']} → {r['to']} (by {r['by']})")
+    if r.get("staged"):
+        print(f"staged for commit: {' '.join(r['staged'])}", file=sys.stderr)
     print(f"next: {r['next']}", file=sys.stderr)
     return 0
 

@@ -90,6 +90,27 @@ def actor(ctx: Context) -> str:
     return person(ctx) or f"local:{os.environ.get('USER') or 'unknown'}"
 
 
+def named_by(ctx: Context, by: str | None, role: str = "reviewer") -> str:
+    """The person a review step records: always `actor` (git's identity). `by` is what a person
+    typed after `--by`: accepted only when it is one of their own `spellings` (or `Name <email>`
+    as git writes it), since a name typed there would otherwise reach `approved_by` and
+    `review_history` unchecked; anything else is refused in one sentence (exit 1), before a
+    file is touched."""
+    who = actor(ctx)
+    if by is None or not by.strip():
+        return who
+    email, name = _names(ctx)
+    mine = spellings(ctx) | ({f"{name} <{email}>"} if name and email else set())
+    if by.strip() in mine:
+        return who
+    from git_memex.errors import USAGE, MemexError
+
+    shown = f"{name} <{email}>" if name and email else who
+    raise MemexError(f"--by names someone other than you: the {role} recorded is git's identity ({shown}), never "
+                     "a name typed here; let that person run it with their own git identity, or leave --by out; "
+                     "nothing was changed", USAGE)
+
+
 def spellings(ctx: Context) -> set[str]:
     """Every way this person has been written: `person`, and the bare user.name and
     user.email older versions put in ``proposed_by`` and ``approved_by``."""

@@ -29,6 +29,31 @@ def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
                                folders=[ctx.memory_dir])
 
 
+def stage(ctx: Context, paths: list[Path], what: str = "the change") -> list[str]:
+    """Stage exactly these files of the work tree as they are now, so that a plain `git commit`
+    records everything a review command wrote (docs/git.md, "What a command stages"): `git add`
+    for a file that exists, `git rm --cached` for one that is gone (a deleted record or a
+    forgotten memory; nothing when git never tracked it). Returns their paths relative to the
+    work tree. One git call per kind; a git that fails is one sentence naming the paths and the
+    `git add` to run (the files themselves are written)."""
+    from git_memex.core.gitcmd import error_line, run_git
+
+    assert ctx.repo is not None
+    root = ctx.repo.work_tree
+    rels = list(dict.fromkeys(p.relative_to(root).as_posix() for p in paths))
+    present = [r for r in rels if (root / r).exists()]
+    gone = [r for r in rels if r not in present]
+    for args, group in ((["add", "--"], present), (["rm", "-q", "--cached", "--ignore-unmatch", "--"], gone)):
+        if not group:
+            continue
+        proc = run_git([*args, *group], root, timeout=60)
+        if proc is None or proc.returncode != 0:
+            detail = error_line(proc.stderr.decode("utf-8", "replace")) if proc is not None else "git did not run"
+            raise MemexError(f"{what} was written but git could not stage {', '.join(group)} ({detail}); run "
+                             f"`git add -A -- {' '.join(group)}`", FAILED)
+    return rels
+
+
 def incoming_problems(ctx: Context, rel_paths: list[str]) -> list[Any]:
     """The secrets and conflict markers in memory files that just arrived in the work tree
     (a fast-forward, a merge, a checkout: no pre-commit or pre-merge-commit hook ran for them,

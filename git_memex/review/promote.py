@@ -1,7 +1,8 @@
 """promote: move a repository memory up the review ladder, or reject it.
 
-Invariant: the reviewer recorded is `by` only from a person's own command line (`--by`); every
-other caller gets the person git knows (`person.actor`). A caller that showed the memory to a person
+Invariant: the reviewer recorded is the person git knows (`person.actor`), whoever calls; a
+`--by` from the command line is accepted only when it names that same person (`person.named_by`).
+The changed file is staged, so a plain `git commit` records the step. A caller that showed the memory to a person
 first passes ``expect`` (the review state and text the person saw): anything else refuses, and
 nothing is written.
 """
@@ -16,7 +17,7 @@ from git_memex.core.files import (
     read_memory,
     write_memory,
 )
-from git_memex.core.person import actor
+from git_memex.core.person import named_by
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 from git_memex.review.log import LADDER, record_step
@@ -63,7 +64,7 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
         cur = m.fm.get("review_state") or "draft"
         if expect is not None and expect != (cur, m.body):
             raise MemexError(f"{m.id} changed since the person was shown it; nothing was changed, ask again", FAILED)
-        who = by or actor(ctx)
+        who = named_by(ctx, by)
         new = _step(m, cur, reject=reject, resubmit=resubmit, note=note)
         if new == "rejected":
             # a rejected memory has no approver; the key is dropped, never written as `null`
@@ -78,7 +79,10 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
         model.stamp_reference(m.fm, ctx.reference_keys)
         write_memory(found.source.folder, m)
         found.index.upsert(m, found.source)
-        return {"id": m.id, "from": cur, "to": new, "by": who, "history": m.fm["review_history"]}
+        from git_memex.git.sync import stage
+
+        staged = stage(ctx, [found.path], f"the review step of {m.id}")
+        return {"id": m.id, "from": cur, "to": new, "by": who, "history": m.fm["review_history"], "staged": staged}
 
 
 def look(ctx: Context, memory_id: str, *, reject: bool = False, note: str | None = None, resubmit: bool = False,

@@ -212,13 +212,15 @@ class AuditReport:
     unreadable: list[dict[str, str]] = field(default_factory=list)
     self_approved: list[dict[str, str]] = field(default_factory=list)
     unbacked_approvals: list[dict[str, str]] = field(default_factory=list)
+    approver_mismatch: list[dict[str, str]] = field(default_factory=list)
     scanned: int = 0
     stale_days: int = STALE_DAYS
 
     @property
     def clean(self) -> bool:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
-                    or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals)
+                    or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals
+                    or self.approver_mismatch)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -233,6 +235,7 @@ class AuditReport:
             "unreadable": self.unreadable,
             "self_approved": self.self_approved,
             "unbacked_approvals": self.unbacked_approvals,
+            "approver_mismatch": self.approver_mismatch,
         }
 
 
@@ -342,8 +345,43 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
                     and not r["solo"]):
                 rep.self_approved.append({"id": r["id"], "path": r["path"], "by": r["approved_by"]})
         _unbacked(st.ctx, rows, rep)
+        _approvers(st.ctx, rows, rep)
         _drift(st, rows, rep)
     return rep
+
+
+def _approvers(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> None:
+    """Rules whose file names an approver (`approved_by`) other than the person their approval
+    record names (`approver_mismatch`): a name typed into the file, or by `--by` in versions that
+    took it, is data; the record holds git's identity. Such a rule is also judged self-approved
+    by the record's approver when that person proposed it."""
+    from git_memex.agents import approval_record
+
+    listed = {a["id"] for a in rep.self_approved}
+    for r in rows:
+        g = r.get("gate_row")
+        if g is None or r["location"] not in ("repo", "personal"):
+            continue
+        if r["location"] == "repo":
+            if ctx.repo is None:
+                continue
+            path = ctx.repo.work_tree / approval_record.repo_rel(ctx, r["id"])
+        else:
+            path = approval_record.personal_path(ctx, r["id"])
+        try:
+            rec = approval_record.parse(path.read_bytes(), r["id"])
+        except OSError:
+            continue  # no record: `unbacked_approvals` says so
+        if not isinstance(rec, dict):
+            continue
+        name, email = str(rec["approver"].get("name") or ""), str(rec["approver"].get("email") or "")
+        names = {v for x in (email, name) if x for v in (x, f"local:{x}", f"{name} <{email}>")}
+        shown = f"{name} <{email}>" if name else email
+        if r["approved_by"] not in names:
+            rep.approver_mismatch.append({"id": r["id"], "path": r["path"], "approved_by": r["approved_by"] or "",
+                                          "approver": str(_masked(shown) or "")})
+        if r["location"] == "repo" and r["proposed_by"] in names and not r["solo"] and r["id"] not in listed:
+            rep.self_approved.append({"id": r["id"], "path": r["path"], "by": str(_masked(f"local:{email}") or "")})
 
 
 def _unbacked(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> None:

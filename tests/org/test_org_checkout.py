@@ -20,6 +20,11 @@ OUTSIDE = "01JCHECKOUT00000000OUTSIDE"
 HIDDEN = "01JCHECKOUT000000000HIDDEN"
 
 
+# a reviewer other than the author: git's identity is what `promote` records
+BOB = {"GIT_AUTHOR_NAME": "Bob", "GIT_AUTHOR_EMAIL": "bob@example.com", "GIT_COMMITTER_NAME": "Bob",
+       "GIT_COMMITTER_EMAIL": "bob@example.com"}
+
+
 def memory_text(mid: str, body: str, type_: str = "decision", extra: str = "") -> str:
     return (f"---\nid: {mid}\nschema_version: 2\nscope: org\ntype: {type_}\nstatus: active\n{extra}"
             f"created_at: '2026-01-01T00:00:00Z'\nupdated_at: '2026-01-01T00:00:00Z'\n---\n{body}\n")
@@ -67,7 +72,7 @@ def test_search_show_and_promote_inside_the_org_checkout(checkout: Path) -> None
     assert "review_state: approved" in text and "approved_by: local:test@example.com" in text
     # the file was changed where it lies: no copy at the top of the memory folder
     assert not (checkout / MEM / f"{PROPOSED}.md").exists()
-    assert git("status", "--porcelain", cwd=checkout).stdout.splitlines() == [f" M {rel}"]
+    assert git("status", "--porcelain", cwd=checkout).stdout.splitlines() == [f"M  {rel}"]  # staged, where it lies
     assert run_cli("search", "readiness", "--json").json()["hits"][0]["id"] == PROPOSED
     r = run_cli("promote", PROPOSED, "--json")
     assert r.code == 0 and r.json()["to"] == "published", r.err
@@ -232,7 +237,7 @@ def test_propose_to_a_seed_layout_org_is_refused_in_one_sentence(ready: Path, co
     mid = r.json()["id"]
     assert run_cli("submit", mid).code == 0
     for _ in range(2):
-        assert run_cli("promote", mid, "--by", "bob").code == 0
+        assert run_cli("promote", mid, env=BOB).code == 0
     git("commit", "-q", "-am", f"publish {mid}", cwd=ready)
     clone = Path(os.environ["GIT_MEMEX_HOME"]) / "org" / "acme"
     before = (git("rev-parse", "HEAD", cwd=clone).stdout, git("branch", "--list", cwd=clone).stdout)

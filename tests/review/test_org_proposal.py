@@ -22,6 +22,10 @@ SECRET = "AKIAIOSFODNN7EXAMPLE"
 TOKEN = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"  # a GitHub token's shape, lower case (as tags are)
 
 
+# a reviewer other than the author: git's identity is what `promote` records
+BOB = {"GIT_AUTHOR_NAME": "Bob", "GIT_AUTHOR_EMAIL": "bob@example.com", "GIT_COMMITTER_NAME": "Bob",
+       "GIT_COMMITTER_EMAIL": "bob@example.com"}
+
 def data_root() -> Path:
     return Path(os.environ["GIT_MEMEX_HOME"])
 
@@ -69,7 +73,7 @@ def published(text: str, *extra: str) -> str:
     mid = add(text, *extra)
     assert run_cli("submit", mid).code == 0
     for _ in range(2):
-        r = run_cli("promote", mid, "--by", "bob")
+        r = run_cli("promote", mid, env=BOB)
         assert r.code == 0, r.err
     git("commit", "-q", "-am", f"publish {mid}")
     return mid

@@ -329,14 +329,21 @@ def submitted(ready: Path, text: str) -> str:
     return d
 
 
+def as_person(name: str) -> dict[str, str]:
+    """The environment of a command run by another person: git's identity is theirs."""
+    email = f"{name.lower()}@example.com"
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email}
+
+
 def test_promote_ladder_reject_and_resubmit(ready: Path):
     d = submitted(ready, "integration tests run against a real postgres")
-    assert run_cli("promote", d, "--by", "alice").code == 0
+    assert run_cli("promote", d, env=as_person("Alice")).code == 0
     fm = fm_of(ready / MEM / f"{d}.md")
-    assert fm["review_state"] == "approved" and fm["approved_by"] == "alice"
+    assert fm["review_state"] == "approved" and fm["approved_by"] == "local:alice@example.com"
     r = run_cli("promote", d, "--reject")
     assert r.code == 1 and "--note" in r.err
-    assert run_cli("promote", d, "--reject", "--note", "needs a source", "--by", "bob").code == 0
+    assert run_cli("promote", d, "--reject", "--note", "needs a source", env=as_person("Bob")).code == 0
     fm = fm_of(ready / MEM / f"{d}.md")
     assert fm["review_state"] == "rejected" and "approved_by" not in fm
     assert (ready / MEM / f"{d}.md").exists()  # never deleted
@@ -351,7 +358,7 @@ def test_promote_ladder_reject_and_resubmit(ready: Path):
     assert steps == [("draft", "proposed"), ("proposed", "approved"), ("approved", "rejected"),
                      ("rejected", "proposed"), ("proposed", "approved"), ("approved", "published")]
     assert all(set(h) == {"at", "by", "from", "to", "note"} for h in fm["review_history"])
-    assert fm["review_history"][2]["note"] == "needs a source" and fm["review_history"][2]["by"] == "bob"
+    assert fm["review_history"][2]["note"] == "needs a source" and fm["review_history"][2]["by"] == "local:bob@example.com"
     assert run_cli("promote", d).code == 1
 
 
@@ -526,7 +533,7 @@ def test_no_message_or_file_says_none_for_a_missing_value(ready: Path, tmp_path:
 # ------------------------------------------------------------------ log and distill
 def test_log_merges_commits_and_review_history(ready: Path):
     d = submitted(ready, "the auth service signs tokens with ed25519")
-    run_cli("promote", d, "--by", "alice")
+    run_cli("promote", d, env=as_person("Alice"))
     git("add", "-A", cwd=ready)
     git("commit", "-q", "-m", "approve memory", cwd=ready)
     r = run_cli("supersede", d, "the auth service signs tokens with ed25519, rotated yearly", "--json")
@@ -536,7 +543,8 @@ def test_log_merges_commits_and_review_history(ready: Path):
     events = r.json()["events"]
     kinds = [e["kind"] for e in events]
     assert kinds.count("commit") == 2 and kinds[0] == "created"
-    assert any(e["kind"] == "review" and "proposed → approved" in e["what"] and e["by"] == "alice" for e in events)
+    assert any(e["kind"] == "review" and "proposed → approved" in e["what"] and e["by"] == "local:alice@example.com"
+               for e in events)
     assert [e["at"] for e in events] == sorted(e["at"] for e in events)
     chain = run_cli("log", new, "--json").json()
     assert chain["chain"] == [d, new]
