@@ -180,7 +180,9 @@ DESCRIPTIONS: dict[str, str] = {
         "Without target: list memory files left conflicted by a git merge, rebase or cherry-pick (reads "
         "only). With target (an id or the path of a conflicted memory file): 3-way merge it field by field "
         "and stage the result when clean. Semantic conflicts (both sides changed the same field or text "
-        "differently) are reported for a human to decide and nothing is written."
+        "differently) are reported for a human to decide and nothing is written; once the user chose, "
+        "side=\"ours\" or \"theirs\" settles each of them with that side and keeps the merged rest (for a "
+        "rule the user is asked first)."
     ),
     "memory_get": (
         "Read one memory in full by id: its fields (scope, type, review and instruction state, tags, paths, "
@@ -271,7 +273,8 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
                            "warnings": _STRS}, {"resumed": _B}, "Submitted"),
     "memory_propose": _obj({"proposed": _A}, None, "Proposed"),
     "memory_promote": _obj({"id": _S, "from": _S, "to": _S, "by": _S}, {"history": _A}, "Promoted"),
-    "memory_resolve": _obj({"conflicts": _A}, {"path": _S, "clean": _B, "auto_merged": _STRS}, "Resolved"),
+    "memory_resolve": _obj({"conflicts": _A}, {"path": _S, "clean": _B, "auto_merged": _STRS, "side": _S0,
+                                               "taken": _STRS, "deleted": _B}, "Resolved"),
     "memory_pr_status": _obj({"pr": {"type": "object"}, "memories": _A}, {"applied": _A}, "PullRequest"),
 }
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context as MCPContext
 from mcp.types import CallToolResult
@@ -481,8 +481,41 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
     def memory_resolve(
         target: Annotated[str | None, Field(min_length=1, description="Id or path of a conflicted memory file; "
                                             "omit to list the conflicted files.")] = None,
+        side: Annotated[Literal["ours", "theirs"] | None, Field(description="Settle every conflict of `target` "
+                                                                 "with this side (ours: the checked-out branch's; "
+                                                                 "theirs: the one merged in), keeping the merged "
+                                                                 "rest. For a rule, the user is asked first.")] = None,
+        mctx: MCPContext | None = None,
     ) -> CallToolResult:
         from git_memex.git import sync
+
+        expect: str | None = None
+        if side is not None:
+            if target is None:
+                return error("Invalid arguments for memory_resolve: `side` settles one conflicted file, so give "
+                             "`target` too (call without both to list them).", 1)
+            seen: dict[str, Any] = {}
+
+            def look(ctx: Context) -> CallToolResult:
+                seen["view"] = sync.conflict_view(ctx, target, side)
+                return ok("", {})
+
+            res = a.call("memory_resolve", look)
+            if res.is_error:
+                return res
+            view = seen["view"]
+            expect = view["expect"]
+            if view["rule"]:  # taking a side may switch a rule off or change what agents follow: the person's call
+                command = f"git memex resolve {view['path']} --{side}"
+                after = ("the file would be deleted" if view["deleted"] else "the file would then say "
+                         + (", ".join(f"{k}: {v}" for k, v in view["after"].items()) or "what the merge gives"))
+                question = (f"Your AI agent asks to settle the merge conflict in a rule ({view['path']}) by taking "
+                            f"{side} for: {', '.join(view['taken']) or 'nothing'}; {after}. {side.capitalize()}'s "
+                            "text:\n" + person.quoted(view["body"]) + "\nDo you, the person at this computer, "
+                            "decide this?")
+                answer = person.ask(mctx, question)
+                if answer != "yes":
+                    return error(person.refusal(answer, f"taking {side} in the rule's conflict", command), 2)
 
         def run(ctx: Context) -> CallToolResult:
             if target is None:
@@ -491,17 +524,22 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
                 if not items:
                     return ok("No conflicted memory files.", data)
                 return ok("\n".join(f"conflicted: {c.id}  {c.path}" for c in items), data)
-            out = sync.resolve(ctx, target)
+            out = sync.resolve(ctx, target, side=side, expect=expect)
             data = out.__dict__
+            if out.deleted:
+                return ok(f"Resolved {out.path}: removed, as {side} deleted it; the removal is staged. Commit to "
+                          "finish the merge.", data)
             if out.clean:
                 merged = f" (merged: {', '.join(out.auto_merged)})" if out.auto_merged else ""
-                return ok(f"Resolved and staged {out.path}{merged}. Commit to finish the merge.", data)
+                took = f"; {side} for {', '.join(out.taken)}" if side and out.taken else ""
+                return ok(f"Resolved and staged {out.path}{merged}{took}. Commit to finish the merge.", data)
             lines = [f"Cannot resolve {out.path} automatically; a human must decide. Nothing was written."]
             for c in out.conflicts:
                 lines.append(f"  {c['field']} ({c['kind']} conflict):")
-                for side in ("base", "ours", "theirs"):
-                    lines.append(f"    {side}: {one_line(json.dumps(c[side], ensure_ascii=False, default=str))}")
-            lines.append("Show these to the user; after they edit the file, `git add` it.")
+                for s in ("base", "ours", "theirs"):
+                    lines.append(f"    {s}: {one_line(json.dumps(c[s], ensure_ascii=False, default=str))}")
+            lines.append("Show these to the user; they edit the file and `git add` it, or choose a side "
+                         "(call again with side=\"ours\" or side=\"theirs\" once they have).")
             return ok("\n".join(lines), data)
 
         return a.call("memory_resolve", run)

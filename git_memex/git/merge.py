@@ -10,6 +10,13 @@ state furthest along unless one side rejected; lifecycle fields, other scalars a
 merge 3-way. Whatever both sides changed differently is a conflict, written with markers so
 that nothing is lost. Input that is not a memory file gets a plain line merge and is never
 reported clean.
+
+`prefer="ours"|"theirs"` (`git memex resolve --ours|--theirs`) settles each conflict, and only
+the conflicts, by that side: a conflicting field takes that side's value (a key the side lacks is
+left out; when any lifecycle key conflicts, all of `status`, `supersedes` and `superseded_by`
+come from that side, so the chain stays one side's), a conflicting body hunk that side's lines.
+Everything the rules merge cleanly is kept from both sides, as `git merge-file --ours` does for
+lines. Such a result is clean, and `taken` names the fields that side decided.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ class MergeResult:
     auto_merged: tuple[str, ...]
     fallback: bool
     note: str = ""  # why the fallback was taken (one sentence), empty otherwise
+    taken: tuple[str, ...] = ()  # with `prefer`: the conflicting fields (and "body") that side decided
 
 
 class _Missing:
@@ -265,8 +273,11 @@ def merge3_lines(
     show_base: bool = True,
     labels: tuple[str, str, str] = ("ours", "base", "theirs"),
     marker_size: int = MARKER_SIZE,
+    prefer: str | None = None,
 ) -> tuple[list[str], bool]:
-    """diff3-style merge of three line lists (endings kept); returns (lines, clean)."""
+    """diff3-style merge of three line lists (endings kept); returns (lines, clean). With
+    `prefer` ("ours"/"theirs") a conflicting hunk is that side's lines, and `clean` still says
+    whether any hunk conflicted."""
     if ours == theirs:
         return list(ours), True
     if base == ours:
@@ -287,41 +298,50 @@ def merge3_lines(
                 out += a_part
             else:
                 clean = False
-                out += render_conflict(
-                    z_part if show_base else None,
-                    a_part,
-                    b_part,
-                    labels=labels,
-                    marker_size=marker_size,
-                )
+                if prefer is not None:
+                    out += a_part if prefer == "ours" else b_part
+                else:
+                    out += render_conflict(
+                        z_part if show_base else None,
+                        a_part,
+                        b_part,
+                        labels=labels,
+                        marker_size=marker_size,
+                    )
         out += base[zmatch:zend]
         iz, ia, ib = zend, aend, bend
     return out, clean
 
 
-def merge2_lines(ours: list[str], theirs: list[str]) -> tuple[list[str], bool]:
-    """Add/add: no base, so lines both sides have are agreed and every difference is a conflict."""
+def merge2_lines(ours: list[str], theirs: list[str], prefer: str | None = None) -> tuple[list[str], bool]:
+    """Add/add: no base, so lines both sides have are agreed and every difference is a conflict
+    (with `prefer`, that side's lines)."""
     if ours == theirs:
         return list(ours), True
     out: list[str] = []
     i = j = 0
     for bi, bj, n in _matching_blocks(ours, theirs):
         if i < bi or j < bj:
-            out += render_conflict(None, ours[i:bi], theirs[j:bj])
+            if prefer is not None:
+                out += ours[i:bi] if prefer == "ours" else theirs[j:bj]
+            else:
+                out += render_conflict(None, ours[i:bi], theirs[j:bj])
         out += ours[bi : bi + n]
         i, j = bi + n, bj + n
     return out, False
 
 
 def _merge_lines(
-    base: list[str] | None, ours: list[str], theirs: list[str]
+    base: list[str] | None, ours: list[str], theirs: list[str], prefer: str | None = None
 ) -> tuple[list[str], bool]:
-    return merge2_lines(ours, theirs) if base is None else merge3_lines(base, ours, theirs)
+    if base is None:
+        return merge2_lines(ours, theirs, prefer)
+    return merge3_lines(base, ours, theirs, prefer=prefer)
 
 
-def _merge_plain(base: str | None, ours: str, theirs: str) -> tuple[str, bool]:
+def _merge_plain(base: str | None, ours: str, theirs: str, prefer: str | None = None) -> tuple[str, bool]:
     lines, clean = _merge_lines(
-        None if base is None else split_lines(base), split_lines(ours), split_lines(theirs)
+        None if base is None else split_lines(base), split_lines(ours), split_lines(theirs), prefer
     )
     return "".join(lines), clean
 
@@ -507,32 +527,38 @@ def _parse(text: str) -> tuple[dict[str, Any], str]:
 # --------------------------------------------------------------------------- entry point
 
 
-def _fallback(base: str | None, ours: str, theirs: str, note: str) -> MergeResult:
+def _fallback(base: str | None, ours: str, theirs: str, note: str, prefer: str | None = None) -> MergeResult:
     try:
-        text, _ = _merge_plain(base, ours, theirs)
+        text, clean = _merge_plain(base, ours, theirs, prefer)
     except Exception:  # pragma: no cover - last resort: keep ours, still report a conflict
-        text = ours
+        text, clean, prefer = ours, False, None
+    if prefer is not None:  # a side was asked for: the plain merge with that side's hunks is the answer
+        return MergeResult(text=text, clean=True, conflicts=(), auto_merged=(), fallback=True, note=note,
+                           taken=() if clean else ("body",))
     return MergeResult(
         text=text, clean=False, conflicts=(), auto_merged=(), fallback=True, note=note
     )
 
 
-def merge_texts(base: str | None, ours: str, theirs: str) -> MergeResult:
+def merge_texts(base: str | None, ours: str, theirs: str, prefer: str | None = None) -> MergeResult:
     """3-way merge of memory file texts (`base=None` for add/add). Never raises.
 
     Invalid UTF-8 is expected as lone surrogates (bytes decoded with "surrogateescape") and,
     like anything that is not a readable memory file, gets a plain line merge reported as a
-    conflict, so a human looks at it.
+    conflict, so a human looks at it. With `prefer` ("ours"/"theirs") every conflict is settled
+    by that side and the result is clean (module docstring).
     """
+    if prefer not in (None, "ours", "theirs"):
+        raise ValueError(f"prefer must be 'ours' or 'theirs', not {prefer!r}")
     try:
         try:
             pb = _parse(base) if base is not None else ({}, "")
             po, pt = _parse(ours), _parse(theirs)
         except FrontmatterError as exc:
-            return _fallback(base, ours, theirs, str(exc))
-        return _merge_parsed(base, ours, theirs, pb, po, pt)
+            return _fallback(base, ours, theirs, str(exc), prefer)
+        return _merge_parsed(base, ours, theirs, pb, po, pt, prefer)
     except Exception as exc:  # a bug must not lose the user's merge
-        return _fallback(base, ours, theirs, f"internal error ({type(exc).__name__}: {exc})")
+        return _fallback(base, ours, theirs, f"internal error ({type(exc).__name__}: {exc})", prefer)
 
 
 def _merge_parsed(
@@ -542,6 +568,7 @@ def _merge_parsed(
     pb: tuple[dict[str, Any], str],
     po: tuple[dict[str, Any], str],
     pt: tuple[dict[str, Any], str],
+    prefer: str | None = None,
 ) -> MergeResult:
     def done(text: str) -> MergeResult:
         return MergeResult(text=text, clean=True, conflicts=(), auto_merged=(), fallback=False)
@@ -560,12 +587,31 @@ def _merge_parsed(
     bb, bo, bt = pb[1], po[1], pt[1]
     show_base = base is not None
     body_lines, body_clean = _merge_lines(
-        _body_lines(bb) if show_base else None, _body_lines(bo), _body_lines(bt)
+        _body_lines(bb) if show_base else None, _body_lines(bo), _body_lines(bt), prefer
     )
     if not body_clean:
         conflicts.append(FieldConflict("body", bb if show_base else None, bo, bt, "body"))
     elif bo != bt and bb not in (bo, bt):
         auto.append("body")
+    if prefer is not None and conflicts:
+        side = po[0] if prefer == "ours" else pt[0]
+        taken = [c.field for c in conflicts]
+        keys = [c.field for c in conflicts if c.field != "body"]
+        if any(c.kind == "lifecycle" for c in conflicts):  # one side's chain, never half of each
+            keys += [k for k in LIFECYCLE_KEYS if k not in keys]
+        for key in keys:
+            if key in side:
+                merged[key] = side[key]
+            else:
+                merged.pop(key, None)
+        return MergeResult(
+            text=_restyle(serialize(merged, "".join(body_lines)), ours),
+            clean=True,
+            conflicts=(),
+            auto_merged=tuple(auto),
+            fallback=False,
+            taken=tuple(taken),
+        )
     if conflicts:
         text = _render(merged, conflicts, order, body_lines, show_base)
     else:

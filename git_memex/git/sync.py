@@ -285,16 +285,22 @@ class ResolveOutcome:
     auto_merged: list[str] = field(default_factory=list)
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
+    side: str | None = None  # `--ours`/`--theirs`: the side that settled the conflicts
+    taken: list[str] = field(default_factory=list)  # the fields (and "body") that side decided
+    deleted: bool = False  # the side taken had deleted the file: it was removed (`git rm`)
 
 
 def _decode(b: bytes | None) -> str | None:
     return None if b is None else b.decode("utf-8", errors="replace")
 
 
-def resolve(ctx: Context, target: str) -> ResolveOutcome:
-    """Merge one conflicted memory file from its index stages; write and stage it only when clean."""
+SIDES = ("ours", "theirs")
+
+
+def _locate(ctx: Context, target: str) -> tuple[Any, str, tuple[bytes | None, bytes | None, bytes | None]]:
+    """(pygit2 repository, path relative to the work tree, its index stages 1/2/3) of the one
+    conflicted memory file `target` names (id, id prefix of 6+, file name or path)."""
     from git_memex.git import pygit
-    from git_memex.git.merge import merge_texts
 
     repo = _repo(ctx, "resolve")
     stages = pygit.conflicts(repo, ctx.memory_dir_rel)
@@ -318,11 +324,101 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
             pass
     if wanted is None:
         raise UsageError(f"{target} is not a conflicted memory file; `git memex resolve` lists them")
-    base, ours, theirs = stages[wanted]
+    return repo, wanted, stages[wanted]
+
+
+def stages_digest(stages: tuple[bytes | None, bytes | None, bytes | None]) -> str:
+    """What names one conflict's three versions: a caller that showed them to a person passes it
+    back as `expect`, and a conflict that changed meanwhile is refused."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for blob in stages:
+        h.update(b"-" if blob is None else b"+%d:" % len(blob) + blob)
+    return h.hexdigest()
+
+
+def conflict_view(ctx: Context, target: str, side: str) -> dict[str, Any]:
+    """What `resolve(target, side=side)` would do, for a person to see before deciding: the path,
+    whether any of the three versions is a rule (`role: instruction`, or a version the reader
+    cannot read, which might be one), the fields the side would decide, and `expect`. Nothing is
+    written."""
+    from git_memex.core.frontmatter import FrontmatterError, parse
+    from git_memex.git.merge import merge_texts
+
+    _repo_, wanted, stages = _locate(ctx, target)
+    rule = False
+    bodies: dict[str, str] = {}
+    for name, blob in zip(("base", *SIDES), stages, strict=True):
+        if blob is None:
+            continue
+        try:
+            meta, body = parse(blob.decode("utf-8"))
+        except (UnicodeDecodeError, FrontmatterError, ValueError):
+            rule = True
+            continue
+        bodies[name] = body
+        rule = rule or str(meta.get("role") or "") == "instruction"
+    base, ours, theirs = stages
+    after: dict[str, Any] = {}
     if ours is None or theirs is None:
-        side = "ours" if ours is None else "theirs"
-        raise MemexError(f"{wanted} was deleted on {side} and changed on the other side; keep or delete it with git, then `git add` it", CONFLICT)
-    result = merge_texts(_decode(base), _decode(ours) or "", _decode(theirs) or "")
+        kept = ours if side == "ours" else theirs
+        taken = ["deleted"] if kept is None else ["file"]
+        text = None if kept is None else _decode(kept)
+    else:
+        result = merge_texts(_decode(base), _decode(ours) or "", _decode(theirs) or "", prefer=side)
+        taken, text = list(result.taken), result.text
+    try:
+        meta = parse(text)[0] if text is not None else {}
+        after = {k: meta.get(k) for k in ("status", "instruction_state", "review_state") if k in meta}
+    except (FrontmatterError, ValueError):
+        after = {}
+    from git_memex.secrets.admission import mask_value
+
+    shown = mask_value(bodies.get(side) or "", ctx.redact_patterns)[0]
+    return {"path": wanted, "side": side, "rule": rule, "taken": taken, "body": shown, "after": after,
+            "deleted": text is None, "expect": stages_digest(stages)}
+
+
+def resolve(ctx: Context, target: str, side: str | None = None, expect: str | None = None) -> ResolveOutcome:
+    """Merge one conflicted memory file from its index stages; write and stage it only when clean.
+
+    With `side` ("ours"/"theirs", as `git checkout --ours/--theirs` names them) every conflict is
+    settled by that side and the rest stays merged (`merge.merge_texts(prefer=...)`); a file that
+    side deleted is removed. The result must pass the pre-commit check (`commit_problems`), or
+    nothing is written (exit 3). `expect` (`stages_digest`): refuse, writing nothing, when the
+    conflict is no longer the one a person was shown."""
+    from git_memex.git import pygit
+    from git_memex.git.merge import merge_texts
+
+    if side is not None and side not in SIDES:
+        raise UsageError(f"a side is ours or theirs, not {side!r}")
+    repo, wanted, stages = _locate(ctx, target)
+    if expect is not None and expect != stages_digest(stages):
+        raise MemexError(f"the conflict in {wanted} changed since the person was shown it; nothing was written, "
+                         "ask again", FAILED)
+    assert ctx.repo is not None
+    base, ours, theirs = stages
+    if ours is None or theirs is None:
+        gone = "ours" if ours is None else "theirs"
+        if side is None:
+            raise MemexError(f"{wanted} was deleted on {gone} and changed on the other side; keep one with "
+                             f"`git memex resolve {Path(wanted).stem} --ours` or `--theirs`, or with git, then "
+                             "`git add` it", CONFLICT)
+        kept = ours if side == "ours" else theirs
+        if kept is None:
+            from git_memex.core.gitcmd import Fail, run_git
+
+            run_git(["rm", "-q", "--", wanted], ctx.repo.work_tree, timeout=60,
+                    fail=Fail("git is not installed or not on PATH; nothing was written",
+                              "git rm took too long; check `git status`", f"git rm {wanted} failed ({{}})"))
+            _reindex_resolved(ctx, wanted)
+            return ResolveOutcome(wanted, True, side=side, taken=["deleted"], deleted=True)
+        _check_side(ctx, wanted, kept, side)
+        pygit.stage_resolved(repo, wanted, kept)
+        _reindex_resolved(ctx, wanted)
+        return ResolveOutcome(wanted, True, side=side, taken=["file"])
+    result = merge_texts(_decode(base), _decode(ours) or "", _decode(theirs) or "", prefer=side)
     if not result.clean:
         from git_memex.secrets.admission import mask_value
 
@@ -333,14 +429,34 @@ def resolve(ctx: Context, target: str) -> ResolveOutcome:
         )
         return ResolveOutcome(wanted, False, list(result.auto_merged), conflicts,
                               mask_value(getattr(result, "note", ""), ctx.redact_patterns)[0])
-    from git_memex.secrets.scan import check_text
+    data = result.text.encode("utf-8")
+    if side is not None:
+        _check_side(ctx, wanted, data, side)
+    else:
+        from git_memex.secrets.scan import check_text
 
-    findings = check_text(wanted, result.text, fmt=False, patterns=ctx.redact_patterns)
-    if findings:
-        raise MemexError(f"the merged {wanted} would contain a secret ({findings[0].rule}); edit it by hand", CONFLICT)
-    pygit.stage_resolved(repo, wanted, result.text.encode("utf-8"))
+        findings = check_text(wanted, result.text, fmt=False, patterns=ctx.redact_patterns)
+        if findings:
+            raise MemexError(f"the merged {wanted} would contain a secret ({findings[0].rule}); edit it by hand",
+                             CONFLICT)
+    pygit.stage_resolved(repo, wanted, data)
+    _reindex_resolved(ctx, wanted)
+    return ResolveOutcome(wanted, True, list(result.auto_merged), side=side, taken=list(result.taken))
+
+
+def _check_side(ctx: Context, wanted: str, data: bytes, side: str) -> None:
+    """The file a side gives must pass the pre-commit check, or nothing is written (exit 3)."""
+    from git_memex.secrets.scan import commit_problems
+
+    problems = commit_problems(wanted, data, ctx.redact_patterns)
+    if problems:
+        f = problems[0]
+        raise MemexError(f"taking {side} would leave {wanted} with what the pre-commit check refuses ({f.rule}, line "
+                         f"{f.line}); nothing was written, edit the file by hand, then `git add` it", CONFLICT)
+
+
+def _reindex_resolved(ctx: Context, wanted: str) -> None:
     from git_memex.core.gitcmd import in_memory_dir
 
     if in_memory_dir(wanted, ctx.memory_dir_rel):  # a file the project index reads
         reindex_paths(ctx, [wanted], "resolve")
-    return ResolveOutcome(wanted, True, list(result.auto_merged))

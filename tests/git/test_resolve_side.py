@@ -1,0 +1,201 @@
+"""`git memex resolve ID --ours|--theirs` (issue 32, item 6): under a real `git merge` with the
+merge driver `init` registered, a conflicting memory file takes one side for each conflicting
+field and body hunk and keeps both sides' other changes; `git add`/`git commit` (hooks installed)
+then succeeds. `git checkout --theirs` would drop our side's merged fields; this keeps them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from git_memex.core import frontmatter
+
+from conftest import git, run_cli
+
+FOLDER = Path(".ai") / "open-memex"
+
+
+def add(*args: str) -> str:
+    r = run_cli("add", *args, "--json")
+    assert r.code == 0, r.err
+    return r.json()["id"]
+
+
+def edit(path: Path, body: str | None = None, **changes: object) -> None:
+    meta, old = frontmatter.parse(path.read_text("utf-8"))
+    for k, v in changes.items():
+        if v is None:
+            meta.pop(k, None)
+        else:
+            meta[k] = v
+    path.write_text(frontmatter.serialize(meta, old if body is None else body), encoding="utf-8")
+
+
+def read(path: Path) -> tuple[dict, str]:
+    return frontmatter.parse(path.read_text("utf-8"))
+
+
+def conflicted(work: Path, *extra: str) -> tuple[str, Path]:
+    """A submitted memory edited differently on `feature` and on main, merged: the driver reports a
+    conflict (body line and `importance`), while tags, `confidence` and `aliases` merged cleanly."""
+    mid = add("Use sqitch for migrations", "--tags", "db", *extra)
+    assert run_cli("submit", mid).code == 0
+    path = work / FOLDER / f"{mid}.md"
+    git("checkout", "-q", "-b", "feature", cwd=work)
+    edit(path, body="Use flyway for migrations\n", importance="high", tags=["db", "flyway"], confidence="high")
+    git("commit", "-q", "-am", "theirs: flyway", cwd=work)
+    git("checkout", "-q", "main", cwd=work)
+    edit(path, body="Use liquibase for migrations\n", importance="low", tags=["db", "java"], aliases=["schema changes"])
+    git("commit", "-q", "-am", "ours: liquibase", cwd=work)
+    merge = git("merge", "feature", "-m", "merge feature", cwd=work, check=False)
+    assert merge.returncode != 0 and "CONFLICT" in merge.stdout
+    assert "<<<<<<<" in path.read_text("utf-8")  # the driver wrote both sides, nothing lost
+    return mid, path
+
+
+def test_resolve_theirs_keeps_both_sides_merged_fields_and_the_commit_succeeds(ready: Path) -> None:
+    mid, path = conflicted(ready)
+    r = run_cli("resolve", mid, "--theirs")
+    assert r.code == 0, r.err
+    assert "theirs for" in r.out and "importance" in r.out and "body" in r.out
+    meta, body = read(path)
+    assert body.strip() == "Use flyway for migrations" and meta["importance"] == "high"  # their side
+    assert set(meta["tags"]) == {"db", "flyway", "java"}  # both sides' tags
+    assert meta["confidence"] == "high" and meta["aliases"] == ["schema changes"]  # theirs' and ours' own changes
+    assert "<<<<<<<" not in path.read_text("utf-8")
+    assert git("diff", "--name-only", "--diff-filter=U", cwd=ready).stdout == ""  # no conflict left in the index
+    git("add", str(path), cwd=ready)
+    commit = git("commit", "-q", "--no-edit", cwd=ready, check=False)  # the pre-commit hook checks the file
+    assert commit.returncode == 0, commit.stderr
+    committed = frontmatter.parse(git("show", f"HEAD:{FOLDER.as_posix()}/{mid}.md", cwd=ready).stdout)[0]
+    assert committed["aliases"] == ["schema changes"] and committed["confidence"] == "high"
+    assert len(git("log", "-1", "--format=%P", cwd=ready).stdout.split()) == 2  # a real merge commit
+    hits = run_cli("search", "flyway", "--json").json()["hits"]
+    assert [h["id"] for h in hits] == [mid]  # the index follows the resolution
+
+
+def test_resolve_ours_and_json(ready: Path) -> None:
+    mid, path = conflicted(ready)
+    r = run_cli("resolve", mid, "--ours", "--json")
+    assert r.code == 0, r.err
+    out = r.json()
+    assert out["clean"] and out["side"] == "ours" and set(out["taken"]) == {"importance", "body"}
+    meta, body = read(path)
+    assert body.strip() == "Use liquibase for migrations" and meta["importance"] == "low"
+    assert meta["confidence"] == "high" and set(meta["tags"]) == {"db", "flyway", "java"}
+    assert git("commit", "-q", "--no-edit", cwd=ready, check=False).returncode == 0
+
+
+def test_resolve_without_a_side_still_reports_and_names_the_sides(ready: Path) -> None:
+    mid, path = conflicted(ready)
+    before = path.read_bytes()
+    r = run_cli("resolve", mid)
+    assert r.code == 3 and f"resolve {FOLDER.as_posix()}/{mid}.md --ours" in r.out
+    assert path.read_bytes() == before
+    r = run_cli("resolve", "--theirs")
+    assert r.code == 1 and "--theirs needs the ID" in r.err
+    r = run_cli("resolve", mid, "--ours", "--theirs")
+    assert r.code != 0 and path.read_bytes() == before
+
+
+def test_a_side_that_deleted_the_memory_removes_it(ready: Path) -> None:
+    mid = add("The cache warms up at boot")
+    assert run_cli("submit", mid).code == 0
+    rel = f"{FOLDER.as_posix()}/{mid}.md"
+    git("checkout", "-q", "-b", "feature", cwd=ready)
+    git("rm", "-q", rel, cwd=ready)
+    git("commit", "-q", "-m", "theirs: forget it", cwd=ready)
+    git("checkout", "-q", "main", cwd=ready)
+    edit(ready / rel, body="The cache warms up at boot, in about 40 seconds\n")
+    git("commit", "-q", "-am", "ours: more precise", cwd=ready)
+    assert git("merge", "feature", "-m", "merge", cwd=ready, check=False).returncode != 0
+    r = run_cli("resolve", mid)
+    assert r.code == 3 and "--ours" in r.err
+    r = run_cli("resolve", mid, "--theirs")
+    assert r.code == 0 and "removed" in r.out, r.err
+    assert not (ready / rel).exists()
+    assert git("commit", "-q", "--no-edit", cwd=ready, check=False).returncode == 0
+    assert git("cat-file", "-e", f"HEAD:{rel}", cwd=ready, check=False).returncode != 0
+
+
+def test_a_side_that_would_not_pass_the_pre_commit_check_writes_nothing(ready: Path) -> None:
+    mid, path = conflicted(ready)
+    git("merge", "--abort", cwd=ready)
+    git("checkout", "-q", "feature", cwd=ready)
+    edit(path, scope="personal")  # their side: a personal memory, which never enters git
+    git("commit", "-q", "--no-verify", "-am", "theirs: personal", cwd=ready)
+    git("checkout", "-q", "main", cwd=ready)
+    assert git("merge", "feature", "-m", "merge", cwd=ready, check=False).returncode != 0
+    before = path.read_bytes()
+    r = run_cli("resolve", mid, "--theirs")
+    assert r.code == 3 and "pre-commit check" in r.err and "personal" in r.err, r.err
+    assert path.read_bytes() == before
+    assert git("diff", "--name-only", "--diff-filter=U", cwd=ready).stdout.strip()  # still conflicted
+    r = run_cli("resolve", mid, "--ours")
+    assert r.code == 0, r.err
+    assert read(path)[0]["scope"] == "project"
+    assert git("commit", "-q", "--no-edit", cwd=ready, check=False).returncode == 0
+
+
+# ------------------------------------------------------------------ the agent's road: MCP memory_resolve
+def test_an_agent_may_take_a_side_for_knowledge(ready: Path) -> None:
+    from mcp_client import ok
+
+    mid, path = conflicted(ready)
+    out = ok("memory_resolve", {"target": mid, "side": "theirs"})
+    assert out["clean"] and out["side"] == "theirs" and set(out["taken"]) == {"importance", "body"}
+    meta, body = read(path)
+    assert body.strip() == "Use flyway for migrations" and meta["aliases"] == ["schema changes"]
+    assert git("commit", "-q", "--no-edit", cwd=ready, check=False).returncode == 0
+
+
+def test_an_agent_takes_a_side_in_a_rule_only_with_the_person(ready: Path) -> None:
+    from mcp_client import Person, err, ok
+
+    mid = add("Run the migrations by hand", "--role", "instruction", "--type", "workflow")
+    assert run_cli("submit", mid).code == 0
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-q", "-m", "approve", cwd=ready)
+    path = ready / FOLDER / f"{mid}.md"
+    git("checkout", "-q", "-b", "feature", cwd=ready)
+    edit(path, body="Never run the migrations by hand\n", status="deprecated")  # their side switches it off
+    git("commit", "-q", "-am", "theirs", cwd=ready)
+    git("checkout", "-q", "main", cwd=ready)
+    edit(path, body="Run the migrations by hand, after a backup\n")
+    git("commit", "-q", "-am", "ours", cwd=ready)
+    assert git("merge", "feature", "-m", "merge", cwd=ready, check=False).returncode != 0
+    before = path.read_bytes()
+
+    msg = err("memory_resolve", {"target": mid, "side": "theirs"})  # a client that cannot ask
+    assert f"git memex resolve {FOLDER.as_posix()}/{mid}.md --theirs" in msg and "cannot ask the user" in msg
+    assert path.read_bytes() == before
+    no = Person(False)
+    assert "did not confirm" in err("memory_resolve", {"target": mid, "side": "theirs"}, person=no)
+    assert "Never run the migrations by hand" in no.asked[0] and "a rule" in no.asked[0]
+    assert "status: deprecated" in no.asked[0]  # the person sees that the result switches it off
+    assert path.read_bytes() == before
+
+    out = ok("memory_resolve", {"target": mid, "side": "ours"}, person=Person(True))
+    assert out["clean"] and out["side"] == "ours"
+    assert read(path)[1].strip() == "Run the migrations by hand, after a backup"
+    assert "Invalid arguments" in err("memory_resolve", {"side": "ours"})
+
+
+def test_a_lifecycle_conflict_takes_the_whole_chain_from_one_side() -> None:
+    from git_memex.git.merge import merge_texts
+
+    fm = {"id": "01JHFQ8PMWKVX6KGZH2MXR6QJA", "schema_version": 2, "scope": "project", "type": "fact",
+          "status": "active", "created_at": "2026-03-01T09:00:00Z", "updated_at": "2026-03-01T09:00:00Z"}
+    base = frontmatter.serialize(fm, "The cache warms up at boot\n")
+    ours = frontmatter.serialize({**fm, "status": "superseded", "superseded_by": "01JHFQ8PMWKVX6KGZH2MXR6QJB"},
+                                 "The cache warms up at boot\n")
+    theirs = frontmatter.serialize({**fm, "status": "deprecated", "tags": ["cache"]}, "The cache warms up at boot\n")
+    assert not merge_texts(base, ours, theirs).clean
+    got = merge_texts(base, ours, theirs, prefer="theirs")
+    meta = frontmatter.parse(got.text)[0]
+    assert got.clean and got.taken == ("status",)
+    assert meta["status"] == "deprecated" and "superseded_by" not in meta  # not ours' link beside their status
+    assert meta["tags"] == ["cache"]
+    meta = frontmatter.parse(merge_texts(base, ours, theirs, prefer="ours").text)[0]
+    assert meta["status"] == "superseded" and meta["superseded_by"] == "01JHFQ8PMWKVX6KGZH2MXR6QJB"
+    assert meta["tags"] == ["cache"]
