@@ -192,8 +192,10 @@ DESCRIPTIONS: dict[str, str] = {
     "memory_pr_status": (
         "Read the current branch's GitHub pull request (with the gh CLI) and map its review state onto "
         "each memory in it: merged → published, approved → approved, changes requested → a suggestion "
-        "only; a human rejection is never overridden. Reports only by default (reads only); apply=true "
-        "performs the mapped transitions locally (no push)."
+        "only. Without gh or a GitHub pull request, read git: a memory whose file a merge commit brought "
+        "to the default branch is published with that commit's author as reviewer. A human rejection is "
+        "never overridden. Reports only by default (reads only); apply=true performs the mapped "
+        "transitions locally (no push), after the user confirms."
     ),
 }
 

@@ -578,6 +578,8 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
             lines = [f"{pr_status.pr_label(pr.get('number'))} {pr.get('state') or '?'}"
                      + (f", review: {pr['review_decision']}" if pr.get("review_decision") else "")
                      + (f" — {pr['url']}" if pr.get("url") else "")]
+            if data.get("source") == "git":  # no GitHub pull request: the merges git shows
+                lines = [f"Merges into {data['branch']} as git shows them ({data.get('note') or 'no gh'}):"]
             lines += [f"- {it['id']}: {it['action']}" for it in data["memories"]] or ["(no memory files in this PR)"]
             if apply:
                 lines += [f"applied {x['id']}: {x['from']} → {x['to']} (by {x['by']})" for x in data["applied"]] \

@@ -323,10 +323,11 @@ def org_pr_status(ctx: Context, name: str, *, branch: str | None = None) -> dict
     try:
         pr = _gh(["pr", "view", target, "--json", "number,url,state,reviewDecision,reviews,files,mergedAt"], clone)
     except MemexError as exc:
-        if "has no pull request" in exc.message:
+        if "no pull request" in exc.message:
             raise MemexError(f"the branch {target} of org {name} has no pull request; open one with the "
                              "`gh pr create` command `propose --to org` printed", FAILED) from None
-        raise
+        raise MemexError(f"{exc.message}; following an org proposal needs GitHub's `gh` (install it and run "
+                         "`gh auth login`); nothing was changed", FAILED) from None
     files = [f.get("path", "") for f in pr.get("files") or [] if isinstance(f, dict)]
     prefix = DEFAULT_MEMORY_DIR + "/"
     state, decision = pr.get("state") or "", pr.get("reviewDecision") or ""

@@ -1,6 +1,24 @@
-"""pr-status: map the current branch's GitHub pull request onto its memories' review states.
+"""pr-status: map a merge review onto the memories it reviewed.
 
-Reads the PR through the user's `gh`; reports by default, applies only when asked, never pushes.
+Two sources, the same ladder (docs/git.md, "pr-status without GitHub"):
+
+- **gh**: the current branch's GitHub pull request through the user's `gh` (merged → published,
+  approved → approved by the GitHub reviewer, changes requested → a suggestion only). Used when
+  `gh` is on PATH and finds a pull request for the branch.
+- **git**: otherwise (no `gh`, a GitLab or Gitea origin, a local `git merge`, gh finding no pull
+  request): each repository memory still in review (draft, proposed or approved) is published
+  when the default branch's first-parent history shows that a **merge commit** brought its file,
+  byte for byte as the merged branch held it, and the work tree's file is that same blob. The
+  reviewer recorded is that merge commit's author (`local:<email>`). A file that reached the
+  branch without a merge commit (a fast-forward, a squash, a direct push), was changed in the
+  merge commit itself, or was merged by its own proposer is reported and never published: git
+  shows no second person there.
+
+Invariants: names come from GitHub or from git's commits, never from the caller; a human
+rejection is never overridden; reports by default, applies only when asked, never pushes; what
+`--apply` writes is staged. Publishing changes `review_state` and `approved_by`, never
+`trust_level` or `instruction_state`: a rule still reaches agents only through its approval
+record (docs/agents.md).
 """
 
 from __future__ import annotations
@@ -26,18 +44,23 @@ def pr_label(number: Any) -> str:
     return f"PR #{number}" if isinstance(number, int) and not isinstance(number, bool) else "the PR"
 
 
+class NoPullRequest(MemexError):
+    """`gh` cannot say which pull request reviewed this branch (not installed, no pull request, an
+    origin that is not GitHub, a failure): pr-status reads git's history instead."""
+
+
 def _gh(args: list[str], cwd: Path) -> dict[str, Any]:
     try:
         r = subprocess.run(["gh", *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=120)
     except FileNotFoundError:
-        raise MemexError("the GitHub CLI `gh` is not installed or not on PATH; install it and run `gh auth login`", FAILED) from None
+        raise NoPullRequest("the GitHub CLI `gh` is not installed or not on PATH", FAILED) from None
     except subprocess.TimeoutExpired:
         raise MemexError("`gh` did not answer within two minutes; nothing was changed", FAILED) from None
     if r.returncode != 0:
         msg = (r.stderr.strip().splitlines() or ["unknown error"])[-1]
         if "no pull requests found" in r.stderr.lower():
-            raise MemexError("this branch has no pull request; open one with the `gh pr create` command submit printed", FAILED)
-        raise MemexError(f"`gh pr view` failed ({msg}); nothing was changed", FAILED)
+            raise NoPullRequest("`gh` found no pull request for this branch", FAILED)
+        raise NoPullRequest(f"`gh pr view` failed ({msg})", FAILED)
     try:
         data = json.loads(r.stdout)
     except json.JSONDecodeError:
@@ -57,7 +80,11 @@ def _in_folder(path: Path | None, folder: Path | None) -> bool:
 
 def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None) -> dict[str, Any]:
     repo_info = ctx.require_repo("pr-status")
-    pr = _gh(["pr", "view", "--json", "number,url,state,reviewDecision,reviews,files,mergedAt"], repo_info.work_tree)
+    try:
+        pr = _gh(["pr", "view", "--json", "number,url,state,reviewDecision,reviews,files,mergedAt"],
+                 repo_info.work_tree)
+    except NoPullRequest as exc:
+        return merged_status(ctx, apply=apply, stores=stores, note=f"{exc.message}: merges read from git")
     files = [f.get("path", "") for f in pr.get("files") or [] if isinstance(f, dict)]
     prefix = ctx.memory_dir_rel.rstrip("/") + "/"
     ids = [Path(p).stem for p in files if p.startswith(prefix) and p.endswith(".md")]
@@ -113,8 +140,169 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 model.stamp_reference(m.fm, ctx.reference_keys)
                 write_memory(found.source.folder, m)
                 found.index.upsert(m, found.source)
-                applied.append({"id": m.id, "from": it["current"], "to": it["target"], "by": by})
-        return {"pr": {"number": pr.get("number"), "url": pr.get("url"), "state": state, "review_decision": decision},
-                "memories": items, "applied": applied}
+                applied.append({"id": m.id, "from": it["current"], "to": it["target"], "by": by, "path": str(found.path)})
+        from git_memex.git.sync import stage
+
+        staged = stage(ctx, [Path(a.pop("path")) for a in applied], "the review steps") if applied else []
+        return {"source": "gh",
+                "pr": {"number": pr.get("number"), "url": pr.get("url"), "state": state, "review_decision": decision},
+                "memories": items, "applied": applied, "staged": staged}
+
+
+# ------------------------------------------------------------------ git alone
+def merged_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None,
+                  note: str | None = None) -> dict[str, Any]:
+    """The git road (module docstring): each repository memory in review, judged by the merge
+    commit that brought its file to the default branch."""
+    from git_memex.agents.gate import default_branch
+
+    ref = default_branch(ctx)
+    if ref is None:
+        raise MemexError("the project's default branch is unknown, so no merge into it can be found; set it with "
+                         "`git memex config set memex.defaultBranch NAME`; nothing was changed", FAILED)
+    assert ctx.repo is not None
+    work = ctx.repo.work_tree
+    with opened(ctx, stores) as st:
+        st.refresh()
+        rows = st.by_id("m.location = 'repo' AND COALESCE(m.review_state, 'draft') IN ('draft', 'proposed', 'approved')",
+                        columns="m.id, m.path, m.review_state", order_by="m.id")
+        paths = {mid: Path(r["path"]) for mid, r in rows.items() if _in_folder(Path(r["path"]), ctx.memory_dir)}
+        found = _merges(work, ref.ref, {mid: p.relative_to(work).as_posix() for mid, p in paths.items()})
+        items: list[dict[str, Any]] = []
+        for mid, path in paths.items():
+            cur = str(rows[mid]["review_state"] or "draft")
+            items.append({"id": mid, "current": cur, **_verdict(mid, cur, path, found.get(mid), ref.branch)})
+        applied = []
+        if apply:
+            for it in items:
+                if it["target"] != "published":
+                    continue
+                f = st.find(it["id"])
+                m = read_memory(f.path)
+                merge = it["merge"]
+                by, cur = merge["by"], it["current"]
+                said = f"merged into {ref.branch} in {merge['commit'][:10]} by {merge['author']}"
+                if cur in ("draft", "proposed"):
+                    record_step(m, cur, "approved", by, said)
+                    cur = "approved"
+                m.fm["approved_by"] = m.fm.get("approved_by") or by
+                m.fm["review_state"] = "published"
+                record_step(m, cur, "published", by, said)
+                model.touch(m)
+                model.stamp_reference(m.fm, ctx.reference_keys)
+                write_memory(f.source.folder, m)
+                f.index.upsert(m, f.source)
+                applied.append({"id": m.id, "from": it["current"], "to": "published", "by": by, "path": str(f.path)})
+        from git_memex.git.sync import stage
+
+        staged = stage(ctx, [Path(a.pop("path")) for a in applied], "the review steps") if applied else []
+        out: dict[str, Any] = {"source": "git", "branch": ref.branch, "ref": ref.ref,
+                               "pr": {"number": None, "url": None, "state": None, "review_decision": None},
+                               "memories": items, "applied": applied, "staged": staged}
+        if note:
+            out["note"] = note
+        from git_memex.secrets.admission import mask_value
+
+        return dict(mask_value(out, ctx.redact_patterns)[0])  # names and messages come from commits
+
+
+def _verdict(mid: str, cur: str, path: Path, ev: dict[str, Any] | None, branch: str) -> dict[str, Any]:
+    """`target` ("published" or None), `action` (what was found, one phrase) and `merge`."""
+    def no(action: str) -> dict[str, Any]:
+        return {"target": None, "action": action, "merge": None}
+
+    if ev is None:
+        return no(f"not on {branch} yet (as last fetched: `git fetch` brings a newer {branch})")
+    try:
+        mine = path.read_bytes()
+    except OSError:
+        return no("its file cannot be read")
+    if mine != ev["blob"]:
+        return no(f"this work tree's file differs from the one on {branch}: pull (or commit) first")
+    who = f"{ev['name']} <{ev['email']}>"
+    if len(ev["parents"]) < 2:
+        return no(f"reached {branch} in {ev['commit'][:10]} by {who} without a merge commit (a fast-forward, squash "
+                  f"or direct push): git shows no review; a reviewer runs `git memex promote {mid}`")
+    if not ev["brought"]:
+        return no(f"changed in merge commit {ev['commit'][:10]} itself, not as the merged branch proposed it; a "
+                  f"reviewer runs `git memex promote {mid}`")
+    from git_memex.core.frontmatter import FrontmatterError, parse
+
+    try:
+        meta = parse(ev["blob"].decode("utf-8"))[0]
+    except (UnicodeDecodeError, FrontmatterError, ValueError):
+        return no(f"the file on {branch} cannot be read")
+    if meta.get("review_state") == "rejected":
+        return no("rejected by a human; a merge never overrides that")
+    proposer = str(meta.get("proposed_by") or meta.get("created_by") or "")
+    merger = {v for x in (ev["email"], ev["name"]) if x for v in (x, f"local:{x}")}
+    if proposer and proposer in merger:
+        return no(f"merged into {branch} by its own proposer ({who}) in {ev['commit'][:10]}: git shows no second "
+                  f"person; a reviewer runs `git memex promote {mid}`")
+    by = f"local:{ev['email'] or ev['name']}"
+    return {"target": "published", "action": f"{cur} → published (merged into {branch} in {ev['commit'][:10]} by {who})",
+            "merge": {"commit": ev["commit"], "author": who, "by": by}}
+
+
+def _merges(work: Path, ref: str, rels: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """For each memory id whose file `rel` is on `ref`: the newest commit of `ref`'s first-parent
+    history that changed it (`commit`, `parents`, author `name` and `email`), the file's bytes on
+    `ref` (`blob`) and whether that commit is a merge that brought the file as one of its other
+    parents held it (`brought`). Read with replace objects and grafts off (`TRUSTED_HISTORY`)."""
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
+
+    by_rel = {rel: mid for mid, rel in rels.items()}
+    newest: dict[str, dict[str, Any]] = {}
+    todo = sorted(by_rel)
+    for i in range(0, len(todo), 200):  # pathspecs in chunks: a command line has a limit
+        proc = run_git(["log", "--first-parent", "--format=%x00%H %P%x00%an%x00%ae", "--name-only", ref, "--",
+                        *todo[i:i + 200]], work, timeout=120, env=TRUSTED_HISTORY)
+        if proc is None or proc.returncode != 0:
+            raise MemexError(f"git could not read the history of {ref}; nothing was changed", FAILED)
+        head: dict[str, Any] | None = None
+        for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+            if line.startswith("\x00"):
+                ids, name, email = (line[1:].split("\x00") + ["", ""])[:3]
+                commit, *parents = ids.split()
+                head = {"commit": commit, "parents": parents, "name": name, "email": email}
+            elif head is not None and line in by_rel and line not in newest:
+                newest[line] = head
+    if not newest:
+        return {}
+    specs: list[str] = []
+    for rel, ev in newest.items():
+        specs += [f"{ev['commit']}:{rel}"] + [f"{p}:{rel}" for p in ev["parents"][1:]]
+    blobs = _blobs(work, specs)
+    out: dict[str, dict[str, Any]] = {}
+    at = 0
+    for rel, ev in newest.items():
+        mine, others = blobs[at], blobs[at + 1:at + len(ev["parents"])]
+        at += len(ev["parents"])
+        if mine is None:
+            continue  # the newest change deleted it: not on the branch
+        out[by_rel[rel]] = {**ev, "blob": mine, "brought": any(o == mine for o in others)}
+    return out
+
+
+def _blobs(work: Path, specs: list[str]) -> list[bytes | None]:
+    """`git cat-file --batch` of each `commit:path` (None: no such blob), replace objects off."""
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
+
+    proc = run_git(["cat-file", "--batch"], work, input="".join(s + "\n" for s in specs).encode("utf-8"),
+                   timeout=60, env=TRUSTED_HISTORY)
+    if proc is None or proc.returncode != 0:
+        raise MemexError("git could not read the merged files; nothing was changed", FAILED)
+    data, pos, got = proc.stdout, 0, []
+    for _ in specs:
+        end = data.find(b"\n", pos)
+        header = data[pos:end].split() if end >= 0 else []
+        pos = end + 1
+        if len(header) == 3 and header[2].isdigit():
+            size = int(header[2])
+            got.append(data[pos:pos + size] if header[1] == b"blob" else None)
+            pos += size + 1
+        else:
+            got.append(None)
+    return got
 
 

@@ -337,7 +337,10 @@ def test_resolve_merges_a_conflicted_memory_file(repo: Path) -> None:
     assert git("diff", "--name-only", "--diff-filter=U", cwd=repo).stdout.strip() == ""
 
 
-def test_pr_status_without_gh_is_an_error_result(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pr_status_without_gh_or_a_default_branch_is_an_error_result(repo: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """No `gh`: git's history is read, which needs the project's default branch (this repository
+    never ran `init`, so none is known): one sentence saying so, and the server keeps answering."""
     import shutil
 
     bin_dir = tmp_path / "bin"
@@ -351,7 +354,7 @@ def test_pr_status_without_gh_is_an_error_result(repo: Path, tmp_path: Path, mon
 
     report, apply, after = session(steps)
     for res in (report, apply):
-        assert res.is_error and "gh" in text(res) and "\n" not in text(res)
+        assert res.is_error and "default branch" in text(res) and "\n" not in text(res)
     assert not after.is_error
 
 

@@ -500,12 +500,15 @@ def test_pr_status_changes_requested_is_only_a_suggestion(ready: Path, tmp_path:
     assert fm_of(ready / MEM / f"{a}.md")["review_state"] == "proposed"
 
 
-def test_pr_status_without_gh_or_without_pr(ready: Path, tmp_path: Path):
+def test_pr_status_without_gh_or_without_pr_reads_git(ready: Path, tmp_path: Path):
+    """No GitHub pull request to read: git's own history answers (tests/review/test_review_without_github.py)."""
+    a = submitted(ready, "a memory submitted straight onto main")
     r = run_cli("pr-status", env={"PATH": str(tmp_path / "empty-bin") + ":/usr/bin:/bin"})
-    assert r.code == 2 and "`gh` is not installed" in r.err
+    assert r.code == 0 and "merges read from git" in r.err, r.err
+    assert f"{a}: reached main in" in r.out and "without a merge commit" in r.out
     env = fake_gh(tmp_path, None, exit_code=1, stderr='no pull requests found for branch "main"')
-    r = run_cli("pr-status", env=env)
-    assert r.code == 2 and "no pull request" in r.err
+    r = run_cli("pr-status", "--json", env=env)
+    assert r.code == 0 and "no pull request" in r.json()["note"] and r.json()["source"] == "git"
 
 
 def test_no_message_or_file_says_none_for_a_missing_value(ready: Path, tmp_path: Path, isolated_env: Path):

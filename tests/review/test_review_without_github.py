@@ -1,0 +1,251 @@
+"""The review loop without GitHub (issue 32, item 5): two clones and a bare origin, no `gh` on
+PATH. The author submits and pushes a branch; the maintainer, in a plain clone that never ran
+`git memex init` (as a hosting site's merge button or GitLab/Gitea would), merges it with plain
+git and pushes; the author runs `pr-status --apply` and the memory is published with the
+maintainer, the merge commit's author, as the reviewer. What git cannot prove (a fast-forward, a
+squash, a self-merge, a merge that changed the file) is reported and never published.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_memex.core import frontmatter
+
+from conftest import run_cli
+
+FOLDER = ".ai/open-memex"
+
+
+def person(name: str, email: str) -> dict[str, str]:
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email}
+
+
+ADA = person("Ada Lovelace", "ada@example.com")  # the author
+BOB = person("Bob Maintainer", "bob@example.com")  # the maintainer
+
+
+def git(*args: str, cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check,
+                          env={**os.environ, **env})
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str] = ADA) -> dict:
+    r = run_cli(*args, "--json", cwd=cwd, env=env)
+    assert r.code == 0, r.err
+    return r.json()
+
+
+def path_without_gh(tmp_path: Path) -> str:
+    """PATH as it is, except that a folder holding `gh` is replaced by a copy of links to everything
+    else in it: no `gh` at all, whatever the machine has installed."""
+    out = []
+    for i, folder in enumerate(os.environ["PATH"].split(os.pathsep)):
+        if not folder or not (Path(folder) / "gh").exists():
+            out.append(folder)
+            continue
+        shadow = tmp_path / f"path-{i}"
+        shadow.mkdir()
+        for entry in Path(folder).iterdir():
+            if entry.name != "gh":
+                (shadow / entry.name).symlink_to(entry)
+        out.append(str(shadow))
+    return os.pathsep.join(out)
+
+
+@pytest.fixture
+def no_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", path_without_gh(tmp_path))
+    assert shutil.which("gh") is None
+
+
+def team(tmp_path: Path) -> tuple[Path, Path]:
+    """(author, maintainer): the author's clone set up by `git memex init` (hooks, driver), its
+    set-up pushed; the maintainer's a plain clone of the bare origin, never `init`-ed."""
+    bare = tmp_path / "origin.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path, env=ADA)
+    author, maintainer = tmp_path / "ada", tmp_path / "bob"
+    git("clone", "-q", str(bare), str(author), cwd=tmp_path, env=ADA)
+    (author / "README.md").write_text("the service\n")
+    git("add", "README.md", cwd=author, env=ADA)
+    git("commit", "-qm", "init", cwd=author, env=ADA)
+    assert run_cli("init", "--yes", cwd=author, env=ADA).code == 0
+    git("add", "-A", cwd=author, env=ADA)
+    git("commit", "-qm", "set up git-memex", cwd=author, env=ADA)
+    git("push", "-q", "-u", "origin", "main", cwd=author, env=ADA)
+    git("clone", "-q", str(bare), str(maintainer), cwd=tmp_path, env=BOB)
+    assert not (maintainer / ".git" / "hooks" / "pre-commit").exists()  # no git-memex there
+    return author, maintainer
+
+
+def proposed_on_a_branch(author: Path, text: str, branch: str) -> str:
+    """A memory added, submitted on `branch` and that branch pushed (the author is back on main)."""
+    mid = cli("add", text, "--type", "decision", cwd=author)["id"]
+    r = run_cli("submit", mid, "--branch", branch, cwd=author, env=ADA)
+    assert r.code == 0, r.err
+    git("push", "-q", "-u", "origin", branch, cwd=author, env=ADA)
+    git("checkout", "-q", "main", cwd=author, env=ADA)
+    return mid
+
+
+def maintainer_merges(maintainer: Path, branch: str, *how: str) -> str:
+    """The maintainer merges origin's `branch` into main with plain git (`how`: git merge's options)
+    and pushes; returns the new main."""
+    git("fetch", "-q", "origin", cwd=maintainer, env=BOB)
+    git("checkout", "-q", "main", cwd=maintainer, env=BOB)
+    git("pull", "-q", "--ff-only", cwd=maintainer, env=BOB)
+    git("merge", "-q", *how, f"origin/{branch}", "-m", f"Merge branch '{branch}'", cwd=maintainer, env=BOB)
+    git("push", "-q", "origin", "main", cwd=maintainer, env=BOB)
+    return git("rev-parse", "HEAD", cwd=maintainer, env=BOB).stdout.strip()
+
+
+def fm(work: Path, mid: str) -> dict:
+    return frontmatter.parse((work / FOLDER / f"{mid}.md").read_text("utf-8"))[0]
+
+
+def test_the_review_loop_without_github(tmp_path: Path, no_gh: None) -> None:
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "We deploy with blue-green on Fridays", "memex/deploys")
+    merge = maintainer_merges(maintainer, "memex/deploys", "--no-ff")
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    assert fm(author, mid)["review_state"] == "proposed"
+
+    report = cli("pr-status", cwd=author)
+    assert report["source"] == "git" and report["branch"] == "main" and "gh" in report["note"]
+    (item,) = [m for m in report["memories"] if m["id"] == mid]
+    assert item["target"] == "published" and item["merge"]["commit"] == merge
+    assert "Bob Maintainer <bob@example.com>" in item["action"]
+    assert fm(author, mid)["review_state"] == "proposed"  # a report changes nothing
+
+    r = run_cli("pr-status", "--apply", cwd=author, env=ADA)
+    assert r.code == 0, r.err
+    assert f"applied {mid}: proposed → published (by local:bob@example.com)" in r.out
+    got = fm(author, mid)
+    assert got["review_state"] == "published" and got["approved_by"] == "local:bob@example.com"
+    steps = [(h["from"], h["to"], h["by"]) for h in got["review_history"]]
+    assert steps[-2:] == [("proposed", "approved", "local:bob@example.com"),
+                          ("approved", "published", "local:bob@example.com")]
+    assert merge[:10] in got["review_history"][-1]["note"]
+    assert got["trust_level"] != "trusted" and got.get("instruction_state") in (None, "draft")
+
+    # staged: a plain commit records it, and the team sees it
+    git("commit", "-q", "-m", "publish the deploy decision", cwd=author, env=ADA)
+    assert git("status", "--porcelain", cwd=author, env=ADA).stdout == ""
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    git("pull", "-q", "--ff-only", cwd=maintainer, env=BOB)
+    assert fm(maintainer, mid)["review_state"] == "published"
+    hits = cli("search", "blue-green", cwd=author)["hits"]
+    assert [(h["id"], h["review_state"]) for h in hits] == [(mid, "published")]
+    assert cli("pr-status", "--apply", cwd=author)["applied"] == []  # nothing left to do
+
+
+@pytest.mark.parametrize("how", ["fast-forward", "squash"])
+def test_what_reached_main_without_a_merge_commit_is_reported_not_published(
+        tmp_path: Path, no_gh: None, how: str) -> None:
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Retries use exponential backoff with jitter", "memex/retries")
+    if how == "fast-forward":
+        maintainer_merges(maintainer, "memex/retries", "--ff-only")
+    else:
+        git("fetch", "-q", "origin", cwd=maintainer, env=BOB)
+        git("merge", "-q", "--squash", "origin/memex/retries", cwd=maintainer, env=BOB)
+        git("commit", "-q", "-m", "Squashed memex/retries", cwd=maintainer, env=BOB)
+        git("push", "-q", "origin", "main", cwd=maintainer, env=BOB)
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    out = cli("pr-status", "--apply", cwd=author)
+    (item,) = [m for m in out["memories"] if m["id"] == mid]
+    assert item["target"] is None and "without a merge commit" in item["action"]
+    assert f"git memex promote {mid}" in item["action"]
+    assert out["applied"] == [] and fm(author, mid)["review_state"] == "proposed"
+
+
+def test_a_self_merge_or_a_merge_that_changed_the_file_is_no_review(tmp_path: Path, no_gh: None) -> None:
+    author, maintainer = team(tmp_path)
+    mine = proposed_on_a_branch(author, "The cache is warmed at boot", "memex/cache")
+    git("merge", "-q", "--no-ff", "memex/cache", "-m", "merge my own branch", cwd=author, env=ADA)
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    edited = proposed_on_a_branch(author, "Logs are kept for 14 days", "memex/logs")
+    git("fetch", "-q", "origin", cwd=maintainer, env=BOB)
+    git("pull", "-q", "--ff-only", cwd=maintainer, env=BOB)
+    git("merge", "-q", "--no-ff", "--no-commit", "origin/memex/logs", cwd=maintainer, env=BOB)
+    path = maintainer / FOLDER / f"{edited}.md"
+    path.write_text(path.read_text("utf-8").replace("14 days", "90 days"), encoding="utf-8")
+    git("add", str(path), cwd=maintainer, env=BOB)
+    git("commit", "-q", "-m", "merge, with a change", cwd=maintainer, env=BOB)
+    git("push", "-q", "origin", "main", cwd=maintainer, env=BOB)
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    out = cli("pr-status", "--apply", cwd=author)
+    items = {m["id"]: m for m in out["memories"]}
+    assert items[mine]["target"] is None and "own proposer" in items[mine]["action"]
+    assert items[edited]["target"] is None and "changed in merge commit" in items[edited]["action"]
+    assert out["applied"] == []
+
+
+def test_only_what_was_fetched_and_is_in_the_work_tree_as_merged_counts(tmp_path: Path, no_gh: None) -> None:
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Feature flags live in LaunchDarkly", "memex/flags")
+    git("checkout", "-q", "memex/flags", cwd=author, env=ADA)  # the author is still on the proposed branch
+    maintainer_merges(maintainer, "memex/flags", "--no-ff")
+
+    def item() -> dict:
+        (it,) = [m for m in cli("pr-status", cwd=author)["memories"] if m["id"] == mid]
+        return it
+
+    first = item()  # origin/main as last fetched does not hold it yet
+    assert first["target"] is None and "not on main yet" in first["action"] and "git fetch" in first["action"]
+    git("fetch", "-q", "origin", cwd=author, env=ADA)
+    assert item()["target"] == "published"  # the branch's file is the merged one, byte for byte
+    path = author / FOLDER / f"{mid}.md"
+    path.write_text(path.read_text("utf-8").replace("LaunchDarkly", "Unleash"), encoding="utf-8")
+    later = item()
+    assert later["target"] is None and "differs from the one on main" in later["action"]
+
+
+def test_gh_that_finds_no_pull_request_leaves_it_to_git(tmp_path: Path, no_gh: None) -> None:
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Migrations run before the deploy", "memex/migrations")
+    maintainer_merges(maintainer, "memex/migrations", "--no-ff")
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    bindir = tmp_path / "fake-gh"
+    bindir.mkdir()
+    gh = bindir / "gh"
+    gh.write_text("#!/bin/sh\necho 'no pull requests found for branch \"main\"' >&2\nexit 1\n")
+    gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
+    env = {**ADA, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    r = run_cli("pr-status", "--apply", "--json", cwd=author, env=env)
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["source"] == "git" and "no pull request" in out["note"]
+    assert [a["id"] for a in out["applied"]] == [mid]
+
+
+def test_an_agent_applies_git_s_merges_only_with_the_person(tmp_path: Path, no_gh: None,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_client import Person, call, err, text
+
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Every service exposes /healthz", "memex/health")
+    maintainer_merges(maintainer, "memex/health", "--no-ff")
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    for k, v in ADA.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.chdir(author)
+    report = call("memory_pr_status", {}, cwd=author)
+    assert not report.is_error and "published" in text(report) and "bob@example.com" in text(report)
+    msg = err("memory_pr_status", {"apply": True})  # a client that cannot ask the person
+    assert "git memex pr-status --apply" in msg and fm(author, mid)["review_state"] == "proposed"
+    assert "Unknown argument" in err("memory_pr_status", {"apply": True, "by": "local:ada@example.com"})
+    yes = Person(True)
+    done = call("memory_pr_status", {"apply": True}, cwd=author, person=yes)
+    assert not done.is_error, text(done)
+    assert "Bob Maintainer" in yes.asked[0]
+    got = fm(author, mid)
+    assert got["review_state"] == "published" and got["approved_by"] == "local:bob@example.com"  # from git, not the agent
