@@ -72,6 +72,11 @@ def _run_remote(args: argparse.Namespace, name: str) -> int:
     if args.json:
         emit_json(r)
         return 0
+    if r.get("merged_with"):
+        m = r["merged_with"]
+        changed = f" (merged: {', '.join(m['fields'])})" if m["fields"] else ""
+        print(f"remote {r['remote']} held revision {m['revision']}, changed by someone else since yours: merged it "
+              f"into {r['path']}{changed} and proposed the merge")
     print(f"proposed {r['id']} to remote {r['remote']} ({r['url']}): revision {r['revision']}, "
           f"{r['review_state']}; a reviewer of the server approves or rejects it, then "
           f"`git memex remote pull {r['remote']}` brings it back")

@@ -1,4 +1,5 @@
-"""`git memex remote add|list|pull|remove`: subscribe to git-memex remote servers (docs/remote.md)."""
+"""`git memex remote add|list|pull|remove|review`: subscribe to git-memex remote servers, and review on one
+(docs/remote.md)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from git_memex.errors import FAILED, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("remote", help="subscribe to git-memex remote servers (add, list, pull, remove)",
+    p = sub.add_parser("remote", help="subscribe to git-memex remote servers (add, list, pull, remove), review there",
                        description="A remote server (`git memex remote-server`) relays a team's memories over HTTP "
                        "to agents where git is not at hand. `add` records memex.remote.NAME.url and .tokenFile in "
                        "this repository's git config and pulls; `pull` copies what changed into a cache in the data "
                        "root, each file through the admission barrier, and indexes it: search, list, context and the "
                        "MCP tools then include those memories, labelled remote:NAME, read-only. A project memory "
-                       "reaches the server with `git memex propose ID --to remote NAME`.")
+                       "reaches the server with `git memex propose ID --to remote NAME`; a reviewer approves or "
+                       "rejects a proposal with `git memex remote review NAME ID --approve|--reject`.")
     rsub = p.add_subparsers(dest="action", metavar="ACTION")
     pa = rsub.add_parser("add", help="subscribe to a remote server, check it answers, pull its memories")
     pa.add_argument("name", help="a short name: lowercase letters, digits and dashes")
@@ -41,6 +43,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     pr = rsub.add_parser("remove", help="unsubscribe and delete the cache and its index")
     pr.add_argument("name")
     add_json(pr)
+    rv = rsub.add_parser("review", help="approve or reject a proposed memory on the server (a reviewer's token)",
+                         description="A reviewer's decision on the server, about the revision this machine's cache "
+                         "holds (the one `git memex show ID` let you read): the server refuses it when it holds a "
+                         "newer revision (pull and read it again) or the memory is not proposed. The server records "
+                         "the token's name as the reviewer; the subscription's token file must hold a reviewer's "
+                         "token. The cache is pulled afterwards.")
+    rv.add_argument("name")
+    rv.add_argument("id")
+    decision = rv.add_mutually_exclusive_group(required=True)
+    decision.add_argument("--approve", dest="decision", action="store_const", const="approve")
+    decision.add_argument("--reject", dest="decision", action="store_const", const="reject")
+    rv.add_argument("--note", help="why, kept with the reviewed revision (review_note); at most 4096 characters")
+    add_json(rv)
     p.set_defaults(func=run)
 
 
@@ -100,7 +115,19 @@ def run(args: argparse.Namespace) -> int:
                 kept = "deleted " + res["path"] if res["cache_removed"] else "it had no cache"
             print(f"unsubscribed from remote {res['name']} ({' and '.join(res['removed_from'])} git config); {kept}")
         return 0
-    raise UsageError("remote needs an action: add, list, pull or remove (see `git memex remote --help`)")
+    if args.action == "review":
+        res = subscriptions.review(ctx, args.name, args.id, args.decision, args.note)
+        if args.json:
+            emit_json(res)
+            return 0
+        for w in res["warnings"]:
+            print(f"warning: {w}", file=sys.stderr)
+        verb = "approved" if res["decision"] == "approve" else "rejected"
+        print(f"remote {res['remote']}: {res['id']} revision {res['reviewed_revision']} "
+              f"{verb}; the server holds it as revision {res['revision']}, {res['review_state']}"
+              + (" (pulled)" if res["pulled"] else ""))
+        return 0
+    raise UsageError("remote needs an action: add, list, pull, remove or review (see `git memex remote --help`)")
 
 
 def _print_pulled(res: dict[str, Any]) -> None:

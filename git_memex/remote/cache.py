@@ -4,7 +4,8 @@
 `<data root>/remote/<NAME>/` (0700 folders, 0600 files) holds one `<id>.md` per memory the
 server sent, byte for byte as the server has it, plus `state.json`:
 `{"url", "cursor", "last_pull_at", "last_attempt_at", "last_error", "items": {id: {"revision",
-"review_state", "sha256"}}, "quarantined": {id: reason}}`. Its index lives in `.index/` inside
+"review_state", "sha256"}}, "quarantined": {id: reason}}`, and `.bases/<id>.json` (BASES: the
+revision this machine's own file of a memory is based on). Its index lives in `.index/` inside
 it, and `Stores` reads it as a further source labelled `remote:NAME`, as it reads an org clone.
 `users.json` names the git config files whose subscription pulled into it (the cache is the
 user's, shared by every project subscribed to NAME), so `remote remove` keeps it while another uses it.
@@ -136,6 +137,69 @@ def notes_for(ctx: Context, locations: Any) -> list[dict[str, Any]]:
     return [freshness(ctx, n) for n in names if n in ctx.remote_names()]
 
 
+# ------------------------------------------------------------------ what this machine's file was based on
+BASES = ".bases"
+"""`<cache>/.bases/<id>.json`: the server revision this machine's own file of `<id>` is known to
+hold (`{"revision", "file", "path", "conflict"}`): the text this machine proposed and the server
+stored at that revision, or, after a conflict (`conflict: true`), the server's revision the
+person is merging into the file at `path`. `propose --to remote` sends that revision as
+`base_revision` and three-way merges against it, never the cache's newest revision, which a
+`remote pull` moves without this machine's file following (docs/remote.md, "Proposing")."""
+
+
+def _base_path(ctx: Context, name: str, mid: str) -> Path:
+    from git_memex.remote.protocol import is_memory_id
+
+    if not is_memory_id(mid):
+        raise MemexError(f"{mid!r} is not a memory id", USAGE)
+    return ctx.remote_cache(name) / BASES / f"{mid}.json"
+
+
+def load_base(ctx: Context, name: str, mid: str) -> dict[str, Any] | None:
+    """The base record of `mid` (see BASES), or None when there is none or it is unreadable."""
+    from git_memex.core.files import read_private
+
+    try:
+        doc = json.loads(read_private(ctx.data_root, _base_path(ctx, name, mid)).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    rev, text = doc.get("revision") if isinstance(doc, dict) else None, doc.get("file") if isinstance(doc, dict) else None
+    if not (isinstance(rev, int) and not isinstance(rev, bool) and isinstance(text, str)):
+        return None
+    return {"revision": rev, "file": text, "path": doc.get("path") if isinstance(doc.get("path"), str) else None,
+            "conflict": doc.get("conflict") is True}
+
+
+def save_base(ctx: Context, name: str, mid: str, revision: int, text: str, *, path: Path | None = None,
+              conflict: bool = False) -> None:
+    from git_memex.core.data_root import private_mkdir
+    from git_memex.core.files import atomic_write_text
+
+    target = _base_path(ctx, name, mid)
+    private_mkdir(target.parent)
+    doc = {"revision": revision, "file": text, "path": None if path is None else str(path), "conflict": conflict}
+    atomic_write_text(target, json.dumps(doc, indent=1, sort_keys=True) + "\n", mode=0o600)
+
+
+def _keep_base(ctx: Context, name: str, mid: str, item: object, old: bytes) -> None:
+    """Before a pull replaces the cached file of `mid`: when this project holds its own file of
+    that memory (the memory folder or the outbox) and no base record says what that file is based
+    on, record the revision being replaced, the newest one that file can have started from. An
+    older base costs at most a needless merge, never a dropped change; the cache's newer revision
+    would read the other's change as one this file removed."""
+    if not isinstance(item, dict) or not isinstance(item.get("revision"), int) or load_base(ctx, name, mid) is not None:
+        return
+    held = [ctx.outbox_dir / f"{mid}.md"] + ([ctx.memory_dir / f"{mid}.md"] if ctx.memory_dir is not None else [])
+    if not any(p.is_file() for p in held):
+        return
+    from git_memex.core.digest import sha256_hex
+
+    if sha256_hex(old) != item.get("sha256"):
+        return  # not the bytes the server sent with that revision
+    with contextlib.suppress(UnicodeDecodeError, MemexError, OSError):  # the pull goes on; a propose then
+        save_base(ctx, name, mid, int(item["revision"]), old.decode("utf-8"))  # bases on the cache's revision
+
+
 # ------------------------------------------------------------------ admission
 def admit(ctx: Context, change: object) -> tuple[str | None, dict[str, Any] | None, str]:
     """(id, item, text) of one pulled change that may be written, or (id or None, None, why not)."""
@@ -243,10 +307,13 @@ def pull(ctx: Context, name: str, *, retry: int = 0, full: bool = False,
                 continue
             path = cache / f"{mid}.md"
             try:
-                same = path.read_bytes() == text.encode("utf-8")
+                old: bytes | None = path.read_bytes()
             except OSError:
-                same = False
+                old = None
+            same = old == text.encode("utf-8")
             if not same:
+                if old is not None:
+                    _keep_base(ctx, name, mid, state["items"].get(mid), old)
                 atomic_write_text(path, text, mode=0o600)
             state["items"][mid] = item
             state["quarantined"].pop(mid, None)

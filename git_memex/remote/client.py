@@ -5,7 +5,8 @@ on every call. The bearer token is read from the token file at each call and nev
 anywhere; a token file that group or others may read is refused, as ssh refuses such a key.
 Every failure is one sentence (MemexError): an unreachable server or a 5xx exits 2, a refused
 request (bad token, a role too low, a bad request) exits 1. A 409 of a propose is
-`ProposeConflict`, which carries both revisions.
+`ProposeConflict`, which carries both revisions; a 409 of a review is `ReviewConflict` (exit 2),
+which carries the server's current revision.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ MAX_ANSWER = 64 * 1024 * 1024
 
 class RemoteUnreachable(MemexError):
     """The server could not be reached or answered with a 5xx: exit 2, nothing changed."""
+
+
+class ReviewConflict(MemexError):
+    """409 of a review: the revision sent is not the server's current one, or it is not proposed."""
+
+    def __init__(self, message: str, current: int | None) -> None:
+        super().__init__(message, FAILED)
+        self.current_revision = current
 
 
 class ProposeConflict(MemexError):
@@ -165,6 +174,9 @@ class RemoteProvider:
             base, cur = doc.get("base_revision"), doc.get("current_revision")
             raise ProposeConflict(said, mid, base if isinstance(base, int) else None,
                                   cur if isinstance(cur, int) else None)
+        if status == 409 and path.startswith("/review/"):
+            cur = doc.get("current_revision")
+            raise ReviewConflict(said, cur if isinstance(cur, int) and not isinstance(cur, bool) else None)
         raise MemexError(f"{where} refused the request ({status}: {said})", USAGE)
 
     # ------------------------------------------------------------ endpoints
@@ -206,6 +218,13 @@ class RemoteProvider:
 
     def propose(self, file_text: str, base_revision: int | None) -> dict[str, Any]:
         return self._call("POST", "/propose", {"file": file_text, "base_revision": base_revision}, ok=(200, 201))
+
+    def review(self, memory_id: str, decision: str, revision: int, note: str | None = None) -> dict[str, Any]:
+        """`POST /v1/review/ID`: a reviewer's decision ("approve" or "reject") on the revision they read."""
+        body: dict[str, Any] = {"decision": decision, "revision": revision}
+        if note is not None:
+            body["note"] = note
+        return self._call("POST", f"/review/{_id(memory_id)}", body)
 
 
 _CURSOR_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")

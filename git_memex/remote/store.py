@@ -715,7 +715,8 @@ class Store:
                              f"base_revision {current}", id=m.id, base_revision=None, current_revision=current)
         if base_revision is not None and base_revision != current:
             now = "does not exist on this server" if current is None else f"is at revision {current}"
-            raise StoreError(409, f"memory {m.id} {now}, not {base_revision}; pull it and propose again",
+            raise StoreError(409, f"memory {m.id} {now}, not {base_revision}; merge your change into that revision "
+                             "and propose the merge (`git memex propose ID --to remote NAME` does)",
                              id=m.id, base_revision=base_revision, current_revision=current)
         fm = m.fm
         fm["revision"] = 1 if current is None else current + 1

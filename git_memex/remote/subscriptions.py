@@ -142,18 +142,29 @@ def remove(ctx: Context, name: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ propose
 def propose(ctx: Context, memory_id: str, name: str) -> dict[str, Any]:
-    """Send one project memory to remote `name` as a proposal (`POST /v1/propose`), its file as it
-    is, with the revision the cache last saw for that id as `base_revision` (null: the server never
-    had it). The local admission barrier runs first: a personal or private memory, a file the
-    reader refuses or one holding a secret is refused here (exit 1) and never sent."""
+    """Send one project memory to remote `name` as a proposal (`POST /v1/propose`). The local
+    admission barrier runs first: a personal or private memory, a file the reader refuses or one
+    holding a secret is refused here (exit 1) and never sent.
+
+    `base_revision` is the revision this machine's file is known to hold (`cache.load_base`: what
+    it last proposed, or the revision a conflict is being merged into), else the cache's. When the
+    server holds a newer one (409), the file is three-way merged with the merge driver's engine
+    (base: that revision's text, ours: this file, theirs: the server's current file, the
+    server-kept review fields set to ours' on every side) and the merge is proposed instead, and
+    written into this file; a conflict is written into this file with markers for the person to
+    settle (exit 3, nothing sent). Another's change is never dropped (docs/remote.md)."""
     from git_memex.core.files import UnreadableMemory, parse_memory_bytes, read_bytes
+    from git_memex.errors import CONFLICT
     from git_memex.index.stores import Stores
     from git_memex.remote import cache
     from git_memex.remote.client import ProposeConflict
-    from git_memex.secrets.scan import check_bytes
 
     _check_name(name)
     cache.require(name, ctx)
+    rec = cache.load_base(ctx, name, memory_id) if _is_id(memory_id) else None
+    if rec is not None and rec["conflict"] and rec["path"] and _has_markers(Path(rec["path"])):
+        raise MemexError(f"{memory_id} is being merged with revision {rec['revision']} of remote {name}: settle the "
+                         f"conflict markers in {rec['path']}, then propose it again; nothing was sent", CONFLICT)
     with Stores(ctx) as st:
         st.refresh()
         found = st.find(memory_id)
@@ -173,22 +184,222 @@ def propose(ctx: Context, memory_id: str, name: str) -> dict[str, Any]:
         parse_memory_bytes(raw, found.path)
     except UnreadableMemory as exc:
         raise MemexError(f"{mid} cannot be proposed: its file {exc}; nothing was sent", USAGE) from None
+    _refuse_problems(ctx, mid, raw)
+    rec = rec if rec is not None and mid == memory_id else cache.load_base(ctx, name, mid)
+    state = cache.load_state(ctx, name)
+    base, base_text = _base(ctx, name, mid, state, rec)
+    prov = cache.provider(ctx, name)
+    ours = raw.decode("utf-8")
+    text, merged_with, merged_fields = ours, None, []
+    for _attempt in range(3):  # the server may move again between the merge and its proposal
+        try:
+            doc = prov.propose(text, base)
+            break
+        except ProposeConflict as exc:
+            if exc.current_revision is None:  # a hand edit on the server, or an unreadable file there
+                raise MemexError(f"remote {name} refused {mid} ({exc.message}); nothing was sent", USAGE) from None
+            theirs, current = _current(prov, name, mid)
+            result = _merge(base_text, text, theirs)
+            if not result.clean:
+                _write_local(found, result.text, check=False)
+                cache.save_base(ctx, name, mid, current, theirs, path=found.path, conflict=True)
+                fields = ", ".join(c.field for c in result.conflicts) or "the text"
+                raise MemexError(f"remote {name} holds {mid} at revision {current}, changed by someone else since "
+                                 f"revision {base}, and both changed {fields}: both sides are now in {found.path} "
+                                 f"between conflict markers; edit it to what it should say, then `git memex propose "
+                                 f"{mid} --to remote {name}` again (nothing was sent)", CONFLICT) from None
+            _refuse_problems(ctx, mid, result.text.encode("utf-8"))
+            text, base, base_text, merged_with = result.text, current, theirs, current
+            merged_fields = list(result.auto_merged)
+    else:
+        raise MemexError(f"remote {name} kept changing {mid} while it was merged; nothing was sent, try again", FAILED)
+    if text != ours:
+        _write_local(found, text, check=True)
+    rev = doc.get("revision")
+    if isinstance(rev, int) and not isinstance(rev, bool):
+        cache.save_base(ctx, name, mid, rev, text, path=found.path)
+    out = {"id": mid, "remote": name, "url": prov.url, "base_revision": base, "revision": rev,
+           "review_state": doc.get("review_state"), "sha256": doc.get("sha256"), "path": str(found.path)}
+    if merged_with is not None:
+        out["merged_with"] = {"revision": merged_with, "fields": merged_fields}
+    return out
+
+
+def _has_markers(path: Path) -> bool:
+    from git_memex.core.files import conflict_marker_line
+
+    try:
+        return conflict_marker_line(path.read_text("utf-8", "replace")) is not None
+    except OSError:
+        return False
+
+
+def _is_id(memory_id: str) -> bool:
+    from git_memex.remote.protocol import is_memory_id
+
+    return is_memory_id(memory_id)
+
+
+def _refuse_problems(ctx: Context, mid: str, raw: bytes) -> None:
+    from git_memex.secrets.scan import check_bytes
+
     left = check_bytes(f"{mid}.md", raw, in_repo=True, patterns=ctx.redact_patterns)
     if left:
         f = left[0]
         what = "a secret" if f.secret else "a problem"
         raise MemexError(f"{mid} cannot be proposed: its file holds {what} ({f.rule}, line {f.line}); fix it, "
                          "nothing was sent", USAGE)
-    state = cache.load_state(ctx, name)
+
+
+def _base(ctx: Context, name: str, mid: str, state: dict[str, Any],
+          rec: dict[str, Any] | None) -> tuple[int | None, str | None]:
+    """(base_revision, its text): the base record's, else the cache's revision with its cached file
+    when that file is the one the state vouches for (its text None otherwise: a two-way merge)."""
+    if rec is not None:
+        return rec["revision"], rec["file"]
     item = state["items"].get(mid)
-    base = item.get("revision") if isinstance(item, dict) and isinstance(item.get("revision"), int) else None
+    if not (isinstance(item, dict) and isinstance(item.get("revision"), int)):
+        return None, None
+    from git_memex.core.digest import sha256_hex
+    from git_memex.core.files import read_private
+
+    try:
+        data = read_private(ctx.data_root, ctx.remote_cache(name) / f"{mid}.md")
+        text = data.decode("utf-8") if sha256_hex(data) == item.get("sha256") else None
+    except (OSError, UnicodeDecodeError):
+        text = None
+    return int(item["revision"]), text
+
+
+def _current(prov: Any, name: str, mid: str) -> tuple[str, int]:
+    """The server's current file of `mid` and its revision (`GET /v1/memories/ID`), checked."""
+    from git_memex.core.digest import sha256_hex
+
+    doc = prov.get(mid)
+    text, rev, sha = doc.get("file"), doc.get("revision"), doc.get("sha256")
+    if not (isinstance(text, str) and isinstance(rev, int) and not isinstance(rev, bool) and isinstance(sha, str)
+            and sha256_hex(text.encode("utf-8", "surrogateescape")) == sha):
+        raise MemexError(f"remote {name} sent {mid} without a file that hashes to its sha256; nothing was sent", FAILED)
+    return text, rev
+
+
+# what the server keeps for itself: a proposal's value is replaced or dropped (remote/store.py)
+_SERVER_FIELDS = ("review_state", "instruction_state", "revision", "updated_at")
+
+
+def _server_field(key: object) -> bool:
+    from git_memex.remote.store import REVIEW_KEYS
+
+    k = str(key).strip().casefold().replace("-", "_")
+    return k in REVIEW_KEYS or k in _SERVER_FIELDS
+
+
+def _merge(base: str | None, ours: str, theirs: str) -> Any:
+    """`merge.merge_texts` of the three, with the fields the server keeps (review, trust,
+    revision, times) set to ours' on base and theirs: those are the server's bookkeeping, never a
+    teammate's change, and this file keeps its own."""
+    from git_memex.core.frontmatter import FrontmatterError, parse, serialize
+    from git_memex.git.merge import merge_texts
+
+    try:
+        mine = parse(ours)[0]
+
+        def as_ours(text: str | None) -> str | None:
+            if text is None:
+                return None
+            fm, body = parse(text)
+            for k in [k for k in fm if _server_field(k)]:
+                fm.pop(k)
+            fm.update({k: v for k, v in mine.items() if _server_field(k)})
+            return serialize(fm, body)
+
+        base, theirs = as_ours(base), as_ours(theirs) or theirs
+    except (FrontmatterError, ValueError):
+        pass  # a side the reader cannot read: the plain merge, reported as a conflict
+    return merge_texts(base, ours, theirs)
+
+
+def _write_local(found: Any, text: str, *, check: bool) -> None:
+    """Write the merge into this machine's file of the memory (its own folder, its own mode);
+    `check`: it must read as a memory file first, and the index takes it."""
+    from git_memex.core.files import UnreadableMemory, atomic_write_text, parse_memory_bytes
+
+    private = str(found.row["location"]) != "repo"
+    if check:
+        try:
+            m = parse_memory_bytes(text.encode("utf-8"), found.path)
+        except UnreadableMemory as exc:
+            raise MemexError(f"the merge of {found.row['id']} would not be a memory file ({exc}); nothing was sent",
+                             FAILED) from None
+    atomic_write_text(found.path, text, mode=0o600 if private else None)
+    if check:
+        found.index.upsert(m, found.source)
+
+
+# ------------------------------------------------------------------ review
+def review(ctx: Context, name: str, memory_id: str, decision: str, note: str | None = None) -> dict[str, Any]:
+    """A reviewer's decision on remote `name` (`POST /v1/review/ID`) about the revision this
+    machine's cache holds, i.e. the one the person could read (`show`, `search`): the server
+    refuses it when it holds a newer one (nothing changed; pull and read it again). The cached
+    file must be the bytes the server sent with that revision. The server records the token's
+    name as the reviewer. Then the cache is pulled, so the decision is what this machine serves."""
+    from git_memex.core.digest import sha256_hex
+    from git_memex.core.files import read_private
+    from git_memex.remote import cache
+    from git_memex.remote.client import ReviewConflict
+
+    _check_name(name)
+    cache.require(name, ctx)
+    if decision not in ("approve", "reject"):
+        raise UsageError(f"a review decision is approve or reject, not {decision!r}")
+    if note is not None:
+        note = note.strip()
+        if len(note) > 4096:
+            raise UsageError("--note takes at most 4096 characters")
+        from git_memex.secrets.admission import secret_field
+
+        found = secret_field({"review_note": note}, "", ctx.redact_patterns)
+        if found is not None:
+            what = "a part marked private" if found[1] == "private" else f"a secret ({found[1]})"
+            raise MemexError(f"the note holds {what}, which a relay never stores; nothing was sent", USAGE)
+    state = cache.load_state(ctx, name)
+    t = memory_id.strip()
+    ids = [i for i in state["items"] if i == t or (len(t) >= 6 and i.upper().startswith(t.upper()))]
+    if len(ids) != 1:
+        why = "matches several memories; give more of it" if ids else "is not in its cache"
+        raise MemexError(f"{memory_id} {why} of remote {name}; `git memex remote pull {name}` brings its memories, "
+                         "`git memex list --scope all` lists them; nothing was sent", USAGE)
+    mid = ids[0]
+    item = state["items"][mid]
+    rev = item.get("revision") if isinstance(item, dict) else None
+    if not isinstance(rev, int) or isinstance(rev, bool):
+        raise MemexError(f"the cache of remote {name} has no revision for {mid}; `git memex remote pull {name} "
+                         "--full`, then review it", USAGE)
+    try:
+        data = read_private(ctx.data_root, ctx.remote_cache(name) / f"{mid}.md")
+    except OSError:
+        data = None
+    if data is None or sha256_hex(data) != item.get("sha256"):
+        raise MemexError(f"the cached file of {mid} is not what remote {name} sent with revision {rev}, so what you "
+                         f"read is not what you would review; `git memex remote pull {name} --full`, read it again, "
+                         "then review it; nothing was sent", FAILED)
     prov = cache.provider(ctx, name)
     try:
-        doc = prov.propose(raw.decode("utf-8"), base)
-    except ProposeConflict as exc:
-        said = "no revision (as a new memory)" if exc.base_revision is None else f"revision {exc.base_revision}"
-        cur = "revision ?" if exc.current_revision is None else f"revision {exc.current_revision}"
-        raise MemexError(f"remote {name} holds {mid} at {cur} but this proposal was based on {said}; run "
-                         f"`git memex remote pull {name}`, then propose again", USAGE) from None
-    return {"id": mid, "remote": name, "url": prov.url, "base_revision": base, "revision": doc.get("revision"),
-            "review_state": doc.get("review_state"), "sha256": doc.get("sha256"), "path": str(found.path)}
+        doc = prov.review(mid, decision, rev, note)
+    except ReviewConflict as exc:
+        if exc.current_revision is not None and exc.current_revision != rev:
+            raise MemexError(f"remote {name} holds {mid} at revision {exc.current_revision}, newer than revision {rev} "
+                             f"you read; `git memex remote pull {name}`, read it again (`git memex show {mid}`), "
+                             "then review it; nothing was changed", FAILED) from None
+        raise MemexError(f"remote {name} did not take the review of {mid} ({exc.message}); nothing was changed",
+                         FAILED) from None
+    out: dict[str, Any] = {"id": mid, "remote": name, "url": prov.url, "decision": decision, "reviewed_revision": rev,
+                           "revision": doc.get("revision"), "review_state": doc.get("review_state"),
+                           "sha256": doc.get("sha256"), "pulled": False, "warnings": []}
+    try:
+        cache.pull(ctx, name)
+        out["pulled"] = True
+    except MemexError as exc:
+        out["warnings"].append(f"the review is recorded, but the pull after it failed ({exc.message}); "
+                               f"`git memex remote pull {name}` brings it")
+    return out

@@ -165,15 +165,19 @@ def test_propose_and_its_409(ready: Path, tmp_path: Path) -> None:
         assert r.code == 0, r.err
         assert json.loads(r.out)["revision"] == 1 and json.loads(r.out)["base_revision"] is None
         assert srv.call("GET", f"/memories/{mid}", role="reader")["review_state"] == "proposed"
-        # again without pulling: the cache never saw it, so it is sent as new, and the server has it
-        r = run_cli("propose", mid, "--to", "remote", "team")
-        assert r.code == 1
-        assert r.err.strip() == (f"git-memex: remote team holds {mid} at revision 1 but this proposal was based on no "
-                                 "revision (as a new memory); run `git memex remote pull team`, then propose again")
-        assert run_cli("remote", "pull", "team").code == 0
+        # again without pulling: it bases on what it proposed (revision 1), not on the cache, which never saw it
         r = run_cli("propose", mid, "--to", "remote", "team", "--json")
         assert r.code == 0, r.err
         assert json.loads(r.out)["base_revision"] == 1 and json.loads(r.out)["revision"] == 2
+        # someone else's revision 3: the next proposal from here merges it (a 409, then the merge), never drops it
+        theirs = srv.call("GET", f"/memories/{mid}", role="reader")["file"].replace("on Tuesdays", "on Wednesdays")
+        assert srv.call("POST", "/propose", role="proposer", body={"file": theirs, "base_revision": 2})["revision"] == 3
+        r = run_cli("propose", mid, "--to", "remote", "team", "--json")
+        assert r.code == 0, r.err
+        out = json.loads(r.out)
+        assert (out["base_revision"], out["revision"], out["merged_with"]["revision"]) == (3, 4, 3)
+        assert "on Wednesdays" in srv.call("GET", f"/memories/{mid}", role="reader")["file"]
+        assert "on Wednesdays" in Path(out["path"]).read_text("utf-8")  # this file holds their change now
 
 
 def test_a_personal_memory_is_never_sent(ready: Path, tmp_path: Path) -> None:
