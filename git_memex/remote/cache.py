@@ -196,8 +196,8 @@ def _keep_base(ctx: Context, name: str, mid: str, item: object, old: bytes) -> N
 
     if sha256_hex(old) != item.get("sha256"):
         return  # not the bytes the server sent with that revision
-    with contextlib.suppress(UnicodeDecodeError, MemexError, OSError):  # the pull goes on; a propose then
-        save_base(ctx, name, mid, int(item["revision"]), old.decode("utf-8"))  # bases on the cache's revision
+    with contextlib.suppress(UnicodeDecodeError):  # not text: a propose then bases on the cache's revision
+        save_base(ctx, name, mid, int(item["revision"]), old.decode("utf-8"))
 
 
 # ------------------------------------------------------------------ admission
@@ -313,7 +313,8 @@ def pull(ctx: Context, name: str, *, retry: int = 0, full: bool = False,
             same = old == text.encode("utf-8")
             if not same:
                 if old is not None:
-                    _keep_base(ctx, name, mid, state["items"].get(mid), old)
+                    with contextlib.suppress(MemexError, OSError):  # a record is a help, never a failed pull
+                        _keep_base(ctx, name, mid, state["items"].get(mid), old)
                 atomic_write_text(path, text, mode=0o600)
             state["items"][mid] = item
             state["quarantined"].pop(mid, None)
