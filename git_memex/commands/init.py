@@ -112,20 +112,36 @@ def run(args: argparse.Namespace) -> int:
             raise MemexError("--codex-hooks needs --client codex", USAGE)
         if args.replace_open_memex and client is None:
             raise MemexError("--replace-open-memex needs --client: say which editor's file to change", USAGE)
-        rep = init_repo(ctx, hooks=hooks)
+        join_ask = None
+        if hooks and not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
+            work_tree = ctx.repo.work_tree
+
+            def join_ask(manager: str, where: Path) -> bool:
+                rel = where.relative_to(work_tree) if where.is_relative_to(work_tree) else where
+                return _ask(f"This repository uses {manager}: add git-memex's secret scan to {rel} (committed, "
+                            "so every clone runs it)? (y/n)", "y").lower().startswith("y")
+        rep = init_repo(ctx, hooks=hooks, ask=join_ask)
         if client:
             from git_memex.agents import clients
 
             home = Path.home()
             w = clients.write_config(client, ctx.repo.work_tree, home, replace_reference=args.replace_open_memex)
+            if client == "codex":  # Codex's files are user level: `--uninstall` here names them only if so
+                from git_memex.git.init import _set_local
+
+                _set_local(ctx.repo.work_tree, "memex.codex", "true")
             rep.add(f"{client} MCP config {w.path}", w.action)
             for name in w.replaced:
                 rep.add(f"reference tool's server {name} in {w.path}", "removed", clients.REPLACE_FLAG)
             if w.action == "printed":
                 rep.snippets.append(f"{w.path} is not plain JSON, so it was left alone; add this yourself:\n{w.snippet}")
-            note = clients.path_note(client, w.path)
+            note = clients.path_note(client, w.path, hooks=client == "claude" and claude_hooks)
             if note:
                 rep.snippets.append(note)
+            if client == "claude":
+                approval = clients.claude_approval_note(ctx.repo.work_tree, home)
+                if approval:
+                    rep.snippets.append(approval)
             for seen in clients.reference_servers(client, ctx.repo.work_tree, home):
                 rep.snippets.append(clients.reference_note(
                     seen, replaced_by_init=seen.path == w.path and not args.replace_open_memex))
