@@ -18,8 +18,10 @@ CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstud
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("init", help="set up the current repository (memory folder, merge driver, hooks, agents)",
                        description="Set up the current git repository: the memory folder, the .gitattributes line, "
-                       "the merge driver in the repository's git config, chained git hooks, the AGENTS.md pointer "
-                       "line and, with --client, the editor's MCP configuration. Running it again changes nothing.")
+                       "the merge driver in the repository's git config, the git hooks (where husky, lefthook or the "
+                       "pre-commit framework runs them, a marked entry in their committed file, so every clone runs "
+                       "the secret scan; elsewhere chained shims), the AGENTS.md pointer line and, with --client, the "
+                       "editor's MCP configuration. Running it again changes nothing.")
     p.add_argument("--yes", "-y", action="store_true", help="take the defaults without asking")
     p.add_argument("--client", choices=CLIENT_CHOICES, help="also write this editor's MCP configuration")
     p.add_argument("--claude-hooks", action="store_true",
@@ -33,8 +35,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "so the agent sees one tool set; without it init only says where that server is")
     p.add_argument("--no-hooks", action="store_true", help="do not install git hooks")
     p.add_argument("--uninstall", action="store_true",
-                   help="undo init: our hooks (restoring chained ones), the merge driver, the .gitattributes line and "
-                   "our part of the editor and agent files; asks first on a terminal (--yes skips that); memories stay")
+                   help="undo init: our hooks (restoring chained ones) and the hook managers' marked lines, the merge "
+                   "driver, the .gitattributes line, init's settings in this clone's git config, the index in "
+                   ".git/memex and our part of the editor and agent files (the rest of each file byte for byte); "
+                   "asks first on a terminal (--yes skips that); memories, drafts and personal memories stay")
     p.add_argument("--subscribe", action="store_true",
                    help="subscribe without asking to every org memory repo the project names in "
                    ".ai/open-memex/orgs.gitconfig (for scripts; otherwise a terminal is asked per org, "
