@@ -315,3 +315,51 @@ def test_a_lefthook_file_init_cannot_follow_is_left_alone_with_the_snippet(repo:
     assert "printed    lefthook lefthook.yml" in out and "lefthook.yml was left alone" in out, out
     assert "# >>> git-memex" in out and "git-memex:\n      run: |-" in out
     assert MARKER in (repo / ".git" / "hooks" / "pre-commit").read_text()  # our own hook guards meanwhile
+
+
+def _on_a_terminal(args: list[str], answers: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """Run the CLI with stdin and stdout on a pseudo-terminal, answering each question whose text
+    holds a key of `answers` (an empty answer takes the default)."""
+    import select
+    import time
+
+    master, slave = os.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "git_memex", *args], stdin=slave, stdout=slave, stderr=slave,
+                         cwd=cwd, close_fds=True)
+    os.close(slave)
+    out, asked = b"", 0
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if out[asked:].rstrip().endswith(b"]:"):
+                question = out[asked:].decode("utf-8", "replace").rsplit("\n", 1)[-1]
+                reply = next((a for k, a in answers.items() if k in question), "")
+                os.write(master, reply.encode() + b"\n")
+                asked = len(out)
+        elif p.poll() is not None:
+            break
+    code = p.wait(timeout=60)
+    os.close(master)
+    return code, out.decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_on_a_terminal_init_asks_before_editing_a_managers_file(repo: Path):
+    husky_project(repo)
+    (repo / ".husky").mkdir()
+    (repo / ".husky" / "pre-commit").write_text("npx lint-staged\n")
+    code, out = _on_a_terminal(["init"], {"editor": "none", "uses husky": "n"}, repo)
+    assert code == 0 and "This repository uses husky: add git-memex's secret scan to .husky" in out, out
+    assert (repo / ".husky" / "pre-commit").read_text() == "npx lint-staged\n"  # declined: untouched
+    assert "add this to it yourself" in out and "sh -c '" in out  # the lines to add by hand
+    assert MARKER in (repo / ".git" / "hooks" / "pre-commit").read_text()  # our own hook guards meanwhile
+    code, out = _on_a_terminal(["init"], {"editor": "none"}, repo)  # the default is yes
+    assert code == 0 and "# >>> git-memex" in (repo / ".husky" / "pre-commit").read_text(), out
