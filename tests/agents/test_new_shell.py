@@ -17,12 +17,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import test_clients_agent_clis as clis
 from test_clients_agent_clis import NODE_BIN, VENV_BIN
-from test_clients_agent_clis import agent_bin as _installed_clis  # noqa: F401 - the `agent_bin` fixture
 
 from conftest import run_cli
 
 SYSTEM = "/usr/local/bin:/usr/bin:/bin"
+agent_bin = clis.agent_bin  # the real codex, claude and opencode CLIs from npm (a session fixture)
 
 
 def new_shell(home: Path) -> dict[str, str]:
