@@ -251,6 +251,9 @@ def reached(work_tree: Path, folder: Path, hook: str) -> bool:
     hook that runs git-memex, or a manager's hook whose committed config holds our entry."""
     path = folder / hook
     text = _read_head(path)
+    if not text and hook != "pre-commit" and _is_lefthooks(_read_head(folder / "pre-commit")):
+        config = lefthook_config(work_tree)  # lefthook installs the hooks its file names on its next run
+        return config is not None and _lefthook_has(_read(config) or "", hook)
     if not text or not os.access(path, os.X_OK):
         return False
     if SHIM_MARKER in text or "git-memex hook" in text or "git memex hook" in text:

@@ -192,6 +192,8 @@ def test_lefthook_reinstall_keeps_the_scan_in_every_clone(repo: Path, tmp_path: 
     lefthook_project(repo, npm_cache)
     out = init(repo)
     assert "lefthook lefthook.yml" in out and "Commit lefthook.yml" in out, out
+    checks = [c for c in run_cli("doctor", "--json", cwd=repo).json()["checks"] if c["name"] == "git hooks"]
+    assert [c["level"] for c in checks] == ["ok"], checks  # the hooks lefthook installs on its next run count
     text = (repo / "lefthook.yml").read_text()
     assert "git-memex" in text and "    jobs:\n        -   name: lint\n            run: echo team lint   # keep it" in text
     assert not any(MARKER in p.read_text(errors="replace") for p in (repo / ".git" / "hooks").iterdir()
