@@ -214,7 +214,7 @@ def _scan_notice() -> None:
     if mod is None or not mod.LAST:
         return
     try:
-        from git_memex.git.managers import scan_notice
+        from git_memex.git.reach import scan_notice
 
         line = scan_notice(mod.LAST[-1])
     except Exception:  # noqa: BLE001 - a notice never changes how a command ends

@@ -266,7 +266,7 @@ def session_text(cwd: Path | None) -> str:
             ctx = load_context(cwd)
             text = build_context(ctx).text
             drafts = len(list(ctx.outbox_dir.glob("*.md"))) if ctx.repo is not None else 0
-            from git_memex.git.managers import agent_note
+            from git_memex.git.reach import agent_note
 
             note = agent_note(ctx)
             if note:

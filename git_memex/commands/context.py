@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
 def scan_note(ctx: Context) -> str | None:
     """The session block's line for the agent when commits here do not reach the secret scan."""
-    from git_memex.git.managers import agent_note
+    from git_memex.git.reach import agent_note
 
     return agent_note(ctx)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from git_memex.core.record import record
 from git_memex.errors import FAILED, MemexError
-from git_memex.git.managers import SHIM_MARKER
+from git_memex.git.reach import SHIM_MARKER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -259,7 +259,7 @@ def _manager_leftovers(folder: Path, name: str, apply: bool = True) -> list[Hook
     committed file): our shim goes (the hook it chained back in place), and so do our shims a
     manager renamed aside (lefthook's `NAME.old`, the pre-commit framework's `NAME.legacy`) and a
     chained copy of the manager's own hook that an older init left (`NAME.memex-chained`)."""
-    from git_memex.git.managers import _is_framework_hook, _is_lefthooks, _read_head
+    from git_memex.git.reach import is_framework_hook, is_lefthook_hook, read_head
 
     out: list[HookAction] = []
     path, chained = folder / name, folder / (name + CHAINED_SUFFIX)
@@ -278,9 +278,9 @@ def _manager_leftovers(folder: Path, name: str, apply: bool = True) -> list[Hook
                 (folder / aside).unlink()
             out.append(HookAction(aside, "removed", "our shim, renamed aside by a hook manager"))
     if (chained.exists() or chained.is_symlink()) and not is_ours(path) and path.exists():
-        current, old = _read_head(path), _read_head(chained)
-        if current == old or (_is_lefthooks(current) and _is_lefthooks(old)) or (
-                _is_framework_hook(current) and _is_framework_hook(old)):
+        current, old = read_head(path), read_head(chained)
+        if current == old or (is_lefthook_hook(current) and is_lefthook_hook(old)) or (
+                is_framework_hook(current) and is_framework_hook(old)):
             if apply:
                 chained.unlink()
             out.append(HookAction(chained.name, "removed", "an older copy of the hook manager's own hook"))
@@ -447,7 +447,7 @@ def hook_status(work_tree: Path) -> dict[str, bool]:
         return dict.fromkeys(HOOK_NAMES, False)
     if folder.name == OWN_DIR and not _same(folder, _common_dir(work_tree) / OWN_DIR):
         return dict.fromkeys(HOOK_NAMES, False)  # another clone's shims (a moved or copied clone): init again
-    from git_memex.git.managers import reached
+    from git_memex.git.reach import reached
 
     return {name: reached(work_tree, folder, name) for name in HOOK_NAMES}
 

@@ -31,38 +31,40 @@ neither exists (a teammate's clone without git-memex), a blocking hook lets a co
 when it stages no memory file, and otherwise refuses it in one sentence saying how to install
 git-memex: a secret never passes silently. A post-* hook then does nothing.
 
-`reached` tells, cheaply (no subprocess, a few small file reads, no YAML parser), whether the hook
-git will run reaches our check: the notice of `scan_notice` and `doctor` use it.
+Whether the hook git will run reaches our check is `reach.reached`, cheap enough for every
+command (`reach.scan_notice`, the session block, `doctor`).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from git_memex.core.record import field, record
+from git_memex.git.reach import (
+    BEGIN,
+    BEGIN_LINE,
+    BLOCKING,
+    END,
+    FRAMEWORK_FILE,
+    FRAMEWORK_ID,
+    HOOKS,
+    HUSKY_DIR,
+    LEFTHOOK_FILES,
+    SHIM_MARKER,
+    blocks,
+    is_framework_hook,
+    is_lefthook_hook,
+    lefthook_config,
+    read_head,
+    read_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from git_memex.core.context import Context
-
-SHIM_MARKER = "# git-memex hook shim"  # hook.MARKER: the first lines of every shim `init` installs
-HOOKS = ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite")
-BLOCKING = ("pre-commit", "pre-merge-commit")
-BEGIN = "# >>> git-memex"
-END = "# <<< git-memex"
-BEGIN_LINE = BEGIN + " (added by `git memex init`; `git memex init --uninstall` removes it)"
-HUSKY_DIR = ".husky"
-LEFTHOOK_FILES = ("lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml",
-                  ".config/lefthook.yml", ".config/lefthook.yaml")
-LEFTHOOK_OTHER = ("lefthook.json", "lefthook.jsonc", "lefthook.toml", ".lefthook.json", ".lefthook.jsonc",
-                  ".lefthook.toml", ".config/lefthook.json", ".config/lefthook.jsonc", ".config/lefthook.toml")
-FRAMEWORK_FILE = ".pre-commit-config.yaml"
-FRAMEWORK_ID = "memex-secrets"
 MISSING_SENTENCE = ("git-memex is not installed in this clone, so the staged memory files cannot be checked "
                     "for secrets and the commit is refused; install git-memex (its README, Set up) and run "
                     "\\`git memex init\\` here, or commit with --no-verify")
@@ -146,23 +148,6 @@ def _strip_blocks(text: str) -> tuple[str, int]:
     return "".join(out), count
 
 
-def _blocks(text: str) -> list[str]:
-    """The BEGIN..END blocks of `text`, each as its text."""
-    found: list[str] = []
-    lines = text.splitlines(keepends=True)
-    i = 0
-    while i < len(lines):
-        if lines[i].strip().startswith(BEGIN):
-            j = i
-            while j < len(lines) and not lines[j].strip().startswith(END):
-                j += 1
-            found.append("".join(lines[i:j + 1]))
-            i = j + 1
-        else:
-            i += 1
-    return found
-
-
 def _block(indent: str, body: list[str]) -> list[str]:
     return [indent + BEGIN_LINE + "\n", *body, indent + END + "\n"]
 
@@ -177,14 +162,6 @@ def _insert(text: str, at: int, block: list[str]) -> str:
             return text + "\n" + "".join(block)
         return text + "".join(block)
     return "".join(lines[:at] + block + lines[at:])
-
-
-def _read(path: Path) -> str | None:
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def _write(path: Path, text: str) -> None:
@@ -207,75 +184,15 @@ def husky_used(work_tree: Path, hooks_path: str | None) -> bool:
         return False
     if hooks_path and hooks_path.rstrip("/") in (f"{HUSKY_DIR}/_", str(work_tree / HUSKY_DIR / "_")):
         return True
-    return '"husky"' in (_read(work_tree / "package.json") or "")
-
-
-def lefthook_config(work_tree: Path) -> Path | None:
-    for rel in (*LEFTHOOK_FILES, *LEFTHOOK_OTHER):
-        if (work_tree / rel).is_file():
-            return work_tree / rel
-    return None
+    return '"husky"' in (read_text(work_tree / "package.json") or "")
 
 
 def lefthook_used(work_tree: Path, hooks_folder: Path) -> bool:
-    return lefthook_config(work_tree) is not None or _is_lefthooks(_read_head(hooks_folder / "pre-commit"))
+    return lefthook_config(work_tree) is not None or is_lefthook_hook(read_head(hooks_folder / "pre-commit"))
 
 
 def framework_used(work_tree: Path) -> bool:
     return (work_tree / FRAMEWORK_FILE).is_file()
-
-
-def _read_head(path: Path, size: int = 8192) -> str:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(size).decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _is_lefthooks(text: str) -> bool:
-    return "call_lefthook" in text or "lefthook run" in text or 'lefthook" run' in text
-
-
-def _is_husky_stub(text: str) -> bool:
-    return '/h"' in text and len(text) < 200
-
-
-def _is_framework_hook(text: str) -> bool:
-    return "pre-commit.com" in text or "pre_commit" in text
-
-
-# ------------------------------------------------------------------ reached (cheap)
-def reached(work_tree: Path, folder: Path, hook: str) -> bool:
-    """Whether the hook git runs from `folder` for `hook` reaches git-memex: our shim, a hand
-    hook that runs git-memex, or a manager's hook whose committed config holds our entry."""
-    path = folder / hook
-    text = _read_head(path)
-    if not text and hook != "pre-commit" and _is_lefthooks(_read_head(folder / "pre-commit")):
-        config = lefthook_config(work_tree)  # lefthook installs the hooks its file names on its next run
-        return config is not None and _lefthook_has(_read(config) or "", hook)
-    if not text or not os.access(path, os.X_OK):
-        return False
-    if SHIM_MARKER in text or "git-memex hook" in text or "git memex hook" in text:
-        return True
-    if _is_husky_stub(text):
-        return BEGIN in (_read(folder.parent / hook) or "")
-    if _is_lefthooks(text):
-        config = lefthook_config(work_tree)
-        if config is None:
-            return False
-        return BEGIN in (_read(config) or "") and _lefthook_has(_read(config) or "", hook)
-    if _is_framework_hook(text):
-        if hook not in BLOCKING:
-            return False
-        legacy = folder / f"{hook}.legacy"  # the framework's migration mode runs the hook it replaced
-        return FRAMEWORK_ID in (_read(work_tree / FRAMEWORK_FILE) or "") or SHIM_MARKER in _read_head(legacy)
-    return False
-
-
-def _lefthook_has(text: str, hook: str) -> bool:
-    """A cheap look (no YAML parser): one of our blocks in the file mentions `hook`."""
-    return any(f" hook {hook}" in b and ("\n" + hook + ":") in ("\n" + text) for b in _blocks(text))
 
 
 # ------------------------------------------------------------------ YAML helpers
@@ -411,12 +328,12 @@ def _framework_add(text: str) -> str | None:
 def _husky_join(work_tree: Path, hook: str, apply: bool) -> Change:
     path = work_tree / HUSKY_DIR / hook
     ours = _block("", [husky_line(hook) + "\n"])
-    text = _read(path)
+    text = read_text(path)
     if text is None:
         if apply:
             _write(path, "".join(ours))
         return Change("husky", path, "created")
-    found = _blocks(text)
+    found = blocks(text)
     if found == ["".join(ours)]:
         return Change("husky", path, "unchanged")
     base, _ = _strip_blocks(text) if found else (text, 0)
@@ -429,7 +346,7 @@ def _husky_join(work_tree: Path, hook: str, apply: bool) -> Change:
 
 def _yaml_join(manager: str, path: Path, add: Callable[[str], str | None],
                expected: Callable[[Any], Any], snippet: str, apply: bool) -> Change:
-    text = _read(path)
+    text = read_text(path)
     existed = text is not None
     text = text or ""
     try:
@@ -487,8 +404,8 @@ def _lefthook_join(work_tree: Path, apply: bool) -> list[Change]:
 
 def _framework_join(work_tree: Path, apply: bool) -> list[Change]:
     path = work_tree / FRAMEWORK_FILE
-    text = _read(path) or ""
-    if FRAMEWORK_ID in text and not _blocks(text):  # init's older snippet, pasted by hand: theirs
+    text = read_text(path) or ""
+    if FRAMEWORK_ID in text and not blocks(text):  # init's older snippet, pasted by hand: theirs
         return [Change("pre-commit", path, "unchanged", f"your {FRAMEWORK_ID} hook runs the check")]
 
     def expected(doc: Any) -> Any:
@@ -555,15 +472,15 @@ def join(work_tree: Path, hooks_folder: Path, hooks_path: str | None, *,
         out.changes.extend(changes)
         if any(c.action == "printed" for c in changes):
             continue
-        hook_text = _read_head(hooks_folder / "pre-commit")
+        hook_text = read_head(hooks_folder / "pre-commit")
         if SHIM_MARKER in hook_text:  # our shim of an earlier init: the hook it chained is the installed one
-            hook_text = _read_head(hooks_folder / "pre-commit.memex-chained")
+            hook_text = read_head(hooks_folder / "pre-commit.memex-chained")
         if manager == "husky":
             out.hooks_path_owner = "husky"
-        elif manager == "lefthook" and _is_lefthooks(hook_text):
+        elif manager == "lefthook" and is_lefthook_hook(hook_text):
             out.managed.update(HOOKS)  # lefthook installs the hooks its file names on its next run
             out.managed_by = "lefthook"
-        elif manager == "pre-commit" and _is_framework_hook(hook_text):
+        elif manager == "pre-commit" and is_framework_hook(hook_text):
             out.managed.add("pre-commit")
             out.managed_by = "the pre-commit framework"
     return out
@@ -576,12 +493,12 @@ def leave(work_tree: Path, *, apply: bool = True) -> list[Change]:
     paths += [("lefthook", work_tree / rel) for rel in LEFTHOOK_FILES]
     paths.append(("pre-commit", work_tree / FRAMEWORK_FILE))
     for manager, path in paths:
-        text = _read(path)
+        text = read_text(path)
         if text is None:
             if manager == "pre-commit" and path.exists():
                 out.append(Change(manager, path, "kept", "unreadable; remove the git-memex entry yourself"))
             continue
-        if not _blocks(text):
+        if not blocks(text):
             if manager == "pre-commit" and FRAMEWORK_ID in text:  # the older snippet, pasted by hand
                 out.append(Change(manager, path, "kept", f"you pasted it; remove the {FRAMEWORK_ID} and "
                                   "memex-validate hooks yourself"))
@@ -606,65 +523,3 @@ def _rmdir_if_empty(folder: Path, stop: Path) -> None:
             folder.rmdir()
 
 
-# ------------------------------------------------------------------ is the scan missing?
-FIX = "git memex init"
-
-
-def _has_memories(folder: Path) -> bool:
-    try:
-        with os.scandir(folder) as it:
-            return any(e.name.endswith(".md") and e.is_file() for e in it)
-    except OSError:
-        return False
-
-
-def scan_missing(ctx: Context) -> str | None:
-    """Why no pre-commit hook of this clone reaches git-memex's check, in a repository whose
-    memory folder holds memory files; None when one does, when there are none, or when
-    `init --no-hooks` chose so (memex.hooks=false). Reads git config from `ctx` (no git call), the
-    hook file git runs and, for a hook manager's hook, the manager's file: a few small reads."""
-    repo = ctx.repo
-    if repo is None or (ctx.config.get("memex.hooks") or "").lower() == "false":
-        return None
-    memory = ctx.memory_dir
-    if memory is None or not _has_memories(memory):
-        return None
-    value = ctx.config.get("core.hookspath") or ""
-    if value.startswith("~"):
-        value = os.path.expanduser(value)
-    folder = (Path(value) if os.path.isabs(value) else repo.work_tree / value) if value else repo.common_dir / "hooks"
-    if reached(repo.work_tree, folder, "pre-commit"):
-        return None
-    hook = folder / "pre-commit"
-    text = _read_head(hook)
-    if not text:
-        where = f"git runs no pre-commit hook here ({hook} does not exist)"
-    elif _is_husky_stub(text):
-        where = f"husky runs {HUSKY_DIR}/pre-commit, which has no git-memex line"
-    elif _is_lefthooks(text):
-        where = "lefthook's configuration has no git-memex command"
-    elif _is_framework_hook(text):
-        where = f"{FRAMEWORK_FILE} has no {FRAMEWORK_ID} hook"
-    elif not os.access(hook, os.X_OK):
-        where = f"{hook} is not executable"
-    else:
-        where = f"{hook} does not run git-memex"
-    return where
-
-
-def scan_notice(ctx: Context) -> str | None:
-    """The one stderr line a command prints when `scan_missing` says why, else None."""
-    why = scan_missing(ctx)
-    if why is None:
-        return None
-    return (f"git-memex: warning: memory files committed in this clone are not checked for secrets, since "
-            f"{why}; run `{FIX}` to set the check up")
-
-
-def agent_note(ctx: Context) -> str | None:
-    """The line the session-start block carries for the agent when the scan is missing."""
-    why = scan_missing(ctx)
-    if why is None:
-        return None
-    return (f"Note: commits in this clone do not check memory files for secrets, since {why}. Before "
-            f"committing a memory file, ask the user to run `{FIX}`.")
