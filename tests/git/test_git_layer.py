@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -456,6 +457,6 @@ def test_installed_hooks_are_the_shipped_shim_files_with_the_command_filled_in(r
         installed = (repo / ".git" / "hooks" / name).read_text()
         # only the line naming the command (and its arguments) differs from the shipped file
         diff = [(a, b) for a, b in zip(source.splitlines(), installed.splitlines(), strict=True) if a != b]
-        assert diff[0] == ("memex=git-memex", f"memex={command[0]}"), (name, diff)
+        assert diff[0] == ("memex=git-memex", f"memex={shlex.quote(command[0])}"), (name, diff)  # a path may hold a space
         assert all('"$memex"' in b and f"hook {name}" in b for _, b in diff[1:]), (name, diff)
         assert len(diff) == (1 if len(command) == 1 else 2), (name, diff)
