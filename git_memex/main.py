@@ -191,7 +191,36 @@ def main(argv: list[str] | None = None) -> int:
     from git_memex.core.output import guard_stdio
 
     guard_stdio()  # no memory text reaches the terminal raw (core.output)
-    return _run(call)
+    loaded = sys.modules.get("git_memex.core.context")
+    if loaded is not None:
+        loaded.LAST.clear()  # an earlier command in this process (tests run several) is not this one
+    code = _run(call)
+    if code == 0 and hook is None and args_list[:1] and args_list[0] not in NO_SCAN_NOTICE:
+        _scan_notice()  # after a failure the error is the one sentence on stderr
+    return code
+
+
+# Commands that do not print the scan notice: the hooks and the driver themselves, init (which sets
+# the check up, or takes it away on purpose), doctor (its own check says it), context (the block
+# says it to the agent), the MCP server (the session block in its handshake says it) and the
+# remote server (no repository).
+NO_SCAN_NOTICE = frozenset({"init", "hook", "merge-driver", "doctor", "context", "mcp", "remote-server"})
+
+
+def _scan_notice() -> None:
+    """One stderr line when the command ran in a clone whose commits do not reach git-memex's
+    secret scan (`managers.scan_missing`). Costs nothing for a command that loaded no context."""
+    mod = sys.modules.get("git_memex.core.context")
+    if mod is None or not mod.LAST:
+        return
+    try:
+        from git_memex.git.reach import scan_notice
+
+        line = scan_notice(mod.LAST[-1])
+    except Exception:  # noqa: BLE001 - a notice never changes how a command ends
+        return
+    if line:
+        print(line, file=sys.stderr)
 
 
 def _run(call: Callable[[], int], *, again: bool = True) -> int:

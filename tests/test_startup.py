@@ -65,7 +65,10 @@ ALLOWED = {
                                    "git_memex.agents.capture"},
     # the rules' precedence order (core.precedence: pure, no imports of its own)
     "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.gate",
-                                          "git_memex.core.precedence"},
+                                          "git_memex.core.precedence",
+                                          # is the secret scan set up here? (os and re only; the
+                                          # session block tells the agent when it is not)
+                                          "git_memex.git.reach"},
     # the Stop hook with memex.implicitCapture off (the default): read the payload and git config, print nothing
     "stop-hook-off": {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.commands.capture",
                       "git_memex.commands.context", "git_memex.core.context", "git_memex.core.record",

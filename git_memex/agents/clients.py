@@ -125,14 +125,41 @@ def _check_client(client: str) -> None:
 
 
 # --------------------------------------------------------------------- the command (D17, docs/decisions.md)
+# Where a new login shell (a new terminal, an editor started from the desktop) looks for commands:
+# the system's folders and ~/.local/bin (Debian's and Ubuntu's default ~/.profile put it on PATH
+# when it exists; pipx links its tools there; the README's set-up links git-memex there). A PATH
+# exported in the install shell is not part of it (docs/agents.md, "A new shell").
+SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+def login_path(home: Path | None = None) -> str:
+    """The PATH a new login shell of this user gets, as far as git-memex can tell: `/etc/paths`
+    (macOS) or SYSTEM_PATH, then ~/.local/bin."""
+    system: list[str] = list(SYSTEM_PATH)
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        listed = [x.strip() for x in Path("/etc/paths").read_text(encoding="utf-8").splitlines() if x.strip()]
+        system = listed or system
+    return os.pathsep.join([*system, str(Path(home or Path.home()) / ".local" / "bin")])
+
+
+def on_login_path(home: Path | None = None) -> str | None:
+    """The git-memex a new login shell would run, else None."""
+    return shutil.which(PORTABLE_COMMAND, path=login_path(home))
+
+
 def cli_argv() -> list[str]:
     """How to run git-memex from an editor or a hook, resolved now (D17, docs/decisions.md).
 
-    An installed `git-memex` on PATH; else the console script beside this Python (a venv that
-    is not activated); else this Python with ``-m git_memex``. Never a path that may vanish.
+    `git-memex` when a new login shell finds it (`on_login_path`); else this git-memex by its
+    absolute path: the one on PATH, else the console script beside this Python (a venv that is not
+    activated), else this Python with ``-m git_memex``. A bare name only a PATH exported in one
+    shell finds would fail in the agent's next session.
     """
-    if shutil.which("git-memex"):
-        return ["git-memex"]
+    if on_login_path():
+        return [PORTABLE_COMMAND]
+    found = shutil.which(PORTABLE_COMMAND)
+    if found:
+        return [os.path.abspath(found)]
     exe = Path(sys.executable)
     for name in ("git-memex", "git-memex.exe"):
         beside = exe.parent / name
@@ -161,19 +188,51 @@ def on_path() -> bool:
     return shutil.which(PORTABLE_COMMAND) is not None
 
 
-def path_note(client: str, path: Path) -> str | None:
-    """One sentence for a shared file written while git-memex is not on PATH: what the user does."""
-    if not shared_file(client) or on_path():
+def path_note(client: str, path: Path, *, hooks: bool = False) -> str | None:
+    """One sentence for a shared file whose bare `git-memex` a new login shell would not find
+    (`on_login_path`): the editor started tomorrow could not run it. Says how to fix it."""
+    if not shared_file(client) or on_login_path():
         return None
     cmd, args = server_command()
-    where = (f"add {Path(cmd).parent} to PATH" if os.sep in cmd
-             else "install git-memex where your PATH finds it")
+    what = f"`{PORTABLE_COMMAND} mcp`" + (" and the session hooks" if hooks else "")
+    if os.sep in cmd:
+        where = (f"link it where a new shell looks, `mkdir -p ~/.local/bin && ln -sf {shlex.quote(cmd)} "
+                 "~/.local/bin/git-memex` (the README's set-up does this; `pipx install` too)")
+    else:
+        where = "install git-memex with `pipx install`, or link it into ~/.local/bin (the README's set-up)"
     local = ""
     if client == "claude":
         local = (", or keep a machine-local entry instead with "
                  f"`{shlex.join(['claude', 'mcp', 'add', '--scope', 'local', SERVER_NAME, '--', cmd, *args])}`")
-    return (f"git-memex is not on PATH here, so the editor cannot start `{PORTABLE_COMMAND} mcp` from {path} yet "
-            f"(a shared file names no path of this machine): {where}{local}.")
+    here = "" if on_path() else " (nor is it on this shell's PATH)"
+    return (f"git-memex is not on the PATH a new login shell gets (the system's folders and ~/.local/bin){here}, "
+            f"so the editor cannot start {what} from {path} in a new session (a shared file names no path of "
+            f"this machine): {where}{local}.")
+
+
+def claude_approval_note(work_tree: Path, home: Path) -> str | None:
+    """Claude Code lists a project's `.mcp.json` server as "Pending approval" until the person
+    approves it: what to do, unless this machine already approved it (a settings file enables
+    all project servers or names ours, or ~/.claude.json records the approval for this folder)."""
+    def approves(doc: Any) -> bool:
+        if not isinstance(doc, dict):
+            return False
+        names = doc.get("enabledMcpjsonServers")
+        return doc.get("enableAllProjectMcpServers") is True or (isinstance(names, list) and SERVER_NAME in names)
+
+    places = [work_tree / ".claude" / "settings.local.json", work_tree / ".claude" / "settings.json",
+              home / ".claude" / "settings.json"]
+    for place in places:
+        doc, _ = _read_json_object(place)
+        if approves(doc):
+            return None
+    user, _ = _read_json_object(claude_user_file(home))
+    projects = user.get("projects") if isinstance(user, dict) else None
+    if isinstance(projects, dict) and approves(projects.get(str(work_tree))):
+        return None
+    return ("Claude Code lists the project's MCP servers as `⏸ Pending approval` until you approve them: run "
+            f"`claude` in {work_tree} and approve `{SERVER_NAME}` when it asks (or in /mcp), or, for this machine "
+            'only, put `"enableAllProjectMcpServers": true` in .claude/settings.local.json.')
 
 
 def _entry(client: str) -> dict[str, Any]:
@@ -273,6 +332,21 @@ def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def _in_their_layout(path: Path, data: dict[str, Any]) -> str:
+    """The file's text changed into `data` with only the members that differ edited (the person's
+    own layout, indentation and key order kept: `jsonedit.rewrite`); a new file, or one the edit
+    cannot follow, is written whole, two-space indented."""
+    from git_memex.core.jsonedit import rewrite
+
+    try:
+        text = _read_bytes(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return _dump(data)
+    if not text.strip():
+        return _dump(data)
+    return rewrite(text, data) or _dump(data)
+
+
 # --------------------------------------------------------------------- MCP config
 def write_config(client: str, work_tree: Path, home: Path, *, replace_reference: bool = False) -> WriteResult:
     """Merge our `memex` server into the client's configuration file (see the module table).
@@ -322,7 +396,7 @@ def write_config(client: str, work_tree: Path, home: Path, *, replace_reference:
     if not existed and client == "opencode":
         data["$schema"] = OPENCODE_SCHEMA
     section[SERVER_NAME] = new
-    _atomic_write(path, _dump(data))
+    _atomic_write(path, _in_their_layout(path, data) if existed else _dump(data))
     return WriteResult(path, "updated" if existed else "created", snip, reference=left, replaced=replaced)
 
 
@@ -666,7 +740,7 @@ def _merge_hooks(path: Path, client: str, snip: str) -> WriteResult:
     if existed and not changed:
         return WriteResult(path, "unchanged", snip)
     data["hooks"] = hooks
-    _atomic_write(path, _dump(data))
+    _atomic_write(path, _in_their_layout(path, data) if existed else _dump(data))
     return WriteResult(path, "updated" if existed else "created", snip)
 
 
@@ -828,7 +902,7 @@ def _json_removal(what: str, path: Path, data: dict[str, Any], changed: bool) ->
         return None
     if not data or data == {"$schema": OPENCODE_SCHEMA}:
         return Removal(what, path, "removed")
-    return Removal(what, path, "updated", _dump(data))
+    return Removal(what, path, "updated", _in_their_layout(path, data))
 
 
 def _unreadable(what: str, path: Path) -> Removal | None:
@@ -947,18 +1021,22 @@ def _guidance_removals(work_tree: Path, memory_dir: str) -> list[Removal]:
     return out
 
 
-def removals(work_tree: Path, memory_dir: str, home: Path, *, codex_hooks: bool = False) -> list[Removal]:
+def removals(work_tree: Path, memory_dir: str, home: Path, *, codex_hooks: bool = False,
+             codex_used: bool = True) -> list[Removal]:
     """What `init --uninstall` would do to the editor and agent files `init` writes: only our part
     goes; a file is deleted only when nothing but our part was in it. Nothing is written here.
 
     Codex's files are user level, shared by every repository: its MCP entry is always kept, and so
-    are our hooks in its hooks.json unless `codex_hooks` (`init --uninstall --codex-hooks`) asks."""
+    are our hooks in its hooks.json unless `codex_hooks` (`init --uninstall --codex-hooks`) asks.
+    They are named only where `codex_used` (`init --client codex` ran in this clone) or asked."""
     work_tree = Path(work_tree)
     out = _mcp_removals(work_tree)
     claude = _claude_hooks_removal(work_tree)
     if claude is not None:
         out.append(claude)
     out += _guidance_removals(work_tree, memory_dir)
+    if not (codex_used or codex_hooks):
+        return out
     hooks_file = codex_hooks_path(home)
     ours = _hooks_removal(f"Codex hooks {hooks_file}", hooks_file, "codex")
     if ours is not None and not codex_hooks:  # user level, like the MCP entry below: other repositories use them

@@ -266,6 +266,11 @@ def session_text(cwd: Path | None) -> str:
             ctx = load_context(cwd)
             text = build_context(ctx).text
             drafts = len(list(ctx.outbox_dir.glob("*.md"))) if ctx.repo is not None else 0
+            from git_memex.git.reach import agent_note
+
+            note = agent_note(ctx)
+            if note:
+                text += ("\n" if text else "") + note
     except Exception as exc:  # noqa: BLE001 - start-up must never fail because of the block
         log.warning("session context not computed (%s)", exc)
         return ""

@@ -89,13 +89,23 @@ def run(args: argparse.Namespace) -> int:
         return run_hook(query=args.query, client=args.hook)
     from git_memex.agents.session import build_context
 
-    block = build_context(context(), query=args.query)
+    ctx = context()
+    block = build_context(ctx, query=args.query)
+    note = scan_note(ctx)
     if args.json:
-        emit_json(block.to_json())
+        emit_json({**block.to_json(), **({"scan_missing": note} if note else {})})
         return 0
-    if block.text:
-        print(block.text)
+    text = f"{block.text}\n{note}" if block.text and note else (block.text or note or "")
+    if text:
+        print(text)
     return 0
+
+
+def scan_note(ctx: Context) -> str | None:
+    """The session block's line for the agent when commits here do not reach the secret scan."""
+    from git_memex.git.reach import agent_note
+
+    return agent_note(ctx)
 
 
 def run_hook(query: str | None = None, client: str = "claude") -> int:
@@ -108,6 +118,9 @@ def run_hook(query: str | None = None, client: str = "claude") -> int:
         ctx = hook_context(payload)
         block = build_context(ctx, query=query)
         text = block.text
+        note = scan_note(ctx)
+        if note:
+            text = f"{text}\n{note}" if text else note
         if ctx.config.get("memex.autopull"):  # the common case reads one dict key, imports nothing
             from git_memex.git.autopull import start
 

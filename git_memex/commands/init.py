@@ -18,8 +18,10 @@ CLIENT_CHOICES = ("vscode", "cursor", "claude", "codex", "opencode", "visualstud
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("init", help="set up the current repository (memory folder, merge driver, hooks, agents)",
                        description="Set up the current git repository: the memory folder, the .gitattributes line, "
-                       "the merge driver in the repository's git config, chained git hooks, the AGENTS.md pointer "
-                       "line and, with --client, the editor's MCP configuration. Running it again changes nothing.")
+                       "the merge driver in the repository's git config, the git hooks (where husky, lefthook or the "
+                       "pre-commit framework runs them, a marked entry in their committed file, so every clone runs "
+                       "the secret scan; elsewhere chained shims), the AGENTS.md pointer line and, with --client, the "
+                       "editor's MCP configuration. Running it again changes nothing.")
     p.add_argument("--yes", "-y", action="store_true", help="take the defaults without asking")
     p.add_argument("--client", choices=CLIENT_CHOICES, help="also write this editor's MCP configuration")
     p.add_argument("--claude-hooks", action="store_true",
@@ -33,8 +35,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "so the agent sees one tool set; without it init only says where that server is")
     p.add_argument("--no-hooks", action="store_true", help="do not install git hooks")
     p.add_argument("--uninstall", action="store_true",
-                   help="undo init: our hooks (restoring chained ones), the merge driver, the .gitattributes line and "
-                   "our part of the editor and agent files; asks first on a terminal (--yes skips that); memories stay")
+                   help="undo init: our hooks (restoring chained ones) and the hook managers' marked lines, the merge "
+                   "driver, the .gitattributes line, init's settings in this clone's git config, the index in "
+                   ".git/memex and our part of the editor and agent files (the rest of each file byte for byte); "
+                   "asks first on a terminal (--yes skips that); memories, drafts and personal memories stay")
     p.add_argument("--subscribe", action="store_true",
                    help="subscribe without asking to every org memory repo the project names in "
                    ".ai/open-memex/orgs.gitconfig (for scripts; otherwise a terminal is asked per org, "
@@ -112,20 +116,36 @@ def run(args: argparse.Namespace) -> int:
             raise MemexError("--codex-hooks needs --client codex", USAGE)
         if args.replace_open_memex and client is None:
             raise MemexError("--replace-open-memex needs --client: say which editor's file to change", USAGE)
-        rep = init_repo(ctx, hooks=hooks)
+        join_ask = None
+        if hooks and not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
+            work_tree = ctx.repo.work_tree
+
+            def join_ask(manager: str, where: Path) -> bool:
+                rel = where.relative_to(work_tree) if where.is_relative_to(work_tree) else where
+                return _ask(f"This repository uses {manager}: add git-memex's secret scan to {rel} (committed, "
+                            "so every clone runs it)? (y/n)", "y").lower().startswith("y")
+        rep = init_repo(ctx, hooks=hooks, ask=join_ask)
         if client:
             from git_memex.agents import clients
 
             home = Path.home()
             w = clients.write_config(client, ctx.repo.work_tree, home, replace_reference=args.replace_open_memex)
+            if client == "codex":  # Codex's files are user level: `--uninstall` here names them only if so
+                from git_memex.git.init import _set_local
+
+                _set_local(ctx.repo.work_tree, "memex.codex", "true")
             rep.add(f"{client} MCP config {w.path}", w.action)
             for name in w.replaced:
                 rep.add(f"reference tool's server {name} in {w.path}", "removed", clients.REPLACE_FLAG)
             if w.action == "printed":
                 rep.snippets.append(f"{w.path} is not plain JSON, so it was left alone; add this yourself:\n{w.snippet}")
-            note = clients.path_note(client, w.path)
+            note = clients.path_note(client, w.path, hooks=client == "claude" and claude_hooks)
             if note:
                 rep.snippets.append(note)
+            if client == "claude":
+                approval = clients.claude_approval_note(ctx.repo.work_tree, home)
+                if approval:
+                    rep.snippets.append(approval)
             for seen in clients.reference_servers(client, ctx.repo.work_tree, home):
                 rep.snippets.append(clients.reference_note(
                     seen, replaced_by_init=seen.path == w.path and not args.replace_open_memex))

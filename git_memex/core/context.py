@@ -46,7 +46,8 @@ def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProces
 
 
 _REV_PARSE = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
-_CONFIG = ["config", "-z", "--show-scope", "--get-regexp", r"^(memex\.|remote\.origin\.url$|(user|author)\.(name|email)$)"]
+_CONFIG = ["config", "-z", "--show-scope", "--get-regexp",
+           r"^(memex\.|remote\.origin\.url$|(user|author)\.(name|email)$|core\.hookspath$)"]
 _OWN_SCOPES = ("local", "worktree", "command")
 """Config scopes of this clone alone: a value set there overrides the committed `TEAM_FILE`."""
 
@@ -295,7 +296,17 @@ class Context:
         return self.repo
 
 
+LAST: list[Context] = []
+"""The context this process loaded last, if any (`main` reads it for the scan notice)."""
+
+
 def load_context(cwd: Path | None = None) -> Context:
+    ctx = _load_context(cwd)
+    LAST[:] = [ctx]
+    return ctx
+
+
+def _load_context(cwd: Path | None = None) -> Context:
     here = Path(cwd or os.getcwd())
     # Both git calls at once: they are independent, and each costs a process start.
     rev_parse, config = start_git(_REV_PARSE, here), start_git(_CONFIG, here)

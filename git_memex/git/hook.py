@@ -18,6 +18,7 @@ from pathlib import Path
 
 from git_memex.core.record import record
 from git_memex.errors import FAILED, MemexError
+from git_memex.git.reach import SHIM_MARKER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ HOOK_NAMES = ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "
 # Hooks whose failure stops git: an automatic merge commit runs pre-merge-commit, not pre-commit,
 # so both scan the staged memory files.
 BLOCKING = ("pre-commit", "pre-merge-commit")
-MARKER = "# git-memex hook shim"
+MARKER = SHIM_MARKER
 CHAINED_SUFFIX = ".memex-chained"
 
 
@@ -253,14 +254,82 @@ def _write_shim(path: Path, text: str) -> str:
     return action
 
 
-def install_hooks(work_tree: Path, *, skip_pre_commit: bool = False) -> list[HookAction]:
+def _manager_leftovers(folder: Path, name: str, apply: bool = True) -> list[HookAction]:
+    """In a folder where a hook manager now runs `name` (and runs git-memex through its own
+    committed file): our shim goes (the hook it chained back in place), and so do our shims a
+    manager renamed aside (lefthook's `NAME.old`, the pre-commit framework's `NAME.legacy`) and a
+    chained copy of the manager's own hook that an older init left (`NAME.memex-chained`)."""
+    from git_memex.git.reach import is_framework_hook, is_lefthook_hook, read_head
+
+    out: list[HookAction] = []
+    path, chained = folder / name, folder / (name + CHAINED_SUFFIX)
+    if is_ours(path):
+        if apply:
+            path.unlink()
+        if chained.exists() or chained.is_symlink():
+            if apply:
+                os.replace(chained, path)
+            out.append(HookAction(name, "restored", "previous hook restored"))
+        else:
+            out.append(HookAction(name, "removed"))
+    for aside in (name + ".old", name + ".legacy"):
+        if is_ours(folder / aside):
+            if apply:
+                (folder / aside).unlink()
+            out.append(HookAction(aside, "removed", "our shim, renamed aside by a hook manager"))
+    if (chained.exists() or chained.is_symlink()) and not is_ours(path) and path.exists():
+        current, old = read_head(path), read_head(chained)
+        if current == old or (is_lefthook_hook(current) and is_lefthook_hook(old)) or (
+                is_framework_hook(current) and is_framework_hook(old)):
+            if apply:
+                chained.unlink()
+            out.append(HookAction(chained.name, "removed", "an older copy of the hook manager's own hook"))
+        else:
+            out.append(HookAction(chained.name, "kept", f"a hook init once chained; {name} is now another "
+                                  "tool's: run it from there if you still need it"))
+    return out
+
+
+def _husky_active(work_tree: Path, local_value: str | None) -> bool:
+    """husky's folder is the one git runs hooks from (or the one our memex-hooks folder chains)."""
+    value = _local(work_tree, "memex.hookschain") if _is_own_value(work_tree, local_value) else (
+        _git(work_tree, "config", "--get", "core.hookspath").stdout.rstrip("\n"))
+    if not value:
+        return False
+    p = Path(value) if os.path.isabs(value) else work_tree / value
+    return _same(p, work_tree / ".husky" / "_")
+
+
+def install_hooks(work_tree: Path, *, managed: frozenset[str] | set[str] = frozenset(),
+                  owner: str | None = None, manager: str = "the hook manager") -> list[HookAction]:
+    """Install our shims where this repository alone runs them (see the comment above OWN_DIR).
+
+    `managed`: hooks a joined hook manager runs in the folder git uses (it runs git-memex through
+    its committed file): no shim for those, and what an older init or the manager's reinstall left
+    is tidied (`_manager_leftovers`). `owner="husky"`: husky, joined, owns core.hooksPath: while
+    its folder is the one git uses no shim is installed anywhere (a memex-hooks set-up of an older
+    init is taken down, core.hooksPath put back); before its first `npm install` the shims go to
+    `.git/hooks` as usual, and git stops running them once husky sets core.hooksPath."""
     command = memex_command()
     common = _common_dir(work_tree)
-    folder = hooks_dir(work_tree)
     local_value = _local(work_tree, "core.hookspath")
-    names = [n for n in HOOK_NAMES if not (n == "pre-commit" and skip_pre_commit)]
-    out = [HookAction("pre-commit", "skipped", ".pre-commit-config.yaml runs git-memex's checks")
-           ] if skip_pre_commit else []
+    out: list[HookAction] = []
+    if owner == "husky" and _husky_active(work_tree, local_value):
+        if _is_own_value(work_tree, local_value):
+            out.extend(a for a in uninstall_hooks(work_tree) if a.action != "removed")
+            out.append(HookAction("folder (core.hooksPath)", "restored", "husky's .husky/_ again"))
+        for name in HOOK_NAMES:
+            out.extend(_manager_leftovers(common / "hooks", name))
+        out.append(HookAction(", ".join(HOOK_NAMES), "skipped", "husky runs git-memex from .husky/NAME"))
+        return out
+    folder = hooks_dir(work_tree)
+    names = [n for n in HOOK_NAMES if n not in managed]
+    for name in HOOK_NAMES:
+        if name in managed:
+            out.extend(_manager_leftovers(folder, name))
+    if managed:
+        out.append(HookAction(", ".join(n for n in HOOK_NAMES if n in managed), "skipped",
+                              f"{manager} runs git-memex from its committed file"))
     if _same(folder, common / "hooks"):
         folder.mkdir(parents=True, exist_ok=True)
         for name in names:
@@ -332,12 +401,17 @@ def hooks_path_taken_back(work_tree: Path) -> str | None:
 def uninstall_hooks(work_tree: Path, *, apply: bool = True) -> list[HookAction]:
     """Remove our shims. In the memex-hooks set-up: the folder, and this repository's
     core.hooksPath back to what it was (the chained folder was never touched). In the default
-    folder: each renamed hook back in place. A folder another config scope set (global, system)
-    is never written to, whatever an older git-memex left there."""
+    folder (also when another folder is in use: shims `init` put there before a hook manager took
+    core.hooksPath): each renamed hook back in place, our shims a manager renamed aside
+    (`NAME.old`, `NAME.legacy`) and stale chained copies of a manager's own hook gone
+    (`_manager_leftovers`). A folder another config scope set (global, system) is never written
+    to, whatever an older git-memex left there."""
     out: list[HookAction] = []
     local_value = _local(work_tree, "core.hookspath")
+    common = _common_dir(work_tree)
+    folders = [common / "hooks"]
     if _is_own_value(work_tree, local_value):
-        own = _common_dir(work_tree) / OWN_DIR  # never another clone's (a `cp -a` copy names the original's)
+        own = common / OWN_DIR  # never another clone's (a `cp -a` copy names the original's)
         before = _local(work_tree, "memex.hookspathbefore")
         for name in HOOK_NAMES + PASS_THROUGH + PASS_THROUGH_IF_THERE:
             if is_ours(own / name):
@@ -345,31 +419,24 @@ def uninstall_hooks(work_tree: Path, *, apply: bool = True) -> list[HookAction]:
                     (own / name).unlink()
                 if name in HOOK_NAMES:
                     out.append(HookAction(name, "removed"))
-        if not apply:
-            return out
-        with contextlib.suppress(OSError):
-            own.rmdir()  # kept if something not ours is in it
-        if before is not None:
-            _git(work_tree, "config", "--local", "core.hooksPath", before)
-        else:
-            _git(work_tree, "config", "--local", "--unset-all", "core.hooksPath")
-        for key in ("memex.hooksChain", "memex.hooksPathBefore"):
-            _git(work_tree, "config", "--local", "--unset-all", key)
-        return out
-    folder = hooks_dir(work_tree)
-    scope = _git(work_tree, "config", "--show-scope", "--get", "core.hookspath").stdout.split("\t", 1)[0]
-    if not (_same(folder, _common_dir(work_tree) / "hooks") or scope in ("local", "worktree")):
-        return out
-    for name in HOOK_NAMES:
-        path = folder / name
-        chained = folder / (name + CHAINED_SUFFIX)
-        if is_ours(path):
-            restored = chained.exists()
-            if apply:
-                path.unlink()
-                if restored:
-                    os.replace(chained, path)
-            out.append(HookAction(name, "restored" if restored else "removed"))
+        if apply:
+            with contextlib.suppress(OSError):
+                own.rmdir()  # kept if something not ours is in it
+            if before is not None:
+                _git(work_tree, "config", "--local", "core.hooksPath", before)
+            else:
+                _git(work_tree, "config", "--local", "--unset-all", "core.hooksPath")
+            for key in ("memex.hooksChain", "memex.hooksPathBefore"):
+                _git(work_tree, "config", "--local", "--unset-all", key)
+    else:
+        folder = hooks_dir(work_tree)
+        scope = _git(work_tree, "config", "--show-scope", "--get", "core.hookspath").stdout.split("\t", 1)[0]
+        if not _same(folder, common / "hooks") and scope in ("local", "worktree"):
+            folders.insert(0, folder)
+    for folder in folders:
+        if folder.is_dir():
+            for name in HOOK_NAMES:
+                out.extend(_manager_leftovers(folder, name, apply))
     return out
 
 
@@ -380,7 +447,9 @@ def hook_status(work_tree: Path) -> dict[str, bool]:
         return dict.fromkeys(HOOK_NAMES, False)
     if folder.name == OWN_DIR and not _same(folder, _common_dir(work_tree) / OWN_DIR):
         return dict.fromkeys(HOOK_NAMES, False)  # another clone's shims (a moved or copied clone): init again
-    return {name: is_ours(folder / name) for name in HOOK_NAMES}
+    from git_memex.git.reach import reached
+
+    return {name: reached(work_tree, folder, name) for name in HOOK_NAMES}
 
 
 # ------------------------------------------------------------------ runtime

@@ -9,24 +9,11 @@ from git_memex.core.context import Context
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, MemexError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 AGENTS_POINTER = "> Project memory lives in {dir}/ — query it with memory_search before answering."
-# `language: system` runs the entry with the PATH of whoever commits (a GUI client, a shell
-# without the venv), so the entry asks this clone's git config for the absolute command `init`
-# recorded (memex.command, machine-local, never committed) and falls back to git-memex on PATH.
-_ENTRY = ("sh -c 'eval \"exec $(git config memex.command || echo git-memex) scan {flag} \\\"\\$@\\\"\"' --")
-PRE_COMMIT_SNIPPET = """\
-  - repo: local
-    hooks:
-      - id: memex-secrets
-        name: git-memex secret scan
-        entry: """ + _ENTRY.format(flag="--secrets-only") + """
-        language: system
-        files: ^{dir_re}/.+\\.md$
-      - id: memex-validate
-        name: git-memex memory validation
-        entry: """ + _ENTRY.format(flag="--format-only") + """
-        language: system
-        files: ^{dir_re}/.+\\.md$"""
 
 
 @record
@@ -125,10 +112,11 @@ def _unset_local(work: Path, key: str) -> None:
     _git_config(work, "--local", "--unset-all", key)
 
 
-def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
+def init_repo(ctx: Context, *, hooks: bool = True,
+              ask: Callable[[str, Path], bool] | None = None) -> InitReport:
     import shlex
 
-    from git_memex.git.hook import driver_command, install_hooks, memex_command
+    from git_memex.git.hook import driver_command, memex_command
 
     repo = ctx.require_repo("init")
     work = repo.work_tree
@@ -163,32 +151,58 @@ def init_repo(ctx: Context, *, hooks: bool = True) -> InitReport:
     command = shlex.join(memex_command())
     was = _git_config(work, "--local", "--get", "memex.command").stdout.strip()
     if was != command:
-        _set_local(work, "memex.command", command)  # the pre-commit framework snippet runs it
-        rep.add("git-memex command for the pre-commit framework (git config memex.command)",
+        _set_local(work, "memex.command", command)  # the hook managers' committed lines run it
+        rep.add("git-memex command for hook managers (git config memex.command)",
                 "updated" if was else "created", command)
     if hooks:
         _unset_local(work, "memex.hooks")
-        framework = work / ".pre-commit-config.yaml"
-        try:
-            pasted = "memex-secrets" in framework.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            pasted = False
-        for h in install_hooks(work, skip_pre_commit=pasted):
-            rep.add(f"hook {h.name}", {"installed": "created", "chained": "created"}.get(h.action, h.action),
-                    "existing hook kept and chained" if h.action == "chained" else h.detail)
-        if framework.exists() and not pasted:
-            dir_re = mem_rel.replace(".", "\\.")
-            rep.snippets.append(
-                "This repository uses the pre-commit framework; git-memex's pre-commit hook runs its installed "
-                "hook first. To let the framework run git-memex's checks instead, add these hooks to "
-                ".pre-commit-config.yaml (they work without git-memex on PATH):\n"
-                + PRE_COMMIT_SNIPPET.format(dir_re=dir_re)
-            )
+        _install_hooks(work, rep, ask)
     else:
         _set_local(work, "memex.hooks", "false")  # deliberate: doctor accepts it with a note
         rep.add("hooks", "skipped", "--no-hooks")
     rep.add("AGENTS.md", _ensure_line(work / "AGENTS.md", AGENTS_POINTER.format(dir=mem_rel), header="# AGENTS.md"))
     return rep
+
+
+def _rel(work: Path, path: Path) -> str:
+    try:
+        return path.relative_to(work).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _install_hooks(work: Path, rep: InitReport, ask: Callable[[str, Path], bool] | None) -> None:
+    """Join the hook managers this repository uses through their committed files
+    (`managers.join`), then install our shims for what no manager runs (`hook.install_hooks`)."""
+    from git_memex.git import managers
+    from git_memex.git.hook import OWN_DIR, hooks_dir, install_hooks
+
+    folder = hooks_dir(work)
+    value = _git_config(work, "--get", "core.hooksPath").stdout.strip() or None
+    if folder.name == OWN_DIR:  # our own folder (an earlier init): look at the one it chains
+        chain = _git_config(work, "--local", "--get", "memex.hooksChain").stdout.strip()
+        if chain:
+            value, folder = chain, (Path(chain) if Path(chain).is_absolute() else work / chain)
+        else:
+            folder = folder.parent / "hooks"
+    joined = managers.join(work, folder, value, ask=ask)
+    edited: dict[str, list[str]] = {}
+    for c in joined.changes:
+        rel = _rel(work, c.path)
+        rep.add(f"{c.manager} {rel}", c.action, "git-memex's line" if c.action in ("created", "updated") else c.detail)
+        if c.action in ("created", "updated"):
+            edited.setdefault(c.manager, []).append(rel)
+        if c.action == "printed":
+            rep.snippets.append(f"{c.manager}: {rel} was left alone ({c.detail}); to run git-memex's checks in "
+                                f"every clone, add this to it yourself:\n{c.snippet}")
+    for manager, rels in edited.items():
+        rep.snippets.append(f"Commit {' '.join(rels)}: every clone's {manager} then runs git-memex's secret scan "
+                            "(a clone without git-memex refuses a commit that stages a memory file, saying how "
+                            "to install it).")
+    for h in install_hooks(work, managed=joined.managed, owner=joined.hooks_path_owner,
+                           manager=joined.managed_by):
+        rep.add(f"hook {h.name}", {"installed": "created", "chained": "created"}.get(h.action, h.action),
+                "existing hook kept and chained" if h.action == "chained" else h.detail)
 
 
 def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None, codex_hooks: bool = False) -> InitReport:
@@ -207,9 +221,7 @@ def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None, cod
     rep = InitReport()
     for h in uninstall_hooks(work, apply=apply):
         rep.add(f"hook {h.name}", h.action, "previous hook restored" if h.action == "restored" else "")
-    if apply:
-        for key in ("memex.command", "memex.hooks"):
-            _unset_local(work, key)
+    _settings_removal(ctx, work, rep, apply)
     if _git_config(work, "--local", "--get-regexp", r"^merge\.memex\.").returncode == 0:
         if apply:
             _git_config(work, "--local", "--remove-section", "merge.memex")
@@ -230,21 +242,54 @@ def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None, cod
                 else:
                     os.unlink(attrs)
             rep.add(".gitattributes", "updated" if "".join(rest).strip() else "removed", "merge=memex line")
-    framework = work / ".pre-commit-config.yaml"
-    try:
-        pasted = "memex-secrets" in framework.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        pasted = False
-    if pasted:  # the snippet init printed, pasted by the user: theirs to remove
-        rep.add("pre-commit framework hooks .pre-commit-config.yaml", "kept",
-                "you pasted them; remove the memex-secrets and memex-validate hooks yourself")
-    for r in clients.removals(work, ctx.memory_dir_rel, Path.home() if home is None else home, codex_hooks=codex_hooks):
+    from git_memex.git import managers
+
+    for c in managers.leave(work, apply=apply):
+        rep.add(f"{c.manager} {_rel(work, c.path)}", c.action, c.detail)
+    codex_used = _git_config(work, "--local", "--get", "memex.codex").returncode == 0
+    for r in clients.removals(work, ctx.memory_dir_rel, Path.home() if home is None else home,
+                              codex_hooks=codex_hooks, codex_used=codex_used):
         if apply:
             clients.apply_removal(r, work)
         rep.add(r.what, r.action, r.detail)
         if r.action == "printed":
             rep.snippets.append(f"{r.path}: {r.detail}")
+    if codex_used and apply:
+        _unset_local(work, "memex.codex")
+    index = repo.git_dir / "memex"
+    if index.is_dir():
+        if apply:
+            import shutil
+
+            shutil.rmtree(index, ignore_errors=True)
+        rep.add(f"index of this clone ({_rel(work, index)}/)", "removed", "a cache of the memory files")
     return rep
+
+
+# The git config keys `init` writes in this clone (local), besides merge.memex and the hooks'.
+_INIT_KEYS = ("memex.command", "memex.hooks", "memex.initBranch")
+_PIN_KEYS = ("memex.projectKey", "memex.cloneId", "memex.cloneDir")
+
+
+def _settings_removal(ctx: Context, work: Path, rep: InitReport, apply: bool) -> None:
+    """`init`'s own keys leave this clone's git config. The pinned project key (and the clone id
+    bound to it) goes too when the origin gives the same key anyway; when it does not (the
+    origin changed since), it stays, since this clone's drafts and private memories are filed
+    under it (docs/project-keys.md)."""
+    keys = [k for k in _INIT_KEYS if _git_config(work, "--local", "--get", k).returncode == 0]
+    pinned = _git_config(work, "--local", "--get", "memex.projectKey").stdout.strip()
+    if pinned and pinned != ctx.natural_key:
+        rep.add("project key (git config memex.projectKey)", "kept",
+                f"{pinned}: this clone's drafts and private memories are filed under it, and its origin now "
+                f"gives {ctx.natural_key}")
+    else:
+        keys += [k for k in _PIN_KEYS if _git_config(work, "--local", "--get", k).returncode == 0]
+    if not keys:
+        return
+    if apply:
+        for key in keys:
+            _unset_local(work, key)
+    rep.add("settings of this clone (git config " + ", ".join(keys) + ")", "removed")
 
 
 def merge_driver_configured(ctx: Context) -> bool:

@@ -32,8 +32,13 @@ VENV_BIN = str(Path(sys.executable).parent)  # where this git-memex is installed
 
 
 def with_git_memex_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the user does for a shared file's `git-memex`: put the installed one on PATH."""
-    monkeypatch.setenv("PATH", VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
+    """What the user does for a shared file's `git-memex` (the README's set-up): link the installed
+    one into ~/.local/bin, where a new login shell finds it, and have it on this shell's PATH."""
+    local_bin = Path.home() / ".local" / "bin"
+    local_bin.mkdir(parents=True, exist_ok=True)
+    if not (local_bin / "git-memex").exists():
+        (local_bin / "git-memex").symlink_to(Path(VENV_BIN) / "git-memex")
+    monkeypatch.setenv("PATH", str(local_bin) + os.pathsep + os.environ.get("PATH", ""))
 
 
 @pytest.fixture
@@ -262,12 +267,18 @@ def test_server_command_without_path_uses_the_script_beside_python(monkeypatch: 
         assert (cmd, args) == (sys.executable, ["-m", "git_memex", "mcp"])
 
 
-def test_server_command_prefers_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_server_command_prefers_what_a_new_login_shell_finds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     fake = tmp_path / "git-memex"
     fake.write_text("#!/bin/sh\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert shutil.which("git-memex")
+    # on this shell's PATH only (an `export` in the install shell): the next session would not find
+    # it, so a user-level file names it by its absolute path
+    assert clients.server_command() == (str(fake), ["mcp"])
+    local_bin = Path.home() / ".local" / "bin"
+    local_bin.mkdir(parents=True)
+    (local_bin / "git-memex").symlink_to(fake)  # where a new login shell looks (the README's set-up)
     assert clients.server_command() == ("git-memex", ["mcp"])
     assert clients.hook_commands()["SessionStart"] == "git-memex context --hook claude"
     assert clients.hook_commands()["UserPromptSubmit"] == "git-memex capture --hook claude"

@@ -23,7 +23,7 @@ import pytest
 
 from conftest import from_registry, run_cli
 
-CLIS = ("@openai/codex@0.171.0", "@anthropic-ai/claude-code@2.1.197")
+CLIS = ("@openai/codex@0.171.0", "@anthropic-ai/claude-code@2.1.197", "opencode-ai@1.18.33")
 VENV_BIN = str(Path(sys.executable).parent)
 NODE_BIN = str(Path(shutil.which("node") or "/usr/bin/node").parent)
 OFF_PATH = os.pathsep.join(dict.fromkeys([NODE_BIN, "/usr/bin", "/bin"]))  # git and node, no git-memex
@@ -36,8 +36,9 @@ def _ci() -> bool:
 
 @pytest.fixture(scope="session")
 def agent_bin() -> Path:
-    """The real codex and claude CLIs, installed once beside this venv (reused by later runs). Claude's
-    postinstall script puts its native binary (from its platform package) in place, so scripts run."""
+    """The real codex, claude and opencode CLIs, installed once beside this venv (reused by later runs).
+    Claude's postinstall script puts its native binary (from its platform package) in place, so
+    scripts run."""
     if shutil.which("npm") is None:
         if _ci():
             pytest.fail("npm is missing, and CI must read the editor set-up with the real agent CLIs")
@@ -116,8 +117,9 @@ def test_shared_mcp_json_never_names_a_path_of_this_machine(repo: Path, agent_bi
         written = strings(json.loads((repo / rel).read_text(encoding="utf-8")))
         assert written and not [s for s in written if os.sep in s or s.startswith(sys.prefix)], (rel, written)
     assert json.loads((repo / ".mcp.json").read_text())["mcpServers"]["memex"]["command"] == "git-memex"
-    note = [line for line in r.out.splitlines() if line.startswith("git-memex is not on PATH")]
-    assert len(note) == 1 and f"add {VENV_BIN} to PATH" in note[0], r.out
+    note = [line for line in r.out.splitlines() if line.startswith("git-memex is not on the PATH a new login shell")]
+    link = f"ln -sf {shlex.quote(str(Path(VENV_BIN) / 'git-memex'))} ~/.local/bin/git-memex"
+    assert len(note) == 1 and link in note[0] and "nor is it on this shell's PATH" in note[0], r.out
     trust_project_servers(repo)
     listed = agent(agent_bin, "claude", "mcp", "list", cwd=repo).stdout
     assert "memex: git-memex mcp - ✘" in listed  # as the note said: not on PATH, not startable

@@ -15,6 +15,7 @@ made; a commit made while a rebase is stopped (`edit`) is a normal `git commit` 
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -215,7 +216,7 @@ def test_pre_commit_framework_sees_commit_a(memrepo):
     work, rel, text = memrepo
     hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
     exe = str(Path(sys.executable).with_name("git-memex"))
-    local = [{"id": h["id"], "name": h["name"], "entry": exe + h["entry"].removeprefix("git-memex"),
+    local = [{"id": h["id"], "name": h["name"], "entry": shlex.quote(exe) + h["entry"].removeprefix("git-memex"),
               "language": "system", "files": h["files"]} for h in hooks]
     (work / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": local}]}))
     git("add", ".pre-commit-config.yaml", cwd=work)

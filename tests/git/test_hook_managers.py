@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from git_memex.core import frontmatter, model
+from git_memex.git.hook import MARKER
 
 from conftest import from_registry, git, run_cli
 
@@ -136,17 +137,23 @@ def test_pre_commit_framework_hook_keeps_running_after_init(repo: Path):
 
 
 def test_pre_commit_snippet_works_without_the_venv_on_path(repo: Path):
-    """The snippet init prints, pasted as is, refuses a secret from a shell without the venv."""
+    """The snippet init prints for a file it cannot edit (`repos: []`, flow style), pasted as is,
+    refuses a secret from a shell without the venv."""
     (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
     r = run_cli("init", "--yes", cwd=repo)
     assert r.code == 0, r.err
-    snippet = r.out[r.out.index("  - repo: local"):].split("\n\n")[0]
+    assert (repo / ".pre-commit-config.yaml").read_text() == "repos: []\n"  # left alone, said so
+    snippet = r.out[r.out.index("  # >>> git-memex"):r.out.index("# <<< git-memex")] + "# <<< git-memex"
     (repo / ".pre-commit-config.yaml").write_text("repos:\n" + snippet + "\n")
-    assert run_cli("init", "--yes", cwd=repo).code == 0  # the framework now runs the checks: our pre-commit goes
+    again = run_cli("init", "--yes", cwd=repo)  # the framework now runs the checks
+    assert again.code == 0 and "unchanged  pre-commit .pre-commit-config.yaml" in again.out, again.out
     env = {**os.environ, "PRE_COMMIT_HOME": str(repo.parent / "pc-home"), "PATH": "/usr/bin:/bin"}
     subprocess.run([str(VENV_BIN / "pre-commit"), "install", "-f"], cwd=repo, env=env, check=True,
                    capture_output=True)
-    assert "memex" not in (repo / ".git" / "hooks" / "pre-commit").read_text()
+    framework_hook = (repo / ".git" / "hooks" / "pre-commit").read_text()
+    # the framework's own hook, not a shim of ours and no line that runs git-memex (its text
+    # names this venv's python, whose path may hold "memex": a clone named git-memex)
+    assert MARKER not in framework_hook and "git-memex hook" not in framework_hook
     git("add", "-A", cwd=repo)
     ok = subprocess.run(["git", "commit", "-q", "-m", "set up"], cwd=repo, env=env, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout + ok.stderr

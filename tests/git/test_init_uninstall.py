@@ -211,3 +211,88 @@ def test_uninstall_keeps_codex_user_level_hooks_like_its_mcp_entry(tmp_path: Pat
     assert left == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
     wrong = run_cli("init", "--uninstall", "--codex-hooks", "--client", "codex", "--yes", cwd=b, env=env)
     assert wrong.code == 1 and len(wrong.err.strip().splitlines()) == 1 and "--client" in wrong.err
+
+
+# ------------------------------------------------------------------ issue 32, item 14
+def _local_config(work: Path) -> list[str]:
+    return sorted(git("config", "--local", "--list", cwd=work).stdout.splitlines())
+
+
+def _git_folder(work: Path) -> set[str]:
+    return {str(p.relative_to(work / ".git")) for p in (work / ".git").rglob("*")
+            if p.relative_to(work / ".git").parts[0] not in ("objects", "logs", "refs", "index", "ORIG_HEAD")
+            and p.name not in ("index", "COMMIT_EDITMSG", "ORIG_HEAD")}
+
+
+def test_uninstall_leaves_no_trace_of_init_in_the_clone_and_keeps_the_users_data(repo: Path, isolated_env: Path):
+    config, folder = _local_config(repo), _git_folder(repo)
+    assert run_cli("init", "--yes").code == 0
+    shared = run_cli("add", "the build uses make", "--json").json()["id"]
+    assert run_cli("submit", shared).code == 0
+    draft = run_cli("add", "a draft not shared yet", "--json").json()["id"]
+    personal = run_cli("add", "I like short commits", "--scope", "personal", "--json").json()["id"]
+    assert run_cli("list").code == 0 and (repo / ".git" / "memex" / "index.db").is_file()
+    r = run_cli("init", "--uninstall", "--yes")
+    assert r.code == 0, r.err
+    assert "index of this clone (.git/memex/)" in r.out and "settings of this clone" in r.out, r.out
+    assert not (repo / ".git" / "memex").exists()
+    assert _local_config(repo) == config  # memex.initBranch, projectKey, cloneId, cloneDir, command: gone
+    assert _git_folder(repo) == folder, _git_folder(repo) ^ folder
+    assert (repo / MEM / f"{shared}.md").is_file()  # the team's memory stays in the repository
+    data = isolated_env / "data"  # this machine's drafts and personal memories stay in the data root
+    names = {p.name for p in data.rglob("*.md")}
+    assert f"{draft}.md" in names and f"{personal}.md" in names, names
+    assert "Codex" not in r.out and "codex" not in r.out  # never used here: not named
+    assert not run_cli("init", "--uninstall", "--json").json()["changed"]
+
+
+def test_uninstall_keeps_a_pinned_key_the_origin_no_longer_gives(repo: Path):
+    assert run_cli("init", "--yes").code == 0
+    key = git("config", "memex.projectKey", cwd=repo).stdout.strip()
+    assert run_cli("add", "a draft under the pinned key").code == 0
+    git("remote", "add", "origin", "https://example.com/acme/renamed.git", cwd=repo)
+    r = run_cli("init", "--uninstall", "--yes")
+    assert r.code == 0 and "kept       project key (git config memex.projectKey)" in r.out, r.out
+    assert git("config", "memex.projectKey", cwd=repo).stdout.strip() == key
+    assert git("config", "memex.initBranch", cwd=repo, check=False).returncode == 1
+
+
+HAND_MCP = '{\n\t"mcpServers": {\n\t\t"db": { "command": "db-mcp", "args": ["--ro"] }\n\t},\n\t"inputs": [ ]\n}\n'
+HAND_SETTINGS = ('{\n    "permissions": {"allow": ["Bash(make test)"], "deny": []},\n'
+                 '    "hooks": {\n        "SessionStart": [\n'
+                 '            {"hooks": [{"type": "command", "command": "echo hi"}]}\n        ]\n    },\n'
+                 '    "model": "opus"\n}')
+
+
+def test_init_and_uninstall_keep_hand_formatted_json_byte_for_byte(repo: Path):
+    (repo / ".mcp.json").write_text(HAND_MCP)
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(HAND_SETTINGS)
+    r = run_cli("init", "--yes", "--client", "claude", "--claude-hooks")
+    assert r.code == 0, r.err
+    mcp = (repo / ".mcp.json").read_text()
+    assert mcp.startswith('{\n\t"mcpServers": {\n\t\t"db": { "command": "db-mcp", "args": ["--ro"] },\n\t\t"memex": {')
+    assert mcp.endswith('\t},\n\t"inputs": [ ]\n}\n')  # their lines as they were, ours added in their layout
+    settings = (repo / ".claude" / "settings.json").read_text()
+    assert settings.startswith('{\n    "permissions": {"allow": ["Bash(make test)"], "deny": []},\n')
+    assert '            {"hooks": [{"type": "command", "command": "echo hi"}]},\n' in settings
+    assert settings.endswith('    "model": "opus"\n}')
+    json.loads(mcp), json.loads(settings)
+    r = run_cli("init", "--uninstall", "--yes")
+    assert r.code == 0, r.err
+    assert (repo / ".mcp.json").read_text() == HAND_MCP
+    assert (repo / ".claude" / "settings.json").read_text() == HAND_SETTINGS
+
+
+def test_uninstall_names_codex_files_only_where_codex_was_used(tmp_path: Path):
+    from conftest import one_commit_repo
+
+    env = {"CODEX_HOME": str(tmp_path / "codex-home")}
+    used, never = one_commit_repo(tmp_path / "used"), one_commit_repo(tmp_path / "never")
+    assert run_cli("init", "--yes", "--client", "codex", "--codex-hooks", cwd=used, env=env).code == 0
+    assert run_cli("init", "--yes", cwd=never, env=env).code == 0
+    r = run_cli("init", "--uninstall", "--yes", cwd=never, env=env)
+    assert r.code == 0 and "odex" not in r.out, r.out
+    r = run_cli("init", "--uninstall", "--yes", cwd=used, env=env)
+    assert r.code == 0 and "kept       Codex hooks" in r.out and "kept       codex MCP config" in r.out, r.out
+    assert git("config", "--local", "--get-regexp", "^memex", cwd=used, check=False).stdout == ""

@@ -4,6 +4,7 @@ the real pre-commit framework on a real `git commit`, check memory files whereve
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -39,7 +40,7 @@ def framework_repo(repo: Path) -> tuple[Path, dict[str, str]]:
     assert (repo / MEM).is_dir()
     manifest = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     exe = str(Path(sys.executable).with_name("git-memex"))
-    hooks = [{"id": h["id"], "name": h["name"], "entry": exe + h["entry"].removeprefix("git-memex"),
+    hooks = [{"id": h["id"], "name": h["name"], "entry": shlex.quote(exe) + h["entry"].removeprefix("git-memex"),
               "language": "system", "files": h["files"]} for h in manifest]
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": hooks}]}))
     git("add", "-A", cwd=repo)
