@@ -312,10 +312,12 @@ def cross_index_case() -> tuple[str, str]:
 def grows_linearly(run, n: int, tries: int = 3) -> tuple[bool, float, float]:
     """Whether `run`'s cost is linear in its size, by a reference measured here: `run(n // 4)` then
     `run(n)` are timed one after the other, and a linear cost grows ~4 times where a quadratic one
-    grows 16 times; under 10 times passes. Timed again (up to `tries` pairs) when a pair looks
-    quadratic, since a pause from a loaded machine can land in either run; a real quadratic cost
-    fails every pair. Below 50 ms the larger run is too short to be a quadratic blow-up at the
-    sizes these tests use (seconds to minutes), and timer noise would rule the ratio.
+    grows 16 times; under 10 times passes. The time is this process's CPU time, not the wall
+    clock: other processes loading the machine (CI shares it) do not count, though a cache or
+    scheduling hiccup still can, so a pair that looks quadratic is timed again (up to `tries`
+    pairs); a real quadratic cost fails every pair. Below 50 ms the larger run is too short to be
+    a quadratic blow-up at the sizes these tests use (seconds to minutes), and timer noise would
+    rule the ratio. `run` must do its work in this process (a child's CPU is not counted).
     Returns (linear, seconds of the quarter-size run, seconds of the full one) of the last pair."""
     import time
 
@@ -323,9 +325,9 @@ def grows_linearly(run, n: int, tries: int = 3) -> tuple[bool, float, float]:
     for _ in range(tries):
         took = []
         for size in (n // 4, n):
-            t = time.perf_counter()
+            t = time.process_time()
             run(size)
-            took.append(time.perf_counter() - t)
+            took.append(time.process_time() - t)
         small, big = took
         if big < 0.05 or big < 10 * small:
             return True, small, big
