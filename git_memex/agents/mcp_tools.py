@@ -397,6 +397,8 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         seen: dict[str, Any] = {}
 
         def look(ctx: Context) -> CallToolResult:
+            if ctx.repo is None:  # no project to copy into: refused before the person is asked
+                return error(no_repository(ctx), 1)
             seen["items"] = propose.crossing(ctx, ids)
             seen["me"] = actor(ctx)
             return ok("", {})

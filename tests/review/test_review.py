@@ -421,7 +421,13 @@ def test_sync_status_names_what_last_synced_the_index_never_itself(ready: Path, 
 
 
 def test_sync_status_outside_a_repository_does_not_suggest_submit(nogit: Path):
-    d = add("a draft written outside any repository")
+    import shutil
+
+    # `add` refuses a project memory outside a repository; a draft filed while this folder was one
+    # (or by an older version) is still there when the repository is gone
+    git("init", "-q", "-b", "main", cwd=nogit)
+    d = add("a draft written while this folder was a repository")
+    shutil.rmtree(nogit / ".git")
     r = run_cli("sync-status")
     assert r.code == 0, r.err
     assert d in r.out and "repository: none" in r.out
