@@ -30,6 +30,11 @@ from git_memex.core.person import actor
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
+from git_memex.review.branch_names import (
+    check_base,
+    new_branch_problem,
+    ref_clash,
+)
 from git_memex.review.log import record_step
 
 TYPE_CHECKING = False
@@ -123,101 +128,6 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
     return files, origins, already
 
 
-def _branch_name_problem(name: str, cwd: Path) -> str | None:
-    """Why git would refuse `name` as a branch name, or None when it is a valid one."""
-    if not name or name.startswith("-") or name == "@":
-        return "is not a valid git branch name"
-    from git_memex.core.gitcmd import git_text
-
-    r = git_text(["check-ref-format", "--branch", name], cwd, timeout=30)
-    # --branch also expands @{-1} and friends: only a name that is itself valid is accepted
-    if r is None or r.returncode != 0 or r.stdout.strip() != name:
-        return "is not a valid git branch name (see `git check-ref-format --help`)"
-    return None
-
-
-def _default_branch_problem(ctx: Context, name: str) -> str | None:
-    """Why `name` is refused as the review branch: it is the project's default branch in some
-    spelling (`Main` too: a case-insensitive file system keeps it in the same file), so submit
-    would only make a `main-2` beside it. None otherwise."""
-    from git_memex.agents.gate import default_branch
-
-    ref = default_branch(ctx)
-    names = {ref.branch} if ref is not None else set()
-    names |= {n for n in (ctx.setting("defaultBranch"), ctx.setting("initBranch")) if n}
-    if name.casefold() not in {n.casefold() for n in names}:
-        return None
-    return ("is the project's default branch, and submit commits on a new branch for review: name another "
-            "branch, or leave --branch out to commit on the current one")
-
-
-_NAMESPACES = ("refs", "heads", "tags", "remotes")
-"""First components that spell a ref rather than name a branch: `refs/heads/main`, `heads/main`
-(git resolves `heads/main` to refs/heads/main), `tags/v1`, `remotes/origin/main`."""
-
-
-def new_branch_problem(ctx: Context, repo: pygit2.Repository, name: str) -> str | None:
-    """Why `name` cannot be the new branch `submit --branch` (and `memory_submit`'s `branch`)
-    makes, or None: it must be a plain new branch name. That is: valid for `git check-ref-format
-    --branch`; no ref namespace (`refs/`, `heads/`, `tags/`, `remotes/`) and no remote's name
-    as its first component (`origin/main` as a branch would make `origin/main` resolve to it, and
-    the printed `git push -u origin origin/main` push it); no pseudo-ref (`FETCH_HEAD`); never the
-    default branch in any spelling; no existing tag or remote-tracking ref git would also take
-    the name for (an ambiguous name); no secret in it (a branch name is pushed and shown in the
-    pull request: refused, never masked, so the branch made is the one asked for). Each reason
-    is the end of one sentence that starts with the name."""
-    import re
-
-    assert ctx.repo is not None
-    why = _branch_name_problem(name, ctx.repo.work_tree)
-    if why:
-        return why
-    from git_memex.secrets.redact import redact
-
-    found = redact(name, ctx.redact_patterns).masked
-    if found:
-        return (f"holds what looks like a secret ({', '.join(sorted(set(found)))}); a branch name is pushed and "
-                "shown in the pull request, so name the branch without it")
-    first = name.split("/", 1)[0]
-    if first in _NAMESPACES:
-        return (f"spells a ref ({first}/…), not a branch name; give a plain new branch name such as memex/review "
-                "(submit makes refs/heads/<name> itself)")
-    remotes = set(repo.remotes.names())
-    if first in remotes:
-        return (f"starts with {first}/, the name of a remote, so {name} would also name that remote's branch; "
-                "give a plain new branch name such as memex/review")
-    if "/" not in name and re.fullmatch(r"[A-Z_]*HEAD", name):
-        return "is a name git keeps for its own refs (like HEAD and FETCH_HEAD); give a plain new branch name"
-    why = _default_branch_problem(ctx, name)
-    if why:
-        return why
-    for ref in (f"refs/tags/{name}", f"refs/remotes/{name}", f"refs/remotes/{name}/HEAD", f"refs/{name}"):
-        if ref in repo.references:
-            return (f"is already the name of {ref}, so git would take {name} for either; give a branch name no "
-                    "other ref has")
-    return None
-
-
-def _ref_clash(repo: pygit2.Repository, name: str) -> str | None:
-    """An existing branch that `name` cannot live beside (git keeps refs as files: a/b needs a to be a folder)."""
-    for other in repo.branches.local:
-        if other != name and (other.startswith(name + "/") or name.startswith(other + "/")):
-            return other
-    return None
-
-
-def _check_base(repo: pygit2.Repository, base: str, cwd: Path) -> None:
-    why = _branch_name_problem(base, cwd)
-    if why:
-        raise UsageError(f"--base {shlex.quote(base)} {why}; nothing was changed")
-    if _branch_exists(repo, base):
-        return
-    if any(r.split("/", 1)[-1] == base for r in repo.branches.remote if "/" in r):
-        return
-    raise UsageError(f"--base {shlex.quote(base)} is neither a local branch nor a branch of a remote this clone "
-                     "knows (`git fetch` first?); nothing was changed")
-
-
 def _set_aside(journal: Path) -> Path:
     """Move a journal that cannot be completed out of the way, keeping it for a human to read."""
     dest = journal.with_name(journal.name + ".failed")
@@ -286,7 +196,7 @@ def plan_problem(ctx: Context, repo: pygit2.Repository, plan: Any) -> str | None
         why = new_branch_problem(ctx, repo, branch)
         if why:
             return f"its branch {shlex.quote(branch)} {why}"
-        clash = _ref_clash(repo, branch)
+        clash = ref_clash(repo, branch)
         if clash:
             return f"its branch {shlex.quote(branch)} clashes with the existing branch {shlex.quote(clash)}"
         if not _branch_exists(repo, branch) and repo.head_is_unborn:
@@ -368,7 +278,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     if why:
                         raise UsageError(f"--branch {shlex.quote(branch)} {why}; nothing was changed")
                 if base is not None:
-                    _check_base(repo, base, repo_info.work_tree)
+                    check_base(repo, base, repo_info.work_tree)
                 files, origins, already = _plan(ctx, st, ids)
                 res.skipped_identical.extend(already)
                 for rel, text in files.items():  # what the pre-commit hook would refuse: pygit2 runs no hooks
@@ -381,7 +291,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 start_branch = pygit.current_branch(repo) or "HEAD"
                 target = _onto or (_pick_branch(repo, branch) if branch else start_branch)
                 if branch or _onto:
-                    clash = _ref_clash(repo, target)
+                    clash = ref_clash(repo, target)
                     if clash:
                         raise UsageError(f"--branch {shlex.quote(target)} cannot coexist with the existing branch "
                                          f"{shlex.quote(clash)} (one name would be a folder of the other); pick "
