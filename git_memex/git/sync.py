@@ -101,8 +101,9 @@ def report_incoming(problems: list[Any], how: str) -> None:
     if problems:
         secret = any(f.secret for f in problems)
         print(f"git-memex: {len(problems)} problem(s) arrived in memory files"
-              + (" (secrets are never shown; rotate the secret, then `git memex forget` or edit the file)"
-                 if secret else "; run `git memex resolve`"), file=sys.stderr)
+              + (" (secrets are never shown, and every output of git-memex masks them, but the file in your "
+                 "work tree and the commits hold them as they are: rotate the secret; `git memex doctor` names the "
+                 "command that removes it from history)" if secret else "; run `git memex resolve`"), file=sys.stderr)
 
 
 # ------------------------------------------------------------------ pull
