@@ -75,12 +75,15 @@ def parser_class() -> type[argparse.ArgumentParser]:
             # guard is on, so it masks secrets and escapes terminal controls itself
             from git_memex.core.output import neutralise
 
-            said = neutralise(masked_message(message))
-            self.exit(1, f"git-memex: {said}; see `git memex {self._sub_name()}--help`\n")
+            said = f"{neutralise(masked_message(message))}; see `git memex {self._sub_name()}--help`"
+            json_error(said, 1)
+            self.exit(1, f"git-memex: {said}\n")
 
         def _sub_name(self) -> str:
-            parts = self.prog.split()
-            return (parts[-1] + " ") if len(parts) > 1 and parts[-1] not in ("git-memex", "memex") else ""
+            """`instruction approve ` for that subcommand's parser (its prog is `git-memex instruction
+            approve`); "" for the top-level one."""
+            parts = [p for p in self.prog.split()[1:] if p not in ("git-memex", "memex")]
+            return " ".join(parts) + " " if parts else ""
 
     return Parser
 
@@ -110,13 +113,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
-    """The parser of `command`, or `parser` itself when there is none."""
+def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost parser `args` was parsed by (`instruction approve`'s for that command), or
+    `parser` itself when there is none."""
     import argparse
 
     for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            return action.choices[command]
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = getattr(args, action.dest or "", None)
+            if isinstance(chosen, str) and chosen in action.choices:
+                return _subparser(action.choices[chosen], args)
     return parser
 
 
@@ -154,8 +160,33 @@ def _discard_damaged() -> None:
     mod.discard_damaged()
 
 
+JSON_RUN = False
+"""Whether this run asked for `--json`: then an error is also one JSON document on stdout
+(`json_error`), so every `--json` run prints exactly one (docs/decisions.md, exit codes)."""
+
+
+def json_error(sentence: str, code: int) -> None:
+    """A `--json` run's error as its one JSON document on stdout, `{"error": SENTENCE, "code": N}`
+    (the sentence as stderr has it, the exit code unchanged), unless the command printed its own
+    document already. Nothing for a run without `--json`."""
+    if not JSON_RUN or getattr(sys.stdout, "wrote", False):
+        return
+    import json
+
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.write(json.dumps({"error": sentence, "code": code}, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+def _asks_json(argv: list[str]) -> bool:
+    """`--json` among the options (before a `--`): known before argparse runs, for its errors."""
+    return "--json" in (argv[:argv.index("--")] if "--" in argv else argv)
+
+
 def main(argv: list[str] | None = None) -> int:
+    global JSON_RUN
     args_list = list(sys.argv[1:] if argv is None else argv)
+    JSON_RUN = False
     if args_list[:1] == ["merge-driver"]:
         from git_memex.commands.merge_driver import main as merge_main
 
@@ -173,9 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         first = args_list[0] if args_list else None
         parser = build_parser(first if first in available_commands() else None)
+        JSON_RUN = _asks_json(args_list)
         args, extras = parser.parse_known_args(args_list)
+        JSON_RUN = bool(getattr(args, "json", False)) or (bool(extras) and JSON_RUN)
         if extras:  # argparse would blame the top-level parser; the subcommand's help is the useful one
-            _subparser(parser, getattr(args, "command", None)).error(
+            _subparser(parser, args).error(
                 f"unrecognized arguments: {' '.join(extras)}")
         if not getattr(args, "func", None):
             parser.print_help()
@@ -240,20 +273,19 @@ def _run(call: Callable[[], int], *, again: bool = True) -> int:
         if WRITTEN or not again:
             print(f"git-memex: warning: {exc}; the memory files are saved, the next command rebuilds "
                   "the index", file=sys.stderr)
+            if not WRITTEN:
+                json_error(f"{exc}; the next command rebuilds the index", FAILED_CODE)
             return 0 if WRITTEN else FAILED_CODE
         return _run(call, again=False)
     except MemexError as exc:
-        print(f"git-memex: {masked_message(exc.message)}", file=sys.stderr)
-        return exc.code
+        return _error(masked_message(exc.message), exc.code)
     except FileNotFoundError as exc:
         if os.path.basename(str(exc.filename or "")) != "git":
             return _internal(exc)
-        print("git-memex: this command needs the git program, and there is none on PATH; install git or put "
-              "it on PATH", file=sys.stderr)
-        return FAILED_CODE
+        return _error("this command needs the git program, and there is none on PATH; install git or put "
+                      "it on PATH", FAILED_CODE)
     except KeyboardInterrupt:
-        print("git-memex: interrupted", file=sys.stderr)
-        return 130
+        return _error("interrupted", 130)
     except BrokenPipeError:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
@@ -262,15 +294,18 @@ def _run(call: Callable[[], int], *, again: bool = True) -> int:
         return _internal(exc)
 
 
+def _error(sentence: str, code: int) -> int:
+    """One failure, said once: the sentence on stderr and, for a `--json` run, as its document."""
+    print(f"git-memex: {sentence}", file=sys.stderr)
+    json_error(sentence, code)
+    return code
+
+
 def _internal(exc: BaseException) -> int:
     if os.environ.get("GIT_MEMEX_DEBUG"):
         raise exc
-    print(
-        f"git-memex: internal error ({type(exc).__name__}: {masked_message(str(exc))}); "
-        "rerun with GIT_MEMEX_DEBUG=1 for details and report it",
-        file=sys.stderr,
-    )
-    return 2
+    return _error(f"internal error ({type(exc).__name__}: {masked_message(str(exc))}); "
+                  "rerun with GIT_MEMEX_DEBUG=1 for details and report it", 2)
 
 
 FAILED_CODE = 2

@@ -195,6 +195,8 @@ def add(
     if scope == "personal" and visibility not in (None, "private"):
         raise UsageError(f"a personal memory never leaves this machine, so it cannot be {visibility}; "
                          "drop --visibility or use --scope project")
+    if scope == "project":
+        ctx.require_project()  # a draft outside a repository would belong to no project anyone reaches
     if text is None or not text.strip():
         raise UsageError("memory text is empty; give the text to remember")
     red = redact(text.strip(), ctx.redact_patterns)

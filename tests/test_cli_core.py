@@ -244,7 +244,7 @@ def test_unreadable_data_root_is_one_sentence(repo: Path, tmp_path: Path):
 
 
 def test_works_without_git(nogit: Path):
-    a = add("no git here but memories still work")
+    a = add("no git here but memories still work", "--scope", "personal")
     hits = run_cli("search", "memories", "--json").json()["hits"]
     assert [h["id"] for h in hits] == [a["id"]]
     w = run_cli("where", "--json").json()

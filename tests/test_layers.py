@@ -24,7 +24,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("index, search, secrets", ("git_memex.index", "git_memex.search", "git_memex.secrets")),
     ("operations and rooms", ("git_memex.ops", "git_memex.agents", "git_memex.review", "git_memex.upkeep",
                               "git_memex.git", "git_memex.remote")),
-    ("adapters", ("git_memex.commands", "git_memex.agents.mcp_server", "git_memex.agents.mcp_tools",
+    ("adapters", ("git_memex.commands", "git_memex.agents.mcp_server", "git_memex.agents.mcp_stdio",
+                  "git_memex.agents.mcp_tools",
                   "git_memex.agents.mcp_schema", "git_memex.remote.server", "git_memex.main", "git_memex.__main__", "git_memex.manpage")),
 )
 

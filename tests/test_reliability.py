@@ -299,7 +299,7 @@ def test_git_missing_local_work_goes_on(nogit: Path, tmp_path: Path):
 
     py = Path(sys.executable)
     (bindir / "python").symlink_to(py)
-    r = run_cli("add", "works without git at all", "--json", env=env)
+    r = run_cli("add", "works without git at all", "--scope", "personal", "--json", env=env)
     assert r.code == 0, r.err
     assert run_cli("search", "without git", "--json", env=env).json()["hits"]
     r = run_cli("pull", env=env)

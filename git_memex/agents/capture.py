@@ -9,6 +9,10 @@ and *claim* the line: once one matches, no other pattern sees that line, even if
 rejected. Otherwise ``记住我：OK`` would fall through to the generic ``记住`` and save ``我：OK``
 to the project.
 
+The memory is the statement the trigger introduces, not the rest of the line: it ends with its
+sentence or where a clause turns to a new request (`first_statement`), so "remember that we use
+pnpm. Also … Now fix the failing test" keeps "we use pnpm.".
+
 Every pattern is anchored at the start of a line (after optional whitespace, a list bullet and
 a polite lead-in such as "please" or 请). A trigger word in the middle of a sentence is narration
 ("I can't remember that …"), not an instruction.
@@ -192,6 +196,83 @@ def _pattern(name: str, src: str, fold: bool) -> re.Pattern[str]:
     return rx
 
 
+# --- where the statement ends ------------------------------------------------------------------
+# A prompt line often goes on after what the trigger introduced ("remember that we use pnpm. Also
+# our staging password is …. Now fix the failing test"): the memory is the trigger's own sentence.
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "esp", "mr", "mrs", "ms", "dr",
+                            "no", "fig", "al", "ca", "resp", "min", "max", "sec", "a.k.a", "w.r.t"})
+"""Words that end in a full stop without ending a sentence ("e.g. pnpm")."""
+_CLOSERS = "\"'”’)]」』》）"
+"""Closing quotes and brackets that belong to the sentence they follow ('run "make test." Then')."""
+_CJK_ENDS = "。！？"
+_SWITCH = re.compile(r"\s*(?:,|，)\s*(?:and\s+|but\s+)?(?:now|please|next)\b\s*\S|，\s*(?:现在|另外|顺便|接下来|请)",
+                     re.IGNORECASE)
+"""A clause that turns from the statement to a new request: ", now fix …", ", please run …", "，现在修一下 …".
+(", then …" and "，然后…" are left alone: "build first, then run the tests" is one statement.)"""
+
+
+def first_statement(text: str) -> str:
+    """The statement a trigger introduces: `text` up to the end of its first sentence (its
+    terminator and closing quotes kept) or up to a clause that turns to a new request, stripped.
+
+    A sentence ends at `.`, `!` or `?` followed by white space (not "e.g." or "v1.2"), at an
+    ellipsis followed by a capital letter, or at `。！？`. Nothing inside a `code span` ends it.
+    A text that is one statement comes back unchanged (but stripped)."""
+    n = len(text)
+    i = 0
+    quoted = False
+    while i < n:
+        ch = text[i]
+        if ch == "`":
+            quoted = not quoted
+        elif quoted:
+            pass
+        elif ch in _CJK_ENDS:
+            return _close(text, i + 1)
+        elif ch in ",，":
+            if _SWITCH.match(text, i):
+                return text[:i].strip()
+        elif ch in ".!?…":
+            j = i + 1
+            while j < n and text[j] in ".!?…":
+                j += 1
+            end = j
+            while end < n and text[end] in _CLOSERS:
+                end += 1
+            if end >= n or not text[end].isspace():
+                i = j
+                continue
+            rest = text[end:].lstrip()
+            if (ch == "…" or text[i:j] == "...") and not (rest[:1].isupper() or _is_cjk(rest[:1])):
+                i = j
+                continue
+            if ch == "." and j == i + 1 and _abbreviation(text, i):
+                i = j
+                continue
+            return text[:end].strip()
+        i += 1
+    return text.strip()
+
+
+def _close(text: str, end: int) -> str:
+    while end < len(text) and text[end] in _CLOSERS:
+        end += 1
+    return text[:end].strip()
+
+
+def _abbreviation(text: str, dot: int) -> bool:
+    """Whether the full stop at `dot` ends an abbreviation or an initial, not a sentence."""
+    start = dot
+    while start > 0 and (text[start - 1].isalpha() or text[start - 1] == "."):
+        start -= 1
+    word = text[start:dot].lower()
+    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
+
+
+def _is_cjk(ch: str) -> bool:
+    return bool(ch) and "\u3400" <= ch <= "\u9fff"
+
+
 def scan(text: str, team: tuple[tuple[str, str], ...] = ()) -> CaptureScan:
     """Find keyword-triggered memories in a user's message, at most one per line.
 
@@ -219,8 +300,8 @@ def scan(text: str, team: tuple[tuple[str, str], ...] = ()) -> CaptureScan:
             m = _pattern(name, src, fold).match(line)
             if m is None:
                 continue
-            body = m.group("body").strip()
-            payload = m.group("payload").strip() if "payload" in m.re.groupindex else body
+            body = first_statement(m.group("body"))
+            payload = first_statement(m.group("payload")) if "payload" in m.re.groupindex else body
             _keep(hits, dropped, body, payload, scope, name, line)
             break  # the first matching pattern claims the line, hit or not
     return CaptureScan(hits=tuple(hits), dropped=tuple(dropped))
@@ -253,9 +334,9 @@ def _team_match(line: str, rules: list[tuple[str, str]], hits: list[CaptureHit],
         if m is None:
             continue
         if "body" in rx.groupindex and m.group("body") is not None:
-            body = m.group("body").strip()
+            body = m.group("body").strip()  # the team said what the body is
         else:
-            body = line[m.end():].strip().lstrip(":：,，").strip()
+            body = first_statement(line[m.end():].strip().lstrip(":：,，"))
         prefix = "team-personal:" if scope == PERSONAL else "team:"
         _keep(hits, dropped, body, body, scope, prefix + source, line)
         return True

@@ -161,8 +161,10 @@ DESCRIPTIONS: dict[str, str] = {
     "memory_submit": (
         "Move outbox drafts into the repository's memory folder as proposed and make one local commit "
         "holding only those files on the current branch; the user's other staged changes stay staged and "
-        "out of the commit. Only call it for drafts the user chose. Never creates a branch on its own: "
-        "pass branch only with the user's explicit approval. It prints the push and pull-request commands "
+        "out of the commit. With branch (a plain new branch name, such as memex/review), the commit goes on "
+        "that new branch only and the user's checkout, index and files stay exactly as they are. Only call "
+        "it for drafts the user chose. Never creates a branch on its own: pass branch only with the user's "
+        "explicit approval. It prints the push and pull-request commands "
         "and never runs them: pushing and opening a PR need the user's explicit approval."
     ),
     "memory_propose": (
@@ -272,7 +274,7 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
                           {"next": _S0, "last_sync": {"type": ["object", "null"]}}, "Status"),
     "memory_submit": _obj({"submitted": _A, "skipped_identical": _IDS, "committed": _B, "commit": _S0,
                            "branch": _S0, "base": _S0, "push_command": _S, "pr_command": _S, "note": _S0,
-                           "warnings": _STRS}, {"resumed": _B}, "Submitted"),
+                           "warnings": _STRS}, {"resumed": _B, "checkout": _S}, "Submitted"),
     "memory_propose": _obj({"proposed": _A}, None, "Proposed"),
     "memory_promote": _obj({"id": _S, "from": _S, "to": _S, "by": _S}, {"history": _A}, "Promoted"),
     "memory_resolve": _obj({"conflicts": _A}, {"path": _S, "clean": _B, "auto_merged": _STRS, "side": _S0,

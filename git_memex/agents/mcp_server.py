@@ -74,14 +74,28 @@ class MemexMCPServer(MCPServer):
             raise
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
-        """An unknown prompt is an invalid-params error naming it masked (the SDK's own is an
-        internal error with a traceback, quoting the name as sent)."""
-        if self._prompt_manager.get_prompt(name) is None:
-            from mcp.shared.exceptions import MCPError
-            from mcp.types import INVALID_PARAMS
+        """An unknown prompt, or an argument the prompt does not take, is an invalid-params error
+        naming it masked (the SDK's own is an internal error with a traceback on stderr, quoting
+        what was sent); a prompt that fails to render is one sentence, never a traceback."""
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
+        prompt = self._prompt_manager.get_prompt(name)
+        if prompt is None:
             raise MCPError(INVALID_PARAMS, f"Unknown prompt: {_sent(name)}")
-        return await super().get_prompt(name, arguments, context)
+        takes = sorted(a.name for a in prompt.arguments or [])
+        unknown = sorted(set(arguments or {}) - set(takes))
+        if unknown:
+            said = ", ".join(f"`{_sent(str(u))}`" for u in unknown)
+            raise MCPError(INVALID_PARAMS, f"Unknown argument(s) for prompt {name}: {said}; it takes "
+                           + (", ".join(f"`{t}`" for t in takes) if takes else "no arguments"))
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except MCPError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one sentence and one log line, never a traceback
+            log.warning("prompt %s failed (%s: %s)", name, type(exc).__name__, _sent(str(exc)))
+            raise MCPError(INTERNAL_ERROR, f"the prompt {name} could not be rendered; the server keeps running") from None
 
     async def read_resource(self, uri: Any, context: Any = None) -> Any:
         """The SDK's errors quote the URI as sent: masked here."""
@@ -366,8 +380,13 @@ def serve(cwd: Path | None = None) -> None:
 
     # the semantic lane, when on (its extra installed): embed what is missing while serving
     semantic.background(lambda: load_context(cwd or Path.cwd()), stop)
+    import anyio
+
+    from git_memex.agents.mcp_stdio import serve_stdio
+
     try:
-        server.run("stdio")
+        # the SDK's stdio transport, with every line vetted first: each request is answered
+        anyio.run(serve_stdio, server._lowlevel_server)
     finally:
         stop.set()
 

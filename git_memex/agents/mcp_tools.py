@@ -346,7 +346,9 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
     @tool
     def memory_submit(
         ids: Annotated[Ids, Field(description="Outbox draft ids to submit (the user's choice).")],
-        branch: Annotated[str | None, Field(min_length=1, description="Create this branch and commit there. Only "
+        branch: Annotated[str | None, Field(min_length=1, description="Create this new branch (a plain name such "
+                                            "as memex/review: no refs/, no remote name, not the default branch) "
+                                            "and commit there, leaving the user's checkout as it is. Only "
                                             "with the user's explicit approval; default: the current branch.")] = None,
         base: Annotated[str | None, Field(min_length=1, description="The PR base branch to print "
                                           "(default: the branch submit started on).")] = None,
@@ -357,7 +359,10 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
             res = submit.submit(ctx, ids, branch=branch, base=base)
             lines = [f"submitted {s['id']} [{s['review_state']}]" for s in res.submitted]
             lines += [f"already in the repository: {mid}" for mid in res.skipped_identical]
-            if res.committed:
+            if res.committed and res.checkout != res.branch:
+                lines.append(f"committed {(res.commit or '')[:10]} on the new branch {res.branch}; the user's "
+                             f"checkout stays on {res.checkout}, their files and index untouched.")
+            elif res.committed:
                 lines.append(f"committed {(res.commit or '')[:10]} on {res.branch} (still on this branch).")
             else:
                 lines.append(f"nothing new to commit on {res.branch}.")
@@ -397,6 +402,8 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
         seen: dict[str, Any] = {}
 
         def look(ctx: Context) -> CallToolResult:
+            if ctx.repo is None:  # no project to copy into: refused before the person is asked
+                return error(no_repository(ctx), 1)
             seen["items"] = propose.crossing(ctx, ids)
             seen["me"] = actor(ctx)
             return ok("", {})

@@ -3,7 +3,9 @@
 A core operation (no printing): `build_context` returns a `ContextBlock`; the `context` command
 and the Claude Code SessionStart hook are thin adapters over it.
 
-The block has up to three parts under the fixed disclaimer:
+The block has up to three parts under the fixed disclaimer (with rules, `render.PARTS_NOTE` says
+right after it that the Instructions part is the exception, and every part's first line says what
+it is: `render.render_block`):
 
 * **Instructions** — only memories that pass the instruction gate (iron rule 1, see `gate`:
   approved by a person *and* committed as they are on the project's default branch, or for an

@@ -56,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if res.duplicate_of:
         print(f"already remembered as {res.duplicate_of}; nothing written")
         return 0
-    outbox = ("project draft in the outbox; `git memex submit` shares it" if ctx.repo is not None else
-              "project draft in the outbox; run `git init` here, then `git memex submit` shares it")
-    where = {"outbox": outbox,
+    where = {"outbox": "project draft in the outbox; `git memex submit` shares it",
              "private": "project, private: stays on this machine",
              "personal": "personal: stays on this machine"}.get(res.location or "", res.scope)
     print(f"saved {res.id} ({where})")

@@ -45,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
     lines += [f"fail  {p['kind']} memory in the repository: {p['path']} (never commit it; move it out)"
               for p in rep.personal_in_repo]
     lines += [f"fail  unreadable: {u['path']}: {u['reason']}" for u in rep.unreadable]
+    shown: set[str] = set()
+    for x in rep.secrets:  # the fix once per file
+        lines.append(f"fail  secret in the repository: {x['path']}:{x['line']}: {x['rule']}"
+                     + ("" if x["path"] in shown else f" ({x['fix']})"))
+        shown.add(x["path"])
     lines += [f"warn  self-approved: {a['id']} was proposed and approved by {a['by']} (team mode wants a second person)"
               for a in rep.self_approved]
     lines += [f"fail  claims approval but is not served: {a['id']} ({a['location']}): {a['why']}"

@@ -37,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
         fmt = "json"
     inv = collect(context(), scope=args.scope)
     written = write_out(inv, render(inv, fmt), args.out, allow_personal=args.allow_personal)
-    if written is not None:
+    if written is not None and args.json:  # the page went to the file; stdout still has one document
+        from git_memex.commands._common import emit_json
+
+        emit_json({"out": str(written), "total": inv["total"]})
+    elif written is not None:
         print(f"wrote {written}: {inv['total']} memories")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from git_memex.commands._common import add_json, context, emit_json
 
@@ -10,11 +11,14 @@ from git_memex.commands._common import add_json, context, emit_json
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("push", help="print (or, with --yes, run) the push for submitted work",
                        description="Show the `git push` that publishes what `git memex submit` committed on the "
-                       "current branch: the commits its remote does not have yet, and the memory files they carry. "
+                       "current branch (or on --branch B, which need not be checked out: `submit --branch B` "
+                       "leaves you where you were): the commits its remote does not have yet, and the memory files "
+                       "they carry. "
                        "With --yes, run it with your own git (your credentials), but only when those commits change "
                        "nothing outside the memory folder. Exit 2 when there is nothing it can push (detached HEAD, "
                        "no remote) or the push failed; nothing is pushed then.")
     p.add_argument("--yes", "-y", action="store_true", help="run the push instead of printing it")
+    p.add_argument("--branch", metavar="B", help="push the local branch B instead of the current one")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -22,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from git_memex.git.sync import push
 
-    res = push(context(), run=args.yes)
+    res = push(context(), run=args.yes, branch=args.branch)
     if args.json:
         emit_json(res)
         return 0
@@ -39,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     if res["pushed"]:
         print(f"pushed {what} to {where}")
     else:
-        print(f"{what} to push to {where}; run it yourself, or `git memex push --yes`:")
+        again = "git memex push --yes" if not args.branch else f"git memex push --branch {shlex.quote(args.branch)} --yes"
+        print(f"{what} to push to {where}; run it yourself, or `{again}`:")
         print(f"  {res['command']}")
         if res["other_files"]:
             k = len(res["other_files"])

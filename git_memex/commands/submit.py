@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from git_memex.commands._common import add_json, context, emit_json
@@ -12,10 +13,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("submit", help="move outbox drafts into the repository as proposed, in one commit",
                        description="Move the named outbox drafts into the memory folder as `proposed` (approved stays "
                        "approved) and make one commit holding only those files, on the current branch or on a new "
-                       "branch --branch B. Your other staged and unstaged changes stay as they were. Secrets are "
-                       "checked first. Prints the push and PR commands; never runs them.")
+                       "branch --branch B. Your other staged and unstaged changes stay as they were; with --branch "
+                       "your checkout stays on its branch too (HEAD, index and files untouched: the commit is made "
+                       "on B alone). Secrets are checked first. Prints the push and PR commands; never runs them.")
     p.add_argument("ids", nargs="+", metavar="ID")
-    p.add_argument("--branch", help="create this branch from HEAD (a numeric suffix is added on a clash) and commit there")
+    p.add_argument("--branch", metavar="B", help="create the new branch B from HEAD's commit (a numeric suffix is "
+                   "added when B exists) and commit there, without switching to it; B is a plain branch name: "
+                   "no refs/ or heads/, no remote's name as its first part, not the default branch")
     p.add_argument("--base", help="the PR base branch to print (default: the branch you started on, or origin's default)")
     add_json(p)
     p.set_defaults(func=run)
@@ -34,14 +38,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"submitted {s['id']} [{s['review_state']}]")
     for mid in res.skipped_identical:
         print(f"already in the repository: {mid}")
-    if res.committed:
+    if res.committed and res.checkout != res.branch:
+        print(f"committed {(res.commit or '')[:10]} on the new branch {res.branch}; you are still on "
+              f"{res.checkout}, your files and staged changes untouched")
+    elif res.committed:
         print(f"committed {(res.commit or '')[:10]} on {res.branch}")
     else:
         print(f"nothing new to commit on {res.branch}")
     if not res.submitted:
         return 0
     if res.push_command:
-        print("To share it (not run for you; `git memex push --yes` runs the push):")
+        runs = (f"git memex push --branch {shlex.quote(res.branch)} --yes" if res.checkout != res.branch
+                else "git memex push --yes")
+        print(f"To share it (not run for you; `{runs}` runs the push):")
         print(f"  {res.push_command}")
         if res.pr_command:
             print(f"  {res.pr_command}")

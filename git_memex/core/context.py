@@ -295,6 +295,17 @@ class Context:
             raise MemexError(f"{what} needs a git repository; run it inside one (cd into your project)", USAGE)
         return self.repo
 
+    def require_project(self, instead: str = "or use --scope personal for a memory of your own") -> Repo:
+        """The repository a project memory belongs to. Outside one a project draft would be filed
+        under a key made from the folder's path, which no repository's commands ever read: refused
+        (exit 1) before anything is written; personal memories need no repository. `instead`
+        ends the sentence with what the caller can do instead ("" for nothing)."""
+        if self.repo is None:
+            raise MemexError(f"{self.cwd} is not inside a git repository, so a project memory would belong to no "
+                             "project; run it inside your project's repository" + (f", {instead}" if instead else ""),
+                             USAGE)
+        return self.repo
+
 
 LAST: list[Context] = []
 """The context this process loaded last, if any (`main` reads it for the scan notice)."""

@@ -35,8 +35,13 @@ class GuardedStream:
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        self.wrote = False
+        """Whether anything was written: `main` prints a `--json` run's error as a JSON document
+        only when the command printed none."""
 
     def write(self, text: str) -> int:
+        if text:
+            self.wrote = True
         self._stream.write(_UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text)
         return len(text)
 

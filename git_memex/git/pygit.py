@@ -143,19 +143,23 @@ def commit_files(
     author: tuple[str, str, int, int] | None = None,
     committer: tuple[str, str, int, int] | None = None,
 ) -> str:
-    """Commit exactly these files on top of HEAD (or on a branch), leaving the user's index alone.
+    """Commit exactly these files on top of HEAD, or on top of the existing local `branch`,
+    leaving the user's staged work alone.
 
     `author` and `committer` are (name, email, time, offset) as `person.commit_ident` gives
     them (the person git itself names); libgit2's default signature only when they are not given.
 
-    The new tree is HEAD's tree plus these blobs. Afterwards the index entries of these
-    paths are set to the committed blobs (so they don't show as staged changes), and
-    every other index entry — the user's staged work — is untouched.
+    On HEAD: the new tree is HEAD's tree plus these blobs, and afterwards the index entries of
+    these paths are set to the committed blobs (so they don't show as staged changes); every
+    other index entry — the user's staged work — is untouched. On `branch` (not the checked-out
+    one): the new tree is the branch tip's plus these blobs, and only that branch moves: HEAD,
+    the index and the work tree are not touched at all.
     """
     who = pygit2.Signature(*author) if author is not None else repo.default_signature
     by = pygit2.Signature(*committer) if committer is not None else repo.default_signature
+    tip = repo.head if branch is None else repo.references[f"refs/heads/{branch}"]
     try:
-        parent = repo.head.peel(pygit2.Commit)
+        parent = tip.peel(pygit2.Commit)
         base_tree = parent.tree
         parents = [parent.id]
     except (pygit2.GitError, KeyError):
@@ -165,6 +169,8 @@ def commit_files(
     tree_id = _tree_with(repo, base_tree, blobs)
     ref = "HEAD" if branch is None else f"refs/heads/{branch}"
     commit_id = repo.create_commit(ref, who, by, message, tree_id, parents)
+    if branch is not None:
+        return str(commit_id)
     idx = repo.index
     idx.read()
     for p, oid in blobs.items():

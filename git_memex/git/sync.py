@@ -126,8 +126,9 @@ def report_incoming(problems: list[Any], how: str) -> None:
     if problems:
         secret = any(f.secret for f in problems)
         print(f"git-memex: {len(problems)} problem(s) arrived in memory files"
-              + (" (secrets are never shown; rotate the secret, then `git memex forget` or edit the file)"
-                 if secret else "; run `git memex resolve`"), file=sys.stderr)
+              + (" (secrets are never shown, and every output of git-memex masks them, but the file in your "
+                 "work tree and the commits hold them as they are: rotate the secret; `git memex doctor` names the "
+                 "command that removes it from history)" if secret else "; run `git memex resolve`"), file=sys.stderr)
 
 
 # ------------------------------------------------------------------ pull
@@ -176,9 +177,10 @@ def _git_text(work: Path, *args: str) -> str | None:
     return r.stdout.decode("utf-8", "surrogateescape")
 
 
-def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
-    """The push for submitted work: the current branch's commits that no remote-tracking ref of
-    its remote holds yet (what `git push` would send), checked to change only memory files.
+def push(ctx: Context, *, run: bool = False, branch: str | None = None) -> dict[str, Any]:
+    """The push for submitted work: the current branch's (or the local `branch`'s: `submit
+    --branch` leaves the checkout where it was) commits that no remote-tracking ref of its remote
+    holds yet (what `git push` would send), checked to change only memory files.
 
     Printed by default; with `run` it is run with the user's own git (their credentials).
     Refused (exit 2, nothing pushed) when HEAD is detached, there is no remote, or, with `run`,
@@ -196,10 +198,16 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
         raise MemexError("push runs your own git, and there is none on PATH; install git or put it on PATH "
                          "(nothing was pushed)", FAILED)
     mem = ctx.memory_dir_rel
-    branch = (_git_text(work, "symbolic-ref", "--quiet", "--short", "HEAD") or "").strip()
+    if branch is not None:
+        if (branch.startswith("-") or _git_text(work, "check-ref-format", "--branch", branch) is None
+                or _git_text(work, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}") is None):
+            raise MemexError(f"--branch {shlex.quote(branch)} is not a local branch; `git branch` lists them "
+                             "(nothing was pushed)", USAGE)
+    else:
+        branch = (_git_text(work, "symbolic-ref", "--quiet", "--short", "HEAD") or "").strip()
     if not branch:
-        raise MemexError("HEAD is detached; check out the branch `git memex submit` committed to, then push; "
-                         "nothing was pushed", FAILED)
+        raise MemexError("HEAD is detached; check out the branch `git memex submit` committed to (or name it with "
+                         "--branch), then push; nothing was pushed", FAILED)
     if _git_text(work, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}") is None:
         raise MemexError(f"branch {branch} has no commits yet; submit something first (nothing was pushed)", FAILED)
     remotes = (_git_text(work, "remote") or "").split()

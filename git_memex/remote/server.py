@@ -2,9 +2,9 @@
 
 Invariants:
 
-- Every answer is JSON; an error is `{"error": "<one sentence>"}` (protocol.error_body). No
-  traceback reaches a client or the terminal: an unexpected exception is a 500 with one sentence
-  and one line on stderr (`_Guard`).
+- Every answer is JSON; an error is `{"error": "<one sentence>"}` (protocol.error_body), a
+  request uvicorn cannot parse included (`json_http_protocol`). No traceback reaches a client or
+  the terminal: an unexpected exception is a 500 with one sentence and one line on stderr (`_Guard`).
 - Every endpoint but `/v1/health` needs `Authorization: Bearer TOKEN`; tokens are compared in
   constant time (their SHA-256 digests with `hmac.compare_digest`, every token every time).
   Missing or unknown: 401 with `WWW-Authenticate: Bearer`; role too low: 403.
@@ -305,6 +305,37 @@ class _Guard:
                 await send({"type": "http.response.body", "body": body})
 
 
+MALFORMED_HTTP = ("the request is not HTTP/1.1 this server can read (a malformed request line, or a header "
+                  "such as Content-Length that cannot be read); see docs/remote.md")
+
+
+def json_http_protocol() -> type:
+    """uvicorn's h11 protocol, answering a request it cannot parse (`Content-Length: -5`, two
+    lengths, a bad request line, an oversized header, an HTTP/2 preface) with a 400 whose body is
+    JSON, `{"error": MALFORMED_HTTP}`, like every other answer (docs/remote.md, "Endpoints"):
+    uvicorn answers those itself, before any application code runs, in plain text. The h11
+    implementation is chosen explicitly, so an installed `httptools` never takes its place."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class JsonH11Protocol(H11Protocol):
+        def send_400_response(self, msg: str) -> None:
+            body = protocol.error_json(MALFORMED_HTTP)
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                       (b"connection", b"close")]
+            try:  # a response already under way (the body broke mid-request) can only be cut short
+                for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                              h11.Data(data=body), h11.EndOfMessage()):
+                    out = self.conn.send(event)
+                    if out:
+                        self.transport.write(out)
+            except h11.LocalProtocolError:
+                pass
+            self.transport.close()
+
+    return JsonH11Protocol
+
+
 def check_patterns(patterns: list[str]) -> tuple[str, ...]:
     """The `--redact-pattern` values, each checked as `git memex config set` checks one (one
     sentence, exit 1, for a pattern that cannot be used)."""
@@ -372,7 +403,9 @@ def serve(host: str, port: int, token_file: Path, root: Path, patterns: tuple[st
         print(f"git-memex remote-server: serving {store.root} at http://{shown}:{bound} "
               "(Ctrl-C stops it)", file=sys.stderr, flush=True)
         app = create_app(store, tokens, executor)
-        config = uvicorn.Config(app, log_level="error", access_log=False, lifespan="off", server_header=False)
+        # every answer JSON, the malformed requests uvicorn answers itself too; no WebSocket upgrade
+        config = uvicorn.Config(app, http=json_http_protocol(), ws="none", log_level="error", access_log=False,
+                                lifespan="off", server_header=False)
         try:
             uvicorn.Server(config).run(sockets=[sock])
         finally:

@@ -89,9 +89,9 @@ def _branches(clone: Path) -> dict[str, str]:
 
 
 def _check_branch(clone: Path, branch: str) -> None:
-    from git_memex.review.submit import _branch_name_problem
+    from git_memex.review.branch_names import branch_name_problem
 
-    why = _branch_name_problem(branch, clone)
+    why = branch_name_problem(branch, clone)
     if why:
         raise UsageError(f"--branch {shlex.quote(branch)} {why}; nothing was changed")
     existing = _branches(clone)

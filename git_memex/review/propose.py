@@ -69,7 +69,9 @@ def _crossing_view(ctx: Context, orig: model.Memory) -> str:
 
 def crossing(ctx: Context, ids: list[str], *, stores: Stores | None = None) -> list[dict[str, Any]]:
     """What `propose` would carry into the project, per original: its id, type and the exact
-    tags, paths and text (masked); reads only. For showing to the person before they agree."""
+    tags, paths and text (masked); reads only. For showing to the person before they agree.
+    Outside a repository there is no project to carry it into: refused before anyone is asked."""
+    ctx.require_project("")
     with opened(ctx, stores) as st:
         st.refresh()
         return [{"source": m.id, "type": m.type, "role": str(m.fm.get("role") or "knowledge"),
@@ -91,6 +93,7 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, via: s
     the person agreed to; any difference refuses the whole call."""
     if not ids:
         raise UsageError("name at least one personal memory id to propose")
+    ctx.require_project("")
     written: list[Path] = []
     with opened(ctx, stores) as st:
         try:

@@ -9,6 +9,7 @@ own check, `secrets.scan.commit_problems`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -29,6 +30,11 @@ from git_memex.core.person import actor
 from git_memex.core.record import field, record
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
+from git_memex.review.branch_names import (
+    check_base,
+    new_branch_problem,
+    ref_clash,
+)
 from git_memex.review.log import record_step
 
 TYPE_CHECKING = False
@@ -49,6 +55,9 @@ class SubmitResult:
     note: str = ""
     resumed: bool = False
     warnings: list[str] = field(default_factory=list)
+    checkout: str = ""
+    """The branch the user's checkout is on afterwards ("HEAD" when detached): with --branch it is
+    the branch they started on, never the one the commit went to."""
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__
@@ -119,51 +128,6 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
     return files, origins, already
 
 
-def _branch_name_problem(name: str, cwd: Path) -> str | None:
-    """Why git would refuse `name` as a branch name, or None when it is a valid one."""
-    if not name or name.startswith("-") or name == "@":
-        return "is not a valid git branch name"
-    from git_memex.core.gitcmd import git_text
-
-    r = git_text(["check-ref-format", "--branch", name], cwd, timeout=30)
-    # --branch also expands @{-1} and friends: only a name that is itself valid is accepted
-    if r is None or r.returncode != 0 or r.stdout.strip() != name:
-        return "is not a valid git branch name (see `git check-ref-format --help`)"
-    return None
-
-
-def _default_branch_problem(ctx: Context, name: str) -> str | None:
-    """Why `name` is refused as the review branch: it is the project's default branch (submit would
-    only make a `main-2` beside it). None otherwise."""
-    from git_memex.agents.gate import default_branch
-
-    ref = default_branch(ctx)
-    if ref is None or name != ref.branch:
-        return None
-    return ("is the project's default branch, and submit commits on a new branch for review: name another "
-            "branch, or leave --branch out to commit on the current one")
-
-
-def _ref_clash(repo: pygit2.Repository, name: str) -> str | None:
-    """An existing branch that `name` cannot live beside (git keeps refs as files: a/b needs a to be a folder)."""
-    for other in repo.branches.local:
-        if other != name and (other.startswith(name + "/") or name.startswith(other + "/")):
-            return other
-    return None
-
-
-def _check_base(repo: pygit2.Repository, base: str, cwd: Path) -> None:
-    why = _branch_name_problem(base, cwd)
-    if why:
-        raise UsageError(f"--base {shlex.quote(base)} {why}; nothing was changed")
-    if _branch_exists(repo, base):
-        return
-    if any(r.split("/", 1)[-1] == base for r in repo.branches.remote if "/" in r):
-        return
-    raise UsageError(f"--base {shlex.quote(base)} is neither a local branch nor a branch of a remote this clone "
-                     "knows (`git fetch` first?); nothing was changed")
-
-
 def _set_aside(journal: Path) -> Path:
     """Move a journal that cannot be completed out of the way, keeping it for a human to read."""
     dest = journal.with_name(journal.name + ".failed")
@@ -226,11 +190,13 @@ def plan_problem(ctx: Context, repo: pygit2.Repository, plan: Any) -> str | None
         o = Path(origin).resolve()
         if o.suffix != ".md" or outbox not in o.parents:
             return f"{origin} is not an outbox draft"
+    if plan.get("start_commit") is not None and not isinstance(plan["start_commit"], str):
+        return "the journal is missing parts of a submit plan"
     if plan["new_branch"]:
-        why = _branch_name_problem(branch, ctx.repo.work_tree)
+        why = new_branch_problem(ctx, repo, branch)
         if why:
             return f"its branch {shlex.quote(branch)} {why}"
-        clash = _ref_clash(repo, branch)
+        clash = ref_clash(repo, branch)
         if clash:
             return f"its branch {shlex.quote(branch)} clashes with the existing branch {shlex.quote(clash)}"
         if not _branch_exists(repo, branch) and repo.head_is_unborn:
@@ -256,8 +222,13 @@ def _refuse_linked_folder(work_tree: Path, memory_dir_rel: str) -> None:
 
 
 def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str | None = None,
-           stores: Stores | None = None) -> SubmitResult:
+           stores: Stores | None = None, _onto: str | None = None) -> SubmitResult:
     """Move named outbox drafts into the repository in one commit holding only them.
+
+    With `branch`, a new branch is made from HEAD's commit and the commit goes there alone: the
+    user's HEAD, index and work tree are left exactly as they were (`_onto`: an existing branch,
+    for the rest of a resumed run). Without it, the commit is on the current branch and its files
+    land in the work tree and the index.
 
     Everything is checked before the journal is written (ids, branch and base names, secrets,
     files already in the repository), so a journal holds only a plan that can be completed.
@@ -303,11 +274,11 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
             if plan is None:
                 st.refresh()
                 if branch is not None:
-                    why = _branch_name_problem(branch, repo_info.work_tree) or _default_branch_problem(ctx, branch)
+                    why = new_branch_problem(ctx, repo, branch)
                     if why:
                         raise UsageError(f"--branch {shlex.quote(branch)} {why}; nothing was changed")
                 if base is not None:
-                    _check_base(repo, base, repo_info.work_tree)
+                    check_base(repo, base, repo_info.work_tree)
                 files, origins, already = _plan(ctx, st, ids)
                 res.skipped_identical.extend(already)
                 for rel, text in files.items():  # what the pre-commit hook would refuse: pygit2 runs no hooks
@@ -318,9 +289,9 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 _check_local_links(st, files)
                 companions = _superseded_companions(ctx, repo, [Path(r).stem for r in files], res.warnings)
                 start_branch = pygit.current_branch(repo) or "HEAD"
-                target = _pick_branch(repo, branch) if branch else start_branch
-                if branch:
-                    clash = _ref_clash(repo, target)
+                target = _onto or (_pick_branch(repo, branch) if branch else start_branch)
+                if branch or _onto:
+                    clash = ref_clash(repo, target)
                     if clash:
                         raise UsageError(f"--branch {shlex.quote(target)} cannot coexist with the existing branch "
                                          f"{shlex.quote(clash)} (one name would be a folder of the other); pick "
@@ -328,8 +299,13 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                     if repo.head_is_unborn:
                         raise MemexError("this repository has no commits yet, so there is nothing to start "
                                          f"--branch {shlex.quote(target)} from; commit once first (nothing was changed)", FAILED)
+                    if target != branch:  # the suffixed name is checked as the asked one was
+                        why = new_branch_problem(ctx, repo, target)
+                        if why:
+                            raise UsageError(f"--branch {shlex.quote(target)} {why}; nothing was changed")
                 plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
-                        "new_branch": bool(branch), "base": base, "companions": companions}
+                        "new_branch": bool(branch or _onto), "base": base, "companions": companions,
+                        "start_commit": None if repo.head_is_unborn else str(repo.head.target)}
                 # the same id with different content already in the repository: a human decides
                 head = _head_files(repo, list(files))
                 for rel, text in files.items():
@@ -345,26 +321,31 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
             crash_point("submit.after_journal")
             files = plan["files"]
             target = plan["branch"]
+            # --branch: the commit is made on that branch alone; the user's HEAD, index and work tree
+            # stay exactly as they were (before, HEAD moved to the branch and the next `add` and
+            # commit happened there). Without it, on the current branch, the files land in the work
+            # tree and the index as committed.
+            aside = plan["new_branch"] and pygit.current_branch(repo) != target
             started = False  # whether anything outside the journal has changed yet
+            made: str | None = None  # the branch this run created, removed again if nothing was committed on it
             try:
-                if plan["new_branch"] and pygit.current_branch(repo) != target:
-                    if not _branch_exists(repo, target):
-                        repo.branches.local.create(target, repo.head.peel())  # type: ignore[arg-type]  # HEAD names a commit
-                    # like `git switch -c`: the new branch is HEAD's commit, so the work tree and the
-                    # user's staged changes stay exactly as they are; only HEAD moves to the branch
-                    started = True
-                    repo.set_head(f"refs/heads/{target}")
+                if aside and not _branch_exists(repo, target):
+                    start = _start_commit(repo, plan.get("start_commit"))
+                    repo.branches.local.create(target, start)
+                    made = target
                 res.branch = target
-                for rel, text in files.items():
-                    started = True
-                    atomic_write_text(repo_info.work_tree / rel, text)
+                if not aside:
+                    for rel, text in files.items():
+                        started = True
+                        atomic_write_text(repo_info.work_tree / rel, text)
                 crash_point("submit.after_files")
-                head = _head_files(repo, list(files))
+                tip = f"refs/heads/{target}" if aside else "HEAD"
+                head = _head_files(repo, list(files), tip)
                 to_commit = {rel: text.encode("utf-8") for rel, text in files.items() if head.get(rel) != text}
                 # a memory these drafts supersede, marked so in the work tree: its marking, checked before
                 # the journal was written (`_superseded_companions`), is committed with them
                 extra = plan.get("companions", {})
-                head.update(_head_files(repo, list(extra)))
+                head.update(_head_files(repo, list(extra), tip))
                 to_commit.update({rel: text.encode("utf-8") for rel, text in extra.items() if head.get(rel) != text})
                 if to_commit:
                     n = len(files)
@@ -373,10 +354,15 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                         body = files[rel].split("---\n", 2)[-1].strip().splitlines() or [""]
                         lines.append(f"- {Path(rel).stem} {body[0][:60]}")
                     res.commit = pygit.commit_files(repo, to_commit, "\n".join(lines) + "\n",
+                                                    branch=target if aside else None,
                                                     author=author, committer=committer)
                     res.committed = True
+                    started = True
             except Exception as exc:  # noqa: BLE001 - never leave a journal that fails the same way forever
                 detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if made is not None and not res.committed:
+                    with contextlib.suppress(Exception):
+                        repo.branches.local.delete(made)
                 if not started and not res.resumed:
                     delete_file(journal)
                     raise MemexError(f"submit failed ({detail}); nothing was changed", FAILED) from None
@@ -385,6 +371,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                                  f"was set aside as {aside} (`git memex doctor` shows it)", FAILED) from None
             res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r])
             crash_point("submit.after_commit")
+            from git_memex.core import frontmatter
             from git_memex.index.database import Source
 
             repo_src = Source("repo", repo_info.work_tree / ctx.memory_dir_rel, ctx.project_key)
@@ -392,17 +379,20 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 p = Path(origin)
                 delete_file(p)
                 st.home.remove(p)
-            if st.repo is not None:
+            if st.repo is not None and not aside:
                 st.repo.apply_paths(repo_src, [repo_info.work_tree / r for r in files], trigger="submit")
-            for rel in files:
-                m = read_memory(repo_info.work_tree / rel)
-                res.submitted.append({"id": m.id, "review_state": m.fm.get("review_state"), "path": rel})
+            for rel, text in files.items():
+                fm, _body = frontmatter.parse(text)  # what was committed (on --branch, not in the work tree)
+                res.submitted.append({"id": fm.get("id") or Path(rel).stem, "review_state": fm.get("review_state"),
+                                      "path": rel})
+            res.checkout = pygit.current_branch(repo) or "HEAD"
             delete_file(journal)
             if res.resumed:
                 done = {Path(r).stem for r in files}
                 rest = [i for i in ids if not any(d.startswith(i.strip().upper()) for d in done)]
-                if rest:
-                    more = submit(ctx, rest, branch=None, base=base, stores=st)
+                if rest:  # the rest of what was asked joins the finished plan's commit's branch
+                    onto = plan["branch"] if plan["new_branch"] and _branch_exists(repo, plan["branch"]) else None
+                    more = submit(ctx, rest, branch=None, base=base, stores=st, _onto=onto)
                     res.submitted.extend(more.submitted)
                     res.skipped_identical.extend(more.skipped_identical)
                     res.committed = res.committed or more.committed
@@ -505,10 +495,25 @@ def _finish_pr(res: SubmitResult, target: str, n: int) -> SubmitResult:
     return res
 
 
-def _head_files(repo: pygit2.Repository, rels: list[str]) -> dict[str, str]:
+def _start_commit(repo: pygit2.Repository, start: Any) -> pygit2.Commit:
+    """The commit a new --branch starts from: the one HEAD named when the plan was made (a replay
+    after a crash starts where the first run would have), else HEAD's."""
+    import pygit2
+
+    if isinstance(start, str):
+        try:
+            obj = repo.revparse_single(start)
+            if isinstance(obj, pygit2.Commit):
+                return obj
+        except (KeyError, ValueError, pygit2.GitError):
+            pass
+    return repo.head.peel(pygit2.Commit)
+
+
+def _head_files(repo: pygit2.Repository, rels: list[str], ref: str = "HEAD") -> dict[str, str]:
     """`_head_blobs` as text (a blob that is not UTF-8 is left out)."""
     out: dict[str, str] = {}
-    for rel, data in _head_blobs(repo, rels).items():
+    for rel, data in _head_blobs(repo, rels, ref).items():
         try:
             out[rel] = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -516,11 +521,12 @@ def _head_files(repo: pygit2.Repository, rels: list[str]) -> dict[str, str]:
     return out
 
 
-def _head_blobs(repo: pygit2.Repository, rels: list[str]) -> dict[str, bytes]:
-    """What HEAD holds at each of `rels` (a path HEAD lacks, or an unborn HEAD: left out)."""
+def _head_blobs(repo: pygit2.Repository, rels: list[str], ref: str = "HEAD") -> dict[str, bytes]:
+    """What HEAD (or the branch `ref`) holds at each of `rels` (a path it lacks, or an unborn
+    HEAD: left out)."""
     out: dict[str, bytes] = {}
     try:
-        tree = repo.head.peel().tree
+        tree = (repo.head if ref == "HEAD" else repo.references[ref]).peel().tree
     except Exception:  # noqa: BLE001 - unborn HEAD
         return out
     for rel in rels:

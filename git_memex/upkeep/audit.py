@@ -213,6 +213,10 @@ class AuditReport:
     self_approved: list[dict[str, str]] = field(default_factory=list)
     unbacked_approvals: list[dict[str, str]] = field(default_factory=list)
     approver_mismatch: list[dict[str, str]] = field(default_factory=list)
+    secrets: list[dict[str, Any]] = field(default_factory=list)
+    """A secret in a repository memory file (one that came past the hooks: `--no-verify`, a
+    hosting site's editor): path, line, rule (never the secret), how many commits hold the path,
+    and how to remove it (`secret_fix`)."""
     scanned: int = 0
     stale_days: int = STALE_DAYS
 
@@ -220,7 +224,7 @@ class AuditReport:
     def clean(self) -> bool:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
                     or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals
-                    or self.approver_mismatch)
+                    or self.approver_mismatch or self.secrets)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -236,6 +240,7 @@ class AuditReport:
             "self_approved": self.self_approved,
             "unbacked_approvals": self.unbacked_approvals,
             "approver_mismatch": self.approver_mismatch,
+            "secrets": self.secrets,
         }
 
 
@@ -264,6 +269,8 @@ def _file_rows(st: Stores, rep: AuditReport) -> list[dict[str, Any]]:
             except UnreadableMemory as exc:
                 rep.unreadable.append({"path": str(path), "location": src.location, "reason": str(exc)})
                 continue
+            if src.location == "repo" and st.ctx.repo is not None:
+                _secrets_of(st.ctx, path, raw, rep)
             fm = m.fm
             rows.append({
                 "id": m.id, "path": str(path), "location": src.location,
@@ -278,6 +285,43 @@ def _file_rows(st: Stores, rep: AuditReport) -> list[dict[str, Any]]:
                              and fm.get("instruction_state") == "approved" else None),
             })
     return rows
+
+
+def secret_fix(ctx: Context, rel: str) -> tuple[int, str]:
+    """(commits, what to do) for a secret in the repository file `rel`: how many commits of this
+    clone (every ref) hold that path, and the way to remove it. git-memex cannot rewrite a commit
+    and never runs a history rewrite; it says what does (docs/security.md, "A secret that was
+    pushed"). Rotating the secret comes first: every clone already has it."""
+    import shlex
+
+    from git_memex.core.gitcmd import git_text
+
+    assert ctx.repo is not None
+    r = git_text(["rev-list", "--all", "--count", "--", rel], ctx.repo.work_tree, timeout=60)
+    commits = int(r.stdout.strip()) if r is not None and r.returncode == 0 and r.stdout.strip().isdigit() else 0
+    if not commits:
+        return 0, ("not committed yet: take the secret out of the file before it is committed (the pre-commit "
+                   "hook refuses it), and rotate it if it was shared")
+    return commits, (f"rotate the secret first (every clone has it), then remove it from history, which git-memex "
+                     f"never does for you: `git filter-repo --invert-paths --path {shlex.quote(rel)}` (or "
+                     "`--replace-text` for the secret alone) in a fresh clone, force-push every branch and tag, "
+                     "and have everyone clone again (docs/security.md)")
+
+
+def _secrets_of(ctx: Context, path: Path, raw: bytes, rep: AuditReport) -> None:
+    """A repository memory file's secrets (rule and line, never the value) into `rep.secrets`."""
+    from git_memex.secrets.scan import check_secrets
+
+    assert ctx.repo is not None
+    try:
+        rel = path.relative_to(ctx.repo.work_tree).as_posix()
+    except ValueError:
+        rel = str(path)
+    found = check_secrets(rel, raw.decode("utf-8", "replace"), ctx.redact_patterns)
+    if not found:
+        return
+    commits, fix = secret_fix(ctx, rel)
+    rep.secrets.extend({"path": rel, "line": f.line, "rule": f.rule, "commits": commits, "fix": fix} for f in found)
 
 
 def _masked(v: Any) -> str | None:

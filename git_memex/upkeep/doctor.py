@@ -282,9 +282,16 @@ def _check_repo(ctx: Context, rep: Report) -> None:
         except frontmatter.FrontmatterError:
             if not nested:
                 continue  # already reported as unreadable
+        advised = False
         for f in check_text(rel, text, patterns=ctx.redact_patterns):
             problems += 1
-            rep.add("memory file", "fail", str(f))
+            if f.secret and not advised:  # once per file: what removes it, history included
+                from git_memex.upkeep.audit import secret_fix
+
+                advised = True
+                rep.add("memory file", "fail", f"{f}; {secret_fix(ctx, rel)[1]}")
+            else:
+                rep.add("memory file", "fail", str(f))
     if not problems:
         rep.add("memory files in the repository", "ok", "no secrets, no personal or private memories")
 

@@ -157,6 +157,40 @@ def test_claude_hook_saves_and_reports(repo: Path, tmp_path: Path) -> None:
     assert shown["body"] == "我们决定：登录失败三次锁定账号"
 
 
+STATEMENTS = [
+    # (the prompt, the memory it must give): the trigger's statement, never the rest of the prompt
+    ("remember that we use pnpm for installs. Also our staging DB password is Xq9-staging-pw. "
+     "Now fix the failing test in src/api.ts", "we use pnpm for installs."),
+    ("Remember: the API is versioned under /v2, now fix the failing test in src/api.ts",
+     "the API is versioned under /v2"),
+    ("TIL pytest -x stops at the first failure! Can you add it to the Makefile?",
+     "pytest -x stops at the first failure!"),
+    ("remember that e.g. pnpm v8.1 is pinned in package.json. Then bump the lockfile",
+     "e.g. pnpm v8.1 is pinned in package.json."),
+    ("remember: build first, then run the tests", "build first, then run the tests"),  # one statement
+    ("记住我们用 pnpm 安装依赖。另外，测试数据库的密码是 Xq9。现在修复 src/api.ts 里失败的测试",
+     "我们用 pnpm 安装依赖。"),
+    ("我们决定：数据库迁移前先备份，现在帮我修一下失败的测试", "我们决定：数据库迁移前先备份"),
+]
+
+
+@pytest.mark.parametrize(("prompt", "memory"), STATEMENTS, ids=[m[:24] for _, m in STATEMENTS])
+def test_claude_hook_keeps_the_statement_the_trigger_introduces(repo: Path, isolated_env: Path, prompt: str,
+                                                                memory: str) -> None:
+    """Issue 32, item 9: "remember that we use pnpm … Also our staging DB password is … Now fix the
+    failing test" became one memory that rode into every session; the memory is the trigger's own
+    sentence (or clause, up to a turn to a new request), in English and Chinese."""
+    r = run_cli("capture", "--hook", "claude", input=_payload(prompt, repo))
+    assert r.code == 0, r.err
+    context = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("git-memex saved 1 memory")
+    mid = context.split("(id ")[1].split(")")[0]
+    assert run_cli("show", mid, "--json").json()["body"] == memory
+    (saved,) = memory_files(isolated_env)
+    text = saved.read_text("utf-8")
+    assert "src/api.ts" not in text and "password" not in text and "密码" not in text and "Makefile" not in text
+
+
 def test_claude_hook_reads_only_the_prompt(repo: Path, isolated_env: Path) -> None:
     payload = _payload("please refactor the parser", repo,
                        assistant_message="remember that the assistant said this",

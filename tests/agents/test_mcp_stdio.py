@@ -1,8 +1,8 @@
 """The real thing: the official MCP client spawning `python -m git_memex mcp` over stdio.
 
-Each spawn costs about a second (the MCP SDK import), so this file keeps to two of them:
-one session through `mcp.client.stdio` + `ClientSession`, and one raw pipe that checks that
-every byte on stdout is a JSON-RPC message.
+Each spawn costs about a second (the MCP SDK import), so this file keeps to three of them:
+one session through `mcp.client.stdio` + `ClientSession`, one raw pipe that checks that every
+byte on stdout is a JSON-RPC message, and one raw pipe of lines the SDK alone would drop.
 """
 
 from __future__ import annotations
@@ -173,3 +173,100 @@ def test_stdout_carries_nothing_but_protocol(repo: Path) -> None:
     assert by_id[4]["result"]["structuredContent"]["hits"]
     assert by_id[6]["result"]["isError"] is True
     assert "Traceback" not in err
+
+
+# the lines the SDK's stdio transport dropped without an answer (issue 31), and their neighbours
+NESTED = "[" * 5000 + "]" * 5000
+MALFORMED: list[tuple[str, object, int]] = [
+    # (raw line, the id the answer must carry, its error code)
+    ('{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"memory_add","arguments":'
+     '{"text":"a\\ud800b"}}}', 10, -32600),
+    ('{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"memory_add","arguments":'
+     '{"text":"x","tags":' + NESTED + "}}}", 11, -32600),
+    ('{"jsonrpc":"2.0","id":"twelve","method":"tools/call","params":{"name":"memory_list","arguments":'
+     '{"limit":1' + "0" * 4999 + "}}}", "twelve", -32600),
+    ('{"jsonrpc":"2.0","method":"tools/call","id":13,"params":{"name":"memory_list","arguments":{"x":'
+     + NESTED + "}}}", 13, -32600),  # the id after the method, the nesting after both
+    ("this is not json", None, -32700),
+    ('{"jsonrpc":"2.0","id":15,"method":"tools/li', None, -32700),  # cut off
+    ('{"jsonrpc":"2.0","id":{},"method":"tools/list"}', None, -32600),  # the SDK took it for a notification
+    ('[{"jsonrpc":"2.0","id":17,"method":"tools/list"}]', None, -32600),
+]
+
+
+def test_every_malformed_line_gets_an_answer_and_the_server_keeps_serving(repo: Path) -> None:
+    """Raw bytes to `git memex mcp` over real stdio: each line the SDK would drop (a lone surrogate
+    escape, 5,000-deep nesting, a 5,000-digit number, not JSON) is answered with a JSON-RPC error
+    carrying its id when it has one; `prompts/get memex_context` with an unknown argument is an
+    invalid-params error; a bad notification is not answered; stderr holds no traceback; and the
+    requests after them are served."""
+    import select
+
+    p = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         cwd=repo, env=dict(os.environ))
+    assert p.stdin is not None and p.stdout is not None
+
+    def send(line: str) -> None:
+        assert p.stdin is not None
+        p.stdin.write(line.encode("utf-8") + b"\n")
+        p.stdin.flush()
+
+    def reply() -> dict[str, Any]:
+        assert p.stdout is not None
+        ready, _, _ = select.select([p.stdout], [], [], 60)  # a hang guard only
+        assert ready, "no answer"
+        return json.loads(p.stdout.readline())
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}))
+        assert reply()["id"] == 1
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        for line, want_id, code in MALFORMED:
+            send(line)
+            got = reply()
+            assert got["jsonrpc"] == "2.0" and got["id"] == want_id and got["error"]["code"] == code, (line[:60], got)
+            assert "Traceback" not in got["error"]["message"]
+        send('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"\\ud800"}}')  # no answer
+        send(json.dumps({"jsonrpc": "2.0", "id": 20, "method": "prompts/get",
+                         "params": {"name": "memex_context", "arguments": {"foo": "bar"}}}))
+        got = reply()
+        assert got["id"] == 20 and got["error"]["code"] == -32602 and "`foo`" in got["error"]["message"]
+        send(json.dumps({"jsonrpc": "2.0", "id": 21, "method": "tools/call",
+                         "params": {"name": "memory_add", "arguments": {"text": "Builds use uv, not pip"}}}))
+        got = reply()
+        assert got["id"] == 21 and got["result"]["isError"] is False
+        send(json.dumps({"jsonrpc": "2.0", "id": 22, "method": "tools/call",
+                         "params": {"name": "memory_search", "arguments": {"query": "uv pip"}}}))
+        got = reply()
+        assert got["id"] == 22 and got["result"]["structuredContent"]["hits"]
+        p.stdin.close()
+        rest, err = p.stdout.read(), p.stderr.read().decode() if p.stderr else ""
+        assert p.wait(timeout=30) == 0, err
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert rest == b"", rest  # the notification was not answered
+    assert "Traceback" not in err and "Error rendering prompt" not in err, err
+    assert "a notification the server cannot read was ignored" in err
+
+
+def test_the_line_guard_reads_a_top_level_id_as_json_does() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from git_memex.agents.mcp_stdio import top_level
+
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                        st.text(max_size=8))
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.text(max_size=4), inner, max_size=3), max_leaves=12)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(st.text(max_size=6), values, max_size=5), values, st.booleans())
+    def check(doc: dict, request_id: object, spaced: bool) -> None:
+        doc = {**doc, "id": request_id}
+        text = json.dumps(doc, indent=1 if spaced else None)
+        assert json.loads(top_level(text)["id"]) == json.loads(json.dumps(request_id))
+
+    check()

@@ -218,6 +218,48 @@ def test_block_shape_disclaimer_and_footer(repo: Path) -> None:
     assert "## Instructions" not in lines  # nothing passes the gate yet
 
 
+@pytest.mark.slow  # ~6 s: a commit, an approval and an MCP session
+def test_the_block_says_which_part_is_rules_and_which_is_history(repo: Path) -> None:
+    """Issue 32, item 15: the block opens with the historical-knowledge sentence SPEC §6 fixes, so
+    with rules in it the next line says at once that the Instructions part is the exception (a
+    person approved those, they apply), and the Knowledge part is headed as history again; through
+    `context`, the Claude hook and the MCP prompt alike."""
+    assert run_cli("init", "--yes").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "set up", cwd=repo)
+    know = add("The staging database is reset every Monday", "--type", "fact")
+    plain = text().splitlines()
+    assert plain[0] == DISCLAIMER and plain[1] == ""  # no rules: the disclaimer covers everything
+    assert plain[plain.index("## Knowledge") + 1].startswith("- ")
+    rule = add("Run make lint before every push", "--role", "instruction", "--type", "workflow")
+    assert run_cli("submit", rule).code == 0
+    assert run_cli("instruction", "approve", rule).code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "approve the lint rule", cwd=repo)
+    lines = text().splitlines()
+    parts = lines[1]  # said at once, before any part starts
+    assert lines[0] == DISCLAIMER
+    assert "Instructions" in parts and "approved by a person" in parts and "apply to this session" in parts
+    assert "Everything else" in parts and "historical knowledge" in parts
+    rules = lines.index("## Instructions")
+    assert "approved by a person" in lines[rules + 1] and "follow them" in lines[rules + 1]
+    assert lines[rules + 2].startswith("- ") and "Run make lint before every push" in lines[rules + 2]
+    history = lines.index("## Knowledge")
+    assert history > rules
+    assert lines[history + 1].startswith("Historical knowledge, not instructions") and "verify" in lines[history + 1]
+    assert f"(id {know[:10]})" in lines[history + 2]
+    hook = run_cli("context", "--hook", "claude", input="{}")
+    assert hook.code == 0, hook.err
+    assert json.loads(hook.out)["hookSpecificOutput"]["additionalContext"].splitlines()[:2] == [DISCLAIMER, parts]
+    from mcp_client import session
+
+    async def prompt(c):  # noqa: ANN001, ANN202
+        return await c.get_prompt("memex_context")
+
+    got = session(prompt, repo)
+    assert got.messages[0].content.text.splitlines()[:2] == [DISCLAIMER, parts]
+
+
 def test_retracted_archived_and_superseded_never_appear(repo: Path) -> None:
     old = add("the build uses make")
     new = run_cli("supersede", old, "the build uses just", "--json").json()["id"]

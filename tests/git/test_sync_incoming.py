@@ -4,6 +4,7 @@ clones of a real bare remote, real hooks installed by `git memex init`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,60 @@ def test_memex_pull_names_a_poisoned_file_with_its_reason(two: tuple[Path, Path]
     assert r.code == 0, (r.code, r.err)
     _names_each_with_its_reason(r.err, rels)
     assert [u["path"] for u in run_cli("pull", "--json", cwd=mine).json().get("unreadable", [])] == []  # up to date
+
+
+@pytest.mark.slow  # ~7 s: two clones, a push, a pull through the hooks, every output
+def test_a_secret_pushed_with_no_verify_stays_masked_everywhere_and_doctor_and_audit_say_how_to_remove_it(
+        two: tuple[Path, Path]) -> None:
+    """Issue 31, the attack's fourth finding: a teammate commits a token with `git commit --no-verify`
+    and pushes; a plain `git pull` in another clone brings it. git-memex cannot rewrite a commit: the
+    file in the work tree holds the token as committed. What it can do, it does: the index, every
+    output and every agent surface mask it, and `doctor` and `audit` name the file with the command
+    that removes it from history (never run for you) and say to rotate the secret."""
+    from mcp_client import call
+    from mcp_client import text as tool_text
+
+    mine, theirs = two
+    mid = push_a_secret(theirs)
+    rel = f".ai/open-memex/{mid}.md"
+    pull = git("pull", "-q", "--ff-only", cwd=mine)  # the post-merge hook `init` installed names it
+    assert rel in pull.stderr and "rotate the secret" in pull.stderr and "git memex doctor" in pull.stderr
+    assert TOKEN in (mine / rel).read_text("utf-8")  # the work tree has what was committed: said, not hidden
+
+    def clean(out: str, where: str) -> None:
+        assert TOKEN not in out and TOKEN[4:20] not in out and TOKEN[-12:] not in out, where
+
+    shown = {
+        "list": run_cli("list", "--json", cwd=mine),
+        "search": run_cli("search", "deploy bot GitHub", "--json", cwd=mine),
+        "show": run_cli("show", mid, "--json", cwd=mine),
+        "context": run_cli("context", "--json", "--query", "deploy bot", cwd=mine),
+        "hook": run_cli("context", "--hook", "claude", input="{}", cwd=mine),
+        "inventory": run_cli("inventory", "--format", "json", cwd=mine),
+        "export": run_cli("export", "--scope", "project", "--all", cwd=mine),
+    }
+    for where, r in shown.items():
+        assert r.code == 0, (where, r.err)
+        clean(r.out + r.err, where)
+    assert mid in shown["search"].out and mid in shown["list"].out and "deploy bot" in shown["context"].out
+    for tool, args in (("memory_search", {"query": "deploy bot GitHub"}), ("memory_get", {"id": mid}),
+                       ("memory_list", {})):
+        res = call(tool, args, cwd=mine)
+        assert not res.is_error, tool_text(res)
+        said = tool_text(res) + json.dumps(res.structured_content)
+        clean(said, tool)
+        assert mid in said, tool
+    # doctor and audit name the file, say to rotate the secret, and give the history command
+    doctor = run_cli("doctor", cwd=mine)
+    assert doctor.code != 0
+    clean(doctor.out + doctor.err, "doctor")
+    line = next(x for x in doctor.out.splitlines() if rel in x)
+    assert "rotate the secret" in line and f"git filter-repo --invert-paths --path {rel}" in line
+    audit = run_cli("audit", cwd=mine)
+    assert audit.code == 0
+    clean(audit.out, "audit")
+    line = next(x for x in audit.out.splitlines() if rel in x)
+    assert "secret in the repository" in line and f"git filter-repo --invert-paths --path {rel}" in line
+    (found, *_) = run_cli("audit", "--json", cwd=mine).json()["secrets"]
+    assert found["path"] == rel and found["commits"] >= 1 and "rotate the secret" in found["fix"]
+    assert "github" in found["rule"].lower()

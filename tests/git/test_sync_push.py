@@ -50,7 +50,8 @@ def test_push_prints_then_runs_the_push_of_submitted_work(clone):
     r = run_cli("push")
     assert r.code == 0 and "nothing to push" in r.out, r.out + r.err
     mid = _submit("Release builds run make dist first", "--branch", "memex/review")
-    r = run_cli("push", "--json")
+    assert "nothing submitted to push" in run_cli("push").out or "nothing to push" in run_cli("push").out
+    r = run_cli("push", "--branch", "memex/review", "--json")  # submit left the checkout on main
     assert r.code == 0, r.err
     res = r.json()
     assert res["state"] == "printed" and res["pushed"] is False
@@ -59,18 +60,21 @@ def test_push_prints_then_runs_the_push_of_submitted_work(clone):
     assert res["memory_files"] == [f"{MEM}/{mid}.md"] and res["other_files"] == [] and len(res["commits"]) == 1
     assert res["pr_command"] == "gh pr create --base main --head memex/review"
     assert _remote_branch(remote, "memex/review") == ""  # printing pushes nothing
-    text = run_cli("push")
+    text = run_cli("push", "--branch", "memex/review")
     assert "git push -u origin memex/review" in text.out and "gh pr create --base main" in text.out
+    assert "git memex push --branch memex/review --yes" in text.out
 
-    r = run_cli("push", "--yes")
+    r = run_cli("push", "--branch", "memex/review", "--yes")
     assert r.code == 0, r.err
     assert "pushed 1 commit with 1 memory file to origin/memex/review" in r.out
-    head = git("rev-parse", "HEAD", cwd=work).stdout.strip()
+    head = git("rev-parse", "memex/review", cwd=work).stdout.strip()
     assert _remote_branch(remote, "memex/review") == head
     assert git("rev-parse", "--abbrev-ref", "memex/review@{upstream}", cwd=work).stdout.strip() == "origin/memex/review"
-    assert "nothing to push" in run_cli("push").out
+    assert "nothing to push" in run_cli("push", "--branch", "memex/review").out
+    assert _remote_branch(remote, "main") == git("rev-parse", "main", cwd=work).stdout.strip()  # main untouched
 
-    # a second submit on the same branch: the upstream is known now, so a plain push
+    # a second submit on the same branch, checked out now: the upstream is known, so a plain push
+    git("switch", "-q", "memex/review", cwd=work)
     _submit("The staging database is reset every Monday")
     res = run_cli("push", "--json").json()
     assert res["command"] == "git push origin memex/review" and res["upstream"] == "memex/review"
@@ -81,6 +85,7 @@ def test_push_prints_then_runs_the_push_of_submitted_work(clone):
 def test_push_yes_refuses_commits_that_change_more_than_memories(clone):
     work, remote = clone
     _submit("CI caches the pip wheels", "--branch", "memex/review")
+    git("switch", "-q", "memex/review", cwd=work)
     (work / "app.py").write_text("print('unreviewed')\n")
     git("add", "app.py", cwd=work)
     git("commit", "-q", "-m", "code", cwd=work)
@@ -108,6 +113,7 @@ def test_push_with_nothing_submitted_pushes_nothing(clone):
 def test_push_failures_are_one_sentence_and_exit_2(clone, tmp_path: Path):
     work, remote = clone
     _submit("Deploys need the VPN", "--branch", "memex/review")
+    git("switch", "-q", "memex/review", cwd=work)
     git("remote", "set-url", "origin", str(tmp_path / "gone.git"), cwd=work)
     r = run_cli("push", "--yes")
     assert r.code == 2 and "failed" in r.err and "nothing was pushed" in r.err, r.err
@@ -142,7 +148,7 @@ def test_push_names_the_pull_request_without_origin_head(tmp_path: Path, monkeyp
     git("push", "-q", "-u", "origin", "main", cwd=work)
     assert git("symbolic-ref", "-q", "refs/remotes/origin/HEAD", cwd=work, check=False).returncode != 0
     _submit("Release builds run make dist first", "--branch", "memex/review")
-    r = run_cli("push", "--json")
+    r = run_cli("push", "--branch", "memex/review", "--json")
     assert r.code == 0, r.err
     assert r.json()["pr_command"] == "gh pr create --base main --head memex/review"
 

@@ -143,8 +143,8 @@ def test_submit_on_a_new_branch_with_suffix_on_clash(ready: Path, isolated_env: 
     git("branch", "memex/review", cwd=ready)
     d = add("feature toggles are read at startup only")
     res = run_cli("submit", d, "--branch", "memex/review", "--json").json()
-    assert res["branch"] == "memex/review-2"
-    assert git("symbolic-ref", "--short", "HEAD", cwd=ready).stdout.strip() == "memex/review-2"
+    assert res["branch"] == "memex/review-2" and res["checkout"] == "main"
+    assert git("symbolic-ref", "--short", "HEAD", cwd=ready).stdout.strip() == "main"  # never switched
     assert res["base"] == "main"
     assert "--base main --head memex/review-2" in res["pr_command"]
     assert git("rev-list", "--count", "main", cwd=ready).stdout.strip() == "2"
@@ -291,10 +291,12 @@ def test_printed_commands_are_shell_quoted_and_work_as_printed(ready: Path, isol
     assert words[words.index("--title") + 1] == "memex: 1 memory for review"
     subprocess.run(["sh", "-c", res["push_command"]], cwd=ready, check=True, capture_output=True)
     assert not (ready / "pwned").exists()
-    assert git("rev-parse", f"refs/heads/{name}", cwd=remote).stdout == git("rev-parse", "HEAD", cwd=ready).stdout
-    # a second submit on that branch, with origin's default branch known: a PR into main
+    assert git("rev-parse", f"refs/heads/{name}", cwd=remote).stdout == git("rev-parse", f"refs/heads/{name}",
+                                                                            cwd=ready).stdout
+    # a second submit on that branch (checked out now), with origin's default branch known: a PR into main
     git("push", "-q", "origin", "main", cwd=ready)
     git("remote", "set-head", "origin", "main", cwd=ready)
+    git("switch", "-q", name, cwd=ready)
     text = run_cli("submit", add("second memory on that branch")).out
     assert f"git push origin {shlex.quote(name)}" in text and "gh pr create" in text  # its upstream is set
     assert "push -u" not in text
@@ -428,7 +430,13 @@ def test_sync_status_names_what_last_synced_the_index_never_itself(ready: Path, 
 
 
 def test_sync_status_outside_a_repository_does_not_suggest_submit(nogit: Path):
-    d = add("a draft written outside any repository")
+    import shutil
+
+    # `add` refuses a project memory outside a repository; a draft filed while this folder was one
+    # (or by an older version) is still there when the repository is gone
+    git("init", "-q", "-b", "main", cwd=nogit)
+    d = add("a draft written while this folder was a repository")
+    shutil.rmtree(nogit / ".git")
     r = run_cli("sync-status")
     assert r.code == 0, r.err
     assert d in r.out and "repository: none" in r.out
