@@ -284,6 +284,15 @@ def prompt_rule(held: int, words: int, coverage: float, dense: float | None = No
     return words >= 2 and dense is not None and dense >= dense_floor
 
 
+def prompt_share(hit: Any, result: Any) -> float:
+    """The share of a prompt's weight a search hit holds, each word weighted by its IDF over the
+    store plus a fixed reference store in which everyday words are common (`agents.prior`): the
+    same verdict in a store of one memory as in one of ten thousand."""
+    from git_memex.agents.prior import share
+
+    return share(hit.held_words, result.words, result.memories)
+
+
 PROMPT_FOCUS_WORDS = 40
 PROMPT_FOCUS_SHARE = 0.05
 """A memory is one statement: a body of more than PROMPT_FOCUS_WORDS distinct terms (the prompt
@@ -317,7 +326,7 @@ def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
         res = search(st, prompt, limit=10, refresh=refresh)
         hits = [h for h in res.hits if h.role != "instruction" and h.status == "active" and h.id not in exclude
                 and h.review_state != "rejected"]
-        strong = [h for h in hits if prompt_rule(h.held, h.words, h.coverage, h.dense)
+        strong = [h for h in hits if prompt_rule(h.held, h.words, prompt_share(h, res), h.dense)
                   and focused(h.body, h.held)][:limit]
         if not strong:
             return "", []
