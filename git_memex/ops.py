@@ -294,10 +294,34 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
         found = st.find(memory_id)
         m = load(found)
         warnings = chain_warnings(st, m) + list(m.warnings)
-        return {"id": m.id, "path": str(found.path), "location": found.row["location"],
-                "frontmatter": m.fm, "body": m.body, "warnings": warnings,
-                "related": _related(st, m.fm.get("related")),
-                "canonical_ref": _canonical_ref(ctx, m.fm.get("canonical_ref"))}
+        out = {"id": m.id, "path": str(found.path), "location": found.row["location"],
+               "frontmatter": m.fm, "body": m.body, "warnings": warnings,
+               "related": _related(st, m.fm.get("related")),
+               "canonical_ref": _canonical_ref(ctx, m.fm.get("canonical_ref"))}
+        gate = rule_verdicts(ctx, [found.row])
+        if gate:
+            out["gate"] = gate[(found.row["id"], found.row["location"])]
+        return out
+
+
+def rule_verdicts(ctx: Context, rows: list[sqlite3.Row]) -> dict[tuple[str, str], dict[str, Any]]:
+    """For each rule among `rows` (role instruction), by (id, location): what the instruction gate
+    says of it (`agents.gate.verdicts`): `served` (it reaches agents as a rule), `claims` (its own
+    fields say approved) and `why` not served (masked). What `memory_search`, `memory_list` and
+    `memory_get` label a rule by: a file that only claims approval is never shown as approved."""
+    rules = [r for r in rows if r["role"] == "instruction"]
+    if not rules:
+        return {}
+    from git_memex.agents.gate import claims_approval, verdicts
+    from git_memex.secrets.redact import redact
+
+    said = verdicts(ctx, rules)
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rules:
+        why = said.get(r["id"], "not checked")
+        out[(r["id"], r["location"])] = {"served": why is None, "claims": claims_approval(r),
+                                         "why": None if why is None else redact(why, ctx.redact_patterns).text}
+    return out
 
 
 def masked(ctx: Context, res: dict[str, Any]) -> dict[str, Any]:
@@ -478,7 +502,10 @@ def list_memories(
         from git_memex.agents.render import ABBREV, short_ids
 
         abbrev = short_ids(st, [r["id"] for r in page], ABBREV)
-        out = {"memories": [{**summary(r, bodies[r["id"]], tags[r["id"]]), "short_id": abbrev[r["id"]]} for r in page],
+        gate = rule_verdicts(ctx, page)
+        out = {"memories": [{**summary(r, bodies[r["id"]], tags[r["id"]]), "short_id": abbrev[r["id"]],
+                             **({"gate": gate[(r["id"], r["location"])]} if (r["id"], r["location"]) in gate else {})}
+                            for r in page],
                "total": total, "limit": limit, "more": total > len(page)}
         fresh = remote_freshness(ctx, [r["location"] for r in page])
         if fresh:
@@ -570,6 +597,12 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         out: dict[str, Any] = {"query": safe_bodies(st, [("", query)])[""],
                                "hits": [{**h.to_json(explain), "short_id": abbrev[h.id]} for h in res.hits],
                                "limit": limit, "more": res.more}
+        rules = [h.path for h in res.hits if h.role == "instruction"]
+        if rules:  # what the gate says of each rule, for its label (never what the file claims)
+            gate = rule_verdicts(ctx, st.rows(f"m.path IN ({','.join('?' * len(rules))})", rules))
+            for d in out["hits"]:
+                if (d["id"], d["location"]) in gate:
+                    d["gate"] = gate[(d["id"], d["location"])]
         if explain:
             out["precedence"] = {k: list(v) for k, v in CHAINS.items()}
             out["fts"] = res.fts

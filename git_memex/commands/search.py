@@ -54,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
     w = max(len(h.get("short_id") or short(h["id"])) for h in res["hits"])
     for rank, h in enumerate(res["hits"], 1):
         print(f"{h.get('short_id') or short(h['id']):{w}}  {label(h):28}  {relevance(h['score'], res['hits'], rank)}  {h['snippet']}")
+        if h.get("also_in"):
+            from git_memex.agents.render import where_words
+
+            print("    the same text is also in " + "; ".join(f"{where_words(c['location'])} {short(c['id'])}"
+                                                          for c in h["also_in"]))
         if args.explain:
             e = h["explain"]
             b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())

@@ -66,6 +66,8 @@ class Hit:
     coverage: float = 0.0
     held_words: list[str] = field(default_factory=list)  # which of the query's words it holds (as `SearchResult.words`)
     dense: float | None = None  # the semantic lane's raw score (None: the lane is off or did not score it)
+    # the other memories of identical text this hit stands for (`_one_fact_once`), each as `place` gives it
+    also_in: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -90,6 +92,8 @@ class Hit:
             d["org"] = self.location[len("org:"):]  # the label of an org memory (docs/org.md)
         elif self.location.startswith("remote:"):
             d["remote"] = self.location[len("remote:"):]  # a remote server's memory (docs/remote.md)
+        if self.also_in:
+            d["also_in"] = self.also_in
         if explain:
             d["explain"] = self.explain
         return d
@@ -507,6 +511,29 @@ def _dense_lane(stores: Stores, query: str, lexical: list[Scored], *, scope: str
                          scope=scope, type=type, explain=explain, early=early)
 
 
+def place(row: Any) -> dict[str, Any]:
+    """Where a memory lives, as a hit's `also_in` names it: its id, scope and location, and the
+    org's or remote's name (the labels of `Hit.to_json`)."""
+    loc = str(row["location"] or "")
+    out: dict[str, Any] = {"id": row["id"], "scope": row["scope"], "location": loc}
+    if loc.startswith("org:"):
+        out["org"] = loc[len("org:"):]
+    elif loc.startswith("remote:"):
+        out["remote"] = loc[len("remote:"):]
+    return out
+
+
+def _one_fact_once(ranked: list[scoring.Ranked]) -> tuple[list[scoring.Ranked], dict[str, list[Any]]]:
+    """Hits of identical text become one (`core.precedence.one_fact_once`, imported only when two
+    hits share a text): the one precedence prefers, at the best one's place, naming the others."""
+    hashes = [x.row["content_hash"] for x in ranked if x.row["content_hash"]]
+    if len(hashes) == len(set(hashes)):
+        return ranked, {}
+    from git_memex.core.precedence import one_fact_once
+
+    return one_fact_once(ranked, key=lambda x: x.row)
+
+
 def _explain_review(ranked: list[scoring.Ranked], hits: list[Hit]) -> None:
     """--explain's `review` per hit: its review level, and the hits of higher score holding the
     same words it was put above (scoring.in_order, item 4)."""
@@ -626,6 +653,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
 
         gone = superseded_ids(stores, [mid for mid in dense.found if mid not in {s.cand.row["id"] for s in lexical}])
         ranked = [x for x in ranked if x.row["id"] not in gone]
+    ranked, copies = _one_fact_once(ranked)
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
     if explain:
@@ -669,6 +697,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             coverage=s.coverage if s is not None else 0.0,
             held_words=[terms[k].word for k in s.held_words] if s is not None else [],
             dense=x.dense,
+            also_in=[place(c) for c in copies.get(r["id"], [])],
         )
         if explain and s is None:  # found by the semantic lane alone: no lexical factor
             h.explain = {"words": f"0/{len(terms)}", "bm25": 0.0, "coverage": 0.0, "proximity": 0.0, "phrases": 0.0,
