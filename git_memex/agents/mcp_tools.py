@@ -128,6 +128,10 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                                              "retrieved: 30d, 12h, 2w, a date (2027-01-31) or an RFC 3339 time.")] = None,
         related: Annotated[list[str] | None, Field(max_length=20, description="Ids (or unique prefixes) of "
                                                    "memories this one is linked to.")] = None,
+        canonical_ref: Annotated[str | None, Field(min_length=1, max_length=1000, description="The document this "
+                                                   "memory summarises: a path relative to the repository's top "
+                                                   "folder (docs/adr/003.md, optionally #anchor; the file must "
+                                                   "exist) or an http(s) URL.")] = None,
     ) -> CallToolResult:
         from git_memex import ops
 
@@ -153,7 +157,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                           tags=[t.strip() for t in tags or [] if t.strip()], role=role, visibility=visibility,
                           paths=[p.strip() for p in paths or [] if p.strip()] or None,
                           confidence=confidence, aliases=aliases, alias=alias, target=target,
-                          expires=expires, related=related)
+                          expires=expires, related=related, canonical_ref=canonical_ref)
             data = res.to_json()
             if res.duplicate_of:
                 return ok(f"Already remembered as {res.duplicate_of}; nothing written.", data)

@@ -96,7 +96,7 @@ def one_fact_once(items: list[Any], key: Any = None) -> tuple[list[Any], dict[st
     for x in items:
         h = _get(get(x), "content_hash")
         members = groups.get(h) if h else None
-        if members is None or len(members) == 1:
+        if h is None or members is None or len(members) == 1:
             out.append(x)
             continue
         if h in done:
