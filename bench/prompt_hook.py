@@ -227,7 +227,9 @@ SMALL_SIZES = (1, 3)
 
 def small_stores(tmp: Path, env: dict[str, str], data: dict[str, Any], *, sweep: bool = False) -> list[str]:
     """A new team's store: for each memory of the set, a repository holding it alone (size 1) and
-    one holding it and the next two of the list (size 3), added with `git-memex add`. Each
+    one holding it and the next two of the list (size 3), added with `git-memex add`, each with a
+    data root of its own (search's corpus statistics count every memory of a data root: shared,
+    the stores would not be small). Each
     question whose answers are all in a store is asked there, and every unrelated prompt in
     every store, through `session.prompt_memories` (what the hook process calls; in this process,
     one store at a time). Recall and false positives per size and half; with `sweep`, the tuning
@@ -240,14 +242,15 @@ def small_stores(tmp: Path, env: dict[str, str], data: dict[str, Any], *, sweep:
             chosen = [mems[(i + k) % len(mems)] for k in range(size)]
             repo = tmp / f"small-{size}-{i}"
             repo.mkdir()
-            sh(["git", "init", "-q", "-b", "main"], repo, env)
-            sh(["git", "commit", "-q", "--allow-empty", "-m", "init"], repo, env)
+            own = {**env, "GIT_MEMEX_HOME": str(tmp / f"data-small-{size}-{i}")}
+            sh(["git", "init", "-q", "-b", "main"], repo, own)
+            sh(["git", "commit", "-q", "--allow-empty", "-m", "init"], repo, own)
             ids: dict[str, str] = {}
             for m in chosen:
                 _ms, out = sh([*memex_cmd(), "add", m["body"], "--type", m["type"], "--tags", ",".join(m["tags"]),
-                               "--json"], repo, env)
+                               "--json"], repo, own)
                 ids[json.loads(out)["id"]] = m["slug"]
-            feats, got = _in_store(repo, env, ids, prompts)
+            feats, got = _in_store(repo, own, ids, prompts)
             runs.append((size, {m["slug"] for m in chosen}, feats, got))
     lines = ["| store | half | recall | unrelated prompts bringing anything (per store) |", "|---|---|---|---|"]
 

@@ -75,8 +75,12 @@ def sort_key(memory: Any) -> tuple[int, int]:
 
 def one_fact_once(items: list[Any], key: Any = None) -> tuple[list[Any], dict[str, list[Any]]]:
     """One fact, shown once (docs/search.md, "One fact, shown once"): items of identical text (the
-    same ``content_hash``, the whitespace-normalised body), such as an org copy promoted from a
-    project memory and the project original, become one, at the place of the first of them. The
+    same ``content_hash``, the whitespace-normalised body) at two tiers or more (`tier`: org,
+    project, personal, inference), such as an org copy promoted from a project memory and the
+    project original, or a personal memory and its proposed copy, become one, at the place of the
+    first of them. Identical texts of one tier (the repository and the outbox, two orgs: precedence
+    cannot choose between them; a hand-made copy, which audit reports) are left as they are, so
+    moving a memory between the repository and the outbox changes nothing. The
     one kept is the one precedence prefers: an active one first, then `sort_key` (for facts org ›
     project › personal, for preferences personal › project › org), then the earlier. The others
     are returned as its copies (rows, by the kept row's id), so a caller names them: nothing is
@@ -88,7 +92,9 @@ def one_fact_once(items: list[Any], key: Any = None) -> tuple[list[Any], dict[st
         h = _get(get(x), "content_hash")
         if h:
             groups.setdefault(h, []).append(i)
-    if all(len(v) == 1 for v in groups.values()):
+    for h in [h for h, v in groups.items() if len({tier(get(items[j]))["tier"] for j in v}) < 2]:
+        del groups[h]  # one tier: precedence has nothing to choose
+    if not groups:
         return items, {}
     out: list[Any] = []
     copies: dict[str, list[Any]] = {}
@@ -96,7 +102,7 @@ def one_fact_once(items: list[Any], key: Any = None) -> tuple[list[Any], dict[st
     for x in items:
         h = _get(get(x), "content_hash")
         members = groups.get(h) if h else None
-        if h is None or members is None or len(members) == 1:
+        if h is None or members is None:
             out.append(x)
             continue
         if h in done:

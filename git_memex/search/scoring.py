@@ -13,7 +13,7 @@ A hit's place is decided, in this order, by:
 4. review, among hits of comparable relevance (`in_order`): hits holding the same query words
    (the same set, however well) are comparable, and among them reviewed knowledge (published,
    approved) comes before memories in review (proposed), before unreviewed ones (drafts, personal
-   memories), before rejected ones. Each such group keeps the place of its best hit.
+   memories), before rejected ones, in the places the group held: no other hit moves.
 
 The score a hit carries is `words held + lexical / (lexical + 1)`: it orders exactly as 1-3 and
 reads as "holds 3 of the words, and how well"; step 4 may put a reviewed hit above a draft of
@@ -272,16 +272,21 @@ def same_words(x: Ranked) -> tuple[int, ...]:
 
 def in_order(hits: Iterable[Ranked]) -> list[Ranked]:
     """Deprecated memories after all others, then by score, then by id (items 1-3 above); then
-    item 4: hits holding the same query words (`same_words`, none: never grouped) are comparable,
-    and each such group keeps the place of its best hit and is ordered by review level
-    (`review_level`), then by score. Deterministic: equal keys fall back to the id."""
+    item 4: hits holding the same query words (`same_words`; none: never grouped) are comparable,
+    and inside each such group the higher review level (`review_level`) takes the group's first
+    places, the order by score kept within a level. A hit moves only among the places of its own
+    group: every other hit keeps its place, and where all levels are equal nothing moves."""
     base = sorted(hits, key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
-    first: dict[Any, int] = {}
-    keyed: list[tuple[int, int, int, Ranked]] = []
+    groups: dict[Any, list[int]] = {}
     for pos, x in enumerate(base):
         words = same_words(x)
-        group = (x.row["status"] == "deprecated", words) if words else pos
-        at = first.setdefault(group, pos)
-        keyed.append((at, -review_level(x.row), pos, x))
-    keyed.sort(key=lambda k: k[:3])
-    return [k[3] for k in keyed]
+        if words:
+            groups.setdefault((x.row["status"] == "deprecated", words), []).append(pos)
+    out = list(base)
+    for places in groups.values():
+        if len(places) < 2:
+            continue
+        members = sorted(places, key=lambda pos: (-review_level(base[pos].row), pos))
+        for place, pos in zip(places, members, strict=True):
+            out[place] = base[pos]
+    return out
