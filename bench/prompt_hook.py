@@ -1,6 +1,6 @@
 """The prompt hook's reach: does a developer's question bring the memory that answers it? (issue 22, item 1)
 
-    python -m bench.prompt_hook [--size 10000] [--reps 11] [--out FILE] [--sweep] [--smoke]
+    python -m bench.prompt_hook [--size 10000] [--reps 11] [--out FILE] [--sweep] [--smoke] [--small-stores]
 
 The set is `bench/prompts/set.json`: 32 memories a team would write (build, deploy, tests,
 database, CI, conventions; four in Chinese), 64 questions a developer would type, each with
@@ -22,6 +22,12 @@ after one warm-up, cycling through the questions, with machine reference rows (b
 `--sweep` prints the tuning half's recall and false positives for a grid of rules (in-process:
 the engine's hits with their words held and coverage) and the held-out half beside it for the
 rule the hook ships, so the choice can be checked and redone.
+
+`--small-stores` (issue 33, item 5): a new team's store, each memory of the set alone and with the
+next two of the list (stores of 1 and 3, each with a data root of its own), every question whose
+answer is there and every unrelated prompt asked through `session.prompt_memories` in this
+process; with `--sweep`, also the tuning half over the grid of the common-word prior
+(agents/prior.py: `prior_memories`, `prior_share`).
 """
 
 from __future__ import annotations
@@ -271,11 +277,15 @@ def small_stores(tmp: Path, env: dict[str, str], data: dict[str, Any], *, sweep:
                 noisy += bool(brought[u["prompt"]])
         return hit, tot, noisy, asked
 
+    rules = (("", lambda _f, got: got),
+             (", the store's IDF alone (no prior: the rule before issue 33)",
+              lambda feats, _got: brought_by(feats, prior_memories=0)))
     for size in SMALL_SIZES:
-        for half in ("tuning", "held-out"):
-            hit, tot, noisy, asked = table(lambda _f, got: got, half, size)
-            lines.append(f"| {size} memor{'y' if size == 1 else 'ies'} (×{len(mems)}) | {half} | {hit}/{tot} = "
-                         f"{hit / tot:.0%} | {noisy}/{asked} = {noisy / asked:.1%} |")
+        for label, pick in rules:
+            for half in ("tuning", "held-out"):
+                hit, tot, noisy, asked = table(pick, half, size)
+                lines.append(f"| {size} memor{'y' if size == 1 else 'ies'} (×{len(mems)}){label} | {half} | "
+                             f"{hit}/{tot} = {hit / tot:.0%} | {noisy}/{asked} = {noisy / asked:.1%} |")
     if sweep:
         lines += ["", "Prior grid, tuning half, the rule as shipped otherwise (in-process; recall / false positives):",
                   "", "| prior_memories | prior_share | " + " | ".join(
