@@ -86,3 +86,20 @@ def test_a_draft_holding_more_of_the_words_still_ranks_first(ready: Path) -> Non
     hits = run_cli("search", "zorblax", "retry", "budget", "webhook", "--json", "--explain").json()["hits"]
     held = {h["id"]: h["explain"]["words"] for h in hits}
     assert held[other] == "3/4" and [h["id"] for h in hits].index(other) < [h["id"] for h in hits].index(draft)
+
+
+def test_only_hits_holding_the_same_words_trade_places() -> None:
+    """The review order moves a hit only among the places its own group held: where every hit is
+    of one review state nothing moves (the bench sets), and a hit holding other words keeps its place."""
+    from types import SimpleNamespace
+
+    from git_memex.search.scoring import Ranked, in_order
+
+    def hit(mid: str, score: float, words: tuple[int, ...], state: str) -> Ranked:
+        row = {"id": mid, "status": "active", "location": "repo", "review_state": state}
+        return Ranked(score, row, {"bm25"}, SimpleNamespace(held_words=words))
+
+    same = [hit("A", 3.0, (0, 1), "published"), hit("B", 2.5, (0, 2), "published"), hit("C", 2.0, (0, 1), "published")]
+    assert [x.row["id"] for x in in_order(same)] == ["A", "B", "C"]
+    mixed = [hit("A", 3.0, (0, 1), "draft"), hit("B", 2.5, (0, 2), "draft"), hit("C", 2.0, (0, 1), "published")]
+    assert [x.row["id"] for x in in_order(mixed)] == ["C", "B", "A"]  # B keeps its place between them
