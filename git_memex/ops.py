@@ -173,6 +173,7 @@ def add(
     related: list[str] | None = None,
     expires: str | None = None,
     source_detail: str | None = None,
+    canonical_ref: str | None = None,
     stores: Stores | None = None,
     **chosen: Unpack[model.Chosen],
 ) -> AddResult:
@@ -199,6 +200,7 @@ def add(
         ctx.require_project()  # a draft outside a repository would belong to no project anyone reaches
     if text is None or not text.strip():
         raise UsageError("memory text is empty; give the text to remember")
+    cites = checked_canonical_ref(ctx, canonical_ref) if canonical_ref is not None else None
     red = redact(text.strip(), ctx.redact_patterns)
     body = red.text.strip()
     if not body or body == "[REDACTED]":
@@ -212,6 +214,8 @@ def add(
                 raise UsageError(str(exc)) from None
         if related:
             m.fm["related"] = _resolve_related(ctx, related, stores)
+        if cites is not None:
+            m.fm["canonical_ref"] = cites
         if location_for(scope, visibility) == "outbox" and (related or extra.get("target")):
             _refuse_local_links(ctx, m, stores)
         # every other field (tags, paths, aliases…) is masked like the body, and reported
@@ -296,10 +300,34 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
         found = st.find(memory_id)
         m = load(found)
         warnings = chain_warnings(st, m) + list(m.warnings)
-        return {"id": m.id, "path": str(found.path), "location": found.row["location"],
-                "frontmatter": m.fm, "body": m.body, "warnings": warnings,
-                "related": _related(st, m.fm.get("related")),
-                "canonical_ref": _canonical_ref(ctx, m.fm.get("canonical_ref"))}
+        out = {"id": m.id, "path": str(found.path), "location": found.row["location"],
+               "frontmatter": m.fm, "body": m.body, "warnings": warnings,
+               "related": _related(st, m.fm.get("related")),
+               "canonical_ref": _canonical_ref(ctx, m.fm.get("canonical_ref"))}
+        gate = rule_verdicts(ctx, [found.row])
+        if gate:
+            out["gate"] = gate[(found.row["id"], found.row["location"])]
+        return out
+
+
+def rule_verdicts(ctx: Context, rows: list[sqlite3.Row]) -> dict[tuple[str, str], dict[str, Any]]:
+    """For each rule among `rows` (role instruction), by (id, location): what the instruction gate
+    says of it (`agents.gate.verdicts`): `served` (it reaches agents as a rule), `claims` (its own
+    fields say approved) and `why` not served (masked). What `memory_search`, `memory_list` and
+    `memory_get` label a rule by: a file that only claims approval is never shown as approved."""
+    rules = [r for r in rows if r["role"] == "instruction"]
+    if not rules:
+        return {}
+    from git_memex.agents.gate import claims_approval, verdicts
+    from git_memex.secrets.redact import redact
+
+    said = verdicts(ctx, rules)
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rules:
+        why = said.get(r["id"], "not checked")
+        out[(r["id"], r["location"])] = {"served": why is None, "claims": claims_approval(r),
+                                         "why": None if why is None else redact(why, ctx.redact_patterns).text}
+    return out
 
 
 def masked(ctx: Context, res: dict[str, Any]) -> dict[str, Any]:
@@ -410,6 +438,67 @@ def _related(st: Stores, ids: Any) -> list[dict[str, Any]]:
     return out
 
 
+CANONICAL_REF_MAX = 1000
+"""The longest `canonical_ref` a writer may set (a path in a repository, or a URL)."""
+
+
+def checked_canonical_ref(ctx: Context, ref: str) -> str:
+    """`add --canonical-ref` / MCP `canonical_ref` as it is written (docs/format.md, `canonical_ref`),
+    or a usage error (exit 1) before anything is written. Two forms:
+
+    * an `http://` or `https://` URL with a host (the wiki page, the ADR on the code host);
+    * a path relative to the repository's work tree, with `/` between folders and an optional
+      `#anchor`, naming a file that exists there: `docs/adr/003-queues.md#decision`. `./` and
+      `a/../b` are normalised away; an absolute path, a `..` leading out of the work tree (a
+      link included), a backslash, a path into `.git/` and, outside a repository, any path are
+      refused: a memory points at the project's own documents, which everyone who clones it has.
+
+    The value is then masked like every other field (`secrets.admission.admit`): a token in a URL
+    never reaches the file."""
+    import posixpath
+
+    value = ref.strip()
+    if not value:
+        raise UsageError("--canonical-ref is empty; give a path in the repository or a URL")
+    if len(value) > CANONICAL_REF_MAX or any(c in value for c in "\n\r\0\t"):
+        raise UsageError(f"--canonical-ref must be one line of at most {CANONICAL_REF_MAX} characters")
+    if "://" in value:
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(value)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise UsageError("--canonical-ref takes an http:// or https:// URL with a host, or a path in the "
+                             "repository")
+        return value
+    path, _, anchor = value.partition("#")
+    if "\\" in path or path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+        raise UsageError(f"--canonical-ref {path!r} must be a path relative to the repository's top folder, "
+                         "with / between folders (docs/adr/003.md)")
+    norm = posixpath.normpath(path)
+    if norm in ("", ".") or norm == ".." or norm.startswith("../"):
+        raise UsageError(f"--canonical-ref {path!r} leads out of the repository; name a file inside it")
+    if norm == ".git" or norm.startswith(".git/"):
+        raise UsageError(f"--canonical-ref {path!r} is inside .git; name a document of the project")
+    if ctx.repo is None:
+        raise UsageError("--canonical-ref names a path, and this is not a git repository; run it inside the "
+                         "repository that holds the document, or give a URL")
+    import os
+
+    from git_memex.core.files import inside
+
+    target = ctx.repo.work_tree / norm
+    if not inside(target, ctx.repo.work_tree):
+        raise UsageError(f"--canonical-ref {path!r} leads out of the repository (through a link); "
+                         "name a file inside it")
+    if not os.path.isfile(target):
+        raise UsageError(f"--canonical-ref {norm!r}: no such file in the repository ({ctx.repo.work_tree}); "
+                         "check the path (relative to the repository's top folder)")
+    return norm + (f"#{anchor}" if anchor else "")
+
+
 def _cited_path(work_tree: Path, ref: str) -> Path:
     """The file a `canonical_ref` path names in the work tree (its `#anchor` dropped)."""
     return work_tree / ref.split("#", 1)[0].lstrip("/")
@@ -466,10 +555,16 @@ def list_memories(
             cond += " AND m.review_state = ?"
             args.append(review_state)
         rows = st.by_id(cond, args)
+        newer: dict[str, str] = {}
         if include == "active":
             gone = superseded_ids(st, list(rows))
             for g in gone:
                 rows.pop(g, None)
+        else:  # a hand-broken chain is repaired in what is shown, as search and show do (search/chains.py)
+            from git_memex.search.chains import replacements
+
+            for new, old in replacements(st, list(rows)):
+                newer.setdefault(old, new)
         ordered = sorted(rows.values(), key=lambda r: (r["updated_ts"] or 0, r["id"]), reverse=True)
         total = len(ordered)
         from git_memex.secrets.guard import safe_bodies, safe_tags
@@ -480,7 +575,10 @@ def list_memories(
         from git_memex.agents.render import ABBREV, short_ids
 
         abbrev = short_ids(st, [r["id"] for r in page], ABBREV)
-        out = {"memories": [{**summary(r, bodies[r["id"]], tags[r["id"]]), "short_id": abbrev[r["id"]]} for r in page],
+        gate = rule_verdicts(ctx, page)
+        out = {"memories": [{**summary(r, bodies[r["id"]], tags[r["id"]], newer.get(r["id"])), "short_id": abbrev[r["id"]],
+                             **({"gate": gate[(r["id"], r["location"])]} if (r["id"], r["location"]) in gate else {})}
+                            for r in page],
                "total": total, "limit": limit, "more": total > len(page)}
         fresh = remote_freshness(ctx, [r["location"] for r in page])
         if fresh:
@@ -488,9 +586,10 @@ def list_memories(
         return out
 
 
-def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None) -> dict[str, Any]:
+def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None, newer: str | None = None) -> dict[str, Any]:
     """A listing entry; `body` is the row's body as `guard.safe_bodies` gives it, `tags` its tags
-    as `guard.safe_tags` does (default: as stored)."""
+    as `guard.safe_tags` does (default: as stored). `newer`: the live memory that replaces it
+    (`chains.replacements`), whatever its own file says: it is then shown superseded, naming it."""
     from git_memex.search.engine import _snippet
 
     out: dict[str, Any] = {
@@ -511,6 +610,13 @@ def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None) -> dict[st
         out["org"] = r["location"][len("org:"):]  # the label of an org memory (docs/org.md)
     elif r["location"].startswith("remote:"):
         out["remote"] = r["location"][len("remote:"):]  # a remote server's memory (docs/remote.md)
+    if newer is not None and r["status"] not in ("retracted", "archived"):
+        if r["status"] != "superseded" or r["superseded_by"] != newer:
+            out["chain"] = f"repaired on read: {newer} replaces it, which its own file does not say"
+        out["status"] = "superseded"
+        out["superseded_by"] = newer
+    elif r["status"] == "superseded" and r["superseded_by"]:
+        out["superseded_by"] = r["superseded_by"]
     return out
 
 
@@ -572,6 +678,12 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         out: dict[str, Any] = {"query": safe_bodies(st, [("", query)])[""],
                                "hits": [{**h.to_json(explain), "short_id": abbrev[h.id]} for h in res.hits],
                                "limit": limit, "more": res.more}
+        rules = [h.path for h in res.hits if h.role == "instruction"]
+        if rules:  # what the gate says of each rule, for its label (never what the file claims)
+            gate = rule_verdicts(ctx, st.rows(f"m.path IN ({','.join('?' * len(rules))})", rules))
+            for d in out["hits"]:
+                if (d["id"], d["location"]) in gate:
+                    d["gate"] = gate[(d["id"], d["location"])]
         if explain:
             out["precedence"] = {k: list(v) for k, v in CHAINS.items()}
             out["fts"] = res.fts

@@ -61,8 +61,9 @@ SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands
                # the one runner of git (os and subprocess only): core.paths asks git through it
                "git_memex.core.gitcmd"} | REDACT
 ALLOWED = {
+    # agents.prior: the prompt's word weights (math and a word list, no imports of its own)
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
-                                   "git_memex.agents.capture"},
+                                   "git_memex.agents.capture", "git_memex.agents.prior"},
     # the rules' precedence order (core.precedence: pure, no imports of its own)
     "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.gate",
                                           "git_memex.core.precedence",

@@ -278,3 +278,83 @@ def why_not(ctx: Context, row: Mapping[str, Any] | sqlite3.Row, current_user: st
         return f"in the {loc}, not the repository: submit it for review"
     verdicts = repo_verdicts(ctx, [row]) if reviewed is None else reviewed
     return verdicts.get(_field(row, "id") or "", "not checked against the default branch")
+
+
+# --------------------------------------------------------------------- what a label may say
+def claims_approval(row: Mapping[str, Any] | sqlite3.Row) -> bool:
+    """Whether a rule's own fields say it is approved (``instruction_state: approved``, or
+    ``review_state`` approved or published): a claim anyone can type, which only the gate checks."""
+    return (_field(row, "instruction_state") == "approved"
+            or _field(row, "review_state") in ("approved", "published"))
+
+
+def verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> dict[str, str | None]:
+    """For each rule among `rows` (role instruction; index rows): None when the whole gate passes
+    (it is served to agents as a rule), else why not (`why_not`). The default branch and the org
+    repos are asked once for all of them; the person only when a personal rule is among them.
+    Labels (MCP `memory_search`, `memory_get`) say what this says, never what a file claims."""
+    rules = [r for r in rows if _field(r, "role") == "instruction" and _field(r, "id")]
+    if not rules:
+        return {}
+    user: str | None = None
+    if any(_field(r, "location") == "personal" for r in rules):
+        from git_memex.core.person import person
+
+        user = person(ctx)
+    repo_rows = [r for r in rules if _field(r, "location") == "repo" and passes_claims(r, user)]
+    reviewed = repo_verdicts(ctx, repo_rows) if repo_rows else {}
+    org_rows = [r for r in rules if (_field(r, "location") or "").startswith("org:") and passes_claims(r, user)]
+    org: Mapping[str, str | None] = {}
+    if org_rows:
+        from git_memex.agents.owners import org_verdicts
+
+        org = org_verdicts(ctx, org_rows)
+    return {str(r["id"]): why_not(ctx, r, user, reviewed=reviewed, org=org) for r in rules}
+
+
+def approved_where(ctx: Context, row: Mapping[str, Any] | sqlite3.Row) -> str | None:
+    """Who approved a rule that was approved outside this project, and where, for the session
+    block: ``approved by carol, a reviewer of remote team (http://127.0.0.1:8731)`` or ``approved
+    by local:ann@example.com, an owner in org acme``; None for a rule of this project or of this
+    machine (personal). Read from the file the gate checked (its ``approved_by``: for a remote
+    rule the server wrote it, for an org rule the gate checked it names an owner), masked like any
+    field; a URL is shown without the user and password it may carry."""
+    loc = _field(row, "location") or ""
+    if not loc.startswith(("org:", "remote:")):
+        return None
+    from git_memex.core import frontmatter
+    from git_memex.core.files import UnreadableMemory, read_bytes
+    from git_memex.secrets.redact import redact
+
+    kind, name = loc.split(":", 1)
+    root = ctx.org_clone(name) if kind == "org" else ctx.remote_cache(name)
+    who: str | None = None
+    try:
+        fm, _ = frontmatter.parse(read_bytes(str(_field(row, "path")), root=root).decode("utf-8"))
+        value = fm.get("approved_by")
+        who = value.strip() if isinstance(value, str) and value.strip() else None
+    except (UnreadableMemory, UnicodeDecodeError, frontmatter.FrontmatterError, OSError, ValueError, TypeError):
+        who = None
+    by = f"approved by {who}" if who else "approved"
+    if kind == "org":
+        text = f"{by}, an owner in org {name}"
+    else:
+        url = _without_userinfo(str(ctx.config.get(f"memex.remote.{name}.url") or ""))
+        text = f"{by}, a reviewer of remote {name}" + (f" ({url})" if url else "")
+    return redact(" ".join(text.split()), ctx.redact_patterns).text
+
+
+def _without_userinfo(url: str) -> str:
+    """`url` without the ``user:password@`` part a URL may carry."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))

@@ -322,7 +322,15 @@ def label(d: dict[str, Any]) -> str:
         scope = "remote:" + str(d.get("remote") or loc[len("remote:"):])
     out = f"[{scope}/{d.get('type') or '?'}]"
     state = d.get("review_state")
-    if state and scope != "personal":
+    gate = d.get("gate") if d.get("role") == "instruction" else None
+    if gate:  # a rule's label says what the instruction gate says of it, never what its file claims
+        if gate.get("served"):
+            out += " [approved]"
+        elif gate.get("claims"):
+            out += f" [claims approved: not served — {one_line(gate.get('why') or 'the gate is closed', 200)}]"
+        elif state and scope != "personal":
+            out += f" [{state}]"
+    elif state and scope != "personal":
         out += f" [{state}]"
     status = d.get("status")
     if status and status != "active":

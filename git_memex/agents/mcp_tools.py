@@ -128,6 +128,10 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                                              "retrieved: 30d, 12h, 2w, a date (2027-01-31) or an RFC 3339 time.")] = None,
         related: Annotated[list[str] | None, Field(max_length=20, description="Ids (or unique prefixes) of "
                                                    "memories this one is linked to.")] = None,
+        canonical_ref: Annotated[str | None, Field(min_length=1, max_length=1000, description="The document this "
+                                                   "memory summarises: a path relative to the repository's top "
+                                                   "folder (docs/adr/003.md, optionally #anchor; the file must "
+                                                   "exist) or an http(s) URL.")] = None,
     ) -> CallToolResult:
         from git_memex import ops
 
@@ -153,7 +157,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                           tags=[t.strip() for t in tags or [] if t.strip()], role=role, visibility=visibility,
                           paths=[p.strip() for p in paths or [] if p.strip()] or None,
                           confidence=confidence, aliases=aliases, alias=alias, target=target,
-                          expires=expires, related=related)
+                          expires=expires, related=related, canonical_ref=canonical_ref)
             data = res.to_json()
             if res.duplicate_of:
                 return ok(f"Already remembered as {res.duplicate_of}; nothing written.", data)
@@ -195,7 +199,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             if not hits:
                 lines.append(f'No memories matched "{one_line(data["query"], 120)}". Try other keywords or synonyms.')
             for h in hits:
-                lines.append(f"- {label(h)} id={h['id']}")
+                lines.append(f"- {label(h)} id={h['id']}" + same_text(h))
                 lines.append(f"  {one_line(h.get('snippet'))}")
             if data.get("more"):
                 lines.append(f"More memories matched; raise `limit` (now {limit}) to see them.")
@@ -314,7 +318,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         def run(ctx: Context) -> CallToolResult:
             data = ops.masked(ctx, ops.show(ctx, id))  # as show --json: every field, link and the body
             fm = data["frontmatter"]
-            head = {**fm, "id": data["id"], "location": data.get("location")}
+            head = {**fm, "id": data["id"], "location": data.get("location"), "gate": data.get("gate")}
             lines = [DISCLAIMER, f"- {label(head)} id={data['id']}"]
             for key in ("tags", "paths", "supersedes", "superseded_by", "instruction_state", "confidence",
                         "updated_at"):
@@ -340,6 +344,17 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
 
         return a.call("memory_status", run)
 
+
+
+def same_text(hit: dict[str, Any]) -> str:
+    """` (the same text is also in project as 01KB…)` for a hit that stands for copies of identical
+    text (one fact, shown once: docs/search.md); "" otherwise."""
+    from git_memex.agents.render import where_words
+
+    copies = hit.get("also_in") or []
+    if not copies:
+        return ""
+    return " (the same text is also in " + "; ".join(f"{where_words(c['location'])} as {c['id']}" for c in copies) + ")"
 
 
 def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:

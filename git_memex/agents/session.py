@@ -139,6 +139,9 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     instructions.sort(key=lambda r: r["id"], reverse=True)
     instructions.sort(key=lambda r: (*sort_key(r), -scoring.PRIOR_IMPORTANCE.get(r["importance"], 1.0),
                                      -(r["updated_ts"] or 0.0)))
+    from git_memex.core.precedence import one_fact_once
+
+    instructions, copies = one_fact_once(instructions)  # one fact, shown once (docs/search.md)
     shown = {r["id"] for r in instructions}
 
     # -- warnings (proactive nudge)
@@ -153,6 +156,8 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         if why:
             fired.append((r, why))
     fired.sort(key=lambda x: (x[1] == ["paths"], x[0]["updated_ts"] or 0.0, x[0]["id"]), reverse=True)
+    fired, more = one_fact_once(fired, key=lambda x: x[0])
+    copies.update(more)
     fired = fired[:relevance.MAX_WARNINGS]
     shown |= {r["id"] for r, _ in fired}
 
@@ -192,6 +197,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         score = scoring.prior(r, now) * (1.0 + relevance.RELEVANCE_GAIN * rel)
         scored.append((score, r, reasons or ["recent"]))
     scored.sort(key=lambda x: (x[0], x[1]["updated_ts"] or 0.0, x[1]["id"]), reverse=True)
+    scored = _once(scored, [*instructions, *(r for r, _ in fired)], copies)
     project = [x for x in scored if x[1]["location"] != "personal"][:max_project]
     personal = [x for x in scored if x[1]["location"] == "personal"][:max_personal]
     ranked = sorted(project + personal, key=lambda x: (x[0], x[1]["updated_ts"] or 0.0, x[1]["id"]), reverse=True)
@@ -209,10 +215,21 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     if notes:
         stale = " ".join([stale, *notes]) if stale else " ".join(notes)
     safe = safe_bodies(st, [(r["id"], r["body"]) for r in shown_rows])
-    sid = render.short_ids(st, [r["id"] for r in shown_rows])
-    instr_lines = [(r, render.item_line(r, safe[r["id"]], instruction=True, shown_id=sid[r["id"]])) for r in instructions]
-    warn_lines = [(r, render.item_line(r, safe[r["id"]], shown_id=sid[r["id"]]), why) for r, why in fired]
-    know_lines = [(s, r, render.item_line(r, safe[r["id"]], shown_id=sid[r["id"]]), why) for s, r, why in ranked]
+    sid = render.short_ids(st, [r["id"] for r in shown_rows] + [c["id"] for r in shown_rows for c in copies.get(r["id"], [])])
+
+    def also(r: sqlite3.Row) -> str:
+        return render.also_in_words(copies.get(r["id"], []), sid)
+
+    # a rule approved outside this project says by whom, and where
+    from git_memex.agents.gate import approved_where
+
+    elsewhere = {r["id"]: approved_where(ctx, r) for r in instructions}
+    instr_lines = [(r, render.item_line(r, safe[r["id"]], instruction=True, shown_id=sid[r["id"]],
+                                        also=also(r) + (f"; {elsewhere[r['id']]}" if elsewhere[r["id"]] else "")))
+                   for r in instructions]
+    warn_lines = [(r, render.item_line(r, safe[r["id"]], shown_id=sid[r["id"]], also=also(r)), why) for r, why in fired]
+    know_lines = [(s, r, render.item_line(r, safe[r["id"]], shown_id=sid[r["id"]], also=also(r)), why)
+                  for s, r, why in ranked]
     keep_i: list[tuple[sqlite3.Row, str]] = []
     keep_w: list[tuple[sqlite3.Row, str, list[str]]] = []
     keep_k: list[tuple[float, sqlite3.Row, str, list[str]]] = []
@@ -246,10 +263,30 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         return block
     block.text = text_of(keep_i, keep_w, keep_k)
     block.tokens = estimate_tokens(block.text)
-    block.instructions = [render.entry(r, line) for r, line in keep_i]
-    block.warnings = [render.entry(r, line, reasons=why) for r, line, why in keep_w]
-    block.items = [render.entry(r, line, s, why) for s, r, line, why in keep_k]
+    block.instructions = [{**render.entry(r, line, also_in=copies.get(r["id"])),
+                           **({"approved": elsewhere[r["id"]]} if elsewhere[r["id"]] else {})} for r, line in keep_i]
+    block.warnings = [render.entry(r, line, reasons=why, also_in=copies.get(r["id"])) for r, line, why in keep_w]
+    block.items = [render.entry(r, line, s, why, also_in=copies.get(r["id"])) for s, r, line, why in keep_k]
     return block
+
+
+def _once(scored: list[tuple[float, sqlite3.Row, list[str]]], above: list[sqlite3.Row],
+          copies: dict[str, list[sqlite3.Row]]) -> list[tuple[float, sqlite3.Row, list[str]]]:
+    """The knowledge candidates, one per text (`core.precedence.one_fact_once`): a text already shown
+    above (a rule, a warning) is named by that item instead; `copies` gains what each kept one stands for."""
+    from git_memex.core.precedence import one_fact_once
+
+    shown = {r["content_hash"]: r["id"] for r in above if r["content_hash"]}
+    out: list[tuple[float, sqlite3.Row, list[str]]] = []
+    for x in scored:
+        owner = shown.get(x[1]["content_hash"])
+        if owner is not None:
+            copies.setdefault(owner, []).append(x[1])
+        else:
+            out.append(x)
+    out, more = one_fact_once(out, key=lambda x: x[1])
+    copies.update(more)
+    return out
 
 
 # --------------------------------------------------------------------- the prompt hook
@@ -286,6 +323,15 @@ def prompt_rule(held: int, words: int, coverage: float, dense: float | None = No
     return words >= 2 and dense is not None and dense >= dense_floor
 
 
+def prompt_share(hit: Any, result: Any) -> float:
+    """The share of a prompt's weight a search hit holds, each word weighted by its IDF over the
+    store plus a fixed reference store in which everyday words are common (`agents.prior`): the
+    same verdict in a store of one memory as in one of ten thousand."""
+    from git_memex.agents.prior import share
+
+    return share(hit.held_words, result.words, result.memories)
+
+
 PROMPT_FOCUS_WORDS = 40
 PROMPT_FOCUS_SHARE = 0.05
 """A memory is one statement: a body of more than PROMPT_FOCUS_WORDS distinct terms (the prompt
@@ -319,7 +365,7 @@ def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
         res = search(st, prompt, limit=10, refresh=refresh)
         hits = [h for h in res.hits if h.role != "instruction" and h.status == "active" and h.id not in exclude
                 and h.review_state != "rejected"]
-        strong = [h for h in hits if prompt_rule(h.held, h.words, h.coverage, h.dense)
+        strong = [h for h in hits if prompt_rule(h.held, h.words, prompt_share(h, res), h.dense)
                   and focused(h.body, h.held)][:limit]
         if not strong:
             return "", []

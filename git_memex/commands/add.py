@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--expires", metavar="WHEN", default=None,
                    help="when it stops being retrieved: 30d, 12h, 2w, a date (2027-01-31, the end of that day UTC) "
                    "or an RFC 3339 time; `forget --expired` deletes expired local files")
+    p.add_argument("--canonical-ref", metavar="PATH", default=None,
+                   help="the document this memory summarises: a path relative to the repository's top folder "
+                   "(docs/adr/003.md, optionally #anchor; the file must exist) or an http(s) URL")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -48,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         role=args.role, source=args.source, visibility=args.visibility,
         paths=[p.strip() for p in args.paths.split(",") if p.strip()], confidence=args.confidence,
         aliases=[a.strip() for a in args.aliases.split(",") if a.strip()], alias=args.alias, target=args.target,
-        related=args.related, expires=args.expires,
+        related=args.related, expires=args.expires, canonical_ref=args.canonical_ref,
     )
     if args.json:
         emit_json(res.to_json())

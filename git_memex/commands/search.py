@@ -54,13 +54,19 @@ def run(args: argparse.Namespace) -> int:
     w = max(len(h.get("short_id") or short(h["id"])) for h in res["hits"])
     for rank, h in enumerate(res["hits"], 1):
         print(f"{h.get('short_id') or short(h['id']):{w}}  {label(h):28}  {relevance(h['score'], res['hits'], rank)}  {h['snippet']}")
+        if h.get("also_in"):
+            from git_memex.agents.render import where_words
+
+            print("    the same text is also in " + "; ".join(f"{where_words(c['location'])} {short(c['id'])}"
+                                                          for c in h["also_in"]))
         if args.explain:
             e = h["explain"]
             b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())
             sem = e.get("semantic")
             fused = f", dense {sem['dense']} fused {sem['fused']}" if sem else ""
             print(f"    rank {e['rank']}: words {e['words']}, bm25 {e['bm25']} (length {e['length']}), coverage {e['coverage']}, proximity "
-                  f"{e['proximity']}, phrases {e['phrases']}, {b} -> lexical {e['lexical']}, score {round(h['score'], 4)}; index {e['index']},"
+                  f"{e['proximity']}, phrases {e['phrases']}, {b} -> lexical {e['lexical']}, score {round(h['score'], 4)}; "
+                  f"{review_part(e.get('review'))}index {e['index']},"
                   f" lanes {','.join(h['lanes'])}{fused}" + (f" ({e['note']})" if "note" in e else ""))
             p = e.get("precedence")
             if p:
@@ -79,6 +85,18 @@ def run(args: argparse.Namespace) -> int:
         if f.get("note"):
             print(f"note: {f['note']}")
     return 0
+
+
+def review_part(review: dict | None) -> str:
+    """--explain's review order of one hit (docs/search.md, "Reviewed knowledge first")."""
+    if not review:
+        return ""
+    out = f"review {review['state'] or 'personal'} ({review['level']}"
+    if review.get("above"):
+        n = len(review["above"])
+        out += f"; above {n} hit{'s' if n != 1 else ''} of higher score holding the same words: " + ", ".join(
+            short(i) for i in review["above"])
+    return out + "); "
 
 
 def relevance(score: float, hits: list[dict], rank: int) -> str:

@@ -71,3 +71,45 @@ def sort_key(memory: Any) -> tuple[int, int]:
     """Facts before preferences, then the tier's rank: the order rules are shown in."""
     t = tier(memory)
     return (0 if t["kind"] == "fact" else 1, t["rank"])
+
+
+def one_fact_once(items: list[Any], key: Any = None) -> tuple[list[Any], dict[str, list[Any]]]:
+    """One fact, shown once (docs/search.md, "One fact, shown once"): items of identical text (the
+    same ``content_hash``, the whitespace-normalised body) at two tiers or more (`tier`: org,
+    project, personal, inference), such as an org copy promoted from a project memory and the
+    project original, or a personal memory and its proposed copy, become one, at the place of the
+    first of them. Identical texts of one tier (the repository and the outbox, two orgs: precedence
+    cannot choose between them; a hand-made copy, which audit reports) are left as they are, so
+    moving a memory between the repository and the outbox changes nothing. The
+    one kept is the one precedence prefers: an active one first, then `sort_key` (for facts org ›
+    project › personal, for preferences personal › project › org), then the earlier. The others
+    are returned as its copies (rows, by the kept row's id), so a caller names them: nothing is
+    dropped silently. `key` gives an item's row (default: the item is the row); the order of the
+    items is kept otherwise."""
+    get = key or (lambda x: x)
+    groups: dict[str, list[int]] = {}
+    for i, x in enumerate(items):
+        h = _get(get(x), "content_hash")
+        if h:
+            groups.setdefault(h, []).append(i)
+    for h in [h for h, v in groups.items() if len({tier(get(items[j]))["tier"] for j in v}) < 2]:
+        del groups[h]  # one tier: precedence has nothing to choose
+    if not groups:
+        return items, {}
+    out: list[Any] = []
+    copies: dict[str, list[Any]] = {}
+    done: set[str] = set()
+    for x in items:
+        h = _get(get(x), "content_hash")
+        members = groups.get(h) if h else None
+        if h is None or members is None:
+            out.append(x)
+            continue
+        if h in done:
+            continue
+        done.add(h)
+        keep = min(members, key=lambda j: (_get(get(items[j]), "status") not in (None, "active"),
+                                           sort_key(get(items[j])), j))
+        out.append(items[keep])
+        copies[str(_get(get(items[keep]), "id"))] = [get(items[j]) for j in members if j != keep]
+    return out, copies

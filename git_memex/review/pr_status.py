@@ -134,6 +134,8 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                     cur = "approved"
                 if it["target"] == "approved":
                     m.fm["approved_by"] = by
+                if it["target"] == "published":
+                    m.fm["promoted_by"] = by  # the merged PR published it (docs/format.md)
                 m.fm["review_state"] = it["target"]
                 record_step(m, cur, it["target"], by, f"{pr_label(pr.get('number'))} {state.lower() or decision.lower()}".rstrip())
                 model.touch(m)

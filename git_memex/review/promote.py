@@ -73,6 +73,8 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
             m.fm["review_note"] = (note or "").strip()
         elif new == "approved":
             m.fm["approved_by"] = who
+        elif new == "published":
+            m.fm["promoted_by"] = who  # who published it (docs/format.md): git's person, or --by
         m.fm["review_state"] = new
         record_step(m, cur, new, who, note.strip() if note else None)
         model.touch(m)

@@ -27,7 +27,7 @@ import time
 from git_memex.core.record import field, record
 from git_memex.index.stores import HIDDEN_STATUSES, READ_SCOPES, Stores, scope_filter, visible  # noqa: F401  (re-exported)
 from git_memex.search import scoring
-from git_memex.search.scoring import BM25_WEIGHTS, IMPORTANCE_BOOST, REVIEW_BOOST, boosts  # noqa: F401  (re-exported)
+from git_memex.search.scoring import BM25_WEIGHTS, IMPORTANCE_BOOST, REVIEW_ORDER, boosts  # noqa: F401  (re-exported)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,7 +64,10 @@ class Hit:
     held: int = 0
     words: int = 0
     coverage: float = 0.0
+    held_words: list[str] = field(default_factory=list)  # which of the query's words it holds (as `SearchResult.words`)
     dense: float | None = None  # the semantic lane's raw score (None: the lane is off or did not score it)
+    # the other memories of identical text this hit stands for (`_one_fact_once`), each as `place` gives it
+    also_in: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -89,6 +92,8 @@ class Hit:
             d["org"] = self.location[len("org:"):]  # the label of an org memory (docs/org.md)
         elif self.location.startswith("remote:"):
             d["remote"] = self.location[len("remote:"):]  # a remote server's memory (docs/remote.md)
+        if self.also_in:
+            d["also_in"] = self.also_in
         if explain:
             d["explain"] = self.explain
         return d
@@ -104,6 +109,10 @@ class SearchResult:
     ranking: dict[str, Any] = field(default_factory=dict)  # with explain: the corpus statistics used
     semantic: dict[str, Any] | None = None  # the semantic lane's status (None: off)
     more: bool = False  # the limit cut the ranked hits: more memories matched
+    # the query's words as scored, each with the number of memories holding it, and how many
+    # memories the indexes searched hold (for a relevance floor with its own word weights: the prompt hook)
+    words: list[tuple[str, int]] = field(default_factory=list)
+    memories: int = 0
 
 
 def _snippet(body: str, terms: list[str]) -> str:
@@ -469,6 +478,7 @@ class Scored:
     lexical: float
     boosts: dict[str, float]
     score: float
+    held_words: tuple[int, ...] = ()  # the numbers of the query words it holds (scoring.in_order groups by them)
 
 
 def _score(pool: list[_Cand], terms: list[_Term], idfs: list[float], corpus: scoring.Corpus, now: float) -> list[Scored]:
@@ -479,13 +489,14 @@ def _score(pool: list[_Cand], terms: list[_Term], idfs: list[float], corpus: sco
     for c in pool:
         bm, tfs = scoring.bm25f([c.tf.get(i) for i in range(n)],
                                 [scoring.SYNONYM_TF * c.syn.get(i, 0) for i in range(n)], idfs, c.sizes, avgs)
-        held = sum(1 for t in tfs if t > 0)
-        held_idf = sum(i for t, i in zip(tfs, idfs, strict=True) if t > 0)
+        which = tuple(k for k, t in enumerate(tfs) if t > 0)
+        held = len(which)
+        held_idf = sum(idfs[k] for k in which)
         prox = max((scoring.tightness(p, n) for p in c.pos.values()), default=0.0)
         b = boosts(c.row, now)
         cov = held_idf / total_idf
         lex = scoring.lexical(bm, cov, prox, c.phrases, b)
-        out.append(Scored(c, held, bm, cov, prox, lex, b, scoring.final(held, lex)))
+        out.append(Scored(c, held, bm, cov, prox, lex, b, scoring.final(held, lex), which))
     return out
 
 
@@ -498,6 +509,41 @@ def _dense_lane(stores: Stores, query: str, lexical: list[Scored], *, scope: str
 
     return semantic.join(stores, query, {s.cand.row["id"]: s.cand.row["content_hash"] for s in lexical},
                          scope=scope, type=type, explain=explain, early=early)
+
+
+def place(row: Any) -> dict[str, Any]:
+    """Where a memory lives, as a hit's `also_in` names it: its id, scope and location, and the
+    org's or remote's name (the labels of `Hit.to_json`)."""
+    loc = str(row["location"] or "")
+    out: dict[str, Any] = {"id": row["id"], "scope": row["scope"], "location": loc}
+    if loc.startswith("org:"):
+        out["org"] = loc[len("org:"):]
+    elif loc.startswith("remote:"):
+        out["remote"] = loc[len("remote:"):]
+    return out
+
+
+def _one_fact_once(ranked: list[scoring.Ranked]) -> tuple[list[scoring.Ranked], dict[str, list[Any]]]:
+    """Hits of identical text become one (`core.precedence.one_fact_once`, imported only when two
+    hits share a text): the one precedence prefers, at the best one's place, naming the others."""
+    hashes = [x.row["content_hash"] for x in ranked if x.row["content_hash"]]
+    if len(hashes) == len(set(hashes)):
+        return ranked, {}
+    from git_memex.core.precedence import one_fact_once
+
+    return one_fact_once(ranked, key=lambda x: x.row)
+
+
+def _explain_review(ranked: list[scoring.Ranked], hits: list[Hit]) -> None:
+    """--explain's `review` per hit: its review level, and the hits of higher score holding the
+    same words it was put above (scoring.in_order, item 4)."""
+    for i, (x, h) in enumerate(zip(ranked, hits, strict=True)):
+        level = scoring.review_level(x.row)
+        words = scoring.same_words(x)
+        above = [y.row["id"] for y in ranked[i + 1:] if words and scoring.same_words(y) == words and y.score > x.score
+                 and (y.row["status"] == "deprecated") == (x.row["status"] == "deprecated")]
+        state = None if x.row["location"] == "personal" else (x.row["review_state"] or "draft")
+        h.explain["review"] = {"state": state, "level": scoring.REVIEW_LEVELS[level], "above": above}
 
 
 def search(
@@ -562,6 +608,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
         dfs = [a + b for a, b in zip(dfs, local, strict=True)]
         per_index.append((rows, local))
     idfs = [corpus.idf(d) for d in dfs]
+    result.words = [(t.word, d) for t, d in zip(terms, dfs, strict=True)]
+    result.memories = corpus.rows
     # 2. the pool
     fetch = max(limit * scoring.POOL_PER_LIMIT, scoring.POOL_MIN)
     all_words = (" AND ".join("(" + " OR ".join([t.expr, *t.syn_exprs]) + ")" for t in terms)
@@ -605,6 +653,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
 
         gone = superseded_ids(stores, [mid for mid in dense.found if mid not in {s.cand.row["id"] for s in lexical}])
         ranked = [x for x in ranked if x.row["id"] not in gone]
+    ranked, copies = _one_fact_once(ranked)
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
     if explain:
@@ -646,7 +695,9 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             held=s.held if s is not None else 0,
             words=len(terms),
             coverage=s.coverage if s is not None else 0.0,
+            held_words=[terms[k].word for k in s.held_words] if s is not None else [],
             dense=x.dense,
+            also_in=[place(c) for c in copies.get(r["id"], [])],
         )
         if explain and s is None:  # found by the semantic lane alone: no lexical factor
             h.explain = {"words": f"0/{len(terms)}", "bm25": 0.0, "coverage": 0.0, "proximity": 0.0, "phrases": 0.0,
@@ -673,5 +724,6 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             h.explain["rank"] = rank
             if h.status == "deprecated":
                 h.explain["note"] = "deprecated memories rank after all others"
+        _explain_review(ranked[:limit], result.hits)
     result.elapsed_ms = (time.perf_counter() - t0) * 1000
     return result

@@ -9,10 +9,15 @@ A hit's place is decided, in this order, by:
 3. its lexical score: BM25F computed here (FTS5's bm25() has b fixed at 0.75 on a row's whole
    length) with per-column lengths and corpus statistics summed over every index searched, times a coverage bonus (the IDF-weighted
    share of the words held), a proximity bonus (the query's words close together), a phrase bonus (exact word sequences of the query) and the boosts
-   (review state, importance, recency).
+   (importance, recency);
+4. review, among hits of comparable relevance (`in_order`): hits holding the same query words
+   (the same set, however well) are comparable, and among them reviewed knowledge (published,
+   approved) comes before memories in review (proposed), before unreviewed ones (drafts, personal
+   memories), before rejected ones, in the places the group held: no other hit moves.
 
-The score a hit carries is `words held + lexical / (lexical + 1)`: it orders exactly as above and
-reads as "holds 3 of the words, and how well".
+The score a hit carries is `words held + lexical / (lexical + 1)`: it orders exactly as 1-3 and
+reads as "holds 3 of the words, and how well"; step 4 may put a reviewed hit above a draft of
+higher score that holds the same words (`--explain` says so).
 
 Tuned on half A of each bench set (bench/retrieval.py, hash split of the query ids), reported on
 both halves; see bench/README.md.
@@ -49,7 +54,12 @@ COVERAGE_WEIGHT = 0.5
 PHRASE_WEIGHT = 1.0
 # lexical x (1 + PROXIMITY_WEIGHT x tightness): see `tightness`.
 PROXIMITY_WEIGHT = 1.0
-REVIEW_BOOST = {"published": 1.2, "approved": 1.2, "proposed": 1.05, "draft": 1.0, "rejected": 0.8}
+# Review is an order, not a boost (docs/search.md, "Reviewed knowledge first"): among hits holding
+# the same query words, the higher level first. Personal memories, which no one reviews, and an
+# unknown state count as drafts. (Before issue 33 a x1.2 boost, which a draft holding the words
+# more often, or in a shorter text, outweighed.)
+REVIEW_ORDER = {"published": 3, "approved": 3, "proposed": 2, "draft": 1, "rejected": 0}
+REVIEW_LEVELS = {3: "reviewed", 2: "in review", 1: "unreviewed", 0: "rejected"}
 
 # ------------------------------------------------------------------ importance and recency
 # The one set of importance and recency weights. Search's boosts (`boosts`) and the session
@@ -204,11 +214,17 @@ def freshness(row: Any, now: float) -> float:
     return math.exp(-age_days / RECENCY_DAYS)
 
 
+def review_level(row: Any) -> int:
+    """REVIEW_ORDER of a memory's review state (a personal memory: a draft's level)."""
+    if row["location"] == "personal":
+        return REVIEW_ORDER["draft"]
+    return REVIEW_ORDER.get(row["review_state"] or "draft", REVIEW_ORDER["draft"])
+
+
 def boosts(row: Any, now: float) -> dict[str, float]:
-    """Multipliers from the memory's own fields (not from where it is indexed)."""
+    """Multipliers from the memory's own fields (not from where it is indexed). Review is not one
+    of them: it orders hits holding the same words (`in_order`)."""
     out: dict[str, float] = {}
-    if row["location"] != "personal":
-        out["review"] = REVIEW_BOOST.get(row["review_state"] or "draft", 1.0)
     out["importance"] = IMPORTANCE_BOOST.get(row["importance"] or "normal", 1.0)
     out["recency"] = 1.0 + RECENCY_WEIGHT * freshness(row, now)
     return out
@@ -249,6 +265,28 @@ class Ranked:
     dense: float | None = None  # the dense lane's raw score, when it scored this memory
 
 
+def same_words(x: Ranked) -> tuple[int, ...]:
+    """The query words (their numbers) a hit holds by the lexical lane; () when only the dense lane found it."""
+    return tuple(x.scored.held_words) if x.scored is not None else ()
+
+
 def in_order(hits: Iterable[Ranked]) -> list[Ranked]:
-    """Deprecated memories after all others, then by score, then by id (item 1 above)."""
-    return sorted(hits, key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
+    """Deprecated memories after all others, then by score, then by id (items 1-3 above); then
+    item 4: hits holding the same query words (`same_words`; none: never grouped) are comparable,
+    and inside each such group the higher review level (`review_level`) takes the group's first
+    places, the order by score kept within a level. A hit moves only among the places of its own
+    group: every other hit keeps its place, and where all levels are equal nothing moves."""
+    base = sorted(hits, key=lambda x: (x.row["status"] == "deprecated", -x.score, x.row["id"]))
+    groups: dict[Any, list[int]] = {}
+    for pos, x in enumerate(base):
+        words = same_words(x)
+        if words:
+            groups.setdefault((x.row["status"] == "deprecated", words), []).append(pos)
+    out = list(base)
+    for places in groups.values():
+        if len(places) < 2:
+            continue
+        members = sorted(places, key=lambda pos: (-review_level(base[pos].row), pos))
+        for place, pos in zip(places, members, strict=True):
+            out[place] = base[pos]
+    return out

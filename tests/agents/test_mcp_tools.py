@@ -131,7 +131,7 @@ def test_reference_pr_status_and_submit_shapes_reach_the_core(repo: Path) -> Non
          "same argument"),
         ("memory_add", {"content": "x", "scope": "both"}, "`scope` must be one of"),  # both is for reading
         ("memory_add", {"content": "x", "source": "s" * 201}, "at most 200"),
-        ("memory_add", {"content": "x", "trust_level": "trusted"}, "it takes `alias`, `aliases`, `confidence`, "
+        ("memory_add", {"content": "x", "trust_level": "trusted"}, "it takes `alias`, `aliases`, `canonical_ref`, `confidence`, "
          "`content`"),  # still one sentence, naming what it takes
     ],
 )
