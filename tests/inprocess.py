@@ -78,6 +78,7 @@ RESET: dict[str, tuple[tuple[str, ...], Callable[[ModuleType], None]]] = {
     # module: (the names it resets, how)
     "git_memex.core.caller": (("NAME",), _set(NAME="a command")),
     "git_memex.core.context": (("LAST",), _clear("LAST")),
+    "git_memex.main": (("JSON_RUN",), _set(JSON_RUN=False)),
     "git_memex.core.data_root": (("_START_CWD", "_READY_ROOTS"), _reset_paths),
     "git_memex.core.files": (("WRITTEN",), _clear("WRITTEN")),
     "git_memex.core.userregex": (("_REPORTED",), _clear("_REPORTED")),

@@ -66,6 +66,7 @@ FAILING: dict[tuple[str, ...], tuple[list[str], str]] = {
     ("remote", "list"): (BAD_OPTION, REPO),
     ("remote", "pull"): (["nosuch"], REPO),
     ("remote", "remove"): (["nosuch"], REPO),
+    ("remote", "review"): (["nosuch", NO_ID, "--approve"], REPO),
 }
 
 

@@ -119,17 +119,18 @@ def test_doctor_never_suggests_adopting_a_key_a_live_clone_uses(tmp_path: Path) 
 
 
 def test_a_draft_made_before_the_folder_had_an_origin_stays_found(tmp_path: Path) -> None:
-    """A draft made in a plain folder; then `git init` and `git remote add origin` before any other
-    command: the draft stays in `search`, with one line saying its key was pinned."""
+    """A draft made in a new repository with no origin yet (a plain folder refuses a project draft,
+    issue 32 item 12); then `git remote add origin` before any other command: the draft stays in
+    `search`, with one line saying its key was pinned."""
     work = tmp_path / "notes"
     work.mkdir()
-    mid = add(work, "the wombat cache holds ten minutes")
     git("init", "-q", "-b", "main", cwd=work)
+    mid = add(work, "the wombat cache holds ten minutes")
     git("remote", "add", "origin", "https://github.com/acme/elsewhere.git", cwd=work)
     r = run_cli("search", "--json", "wombat", cwd=work)
     assert r.code == 0, r.err
     assert [h["id"] for h in r.json()["hits"]] == [mid]
-    assert len([ln for ln in r.err.splitlines() if "before it had an origin" in ln]) == 1, r.err
+    assert len([ln for ln in r.err.splitlines() if "now pinned as memex.projectKey" in ln]) == 1, r.err
     assert search_ids(work, "wombat") == [mid]
     doc = run_cli("doctor", cwd=work)
     assert "stranded drafts" not in doc.out, doc.out

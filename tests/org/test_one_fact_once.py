@@ -60,7 +60,7 @@ def promoted_upward(seed: Path) -> tuple[str, str]:
     mid = r.json()["id"]
     assert run_cli("submit", mid).code == 0
     for _ in range(2):
-        assert run_cli("promote", mid, "--by", "bob").code == 0
+        assert run_cli("promote", mid).code == 0
     git("commit", "-q", "-am", f"publish {mid}")
     res = run_cli("propose", mid, "--to", "org", "acme", "--json").json()
     clone = Path(os.environ["GIT_MEMEX_HOME"]) / "org" / "acme"

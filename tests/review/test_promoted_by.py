@@ -1,5 +1,6 @@
 """`promoted_by` is written by project promotion (issue 33, item 8; docs/format.md): the person who
-published the memory, as git knows them (`local:<email>`), or the name `--by` gives. Real git."""
+published the memory, as git knows them (`local:<email>`); a `--by` naming anyone else is refused
+(issue 32, item 7). Real git."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ def test_publishing_records_who_promoted_it(ready: Path) -> None:
     text = (ready / ".ai" / "open-memex" / f"{mid}.md").read_text()
     assert "promoted_by: local:test@example.com" in text
     other = submitted("Deploys go out on Tuesdays")
+    assert run_cli("promote", other, "--by", "bob").code == 1  # a name typed is never the reviewer
+    assert fm(other)["review_state"] == "proposed" and fm(other).get("promoted_by") is None
     for _ in range(2):
-        assert run_cli("promote", other, "--by", "bob").code == 0
-    assert fm(other)["promoted_by"] == "bob"
+        assert run_cli("promote", other).code == 0
+    assert fm(other)["promoted_by"] == "local:test@example.com"

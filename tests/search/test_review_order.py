@@ -33,7 +33,7 @@ def published(text: str) -> str:
     mid = add(text)
     assert run_cli("submit", mid).code == 0
     for _ in range(2):
-        r = run_cli("promote", mid, "--by", "bob")
+        r = run_cli("promote", mid)
         assert r.code == 0, r.err
     git("commit", "-q", "-am", f"publish {mid}")
     assert run_cli("show", mid, "--json").json()["frontmatter"]["review_state"] == "published"
