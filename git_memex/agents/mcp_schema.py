@@ -250,7 +250,7 @@ _HIT = _obj({"id": _S, "scope": _S, "type": _S, "snippet": _S0},
             # a file from another road (an org clone, the reference tool) may leave any of these out
             {"status": _S0, "review_state": _S0, "location": _S0, "tags": _STRS, "score": {"type": "number"},
              "role": _S0, "source": _S0, "importance": _S0, "updated_at": _S0, "confidence": _S0,
-             "canonical_ref": _S0, "short_id": _S})
+             "canonical_ref": _S0, "short_id": _S, "tier": {"type": "object"}, "contradicts": _IDS})
 _MORE = {"limit": _I, "more": _B}
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "memory_add": _obj({"id": _S, "scope": _S, "duplicate_of": _S0, "near_duplicates": _IDS, "masked": _STRS},
@@ -453,10 +453,14 @@ def format_status(d: dict[str, Any]) -> str:
     for path in d.get("uncommitted") or []:
         lines.append(f"  uncommitted: {path}")
     contra = d.get("contradictions") or []
+    if contra:
+        lines.append(f"memories that disagree ({len(contra)} pair(s)); a person decides, never you:")
     for c in contra[:MAX_LISTED]:
-        lines.append(f"  possible contradiction: {c['a']} vs {c['b']} (similarity {c['similarity']})")
+        from git_memex.review.contradictions import sentence
+
+        lines.append(f"  - {sentence(c, commands=False)}")
     if len(contra) > MAX_LISTED:
-        lines.append(f"  … and {len(contra) - MAX_LISTED} more possible contradictions (see the structured content)")
+        lines.append(f"  … and {len(contra) - MAX_LISTED} more pairs that disagree (see the structured content)")
     if not d.get("git", True):
         lines.append("not inside a git repository: project memories stay local.")
     lines.append(f"next: {d.get('next') or 'nothing to do'}")

@@ -212,13 +212,15 @@ class AuditReport:
     unreadable: list[dict[str, str]] = field(default_factory=list)
     self_approved: list[dict[str, str]] = field(default_factory=list)
     unbacked_approvals: list[dict[str, str]] = field(default_factory=list)
+    contradictions: list[dict[str, Any]] = field(default_factory=list)
     scanned: int = 0
     stale_days: int = STALE_DAYS
 
     @property
     def clean(self) -> bool:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
-                    or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals)
+                    or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals
+                    or self.contradictions)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -233,6 +235,7 @@ class AuditReport:
             "unreadable": self.unreadable,
             "self_approved": self.self_approved,
             "unbacked_approvals": self.unbacked_approvals,
+            "contradictions": self.contradictions,
         }
 
 
@@ -266,6 +269,8 @@ def _file_rows(st: Stores, rep: AuditReport) -> list[dict[str, Any]]:
                 "id": m.id, "path": str(path), "location": src.location,
                 "scope": fm.get("scope"), "visibility": fm.get("visibility"), "type": fm.get("type"),
                 "status": m.status, "body": m.body, "created_at": _s(fm.get("created_at")),
+                "source": _s(fm.get("source")), "review_state": _s(fm.get("review_state")),
+                "expires_at": _s(fm.get("expires_at")),
                 "updated_at": _s(fm.get("updated_at")), "supersedes": id_ref(fm.get("supersedes")),
                 "superseded_by": id_ref(fm.get("superseded_by")),
                 "proposed_by": _masked(fm.get("proposed_by")), "approved_by": _masked(fm.get("approved_by")),
@@ -343,7 +348,30 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
                 rep.self_approved.append({"id": r["id"], "path": r["path"], "by": r["approved_by"]})
         _unbacked(st.ctx, rows, rep)
         _drift(st, rows, rep)
+        rep.contradictions = _contradictions(st, rows, now)
     return rep
+
+
+def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None) -> list[dict[str, Any]]:
+    """Active memories that disagree (`review.contradictions`): this context's files, and the
+    subscribed org and remote memories as their indexes hold them (not this context's files, but
+    what agents here are shown beside them)."""
+    import time
+
+    from git_memex.core.model import parse_time
+    from git_memex.review.contradictions import ROW_COLUMNS, unresolved
+
+    at = time.time() if now is None else now
+
+    def live(r: Any) -> bool:
+        exp = parse_time(r["expires_at"]) if r["expires_at"] else None
+        return exp is None or exp > at
+
+    mine: list[Any] = [r for r in rows if r["status"] == "active" and live(r)]
+    theirs = st.rows("(m.location LIKE 'org:%' OR m.location LIKE 'remote:%') AND m.status = 'active'",
+                     columns=ROW_COLUMNS + ", m.expires_ts AS expires_at")
+    theirs = [r for r in theirs if r["expires_at"] is None or r["expires_at"] > at]
+    return [c.to_json() for c in unresolved(st.ctx, [*mine, *theirs])]
 
 
 def _unbacked(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> None:
