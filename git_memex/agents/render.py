@@ -41,6 +41,7 @@ class ContextBlock:
     signals: dict[str, Any] = field(default_factory=dict)
     rules_left_out: int = 0
     freshness: list[dict[str, Any]] = field(default_factory=list)  # of the remote caches shown (docs/remote.md)
+    disagreements: list[dict[str, Any]] = field(default_factory=list)  # pairs shown that disagree, preferred first
 
     def to_json(self) -> dict[str, Any]:
         return {**({"freshness": self.freshness} if self.freshness else {}),
@@ -51,6 +52,7 @@ class ContextBlock:
             "warnings": self.warnings,
             "items": self.items,
             "rules_left_out": self.rules_left_out,
+            "disagreements": self.disagreements,
             "signals": self.signals,
         }
 
@@ -144,7 +146,7 @@ def entry(row: sqlite3.Row, line: str, score: float | None = None,
     }
     from git_memex.core.precedence import tier
 
-    d["precedence"] = tier(row)  # docs/org.md, "Precedence"
+    d["precedence"] = d["tier"] = tier(row)  # docs/org.md, "Precedence" (`tier`: the name SPEC §9 fixed)
     if score is not None:
         d["score"] = round(score, 6)
     if reasons is not None:
@@ -159,8 +161,20 @@ def left_out_line(n: int) -> str:
             "`git memex instruction list` shows every rule.)")
 
 
+DISAGREE_HEADING = "## Memories that disagree"
+DISAGREE_NOTE = ("These disagree; a person decides. The first of each pair is the one precedence prefers; tell the "
+                 "user, and do not pick one yourself or change either unless they say which is right.")
+
+
+def disagreement_note(c: Any) -> str:
+    """The line under a pair that disagrees (a `review.contradictions.Contradiction`)."""
+    d = c.differences[0]
+    why = f"precedence prefers the first: {c.why}" if c.preferred else c.why
+    return "  " + squeeze_tokens(f'({d.kind}: "{d.a}" vs "{d.b}"; {why})')
+
+
 def render_block(instructions: list[str], warnings: list[str], knowledge: list[str], stale: str = "",
-                 rules_left_out: int = 0) -> str:
+                 rules_left_out: int = 0, disagreements: list[tuple[list[str], str]] | None = None) -> str:
     parts = [DISCLAIMER]
     if instructions or rules_left_out:
         parts += ["", "## Instructions", INSTRUCTIONS_NOTE, *instructions]
@@ -170,6 +184,10 @@ def render_block(instructions: list[str], warnings: list[str], knowledge: list[s
         parts += ["", "## Warnings", WARNINGS_NOTE, *warnings]
     if knowledge:
         parts += ["", "## Knowledge", *knowledge]
+    if disagreements:
+        parts += ["", DISAGREE_HEADING, DISAGREE_NOTE]
+        for lines, note in disagreements:
+            parts += [*lines, note]
     parts += ["", stale, FOOTER] if stale else ["", FOOTER]
     return "\n".join(parts)
 

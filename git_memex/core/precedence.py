@@ -73,6 +73,9 @@ def sort_key(memory: Any) -> tuple[int, int]:
     return (0 if t["kind"] == "fact" else 1, t["rank"])
 
 
+_MEMORY_TIERS = ("org", "project", "personal", "inference")
+"""The tiers a memory can be in (the others are outside the store), named in a `prefer` sentence."""
+
 REVIEW_RANK: dict[str | None, int] = {"published": 0, "approved": 0, "proposed": 1, "draft": 2, None: 2, "rejected": 3}
 """Within one tier, where two memories disagree: reviewed knowledge (approved, published) before
 a proposal, before a draft (user guide §5: reviewed knowledge ranks above drafts)."""
@@ -90,12 +93,12 @@ def prefer(a: Any, b: Any) -> tuple[Any | None, str]:
     ta, tb = tier(a), tier(b)
     if ta["kind"] != tb["kind"]:
         return None, "one is a preference and the other a fact, judged by different chains: precedence does not decide"
-    chain = " › ".join(CHAINS[ta["kind"]])
+    chain = " › ".join(n for n in CHAINS[ta["kind"]] if n in (ta["tier"], tb["tier"]) or n in _MEMORY_TIERS)
     if ta["rank"] != tb["rank"]:
         win, lose = (a, ta), (b, tb)
         if tb["rank"] < ta["rank"]:
             win, lose = lose, win
-        return win[0], (f"{win[1]['tier']} outranks {lose[1]['tier']} ({ta['kind']}s: {chain})")
+        return win[0], f"{win[1]['tier']} outranks {lose[1]['tier']} ({ta['kind']}s: {chain})"
     ra, rb = REVIEW_RANK.get(_review(a), 2), REVIEW_RANK.get(_review(b), 2)
     if ra != rb:
         (win, sw), (_lose, sl) = sorted(((a, _review(a) or "draft"), (b, _review(b) or "draft")),

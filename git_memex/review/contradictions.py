@@ -233,3 +233,65 @@ def summary(pairs: Sequence[Mapping[str, Any]]) -> str:
     more = f" (and {n - 1} more pair{'s' if n > 2 else ''})" if n > 1 else ""
     return (f"{n} pair{'s' if n > 1 else ''} of memories disagree, a person decides: {first}{more}; "
             "`git memex audit` lists them with the ways out")
+
+
+# ------------------------------------------------------------------ memories shown together
+def shown_item(mid: str, body: str, location: str, type_: str | None, source: str | None,
+               review_state: str | None, content_hash: str | None = None) -> dict[str, Any]:
+    """The fields `among` and `core.precedence` read, from a search hit or an index row."""
+    return {"id": mid, "body": body, "location": location, "type": type_, "source": source,
+            "review_state": review_state, "content_hash": content_hash}
+
+
+def annotate(ctx: Context, entries: list[dict[str, Any]], items: Sequence[Mapping[str, Any]], *,
+             reorder: bool = True) -> list[Contradiction]:
+    """Mark the JSON `entries` of one answer (search hits, a list page, in the order shown; each
+    with its `id`) from `items` (`shown_item` of each): every entry gets `tier` (its precedence
+    tier) and `contradicts` (the ids shown with it that disagree with it, [] when none); with
+    `reorder`, where a pair disagrees and the one precedence prefers comes later, it is moved up to
+    just before the other. Nothing is removed. Returns the pairs found."""
+    from git_memex.core.precedence import tier
+
+    by_id = {str(it["id"]): it for it in items}
+    for e in entries:
+        it = by_id.get(str(e["id"]))
+        e["tier"] = tier(it if it is not None else e)
+        e["contradicts"] = []
+    found = among(ctx, items)
+    if not found:
+        return []
+    for c in found:
+        for e in entries:
+            if e["id"] == c.a:
+                e["contradicts"].append(c.b)
+            elif e["id"] == c.b:
+                e["contradicts"].append(c.a)
+    if reorder:
+        preferred_first(entries, found)
+    return found
+
+
+def preferred_first(entries: list[Any], pairs: Sequence[Contradiction], key: Any = None) -> None:
+    """Reorder `entries` in place so that of each pair the one precedence prefers comes before
+    the other (moved up to just before it); the rest keep their order. `key` gives an entry's id
+    (default: `entry["id"]`). The preference is a strict order (tier, then review state), so this
+    settles in at most one pass per pair."""
+    get = key or (lambda e: e["id"])
+    for _ in range(len(pairs) + 1):
+        moved = False
+        for c in pairs:
+            if c.preferred is None:
+                continue
+            other = c.b if c.preferred == c.a else c.a
+            pos = {get(e): i for i, e in enumerate(entries)}
+            if c.preferred in pos and other in pos and pos[c.preferred] > pos[other]:
+                entries.insert(pos[other], entries.pop(pos[c.preferred]))
+                moved = True
+        if not moved:
+            return
+
+
+def disagreement_json(c: Contradiction) -> dict[str, Any]:
+    """One pair as an answer lists it: the ids, the one precedence prefers first."""
+    d = c.to_json()
+    return {"ids": [c.a, c.b], "kind": d["kind"], "values": d["values"], "preferred": c.preferred, "why": c.why}

@@ -455,6 +455,8 @@ def _stretch(a: Sequence[Tok], b: Sequence[Tok], ctx: tuple[Tok | None, Tok | No
     used |= {id(t) for t in nums_a + nums_b}
     if any(t.kind == "num" for t in nums_a) and any(t.kind == "num" for t in nums_b):
         qua, qub = _quantities(rest_a, after_a), _quantities(rest_b, after_b)
+        if len(qua) > 1 and len(qub) > 1 and not qua[0][1] and not qub[0][1] and qua[0][0] != qub[0][0]:
+            raise _Veto("identifier")  # "service 0 … 30 s" vs "service 1 … 31 s": the first number names the subject
         if not _same_quantity(qua, qub):
             kind = _value_kind(rest_a, before_a, after_a)
             found.append(Difference(kind, _shown(kind, nums_a, before_a, after_a), _shown(kind, nums_b, before_b, after_b)))

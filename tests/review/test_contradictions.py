@@ -84,6 +84,8 @@ def test_precision_and_recall_on_each_half(half: str):
     ("发布前总是跑测试。", "发布前从不跑测试。", "alternative", ("总是", "从不")),
     ("接口最多重试 3 次。", "接口最多重试 5 次。", "number", ("3 次", "5 次")),
     ("请求超时是 30 秒。", "请求超时是 60 秒。", "number", ("30 秒", "60 秒")),
+    ("Retry 3 times with a 5 second backoff.", "Retry 5 times with a 10 second backoff.", "number",
+     ("3 times", "5 times")),
 ])
 def test_disagreements_of_each_kind(a: str, b: str, kind: str, values: tuple[str, str]):
     v = dx.compare(a, b)
@@ -105,6 +107,7 @@ def test_disagreements_of_each_kind(a: str, b: str, kind: str, values: tuple[str
     ("The team sync is at 9:30 on Mondays.", "The team sync is at 16:00 on Fridays."),  # the day scopes it
     ("We deploy on Tuesdays.", "We deploy on Tuesdays after the standup."),  # a detail added
     ("The worker pool runs 4 jobs.", "The worker pool runs 4 jobs."),  # the same text
+    ("The proxy timeout for service 0 is 30 seconds.", "The proxy timeout for service 1 is 31 seconds."),  # ids
 ])
 def test_compatible_pairs_are_not_flagged(a: str, b: str):
     assert dx.compare(a, b) is None
