@@ -232,17 +232,33 @@ _TOKEN_RE = re.compile(f"{_LATIN_RE}|[{_HAN}]+")
 _EDGE = ".:'-+"
 
 
-@record(frozen=True)
 class Tok:
-    norm: str  # what is compared
-    surface: str  # as written (shown in the differing values)
-    kind: str  # word | num | neg | alt | qual | cue | unit
-    detail: str = ""  # alt: class:member; qual: class; unit: the unit
-    name: bool = False  # written like a name (capitalised, @handle, Han): an owner may be named so
-    han: bool = False
-    at: int = 0  # where it starts and ends in the text as normalised (`_join` shows that span)
-    end: int = 0
-    src: str = ""
+    """One token: `norm` is what is compared, `surface` as written (shown in the differing
+    values), `kind` word | num | neg | alt | qual | cue | unit, `detail` (alt: class:member; qual:
+    its class; unit: the unit), `name` (written like a name: capitalised, @handle, Han; an owner
+    may be named so), `han`, and where it starts and ends in the normalised text `src` (`_join`
+    shows that span). A plain class with slots: a store's finder makes hundreds of thousands."""
+
+    __slots__ = ("norm", "surface", "kind", "detail", "name", "han", "at", "end", "src")
+
+    def __init__(self, norm: str, surface: str, kind: str, detail: str = "", name: bool = False, han: bool = False,
+                 at: int = 0, end: int = 0, src: str = "") -> None:
+        self.norm, self.surface, self.kind, self.detail = norm, surface, kind, detail
+        self.name, self.han, self.at, self.end, self.src = name, han, at, end, src
+
+    def __repr__(self) -> str:
+        return f"Tok({self.norm!r}, {self.kind})"
+
+
+def _is_number(low: str) -> bool:
+    """A number, time or version as written: digits with . , : between them, an optional
+    leading v and a short unit glued on (10mb, 6am, 30s, 80%); not an identifier (0332_add_x)."""
+    t = low[1:] if low[0] == "v" else low
+    i = 0
+    while i < len(t) and (t[i].isdigit() or t[i] in ".,:"):
+        i += 1
+    rest = t[i:]
+    return i > 0 and t[0].isdigit() and (rest == "" or rest == "%" or (len(rest) <= 3 and rest.isalpha()))
 
 
 def tokens(text: str) -> list[Tok]:
@@ -271,7 +287,7 @@ def tokens(text: str) -> list[Tok]:
         if low == "no":
             no = Tok("not", s, "neg", at=at, end=end, src=text)
             continue
-        if low[0].isdigit() or (len(low) > 1 and low[0] == "v" and low[1].isdigit()):
+        if (low[0].isdigit() or (len(low) > 1 and low[0] == "v" and low[1].isdigit())) and _is_number(low):
             out.append(Tok(low, s, "num", at=at, end=end, src=text))
             continue
         if low in ("am", "pm") and out and out[-1].kind == "num" and out[-1].src:
@@ -313,6 +329,19 @@ def _han(text: str, start: int, stop: int, out: list[Tok]) -> None:
         if kind != "fill":
             out.append(Tok(detail if kind == "alt" else w, w, kind, detail, True, True, at=i, end=i + len(w), src=text))
         i += len(w)
+
+
+def plain_word(piece: str) -> bool:
+    """Is this whitespace-separated piece of a text (lowercased) a plain word: not a number, a
+    negation, a choice, a unit, filler or CJK? (What two texts that disagree differ in little.)"""
+    _lexicons()
+    if any(c.isdigit() or c >= "\u2e80" for c in piece):
+        return False
+    w = piece.strip(".,;:!?()[]{}\"'`")
+    if not w:
+        return False
+    kind = _LEX_EN.get(_stem(w), _LEX_EN.get(w, ("word", "")))[0]
+    return kind not in ("neg", "alt", "fill", "unit")
 
 
 def subject(toks: Sequence[Tok]) -> frozenset[str]:
@@ -488,6 +517,24 @@ def _tail(toks: Sequence[Tok], at: int) -> list[Tok]:
     return out
 
 
+def _cannot(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
+    """A quick no, before the alignment: a qualifier on one side only vetoes; each word one side
+    has and the other lacks (not written like a name) is either a detail, at most MAX_EXTRA of
+    them, or replaces another word, a veto; and such words on both sides are taken as another
+    subject without aligning."""
+    wa = {t.norm: t for t in a if t.kind in ("word", "qual", "cue")}
+    wb = {t.norm: t for t in b if t.kind in ("word", "qual", "cue")}
+    only_a = [wa[k] for k in wa.keys() - wb.keys()]
+    only_b = [wb[k] for k in wb.keys() - wa.keys()]
+    if any(t.kind == "qual" for t in only_a + only_b):
+        return True
+    plain_a = sum(1 for t in only_a if not (t.name and t.kind == "word"))
+    plain_b = sum(1 for t in only_b if not (t.name and t.kind == "word"))
+    # words on both sides that the other lacks: another subject, almost always (a detail added
+    # on each side in two places is the rare exception, and then two texts say more than one thing)
+    return plain_a + plain_b > MAX_EXTRA or (plain_a > 0 and plain_b > 0)
+
+
 def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     """`compare` on texts already split by `tokens`."""
     if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
@@ -495,7 +542,7 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     from difflib import SequenceMatcher
 
     na, nb = [t.norm for t in a], [t.norm for t in b]
-    if na == nb:
+    if na == nb or _cannot(a, b):
         return None
     found: list[Difference] = []
     extra_a = extra_b = shared = 0

@@ -158,6 +158,7 @@ def test_marking_two_repository_memories_compatible_travels_with_the_repo(ready:
     a = committed(ready, "Checkout retries a failed payment 3 times.")
     b = committed(ready, "Checkout retries a failed payment 5 times.")
     assert [(c["a"], c["b"]) for c in run_cli("audit", "--json").json()["contradictions"]] == [(min(a, b), max(a, b))]
+    assert len(run_cli("sync-status", "--json").json()["contradictions"]) == 1  # computed, and cached
     r = run_cli("compatible", a[:10], b[:10], "--note", "3 for cards, 5 for bank transfers", "--json")
     assert r.code == 0, r.err
     rec_path = ready / MEM / ".compatible" / f"{min(a, b)}-{max(a, b)}.json"
@@ -178,6 +179,8 @@ def test_marking_two_repository_memories_compatible_travels_with_the_repo(ready:
     path.write_text(path.read_text("utf-8").replace("3 times", "4 times"), encoding="utf-8")
     git("commit", "-qam", "edit", cwd=ready)
     again = run_cli("audit", "--json").json()["contradictions"]
+    assert [(c["a"], c["b"]) for c in again] == [(min(a, b), max(a, b))]
+    again = run_cli("sync-status", "--json").json()["contradictions"]  # its cache follows the change
     assert [(c["a"], c["b"]) for c in again] == [(min(a, b), max(a, b))]
     # and undone
     r = run_cli("compatible", a, b, "--undo")

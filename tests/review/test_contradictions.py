@@ -65,6 +65,20 @@ def test_precision_and_recall_on_each_half(half: str):
     assert f["recall"] >= FLOOR_RECALL and f["false_rate"] <= CEILING_FALSE
 
 
+@pytest.mark.parametrize("half", ["tuning", "heldout"])
+def test_the_finder_and_the_shown_check_see_every_pair_compare_flags(half: str, nogit: Path):
+    """Their cheap filters (signatures, probes) never hide a pair the comparison would flag."""
+    from git_memex.core.context import load_context
+
+    ctx = load_context()
+    for p in load(half):
+        a = {"id": "A", "body": p["a"], "location": "repo", "type": "fact", "source": None, "review_state": None,
+             "supersedes": None, "superseded_by": None}
+        b = {**a, "id": "B", "body": p["b"]}
+        want = dx.compare(p["a"], p["b"]) is not None
+        assert bool(cx.find([a, b])) == want and bool(cx.among(ctx, [a, b])) == want, p["id"]
+
+
 # ------------------------------------------------------------------ what counts
 @pytest.mark.parametrize(("a", "b", "kind", "values"), [
     ("The public API rate limit is 100 requests per minute.", "The public API rate limit is 500 requests per minute.",
