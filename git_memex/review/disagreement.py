@@ -43,6 +43,9 @@ MAX_TOKENS = 160
 quadratic in tokens (160² steps at most)."""
 MAX_EXTRA = 2
 """Words one side has and the other does not, beyond which two texts are not one subject."""
+OWNER_WINDOW = 6
+"""Names that differ are an owner's only with an owner word at most this many words before them
+(or right after: "Alice owns…"): "The on-call owner for the auth service is Maria"."""
 MIN_SHARED = 1
 MIN_SHARE = 0.6
 """The words both texts hold (in order, values set aside): at least MIN_SHARED, and at least
@@ -287,7 +290,8 @@ def tokens(text: str) -> list[Tok]:
         if low == "no":
             no = Tok("not", s, "neg", at=at, end=end, src=text)
             continue
-        if (low[0].isdigit() or (len(low) > 1 and low[0] == "v" and low[1].isdigit())) and _is_number(low):
+        if (low[0].isdigit() or (len(low) > 1 and low[0] == "v" and low[1].isdigit())) and _is_number(low) and not (
+                at and text[at - 1] == "#"):  # issue #6077 names something, it is no quantity
             out.append(Tok(low, s, "num", at=at, end=end, src=text))
             continue
         if low in ("am", "pm") and out and out[-1].kind == "num" and out[-1].src:
@@ -517,6 +521,18 @@ def _tail(toks: Sequence[Tok], at: int) -> list[Tok]:
     return out
 
 
+_SENTENCE_ENDS = (". ", "; ", "! ", "? ", "。", "；", "！", "？", "\n")
+
+
+def _one_sentence(x: Tok, y: Tok) -> bool:
+    """Are the two tokens in one sentence of their text (no sentence end between them)?"""
+    if not x.src or x.src is not y.src:
+        return True
+    lo, hi = (x.end, y.at) if x.at <= y.at else (y.end, x.at)
+    between = x.src[lo:hi] + " "
+    return not any(e in between for e in _SENTENCE_ENDS)
+
+
 def _cannot(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
     """A quick no, before the alignment: a qualifier on one side only vetoes; each word one side
     has and the other lacks (not written like a name) is either a detail, at most MAX_EXTRA of
@@ -545,7 +561,7 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     if na == nb or _cannot(a, b):
         return None
     found: list[Difference] = []
-    extra_a = extra_b = shared = 0
+    extra_a = extra_b = shared = owners = 0
     try:
         for op, i1, i2, j1, j2 in SequenceMatcher(None, na, nb, autojunk=False).get_opcodes():
             if op == "equal":
@@ -554,16 +570,19 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
             ctx = (a[i1 - 1] if i1 else None, a[i2] if i2 < len(a) else None,
                    b[j1 - 1] if j1 else None, b[j2] if j2 < len(b) else None)
             tails = (_tail(a, i2), _tail(b, j2))
+            before = len(found)
             ea, eb = _stretch(a[i1:i2], b[j1:j2], ctx, tails, found)
             extra_a += ea
             extra_b += eb
+            if len(found) > before and found[-1].kind == "owner":
+                near = a[max(0, i1 - OWNER_WINDOW):i2 + 2]
+                if not any(t.kind == "cue" and _one_sentence(t, a[i1]) for t in near):
+                    return None  # names that differ with no owner word near them: other people, other things
+                owners += 1
     except _Veto:
         return None
-    if not found or extra_a + extra_b > MAX_EXTRA or shared < MIN_SHARED:
+    if not found or extra_a + extra_b > MAX_EXTRA or shared < MIN_SHARED or owners > 1:
         return None
-    owners = [d for d in found if d.kind == "owner"]
-    if owners and (len(owners) > 1 or not any(t.kind == "cue" for t in a)):
-        return None  # names that differ without an owner word, or twice: other people, other things
     if shared < MIN_SHARE * (shared + extra_a) or shared < MIN_SHARE * (shared + extra_b):
         return None
     scoping = [d for d in found if d.kind == "alternative" and _alt_class(d.a) in SCOPING]

@@ -122,6 +122,9 @@ def test_disagreements_of_each_kind(a: str, b: str, kind: str, values: tuple[str
     ("We deploy on Tuesdays.", "We deploy on Tuesdays after the standup."),  # a detail added
     ("The worker pool runs 4 jobs.", "The worker pool runs 4 jobs."),  # the same text
     ("The proxy timeout for service 0 is 30 seconds.", "The proxy timeout for service 1 is 31 seconds."),  # ids
+    ("Mixing them is rejected; see issue #6077 for more.", "Mixing them is rejected; see issue #5213 for more."),
+    ("Maria Lopez is on-call this week. The auth service logs to Loki.",  # names far from the owner word
+     "Maria Lopez is on-call this week. The auth service logs to Grafana."),
 ])
 def test_compatible_pairs_are_not_flagged(a: str, b: str):
     assert dx.compare(a, b) is None
