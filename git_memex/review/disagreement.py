@@ -122,6 +122,9 @@ _UNITS: dict[str, tuple[str, float]] = {
     **{u: ("clock", 1.0) for u in ("点", "点钟", "o'clock", "oclock")},
     **{u: ("count", 1.0) for u in ("个", "次", "条", "台", "位", "倍", "遍", "percent", "%")},
 }
+_NUMBER_WORDS_TEXT = "zero _ two three four five six seven eight nine ten eleven twelve"
+_NUMBER_WORDS: dict[str, int] = {w: n for n, w in enumerate(_NUMBER_WORDS_TEXT.split()) if w != "_"}
+"""Numbers written as words ("five times"); not "one", which is as often a pronoun."""
 _PORT_CUES = frozenset({"port", "ports", "端口", "端口号"})
 
 # Chinese: segmented by these lists (longest match first), other Han characters one by one.
@@ -297,6 +300,9 @@ def tokens(text: str) -> list[Tok]:
         if low in ("am", "pm") and out and out[-1].kind == "num" and out[-1].src:
             prev = out.pop()
             out.append(Tok(prev.norm + low, text[prev.at:end], "num", at=prev.at, end=end, src=text))
+            continue
+        if low in _NUMBER_WORDS:
+            out.append(Tok(str(_NUMBER_WORDS[low]), s, "num", at=at, end=end, src=text))
             continue
         norm = _stem(low)
         kind, detail = _LEX_EN.get(norm, _LEX_EN.get(low, ("word", "")))

@@ -100,6 +100,7 @@ def test_the_finder_and_the_shown_check_see_every_pair_compare_flags(half: str, 
     ("请求超时是 30 秒。", "请求超时是 60 秒。", "number", ("30 秒", "60 秒")),
     ("Retry 3 times with a 5 second backoff.", "Retry 5 times with a 10 second backoff.", "number",
      ("3 times", "5 times")),
+    ("Webhooks are retried five times.", "Webhooks are retried three times.", "number", ("five times", "three times")),
 ])
 def test_disagreements_of_each_kind(a: str, b: str, kind: str, values: tuple[str, str]):
     v = dx.compare(a, b)
@@ -116,6 +117,7 @@ def test_disagreements_of_each_kind(a: str, b: str, kind: str, values: tuple[str
     ("开发环境的超时是 5 秒。", "生产环境的超时是 30 秒。"),
     ("The timeout is 30 seconds.", "The timeout is 30000 ms."),  # one quantity in two units
     ("缓存 60 分钟后过期。", "缓存 1 小时后过期。"),
+    ("Webhooks are retried 5 times.", "Webhooks are retried five times."),
     ("No more than 5 retries are allowed.", "5 retries are allowed."),  # a bound, not a negation
     ("Bob wrote the billing service.", "Alice wrote the billing service."),  # names, no owner word
     ("The team sync is at 9:30 on Mondays.", "The team sync is at 16:00 on Fridays."),  # the day scopes it
