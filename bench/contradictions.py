@@ -6,9 +6,10 @@ One generated corpus (../shared/bench/gen_corpus.py, seed 1, as `python -m bench
 memory files in --corpus DIR with a queries-N.json beside them) committed in a fresh repository,
 indexed once. In one process, with the index fresh:
 
-* search: the CPU time (`time.process_time`) of `ops.search` over every query of the query file,
-  in rounds that alternate the real check among the hits with the check switched off
-  (`review.contradictions.among` returning nothing); medians of the rounds and their ratio;
+* search: the CPU time (`time.process_time`) of `ops.search` for every query of the query file,
+  each run with the real check among the hits and with the check switched off
+  (`review.contradictions.among` returning nothing), one right after the other, in turns which
+  first; the sums and their ratio;
 * the session block (`agents.session.build_context`, no query) the same way;
 * the whole store's finder (`review.contradictions.contradictions`, what `sync-status`, `doctor`
   and `audit` run): wall time and the pairs it found.
@@ -20,7 +21,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,42 +69,44 @@ def main(argv: list[str] | None = None) -> int:
             pairs = contradictions.contradictions(ctx, stores=st)
             finder = time.perf_counter() - t
 
-            def searches() -> tuple[float, int]:
-                marked = 0
-                t0 = time.process_time()
-                for q in queries:
-                    out = ops.search(ctx, q, limit=8, stores=st)
-                    marked += sum(1 for h in out["hits"] if h["contradicts"])
-                return time.process_time() - t0, marked
-
-            def block() -> tuple[float, int]:
-                t0 = time.process_time()
-                got = build_context(ctx, branch="", changed_paths=[], stores=st)
-                return time.process_time() - t0, len(got.disagreements)
-
             def off(_ctx: Any, _items: Any) -> list[Any]:
                 return []
 
-            rows: dict[str, dict[str, list[float]]] = {"search": {"on": [], "off": []}, "block": {"on": [], "off": []}}
+            def timed(state: str, run: Any) -> tuple[float, Any]:
+                setattr(contradictions, "among", real if state == "on" else off)  # noqa: B010  (the switch)
+                try:
+                    t0 = time.process_time()
+                    got = run()
+                    return time.process_time() - t0, got
+                finally:
+                    setattr(contradictions, "among", real)  # noqa: B010
+
+            # each query runs with the check and without it, one right after the other (in turns,
+            # which first), so a busy machine's drift lands on both sides alike
+            cpu = {"search": {"on": 0.0, "off": 0.0}, "block": {"on": 0.0, "off": 0.0}}
             marked = shown = 0
-            searches()  # warm-up: caches, the scratch table, the secret checks
-            for _ in range(args.rounds):
-                for state in ("on", "off"):
-                    setattr(contradictions, "among", real if state == "on" else off)  # noqa: B010  (the switch)
-                    try:
-                        s, m = searches()
-                        b, d = block()
-                    finally:
-                        contradictions.among = real
-                    rows["search"][state].append(s)
-                    rows["block"][state].append(b)
+            for q in queries:  # warm-up: caches, the scratch table, the secret checks
+                ops.search(ctx, q, limit=8, stores=st)
+            for r in range(args.rounds):
+                for k, q in enumerate(queries):
+                    for state in (("on", "off") if (r + k) % 2 == 0 else ("off", "on")):
+                        took, out = timed(state, lambda q=q: ops.search(ctx, q, limit=8, stores=st))
+                        cpu["search"][state] += took
+                        if state == "on" and r == 0:
+                            marked += sum(1 for h in out["hits"] if h["contradicts"])
+                for state in (("on", "off") if r % 2 == 0 else ("off", "on")):
+                    took, got = timed(state, lambda: build_context(ctx, branch="", changed_paths=[], stores=st))
+                    cpu["block"][state] += took
                     if state == "on":
-                        marked, shown = m, d
-        print(f"corpus: {args.n:,} memories, {len(queries)} queries, {args.rounds} rounds (medians; CPU time)")
-        for name, per in (("search, every query", rows["search"]), ("session block", rows["block"])):
-            on, offm = statistics.median(per["on"]), statistics.median(per["off"])
-            unit = f"{on / len(queries) * 1000:.3f} ms a query" if name.startswith("search") else f"{on * 1000:.1f} ms"
-            print(f"{name:22} with the check {on:.3f} s, without {offm:.3f} s: x{on / offm:.3f} ({unit})")
+                        shown = len(got.disagreements)
+        n = args.rounds * len(queries)
+        print(f"corpus: {args.n:,} memories, {len(queries)} queries, {args.rounds} rounds (CPU time)")
+        on, offs = cpu["search"]["on"], cpu["search"]["off"]
+        print(f"search, a query: with the check {on / n * 1000:.3f} ms, without {offs / n * 1000:.3f} ms, "
+              f"x{on / offs:.3f}")
+        on, offs = cpu["block"]["on"], cpu["block"]["off"]
+        print(f"session block:   with the check {on / args.rounds * 1000:.2f} ms, without "
+              f"{offs / args.rounds * 1000:.2f} ms, x{on / offs:.3f}")
         print(f"hits naming another that disagrees: {marked} over all queries; pairs in the session block: {shown}")
         print(f"whole-store finder: {finder:.2f} s, {len(pairs)} pair(s)")
     finally:

@@ -94,29 +94,39 @@ def signature(text: str) -> frozenset[str]:
     return words if text.isascii() else words | frozenset(c for c in text if c >= "\u2e80")
 
 
-def plain(sig: frozenset[str], known: dict[str, bool]) -> frozenset[str]:
-    """The plain words of a signature (`disagreement.plain_word`), `known` remembering each piece."""
+def plain(text: str, sig: frozenset[str], known: dict[str, str | None]) -> tuple[frozenset[str], frozenset[str]]:
+    """(the plain words of a signature, stemmed: `disagreement.plain_word`; those of them written
+    capitalised or as @handles in `text`, which may be names), `known` remembering each piece."""
     from git_memex.review.disagreement import plain_word
 
-    out = []
-    for p in sig:
-        got = known.get(p)
-        if got is None:
-            got = known[p] = plain_word(p)
-        if got:
-            out.append(p)
-    return frozenset(out)
+    def norm(p: str) -> str | None:
+        if p not in known:
+            known[p] = plain_word(p)
+        return known[p]
+
+    words = frozenset(w for p in sig if (w := norm(p)) is not None)
+    names = frozenset(w for p in text.split() if p[:1].isupper() or p[:1] == "@"
+                      if (w := norm(p.lower())) is not None)
+    return words, names
 
 
-def close(a: frozenset[str], b: frozenset[str], pa: frozenset[str], pb: frozenset[str]) -> bool:
+def close(a: frozenset[str], b: frozenset[str]) -> bool:
     """Could these two be about one subject? Their signatures' Jaccard similarity is at least
-    JOIN_THRESHOLD, at most MAX_APART pieces are in one only, and at most MAX_APART_WORDS of those
-    are plain words (`pa`, `pb`: each one's `plain` words). On the labelled set every
-    contradictory pair is at 0.44 or more, with at most 9 apart and 4 plain words apart."""
+    JOIN_THRESHOLD and at most MAX_APART pieces are in one only (on the labelled set every
+    contradictory pair is at 0.44 or more, with at most 9 apart)."""
     inter = len(a & b)
     apart = len(a) + len(b) - 2 * inter
-    return (inter > 0 and apart <= MAX_APART and inter >= JOIN_THRESHOLD * (inter + apart)
-            and len(pa ^ pb) <= MAX_APART_WORDS)
+    return inter > 0 and apart <= MAX_APART and inter >= JOIN_THRESHOLD * (inter + apart)
+
+
+def words_close(pa: tuple[frozenset[str], frozenset[str]], pb: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """And by their `plain` words: at most MAX_APART_WORDS in one only, and not both with plain
+    words the other lacks that are not names (another subject, as `disagreement` would find).
+    On the labelled set every contradictory pair has at most 4 plain words apart."""
+    (wa, na), (wb, nb) = pa, pb
+    if len(wa ^ wb) > MAX_APART_WORDS:
+        return False
+    return not ((wa - wb - na) and (wb - wa - nb))
 
 
 def find(rows: Iterable[Any]) -> list[Contradiction]:
@@ -135,8 +145,14 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
             continue
         seen.add(r["id"])
         items.append((r, signature(r["body"])))
-    known: dict[str, bool] = {}
-    plains = [plain(sig, known) for _r, sig in items]
+    known: dict[str, str | None] = {}
+    plains: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+
+    def plain_of(i: int) -> tuple[frozenset[str], frozenset[str]]:
+        if i not in plains:
+            plains[i] = plain(items[i][0]["body"] or "", items[i][1], known)
+        return plains[i]
+
     df: dict[str, int] = {}
     for _r, sig in items:
         for w in sig:
@@ -160,7 +176,7 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
         best = counts if len(counts) <= MAX_CANDIDATES else heapq.nlargest(MAX_CANDIDATES, counts, key=counts.__getitem__)
         for j in best:
             rj, sj = items[j]
-            if not close(sig, sj, plains[i], plains[j]) or _linked(r, rj):
+            if not close(sig, sj) or not words_close(plain_of(i), plain_of(j)) or _linked(r, rj):
                 continue
             ta, tb = tokens_of(j), tokens_of(i)
             if ta is None or tb is None:
@@ -326,8 +342,14 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
     if len(items) < 2:
         return []
     sigs = [signature(it["body"] or "") for it in items]
-    known: dict[str, bool] = {}
-    plains = [plain(sig, known) for sig in sigs]
+    known: dict[str, str | None] = {}
+    plains: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+
+    def plain_of(i: int) -> tuple[frozenset[str], frozenset[str]]:
+        if i not in plains:
+            plains[i] = plain(items[i]["body"] or "", sigs[i], known)
+        return plains[i]
+
     toks: dict[int, list[Tok] | None] = {}
 
     def tokens_of(i: int) -> list[Tok] | None:
@@ -339,7 +361,7 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
     found: list[Contradiction] = []
     for x in range(len(items)):
         for y in range(x + 1, len(items)):
-            if not close(sigs[x], sigs[y], plains[x], plains[y]) or _linked(items[x], items[y]):
+            if not close(sigs[x], sigs[y]) or not words_close(plain_of(x), plain_of(y)) or _linked(items[x], items[y]):
                 continue
             ta, tb = tokens_of(x), tokens_of(y)
             if ta is None or tb is None:

@@ -341,17 +341,22 @@ def _han(text: str, start: int, stop: int, out: list[Tok]) -> None:
         i += len(w)
 
 
-def plain_word(piece: str) -> bool:
-    """Is this whitespace-separated piece of a text (lowercased) a plain word: not a number, a
-    negation, a choice, a unit, filler or CJK? (What two texts that disagree differ in little.)"""
+_DIGITS = frozenset("0123456789")
+
+
+def plain_word(piece: str) -> str | None:
+    """A whitespace-separated piece of a text (lowercased) as a plain word, stemmed as `tokens`
+    stems it; None when it is no plain word (a number, a negation, a choice, a unit, filler,
+    CJK). What two texts that disagree differ in little."""
     _lexicons()
-    if any(c.isdigit() or c >= "\u2e80" for c in piece):
-        return False
+    if not piece.isascii() or not _DIGITS.isdisjoint(piece):  # CJK, numbers (as sets, in C)
+        return None
     w = piece.strip(".,;:!?()[]{}\"'`")
     if not w:
-        return False
-    kind = _LEX_EN.get(_stem(w), _LEX_EN.get(w, ("word", "")))[0]
-    return kind not in ("neg", "alt", "fill", "unit")
+        return None
+    norm = _stem(w)
+    kind = _LEX_EN.get(norm, _LEX_EN.get(w, ("word", "")))[0]
+    return None if kind in ("neg", "alt", "fill", "unit") else norm
 
 
 def subject(toks: Sequence[Tok]) -> frozenset[str]:
