@@ -260,7 +260,7 @@ def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any
 KEY_COLUMNS = ("m.id, m.content_hash, m.location, m.type, m.source, m.review_state, m.supersedes, "
                "m.superseded_by")
 CACHE_FORMAT = "git-memex-contradictions/1"
-"""Changed with the finder (its word lists, thresholds or output): an older cache is not read."""
+"""The cache file's format; the key also holds a hash of the finder's code (`_finder_id`)."""
 
 
 def contradictions(ctx: Context, *, stores: Stores | None = None) -> list[dict[str, Any]]:
@@ -302,10 +302,25 @@ def contradictions(ctx: Context, *, stores: Stores | None = None) -> list[dict[s
                                      and compatible.covers(marks, first[c["a"]], first[c["b"]]))]
 
 
+def _finder_id() -> str:
+    """The finder's own code (this module and `disagreement`, as installed): a cache made by
+    another version of it is not read."""
+    from pathlib import Path
+
+    from git_memex.core.digest import sha256_hex
+    from git_memex.review import disagreement
+
+    try:
+        code = Path(disagreement.__file__ or "").read_bytes() + Path(__file__).read_bytes()
+    except OSError:
+        return CACHE_FORMAT
+    return sha256_hex(code)
+
+
 def _state_key(ctx: Context, keys: Sequence[Any]) -> str:
     from git_memex.core.digest import sha256_hex
 
-    text = json.dumps([CACHE_FORMAT, list(ctx.redact_patterns), [tuple(r) for r in keys]], default=str)
+    text = json.dumps([CACHE_FORMAT, _finder_id(), list(ctx.redact_patterns), [tuple(r) for r in keys]], default=str)
     return sha256_hex(text.encode("utf-8", "surrogatepass"))
 
 
