@@ -63,9 +63,12 @@ SEARCH_CORE = INDEX | {"git_memex.main", "git_memex.errors", "git_memex.commands
 ALLOWED = {
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.capture"},
-    # the rules' precedence order (core.precedence: pure, no imports of its own)
+    # the rules' precedence order (core.precedence: pure, no imports of its own); the knowledge
+    # that disagrees, shown together (review.contradictions over review.disagreement: re,
+    # difflib only for a pair that is close, and modules already loaded)
     "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.gate",
-                                          "git_memex.core.precedence"},
+                                          "git_memex.core.precedence", "git_memex.review.contradictions",
+                                          "git_memex.review.disagreement"},
     # the Stop hook with memex.implicitCapture off (the default): read the payload and git config, print nothing
     "stop-hook-off": {"git_memex.main", "git_memex.errors", "git_memex.commands._common", "git_memex.commands.capture",
                       "git_memex.commands.context", "git_memex.core.context", "git_memex.core.record",

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from git_memex.core.context import Context
 from git_memex.errors import USAGE, MemexError
@@ -32,6 +31,7 @@ from git_memex.errors import USAGE, MemexError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
 FOLDER = ".compatible"
 FORMAT = "git-memex-compatible/1"

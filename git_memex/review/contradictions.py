@@ -18,20 +18,11 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from git_memex.core.context import Context
 from git_memex.core.record import field, record
 from git_memex.errors import MemexError
 from git_memex.index.stores import Stores, opened
-from git_memex.review.disagreement import (
-    MAX_TOKENS,
-    Difference,
-    Tok,
-    Verdict,
-    compare_tokens,
-    tokens,
-)
 
 JOIN_THRESHOLD = 0.3
 """Pairs whose `signature`s have a Jaccard similarity below this are never compared..."""
@@ -48,6 +39,12 @@ words (a value, a negation, a name, up to MAX_EXTRA more), so they share some of
 POSTINGS = 128
 """Of each probe word, only the last this many memories holding it are looked at (a word that
 common names a template, not a subject): what keeps the finder linear."""
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from git_memex.review.disagreement import Difference, Tok, Verdict
 
 
 # ------------------------------------------------------------------ a store's pairs
@@ -77,6 +74,7 @@ def pair(ra: Mapping[str, Any], rb: Mapping[str, Any], verdict: Verdict) -> Cont
     """The contradiction between two memories (rows or hit dicts with id, location, type, source,
     review_state), the one precedence prefers first."""
     from git_memex.core.precedence import prefer, tier
+    from git_memex.review.disagreement import Difference, Verdict
 
     first, why = prefer(ra, rb)
     if first is rb or (first is None and str(ra["id"]) > str(rb["id"])):
@@ -137,6 +135,8 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
     it, at most MAX_CANDIDATES for each memory, and pass `close`; only they are tokenized and
     compared. Linear in the number of rows: at most PROBES × POSTINGS look-ups a memory."""
     import heapq
+
+    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
 
     items: list[tuple[Any, frozenset[str]]] = []
     seen: set[str] = set()
@@ -253,6 +253,8 @@ def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any
             return "(masked)"
         return " ".join(word(w, changed) for w in text.split())
 
+    from git_memex.review.disagreement import Difference
+
     diffs = [Difference(d.kind, value(d.a, ma), value(d.b, mb)) for d in c.differences]
     return Contradiction(c.a, c.b, diffs, c.preferred, c.why, c.tiers)
 
@@ -356,6 +358,8 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
     tokenized, and the person's marks are read only when a pair is found."""
     if len(items) < 2:
         return []
+    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
+
     sigs = [signature(it["body"] or "") for it in items]
     known: dict[str, str | None] = {}
     plains: dict[int, tuple[frozenset[str], frozenset[str]]] = {}

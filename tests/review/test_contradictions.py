@@ -196,17 +196,17 @@ def test_the_finder_is_linear_in_the_store():
 
     same = [{**r, "body": f"The public API rate limit is {i} requests per minute."} for i, r in enumerate(_rows(600))]
     calls = {"n": 0}
-    real = cx.compare_tokens
+    real = dx.compare_tokens
 
     def counting(a, b):
         calls["n"] += 1
         return real(a, b)
 
-    cx.compare_tokens = counting
+    dx.compare_tokens = counting
     try:
         cx.find(same)
     finally:
-        cx.compare_tokens = real
+        dx.compare_tokens = real
     assert calls["n"] <= cx.MAX_CANDIDATES * len(same)
     ok, small, big = grows_linearly(lambda n: cx.find(_rows(n)), 4000)
     assert ok, (small, big)
