@@ -54,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "import": "import_",
     "audit": "audit",
+    "compatible": "compatible",
     "scopes": "scopes",
     "inventory": "inventory",
     "org": "org",

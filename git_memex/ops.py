@@ -576,10 +576,17 @@ def list_memories(
 
         abbrev = short_ids(st, [r["id"] for r in page], ABBREV)
         gate = rule_verdicts(ctx, page)
-        out = {"memories": [{**summary(r, bodies[r["id"]], tags[r["id"]], newer.get(r["id"])), "short_id": abbrev[r["id"]],
-                             **({"gate": gate[(r["id"], r["location"])]} if (r["id"], r["location"]) in gate else {})}
-                            for r in page],
-               "total": total, "limit": limit, "more": total > len(page)}
+        memories = [{**summary(r, bodies[r["id"]], tags[r["id"]], newer.get(r["id"])), "short_id": abbrev[r["id"]],
+                     **({"gate": gate[(r["id"], r["location"])]} if (r["id"], r["location"]) in gate else {})}
+                    for r in page]
+        out: dict[str, Any] = {"memories": memories, "total": total, "limit": limit, "more": total > len(page)}
+        from git_memex.review.contradictions import annotate, disagreement_json, shown_item
+
+        found = annotate(ctx, memories, [shown_item(r["id"], r["body"] or "", r["location"], r["type"], r["source"],
+                                                     r["review_state"], r["content_hash"])
+                                          for r in page if r["status"] == "active"], reorder=False)
+        if found:
+            out["disagreements"] = [disagreement_json(c) for c in found]
         fresh = remote_freshness(ctx, [r["location"] for r in page])
         if fresh:
             out["freshness"] = fresh
@@ -684,6 +691,13 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
             for d in out["hits"]:
                 if (d["id"], d["location"]) in gate:
                     d["gate"] = gate[(d["id"], d["location"])]
+        # hits that disagree name each other, the one precedence prefers first (docs/search.md)
+        from git_memex.review.contradictions import annotate, disagreement_json, shown_item
+
+        found = annotate(ctx, out["hits"], [shown_item(h.id, h.body, h.location, h.type, h.source, h.review_state)
+                                            for h in res.hits if h.status == "active"])
+        if found:
+            out["disagreements"] = [disagreement_json(c) for c in found]
         if explain:
             out["precedence"] = {k: list(v) for k, v in CHAINS.items()}
             out["fts"] = res.fts

@@ -64,9 +64,12 @@ ALLOWED = {
     # agents.prior: the prompt's word weights (math and a word list, no imports of its own)
     "capture-hook": SEARCH_CORE | {"git_memex.commands.capture", "git_memex.commands.context",
                                    "git_memex.agents.capture", "git_memex.agents.prior"},
-    # the rules' precedence order (core.precedence: pure, no imports of its own)
+    # the rules' precedence order (core.precedence: pure, no imports of its own); the knowledge
+    # that disagrees, shown together (review.contradictions over review.disagreement: re,
+    # difflib only for a pair that is close, and modules already loaded)
     "context-hook-prompt": SEARCH_CORE | {"git_memex.commands.context", "git_memex.agents.gate",
-                                          "git_memex.core.precedence",
+                                          "git_memex.core.precedence", "git_memex.review.contradictions",
+                                          "git_memex.review.disagreement",
                                           # is the secret scan set up here? (os and re only; the
                                           # session block tells the agent when it is not)
                                           "git_memex.git.reach"},

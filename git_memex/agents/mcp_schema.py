@@ -256,15 +256,15 @@ _HIT = _obj({"id": _S, "scope": _S, "type": _S, "snippet": _S0},
             # a file from another road (an org clone, the reference tool) may leave any of these out
             {"status": _S0, "review_state": _S0, "location": _S0, "tags": _STRS, "score": {"type": "number"},
              "role": _S0, "source": _S0, "importance": _S0, "updated_at": _S0, "confidence": _S0,
-             "canonical_ref": _S0, "short_id": _S})
+             "canonical_ref": _S0, "short_id": _S, "tier": {"type": "object"}, "contradicts": _IDS})
 _MORE = {"limit": _I, "more": _B}
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "memory_add": _obj({"id": _S, "scope": _S, "duplicate_of": _S0, "near_duplicates": _IDS, "masked": _STRS},
                        {"review_state": _S0, "path": _S, "echo_of": _S}, "Saved"),
-    "memory_search": _obj({"query": _S, "hits": {"type": "array", "items": _HIT}}, {"warnings": _STRS, **_MORE},
-                          "Hits"),
-    "memory_list": _obj({"memories": {"type": "array", "items": _HIT}, "total": _I}, {"warnings": _STRS, **_MORE},
-                        "Memories"),
+    "memory_search": _obj({"query": _S, "hits": {"type": "array", "items": _HIT}},
+                          {"warnings": _STRS, "disagreements": _A, **_MORE}, "Hits"),
+    "memory_list": _obj({"memories": {"type": "array", "items": _HIT}, "total": _I},
+                        {"warnings": _STRS, "disagreements": _A, **_MORE}, "Memories"),
     "memory_supersede": _obj({"id": _S, "supersedes": _S}, {"masked": _STRS, "location": _S}, "Superseded"),
     "memory_forget": _obj({"id": _S, "deleted": _B}, {"changed": _B, "status": _S, "paths": _STRS}, "Forgotten"),
     "memory_get": _obj({"id": _S, "frontmatter": {"type": "object"}, "body": _S}, {"path": _S, "location": _S},
@@ -313,6 +313,22 @@ def one_line(text: str | None, width: int = 240) -> str:
     from git_memex.agents.render import squeeze
 
     return squeeze(text or "", width)
+
+
+def disagreement_lines(pairs: list[dict[str, Any]]) -> list[str]:
+    """What a result says about memories in it that disagree (review/contradictions.py): each
+    pair, the one precedence prefers first, and that the user decides."""
+    if not pairs:
+        return []
+    lines = ["These disagree; a person decides. Tell the user; do not pick one yourself, and do not supersede "
+             "or forget either unless the user says which is right. The first of each pair is the one precedence "
+             "prefers."]
+    for p in pairs:
+        a, b = p["ids"]
+        said = f'{p["kind"]}: "{one_line(p["values"][0], 80)}" vs "{one_line(p["values"][1], 80)}"'
+        pref = f"precedence prefers id={p['preferred']}: {p['why']}" if p.get("preferred") else p["why"]
+        lines.append(f"- id={a} vs id={b} ({said}); {pref}")
+    return lines
 
 
 def label(d: dict[str, Any]) -> str:
@@ -468,10 +484,14 @@ def format_status(d: dict[str, Any]) -> str:
     for path in d.get("uncommitted") or []:
         lines.append(f"  uncommitted: {path}")
     contra = d.get("contradictions") or []
+    if contra:
+        lines.append(f"memories that disagree ({len(contra)} pair(s)); a person decides, never you:")
     for c in contra[:MAX_LISTED]:
-        lines.append(f"  possible contradiction: {c['a']} vs {c['b']} (similarity {c['similarity']})")
+        from git_memex.review.contradictions import sentence
+
+        lines.append(f"  - {sentence(c, commands=False)}")
     if len(contra) > MAX_LISTED:
-        lines.append(f"  … and {len(contra) - MAX_LISTED} more possible contradictions (see the structured content)")
+        lines.append(f"  … and {len(contra) - MAX_LISTED} more pairs that disagree (see the structured content)")
     if not d.get("git", True):
         lines.append("not inside a git repository: project memories stay local.")
     lines.append(f"next: {d.get('next') or 'nothing to do'}")

@@ -37,6 +37,7 @@ from git_memex.agents.mcp_schema import (
     Visibility,
     WriteScope,
     agent_source,
+    disagreement_lines,
     error,
     format_status,
     label,
@@ -201,6 +202,9 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             for h in hits:
                 lines.append(f"- {label(h)} id={h['id']}" + same_text(h))
                 lines.append(f"  {one_line(h.get('snippet'))}")
+                if h.get("contradicts"):
+                    lines.append("  disagrees with " + ", ".join(f"id={c}" for c in h["contradicts"]))
+            lines.extend(disagreement_lines(data.get("disagreements", [])))
             if data.get("more"):
                 lines.append(f"More memories matched; raise `limit` (now {limit}) to see them.")
             lines.extend(f"warning: {w}" for w in data.get("warnings", []))
@@ -237,6 +241,9 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                 lines.append(f"{len(mems)} of {data['total']} memories, newest first:")
             for m in mems:
                 lines.append(f"- {label(m)} id={m['id']} — {one_line(m.get('snippet'))}")
+                if m.get("contradicts"):
+                    lines.append("  disagrees with " + ", ".join(f"id={c}" for c in m["contradicts"]))
+            lines.extend(disagreement_lines(data.get("disagreements", [])))
             if note:
                 lines.append(f"warning: {note}")
             lines.extend(f"note: {f['note']}" for f in data.get("freshness", []) if f.get("note"))

@@ -49,6 +49,7 @@ class ContextBlock:
     signals: dict[str, Any] = field(default_factory=dict)
     rules_left_out: int = 0
     freshness: list[dict[str, Any]] = field(default_factory=list)  # of the remote caches shown (docs/remote.md)
+    disagreements: list[dict[str, Any]] = field(default_factory=list)  # pairs shown that disagree, preferred first
 
     def to_json(self) -> dict[str, Any]:
         return {**({"freshness": self.freshness} if self.freshness else {}),
@@ -59,6 +60,7 @@ class ContextBlock:
             "warnings": self.warnings,
             "items": self.items,
             "rules_left_out": self.rules_left_out,
+            "disagreements": self.disagreements,
             "signals": self.signals,
         }
 
@@ -170,7 +172,7 @@ def entry(row: sqlite3.Row, line: str, score: float | None = None,
     }
     from git_memex.core.precedence import tier
 
-    d["precedence"] = tier(row)  # docs/org.md, "Precedence"
+    d["precedence"] = d["tier"] = tier(row)  # docs/org.md, "Precedence" (`tier`: the name SPEC §9 fixed)
     if score is not None:
         d["score"] = round(score, 6)
     if reasons is not None:
@@ -187,11 +189,24 @@ def left_out_line(n: int) -> str:
             "`git memex instruction list` shows every rule.)")
 
 
+DISAGREE_HEADING = "## Memories that disagree"
+DISAGREE_NOTE = ("These disagree; a person decides. The first of each pair is the one precedence prefers; tell the "
+                 "user, and do not pick one yourself or change either unless they say which is right.")
+
+
+def disagreement_note(c: Any) -> str:
+    """The line under a pair that disagrees (a `review.contradictions.Contradiction`)."""
+    d = c.differences[0]
+    why = f"precedence prefers the first: {c.why}" if c.preferred else c.why
+    return "  " + squeeze_tokens(f'({d.kind}: "{d.a}" vs "{d.b}"; {why})')
+
+
 def render_block(instructions: list[str], warnings: list[str], knowledge: list[str], stale: str = "",
-                 rules_left_out: int = 0) -> str:
+                 rules_left_out: int = 0, disagreements: list[tuple[list[str], str]] | None = None) -> str:
     """The session block. It starts with DISCLAIMER (SPEC §6); with rules, PARTS_NOTE says at once
     that the Instructions part is the one exception, each part's own note says what it is, and
-    the Knowledge part is headed by the historical-knowledge note again once rules came between."""
+    the Knowledge part is headed by the historical-knowledge note again once rules came between.
+    Memories that disagree come last, each pair together under DISAGREE_NOTE."""
     rules = bool(instructions or rules_left_out)
     parts = [DISCLAIMER, PARTS_NOTE] if rules else [DISCLAIMER]
     if rules:
@@ -202,6 +217,10 @@ def render_block(instructions: list[str], warnings: list[str], knowledge: list[s
         parts += ["", "## Warnings", WARNINGS_NOTE, *warnings]
     if knowledge:
         parts += ["", "## Knowledge", *([KNOWLEDGE_NOTE] if rules else []), *knowledge]
+    if disagreements:
+        parts += ["", DISAGREE_HEADING, DISAGREE_NOTE]
+        for lines, note in disagreements:
+            parts += [*lines, note]
     parts += ["", stale, FOOTER] if stale else ["", FOOTER]
     return "\n".join(parts)
 

@@ -230,19 +230,23 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     warn_lines = [(r, render.item_line(r, safe[r["id"]], shown_id=sid[r["id"]], also=also(r)), why) for r, why in fired]
     know_lines = [(s, r, render.item_line(r, safe[r["id"]], shown_id=sid[r["id"]], also=also(r)), why)
                   for s, r, why in ranked]
+    units = _disagreement_units(ctx, know_lines)
     keep_i: list[tuple[sqlite3.Row, str]] = []
     keep_w: list[tuple[sqlite3.Row, str, list[str]]] = []
     keep_k: list[tuple[float, sqlite3.Row, str, list[str]]] = []
+    keep_d: list[tuple[Any, list[tuple[float, sqlite3.Row, str, list[str]]]]] = []
 
-    def text_of(ki: list, kw: list, kk: list) -> str:
+    def text_of(ki: list, kw: list, kk: list, kd: list | None = None) -> str:
         # Every rule not (yet) kept is counted as left out, so the line that says so is in the
         # budget from the first fit on: a cut rule is never silent.
         grouped = [x for x in kk if x[1]["location"] != "personal"] + [x for x in kk if x[1]["location"] == "personal"]
         return render.render_block([x[1] for x in ki], [x[1] for x in kw], [x[2] for x in grouped], stale,
-                                   rules_left_out=len(instr_lines) - len(ki))
+                                   rules_left_out=len(instr_lines) - len(ki),
+                                   disagreements=[([x[2] for x in two], render.disagreement_note(c))
+                                                  for c, two in (keep_d if kd is None else kd)])
 
-    def fits(ki: list, kw: list, kk: list) -> bool:
-        return estimate_tokens(text_of(ki, kw, kk)) <= budget
+    def fits(ki: list, kw: list, kk: list, kd: list | None = None) -> bool:
+        return estimate_tokens(text_of(ki, kw, kk, kd)) <= budget
 
     for x in instr_lines:
         if not fits([*keep_i, x], keep_w, keep_k):
@@ -253,13 +257,18 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         if not fits(keep_i, [*keep_w, y], keep_k):
             break
         keep_w.append(y)
-    for z in know_lines:
-        if not fits(keep_i, keep_w, [*keep_k, z]):
-            break
-        keep_k.append(z)
+    for c, z in units:
+        if c is None:  # one memory
+            if not fits(keep_i, keep_w, [*keep_k, *z]):
+                break
+            keep_k.extend(z)
+        else:  # two that disagree: shown together or not at all, never one without the other
+            if not fits(keep_i, keep_w, keep_k, [*keep_d, (c, z)]):
+                break
+            keep_d.append((c, z))
 
     block = render.ContextBlock(text="", budget=budget, signals=signals, rules_left_out=left_out, freshness=fresh)
-    if not (keep_i or keep_w or keep_k or left_out):
+    if not (keep_i or keep_w or keep_k or keep_d or left_out):
         return block
     block.text = text_of(keep_i, keep_w, keep_k)
     block.tokens = estimate_tokens(block.text)
@@ -267,6 +276,16 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
                            **({"approved": elsewhere[r["id"]]} if elsewhere[r["id"]] else {})} for r, line in keep_i]
     block.warnings = [render.entry(r, line, reasons=why, also_in=copies.get(r["id"])) for r, line, why in keep_w]
     block.items = [render.entry(r, line, s, why, also_in=copies.get(r["id"])) for s, r, line, why in keep_k]
+    if keep_d:
+        from git_memex.review.contradictions import disagreement_json
+
+        block.disagreements = [disagreement_json(c) for c, _two in keep_d]
+        for c, two in keep_d:
+            for s, r, line, why in two:
+                block.items.append({**render.entry(r, line, s, why, also_in=copies.get(r["id"])),
+                                    "contradicts": [c.b if r["id"] == c.a else c.a]})
+    for item in block.items:
+        item.setdefault("contradicts", [])
     return block
 
 
@@ -286,6 +305,39 @@ def _once(scored: list[tuple[float, sqlite3.Row, list[str]]], above: list[sqlite
             out.append(x)
     out, more = one_fact_once(out, key=lambda x: x[1])
     copies.update(more)
+    return out
+
+
+def _disagreement_units(ctx: Context, know: list[tuple[float, sqlite3.Row, str, list[str]]],
+                        ) -> list[tuple[Any, list[tuple[float, sqlite3.Row, str, list[str]]]]]:
+    """The knowledge lines in rank order as units the budget keeps or cuts whole: (None, [one
+    line]), or (the contradiction, [the line precedence prefers, the other]) for two memories that
+    disagree (review/contradictions.py), placed where the better ranked of them was. A memory is
+    paired once (with the first that disagrees with it); nothing is dropped."""
+    from git_memex.review.contradictions import among, shown_item
+
+    found = among(ctx, [shown_item(r["id"], r["body"] or "", r["location"], r["type"], r["source"], r["review_state"],
+                                   r["content_hash"]) for _s, r, _l, _w in know if r["status"] == "active"])
+    if not found:
+        return [(None, [z]) for z in know]
+    line_of = {z[1]["id"]: z for z in know}
+    pair_of: dict[str, Any] = {}
+    for c in found:
+        if c.a not in pair_of and c.b not in pair_of:
+            pair_of[c.a] = pair_of[c.b] = c
+    out: list[tuple[Any, list[tuple[float, sqlite3.Row, str, list[str]]]]] = []
+    placed: set[str] = set()
+    for z in know:
+        mid = z[1]["id"]
+        if mid in placed:
+            continue
+        two = pair_of.get(mid)
+        if two is None:
+            out.append((None, [z]))
+            placed.add(mid)
+        else:
+            out.append((two, [line_of[two.a], line_of[two.b]]))
+            placed |= {two.a, two.b}
     return out
 
 

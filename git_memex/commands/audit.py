@@ -18,11 +18,12 @@ def _days(value: str) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("audit", help="list what needs tending: near-duplicates, stale memories, broken chains",
+    p = sub.add_parser("audit", help="list what needs tending: contradictions, near-duplicates, stale memories, broken chains",
                        description="Read-only report for a curator: near-duplicate pairs, active memories not "
                        "updated in --days days (90), supersede chains that are broken or point at a memory that is "
                        "not there, personal or private files in the repository, unreadable files, rules whose file says "
-                       "approved without an approval record for that content, and index drift. "
+                       "approved without an approval record for that content, index drift, and active memories that disagree "
+                       "(contradictions: both ids, the differing values, the one precedence prefers and why). "
                        "Changes nothing (not even the index); exit 0 whatever it finds.")
     p.add_argument("--days", type=_days, default=90, metavar="N", help="a memory is stale after N days untouched (90)")
     add_json(p)
@@ -59,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
               f"{a['id']}` writes the file again)" for a in rep.approver_mismatch]
     for line in lines:
         print(line)
+    if rep.contradictions:
+        from git_memex.review.contradictions import sentence
+
+        _capped([f"warn  contradiction: {sentence(c)}" for c in rep.contradictions], "contradictions")
     _capped([f"warn  near-duplicates ({d.similarity:.2f}): {d.a} {d.b} (supersede or forget one)"
              for d in rep.near_duplicates], "near-duplicate pairs")
     _capped([f"info  stale ({'no date' if s.days < 0 else f'{s.days} days'}): {s.id} {s.location}/{s.type} "

@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from git_memex.commands.search import disagrees
     from git_memex.ops import list_memories
 
     res = list_memories(context(), scope=args.scope, type=args.type, limit=args.limit, include=args.include,
@@ -45,9 +46,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"{title}:" if group else f"{title}: none")
             for m in group:
                 print(f"  {m.get('short_id') or short(m['id']):{w}}  {label(m):28}  {m['snippet']}")
+                if m.get("contradicts"):
+                    print(f"      {disagrees(m, rows, res.get('disagreements', []))}")
     else:
         for m in rows:
             print(f"{m.get('short_id') or short(m['id']):{w}}  {label(m):28}  {m['snippet']}")
+            if m.get("contradicts"):
+                print(f"    {disagrees(m, rows, res.get('disagreements', []))}")
     shown = len(rows)
     if res["total"] > shown:
         print(f"({shown} of {res['total']}; --limit shows more)")

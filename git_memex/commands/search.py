@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
             print("    the same text is also in " + "; ".join(f"{where_words(c['location'])} {short(c['id'])}"
                                                           for c in h["also_in"]))
+        if h.get("contradicts"):
+            print(f"    {disagrees(h, res['hits'], res.get('disagreements', []))}")
         if args.explain:
             e = h["explain"]
             b = " ".join(f"{k}×{v}" for k, v in e["boosts"].items())
@@ -97,6 +99,25 @@ def review_part(review: dict | None) -> str:
         out += f"; above {n} hit{'s' if n != 1 else ''} of higher score holding the same words: " + ", ".join(
             short(i) for i in review["above"])
     return out + "); "
+
+
+def disagrees(h: dict, shown: list[dict], pairs: list[dict]) -> str:
+    """The line under a hit (or listed memory) that another one shown disagrees with (docs/search.md)."""
+    ids = {m["id"]: m.get("short_id") or short(m["id"]) for m in shown}
+    parts = []
+    for p in pairs:
+        if h["id"] not in p["ids"]:
+            continue
+        other = p["ids"][1] if p["ids"][0] == h["id"] else p["ids"][0]
+        said = f'{p["kind"]}: "{p["values"][0]}" vs "{p["values"][1]}"'
+        if p["preferred"] == h["id"]:
+            pref = f"precedence prefers this one: {p['why']}"
+        elif p["preferred"]:
+            pref = f"precedence prefers {ids.get(other, other)}: {p['why']}"
+        else:
+            pref = p["why"]
+        parts.append(f"disagrees with {ids.get(other, other)} ({said}); {pref}")
+    return "; ".join(parts) + "; a person decides (`git memex audit`)"
 
 
 def relevance(score: float, hits: list[dict], rank: int) -> str:

@@ -46,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"repository: {counts}")
         for f in s["uncommitted"]:
             print(f"  uncommitted: {f}")
-    for c in s["contradictions"]:
-        print(f"possible contradiction: {c['a']} and {c['b']} (a human decides; both stay active)")
+    if s["contradictions"]:
+        from git_memex.review.contradictions import summary
+
+        print(f"contradictions: {summary(s['contradictions'])}")
     print(f"next: {s['next']}")
     return 0

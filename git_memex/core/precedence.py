@@ -113,3 +113,38 @@ def one_fact_once(items: list[Any], key: Any = None) -> tuple[list[Any], dict[st
         out.append(items[keep])
         copies[str(_get(get(items[keep]), "id"))] = [get(items[j]) for j in members if j != keep]
     return out, copies
+
+
+_MEMORY_TIERS = ("org", "project", "personal", "inference")
+"""The tiers a memory can be in (the others are outside the store), named in a `prefer` sentence."""
+
+REVIEW_RANK: dict[str | None, int] = {"published": 0, "approved": 0, "proposed": 1, "draft": 2, None: 2, "rejected": 3}
+"""Within one tier, where two memories disagree: reviewed knowledge (approved, published) before
+a proposal, before a draft (user guide §5: reviewed knowledge ranks above drafts)."""
+
+
+def _review(memory: Any) -> str | None:
+    return _get(memory, "review_state") or None
+
+
+def prefer(a: Any, b: Any) -> tuple[Any | None, str]:
+    """Of two memories that disagree, the one precedence prefers (`a` or `b` itself) and why, in
+    one sentence; (None, why) when precedence does not decide (one tier, one review state; or a
+    fact against a preference, whose chains differ). Never a verdict on which is true: the other
+    is still shown, and a person decides."""
+    ta, tb = tier(a), tier(b)
+    if ta["kind"] != tb["kind"]:
+        return None, "one is a preference and the other a fact, judged by different chains: precedence does not decide"
+    chain = " › ".join(n for n in CHAINS[ta["kind"]] if n in (ta["tier"], tb["tier"]) or n in _MEMORY_TIERS)
+    if ta["rank"] != tb["rank"]:
+        win, lose = (a, ta), (b, tb)
+        if tb["rank"] < ta["rank"]:
+            win, lose = lose, win
+        return win[0], f"{win[1]['tier']} outranks {lose[1]['tier']} ({ta['kind']}s: {chain})"
+    ra, rb = REVIEW_RANK.get(_review(a), 2), REVIEW_RANK.get(_review(b), 2)
+    if ra != rb:
+        (win, sw), (_lose, sl) = sorted(((a, _review(a) or "draft"), (b, _review(b) or "draft")),
+                                       key=lambda x: REVIEW_RANK.get(x[1], 2))
+        return win, f"both {ta['tier']}; {sw} outranks {sl} (reviewed knowledge before drafts)"
+    state = _review(a) or ("unreviewed" if ta["tier"] == "personal" else "draft")
+    return None, f"both {ta['tier']} and {state}: precedence does not decide"

@@ -1,65 +1,483 @@
-"""Possible contradictions: memories on the same subject that state different values.
+"""Contradictions: two active memories about one subject that disagree (docs/curating.md).
+
+The protocol's fifth principle: core never silently resolves a semantic conflict. Both memories
+stay active; what disagrees is surfaced (`audit`, `sync-status`, `doctor`, and each search, list,
+MCP hit and session block that shows both) with the one precedence prefers named and shown first
+(`core.precedence.prefer`), and a person decides: supersede one, or mark the pair as not
+contradictory (`review.compatible`). Whether two texts disagree is `review.disagreement.compare`.
+
+Cost: the finder over a store (`find`) compares only pairs that share their rarest subject words
+(a prefix filter, as `upkeep.audit.near_duplicate_pairs`), at most `MAX_CANDIDATES` for each
+memory: linear in the store's size. Among the memories one answer shows (`among`: search hits, a
+list page, the session block) every pair is checked, no index read; the person's marks are read
+only when a pair is found.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
 
 from git_memex.core.context import Context
+from git_memex.core.record import field, record
+from git_memex.errors import MemexError
 from git_memex.index.stores import Stores, opened
 
-_VALUE_RE = None
+JOIN_THRESHOLD = 0.3
+"""Pairs whose `signature`s have a Jaccard similarity below this are never compared..."""
+MAX_APART = 12
+"""...nor pairs whose signatures have more than this many pieces in one only: two texts that
+disagree differ in a value, a negation or a choice, a name, and a few words..."""
+MAX_APART_WORDS = 8
+"""...nor more than this many plain words in one only (`disagreement.plain_word`)."""
+MAX_CANDIDATES = 16
+"""At most this many candidates are compared with each memory (those sharing the most probes)."""
+PROBES = 8
+"""A memory's rarest signature words the finder looks up: two texts that disagree differ in a few
+words (a value, a negation, a name, up to MAX_EXTRA more), so they share some of their rarest."""
+POSTINGS = 128
+"""Of each probe word, only the last this many memories holding it are looked at (a word that
+common names a template, not a subject): what keeps the finder linear."""
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from git_memex.review.disagreement import Difference, Tok, Verdict
 
 
-def _values(text: str) -> tuple[frozenset[str], bool]:
-    """Numbers/versions in a text, and whether it negates: what two takes on one subject differ in."""
-    import re
+# ------------------------------------------------------------------ a store's pairs
+@record
+class Contradiction:
+    a: str  # the id the precedence prefers, else the smaller id
+    b: str
+    differences: list[Difference]
+    preferred: str | None
+    why: str
+    tiers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    global _VALUE_RE
-    if _VALUE_RE is None:
-        _VALUE_RE = (re.compile(r"\d+(?:[.,:]\d+)*"),
-                     re.compile(r"(?i)\b(?:not|never|no longer|don't|doesn't|isn't|avoid|instead of)\b|不|没|别|禁止|避免"))
-    nums, neg = _VALUE_RE
-    return frozenset(nums.findall(text)), bool(neg.search(text))
+    @property
+    def kind(self) -> str:
+        return self.differences[0].kind
+
+    def to_json(self) -> dict[str, Any]:
+        first = self.differences[0]
+        return {
+            "a": self.a, "b": self.b, "kind": first.kind, "values": [first.a, first.b],
+            "differences": [{"kind": d.kind, "values": [d.a, d.b]} for d in self.differences],
+            "preferred": self.preferred, "why": self.why, "tiers": self.tiers,
+        }
 
 
-def contradictions(ctx: Context, *, stores: Stores | None = None, recent: int = 50) -> list[dict[str, Any]]:
-    """Pairs of active memories in one scope that look like one subject with different content.
+def pair(ra: Mapping[str, Any], rb: Mapping[str, Any], verdict: Verdict) -> Contradiction:
+    """The contradiction between two memories (rows or hit dicts with id, location, type, source,
+    review_state), the one precedence prefers first."""
+    from git_memex.core.precedence import prefer, tier
+    from git_memex.review.disagreement import Difference, Verdict
 
-    Surfaced, never resolved (docs/decisions.md, contradictions): both stay active until a human decides. A pair is
-    reported when the two are of one type, share most of their words (Jaccard 0.5–0.8; closer
-    is a duplicate) and differ in a value (a number or version) or in negation. Only the most
-    recently changed memories are checked against the rest, which keeps this cheap after a pull.
-    """
-    from git_memex.core.textproc import jaccard
-    from git_memex.search.engine import search
+    first, why = prefer(ra, rb)
+    if first is rb or (first is None and str(ra["id"]) > str(rb["id"])):
+        ra, rb = rb, ra
+        verdict = Verdict([Difference(d.kind, d.b, d.a) for d in verdict.differences], verdict.shared)
+    return Contradiction(str(ra["id"]), str(rb["id"]), verdict.differences,
+                         str(ra["id"]) if first is not None else None, why,
+                         {str(ra["id"]): tier(ra), str(rb["id"]): tier(rb)})
 
+
+def signature(text: str) -> frozenset[str]:
+    """A cheap stand-in for a text's words (its whitespace-separated pieces lowercased, and each
+    CJK character), for choosing which pairs `compare` looks at. No regex: ~20 µs a memory."""
+    words = frozenset(text.lower().split())
+    return words if text.isascii() else words | frozenset(c for c in text if c >= "\u2e80")
+
+
+def plain(text: str, sig: frozenset[str], known: dict[str, str | None]) -> tuple[frozenset[str], frozenset[str]]:
+    """(the plain words of a signature, stemmed: `disagreement.plain_word`; those of them written
+    capitalised or as @handles in `text`, which may be names), `known` remembering each piece."""
+    from git_memex.review.disagreement import plain_word
+
+    def norm(p: str) -> str | None:
+        if p not in known:
+            known[p] = plain_word(p)
+        return known[p]
+
+    words = frozenset(w for p in sig if (w := norm(p)) is not None)
+    names = frozenset(w for p in text.split() if p[:1].isupper() or p[:1] == "@"
+                      if (w := norm(p.lower())) is not None)
+    return words, names
+
+
+def close(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Could these two be about one subject? Their signatures' Jaccard similarity is at least
+    JOIN_THRESHOLD and at most MAX_APART pieces are in one only (on the labelled set every
+    contradictory pair is at 0.44 or more, with at most 9 apart)."""
+    inter = len(a & b)
+    apart = len(a) + len(b) - 2 * inter
+    return inter > 0 and apart <= MAX_APART and inter >= JOIN_THRESHOLD * (inter + apart)
+
+
+def words_close(pa: tuple[frozenset[str], frozenset[str]], pb: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """And by their `plain` words: at most MAX_APART_WORDS in one only, and not both with plain
+    words the other lacks that are not names (another subject, as `disagreement` would find).
+    On the labelled set every contradictory pair has at most 4 plain words apart."""
+    (wa, na), (wb, nb) = pa, pb
+    if len(wa ^ wb) > MAX_APART_WORDS:
+        return False
+    return not ((wa - wb - na) and (wb - wa - nb))
+
+
+def find(rows: Iterable[Any]) -> list[Contradiction]:
+    """Every pair of the rows (active memories: id, body, location, type, source, review_state,
+    supersedes, superseded_by) that `compare` says disagree. An id seen twice counts once (the
+    first row wins). Candidates share one of their PROBES rarest signature words (two texts that
+    differ in a few words share their rarest others), from the last POSTINGS memories holding
+    it, at most MAX_CANDIDATES for each memory, and pass `close`; only they are tokenized and
+    compared. Linear in the number of rows: at most PROBES × POSTINGS look-ups a memory."""
+    import heapq
+
+    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
+
+    items: list[tuple[Any, frozenset[str]]] = []
+    seen: set[str] = set()
+    for r in rows:
+        if r["id"] in seen or not r["body"]:
+            continue
+        seen.add(r["id"])
+        items.append((r, signature(r["body"])))
+    known: dict[str, str | None] = {}
+    plains: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+
+    def plain_of(i: int) -> tuple[frozenset[str], frozenset[str]]:
+        if i not in plains:
+            plains[i] = plain(items[i][0]["body"] or "", items[i][1], known)
+        return plains[i]
+
+    df: dict[str, int] = {}
+    for _r, sig in items:
+        for w in sig:
+            df[w] = df.get(w, 0) + 1
+    postings: dict[str, list[int]] = {}
+    toks: dict[int, list[Tok] | None] = {}
+
+    def tokens_of(i: int) -> list[Tok] | None:
+        if i not in toks:
+            got = tokens(items[i][0]["body"] or "")
+            toks[i] = got if got and len(got) <= MAX_TOKENS else None
+        return toks[i]
+
+    out: list[Contradiction] = []
+    for i, (r, sig) in enumerate(items):
+        probes = heapq.nsmallest(PROBES, sig, key=lambda w: (df[w], w))
+        counts: dict[int, int] = {}
+        for w in probes:
+            for j in postings.get(w, ())[-POSTINGS:]:
+                counts[j] = counts.get(j, 0) + 1
+        best = counts if len(counts) <= MAX_CANDIDATES else heapq.nlargest(MAX_CANDIDATES, counts, key=counts.__getitem__)
+        for j in best:
+            rj, sj = items[j]
+            if not close(sig, sj) or not words_close(plain_of(i), plain_of(j)) or _linked(r, rj):
+                continue
+            ta, tb = tokens_of(j), tokens_of(i)
+            if ta is None or tb is None:
+                continue
+            v = compare_tokens(ta, tb)
+            if v is not None:
+                out.append(pair(rj, r, v))
+        for w in probes:
+            postings.setdefault(w, []).append(i)
+    out.sort(key=lambda c: (c.a, c.b))
+    return out
+
+
+def _linked(ra: Mapping[str, Any], rb: Mapping[str, Any]) -> bool:
+    """One supersedes the other (the chain is the record of the change, not a disagreement)."""
+    def get(r: Mapping[str, Any], k: str) -> Any:
+        try:
+            return r[k]
+        except (KeyError, IndexError):
+            return None
+
+    return ra["id"] == rb["id"] or get(ra, "supersedes") == rb["id"] or get(rb, "supersedes") == ra["id"] \
+        or get(ra, "superseded_by") == rb["id"] or get(rb, "superseded_by") == ra["id"]
+
+
+ROW_COLUMNS = ("m.id, m.body, m.location, m.type, m.source, m.review_state, m.supersedes, m.superseded_by, "
+               "m.content_hash, m.updated_ts")
+
+
+def unresolved(ctx: Context, rows: Iterable[Any]) -> list[Contradiction]:
+    """`find` over `rows`, less the pairs a person marked as not contradictory (`review.compatible`)."""
+    rows = list(rows)
+    found = find(rows)
+    if not found:
+        return []
+    from git_memex.review import compatible
+
+    by_id: dict[str, Any] = {}
+    for r in rows:
+        by_id.setdefault(str(r["id"]), r)
+    marks = compatible.marks(ctx)
+    return [_masked(ctx, c, by_id) for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])]
+
+
+def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]]) -> Contradiction:
+    """`c` with its differing values as the bodies may be shown: secrets masked (a file that came
+    in by another road may hold one; only found pairs pay for the check). Each word of a value
+    that masking changed in its body is replaced by the masked word; where the words of a body
+    cannot be matched up, the value is "(masked)"."""
+    from git_memex.secrets.redact import redact
+
+    def shown(body: str) -> dict[str, str] | None:
+        safe = redact(body, ctx.redact_patterns).text
+        if safe == body:
+            return {}
+        ow, mw = body.split(), safe.split()
+        return {o: m for o, m in zip(ow, mw, strict=True) if o != m} if len(ow) == len(mw) else None
+
+    ma, mb = shown(by_id[c.a]["body"] or ""), shown(by_id[c.b]["body"] or "")
+    if ma == {} and mb == {}:
+        return c
+
+    def word(w: str, changed: dict[str, str]) -> str:
+        if w in changed:
+            return changed[w]
+        for o, m in changed.items():
+            at = o.find(w)
+            if at >= 0 or w.find(o) >= 0:  # the value's word is part of a masked one, or holds it
+                return m[at:at + len(w)] if at >= 0 and len(o) == len(m) else "(masked)"
+        return w
+
+    def value(text: str, changed: dict[str, str] | None) -> str:
+        if changed is None:
+            return "(masked)"
+        return " ".join(word(w, changed) for w in text.split())
+
+    from git_memex.review.disagreement import Difference
+
+    diffs = [Difference(d.kind, value(d.a, ma), value(d.b, mb)) for d in c.differences]
+    return Contradiction(c.a, c.b, diffs, c.preferred, c.why, c.tiers)
+
+
+KEY_COLUMNS = ("m.id, m.content_hash, m.location, m.type, m.source, m.review_state, m.supersedes, "
+               "m.superseded_by")
+CACHE_FORMAT = "git-memex-contradictions/1"
+"""The cache file's format; the key also holds a hash of the finder's code (`_finder_id`)."""
+
+
+def contradictions(ctx: Context, *, stores: Stores | None = None) -> list[dict[str, Any]]:
+    """Every pair of active memories this context reads (personal, the project's, subscribed org
+    and remote memories; from the index) that disagree, less the pairs a person marked as not
+    contradictory: {"a", "b", "kind", "values", "differences", "preferred", "why", "tiers"}, `a`
+    the one precedence prefers (docs/curating.md). Surfaced, never resolved.
+
+    The pairs are cached in the data root under a key of every active memory's id, content hash
+    and the fields precedence reads (and the team's secret patterns): `sync-status` and `doctor`
+    run again over an unchanged store read one small query and the cache; any change anywhere
+    recomputes the whole store (the finder is linear in it). The person's marks are applied
+    after the cache, so marking or unmarking a pair shows at once."""
+    from git_memex.index.schema import NOT_EXPIRED
+
+    cond = "m.status = 'active' AND " + NOT_EXPIRED
     with opened(ctx, stores) as st:
-        rows = st.rows("m.status = 'active'", columns="m.id, m.body, m.type, m.location, m.supersedes, m.superseded_by,"
-                       " m.updated_ts", order_by="m.updated_ts DESC", limit=recent)
-        rows.sort(key=lambda r: -(r["updated_ts"] or 0))
-        seen: set[tuple[str, str]] = set()
-        out = []
-        for r in rows[:recent]:
-            scope = "personal" if r["location"] == "personal" else "project"
-            res = search(st, r["body"], scope=scope, type=r["type"], limit=3, refresh=False)
-            for h in res.hits:
-                if h.id == r["id"] or h.status != "active":
-                    continue
-                key = (min(h.id, r["id"]), max(h.id, r["id"]))
-                if key in seen or r["supersedes"] == h.id or r["superseded_by"] == h.id:
-                    continue
-                seen.add(key)
-                row = st.one(h.id, "m.body", scoped=False)
-                if row is None:
-                    continue
-                other = row[0]
-                sim = jaccard(r["body"], other)
-                if not 0.5 <= sim < 0.8:
-                    continue
-                (va, na), (vb, nb) = _values(r["body"]), _values(other)
-                if va != vb or na != nb:
-                    out.append({"a": key[0], "b": key[1], "similarity": round(sim, 3)})
-        return out
+        keys = st.rows(cond, columns=KEY_COLUMNS, order_by="m.id")
+        key = _state_key(ctx, keys)
+        pairs = _cached(ctx, key)
+        if pairs is None:
+            rows = st.rows(cond, columns=ROW_COLUMNS, order_by="m.id")
+            by_id: dict[str, Any] = {}
+            for r in rows:
+                by_id.setdefault(str(r["id"]), r)
+            pairs = [_masked(ctx, c, by_id).to_json() for c in find(rows)]
+            _store(ctx, key, pairs)
+    if not pairs:
+        return []
+    from git_memex.review import compatible
+
+    marks = compatible.marks(ctx)
+    if not marks:
+        return pairs
+    first: dict[str, Any] = {}
+    for r in keys:
+        first.setdefault(str(r["id"]), r)
+    return [c for c in pairs if not (c["a"] in first and c["b"] in first
+                                     and compatible.covers(marks, first[c["a"]], first[c["b"]]))]
 
 
+def _finder_id() -> str:
+    """The finder's own code (this module and `disagreement`, as installed): a cache made by
+    another version of it is not read."""
+    from pathlib import Path
+
+    from git_memex.core.digest import sha256_hex
+    from git_memex.review import disagreement
+
+    try:
+        code = Path(disagreement.__file__ or "").read_bytes() + Path(__file__).read_bytes()
+    except OSError:
+        return CACHE_FORMAT
+    return sha256_hex(code)
+
+
+def _state_key(ctx: Context, keys: Sequence[Any]) -> str:
+    from git_memex.core.digest import sha256_hex
+
+    text = json.dumps([CACHE_FORMAT, _finder_id(), list(ctx.redact_patterns), [tuple(r) for r in keys]], default=str)
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))
+
+
+def _cache_path(ctx: Context) -> Any:
+    from git_memex.core.digest import sha256_hex
+
+    place = str(ctx.repo.work_tree if ctx.repo is not None else ctx.cwd)
+    return ctx.data_root / "cache" / f"contradictions-{sha256_hex(place.encode('utf-8', 'surrogatepass'))[:16]}.json"
+
+
+def _cached(ctx: Context, key: str) -> list[dict[str, Any]] | None:
+    try:
+        doc = json.loads(_cache_path(ctx).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(doc, dict) and doc.get("key") == key and isinstance(doc.get("pairs"), list):
+        return doc["pairs"]
+    return None
+
+
+def _store(ctx: Context, key: str, pairs: list[dict[str, Any]]) -> None:
+    """Write the cache; a cache that cannot be written is no error (the next run computes again)."""
+    from git_memex.agents.approval_record import write
+
+    with contextlib.suppress(OSError, MemexError):
+        write(_cache_path(ctx), json.dumps({"key": key, "pairs": pairs}, ensure_ascii=False).encode("utf-8"))
+
+
+def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradiction]:
+    """The contradictions among memories shown together (search hits, a list page, the session
+    block's items: mappings with id, body, location, type, source, review_state, content_hash):
+    no index read. Cheap first: a pair must pass `close` on signatures before either text is
+    tokenized, and the person's marks are read only when a pair is found."""
+    if len(items) < 2:
+        return []
+    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
+
+    sigs = [signature(it["body"] or "") for it in items]
+    known: dict[str, str | None] = {}
+    plains: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+
+    def plain_of(i: int) -> tuple[frozenset[str], frozenset[str]]:
+        if i not in plains:
+            plains[i] = plain(items[i]["body"] or "", sigs[i], known)
+        return plains[i]
+
+    toks: dict[int, list[Tok] | None] = {}
+
+    def tokens_of(i: int) -> list[Tok] | None:
+        if i not in toks:
+            got = tokens(items[i]["body"] or "")
+            toks[i] = got if got and len(got) <= MAX_TOKENS else None
+        return toks[i]
+
+    found: list[Contradiction] = []
+    for x in range(len(items)):
+        for y in range(x + 1, len(items)):
+            if not close(sigs[x], sigs[y]) or not words_close(plain_of(x), plain_of(y)) or _linked(items[x], items[y]):
+                continue
+            ta, tb = tokens_of(x), tokens_of(y)
+            if ta is None or tb is None:
+                continue
+            v = compare_tokens(ta, tb)
+            if v is not None:
+                found.append(pair(items[x], items[y], v))
+    if not found:
+        return []
+    from git_memex.review import compatible
+
+    marks = compatible.marks(ctx)
+    by_id = {str(it["id"]): it for it in items}
+    return [_masked(ctx, c, by_id) for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])]
+
+
+def sentence(c: Mapping[str, Any], *, commands: bool = True) -> str:
+    """One contradiction (`Contradiction.to_json`) in one sentence: who disagrees about what,
+    which one precedence prefers and why, and (with `commands`) the person's two ways out."""
+    va, vb = c["values"]
+    head = f'{c["a"]} and {c["b"]} disagree ({c["kind"]}: "{va}" vs "{vb}")'
+    if c.get("preferred"):
+        head += f"; precedence prefers {c['preferred']}: {c['why']}"
+    else:
+        head += f"; {c['why']}"
+    if commands:
+        head += (f"; a person decides: supersede one (`git memex supersede ID \"TEXT\"`), or mark them not "
+                 f"contradictory (`git memex compatible {c['a']} {c['b']}`)")
+    return head
+
+
+def summary(pairs: Sequence[Mapping[str, Any]]) -> str:
+    """`sync-status`'s and `doctor`'s one line about the contradictions found (pairs non-empty)."""
+    n = len(pairs)
+    first = sentence(pairs[0], commands=False)
+    more = f" (and {n - 1} more pair{'s' if n > 2 else ''})" if n > 1 else ""
+    return (f"{n} pair{'s' if n > 1 else ''} of memories disagree, a person decides: {first}{more}; "
+            "`git memex audit` lists them with the ways out")
+
+
+# ------------------------------------------------------------------ memories shown together
+def shown_item(mid: str, body: str, location: str, type_: str | None, source: str | None,
+               review_state: str | None, content_hash: str | None = None) -> dict[str, Any]:
+    """The fields `among` and `core.precedence` read, from a search hit or an index row."""
+    return {"id": mid, "body": body, "location": location, "type": type_, "source": source,
+            "review_state": review_state, "content_hash": content_hash}
+
+
+def annotate(ctx: Context, entries: list[dict[str, Any]], items: Sequence[Mapping[str, Any]], *,
+             reorder: bool = True) -> list[Contradiction]:
+    """Mark the JSON `entries` of one answer (search hits, a list page, in the order shown; each
+    with its `id`) from `items` (`shown_item` of each): every entry gets `tier` (its precedence
+    tier) and `contradicts` (the ids shown with it that disagree with it, [] when none); with
+    `reorder`, where a pair disagrees and the one precedence prefers comes later, it is moved up to
+    just before the other. Nothing is removed. Returns the pairs found."""
+    from git_memex.core.precedence import tier
+
+    by_id = {str(it["id"]): it for it in items}
+    for e in entries:
+        it = by_id.get(str(e["id"]))
+        e["tier"] = tier(it if it is not None else e)
+        e["contradicts"] = []
+    found = among(ctx, items)
+    if not found:
+        return []
+    for c in found:
+        for e in entries:
+            if e["id"] == c.a:
+                e["contradicts"].append(c.b)
+            elif e["id"] == c.b:
+                e["contradicts"].append(c.a)
+    if reorder:
+        preferred_first(entries, found)
+    return found
+
+
+def preferred_first(entries: list[Any], pairs: Sequence[Contradiction], key: Any = None) -> None:
+    """Reorder `entries` in place so that of each pair the one precedence prefers comes before
+    the other (moved up to just before it); the rest keep their order. `key` gives an entry's id
+    (default: `entry["id"]`). The preference is a strict order (tier, then review state), so this
+    settles in at most one pass per pair."""
+    get = key or (lambda e: e["id"])
+    for _ in range(len(pairs) + 1):
+        moved = False
+        for c in pairs:
+            if c.preferred is None:
+                continue
+            other = c.b if c.preferred == c.a else c.a
+            pos = {get(e): i for i, e in enumerate(entries)}
+            if c.preferred in pos and other in pos and pos[c.preferred] > pos[other]:
+                entries.insert(pos[other], entries.pop(pos[c.preferred]))
+                moved = True
+        if not moved:
+            return
+
+
+def disagreement_json(c: Contradiction) -> dict[str, Any]:
+    """One pair as an answer lists it: the ids, the one precedence prefers first."""
+    d = c.to_json()
+    return {"ids": [c.a, c.b], "kind": d["kind"], "values": d["values"], "preferred": c.preferred, "why": c.why}

@@ -217,6 +217,7 @@ class AuditReport:
     """A secret in a repository memory file (one that came past the hooks: `--no-verify`, a
     hosting site's editor): path, line, rule (never the secret), how many commits hold the path,
     and how to remove it (`secret_fix`)."""
+    contradictions: list[dict[str, Any]] = field(default_factory=list)
     scanned: int = 0
     stale_days: int = STALE_DAYS
 
@@ -224,7 +225,7 @@ class AuditReport:
     def clean(self) -> bool:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
                     or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals
-                    or self.approver_mismatch or self.secrets)
+                    or self.approver_mismatch or self.secrets or self.contradictions)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -241,6 +242,7 @@ class AuditReport:
             "unbacked_approvals": self.unbacked_approvals,
             "approver_mismatch": self.approver_mismatch,
             "secrets": self.secrets,
+            "contradictions": self.contradictions,
         }
 
 
@@ -276,6 +278,8 @@ def _file_rows(st: Stores, rep: AuditReport) -> list[dict[str, Any]]:
                 "id": m.id, "path": str(path), "location": src.location,
                 "scope": fm.get("scope"), "visibility": fm.get("visibility"), "type": fm.get("type"),
                 "status": m.status, "body": m.body, "created_at": _s(fm.get("created_at")),
+                "source": _s(fm.get("source")), "review_state": _s(fm.get("review_state")),
+                "expires_at": _s(fm.get("expires_at")),
                 "updated_at": _s(fm.get("updated_at")), "supersedes": id_ref(fm.get("supersedes")),
                 "superseded_by": id_ref(fm.get("superseded_by")),
                 "proposed_by": _masked(fm.get("proposed_by")), "approved_by": _masked(fm.get("approved_by")),
@@ -391,6 +395,7 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
         _unbacked(st.ctx, rows, rep)
         _approvers(st.ctx, rows, rep)
         _drift(st, rows, rep)
+        rep.contradictions = _contradictions(st, rows, now)
     return rep
 
 
@@ -426,6 +431,28 @@ def _approvers(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> No
                                           "approver": str(_masked(shown) or "")})
         if r["location"] == "repo" and r["proposed_by"] in names and not r["solo"] and r["id"] not in listed:
             rep.self_approved.append({"id": r["id"], "path": r["path"], "by": str(_masked(f"local:{email}") or "")})
+
+
+def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None) -> list[dict[str, Any]]:
+    """Active memories that disagree (`review.contradictions`): this context's files, and the
+    subscribed org and remote memories as their indexes hold them (not this context's files, but
+    what agents here are shown beside them)."""
+    import time
+
+    from git_memex.core.model import parse_time
+    from git_memex.review.contradictions import ROW_COLUMNS, unresolved
+
+    at = time.time() if now is None else now
+
+    def live(r: Any) -> bool:
+        exp = parse_time(r["expires_at"]) if r["expires_at"] else None
+        return exp is None or exp > at
+
+    mine: list[Any] = [r for r in rows if r["status"] == "active" and live(r)]
+    theirs = st.rows("(m.location LIKE 'org:%' OR m.location LIKE 'remote:%') AND m.status = 'active'",
+                     columns=ROW_COLUMNS + ", m.expires_ts AS expires_at")
+    theirs = [r for r in theirs if r["expires_at"] is None or r["expires_at"] > at]
+    return [c.to_json() for c in unresolved(st.ctx, [*mine, *theirs])]
 
 
 def _unbacked(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> None:

@@ -179,13 +179,12 @@ def _check_duplicates(st: Stores, rep: Report) -> None:
 
 
 def _check_contradictions(ctx: Context, st: Stores, rep: Report) -> None:
-    try:
-        from git_memex.review.contradictions import contradictions
-    except ImportError:
-        return
+    """One line: the active memories that disagree (review/contradictions.py), never resolved here."""
+    from git_memex.review.contradictions import contradictions, summary
+
     pairs = contradictions(ctx, stores=st)
-    for p in pairs:
-        rep.add("possible contradiction", "warn", f"{p['a']} and {p['b']} look like the same subject with different content; a human decides")
+    if pairs:
+        rep.add("contradictions", "warn", summary(pairs))
 
 
 def _check_scopes(ctx: Context, rep: Report) -> None:

@@ -235,7 +235,9 @@ def render_text(inv: dict[str, Any]) -> str:
         rows = []
         shown = inv[key][:TEXT_LIST]
         for pair in shown:
-            rows.append(f"  {pair['a'][:10]} and {pair['b'][:10]} (similarity {pair['similarity']})")
+            from git_memex.upkeep.inventory_page import pair_note
+
+            rows.append(f"  {pair['a'][:10]} and {pair['b'][:10]} ({pair_note(pair)})")
             rows += [line(pair["a"], "    "), line(pair["b"], "    ")]
         sections.append((f"{title} ({len(inv[key])})", rows + more(shown, len(inv[key]))))
     for title, rows in sections:

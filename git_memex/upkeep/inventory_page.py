@@ -232,12 +232,20 @@ def _memory_line(e: dict[str, Any] | None, mid: str) -> str:
             f'<span class="text">{esc(e["snippet"])}</span></div>')
 
 
+def pair_note(pair: dict[str, Any]) -> str:
+    """What a listed pair shares: a near-duplicate's similarity, or what a contradiction's two
+    memories say differently (review/contradictions.py)."""
+    if "values" in pair:
+        return f'{pair["kind"]}: "{pair["values"][0]}" vs "{pair["values"][1]}"'
+    return f"similarity {pair['similarity']}"
+
+
 def _pairs(pairs: list[dict[str, Any]], by_id: dict[str, dict[str, Any]]) -> str:
     out = []
     for p in pairs:
         a, b = by_id.get(p["a"]), by_id.get(p["b"])
         key = " ".join(_search_key(e) for e in (a, b) if e is not None)
-        out.append(f'<div class="pair" data-search="{esc(key)}"><span class="sim">similarity {esc(p["similarity"])}</span>'
+        out.append(f'<div class="pair" data-search="{esc(key)}"><span class="sim">{esc(pair_note(p))}</span>'
                    f'{_memory_line(a, p["a"])}{_memory_line(b, p["b"])}</div>')
     return "".join(out) + _nomatch() if out else '<p class="none">none</p>'
 

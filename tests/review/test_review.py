@@ -451,13 +451,19 @@ def test_sync_status_outside_a_repository_does_not_suggest_submit(nogit: Path):
 
 
 def test_contradictions_are_surfaced_not_resolved(ready: Path):
-    a = add("the api rate limit is 100 requests per minute per token for the public api", "--type", "constraint")
-    b = add("the api rate limit is 500 requests per minute per token for partners only", "--type", "constraint")
+    a = add("the api rate limit is 100 requests per minute per token", "--type", "constraint")
+    b = add("the api rate limit is 500 requests per minute per token", "--type", "constraint")
+    # a qualifier makes two statements compatible: not raised
+    add("the upload limit is 10 MB for free accounts", "--type", "constraint")
+    add("the upload limit is 50 MB for paid accounts", "--type", "constraint")
     s = run_cli("sync-status", "--json").json()
-    pairs = {(c["a"], c["b"]) for c in s["contradictions"]}
-    assert (min(a, b), max(a, b)) in pairs
+    assert [(c["a"], c["b"]) for c in s["contradictions"]] == [(min(a, b), max(a, b))]
+    assert s["contradictions"][0]["values"] in (["100 requests", "500 requests"], ["500 requests", "100 requests"])
+    out = run_cli("sync-status").out
+    assert len([line for line in out.splitlines() if "disagree" in line]) == 1  # one line
     d = run_cli("doctor", "--json").json()
-    assert any(c["name"] == "possible contradiction" for c in d["checks"])
+    (check,) = [c for c in d["checks"] if c["name"] == "contradictions"]
+    assert check["level"] == "warn" and a in check["detail"] and b in check["detail"] and "\n" not in check["detail"]
     for mid in (a, b):
         assert run_cli("show", mid, "--json").json()["frontmatter"]["status"] == "active"
 

@@ -113,8 +113,8 @@ def build_world(base: Path) -> World:
     w.git("add", "-A")
     w.git("commit", "-q", "-m", "review, and an old memory")
     ids["old"] = OLD_ID
-    ids["draft"] = w.add("Staging deploys take 30 minutes and need the VPN from the office network.", "--type", "fact")
-    ids["contra"] = w.add("Staging deploys take 45 minutes and need the VPN from home too.", "--type", "fact")
+    ids["draft"] = w.add("Staging deploys take 30 minutes.", "--type", "fact")
+    ids["contra"] = w.add("Staging deploys take 45 minutes.", "--type", "fact")
     ids["dup1"] = w.add("The cache directory is build/cache and CI restores it between jobs on every branch.")
     ids["dup2"] = w.add("The cache directory is build/cache; CI restores it between jobs on every branch!!")
     ids["personal"] = w.add("I prefer short commit messages in the imperative.", "--scope", "personal",

@@ -1,0 +1,615 @@
+"""Whether two texts disagree about one subject: the pure comparison behind the contradiction
+finder (`review.contradictions`), with its word lists.
+
+Each text becomes a sequence of tokens (`tokens`: Latin words lowercased with a light plural
+stem; numbers, times and versions; CJK text segmented by the word lists below, else character by
+character); filler words are left out. The two sequences are aligned (`difflib`), and each
+stretch where they differ is one of:
+
+* a **value**: numbers on both sides that differ (100 vs 500 requests, 30 vs 60 秒, Node 18 vs 20,
+  02:00 vs 04:30, port 8080 vs 9090); equal quantities in other units are not (30 s vs 30000 ms);
+* a **negation**: one side says not/never/不/没有/… where the other does not;
+* an **alternative**: two members of one known set of choices (enable/disable, allow/forbid,
+  always/never, tabs/spaces, npm/pnpm/yarn, squash/merge/rebase, true/false, weekdays,
+  启用/禁用, 允许/禁止, 总是/从不, …);
+* an **owner**: different names, in a text that has an owner word (owned by, on-call, 负责人, 维护…);
+* a **qualifier**: a scope word that differs (free/paid accounts, development/production,
+  unit/integration tests, iOS/Android, 开发环境/生产环境…): the two are about different cases,
+  so the pair is compatible, whatever else differs;
+* other words replaced on both sides: another subject, compatible;
+* words on one side only: a detail, allowed up to `MAX_EXTRA`.
+
+Two texts disagree (`compare`) when at least one value, negation, alternative or owner differs,
+nothing vetoes it, and the words both say make up most of each (`MIN_SHARED`, `MIN_SHARE`). A
+weekday or public/private that differs alongside something else scopes it instead ("9:30 on
+Mondays" vs "16:00 on Fridays"). The word lists and thresholds were chosen on the tuning half
+of a labelled set (tests/data/contradictions/); both halves' figures are in docs/search.md.
+
+Cost: every regular expression here is one character class with a quantifier (no nesting, no
+backtracking: linear in the text; tests/review/test_contradictions.py runs 64 KiB bodies). A text
+of more than `MAX_TOKENS` tokens is not compared (a memory is one statement; the alignment is
+quadratic in tokens, so it is bounded). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from git_memex.core.record import record
+
+MAX_TOKENS = 160
+"""Texts with more tokens than this are not compared: not one statement, and the alignment is
+quadratic in tokens (160² steps at most)."""
+MAX_EXTRA = 2
+"""Words one side has and the other does not, beyond which two texts are not one subject."""
+OWNER_WINDOW = 6
+"""Names that differ are an owner's only with an owner word at most this many words before them
+(or right after: "Alice owns…"): "The on-call owner for the auth service is Maria"."""
+MIN_SHARED = 1
+MIN_SHARE = 0.6
+"""The words both texts hold (in order, values set aside): at least MIN_SHARED, and at least
+MIN_SHARE of each text's words."""
+
+# ------------------------------------------------------------------ word lists
+_FILL_EN_TEXT = """a an the is are was were be been being am by to of in on at for with from into onto and or but
+it its it's this that these those there here we our us you your they their them i my me he she his her
+has have had do does did will would shall should must can could may might need needs please also just
+only all any every each per than then so as which who whom what very really most least about up via
+let lets like such some other both either same own too instead"""
+_FILL_EN = _FILL_EN_TEXT.split()
+_NEG_EN_TEXT = """not never no don't doesn't dont doesnt isn't aren't wasn't weren't won't can't cannot couldn't
+shouldn't mustn't didn't haven't hasn't hadn't wouldn't neither nor without"""
+_NEG_EN = _NEG_EN_TEXT.split()
+_NO_QUANTITY = frozenset(("more", "fewer", "less", "later", "earlier", "sooner"))
+"""`no` before these is a bound ("no more than 4"), not a negation."""
+_ALT_EN: dict[str, tuple[tuple[str, ...], ...]] = {
+    "switch": (("enable", "enabled", "enables", "enabling", "activated"),
+               ("disable", "disabled", "disables", "disabling", "deactivated")),
+    "permit": (("allow", "allowed", "allows", "permit", "permitted", "permits", "accepted"),
+               ("forbid", "forbidden", "forbids", "prohibit", "prohibited", "prohibits", "disallow", "disallowed",
+                "deny", "denied", "denies", "ban", "banned")),
+    "frequency": (("always",), ("never",)),
+    "bool": (("true",), ("false",)),
+    "indent": (("tab", "tabs"), ("space", "spaces")),
+    "package-manager": (("npm",), ("pnpm",), ("yarn",), ("bun",)),
+    "merge-style": (("squash", "squashed"), ("rebase", "rebased"), ("merge",)),
+    "day": (("monday",), ("tuesday",), ("wednesday",), ("thursday",), ("friday",), ("saturday",), ("sunday",)),
+    "requirement": (("required", "mandatory"), ("optional",)),
+    "order": (("before",), ("after",)),
+    "sync": (("sync", "synchronous", "synchronously"), ("async", "asynchronous", "asynchronously")),
+    "case": (("camelcase",), ("snake_case", "snakecase"), ("kebab-case", "kebabcase"), ("pascalcase",)),
+    "letter-case": (("lowercase",), ("uppercase",)),
+    "protocol": (("http",), ("https",)),
+    "database": (("mysql",), ("postgres", "postgresql"), ("sqlite",), ("mariadb",), ("mongodb",)),
+    "test-runner": (("jest",), ("vitest",), ("mocha",)),
+    "verdict": (("accept", "accepts"), ("reject", "rejects", "rejected")),
+    "visibility": (("public",), ("private",)),
+}
+SCOPING = frozenset({"day", "visibility"})
+"""Alternatives that scope a statement when something else differs too ("9:30 on Mondays" vs
+"16:00 on Fridays" are two meetings), and disagree when they alone differ."""
+_QUAL_EN: dict[str, str] = {w: k for k, ws in {
+    "environment": "dev development staging stage prod production local locally sandbox preview qa ci uat",
+    "audience": ("free paid premium pro trial basic enterprise business admin admins administrator administrators "
+                 "guest guests anonymous regular internal external partner partners customer customers staff "
+                 "employee employees contractor contractors"),
+    "platform": "ios android web mobile desktop linux windows macos mac browser",
+    "layer": "frontend backend client server",
+    "test-kind": "unit integration e2e end-to-end smoke load acceptance",
+    "data-role": "primary replica secondary master slave read write reader writer backup",
+    "region": "eu europe asia emea apac",
+    "era": "legacy old new",
+    "week-part": "weekday weekdays weekend weekends holiday holidays",
+}.items() for w in ws.split()}
+_CUE_EN_TEXT = """owner owners own owns owned maintainer maintainers maintained maintains on-call oncall
+responsible contact lead assignee assigned steward"""
+_CUE_EN = frozenset(_CUE_EN_TEXT.split())
+_UNITS: dict[str, tuple[str, float]] = {
+    **{u: ("time", 0.001) for u in ("ms", "millisecond", "milliseconds", "毫秒")},
+    **{u: ("time", 1.0) for u in ("s", "sec", "secs", "second", "seconds", "秒", "秒钟")},
+    **{u: ("time", 60.0) for u in ("min", "mins", "minute", "minutes", "分钟")},
+    **{u: ("time", 3600.0) for u in ("h", "hr", "hrs", "hour", "hours", "小时", "个小时")},
+    **{u: ("time", 86400.0) for u in ("day", "days", "天")},
+    **{u: ("time", 604800.0) for u in ("week", "weeks", "星期")},
+    **{u: ("size", 1e3) for u in ("kb", "kilobyte", "kilobytes")},
+    **{u: ("size", 1e6) for u in ("mb", "megabyte", "megabytes")},
+    **{u: ("size", 1e9) for u in ("gb", "gigabyte", "gigabytes")},
+    **{u: ("size", 1e12) for u in ("tb", "terabyte", "terabytes")},
+    **{u: ("size", 1024.0) for u in ("kib",)},
+    **{u: ("size", 1024.0 ** 2) for u in ("mib",)},
+    **{u: ("size", 1024.0 ** 3) for u in ("gib",)},
+    **{u: ("clock", 1.0) for u in ("点", "点钟", "o'clock", "oclock")},
+    **{u: ("count", 1.0) for u in ("个", "次", "条", "台", "位", "倍", "遍", "percent", "%")},
+}
+_NUMBER_WORDS_TEXT = "zero _ two three four five six seven eight nine ten eleven twelve"
+_NUMBER_WORDS: dict[str, int] = {w: n for n, w in enumerate(_NUMBER_WORDS_TEXT.split()) if w != "_"}
+"""Numbers written as words ("five times"); not "one", which is as often a pronoun."""
+_PORT_CUES = frozenset({"port", "ports", "端口", "端口号"})
+
+# Chinese: segmented by these lists (longest match first), other Han characters one by one.
+_FILL_ZH = ("的 了 是 在 都 也 就 会 要 和 与 及 或 把 被 让 给 对 到 由 着 过 吗 呢 吧 啊 先 再 还 很 最 请 需 应 该 "
+            "应该 必须 需要 可以 能 能够 可 这个 那个 这 那 我们 你们 他们 大家 每 每个 统一 一律 所有 任何 都要 里 中 上 得 地 "
+            "最多 至少 不超过 最少 以上 以下 之内 以内 时 时候 进行 就是 所以 因为 如果")
+_NEG_ZH = "不 没 没有 别 勿 未 无需 无须 不用 不要 不必 不能 不可 不可以 不应 不应该 不会 不得 无法 非"
+_NOT_NEG_ZH = ("不同 不过 不断 不少 不错 不久 不仅 不但 不管 别人 别的 区别 类别 级别 识别 分别 特别 告别 差别 性别 未来 "
+               "未知 无论 非常 并非 是否 非法 除非")
+_ALT_ZH: dict[str, tuple[tuple[str, ...], ...]] = {
+    "switch": (("启用", "开启", "打开", "激活", "启动"), ("禁用", "关闭", "停用", "关掉")),
+    "permit": (("允许", "准许", "容许"), ("禁止", "不准", "严禁", "不许", "不允许")),
+    "frequency": (("总是", "始终", "一直", "每次都", "永远"), ("从不", "从来不", "永远不", "永不", "绝不", "从未")),
+    "indent": (("制表符", "tab键"), ("空格",)),
+    "day": (("周一", "星期一", "礼拜一"), ("周二", "星期二", "礼拜二"), ("周三", "星期三", "礼拜三"),
+            ("周四", "星期四", "礼拜四"), ("周五", "星期五", "礼拜五"), ("周六", "星期六", "礼拜六"),
+            ("周日", "周天", "星期日", "星期天", "礼拜日", "礼拜天")),
+    "requirement": (("必填", "必需", "必选"), ("可选", "选填")),
+    "order": (("之前", "以前"), ("之后", "以后")),
+    "sync": (("同步",), ("异步",)),
+    "verdict": (("接受",), ("拒绝",)),
+    "merge-style": (("压缩合并",), ("变基",)),
+    "visibility": (("公开",), ("私有",)),
+}
+_QUAL_ZH: dict[str, str] = {w: k for k, ws in {
+    "environment": "开发环境 测试环境 生产环境 预发环境 预发布 预发 线上 线下 本地 开发 生产 沙箱 灰度",
+    "audience": ("免费 付费 免费版 付费版 企业版 专业版 基础版 免费用户 付费用户 企业用户 管理员 普通用户 普通 游客 访客 会员 "
+                 "内部 外部 合作伙伴 员工 新人 老员工 超级管理员"),
+    "platform": "安卓 苹果 小程序 网页 桌面 移动端 桌面端 网页端 web端 pc端 手机端",
+    "layer": "前端 后端 服务端 客户端 服务器端",
+    "test-kind": "单元测试 集成测试 端到端 端到端测试 冒烟测试 压力测试 压测 单测",
+    "data-role": "主库 从库 读库 写库 备库 主节点 从节点",
+    "region": "国内 海外 境内 境外",
+    "era": "旧版 新版 老版本 新版本 旧版本 老版",
+    "week-part": "工作日 周末 节假日 假期 节假日期间",
+}.items() for w in ws.split()}
+_CUE_ZH_TEXT = "负责人 负责 维护 维护者 维护人 值班 值班人 对接人 联系人 归属 主管 owner"
+_CUE_ZH = frozenset(_CUE_ZH_TEXT.split())
+_TIME_ZH_TEXT = "上午 下午 早上 晚上 凌晨 中午 傍晚 夜里 半夜 清晨"
+_TIME_ZH = frozenset(_TIME_ZH_TEXT.split())
+_NUM_ZH = frozenset("零〇一二两三四五六七八九十百千万亿半")
+_CONTENT_ZH = "一些 一起 一定 一般 一样 之一 唯一 一直以来 十分 万一 一下 第一 统一 一致 同一"
+
+
+def _stem(w: str) -> str:
+    """A light plural stem, the same on both sides: tuesdays → tuesday, requests → request."""
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "'s")):
+        return w[:-1]
+    return w
+
+
+_LEX_EN: dict[str, tuple[str, str]] = {}
+"""Latin word (stemmed) -> (kind, detail): fill, neg, alt (class:member), qual (class), cue, unit."""
+_LEX_ZH: dict[str, tuple[str, str]] = {}
+_ZH_MAX = 6
+
+
+def _lexicons() -> None:
+    if _LEX_EN:
+        return
+    en: dict[str, tuple[str, str]] = {}
+    for w in _FILL_EN:
+        en[_stem(w)] = ("fill", "")
+    for w in _CUE_EN:
+        en[_stem(w)] = ("cue", "")
+    for w, k in _QUAL_EN.items():
+        en[_stem(w)] = ("qual", k)
+    for k, members in _ALT_EN.items():
+        for m in members:
+            for w in m:
+                en[_stem(w)] = ("alt", f"{k}:{m[0]}")
+    for w in _NEG_EN:
+        en[_stem(w)] = ("neg", "")
+    en["never"] = ("alt", "frequency:never")
+    for u in _UNITS:
+        if u.isascii():
+            en.setdefault(u, ("unit", u))
+            en.setdefault(_stem(u), ("unit", u))
+    zh: dict[str, tuple[str, str]] = {}
+    for w in _FILL_ZH.split():
+        zh[w] = ("fill", "")
+    for w in _CONTENT_ZH.split() + _NOT_NEG_ZH.split():
+        zh[w] = ("word", "")
+    for w in _NEG_ZH.split():
+        zh[w] = ("neg", "")
+    for w in _CUE_ZH:
+        zh[w] = ("cue", "")
+    for w, k in _QUAL_ZH.items():
+        zh[w] = ("qual", k)
+    for k, members in _ALT_ZH.items():
+        for m in members:
+            for w in m:
+                zh[w] = ("alt", f"{k}:{m[0]}")
+    for w in _TIME_ZH:
+        zh[w] = ("num", w)
+    for u in _UNITS:
+        if not u.isascii():
+            zh[u] = ("unit", u)
+    _LEX_ZH.update(zh)
+    _LEX_EN.update(en)
+
+
+# One character class with a quantifier each: linear in the text, whatever it holds.
+_LATIN_RE = r"[A-Za-z0-9_@$%][A-Za-z0-9_.:'@+%-]*"
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN_RE = re.compile(f"{_LATIN_RE}|[{_HAN}]+")
+_EDGE = ".:'-+"
+
+
+class Tok:
+    """One token: `norm` is what is compared, `surface` as written (shown in the differing
+    values), `kind` word | num | neg | alt | qual | cue | unit, `detail` (alt: class:member; qual:
+    its class; unit: the unit), `name` (written like a name: capitalised, @handle, Han; an owner
+    may be named so), `han`, and where it starts and ends in the normalised text `src` (`_join`
+    shows that span). A plain class with slots: a store's finder makes hundreds of thousands."""
+
+    __slots__ = ("norm", "surface", "kind", "detail", "name", "han", "at", "end", "src")
+
+    def __init__(self, norm: str, surface: str, kind: str, detail: str = "", name: bool = False, han: bool = False,
+                 at: int = 0, end: int = 0, src: str = "") -> None:
+        self.norm, self.surface, self.kind, self.detail = norm, surface, kind, detail
+        self.name, self.han, self.at, self.end, self.src = name, han, at, end, src
+
+    def __repr__(self) -> str:
+        return f"Tok({self.norm!r}, {self.kind})"
+
+
+def _is_number(low: str) -> bool:
+    """A number, time or version as written: digits with . , : between them, an optional
+    leading v and a short unit glued on (10mb, 6am, 30s, 80%); not an identifier (0332_add_x)."""
+    t = low[1:] if low[0] == "v" else low
+    i = 0
+    while i < len(t) and (t[i].isdigit() or t[i] in ".,:"):
+        i += 1
+    rest = t[i:]
+    return i > 0 and t[0].isdigit() and (rest == "" or rest == "%" or (len(rest) <= 3 and rest.isalpha()))
+
+
+def tokens(text: str) -> list[Tok]:
+    """The text's tokens, filler left out (see the module docstring). Linear in the text."""
+    import unicodedata
+
+    _lexicons()
+    text = unicodedata.normalize("NFKC", text.replace("\u2019", "'"))
+    out: list[Tok] = []
+    no: Tok | None = None  # a "no" waiting for its next word: a negation ("no cache"), or a bound ("no more than 4")
+    for m in _TOKEN_RE.finditer(text):
+        raw = m.group()
+        if raw[0] >= "\u3400":
+            _han(text, m.start(), m.end(), out)
+            continue
+        s = raw.strip(_EDGE)
+        if not s:
+            continue
+        at = m.start() + len(raw) - len(raw.lstrip(_EDGE))
+        end = at + len(s)
+        low = s.lower()
+        if no is not None:
+            if low not in _NO_QUANTITY:
+                out.append(no)
+            no = None
+        if low == "no":
+            no = Tok("not", s, "neg", at=at, end=end, src=text)
+            continue
+        if (low[0].isdigit() or (len(low) > 1 and low[0] == "v" and low[1].isdigit())) and _is_number(low) and not (
+                at and text[at - 1] == "#"):  # issue #6077 names something, it is no quantity
+            out.append(Tok(low, s, "num", at=at, end=end, src=text))
+            continue
+        if low in ("am", "pm") and out and out[-1].kind == "num" and out[-1].src:
+            prev = out.pop()
+            out.append(Tok(prev.norm + low, text[prev.at:end], "num", at=prev.at, end=end, src=text))
+            continue
+        if low in _NUMBER_WORDS:
+            out.append(Tok(str(_NUMBER_WORDS[low]), s, "num", at=at, end=end, src=text))
+            continue
+        norm = _stem(low)
+        kind, detail = _LEX_EN.get(norm, _LEX_EN.get(low, ("word", "")))
+        if kind == "fill":
+            continue
+        if kind == "alt":
+            norm = detail
+        out.append(Tok(norm, s, kind, detail, s[0].isupper() or s[0] == "@", at=at, end=end, src=text))
+    if no is not None:
+        out.append(no)
+    return out
+
+
+def _han(text: str, start: int, stop: int, out: list[Tok]) -> None:
+    """Segment one run of Han characters: the longest word of the lists at each place (up to
+    _ZH_MAX characters), else a run of numerals, else one character. Linear in the run."""
+    i = start
+    while i < stop:
+        for size in range(min(_ZH_MAX, stop - i), 1, -1):
+            w = text[i:i + size]
+            hit = _LEX_ZH.get(w)
+            if hit is not None:
+                break
+        else:
+            w = text[i]
+            hit = _LEX_ZH.get(w)
+            if hit is None and w in _NUM_ZH:
+                j = i + 1
+                while j < stop and text[j] in _NUM_ZH:
+                    j += 1
+                w = text[i:j]
+                hit = ("num", w)
+        kind, detail = hit if hit is not None else ("word", "")
+        if kind != "fill":
+            out.append(Tok(detail if kind == "alt" else w, w, kind, detail, True, True, at=i, end=i + len(w), src=text))
+        i += len(w)
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def plain_word(piece: str) -> str | None:
+    """A whitespace-separated piece of a text (lowercased) as a plain word, stemmed as `tokens`
+    stems it; None when it is no plain word (a number, a negation, a choice, a unit, filler,
+    CJK). What two texts that disagree differ in little."""
+    _lexicons()
+    if not piece.isascii() or not _DIGITS.isdisjoint(piece):  # CJK, numbers (as sets, in C)
+        return None
+    w = piece.strip(".,;:!?()[]{}\"'`")
+    if not w:
+        return None
+    norm = _stem(w)
+    kind = _LEX_EN.get(norm, _LEX_EN.get(w, ("word", "")))[0]
+    return None if kind in ("neg", "alt", "fill", "unit") else norm
+
+
+def subject(toks: Sequence[Tok]) -> frozenset[str]:
+    """The words a text is about, its values, negations and choices set aside (what the finder
+    joins on)."""
+    return frozenset(t.norm for t in toks if t.kind in ("word", "qual", "cue"))
+
+
+# ------------------------------------------------------------------ comparing two texts
+@record(frozen=True)
+class Difference:
+    kind: str  # number | time | version | port | owner | negation | alternative
+    a: str  # the differing words as the first text writes them
+    b: str
+
+
+@record(frozen=True)
+class Verdict:
+    differences: list[Difference]
+    shared: int  # the words both hold, in order
+
+    @property
+    def kind(self) -> str:
+        return self.differences[0].kind
+
+
+def _join(toks: Sequence[Tok]) -> str:
+    """The words as the text writes them: the span from the first to the last (filler included)."""
+    toks = [t for t in toks if t.src]
+    if not toks:
+        return ""
+    first, last = toks[0], toks[-1]
+    if first.src is last.src and first.at <= last.end:
+        return " ".join(first.src[first.at:last.end].split())
+    return " ".join(t.surface for t in toks)
+
+
+def _number(t: Tok) -> float | None:
+    s = t.norm.lstrip("v")
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def _quantities(chunk: Sequence[Tok], after: Tok | None) -> list[tuple[str, str]]:
+    """(number, unit) of each number in a stretch, the unit being the token after it (or after
+    the stretch)."""
+    out = []
+    for i, t in enumerate(chunk):
+        if t.kind != "num":
+            continue
+        nxt = chunk[i + 1] if i + 1 < len(chunk) else after
+        out.append((t.norm, nxt.detail if nxt is not None and nxt.kind == "unit" else ""))
+    return out
+
+
+def _same_quantity(qa: list[tuple[str, str]], qb: list[tuple[str, str]]) -> bool:
+    if qa == qb:
+        return True
+    if len(qa) != 1 or len(qb) != 1:
+        return False
+    (na, ua), (nb, ub) = qa[0], qb[0]
+    da, db = _UNITS.get(ua), _UNITS.get(ub)
+    xa, xb = _number(Tok(na, na, "num")), _number(Tok(nb, nb, "num"))
+    if da is None or db is None or xa is None or xb is None or da[0] != db[0]:
+        return False
+    return abs(xa * da[1] - xb * db[1]) <= 1e-9 * max(abs(xa * da[1]), 1.0)
+
+
+def _value_kind(chunk: Sequence[Tok], before: Tok | None, after: Tok | None) -> str:
+    near = [t for t in (before, after) if t is not None] + list(chunk)
+    if any(t.norm in _PORT_CUES for t in near):
+        return "port"
+    for t in chunk:
+        if t.kind != "num":
+            continue
+        if ":" in t.norm or t.norm.endswith(("am", "pm")) or t.norm in _TIME_ZH or (
+                after is not None and after.detail in ("点", "点钟", "o'clock", "oclock")):
+            return "time"
+        if t.norm.startswith("v") or (t.norm.count(".") and (after is None or after.kind != "unit")):
+            return "version"
+        if before is not None and before.name and before.kind == "word" and (
+                after is None or after.kind not in ("word", "unit")):
+            return "version"  # Node 18, SDK 34, Java 21: a name, then its number
+        if before is not None and before.norm in ("version", "版本"):
+            return "version"
+    return "number"
+
+
+def _shown(kind: str, chunk: list[Tok], before: Tok | None, after: Tok | None) -> str:
+    """A differing value with the word that says what it is: "Node 18", "port 8080", "100 requests"."""
+    if kind in ("version", "port") and before is not None and before.kind in ("word", "cue"):
+        return _join([before, *chunk])
+    if after is not None and after.kind in ("word", "unit") and (not chunk or chunk[-1].kind != "unit"):
+        return _join([*chunk, after])
+    if before is not None and before.kind in ("word", "cue") and (not chunk or chunk[-1].kind != "unit"):
+        return _join([before, *chunk])
+    return _join(chunk)
+
+
+class _Veto(Exception):
+    pass
+
+
+def _stretch(a: Sequence[Tok], b: Sequence[Tok], ctx: tuple[Tok | None, Tok | None, Tok | None, Tok | None],
+             tails: tuple[Sequence[Tok], Sequence[Tok]], found: list[Difference]) -> tuple[int, int]:
+    """Classify one stretch where the texts differ; append what disagrees to `found`. Returns the
+    words only one side has (a's, b's); raises _Veto when the stretch says another case or subject.
+    `ctx`: the token before and after the stretch on each side; `tails`: the words after it (shown
+    with a negation: "不使用", "never deploy")."""
+    before_a, after_a, before_b, after_b = ctx
+    tail_a, tail_b = tails
+    qa = sorted(t.norm for t in a if t.kind == "qual")
+    qb = sorted(t.norm for t in b if t.kind == "qual")
+    if qa != qb:
+        raise _Veto("qualifier")
+    rest_a = [t for t in a if t.kind != "qual"]
+    rest_b = [t for t in b if t.kind != "qual"]
+    # alternatives: one class, two members
+    alts_a = {t.detail.split(":")[0]: t for t in rest_a if t.kind == "alt"}
+    alts_b = {t.detail.split(":")[0]: t for t in rest_b if t.kind == "alt"}
+    used: set[int] = set()
+    for cls in alts_a.keys() & alts_b.keys():
+        ta, tb = alts_a[cls], alts_b[cls]
+        used |= {id(ta), id(tb)}
+        if ta.norm != tb.norm:
+            found.append(Difference("alternative", ta.surface, tb.surface))
+    # negation: never on one side only counts as a not
+    def negs(side: list[Tok], other: dict[str, Tok]) -> list[Tok]:
+        return [t for t in side if t.kind == "neg" or (t.kind == "alt" and t.norm == "frequency:never"
+                                                        and "frequency" not in other)]
+    na, nb = negs(rest_a, alts_b), negs(rest_b, alts_a)
+    used |= {id(t) for t in na + nb}
+    if len(na) % 2 != len(nb) % 2:
+        found.append(Difference("negation", _join([*rest_a, *tail_a]), _join([*rest_b, *tail_b])))
+    # values
+    nums_a = [t for t in rest_a if t.kind in ("num", "unit")]
+    nums_b = [t for t in rest_b if t.kind in ("num", "unit")]
+    used |= {id(t) for t in nums_a + nums_b}
+    if any(t.kind == "num" for t in nums_a) and any(t.kind == "num" for t in nums_b):
+        qua, qub = _quantities(rest_a, after_a), _quantities(rest_b, after_b)
+        if len(qua) > 1 and len(qub) > 1 and not qua[0][1] and not qub[0][1] and qua[0][0] != qub[0][0]:
+            raise _Veto("identifier")  # "service 0 … 30 s" vs "service 1 … 31 s": the first number names the subject
+        if not _same_quantity(qua, qub):
+            kind = _value_kind(rest_a, before_a, after_a)
+            found.append(Difference(kind, _shown(kind, nums_a, before_a, after_a), _shown(kind, nums_b, before_b, after_b)))
+    elif nums_a and nums_b:  # units alone: 15 minutes vs 15 hours
+        ua = [t.detail for t in nums_a]
+        ub = [t.detail for t in nums_b]
+        if ua != ub and all(_UNITS.get(u, ("", 0))[0] == _UNITS.get(ub[0], ("?", 0))[0] for u in ua + ub):
+            found.append(Difference("number", _join(nums_a), _join(nums_b)))
+    words_a = [t for t in rest_a if id(t) not in used]
+    words_b = [t for t in rest_b if id(t) not in used]
+    # owner: names replaced (`compare_tokens` wants an owner word in the text, and one such stretch)
+    if words_a and words_b and all(t.name and t.kind == "word" for t in words_a + words_b):
+        found.append(Difference("owner", _join(words_a), _join(words_b)))
+        return 0, 0
+    if words_a and words_b:
+        raise _Veto("subject")
+    return len(words_a), len(words_b)
+
+
+def _tail(toks: Sequence[Tok], at: int) -> list[Tok]:
+    """The word after `at`, or up to three Han characters (a Chinese verb is two or three)."""
+    out: list[Tok] = []
+    for t in toks[at:at + 3]:
+        if out and not (t.han and len(t.norm) == 1 and out[-1].han and len(out[-1].norm) == 1):
+            break
+        out.append(t)
+        if not t.han or len(t.norm) > 1:
+            break
+    return out
+
+
+_SENTENCE_ENDS = (". ", "; ", "! ", "? ", "。", "；", "！", "？", "\n")
+
+
+def _one_sentence(x: Tok, y: Tok) -> bool:
+    """Are the two tokens in one sentence of their text (no sentence end between them)?"""
+    if not x.src or x.src is not y.src:
+        return True
+    lo, hi = (x.end, y.at) if x.at <= y.at else (y.end, x.at)
+    between = x.src[lo:hi] + " "
+    return not any(e in between for e in _SENTENCE_ENDS)
+
+
+def _cannot(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
+    """A quick no, before the alignment: a qualifier on one side only vetoes; each word one side
+    has and the other lacks (not written like a name) is either a detail, at most MAX_EXTRA of
+    them, or replaces another word, a veto; and such words on both sides are taken as another
+    subject without aligning."""
+    wa = {t.norm: t for t in a if t.kind in ("word", "qual", "cue")}
+    wb = {t.norm: t for t in b if t.kind in ("word", "qual", "cue")}
+    only_a = [wa[k] for k in wa.keys() - wb.keys()]
+    only_b = [wb[k] for k in wb.keys() - wa.keys()]
+    if any(t.kind == "qual" for t in only_a + only_b):
+        return True
+    plain_a = sum(1 for t in only_a if not (t.name and t.kind == "word"))
+    plain_b = sum(1 for t in only_b if not (t.name and t.kind == "word"))
+    # words on both sides that the other lacks: another subject, almost always (a detail added
+    # on each side in two places is the rare exception, and then two texts say more than one thing)
+    return plain_a + plain_b > MAX_EXTRA or (plain_a > 0 and plain_b > 0)
+
+
+def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
+    """`compare` on texts already split by `tokens`."""
+    if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
+        return None
+    from difflib import SequenceMatcher
+
+    na, nb = [t.norm for t in a], [t.norm for t in b]
+    if na == nb or _cannot(a, b):
+        return None
+    found: list[Difference] = []
+    extra_a = extra_b = shared = owners = 0
+    try:
+        for op, i1, i2, j1, j2 in SequenceMatcher(None, na, nb, autojunk=False).get_opcodes():
+            if op == "equal":
+                shared += sum(1 for t in a[i1:i2] if t.kind in ("word", "qual", "cue", "alt"))
+                continue
+            ctx = (a[i1 - 1] if i1 else None, a[i2] if i2 < len(a) else None,
+                   b[j1 - 1] if j1 else None, b[j2] if j2 < len(b) else None)
+            tails = (_tail(a, i2), _tail(b, j2))
+            before = len(found)
+            ea, eb = _stretch(a[i1:i2], b[j1:j2], ctx, tails, found)
+            extra_a += ea
+            extra_b += eb
+            if len(found) > before and found[-1].kind == "owner":
+                near = a[max(0, i1 - OWNER_WINDOW):i2 + 2]
+                if not any(t.kind == "cue" and _one_sentence(t, a[i1]) for t in near):
+                    return None  # names that differ with no owner word near them: other people, other things
+                owners += 1
+    except _Veto:
+        return None
+    if not found or extra_a + extra_b > MAX_EXTRA or shared < MIN_SHARED or owners > 1:
+        return None
+    if shared < MIN_SHARE * (shared + extra_a) or shared < MIN_SHARE * (shared + extra_b):
+        return None
+    scoping = [d for d in found if d.kind == "alternative" and _alt_class(d.a) in SCOPING]
+    if scoping and len(found) > len(scoping):
+        return None
+    return Verdict(found, shared)
+
+
+def _alt_class(surface: str) -> str:
+    _lexicons()
+    low = surface.lower()
+    hit = _LEX_EN.get(_stem(low)) or _LEX_ZH.get(surface) or ("", "")
+    return hit[1].split(":")[0]
+
+
+def compare(a: str, b: str) -> Verdict | None:
+    """Whether two texts disagree about one subject (see the module docstring): the differences,
+    or None when they are compatible, about other things, or too long to be one statement."""
+    return compare_tokens(tokens(a), tokens(b))

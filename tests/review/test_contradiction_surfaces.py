@@ -1,0 +1,219 @@
+"""Memories that disagree, where people and agents look (issue 33, items 2 and 3): search and
+list hits name each other (`contradicts`) and carry their precedence `tier`, search puts the one
+precedence prefers first, the session block shows the pair together under "these disagree; a
+person decides", the official MCP client over stdio sees the same, and a person's way out
+(`git memex compatible`) is recorded where it belongs, for those two texts only. Real git
+repositories, the real CLI and hooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from git_memex.core import frontmatter, model
+
+from conftest import git, run_cli
+
+MEM = ".ai/open-memex"
+PROJECT = "The API rate limit is 100 requests per minute."
+PERSONAL = "The API rate limit is 500 requests per minute per token."
+
+
+def committed(work: Path, body: str, **fm: Any) -> str:
+    """A published repository memory, written as a file and committed with git."""
+    m = model.create(body, scope="project", review_state=fm.pop("review_state", "published"))
+    m.fm.update(fm)
+    folder = work / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), encoding="utf-8")
+    git("add", "-A", cwd=work)
+    git("commit", "-qm", f"memory {m.id}", cwd=work)
+    return m.id
+
+
+def add(*args: str, cwd: Path | None = None) -> str:
+    r = run_cli("add", *args, "--json", cwd=cwd)
+    assert r.code == 0, r.err
+    return r.json()["id"]
+
+
+def pair(work: Path) -> tuple[str, str]:
+    """A published project memory and a personal one that disagrees with it (the personal one
+    holds more of the query's words, so it ranks first by words alone)."""
+    return committed(work, PROJECT), add(PERSONAL, "--scope", "personal", cwd=work)
+
+
+# ------------------------------------------------------------------ search, list
+def test_search_names_the_other_hit_and_puts_the_preferred_first(repo: Path):
+    proj, mine = pair(repo)
+    plain = run_cli("search", "api rate limit token", "--json").json()
+    hits = plain["hits"]
+    assert [h["id"] for h in hits] == [proj, mine]  # project outranks personal for facts, though it holds fewer words
+    assert hits[0]["contradicts"] == [mine] and hits[1]["contradicts"] == [proj]
+    assert hits[0]["tier"] == {"kind": "fact", "tier": "project", "rank": 5, "of": 7}
+    assert hits[1]["tier"]["tier"] == "personal"
+    (d,) = plain["disagreements"]
+    assert d["ids"] == [proj, mine] and d["preferred"] == proj and d["kind"] == "number"
+    assert d["values"] == ["100 requests", "500 requests"] and "project outranks personal" in d["why"]
+    text = run_cli("search", "api rate limit token").out
+    assert text.count("disagrees with") == 2 and "a person decides" in text
+    # nothing is resolved: both stay active, both are shown
+    for mid in (proj, mine):
+        assert run_cli("show", mid, "--json").json()["frontmatter"]["status"] == "active"
+
+
+def test_a_hit_alone_names_nobody_and_every_hit_has_a_tier(repo: Path):
+    proj, _mine = pair(repo)
+    other = committed(repo, "Deploys go out on Tuesdays after the standup.")
+    hits = run_cli("search", "deploys tuesdays", "--json").json()["hits"]
+    assert [h["id"] for h in hits] == [other]
+    assert hits[0]["contradicts"] == [] and hits[0]["tier"]["tier"] == "project"
+    listed = {m["id"]: m for m in run_cli("list", "--json").json()["memories"]}
+    assert listed[proj]["contradicts"] == [_mine] and listed[other]["contradicts"] == []
+    assert "disagrees with" in run_cli("list").out
+
+
+def test_preferences_put_the_persons_own_first(repo: Path):
+    proj = committed(repo, "Indent shell scripts with tabs.", type="preference")
+    mine = add("Indent shell scripts with spaces.", "--scope", "personal", "--type", "preference", cwd=repo)
+    hits = run_cli("search", "indent shell scripts", "--json").json()["hits"]
+    assert [h["id"] for h in hits[:2]] == [mine, proj]
+    assert hits[0]["tier"] == {"kind": "preference", "tier": "personal", "rank": 2, "of": 5}
+
+
+# ------------------------------------------------------------------ the session block
+def test_the_session_block_shows_the_pair_together_preferred_first(repo: Path):
+    proj, mine = pair(repo)
+    block = run_cli("context", "--json").json()
+    text = block["text"]
+    assert "These disagree; a person decides" in text
+    section = text.split("## Memories that disagree", 1)[1]
+    assert section.index(proj[:10]) < section.index(mine[:10])
+    assert '"100 requests" vs "500 requests"' in section and "project outranks personal" in section
+    assert "## Knowledge" not in text  # shown once, in the pair, not again
+    assert block["disagreements"][0]["ids"] == [proj, mine]
+    items = {i["id"]: i for i in block["items"]}
+    assert items[proj]["contradicts"] == [mine] and items[mine]["contradicts"] == [proj]
+    assert items[proj]["tier"]["tier"] == "project" and items[mine]["tier"]["tier"] == "personal"
+
+
+def test_the_budget_keeps_or_cuts_a_pair_whole(repo: Path):
+    pair(repo)
+    full = run_cli("context", "--json").json()
+    one_line = max(len(i["line"]) for i in full["items"])
+    # a budget that holds one of the two lines but not both: neither is shown alone
+    git("config", "memex.injectMaxTokens", str(full["tokens"] - one_line // 6), cwd=repo)
+    cut = run_cli("context", "--json").json()
+    assert cut["disagreements"] == [] and cut["items"] == []
+
+
+# ------------------------------------------------------------------ the official MCP client, stdio
+def test_the_agent_sees_tiers_and_disagreements_over_stdio(repo: Path, tmp_path: Path):
+    proj, mine = pair(repo)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "git_memex", "mcp"], env=dict(os.environ),
+                                   cwd=str(repo))
+    errlog = tmp_path / "stderr.txt"
+
+    async def main() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with errlog.open("w") as log, anyio.fail_after(60):
+            async with stdio_client(params, errlog=log) as (read, write), ClientSession(read, write) as s:
+                out["init"] = await s.initialize()
+                out["tools"] = {t.name for t in (await s.list_tools()).tools}
+                out["search"] = await s.call_tool("memory_search", {"query": "api rate limit token"})
+                out["list"] = await s.call_tool("memory_list", {})
+                out["status"] = await s.call_tool("memory_status", {})
+        return out
+
+    out = anyio.run(main)
+    res = out["search"]
+    assert not res.is_error
+    hits = res.structured_content["hits"]
+    assert [h["id"] for h in hits] == [proj, mine]
+    assert [h["tier"]["tier"] for h in hits] == ["project", "personal"]
+    assert hits[0]["contradicts"] == [mine] and hits[1]["contradicts"] == [proj]
+    said = "\n".join(getattr(b, "text", "") for b in res.content)
+    assert "These disagree; a person decides" in said and f"id={proj} vs id={mine}" in said
+    listed = {m["id"]: m for m in out["list"].structured_content["memories"]}
+    assert listed[mine]["contradicts"] == [proj]
+    assert "disagree" in "\n".join(getattr(b, "text", "") for b in out["status"].content)
+    # the handshake's session block shows the pair, the preferred first
+    instructions = out["init"].instructions or ""
+    assert "These disagree; a person decides" in instructions
+    assert instructions.index(proj[:10]) < instructions.index(mine[:10])
+    # no tool lets an agent dismiss a disagreement
+    assert not {t for t in out["tools"] if "compatible" in t or "contradict" in t or "dismiss" in t}
+    assert "Traceback" not in errlog.read_text()
+
+
+# ------------------------------------------------------------------ a person's way out
+def test_marking_two_repository_memories_compatible_travels_with_the_repo(ready: Path):
+    a = committed(ready, "Checkout retries a failed payment 3 times.")
+    b = committed(ready, "Checkout retries a failed payment 5 times.")
+    assert [(c["a"], c["b"]) for c in run_cli("audit", "--json").json()["contradictions"]] == [(min(a, b), max(a, b))]
+    assert len(run_cli("sync-status", "--json").json()["contradictions"]) == 1  # computed, and cached
+    r = run_cli("compatible", a[:10], b[:10], "--note", "3 for cards, 5 for bank transfers", "--json")
+    assert r.code == 0, r.err
+    rec_path = ready / MEM / ".compatible" / f"{min(a, b)}-{max(a, b)}.json"
+    assert r.json()["path"] == str(rec_path) and r.json()["staged"] is True and r.json()["flagged"] is True
+    rec = json.loads(rec_path.read_text("utf-8"))
+    assert rec["by"] == "local:test@example.com" and rec["note"] == "3 for cards, 5 for bank transfers"
+    assert set(rec["content"]) == {a, b}
+    assert f"{MEM}/.compatible/{rec_path.name}" in git("diff", "--cached", "--name-only", cwd=ready).stdout
+    done = git("commit", "-qm", "not contradictory", cwd=ready, check=False)  # through the real pre-commit hook
+    assert done.returncode == 0, done.stderr
+    # not raised again, anywhere
+    assert run_cli("audit", "--json").json()["contradictions"] == []
+    assert run_cli("sync-status", "--json").json()["contradictions"] == []
+    assert all(h["contradicts"] == [] for h in run_cli("search", "checkout retries payment", "--json").json()["hits"])
+    assert "disagree" not in run_cli("context").out
+    # an edit of either text is a new claim: raised again
+    path = ready / MEM / f"{a}.md"
+    path.write_text(path.read_text("utf-8").replace("3 times", "4 times"), encoding="utf-8")
+    git("commit", "-qam", "edit", cwd=ready)
+    again = run_cli("audit", "--json").json()["contradictions"]
+    assert [(c["a"], c["b"]) for c in again] == [(min(a, b), max(a, b))]
+    again = run_cli("sync-status", "--json").json()["contradictions"]  # its cache follows the change
+    assert [(c["a"], c["b"]) for c in again] == [(min(a, b), max(a, b))]
+    # and undone
+    r = run_cli("compatible", a, b, "--undo")
+    assert r.code == 0 and not rec_path.exists()
+    assert f"{MEM}/.compatible/{rec_path.name}" in git("diff", "--cached", "--name-only", cwd=ready).stdout
+
+
+def test_a_personal_memory_is_never_named_in_the_repository(repo: Path):
+    proj, mine = pair(repo)
+    r = run_cli("compatible", proj, mine, "--json")
+    assert r.code == 0, r.err
+    assert r.json()["where"] == "this machine" and not (repo / MEM / ".compatible").exists()
+    assert Path(r.json()["path"]).is_relative_to(Path(os.environ["GIT_MEMEX_HOME"]))
+    assert git("status", "--porcelain", cwd=repo).stdout == ""
+    assert run_cli("audit", "--json").json()["contradictions"] == []
+    assert run_cli("search", "api rate limit token", "--json").json()["hits"][0]["contradicts"] == []
+
+
+def test_bad_input_is_one_sentence(repo: Path):
+    proj, mine = pair(repo)
+    for args in ((proj, proj), (proj, "01ZZZZZZZZ"), (proj, mine, "--undo"), (proj, mine, "--undo", "--note", "x")):
+        r = run_cli("compatible", *args)
+        assert r.code == 1 and r.out == "" and len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err, args
+
+
+def test_shown_values_are_masked(repo: Path):
+    """A file that came in by another road may hold a secret: the differing values are masked."""
+    secret_a, secret_b = "48213377", "99120455"
+    committed(repo, f"The staging database password: {secret_a}")
+    committed(repo, f"The staging database password: {secret_b}")
+    audit = run_cli("audit", "--json").json()["contradictions"]
+    assert [c["values"] for c in audit] == [["password: 4821xxxx", "password: 9912xxxx"]]  # found, and masked
+    for args in (("audit",), ("sync-status", "--json"), ("sync-status",), ("doctor", "--json"), ("context", "--json"),
+                 ("search", "staging database password", "--json"), ("search", "staging database password")):
+        out = run_cli(*args).out
+        assert "4821xxxx" in out and secret_a not in out and secret_b not in out, args
