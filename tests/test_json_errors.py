@@ -67,6 +67,7 @@ FAILING: dict[tuple[str, ...], tuple[list[str], str]] = {
     ("remote", "pull"): (["nosuch"], REPO),
     ("remote", "remove"): (["nosuch"], REPO),
     ("remote", "review"): (["nosuch", NO_ID, "--approve"], REPO),
+    ("compatible",): ([NO_ID, "01YYYYYYYYYYYYYYYYYYYYYYYY"], REPO),
 }
 
 
