@@ -584,7 +584,8 @@ def list_memories(
 
         found = annotate(ctx, memories, [shown_item(r["id"], r["body"] or "", r["location"], r["type"], r["source"],
                                                      r["review_state"], r["content_hash"])
-                                          for r in page if r["status"] == "active"], reorder=False)
+                                          for r in page if r["status"] == "active" and r["id"] not in newer],
+                         reorder=False)  # a memory shown superseded (a chain repaired on read) disagrees with nothing
         if found:
             out["disagreements"] = [disagreement_json(c) for c in found]
         fresh = remote_freshness(ctx, [r["location"] for r in page])
