@@ -60,6 +60,11 @@ def _reset_providers(m: ModuleType) -> None:
         del m._PROVIDERS[spec]  # a python:MODULE plugin is imported from the call's own sys.path
 
 
+def _reset_clean(m: ModuleType) -> None:
+    m._CLEAN.clear()
+    m._CLEAN_CHARS[0] = 0
+
+
 def _set(**values: object) -> Callable[[ModuleType], None]:
     def reset(m: ModuleType) -> None:
         for name, value in values.items():
@@ -78,11 +83,13 @@ RESET: dict[str, tuple[tuple[str, ...], Callable[[ModuleType], None]]] = {
     # module: (the names it resets, how)
     "git_memex.core.caller": (("NAME",), _set(NAME="a command")),
     "git_memex.core.data_root": (("_START_CWD", "_READY_ROOTS"), _reset_paths),
-    "git_memex.core.files": (("WRITTEN",), _clear("WRITTEN")),
+    "git_memex.core.files": (("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED"),
+                             _clear("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED")),
     "git_memex.core.userregex": (("_REPORTED",), _clear("_REPORTED")),
     "git_memex.index.database": (("DAMAGED",), _clear("DAMAGED")),
     "git_memex.index.changes": (("_SCANS",), _clear("_SCANS")),
     "git_memex.index.watcher": (("WATCHER",), _reset_watcher),
+    "git_memex.secrets.admission": (("_CLEAN", "_CLEAN_CHARS"), _reset_clean),
     "git_memex.index.stores": (("_WARNED",), _clear("_WARNED")),
     "git_memex.secrets.dsplugins": (("_ds_cache",), _set(_ds_cache=None)),  # read from the data root's cache file
     "git_memex.search.embedder": (("_PROVIDERS",), _reset_providers),

@@ -449,6 +449,30 @@ class Index:
             self._forget_digest(c, source.folder)
             self._patch(c, m.path, _sig(st))
 
+    def upsert_many(self, written: Iterable[tuple[Memory, Source]]) -> None:
+        """`upsert` of many memories just written by us (a batch writer: `import`), in one
+        transaction per BATCH rows instead of one each; the same rows, the same rule when the
+        index cannot take them (one warning, the next refresh reads the files)."""
+        items = list(written)
+        for start in range(0, len(items), BATCH):
+            loaded = []
+            for m, source in items[start : start + BATCH]:
+                assert m.path is not None
+                st = os.stat(m.path)
+                loaded.append((m, source, st, read_bytes(m.path)))
+            now_ns = time.time_ns()
+            with self.after_write(), self.write() as c:
+                for folder in {str(source.folder) for _m, source, _st, _raw in loaded}:
+                    self._forget_digest(c, folder)
+                for m, source, st, raw in loaded:
+                    assert m.path is not None
+                    self._insert(c, memory_row(m, source.location, source.project_key))
+                    self._record_file(c, m.path, source.folder, _sig(st), now_ns - st.st_mtime_ns < RACY_NS,
+                                      _sha(raw), None)
+                    self._patch(c, m.path, _sig(st))
+            if self.behind:
+                return
+
     def remove(self, path: Path) -> None:
         """Drop the rows of a file just deleted by us (`upsert`'s rule if the index cannot)."""
         with self.after_write(), self.write() as c:
