@@ -102,6 +102,7 @@ KEPT: dict[str, str] = {
     "git_memex.agents.capture._compiled": "a trigger word's compiled regex",
     "git_memex.core.digest._SHA256": "the sha256 constructor, found once",
     "git_memex.core.files._LEFTOVER_RE": "a constant regex, compiled on first use",
+    "git_memex.core.files._FAST": "the fast frontmatter reader, imported on first use",
     "git_memex.core.frontmatter._LOADER": "the YAML loader class, built on first use",
     "git_memex.core.model._last_id": "the last ULID: ids stay ordered across calls, as in the MCP server",
     "git_memex.core.pinyin._CACHE": "a Han word's pinyin",

@@ -342,14 +342,16 @@ def inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
 
 
 def read_bytes(path: str | os.PathLike[str], *, limit: int = frontmatter.MAX_FILE_BYTES,
-               root: str | os.PathLike[str] | None = None) -> bytes:
+               root: str | os.PathLike[str] | None = None, resolved: dict[str, bool] | None = None) -> bytes:
     """The bytes of a memory file: the one safe reader of a file in a memory folder.
 
     Invariants: the file is opened only as a regular file (lstat, then `O_NOFOLLOW | O_NONBLOCK`
     so that neither a link nor a FIFO or device is followed or waited on, then fstat that it is
     regular), never more than `limit` bytes are read, and with `root` the folder it lies in,
     every link resolved, is inside `root` (the work tree, the data root or an org clone).
-    Raises UnreadableMemory with the quarantine reason."""
+    `resolved` is a pass's record of that answer per folder (a refresh reading 10,000 files of
+    one folder resolves the folder once, not 10,000 times: each resolution is an lstat per path
+    component). Raises UnreadableMemory with the quarantine reason."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -361,8 +363,15 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = frontmatter.MAX_FIL
     if not stat.S_ISREG(st.st_mode):
         raise UnreadableMemory("is not a regular file (a FIFO, device or folder is never read)")
     refuse_size(st.st_size, limit)
-    if root is not None and not inside(os.path.dirname(os.path.abspath(path)), root):
-        raise UnreadableMemory(f"lies outside {root}; its folder is reached through a symbolic link")
+    if root is not None:
+        folder = os.path.dirname(os.path.abspath(path))
+        ok = resolved.get(folder) if resolved is not None else None
+        if ok is None:
+            ok = inside(folder, root)
+            if resolved is not None:
+                resolved[folder] = ok
+        if not ok:
+            raise UnreadableMemory(f"lies outside {root}; its folder is reached through a symbolic link")
     try:
         fd = os.open(path, _READ_FLAGS)
     except FileNotFoundError:
@@ -375,12 +384,14 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = frontmatter.MAX_FIL
             raise UnreadableMemory("is not a regular file (a FIFO, device or folder is never read)")
         chunks: list[bytes] = []
         left = limit + 1
+        ask = max(fst.st_size + 1, 4096)  # the whole file in one read: os.read allocates what is asked
         while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
+            chunk = os.read(fd, min(left, ask))
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
+            ask = 1 << 16
     except OSError as exc:
         raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
     finally:
@@ -461,10 +472,23 @@ def checked_memory(fm: dict, body: str, path: Path) -> Memory:
     return _checked(fm, body, path)
 
 
+def _fast_reader() -> Any:
+    """`core.plainyaml.fast_frontmatter`, imported on the first file read or written (a command
+    that reads none never compiles its patterns), then kept: not an import statement per file."""
+    if not _FAST:
+        from git_memex.core.plainyaml import fast_frontmatter
+
+        _FAST.append(fast_frontmatter)
+    return _FAST[0]
+
+
+_FAST: list[Any] = []
+
+
 def parse_for_index(path: Path, raw: bytes) -> Memory:
     """The Memory in `raw` (the bytes read from the regular file `path`); the full reader decides
     anything unusual. `file_text` runs it on every file before it is written."""
-    from git_memex.core.plainyaml import fast_frontmatter  # only when a file is read or written
+    fast_frontmatter = _fast_reader()
 
     try:
         if len(raw) > frontmatter.MAX_FILE_BYTES or b"<<<<<<<" in raw:  # the full reader refuses conflicts
