@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` is not imported at run time: the agent hooks start here on every prompt
     import argparse
     from collections.abc import Callable
+    from typing import Any
 
 # command name -> module name, in the order `--help` lists them
 COMMANDS: dict[str, str] = {
@@ -172,14 +173,20 @@ def main(argv: list[str] | None = None) -> int:
             return int(run_entry(client=client))
     else:
         first = args_list[0] if args_list else None
-        parser = build_parser(first if first in available_commands() else None)
-        args, extras = parser.parse_known_args(args_list)
-        if extras:  # argparse would blame the top-level parser; the subcommand's help is the useful one
-            _subparser(parser, getattr(args, "command", None)).error(
-                f"unrecognized arguments: {' '.join(extras)}")
-        if not getattr(args, "func", None):
-            parser.print_help()
-            return 1
+        args: Any = None
+        if first == "search":  # a plain `search WORD...` skips argparse (commands/search.py, `plain`)
+            from git_memex.commands.search import plain
+
+            args = plain(args_list)
+        if args is None:
+            parser = build_parser(first if first in available_commands() else None)
+            args, extras = parser.parse_known_args(args_list)
+            if extras:  # argparse would blame the top-level parser; the subcommand's help is the useful one
+                _subparser(parser, getattr(args, "command", None)).error(
+                    f"unrecognized arguments: {' '.join(extras)}")
+            if not getattr(args, "func", None):
+                parser.print_help()
+                return 1
 
         from git_memex.core import caller
 

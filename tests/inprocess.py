@@ -106,6 +106,7 @@ KEPT: dict[str, str] = {
     "git_memex.core.frontmatter._LOADER": "the YAML loader class, built on first use",
     "git_memex.core.model._last_id": "the last ULID: ids stay ordered across calls, as in the MCP server",
     "git_memex.core.pinyin._CACHE": "a Han word's pinyin",
+    "git_memex.core.textproc._KANA_HANGUL": "two constant regexes, compiled on first use",
     "git_memex.core.userregex.compiled()": "lru_cache of a pattern source",
     "git_memex.core.userregex.problem()": "lru_cache of a pattern source",
     "git_memex.core.plainyaml._KEYS": "key names already checked",
