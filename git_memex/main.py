@@ -162,6 +162,19 @@ def main(argv: list[str] | None = None) -> int:
 
         return merge_main(args_list[1:])
     hook = HOOKS.get(tuple(args_list))
+    if hook is None and args_list[:1] == ["hook"] and len(args_list) > 1:
+        from git_memex.git.hook import HOOK_NAMES
+        from git_memex.git.hook import run as run_git_hook
+
+        if args_list[1] in HOOK_NAMES:  # git runs these on every commit, merge and checkout: no argparse
+            from git_memex.core import caller
+
+            caller.acting_for("git memex hook")
+            name, rest = args_list[1], args_list[2:]
+            from git_memex.core.output import guard_stdio
+
+            guard_stdio()
+            return _run(lambda: run_git_hook(name, rest))
     if hook is not None:
         from git_memex.core import caller
 

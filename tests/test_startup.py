@@ -188,3 +188,24 @@ def test_a_plain_search_builds_no_parser_and_loads_no_model(memrepo: Path, tmp_p
     r = run_cli("search", "kestrel", "--limit", "3")  # with an option: the parser, as before
     assert r.code == 0 and "kestrel proxy timeout" in r.out
 
+
+@pytest.mark.parametrize("hook", ["post-merge", "post-checkout", "post-rewrite"])
+def test_the_post_hooks_load_no_libgit2(memrepo: Path, tmp_path: Path, hook: str):
+    """What a pull, a checkout or an amend brought is found with `git diff-tree` and the reflog
+    files: the hook no longer imports pygit2 (~0.1 s of CPU: ssl, socket), and still indexes it."""
+    from git_memex.core import frontmatter, model
+
+    git("add", "-A", cwd=memrepo)
+    git("commit", "-qm", "set up", cwd=memrepo)
+    before = git("rev-parse", "HEAD", cwd=memrepo).stdout.strip()
+    m = model.create("the okapi relay restarts at 04:00", scope="project", review_state="published")
+    path = memrepo / ".ai" / "open-memex" / f"{m.id}.md"
+    path.write_text(frontmatter.serialize(m.fm, m.body), encoding="utf-8")
+    git("add", "-A", cwd=memrepo)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-qm", "okapi", cwd=memrepo)
+    args = {"post-merge": ["0"], "post-checkout": [before, "HEAD", "1"], "post-rewrite": ["amend"]}[hook]
+    if hook == "post-checkout":
+        args[1] = git("rev-parse", "HEAD", cwd=memrepo).stdout.strip()
+    mods = loaded(["hook", hook, *args], cwd=memrepo, tmp_path=tmp_path)
+    assert not {"pygit2", "argparse", "yaml"} & mods, sorted(mods)
+    assert "okapi relay" in run_cli("search", "okapi").out

@@ -146,6 +146,27 @@ def _load(path: Path, root: str | None = None, location: str | None = None,
     return raw, m, None
 
 
+Loaded = tuple[Source, Path, "os.stat_result | None", bytes, "Memory | None", "str | None"]
+"""A file as `load_files` read it: (source, path, its lstat or None when gone, bytes, memory or
+None, quarantine reason or None)."""
+
+
+def load_files(files: Iterable[tuple[Source, Path]], root: str | None) -> list[Loaded]:
+    """Each file lstat'ed, then read and parsed once (`_load`), in order; a file that is gone has
+    no stat. What `Index.apply_files` indexes, and what a hook checks before it does."""
+    out: list[Loaded] = []
+    resolved: dict[str, bool] = {}
+    for source, path in files:
+        try:
+            st: os.stat_result | None = os.lstat(path)
+        except FileNotFoundError:
+            out.append((source, path, None, b"", None, None))  # gone: only `st is None` is read
+            continue
+        raw, m, error = _load(path, root, source.location, resolved)
+        out.append((source, path, st, raw, m, error))
+    return out
+
+
 class IndexDamaged(sqlite3.DatabaseError):
     """A statement found the index file corrupt (SQLITE_CORRUPT, SQLITE_NOTADB)."""
 
@@ -702,20 +723,14 @@ class Index:
         return self.apply_files([(source, p) for p in paths], trigger=trigger, folders=[source.folder])
 
     def apply_files(self, files: Iterable[tuple[Source, Path]], *, trigger: str | None = None,
-                    folders: Iterable[Path] = ()) -> RefreshStats:
+                    folders: Iterable[Path] = (), loaded: list[Loaded] | None = None) -> RefreshStats:
         """Re-read exactly these files, each of its source's folder, in one write transaction; the
-        listing digest of each such folder (and of `folders`) is forgotten."""
+        listing digest of each such folder (and of `folders`) is forgotten. `loaded`: the same
+        files as `load_files` read them already (a hook that also checked them)."""
         stats = RefreshStats()
         now_ns = time.time_ns()
-        loaded: list[tuple[Source, Path, os.stat_result | None, bytes, Memory | None, str | None]] = []
-        for source, path in files:
-            try:
-                st: os.stat_result | None = os.lstat(path)
-            except FileNotFoundError:
-                loaded.append((source, path, None, b"", None, None))  # gone: only `st is None` is read
-                continue
-            raw, m, error = _load(path, self.root, source.location)
-            loaded.append((source, path, st, raw, m, error))
+        if loaded is None:
+            loaded = load_files(files, self.root)
         with self.write() as c:
             for source, path, st, raw, m, error in loaded:
                 p = str(path)
