@@ -3,7 +3,7 @@
 Network transport (fetch) goes through the user's own `git` so that their
 credentials, proxies and SSH set-up apply; everything local goes through libgit2, except
 what hooks read (gitcmd.py: libgit2 ignores GIT_INDEX_FILE, and its import alone costs a hook
-~0.1 s of CPU: the post-* hooks find what changed with `git diff-tree`, git/hook.py).
+~0.1 s of CPU: the post-* hooks find what changed with `git diff-tree`, core/gitcmd.py).
 """
 
 from __future__ import annotations
