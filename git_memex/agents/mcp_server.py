@@ -192,9 +192,11 @@ def agent_via(name: str | None) -> str:
 
 # ------------------------------------------------------------------ the adapter
 class Adapter:
-    """Runs one core operation per tool call: a fresh context (two `git` calls, a few ms: a setting,
-    an origin or a repository created while the server runs is seen at the next call), one lock,
-    stdout kept clean."""
+    """Runs one core operation per tool call: a context as fresh as the files it was read from (a
+    setting, an origin or a repository created while the server runs is seen at the next call), one
+    lock, stdout kept clean. The context is kept between calls while `context_stamp` says that
+    every file `load_context` read is unchanged: two `git` processes less per call (~4 ms of CPU,
+    a third of a `memory_search` at 10,000 memories)."""
 
     def __init__(self, cwd: Path | None, *, explicit: bool = False) -> None:
         self.cwd = Path(cwd) if cwd is not None else None
@@ -203,6 +205,7 @@ class Adapter:
         self.via = "mcp"  # `mcp:<host>` once the client's initialize named it (agent_via)
         self.params: dict[str, dict[str, Any]] = {}
         """Each tool's input schema `properties`, for `say` (filled as the tools are registered)."""
+        self._held: tuple[Path | None, Context, tuple[object, ...]] | None = None
 
     def say(self, tool: str, message: str) -> str:
         """A core message as the agent calling `tool` reads it: tools and that tool's arguments,
@@ -210,9 +213,15 @@ class Adapter:
         return for_agents(message, self.params.get(tool))
 
     def context(self) -> Context:
-        from git_memex.core.context import load_context
+        from git_memex.core.context import context_stamp, load_context
 
-        return load_context(self.cwd)
+        held = self._held
+        if held is not None and held[0] == self.cwd and context_stamp(held[1]) == held[2]:
+            return held[1]
+        ctx = load_context(self.cwd)
+        stamp = context_stamp(ctx)
+        self._held = None if stamp is None else (self.cwd, ctx, stamp)
+        return ctx
 
     def wants_roots(self) -> bool:
         """Only as a fallback: no repository was named and the working folder is in none."""

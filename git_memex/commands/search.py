@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
-
 from git_memex.commands._common import TYPE_HELP, add_json, context, emit_json, label, short, warn
 from git_memex.core import model
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # argparse is imported by main.py only when it parses (a plain search skips it)
+    import argparse
+    from typing import Any
+
 READ_SCOPES = ("all", "both", "project", "personal", "org")  # as index.stores.READ_SCOPES (docs/org.md)
+DEFAULTS: dict[str, Any] = {"scope": "all", "type": None, "limit": 8, "confidence": None, "explain": False,
+                               "json": False}
+"""Every option's value when it is not given: the parser's defaults, and a plain search's."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,19 +21,45 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        description="Search memories. Terms are OR-ed; only the newest of a supersede chain is "
                        "shown; retracted and archived memories never are.")
     p.add_argument("query", nargs="+", help="words to look for")
-    p.add_argument("--scope", choices=READ_SCOPES, default="all",
+    p.add_argument("--scope", choices=READ_SCOPES,
                    help="all (default): project, personal and subscribed org memories; both: project and personal")
-    p.add_argument("--type", choices=model.TYPES, default=None, metavar="TYPE", help=TYPE_HELP)
-    p.add_argument("--limit", type=int, default=8, help="at most this many hits (default 8); the output says when "
-                   "more matched")
-    p.add_argument("--confidence", choices=model.CONFIDENCES, default=None,
+    p.add_argument("--type", choices=model.TYPES, metavar="TYPE", help=TYPE_HELP)
+    p.add_argument("--limit", type=int, help=f"at most this many hits (default {DEFAULTS['limit']}); the output says "
+                   "when more matched")
+    p.add_argument("--confidence", choices=model.CONFIDENCES,
                    help="only memories of this confidence (low: the regret window)")
     p.add_argument("--explain", action="store_true", help="show the FTS expression and why each hit ranked where it did")
     add_json(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, **DEFAULTS)
 
 
-def run(args: argparse.Namespace) -> int:
+class Plain:
+    """The arguments of `search WORD...` with no option, as the parser would give them (DEFAULTS)."""
+
+    command = "search"
+
+    def __init__(self, words: list[str]) -> None:
+        self.query = words
+        self.func = run
+        self.scope: str = DEFAULTS["scope"]
+        self.type: str | None = DEFAULTS["type"]
+        self.limit: int = DEFAULTS["limit"]
+        self.confidence: str | None = DEFAULTS["confidence"]
+        self.explain: bool = DEFAULTS["explain"]
+        self.json: bool = DEFAULTS["json"]
+
+
+def plain(argv: list[str]) -> Plain | None:
+    """`search WORD...` where no word starts with `-` (an option, `--`, a negative number: the
+    parser's to read): its arguments without building the parser, which costs a search ~6 ms
+    (argparse, its help formatter's imports, the subcommand's parser). None otherwise."""
+    words = argv[1:]
+    if argv[:1] != ["search"] or not words or any(w.startswith("-") for w in words):
+        return None
+    return Plain(words)
+
+
+def run(args: argparse.Namespace | Plain) -> int:
     from git_memex.ops import search
 
     q = " ".join(args.query)

@@ -26,7 +26,14 @@ from git_memex.core.project import (
     repo_id,
 )
 from git_memex.core.record import field, record
-from git_memex.core.settings import KEY_RE, MULTI, SETTINGS, read_team_file, validate_setting
+from git_memex.core.settings import (
+    KEY_RE,
+    MULTI,
+    SETTINGS,
+    TEAM_FILE,
+    read_team_file,
+    validate_setting,
+)
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 
 INDEX_NAME = "index.db"
@@ -338,6 +345,61 @@ def _load_context(cwd: Path | None = None) -> Context:
 
 
 _CONFIG_RE = re.compile(_CONFIG[-1])
+
+
+def context_stamp(ctx: Context) -> tuple[object, ...] | None:
+    """The stamps (mtime, ctime, size, inode) of everything `load_context` read to build `ctx`:
+    the repository's config files (`config`, `config.worktree`), the global ones (the file
+    GIT_CONFIG_GLOBAL names, else `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`), the system
+    one (GIT_CONFIG_SYSTEM, else /etc/gitconfig; none with GIT_CONFIG_NOSYSTEM), the team file,
+    the work tree's `.git` and the git dir. While they are equal, `load_context` in the same
+    process (same environment, same folder) builds the same Context: a long-lived process (the MCP
+    server) may keep it. None when it may not: outside a repository (one may be created), when a
+    config file includes another (`include.path`, `includeIf`: files not stamped here), or when one
+    of them changed in the last two seconds (it may have changed while git read it)."""
+    if ctx.repo is None:
+        return None
+    env = os.environ
+    files = [ctx.repo.common_dir / "config", ctx.repo.git_dir / "config.worktree", ctx.repo.git_dir,
+             ctx.repo.work_tree / ".git", ctx.repo.work_tree / TEAM_FILE]
+    if not env.get("GIT_CONFIG_NOSYSTEM"):
+        files.append(Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
+    if "GIT_CONFIG_GLOBAL" in env:
+        files.append(Path(env["GIT_CONFIG_GLOBAL"]))
+    else:
+        home = Path(env.get("HOME") or os.path.expanduser("~"))
+        files += [home / ".gitconfig", Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config"]
+    import stat
+    import time
+
+    out: list[object] = []
+    newest = 0
+    for f in files:
+        try:
+            st = os.stat(f)
+        except FileNotFoundError:
+            out.append(None)
+            continue
+        except OSError:
+            return None
+        if stat.S_ISDIR(st.st_mode):  # the git dir, a `.git` folder: which one it is, not what it holds
+            out.append((str(f), st.st_ino, st.st_dev))
+            continue
+        out.append((str(f), st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
+        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+        if f.name in ("config", "config.worktree", ".gitconfig", "gitconfig") and st.st_size < (1 << 20):
+            try:
+                if b"include" in f.read_bytes().lower():
+                    return None
+            except OSError:
+                return None
+    if time.time_ns() - newest < SETTLED_NS:
+        return None  # written a moment ago, maybe while git read it: a write in the same granule would not show
+    return tuple(out)
+
+
+SETTLED_NS = 2_000_000_000
+"""How old the newest file `context_stamp` looks at must be for the stamp to be trusted."""
 
 
 def dubious_ownership(where: str) -> MemexError:

@@ -25,6 +25,7 @@ from git_memex.errors import FAILED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 
@@ -148,7 +149,36 @@ def _write(path: Path, text: str, mode: int | None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    _sync_dir(path.parent)
+
+
+_DEFERRED: list[set[str]] = []
+"""The folders of the open `one_folder_sync` blocks, innermost last."""
+
+
+def _sync_dir(folder: Path) -> None:
+    if _DEFERRED:
+        _DEFERRED[-1].add(str(folder))
+    else:
+        fsync_dir(folder)
+
+
+@contextlib.contextmanager
+def one_folder_sync() -> Iterator[None]:
+    """Inside, a write or delete of a memory file fsyncs its folder once, at the end of the block,
+    instead of after each rename (for a batch writer: `import` of N memories into one folder
+    pays one folder fsync, not N). Each file's own bytes are still fsynced before its rename, so a
+    file is whole or absent; what the block defers is only the durability of the renames through
+    a power loss, which every folder touched has once the block ends, by success or failure. One
+    thread writes at a time (the MCP server serialises its calls)."""
+    folders: set[str] = set()
+    _DEFERRED.append(folders)
+    try:
+        yield
+    finally:
+        _DEFERRED.pop()
+        for folder in sorted(folders):
+            _sync_dir(Path(folder))
 
 
 WRITTEN: list[str] = []
@@ -208,11 +238,22 @@ def file_text(m: Memory, path: Path) -> str:
     if body_bytes > frontmatter.MAX_BODY_BYTES:
         raise ValidationError(f"memory text is {body_bytes:,} bytes; the limit is "
                               f"{frontmatter.MAX_BODY_BYTES:,} bytes ({frontmatter.MAX_BODY_BYTES // 1024} KiB)")
+    if _ACCEPTED.get(path.name) == text:
+        return text  # this process's reader accepted exactly this text under this name already
     try:
         parse_for_index(path, raw)
     except UnreadableMemory as exc:
         raise ValidationError(f"memory cannot be saved: its file would be unreadable ({exc})") from None
+    if len(_ACCEPTED) >= 65536:
+        _ACCEPTED.clear()
+    _ACCEPTED[path.name] = text
     return text
+
+
+_ACCEPTED: dict[str, str] = {}
+"""File name -> the last text `file_text` made for it that the reader accepted, in this process:
+the reader's verdict depends on the name and the bytes alone, so a write that makes the same
+text again (import plans every memory, then writes it) is not read back twice."""
 
 
 def write_memory(folder: Path, m: Memory, *, private: bool = False) -> Path:
@@ -221,7 +262,7 @@ def write_memory(folder: Path, m: Memory, *, private: bool = False) -> Path:
     text = file_text(m, path)
     atomic_write_text(path, text, mode=0o600 if private else None)
     m.path = path
-    sweep_leftovers(folder)
+    sweep_once(folder)
     return path
 
 
@@ -256,9 +297,31 @@ def leftovers(folder: Path) -> list[tuple[Path, bool]]:
     return out
 
 
+_SWEPT: dict[str, float] = {}
+"""Folders this process swept for leftovers, with when (`time.monotonic`)."""
+
+
+def sweep_once(folder: Path) -> list[Path]:
+    """`sweep_leftovers` after a memory write, once per command and folder: the first write of a
+    process into a folder sweeps it, later ones do not (a sweep lists the whole folder, so one per
+    write made an import of N memories cost N listings of up to N names). A long-lived process
+    (the MCP server) sweeps a folder again at its first write there once LEFTOVER_AGE_S has passed
+    since its last sweep, so a killed write's temp file never outlives the next command that writes
+    beside it by more than that."""
+    import time
+
+    key, now = str(folder), time.monotonic()
+    last = _SWEPT.get(key)
+    if last is not None and now - last < LEFTOVER_AGE_S:
+        return []
+    _SWEPT[key] = now
+    return sweep_leftovers(folder)
+
+
 def sweep_leftovers(folder: Path) -> list[Path]:
-    """Remove the killed writes' temp files in `folder` older than LEFTOVER_AGE_S (every memory
-    write does, after its own rename; `doctor` too, naming them). Returns what it removed."""
+    """Remove the killed writes' temp files in `folder` older than LEFTOVER_AGE_S (the first memory
+    write of each command into the folder does, after its own rename, `sweep_once`; `doctor` too,
+    naming them). Returns what it removed."""
     gone: list[Path] = []
     for p, old in leftovers(folder):
         if old:
@@ -279,14 +342,16 @@ def inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
 
 
 def read_bytes(path: str | os.PathLike[str], *, limit: int = frontmatter.MAX_FILE_BYTES,
-               root: str | os.PathLike[str] | None = None) -> bytes:
+               root: str | os.PathLike[str] | None = None, resolved: dict[str, bool] | None = None) -> bytes:
     """The bytes of a memory file: the one safe reader of a file in a memory folder.
 
     Invariants: the file is opened only as a regular file (lstat, then `O_NOFOLLOW | O_NONBLOCK`
     so that neither a link nor a FIFO or device is followed or waited on, then fstat that it is
     regular), never more than `limit` bytes are read, and with `root` the folder it lies in,
     every link resolved, is inside `root` (the work tree, the data root or an org clone).
-    Raises UnreadableMemory with the quarantine reason."""
+    `resolved` is a pass's record of that answer per folder (a refresh reading 10,000 files of
+    one folder resolves the folder once, not 10,000 times: each resolution is an lstat per path
+    component). Raises UnreadableMemory with the quarantine reason."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -298,8 +363,15 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = frontmatter.MAX_FIL
     if not stat.S_ISREG(st.st_mode):
         raise UnreadableMemory("is not a regular file (a FIFO, device or folder is never read)")
     refuse_size(st.st_size, limit)
-    if root is not None and not inside(os.path.dirname(os.path.abspath(path)), root):
-        raise UnreadableMemory(f"lies outside {root}; its folder is reached through a symbolic link")
+    if root is not None:
+        folder = os.path.dirname(os.path.abspath(path))
+        ok = resolved.get(folder) if resolved is not None else None
+        if ok is None:
+            ok = inside(folder, root)
+            if resolved is not None:
+                resolved[folder] = ok
+        if not ok:
+            raise UnreadableMemory(f"lies outside {root}; its folder is reached through a symbolic link")
     try:
         fd = os.open(path, _READ_FLAGS)
     except FileNotFoundError:
@@ -312,12 +384,14 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = frontmatter.MAX_FIL
             raise UnreadableMemory("is not a regular file (a FIFO, device or folder is never read)")
         chunks: list[bytes] = []
         left = limit + 1
+        ask = max(fst.st_size + 1, 4096)  # the whole file in one read: os.read allocates what is asked
         while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
+            chunk = os.read(fd, min(left, ask))
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
+            ask = 1 << 16
     except OSError as exc:
         raise UnreadableMemory(f"cannot be read ({exc.strerror})") from None
     finally:
@@ -398,10 +472,23 @@ def checked_memory(fm: dict, body: str, path: Path) -> Memory:
     return _checked(fm, body, path)
 
 
+def _fast_reader() -> Any:
+    """`core.plainyaml.fast_frontmatter`, imported on the first file read or written (a command
+    that reads none never compiles its patterns), then kept: not an import statement per file."""
+    if not _FAST:
+        from git_memex.core.plainyaml import fast_frontmatter
+
+        _FAST.append(fast_frontmatter)
+    return _FAST[0]
+
+
+_FAST: list[Any] = []
+
+
 def parse_for_index(path: Path, raw: bytes) -> Memory:
     """The Memory in `raw` (the bytes read from the regular file `path`); the full reader decides
     anything unusual. `file_text` runs it on every file before it is written."""
-    from git_memex.core.plainyaml import fast_frontmatter  # only when a file is read or written
+    fast_frontmatter = _fast_reader()
 
     try:
         if len(raw) > frontmatter.MAX_FILE_BYTES or b"<<<<<<<" in raw:  # the full reader refuses conflicts
@@ -422,7 +509,7 @@ def delete_file(path: Path) -> bool:
     except FileNotFoundError:
         return False
     WRITTEN.append(str(path))
-    fsync_dir(path.parent)
+    _sync_dir(path.parent)
     return True
 
 

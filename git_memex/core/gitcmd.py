@@ -309,3 +309,88 @@ def indexed_lines_matching(work_tree: Path, folder: str, pattern: str) -> list[t
         if len(parts) == 3 and parts[1].isdigit():
             out.append((parts[0], int(parts[1]), parts[2]))
     return out
+
+
+# ------------------------------------------------------------------ what an update changed (the post-* hooks)
+def _reflog(path: Path, limit: int = 100_000) -> list[tuple[str, str, str]]:
+    """(old, new, message) of a reflog file's entries, newest first (at most `limit`): the
+    `<old> <new> <ident> <time> <tz>`, a tab, `<message>` lines git appends, read as libgit2 reads them."""
+    try:
+        with open(path, "rb") as fh:
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+    out: list[tuple[str, str, str]] = []
+    for line in reversed(lines[-limit:]):
+        head, _, message = line.partition("\t")
+        parts = head.split(" ", 2)
+        if len(parts) >= 2:
+            out.append((parts[0], parts[1], message))
+    return out
+
+
+def head_reflog_previous(git_dir: Path, common_dir: Path) -> str | None:
+    """HEAD before the last operation (what a post-merge hook compares against): the old side of
+    the newest entry of the current branch's reflog (HEAD's own when detached)."""
+    try:
+        head = (git_dir / "HEAD").read_text("utf-8").strip()
+    except OSError:
+        return None
+    ref = head[len("ref: "):] if head.startswith("ref: ") else None
+    log = (common_dir / "logs" / ref) if ref is not None and ref.startswith("refs/") else git_dir / "logs" / "HEAD"
+    if ref is not None and ".." in ref.split("/"):
+        return None
+    entries = _reflog(log, 1)
+    return entries[0][0] if entries else None
+
+
+def rebase_steps(git_dir: Path, limit: int = 100_000) -> list[tuple[str, str]]:
+    """Every (old, new) move of HEAD in the rebase that just finished, newest first: HEAD's
+    reflog back to and including the rebase's `... (start): ...` entry, whose old side is HEAD
+    before the rebase. Empty when the reflog shows no such entry (then ORIG_HEAD is all we have).
+
+    post-rewrite needs them all: a rebase checks out the new base (running post-checkout, which
+    updates the index to it) and then applies commits with no hook, and `git pull --rebase`
+    leaves ORIG_HEAD where the branch was, so ORIG_HEAD..HEAD alone misses a memory that the
+    checkout removed from the index and a later pick brought back unchanged.
+    """
+    out: list[tuple[str, str]] = []
+    for old, new, message in _reflog(git_dir / "logs" / "HEAD", limit + 1):
+        out.append((old, new))
+        if " (start): " in message:
+            return out
+    return []
+
+
+def changed_memory_files(work_tree: Path, pairs: list[tuple[str | None, str]], memory_dir: str) -> list[str]:
+    """Repo-relative paths of the memory files (`gitcmd.in_memory_dir`) that differ between the
+    two commits of any of `pairs`, in order, each once; a side that names no commit (the zero id
+    git passes for "nothing", a missing ORIG_HEAD) is the empty tree. One `git cat-file --batch-check` for every name, then
+    one `git diff-tree` (or `ls-tree`) a pair."""
+    revs = list(dict.fromkeys(r for pair in pairs for r in pair if r and r.strip("0")))
+    commits: dict[str, str] = {}
+    if revs and not any("\n" in r for r in revs):
+        r = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], cwd=work_tree,
+                    input="".join(f"{rev}^{{commit}}\n" for rev in revs).encode("utf-8", "surrogateescape"))
+        if r is not None and r.returncode == 0:
+            for rev, line in zip(revs, r.stdout.decode("utf-8", "replace").split("\n"), strict=False):
+                fields = line.split()
+                if len(fields) == 2 and fields[1] == "commit":
+                    commits[rev] = fields[0]
+    folder = memory_dir.rstrip("/") + "/"
+    out: dict[str, None] = {}
+    for before, after in pairs:
+        a, b = commits.get(before or ""), commits.get(after)
+        if a == b:  # both missing, or the same commit
+            continue
+        if a is None or b is None:
+            args = ["ls-tree", "-r", "-z", "--name-only", str(b or a), "--", folder]
+        else:
+            args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b, "--", folder]
+        r = run_git(args, cwd=work_tree)
+        if r is None or r.returncode != 0:
+            continue
+        for p in r.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            if p and in_memory_dir(p, memory_dir):
+                out.setdefault(p, None)
+    return list(out)

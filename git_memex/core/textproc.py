@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # Han (unified, ext A, ext B-H, compatibility), the iteration/closing marks 々〆〇, Hiragana,
 # Katakana (+ phonetic extensions, half-width), Hangul (jamo, compatibility jamo, syllables).
 # Only letters: kana punctuation such as ・ and the spacing (han)dakuten are left out because
@@ -45,7 +49,41 @@ _CJK_CLASS = (
     "\U00020000-\U0002fa1f"
     "\U00030000-\U000323af"
 )
-CJK_RE: re.Pattern[str] = re.compile(f"[{_CJK_CLASS}]+")
+
+
+class _Runs:
+    """`[CJK letters]+`, compiled the first time it reads a text that is not ASCII: an ASCII
+    text holds no CJK run, and compiling the class's ranges costs a process ~2 ms (most queries,
+    prompts and memories are ASCII). The methods of `re.Pattern` that git-memex uses."""
+
+    __slots__ = ("_rx",)
+    pattern = f"[{_CJK_CLASS}]+"
+
+    def __init__(self) -> None:
+        self._rx: re.Pattern[str] | None = None
+
+    def _compiled(self) -> re.Pattern[str]:
+        if self._rx is None:
+            self._rx = re.compile(self.pattern)
+        return self._rx
+
+    def search(self, s: str) -> re.Match[str] | None:
+        return None if s.isascii() else self._compiled().search(s)
+
+    def match(self, s: str) -> re.Match[str] | None:
+        return None if s.isascii() else self._compiled().match(s)
+
+    def fullmatch(self, s: str) -> re.Match[str] | None:
+        return None if s.isascii() else self._compiled().fullmatch(s)
+
+    def findall(self, s: str) -> list[str]:
+        return [] if s.isascii() else self._compiled().findall(s)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], s: str) -> str:
+        return s if s.isascii() else self._compiled().sub(repl, s)
+
+
+CJK_RE = _Runs()
 """One match per run of consecutive CJK characters."""
 
 # unicode61 token characters are letters and numbers; everything else (underscore included)
@@ -85,8 +123,7 @@ def has_cjk(s: str) -> bool:
 
 
 _LATIN_WORD_RE = re.compile(r"[A-Za-z]{2,}")
-_KANA_RE = re.compile(r"[\u3040-\u30ff]")
-_HANGUL_RE = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
+_KANA_HANGUL: list[re.Pattern[str]] = []  # compiled by the first `language_of` of a CJK text (~1 ms)
 
 
 def language_of(s: str) -> str | None:
@@ -101,9 +138,12 @@ def language_of(s: str) -> str | None:
         return "en" if latin else None
     if latin * 2 > cjk:
         return "mixed"
-    if _KANA_RE.search(s):
+    if not _KANA_HANGUL:
+        _KANA_HANGUL.extend((re.compile(r"[\u3040-\u30ff]"), re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")))
+    kana, hangul = _KANA_HANGUL
+    if kana.search(s):
         return "ja"
-    if _HANGUL_RE.search(s):
+    if hangul.search(s):
         return "ko"
     return "zh"
 

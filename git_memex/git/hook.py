@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import shutil
 import stat
 import subprocess
 import sys
@@ -45,6 +44,8 @@ def memex_command() -> list[str]:
     beside = Path(sys.executable).with_name("git-memex")
     if beside.is_file() and os.access(beside, os.X_OK):
         return [os.path.abspath(beside)]
+    import shutil  # installing hooks only: a hook's own run never needs it (bz2, lzma: ~2 ms)
+
     found = shutil.which("git-memex")
     if found:
         return [os.path.abspath(found)]
@@ -538,45 +539,49 @@ def _data_root_staged(ctx: Context, work_tree: Path) -> bool:
 
 
 def post_update(name: str, args: list[str]) -> int:
+    """What git just wrote into the work tree, applied to this work tree's index: the memory files
+    that differ between HEAD before the update and now (for a rebase, every step of it), found
+    with `git cat-file --batch-check` and `git diff-tree` (or `ls-tree` from nothing) through
+    `core.gitcmd`, and the old HEAD read from the reflog files: no libgit2, whose import alone
+    costs ~0.1 s of CPU (ssl, socket). Each such file is read and parsed once, then checked for
+    incoming secrets and conflict markers, indexed, and named when the index cannot read it."""
     from git_memex.core.context import load_context
+    from git_memex.core.gitcmd import changed_memory_files, head_reflog_previous, rebase_steps
 
     ctx = load_context()
     if ctx.repo is None or ctx.repo_index is None or ctx.memory_dir is None:
         return 0
     indexed = ctx.repo_index.exists()  # if not, the first search builds it; the check below still runs
-    from git_memex.git import pygit
-
-    repo = pygit.open_repo(ctx.repo.work_tree)
     if name == "post-checkout":
         if len(args) >= 3 and args[2] == "0":
             return 0  # a file checkout: the next search notices it by stat
         old, new = (args + ["", ""])[:2]
         pairs: list[tuple[str | None, str]] = [(old, new)]
     elif name == "post-rewrite" and args[:1] == ["rebase"]:
-        steps = pygit.rebase_steps(repo)  # HEAD before the rebase to now, and every step between
+        steps = rebase_steps(ctx.repo.git_dir)  # HEAD before the rebase to now, and every step between
         pairs = [(steps[-1][0], "HEAD"), *steps] if steps else [("ORIG_HEAD", "HEAD")]
     else:  # post-merge, post-rewrite after amend
-        pairs = [(pygit.head_reflog_previous(repo), "HEAD")]
-    paths: list[str] = []
-    for before, after in pairs:  # a file any step touched may be stale in the index: reread it
-        paths.extend(p for p in pygit.changed_memory_files(repo, before, after, ctx.memory_dir_rel) if p not in paths)
+        pairs = [(head_reflog_previous(ctx.repo.git_dir, ctx.repo.common_dir), "HEAD")]
+    paths = changed_memory_files(ctx.repo.work_tree, pairs, ctx.memory_dir_rel)
     if not paths:
         return 0
     from git_memex.git.sync import (
         incoming_problems,
         left_out,
+        read_incoming,
         reindex_paths,
         report_incoming,
         report_left_out,
     )
 
     how = name.replace("post-", "the ")
-    report_incoming(incoming_problems(ctx, paths), how)
+    loaded = read_incoming(ctx, paths)
+    report_incoming(incoming_problems(ctx, paths, loaded), how)
     if indexed:
-        stats = reindex_paths(ctx, paths, trigger=name)
+        stats = reindex_paths(ctx, paths, trigger=name, loaded=loaded)
         print(f"git-memex: index updated ({stats.added} added, {stats.changed} changed, {stats.removed} removed)",
               file=sys.stderr)
-    report_left_out(left_out(ctx, paths), how)  # named with the reason, indexed or not
+    report_left_out(left_out(ctx, paths, loaded), how)  # named with the reason, indexed or not
     if not indexed:
         return 0
     if ctx.repo_index.with_name("vectors.db").exists() or ctx.home_index.with_name("vectors.db").exists():

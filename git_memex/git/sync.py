@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from git_memex.core.context import Context
 from git_memex.core.record import field, record
 from git_memex.errors import CONFLICT, FAILED, USAGE, MemexError, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` is not imported at run time: the post-merge hook imports this module
+    from typing import Any
+
+    from git_memex.index.database import Loaded
 
 
 def _repo(ctx: Context, what: str) -> Any:
@@ -18,15 +23,27 @@ def _repo(ctx: Context, what: str) -> Any:
     return pygit.open_repo(info.work_tree)
 
 
-def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
-    """Apply exactly these changed repo files to this work tree's index."""
+def read_incoming(ctx: Context, rel_paths: list[str]) -> list[Loaded]:
+    """These work-tree memory files, each read once through the index's reader
+    (`database.load_files`: the one safe reader, then the parser), for `incoming_problems`,
+    `left_out` and `reindex_paths` to share: an update of N files reads and parses N files."""
+    from git_memex.index.database import Source, load_files
+
+    assert ctx.repo is not None
+    files = [ctx.repo.work_tree / p for p in rel_paths]
+    return load_files([(Source("repo", f.parent, ctx.project_key), f) for f in files], os.path.realpath(ctx.repo.work_tree))
+
+
+def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str, loaded: list[Loaded] | None = None) -> Any:
+    """Apply exactly these changed repo files to this work tree's index (`loaded`: as
+    `read_incoming` read them)."""
     from git_memex.index.database import Index, Source
 
     assert ctx.repo is not None and ctx.repo_index is not None and ctx.memory_dir is not None
     with Index(ctx.repo_index, root=ctx.repo.work_tree) as idx:  # each file of the folder it lies in
         files = [ctx.repo.work_tree / p for p in rel_paths]
         return idx.apply_files([(Source("repo", f.parent, ctx.project_key), f) for f in files], trigger=trigger,
-                               folders=[ctx.memory_dir])
+                               folders=[ctx.memory_dir], loaded=loaded)
 
 
 def stage(ctx: Context, paths: list[Path], what: str = "the change") -> list[str]:
@@ -54,40 +71,33 @@ def stage(ctx: Context, paths: list[Path], what: str = "the change") -> list[str
     return rels
 
 
-def incoming_problems(ctx: Context, rel_paths: list[str]) -> list[Any]:
+def incoming_problems(ctx: Context, rel_paths: list[str], loaded: list[Loaded] | None = None) -> list[Any]:
     """The secrets and conflict markers in memory files that just arrived in the work tree
     (a fast-forward, a merge, a checkout: no pre-commit or pre-merge-commit hook ran for them,
     and a teammate may have pushed with --no-verify). `secrets.scan.Finding`s: file, line
-    and rule, never the secret itself."""
-    from git_memex.core.files import UnreadableMemory, read_bytes
+    and rule, never the secret itself. `loaded`: the files as `read_incoming` read them."""
     from git_memex.secrets.scan import check_bytes
 
     assert ctx.repo is not None
     out: list[Any] = []
-    for rel in rel_paths:
-        try:  # the one safe reader: a file over the size limit is judged by its size, never read
-            data = read_bytes(ctx.repo.work_tree / rel)
-        except UnreadableMemory:
-            continue  # deleted by the update, or one `left_out` names with the reader's reason
+    for rel, (_src, _path, st, data, _m, why) in zip(rel_paths, loaded or read_incoming(ctx, rel_paths), strict=True):
+        if st is None or (not data and why is not None):
+            continue  # deleted by the update, or one `left_out` names with the reader's reason (never read)
         out.extend(f for f in check_bytes(rel, data, patterns=ctx.redact_patterns)
                    if f.secret or f.rule.startswith("conflict-markers"))
     return out
 
 
-def left_out(ctx: Context, rel_paths: list[str]) -> list[tuple[str, str]]:
+def left_out(ctx: Context, rel_paths: list[str], loaded: list[Loaded] | None = None) -> list[tuple[str, str]]:
     """(path relative to the work tree, reason) of each of these memory files that the index
     quarantines: read by the index's own reader (`database._load`), so the reason is the one
-    `doctor` and `reindex` give. A deleted file is no problem."""
-    from git_memex.index.database import _load
-
+    `doctor` and `reindex` give. A deleted file is no problem. `loaded`: as `read_incoming`
+    read them."""
     assert ctx.repo is not None
-    root = str(ctx.repo.work_tree)
     out: list[tuple[str, str]] = []
-    for rel in rel_paths:
-        path = ctx.repo.work_tree / rel
-        if not rel.endswith(".md") or not os.path.lexists(path):
+    for rel, (_src, _path, st, _raw, m, why) in zip(rel_paths, loaded or read_incoming(ctx, rel_paths), strict=True):
+        if not rel.endswith(".md") or st is None:
             continue
-        _, m, why = _load(path, root)
         if m is None:
             out.append((rel, why or "unreadable"))
     return out

@@ -125,14 +125,15 @@ it would pass for the reader's own memory or rule."""
 
 
 def _load(path: Path, root: str | None = None, location: str | None = None,
-          ) -> tuple[bytes, Memory | None, str | None]:
-    """(raw bytes, memory, None) or (raw bytes, None, quarantine reason)."""
+          resolved: dict[str, bool] | None = None) -> tuple[bytes, Memory | None, str | None]:
+    """(raw bytes, memory, None) or (raw bytes, None, quarantine reason). `resolved`: the pass's
+    record of which folders lie inside `root` (`core.files.read_bytes`)."""
     # imported here, not at the top: compiling its patterns is most of its import time, and a
     # refresh that finds nothing changed never reads a file
     from git_memex.core.files import parse_for_index
 
     try:
-        raw = read_bytes(path, root=root)
+        raw = read_bytes(str(path), root=root, resolved=resolved)  # a str: no Path work per syscall
     except UnreadableMemory as exc:
         return b"", None, str(exc)
     try:
@@ -143,6 +144,27 @@ def _load(path: Path, root: str | None = None, location: str | None = None,
             and str(m.fm.get("scope") or "").strip().lower() == "personal":
         return raw, None, SHARED_PERSONAL
     return raw, m, None
+
+
+Loaded = tuple[Source, Path, "os.stat_result | None", bytes, "Memory | None", "str | None"]
+"""A file as `load_files` read it: (source, path, its lstat or None when gone, bytes, memory or
+None, quarantine reason or None)."""
+
+
+def load_files(files: Iterable[tuple[Source, Path]], root: str | None) -> list[Loaded]:
+    """Each file lstat'ed, then read and parsed once (`_load`), in order; a file that is gone has
+    no stat. What `Index.apply_files` indexes, and what a hook checks before it does."""
+    out: list[Loaded] = []
+    resolved: dict[str, bool] = {}
+    for source, path in files:
+        try:
+            st: os.stat_result | None = os.lstat(path)
+        except FileNotFoundError:
+            out.append((source, path, None, b"", None, None))  # gone: only `st is None` is read
+            continue
+        raw, m, error = _load(path, root, source.location, resolved)
+        out.append((source, path, st, raw, m, error))
+    return out
 
 
 class IndexDamaged(sqlite3.DatabaseError):
@@ -449,6 +471,30 @@ class Index:
             self._forget_digest(c, source.folder)
             self._patch(c, m.path, _sig(st))
 
+    def upsert_many(self, written: Iterable[tuple[Memory, Source]]) -> None:
+        """`upsert` of many memories just written by us (a batch writer: `import`), in one
+        transaction per BATCH rows instead of one each; the same rows, the same rule when the
+        index cannot take them (one warning, the next refresh reads the files)."""
+        items = list(written)
+        for start in range(0, len(items), BATCH):
+            loaded = []
+            for m, source in items[start : start + BATCH]:
+                assert m.path is not None
+                st = os.stat(m.path)
+                loaded.append((m, source, st, read_bytes(m.path)))
+            now_ns = time.time_ns()
+            with self.after_write(), self.write() as c:
+                for folder in {str(source.folder) for _m, source, _st, _raw in loaded}:
+                    self._forget_digest(c, folder)
+                for m, source, st, raw in loaded:
+                    assert m.path is not None
+                    self._insert(c, memory_row(m, source.location, source.project_key))
+                    self._record_file(c, m.path, source.folder, _sig(st), now_ns - st.st_mtime_ns < RACY_NS,
+                                      _sha(raw), None)
+                    self._patch(c, m.path, _sig(st))
+            if self.behind:
+                return
+
     def remove(self, path: Path) -> None:
         """Drop the rows of a file just deleted by us (`upsert`'s rule if the index cannot)."""
         with self.after_write(), self.write() as c:
@@ -476,7 +522,69 @@ class Index:
 
     # ------------------------------------------------------------ refresh
     def _forget_digest(self, c: sqlite3.Connection, folder: Path | str) -> None:
-        c.execute("DELETE FROM meta WHERE key=?", (digest_key(folder),))
+        c.execute("DELETE FROM meta WHERE key IN (?, ?)", (digest_key(folder), changes.stamp_key(folder)))
+
+    def _record_marks(self, marks: dict[str, str]) -> None:
+        """A refresh that changed nothing records its folders' new stamps (best effort, waiting at
+        most 0.1 s: a busy index only means the next command lists the folder again)."""
+        if not marks:
+            return
+        try:
+            with self.write(patience_ms=100) as c:
+                for key, value in marks.items():
+                    self.set_meta(c, key, value)
+        except sqlite3.OperationalError as exc:
+            if not is_locked(exc):
+                raise
+
+    # ------------------------------------------------------------ slice positions
+    def _slice_file(self) -> Path | None:
+        return None if str(self.path) == MEMORY else self.path.with_name(self.path.name + ".slices")
+
+    def slices(self) -> dict[str, str]:
+        """Folder -> the last file a quick refresh stat-checked there (`changes._quick`), from the
+        slice file beside the index: a hint, kept out of the database so that a search writes
+        nothing to it (a write would make each search create and checkpoint the WAL). A missing
+        or damaged file starts each folder's slices again from its first file."""
+        got = self.__dict__.get("_slices")
+        if got is not None:
+            return got
+        got = {}
+        path = self._slice_file()
+        if path is not None:
+            from git_memex.core.files import read_bytes
+
+            try:
+                fields = read_bytes(path, limit=1 << 20).decode("utf-8", "surrogateescape").split("\0")
+                got = dict(zip(fields[0::2], fields[1::2], strict=False))
+            except (UnreadableMemory, ValueError):
+                pass
+        self._slices: dict[str, str] = got
+        return got
+
+    def _record_slices(self, moved: dict[str, str]) -> None:
+        """Keep the slice positions a refresh moved (best effort, no fsync: a lost update only
+        means a slice is checked twice)."""
+        path = self._slice_file()
+        if not moved or path is None:
+            return
+        held = {**self.slices(), **moved}
+        text = "\0".join(f"{k}\0{v}" for k, v in held.items())
+        from git_memex.core.files import create_temp_beside
+
+        try:
+            fd, tmp = create_temp_beside(path)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                    fh.write(text)
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError:
+            return
+        self._slices = held
 
     def _patch(self, c: sqlite3.Connection, path: Path | str, sig: str | None) -> None:
         """Keep the folder's listing snapshot in step with a file row written outside a refresh."""
@@ -485,23 +593,29 @@ class Index:
             c.execute("INSERT OR REPLACE INTO scan_patches(folder, name, sig) VALUES(?, ?, ?)", (str(p.parent), p.name, sig))
 
     def refresh(self, sources: Iterable[Source], *, trigger: str | None = None,
-                caller: str | None = None) -> RefreshStats:
+                caller: str | None = None, quick: bool = False) -> RefreshStats:
         """Bring the index in line with the folders, reading only what changed.
 
         The last sync (`sync-status`) is recorded as `trigger` always, or as `caller` only when
-        something changed: looking is not syncing."""
+        something changed: looking is not syncing. `quick` (a command's own refresh, not a named
+        sync) takes a folder whose stamp is unchanged for unchanged but for the racy files and a
+        slice (`changes.scan`)."""
         stats = RefreshStats()
         plan: Plan = []
         gone: list[str] = []
         digests: dict[str, str] = {}
         changed_digest: set[str] = set()
         listings: dict[str, Listing] = {}
+        marks: dict[str, str] = {}
         now_ns = time.time_ns()
         for src in sources:
-            changes.scan(self, src, stats, plan, gone, digests, changed_digest, listings)
+            changes.scan(self, src, stats, plan, gone, digests, changed_digest, listings, marks, quick)
+        prefix = changes.slice_key("")
+        self._record_slices({k[len(prefix):]: marks.pop(k) for k in [k for k in marks if k.startswith(prefix)]})
         if not plan and not gone and not changed_digest:
             if trigger:
                 self.mark_sync(trigger)
+            self._record_marks(marks)
             watch.note_digests(digests)
             return stats
         if len(plan) > BATCH:
@@ -517,7 +631,7 @@ class Index:
                 self._apply_batch(batch, gone if last else [], now_ns, stats,
                                   digests if last else None, trigger if last else None,
                                   lambda i, s=start: progress.update(s + i),
-                                  listings if last else None)
+                                  listings if last else None, marks if last else None)
                 progress.update(min(start + BATCH, len(plan)))
         finally:
             progress.done()
@@ -530,18 +644,20 @@ class Index:
                      stats: RefreshStats, digests: dict[str, str] | None, trigger: str | None,
                      tick: Any = None,
                      listings: dict[str, Listing] | None = None,
+                     marks: dict[str, str] | None = None,
                      ) -> None:
         # Read and parse outside the write transaction: other writers wait only for the writes.
         same: list[tuple[str, int, str]] = []  # (sig, racy, path): content unchanged, new stat
         rows: list[tuple[dict[str, Any], tuple[str, str, int, str, None]]] = []
         bad: list[tuple[str, str, int, str, str]] = []
         added = changed = 0
+        resolved: dict[str, bool] = {}  # each folder's real path is looked up once per batch
         for n, (src, p, sig, old_sha, known) in enumerate(batch):
             if tick is not None and n % 250 == 0:
                 tick(n)
             racy = int(now_ns - int(sig.split(":", 1)[0]) < RACY_NS)
             path = Path(p)
-            raw, m, error = _load(path, self.root, src.location)
+            raw, m, error = _load(path, self.root, src.location, resolved)
             sha = _sha(raw)
             if old_sha is not None and sha == old_sha:
                 same.append((sig, racy, p))
@@ -562,9 +678,9 @@ class Index:
             if same:
                 c.executemany("UPDATE files SET sig=?, racy=? WHERE path=?", same)
             removed = 0
-            if rows:  # rows about to be replaced by their new version
-                keep = [(r["path"],) for r, _ in rows]
-                c.executemany(DELETE_FTS, keep)
+            if rows and c.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is not None:
+                keep = [(r["path"],) for r, _ in rows]  # rows about to be replaced by their new version
+                c.executemany(DELETE_FTS, keep)  # (none in an empty index: a full rebuild skips the lookups)
                 c.executemany(DELETE_MEMORY, keep)
             # A file written by another process after our listing may have been indexed by it
             # already: only what is really absent now is dropped (the next refresh sees the rest).
@@ -579,7 +695,8 @@ class Index:
                     c.executemany("DELETE FROM files WHERE path=?", [(p,) for p in gone])
             if rows:
                 base = c.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
-                c.executemany(INSERT_MEMORY, ([base + i, *(r[k] for k in COLUMNS)] for i, (r, _) in enumerate(rows, 1)))
+                values = _COLUMN_VALUES
+                c.executemany(INSERT_MEMORY, ((base + i, *values(r)) for i, (r, _) in enumerate(rows, 1)))
                 c.executemany(INSERT_FTS, ((base + i, *fts_fields(r)) for i, (r, _) in enumerate(rows, 1)))
                 c.executemany(RECORD_FILE, (f for _, f in rows))
             if bad:
@@ -587,6 +704,8 @@ class Index:
             if digests is not None:
                 for folder, digest in digests.items():
                     self.set_meta(c, digest_key(folder), digest)
+            for key, value in (marks or {}).items():
+                self.set_meta(c, key, value)
             if snapshots:
                 c.executemany("INSERT OR REPLACE INTO scans(folder, names, sigs) VALUES(?, ?, ?)", snapshots)
                 c.executemany("DELETE FROM scan_patches WHERE folder=?", [(f[0],) for f in snapshots])
@@ -604,20 +723,14 @@ class Index:
         return self.apply_files([(source, p) for p in paths], trigger=trigger, folders=[source.folder])
 
     def apply_files(self, files: Iterable[tuple[Source, Path]], *, trigger: str | None = None,
-                    folders: Iterable[Path] = ()) -> RefreshStats:
+                    folders: Iterable[Path] = (), loaded: list[Loaded] | None = None) -> RefreshStats:
         """Re-read exactly these files, each of its source's folder, in one write transaction; the
-        listing digest of each such folder (and of `folders`) is forgotten."""
+        listing digest of each such folder (and of `folders`) is forgotten. `loaded`: the same
+        files as `load_files` read them already (a hook that also checked them)."""
         stats = RefreshStats()
         now_ns = time.time_ns()
-        loaded: list[tuple[Source, Path, os.stat_result | None, bytes, Memory | None, str | None]] = []
-        for source, path in files:
-            try:
-                st: os.stat_result | None = os.lstat(path)
-            except FileNotFoundError:
-                loaded.append((source, path, None, b"", None, None))  # gone: only `st is None` is read
-                continue
-            raw, m, error = _load(path, self.root, source.location)
-            loaded.append((source, path, st, raw, m, error))
+        if loaded is None:
+            loaded = load_files(files, self.root)
         with self.write() as c:
             for source, path, st, raw, m, error in loaded:
                 p = str(path)
@@ -677,6 +790,16 @@ def in_chunks(values: list[str]) -> Iterator[tuple[list[str], str]]:
     for start in range(0, len(values), IN_CHUNK):
         chunk = values[start : start + IN_CHUNK]
         yield chunk, ",".join("?" * len(chunk))
+
+
+def _column_values() -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    from operator import itemgetter
+
+    return itemgetter(*COLUMNS)
+
+
+_COLUMN_VALUES = _column_values()
+"""A row's values in COLUMNS order (one C call a row, not a generator over 33 keys)."""
 
 
 def _sha(raw: bytes) -> str:

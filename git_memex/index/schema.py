@@ -21,7 +21,7 @@ import json
 import re
 import sqlite3
 
-from git_memex.core.model import Memory, parse_time
+from git_memex.core.model import ENUMS, Memory, parse_time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,15 +156,17 @@ def id_ref(v: Any) -> str | None:
     return str(mask_value(s)[0])
 
 
+_ENUM_VALUES = {k: frozenset(v) for k, v in ENUMS.items()}
+_JSON = json.JSONEncoder(ensure_ascii=False).encode  # `json.dumps(x, ensure_ascii=False)`, one encoder for every row
+
+
 def enum_ref(key: str, v: Any) -> str | None:
     """An enum field as the index keeps it: one of its values as it is, anything else (a
     hand-edited `importance: ghp_…`) scanned and masked like free text, for the same readers."""
-    s = _str(v)
-    if s is None:
+    if v is None:
         return None
-    from git_memex.core.model import ENUMS
-
-    if s in ENUMS[key]:
+    s = v if type(v) is str else str(v)
+    if s in _ENUM_VALUES[key]:
         return s
     from git_memex.secrets.admission import mask_value
 
@@ -216,12 +218,12 @@ def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, A
         "supersedes": id_ref(fm.get("supersedes")),
         "superseded_by": id_ref(fm.get("superseded_by")),
         "derived_from": id_ref(fm.get("derived_from")),
-        "tags": json.dumps(m.tags, ensure_ascii=False),
-        "paths": json.dumps(m.paths, ensure_ascii=False),
+        "tags": _JSON(m.tags),
+        "paths": _JSON(m.paths),
         "content_hash": content_hash(m.body),
         "body": m.body,
-        "warnings": json.dumps(m.warnings, ensure_ascii=False) if m.warnings else None,  # masked by the reader
-        "aliases": json.dumps(aliases, ensure_ascii=False) if aliases else None,
+        "warnings": _JSON(m.warnings) if m.warnings else None,  # masked by the reader
+        "aliases": _JSON(aliases) if aliases else None,
         # user-defined vocabulary (reference tool): `alias` names `target` (search expands both ways)
         "alias": (_str(fm.get("alias")) or "").strip() or None,
         "target": (_str(fm.get("target")) or "").strip() or None,

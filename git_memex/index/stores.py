@@ -360,7 +360,8 @@ class Stores:
             pairs.insert(0, (self.repo, self.repo_sources(skipped)))
         for index, sources in pairs:
             try:
-                s = index.refresh(sources, trigger=trigger, caller=None if trigger else caller.NAME)
+                s = index.refresh(sources, trigger=trigger, caller=None if trigger else caller.NAME,
+                                  quick=trigger is None)
                 if index is self.repo:
                     s.removed += drop_gone_folders(index, sources, always=trigger is not None
                                                    and trigger.startswith("reindex"))

@@ -31,6 +31,7 @@ from git_memex.search.scoring import BM25_WEIGHTS, IMPORTANCE_BOOST, REVIEW_ORDE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from git_memex.index.database import Index
@@ -567,6 +568,24 @@ def search(
     return result
 
 
+def _holds_vectors(path: Path) -> bool:
+    """Whether the vectors file `path` exists and holds at least one code: an empty one (what
+    `reindex --embeddings` over no memory, or an MCP server's start, leaves) loads no model. One
+    read-only SQLite look (SQLite keeps the locks of this process's other connections to the
+    file, the MCP server's builder's, when this one closes); a file it cannot read counts as
+    holding codes, so the lane says what is wrong as before."""
+    if not path.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1.0)
+        try:
+            return conn.execute("SELECT 1 FROM codes LIMIT 1").fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return True
+
+
 def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: int, explain: bool,
             semantic: bool = True) -> SearchResult:
     from git_memex.core.textproc import CJK_RE
@@ -580,7 +599,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     # in a thread while the lexical lane works (the engine releases the GIL).
     # (the file's name is search/vectors.VECTORS_NAME, spelt here so that a search without
     # vectors imports nothing of the lane: neither its store nor its provider)
-    vectors = semantic and any(i.path.with_name("vectors.db").exists() for i, _w, _p in dbs)
+    vectors = semantic and any(_holds_vectors(i.path.with_name("vectors.db")) for i, _w, _p in dbs)
     lane = (explain and semantic) or vectors
     early = None
     if vectors:

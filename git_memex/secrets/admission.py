@@ -17,6 +17,12 @@ Invariants:
   team's patterns as a backstop; write paths call it first with `Context.redact_patterns` so the
   team's patterns apply and the report reaches the user. `mask_value` is the same masking for
   output that was not written by us (export, inventory, resolve, JSON listings).
+- The detector runs once per string and pattern set in a process: a string it found clean, or
+  the masked text it made (a fixpoint: masking it again changes and reports nothing), is
+  remembered (`_CLEAN`, keyed by the exact text and the team's patterns), so the write path's
+  own `admit` and `file_text`'s backstop scan each string once between them. Only text the
+  detector itself produced or passed is remembered, never a guess; a text that differs by one
+  character is scanned again, and the memo never outlives the process.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git_memex.core.model import Memory
+    from git_memex.secrets.redact import Redaction
 
 # Frontmatter keys whose values the protocol types strictly (ids, enums, times, numbers). The
 # reader checks enums, times and numbers exactly (`core.model.check_fields`), so those are never
@@ -82,14 +89,68 @@ def mask_text(text: str, patterns: Sequence[str] = ()) -> str:
     return str(_mask_str(text, patterns, []))
 
 
+_CLEAN: dict[tuple[str, ...], set[str]] = {}
+"""Strings the detector found clean in this process (admitting them changes and reports
+nothing), by the team's patterns they were scanned with: what it passed, and the masked text it
+made (`redact` masks to a fixpoint). Emptied past CLEAN_MEMO_CHARS."""
+_CLEAN_CHARS = [0]
+CLEAN_MEMO_CHARS = 32 << 20
+"""Characters the memo holds at most (an import of 10,000 memories remembers ~5 MB)."""
+_FIXPOINT_ROUNDS = 64
+"""`redact` masks round after round until one finds nothing, at most this many rounds: a
+redaction with fewer findings than that ended on a round that found nothing."""
+
+
+def _key(patterns: Sequence[str]) -> tuple[str, ...] | None:
+    try:
+        key = tuple(patterns)
+        hash(key)
+    except TypeError:  # a bad team pattern (not a string): no memo, the detector decides every time
+        return None
+    return key
+
+
+def known_clean(value: str, patterns: Sequence[str] = ()) -> bool:
+    """True when this process already found `value` clean with exactly these patterns."""
+    key = _key(patterns)
+    held = _CLEAN.get(key) if key is not None else None
+    return held is not None and value in held
+
+
+def _remember(value: str, patterns: Sequence[str]) -> None:
+    key = _key(patterns)
+    if key is None:
+        return
+    if _CLEAN_CHARS[0] + len(value) > CLEAN_MEMO_CHARS:
+        _CLEAN.clear()
+        _CLEAN_CHARS[0] = 0
+    held = _CLEAN.setdefault(key, set())
+    if value not in held:
+        held.add(value)
+        _CLEAN_CHARS[0] += len(value)
+
+
+def _redacted(value: str, patterns: Sequence[str]) -> Redaction:
+    """`redact.redact`, its result remembered as clean when it is a fixpoint."""
+    from git_memex.secrets.redact import redact
+
+    red = redact(value, patterns)
+    if len(red.masked) < _FIXPOINT_ROUNDS:
+        _remember(red.text, patterns)
+    return red
+
+
 def _mask_str(value: str, patterns: Sequence[str], found: list[str]) -> str:
-    from git_memex.secrets.redact import find_secrets, redact
+    from git_memex.secrets.redact import find_secrets
 
     if value.isascii() and len(value) < 5:
         return value  # too short to hold a maskable secret
-    if "<private" not in value.lower() and not find_secrets(value, patterns):
+    if known_clean(value, patterns):
         return value
-    red = redact(value, patterns)
+    if "<private" not in value.lower() and not find_secrets(value, patterns):
+        _remember(value, patterns)
+        return value
+    red = _redacted(value, patterns)
     found.extend(red.masked)
     if red.private_spans:
         found.extend(["private"] * red.private_spans)
@@ -187,10 +248,8 @@ def admit(m: Memory, patterns: Sequence[str] = (), *, body: bool = True) -> tupl
     """Mask every string of `m` in place (body too unless ``body=False``, for a body the caller
     already redacted); return the rules of the secrets masked, body first."""
     found: list[str] = []
-    if body and m.body:
-        from git_memex.secrets.redact import redact
-
-        red = redact(m.body, patterns)
+    if body and m.body and not known_clean(m.body, patterns):
+        red = _redacted(m.body, patterns)
         if red.text != m.body:
             m.body = red.text
             found.extend(red.masked)

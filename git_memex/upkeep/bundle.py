@@ -398,7 +398,7 @@ def plan_memory(ctx: Context, name: str, mid: str, loc: str, fm: dict[str, Any],
     memory, "nothing was imported")."""
     from git_memex.core import model
     from git_memex.core.files import file_text
-    from git_memex.secrets.redact import redact
+    from git_memex.secrets.admission import admit
     from git_memex.secrets.scan import check_text
 
     fail = problem or (lambda why: _bundle_problem(name, why))
@@ -407,11 +407,13 @@ def plan_memory(ctx: Context, name: str, mid: str, loc: str, fm: dict[str, Any],
     if dest != "personal" and ctx.repo is None:
         raise MemexError(f"{name} holds project memories; run `git memex import` inside the project's "
                          "repository (nothing was imported)", USAGE)
-    red = redact(m.body.strip(), ctx.redact_patterns)
-    m.body = red.text.strip()
+    m.body = m.body.strip()
+    # the body redacted (<private> parts out, secrets masked) and every frontmatter string masked,
+    # each string scanned once: `file_text` below and the write find them in admission's memo
+    masked = list(admit(m, ctx.redact_patterns))
+    m.body = m.body.strip()
     if not m.body or m.body == "[REDACTED]":
         raise fail(f"holds memory {mid} whose text is empty once <private> parts are removed")
-    masked = list(red.masked) + _vocabulary_masked(m.fm, ctx.redact_patterns)
     # an approval is given by a person in the project it applies to; it does not travel in a file
     if m.fm.get("instruction_state") == "approved":
         m.fm["instruction_state"] = "draft"
@@ -426,7 +428,10 @@ def plan_memory(ctx: Context, name: str, mid: str, loc: str, fm: dict[str, Any],
         text = file_text(m, Path(f"{mid}.md"))
     except model.ValidationError as exc:
         raise fail(f"holds memory {mid}, which is not valid ({exc})") from None
-    left = [f for f in check_text(f"{mid}.md", text, in_repo=False, patterns=ctx.redact_patterns)]
+    # the format checks are file_text's own (the reader accepted exactly `text`, conflict markers and
+    # the size limit included): what is left to ask is a secret the whole file shows (a key's name
+    # beside a value) that no single string did
+    left = [f for f in check_text(f"{mid}.md", text, fmt=False, patterns=ctx.redact_patterns)]
     if left:
         why = "a secret that cannot be masked" if left[0].secret else "a problem"
         raise fail(f"holds memory {mid} with {why} ({left[0].rule}, line {left[0].line} of its file)")
@@ -474,12 +479,21 @@ def apply_planned(ctx: Context, st: Stores, planned: Sequence[Planned], res: Imp
     """Write `planned` memories (or, with `res.dry_run`, only report them) under the import lock:
     an id already here is skipped when identical and kept as it is when it differs (a conflict);
     a failure part-way removes the files this run wrote, so the writes are all or nothing."""
-    from git_memex.core.files import UnreadableMemory, delete_file, read_memory, write_memory
+    from git_memex.core.files import (
+        UnreadableMemory,
+        delete_file,
+        one_folder_sync,
+        read_memory,
+        write_memory,
+    )
     from git_memex.core.locks import held
 
     st.refresh()
     written: list[tuple[Path, Any]] = []
-    with held(ctx.data_root, "import"):
+    rows: dict[int, tuple[Any, list[tuple[Memory, Any]]]] = {}  # id(index) -> (index, [(memory, source)])
+    # each folder is synced once, after the last rename into it (`files.one_folder_sync`), and the
+    # index takes the new rows in one transaction per index once every file is written
+    with held(ctx.data_root, "import"), one_folder_sync():
         try:
             for p in planned:
                 here = st.find_all(p.id)
@@ -502,8 +516,11 @@ def apply_planned(ctx: Context, st: Stores, planned: Sequence[Planned], res: Imp
                     continue
                 src = st.source(p.location)
                 target = write_memory(src.folder, p.memory, private=True)
-                written.append((target, st.index_for(p.location)))
-                st.index_for(p.location).upsert(p.memory, src)
+                index = st.index_for(p.location)
+                written.append((target, index))
+                rows.setdefault(id(index), (index, []))[1].append((p.memory, src))
+            for index, batch in rows.values():
+                index.upsert_many(batch)
         except BaseException:
             for target, index in written:
                 delete_file(target)
