@@ -373,3 +373,12 @@ def test_on_a_terminal_init_asks_before_editing_a_managers_file(repo: Path):
     code, out = _on_a_terminal(["init"], {"editor": "none"}, repo)  # the default is yes
     assert code == 0 and "# >>> git-memex" in (repo / ".husky" / "pre-commit").read_text(), out
 
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("answer", ["n", "no", "None", ""])
+def test_on_a_terminal_no_editor_is_any_way_of_saying_no(repo: Path, answer: str):
+    """An outside review: answering `n` to "Configure an editor's MCP server? … [none]" stopped
+    init with "unknown editor 'n'" (exit 1)."""
+    code, out = _on_a_terminal(["init"], {"editor": answer, "git hooks": "y"}, repo)
+    assert code == 0 and "unknown editor" not in out, out
+    assert (repo / ".ai" / "open-memex").is_dir() and not (repo / ".mcp.json").exists()
