@@ -154,6 +154,8 @@ def framework_repo_add(text: str, stages: tuple[str, ...] | None) -> str | None:
         if w < item or (w == item and not s.lstrip().startswith("-")):
             break
         end = i + 1
+    while end < len(lines) and not lines[end].strip():
+        end += 1  # past blank lines: a `|+` scalar of the last item keeps them
     pad = " " * (u if item is None else item)
     return insert(text, end, block(pad, framework_item(pad, unit, stages)))
 

@@ -208,6 +208,9 @@ def _yaml_join(manager: str, path: Path, work_tree: Path, add: Callable[[str, An
         base_doc = blockedit.strict_yaml(base)
     except Exception:  # noqa: BLE001
         return Change(manager, path, "printed", "a layout init cannot edit safely", snippet)
+    taken = _taken_name(manager, base_doc)
+    if taken:
+        return Change(manager, path, "printed", taken, snippet)
     want = expected(base_doc)
     new = add(base, base_doc) if want is not None else None
     ok = False
@@ -225,6 +228,20 @@ def _yaml_join(manager: str, path: Path, work_tree: Path, add: Callable[[str, An
     if apply:
         blockedit.write(path, new)
     return Change(manager, path, "updated" if existed else "created")
+
+
+def _taken_name(manager: str, doc: Any) -> str | None:
+    """Why our entry's name is not ours to use in `doc`: lefthook, a command of theirs already
+    called `git-memex` (outside our blocks)."""
+    if manager != "lefthook" or not isinstance(doc, dict):
+        return None
+    for hook in HOOKS:
+        section = doc.get(hook)
+        commands = section.get("commands") if isinstance(section, dict) else None
+        if isinstance(commands, dict) and "git-memex" in commands:
+            return (f"its {hook} already has a command named git-memex that init did not write; rename yours, "
+                    "or add ours under another name")
+    return None
 
 
 def _lefthook_join(work_tree: Path, apply: bool) -> list[Change]:
@@ -263,9 +280,9 @@ def _framework_join(work_tree: Path, apply: bool) -> list[Change]:
         if theirs:  # the person's own hook runs our check (init's older snippet, pasted by hand)
             return [Change("pre-commit", path, "unchanged", f"your {FRAMEWORK_ID} hook runs the check")]
 
-    def add(text: str, doc: Any) -> str | None:
-        out = managerfiles.framework_repo_add(text, managerfiles.entry_stages(doc))
-        return managerfiles.types_add(out, doc) if out is not None else None
+    def add(text: str, doc: Any) -> str | None:  # the hook types first: they go before `repos:` when it is there
+        out = managerfiles.types_add(text, doc)
+        return managerfiles.framework_repo_add(out, managerfiles.entry_stages(doc)) if out is not None else None
 
     def expected(doc: Any) -> Any:
         import copy

@@ -317,3 +317,27 @@ def test_the_frameworks_skip_is_named(repo: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("SKIP", "lint,memex-secrets")
     said = notices(repo)
     assert len(said) == 1 and "SKIP names memex-secrets in this environment" in said[0], said
+
+
+def test_a_lefthook_command_of_theirs_named_git_memex_is_left_alone(repo: Path):
+    text = 'pre-commit:\n  commands:\n    "git-memex":\n      run: echo my own\n'
+    (repo / "lefthook.yml").write_text(text)
+    out = init(repo)
+    assert "printed    lefthook lefthook.yml" in out and "a command named git-memex that init did not write" in out
+    assert (repo / "lefthook.yml").read_text() == text
+
+
+@pytest.mark.parametrize("text", [
+    "# only a comment",  # no `repos:` and no newline at the end: both our blocks are appended
+    "repos:\n  - repo: local\n    hooks:\n      - id: b\n        name: b\n        language: system\n"
+    "        entry: |+\n          echo b\n\n\n",  # a `|+` scalar last keeps the blank lines after it
+])
+def test_framework_files_init_must_follow(repo: Path, text: str):
+    from git_memex.git.reach import framework_has
+
+    (repo / ".pre-commit-config.yaml").write_text(text)
+    assert "updated    pre-commit .pre-commit-config.yaml" in init(repo)
+    assert framework_has((repo / ".pre-commit-config.yaml").read_text())
+    assert "unchanged  pre-commit .pre-commit-config.yaml" in init(repo)
+    uninstall(repo)
+    assert (repo / ".pre-commit-config.yaml").read_text() == text
