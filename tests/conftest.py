@@ -187,6 +187,20 @@ def from_registry(cmd: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
     return r
 
 
+# What a user's default ~/.profile says about ~/.local/bin (Debian's /etc/skel/.profile; Ubuntu's is
+# the same): a new login shell then finds what is linked there. Root's default ~/.profile lacks it.
+USER_PROFILE = ('# set PATH so it includes user\'s private bin if it exists\n'
+                'if [ -d "$HOME/.local/bin" ] ; then\n    PATH="$HOME/.local/bin:$PATH"\nfi\n')
+
+
+def user_profile(home: Path) -> None:
+    """Give `home` a user's login profile that puts ~/.local/bin on PATH (see USER_PROFILE)."""
+    profile = home / ".profile"
+    text = profile.read_text() if profile.is_file() else ""
+    if USER_PROFILE not in text:
+        profile.write_text(text + USER_PROFILE)
+
+
 def copy_checkout(dest: Path) -> Path:
     """Copy this checkout's package sources (CHECKOUT_SOURCES, no caches) into `dest`; returns it."""
     root = Path(__file__).resolve().parents[1]

@@ -6,8 +6,8 @@ The command is taken from the README (the first ```sh block under "Set up and us
 environment: a HOME of its own and the system's PATH (`env -i`), in a fresh git repository. A
 new shell afterwards has the PATH a login shell gets (the system's folders and ~/.local/bin, not
 the `export` of the install shell): `git memex` and the man page are found there, and `init
---client claude` has nothing to warn about. Where the system ships Debian's default ~/.profile
-(/etc/skel/.profile), a real `bash -l` with it finds git-memex too.
+--client claude` (which asks a real login shell) has nothing to warn about, given a user's
+~/.profile (Debian's /etc/skel/.profile where the system ships it): a real `bash -l` finds git-memex.
 
 Needs a package index that serves git-memex's dependencies and setuptools (the one `make
 install` used); pip's cache is shared between runs.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import copy_checkout, from_registry, git
+from conftest import copy_checkout, from_registry, git, user_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -71,6 +71,11 @@ def test_the_readme_set_up_works_in_a_new_shell(tmp_path: Path):
     assert "We deploy with blue-green on Fridays" in r.stdout, r.stdout
     assert (home / ".local" / "bin" / "git-memex").is_symlink()
 
+    skel = Path("/etc/skel/.profile")
+    if skel.is_file():  # a user account's ~/.profile (Debian's puts ~/.local/bin on PATH at login)
+        shutil.copy(skel, home / ".profile")
+    else:
+        user_profile(home)
     new_shell = _env(home, f"{SYSTEM_PATH}:{home / '.local' / 'bin'}")
     found = subprocess.run(["git", "memex", "search", "deploy"], cwd=project, env=new_shell, capture_output=True,
                            text=True, timeout=120)
@@ -87,9 +92,6 @@ def test_the_readme_set_up_works_in_a_new_shell(tmp_path: Path):
         assert page.returncode == 0 and page.stdout.strip().endswith("git-memex.1"), page.stderr
     elif IN_CI:
         pytest.fail("`man` is missing (CI=true: .ci/run installs man-db)")
-    skel = Path("/etc/skel/.profile")
-    if skel.is_file():  # Debian's own ~/.profile puts ~/.local/bin on PATH at login
-        shutil.copy(skel, home / ".profile")
-        login = subprocess.run(["bash", "-lc", "command -v git-memex"], cwd=project, env=_env(home, SYSTEM_PATH),
-                               capture_output=True, text=True, timeout=60)
-        assert login.stdout.strip() == str(home / ".local" / "bin" / "git-memex"), login.stdout + login.stderr
+    login = subprocess.run(["bash", "-lc", "command -v git-memex"], cwd=project, env=_env(home, SYSTEM_PATH),
+                           capture_output=True, text=True, timeout=60)
+    assert login.stdout.strip() == str(home / ".local" / "bin" / "git-memex"), login.stdout + login.stderr

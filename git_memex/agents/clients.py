@@ -88,6 +88,7 @@ class WriteResult:
     snippet: str
     reference: tuple[str, ...] = ()
     replaced: tuple[str, ...] = ()
+    detail: str = ""  # why a file was left alone ("printed", "kept")
 
 
 
@@ -125,16 +126,21 @@ def _check_client(client: str) -> None:
 
 
 # --------------------------------------------------------------------- the command (D17, docs/decisions.md)
-# Where a new login shell (a new terminal, an editor started from the desktop) looks for commands:
-# the system's folders and ~/.local/bin (Debian's and Ubuntu's default ~/.profile put it on PATH
-# when it exists; pipx links its tools there; the README's set-up links git-memex there). A PATH
-# exported in the install shell is not part of it (docs/agents.md, "A new shell").
+# Where a new login shell (a new terminal, an editor started from the desktop) looks for commands.
+# `on_login_path` asks a real one: the user's login shell, started as a login shell in an empty
+# environment (`env -i HOME=… sh -lc 'command -v git-memex'`), reads the system's profile and the
+# user's, as a new session does. Debian's /etc/profile resets PATH, and its default ~/.profile adds
+# ~/.local/bin when it exists, but root's does not. Where no such shell can be run, the guess is
+# the system's folders and ~/.local/bin (pipx links its tools there; so does the README's set-up).
+# A PATH exported in the install shell is never part of it (docs/agents.md, "A new shell").
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
+LOGIN_SHELLS = ("bash", "zsh", "sh", "dash", "ksh", "mksh", "ash")
+LOGIN_TIMEOUT_S = 10
 
 
 def login_path(home: Path | None = None) -> str:
-    """The PATH a new login shell of this user gets, as far as git-memex can tell: `/etc/paths`
-    (macOS) or SYSTEM_PATH, then ~/.local/bin."""
+    """The guess at the PATH a new login shell of this user gets, where none can be run:
+    `/etc/paths` (macOS) or SYSTEM_PATH, then ~/.local/bin."""
     system: list[str] = list(SYSTEM_PATH)
     with contextlib.suppress(OSError, UnicodeDecodeError):
         listed = [x.strip() for x in Path("/etc/paths").read_text(encoding="utf-8").splitlines() if x.strip()]
@@ -142,8 +148,48 @@ def login_path(home: Path | None = None) -> str:
     return os.pathsep.join([*system, str(Path(home or Path.home()) / ".local" / "bin")])
 
 
+def _login_shell() -> str | None:
+    """This user's login shell when it is a POSIX one (else /bin/sh), or None on Windows."""
+    if os.name != "posix":
+        return None
+    shell = ""
+    with contextlib.suppress(ImportError, KeyError):
+        import pwd
+
+        shell = pwd.getpwuid(os.getuid()).pw_shell
+    if not (shell and Path(shell).name in LOGIN_SHELLS and os.access(shell, os.X_OK)):
+        shell = "/bin/sh"
+    return shell if os.access(shell, os.X_OK) else None
+
+
+def login_shell_finds(home: Path | None = None) -> tuple[bool, str | None]:
+    """(asked, path): whether a new login shell could be asked, and the git-memex it runs. The
+    shell runs with HOME and nothing else of this environment, stdin closed, for at most
+    LOGIN_TIMEOUT_S seconds (a profile that waits for input is cut off: not asked)."""
+    import subprocess
+
+    shell = _login_shell()
+    if shell is None:
+        return False, None
+    home = Path(home or Path.home())
+    user = os.environ.get("USER") or os.environ.get("LOGNAME") or ""
+    env = {"HOME": str(home), "SHELL": shell, "TERM": "dumb", "LANG": "C.UTF-8",
+           **({"USER": user, "LOGNAME": user} if user else {})}
+    try:
+        r = subprocess.run([shell, "-lc", f"command -v {PORTABLE_COMMAND}"], env=env, cwd=str(home) if home.is_dir()
+                           else None, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=LOGIN_TIMEOUT_S, start_new_session=True)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return False, None
+    found = [x.strip() for x in r.stdout.splitlines() if x.strip().startswith("/")]
+    return True, (found[-1] if r.returncode == 0 and found else None)
+
+
 def on_login_path(home: Path | None = None) -> str | None:
-    """The git-memex a new login shell would run, else None."""
+    """The git-memex a new login shell would run, else None (`login_shell_finds`, else the guess)."""
+    asked, found = login_shell_finds(home)
+    if asked:
+        return found
     return shutil.which(PORTABLE_COMMAND, path=login_path(home))
 
 
@@ -195,9 +241,16 @@ def path_note(client: str, path: Path, *, hooks: bool = False) -> str | None:
         return None
     cmd, args = server_command()
     what = f"`{PORTABLE_COMMAND} mcp`" + (" and the session hooks" if hooks else "")
-    if os.sep in cmd:
+    linked = Path.home() / ".local" / "bin" / PORTABLE_COMMAND
+    if os.path.lexists(linked) and shutil.which(PORTABLE_COMMAND, path=str(linked.parent)):
+        where = ("~/.local/bin holds it, but your login profile does not put ~/.local/bin on PATH (root's default "
+                 "~/.profile on Debian does not): add `export PATH=\"$HOME/.local/bin:$PATH\"` to ~/.profile, or "
+                 f"link it into a system folder, `ln -sf {shlex.quote(os.path.realpath(linked))} "
+                 "/usr/local/bin/git-memex`")
+    elif os.sep in cmd:
         where = (f"link it where a new shell looks, `mkdir -p ~/.local/bin && ln -sf {shlex.quote(cmd)} "
-                 "~/.local/bin/git-memex` (the README's set-up does this; `pipx install` too)")
+                 "~/.local/bin/git-memex` (the README's set-up does this; `pipx install` too), and make sure "
+                 "your login profile puts ~/.local/bin on PATH")
     else:
         where = "install git-memex with `pipx install`, or link it into ~/.local/bin (the README's set-up)"
     local = ""
@@ -205,9 +258,9 @@ def path_note(client: str, path: Path, *, hooks: bool = False) -> str | None:
         local = (", or keep a machine-local entry instead with "
                  f"`{shlex.join(['claude', 'mcp', 'add', '--scope', 'local', SERVER_NAME, '--', cmd, *args])}`")
     here = "" if on_path() else " (nor is it on this shell's PATH)"
-    return (f"git-memex is not on the PATH a new login shell gets (the system's folders and ~/.local/bin){here}, "
-            f"so the editor cannot start {what} from {path} in a new session (a shared file names no path of "
-            f"this machine): {where}{local}.")
+    return (f"git-memex is not on the PATH a new login shell gets (checked with a real one: `sh -l`, which reads "
+            f"the system's and your profile){here}, so the editor cannot start {what} from {path} in a new session "
+            f"(a shared file names no path of this machine): {where}{local}.")
 
 
 def claude_approval_note(work_tree: Path, home: Path) -> str | None:
@@ -322,10 +375,42 @@ def _read_json_object(path: Path) -> tuple[dict[str, Any] | None, bool]:
     if not text.strip():
         return {}, True
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
     except ValueError:
         return None, True
     return (data if isinstance(data, dict) else None), True
+
+
+class DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose members all have different names: a file with one name twice (Python
+    and JavaScript keep the last, an editor may keep the first) is not edited; its bytes stay."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise DuplicateKey(f'the key "{k}" is given twice')
+        out[k] = v
+    return out
+
+
+def json_problem(path: Path) -> str:
+    """Why `_read_json_object` could not take `path` as a plain JSON object, in a few words."""
+    try:
+        text = _read_bytes(path).decode("utf-8-sig")
+    except OSError as exc:
+        return f"cannot be read as a regular file ({exc.strerror or exc})"
+    except UnicodeDecodeError:
+        return "is not UTF-8 text"
+    try:
+        json.loads(text, object_pairs_hook=_no_duplicates)
+    except DuplicateKey as exc:
+        return f"is ambiguous JSON ({exc})"
+    except ValueError:
+        return "is not plain JSON (comments or trailing commas?)"
+    return "is not a JSON object"
 
 
 def _dump(data: dict[str, Any]) -> str:
@@ -362,7 +447,7 @@ def write_config(client: str, work_tree: Path, home: Path, *, replace_reference:
     _, key = _JSON_CLIENTS[client]
     data, existed = _read_json_object(path)
     if data is None:
-        return WriteResult(path, "printed", snip)
+        return WriteResult(path, "printed", snip, detail=json_problem(path))
     refs = [(node, name) for section in _SECTIONS[client] if isinstance(node := _walk(data, section), dict)
             for name in list(node) if not (len(section) == 1 and section[0] == "mcp" and name == "servers")
             and is_reference_server(name, node[name])]
@@ -387,9 +472,14 @@ def write_config(client: str, work_tree: Path, home: Path, *, replace_reference:
     ours = _entry(client)
     old = section.get(SERVER_NAME)
     moved = None
-    if client == "opencode" and isinstance(parents[1].get(SERVER_NAME), dict):
+    if client == "opencode" and _is_our_server(parents[1].get(SERVER_NAME)):
         moved = parents[1].pop(SERVER_NAME)  # the v1 place, directly under "mcp"
         old = old if isinstance(old, dict) else moved
+    if old is not None and not _is_our_server(old):  # the person's own server under our name: theirs
+        words = shlex.join(_words(old)) if isinstance(old, dict) else json.dumps(old)
+        return WriteResult(path, "kept", snip, reference=left, detail=(
+            f"its `{SERVER_NAME}` server is not git-memex's (`{words}`), so it was left alone: rename yours, or "
+            f"add git-memex's under another name yourself"))
     new = {**old, **ours} if isinstance(old, dict) else ours  # keep the user's env, cwd, …
     if existed and old == new and moved is None and not replaced:
         return WriteResult(path, "unchanged", snip, reference=left)
@@ -683,6 +773,19 @@ def _hook_event(command: Any, client: str) -> str | None:
     return None
 
 
+def _init_group(group: Any, client: str, event: str) -> bool:
+    """A hooks group exactly as `init` writes it for `event`: no matcher, one command hook of ours
+    (`_hook_event`), nothing else. A hook of ours in a group of the person's (a matcher, hooks of
+    their own beside it) is theirs: `init` keeps it, `--uninstall` leaves it."""
+    if not isinstance(group, dict) or set(group) != {"hooks"} or not isinstance(group["hooks"], list):
+        return False
+    if len(group["hooks"]) != 1 or not isinstance(group["hooks"][0], dict):
+        return False
+    h = group["hooks"][0]
+    return (set(h) <= {"type", "command", "timeout"} and h.get("type") == "command"
+            and _hook_event(h.get("command"), client) == event)
+
+
 def _hooks_doc(client: str) -> dict[str, Any]:
     return {"hooks": {event: [{"hooks": [{"type": "command", "command": c, "timeout": HOOK_TIMEOUT_S}]}]
                       for event, c in hook_commands(client).items()}}
@@ -713,7 +816,7 @@ def _merge_hooks(path: Path, client: str, snip: str) -> WriteResult:
     command refreshed if git-memex now lives elsewhere), so a second run adds nothing."""
     data, existed = _read_json_object(path)
     if data is None:
-        return WriteResult(path, "printed", snip)
+        return WriteResult(path, "printed", snip, detail=json_problem(path))
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         return WriteResult(path, "printed", snip)
@@ -729,8 +832,8 @@ def _merge_hooks(path: Path, client: str, snip: str) -> WriteResult:
                 continue
             for h in inner:
                 if isinstance(h, dict) and _hook_event(h.get("command"), client) == event:
-                    found = True
-                    if h["command"] != command:
+                    found = True  # ours, or the person's own (in a group of theirs: left as it is)
+                    if _init_group(group, client, event) and h["command"] != command:
                         h["command"] = command
                         changed = True
         if not found:
@@ -831,15 +934,15 @@ def write_agent_guidance(work_tree: Path, client: str, memory_dir: str) -> Write
     except FileNotFoundError:
         _atomic_write(path, f"# AGENTS.md\n\n{line}\n")
         return WriteResult(path, "created", line)
+    from git_memex.core.textlines import append_line, replace_lines
+
     lines = text.splitlines()
     if any(x.strip() == line for x in lines):
         return WriteResult(path, "unchanged", line)
-    stale = [i for i, x in enumerate(lines) if x.strip().startswith(_POINTER_PREFIX)]
-    if stale:  # the memory folder moved: point at the new one, keep everything else
-        lines[stale[0]] = line
-        new_text = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
-    else:
-        new_text = text + ("" if not text or text.endswith("\n") else "\n") + line + "\n"
+    if any(x.strip().startswith(_POINTER_PREFIX) for x in lines):  # the memory folder moved: point at the new one
+        new_text = replace_lines(text, lambda x: x.startswith(_POINTER_PREFIX), line)
+    else:  # the file's own line ending, and no newline at its end if it had none (--uninstall gives it back)
+        new_text = append_line(text, line)
     _atomic_write(path, new_text)
     return WriteResult(path, "updated", line)
 
@@ -869,13 +972,22 @@ _MCP_FILES: dict[str, tuple[str, ...]] = {
 
 
 def _is_our_server(entry: Any) -> bool:
-    """A server entry that starts `git-memex mcp` (however git-memex is spelled), never the
-    reference tool's `open-memex mcp`."""
-    if not isinstance(entry, dict):
+    """A server entry that starts `git-memex mcp` (git-memex by name or by path, `git memex`, or
+    `python -m git_memex`), as `init --client` writes it; never the reference tool's, and never
+    another program that merely mentions memex (`docker run … memex mcp`, `my-own-memex`)."""
+    if not isinstance(entry, dict) or is_reference_server("", entry):
         return False
     words = _words(entry)
-    return ("mcp" in words and any("memex" in w for w in words)
-            and not is_reference_server("", entry))
+    if not words:
+        return False
+    head, rest = _base(words[0]), words[1:]
+    if head.removesuffix(".exe") == "git" and rest[:1] == ["memex"]:
+        rest = rest[1:]
+    elif head.startswith("python") and rest[:2] == ["-m", "git_memex"]:
+        rest = rest[2:]
+    elif head not in ("git-memex", "git-memex.exe"):
+        return False
+    return rest[:1] == ["mcp"]
 
 
 def _prune(data: dict[str, Any], dotted: str) -> bool:
@@ -957,14 +1069,9 @@ def _hooks_removal(what: str, path: Path, client: str) -> Removal | None:
             continue
         kept_groups = []
         for group in groups:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(inner, list):
-                rest = [h for h in inner if not (isinstance(h, dict) and _hook_event(h.get("command"), client))]
-                if len(rest) != len(inner):
-                    changed = True
-                    if not rest:
-                        continue  # a group that held only our hook
-                    group["hooks"] = rest
+            if _init_group(group, client, event):
+                changed = True
+                continue  # a group as init writes it: ours
             kept_groups.append(group)
         if kept_groups:
             hooks[event] = kept_groups
@@ -1010,13 +1117,13 @@ def _guidance_removals(work_tree: Path, memory_dir: str) -> list[Removal]:
             text = _read_text(agents)
         except (OSError, UnicodeDecodeError):
             text = ""
+        from git_memex.core.textlines import without_lines
+
         pointer = re.compile(r"^" + re.escape(_POINTER_PREFIX) + r".+/ — query it with memory_search before answering\.$")
-        agent_lines = text.splitlines(keepends=True)
-        kept = [x for x in agent_lines if not pointer.match(x.strip())]
-        if len(kept) != len(agent_lines):
-            left = "".join(kept)
-            only_header = all(x.strip() in ("", "# AGENTS.md") for x in kept)
-            out.append(Removal("AGENTS.md pointer line", agents, "removed") if only_header
+        left = without_lines(text, lambda x: pointer.match(x) is not None)
+        if left != text:
+            created = left.replace("\r\n", "\n") in ("", "# AGENTS.md\n\n")  # what init creates, less the line
+            out.append(Removal("AGENTS.md pointer line", agents, "removed") if created
                        else Removal("AGENTS.md pointer line", agents, "updated", left))
     return out
 

@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.yes and sys.stdin.isatty() and sys.stdout.isatty():
             if client is None:
                 c = _ask(f"Configure an editor's MCP server? ({'/'.join(('none', *CLIENT_CHOICES))})", "none")
+                c = "none" if c.strip().lower() in ("", "n", "no", "none") else c.strip().lower()
                 if c not in ("none", *CLIENT_CHOICES):
                     raise MemexError(f"unknown editor {c!r}; choose one of: none, {', '.join(CLIENT_CHOICES)}", USAGE)
                 client = None if c == "none" else c
@@ -134,11 +135,15 @@ def run(args: argparse.Namespace) -> int:
                 from git_memex.git.init import _set_local
 
                 _set_local(ctx.repo.work_tree, "memex.codex", "true")
-            rep.add(f"{client} MCP config {w.path}", w.action)
+            rep.add(f"{client} MCP config {w.path}", w.action, "its memex server is not git-memex's"
+                    if w.action == "kept" else "")
             for name in w.replaced:
                 rep.add(f"reference tool's server {name} in {w.path}", "removed", clients.REPLACE_FLAG)
             if w.action == "printed":
-                rep.snippets.append(f"{w.path} is not plain JSON, so it was left alone; add this yourself:\n{w.snippet}")
+                rep.snippets.append(f"{w.path} {w.detail or 'is not plain JSON'}, so it was left alone; add this "
+                                    f"yourself:\n{w.snippet}")
+            if w.action == "kept":
+                rep.snippets.append(f"{w.path}: {w.detail}:\n{w.snippet}")
             note = clients.path_note(client, w.path, hooks=client == "claude" and claude_hooks)
             if note:
                 rep.snippets.append(note)
@@ -155,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
                 h = clients.write_claude_hooks(ctx.repo.work_tree)
                 rep.add(f"Claude Code hooks {h.path}", h.action)
                 if h.action == "printed":
-                    rep.snippets.append(f"{h.path} is not plain JSON; add this yourself:\n{h.snippet}")
+                    rep.snippets.append(f"{h.path} {h.detail or 'is not plain JSON'}; add this yourself:\n{h.snippet}")
             if client == "codex" and codex_hooks:
                 h = clients.write_codex_hooks(home)
                 rep.add(f"Codex hooks {h.path}", h.action)

@@ -7,7 +7,9 @@ a member missing from `new` is cut out with its comma, a new one is appended aft
 member (in the file's own layout: the separator and indentation of its neighbours), an item
 appended to or removed from an array likewise, and a value that differs otherwise is replaced.
 The result is parsed again and must equal `new` exactly (types too), or `rewrite` returns None
-and the caller writes the whole document in its own layout.
+and the caller writes the whole document in its own layout. A text whose line breaks are all CRLF
+is edited as LF and given back CRLF (every line break of a JSON text is whitespace between tokens),
+so what is added has the file's line ending too.
 """
 
 from __future__ import annotations
@@ -226,6 +228,9 @@ def rewrite(text: str, new: Any) -> str | None:
     """`text` edited into a JSON text of value `new`, its layout kept; None when that fails."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom):]
+    crlf = "\r\n" in body and body.count("\n") == body.count("\r\n")
+    if crlf:  # a JSON text's line breaks are all whitespace between tokens: edit in LF, give CRLF back
+        body = body.replace("\r\n", "\n")
     try:
         for _ in range(1000):
             out = _step(body, parse(body), new)
@@ -238,4 +243,4 @@ def rewrite(text: str, new: Any) -> str | None:
             return None
     except (ValueError, RecursionError):
         return None
-    return bom + body
+    return bom + (body.replace("\n", "\r\n") if crlf else body)

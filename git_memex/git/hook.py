@@ -291,37 +291,42 @@ def _manager_leftovers(folder: Path, name: str, apply: bool = True) -> list[Hook
     return out
 
 
-def _husky_active(work_tree: Path, local_value: str | None) -> bool:
-    """husky's folder is the one git runs hooks from (or the one our memex-hooks folder chains)."""
+def _husky_active(work_tree: Path, local_value: str | None, husky: Path) -> bool:
+    """husky's folder `husky/_` is the one git runs hooks from (or the one our memex-hooks folder chains)."""
     value = _local(work_tree, "memex.hookschain") if _is_own_value(work_tree, local_value) else (
         _git(work_tree, "config", "--get", "core.hookspath").stdout.rstrip("\n"))
     if not value:
         return False
-    p = Path(value) if os.path.isabs(value) else work_tree / value
-    return _same(p, work_tree / ".husky" / "_")
+    p = Path(os.path.expanduser(value))
+    p = p if p.is_absolute() else work_tree / p
+    return _same(p, husky / "_")
 
 
 def install_hooks(work_tree: Path, *, managed: frozenset[str] | set[str] = frozenset(),
-                  owner: str | None = None, manager: str = "the hook manager") -> list[HookAction]:
+                  owner: str | None = None, manager: str = "the hook manager",
+                  husky: Path | None = None) -> list[HookAction]:
     """Install our shims where this repository alone runs them (see the comment above OWN_DIR).
 
     `managed`: hooks a joined hook manager runs in the folder git uses (it runs git-memex through
     its committed file): no shim for those, and what an older init or the manager's reinstall left
     is tidied (`_manager_leftovers`). `owner="husky"`: husky, joined, owns core.hooksPath: while
-    its folder is the one git uses no shim is installed anywhere (a memex-hooks set-up of an older
-    init is taken down, core.hooksPath put back); before its first `npm install` the shims go to
-    `.git/hooks` as usual, and git stops running them once husky sets core.hooksPath."""
+    its folder (`husky`/_, default `.husky/_`) is the one git uses no shim is installed anywhere (a
+    memex-hooks set-up of an older init is taken down, core.hooksPath put back); before its first
+    `npm install` the shims go to `.git/hooks` as usual, and git stops running them once husky sets
+    core.hooksPath."""
     command = memex_command()
     common = _common_dir(work_tree)
     local_value = _local(work_tree, "core.hookspath")
     out: list[HookAction] = []
-    if owner == "husky" and _husky_active(work_tree, local_value):
+    husky = husky or work_tree / ".husky"
+    if owner == "husky" and _husky_active(work_tree, local_value, husky):
+        rel = os.path.relpath(husky, work_tree).replace(os.sep, "/")
         if _is_own_value(work_tree, local_value):
             out.extend(a for a in uninstall_hooks(work_tree) if a.action != "removed")
-            out.append(HookAction("folder (core.hooksPath)", "restored", "husky's .husky/_ again"))
+            out.append(HookAction("folder (core.hooksPath)", "restored", f"husky's {rel}/_ again"))
         for name in HOOK_NAMES:
             out.extend(_manager_leftovers(common / "hooks", name))
-        out.append(HookAction(", ".join(HOOK_NAMES), "skipped", "husky runs git-memex from .husky/NAME"))
+        out.append(HookAction(", ".join(HOOK_NAMES), "skipped", f"husky runs git-memex from {rel}/NAME"))
         return out
     folder = hooks_dir(work_tree)
     names = [n for n in HOOK_NAMES if n not in managed]

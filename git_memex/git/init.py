@@ -13,6 +13,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from git_memex.git.managers import Joined
+
 AGENTS_POINTER = "> Project memory lives in {dir}/ — query it with memory_search before answering."
 
 
@@ -46,15 +48,17 @@ def _git_config(work_tree: Path, *args: str) -> subprocess.CompletedProcess[str]
 
 
 def _ensure_line(path: Path, line: str, header: str | None = None) -> str:
-    """Append line to a text file once; return created/updated/unchanged."""
+    """Append line to a text file once; return created/updated/unchanged. The file's own line
+    ending is kept, and a file that did not end with a newline still does not (our line goes last,
+    without one), so that `--uninstall` gives it back byte for byte (`core.textlines`)."""
     from git_memex.core.files import atomic_write_text
+    from git_memex.core.textlines import append_line, read
 
     if path.exists():
-        text = path.read_text(encoding="utf-8")
+        text = read(path)
         if any(existing.strip() == line.strip() for existing in text.splitlines()):
             return "unchanged"
-        sep = "" if text.endswith("\n") or not text else "\n"
-        atomic_write_text(path, text + sep + line + "\n")
+        atomic_write_text(path, append_line(text, line))
         return "updated"
     atomic_write_text(path, ((header + "\n\n") if header else "") + line + "\n")
     return "created"
@@ -74,12 +78,14 @@ def _flat_line(mem_rel: str) -> str:
 def _ensure_attributes(path: Path, mem_rel: str) -> str:
     """Add the merge driver's line once; an older flat line is replaced by it ("updated")."""
     from git_memex.core.files import atomic_write_text
+    from git_memex.core.textlines import read
 
     if path.exists():
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        lines = read(path).splitlines(keepends=True)
         flat = [i for i, x in enumerate(lines) if x.strip() == _flat_line(mem_rel)]
         if flat and not any(x.strip() == attributes_line(mem_rel) for x in lines):
-            lines[flat[0]] = attributes_line(mem_rel) + "\n"
+            old = lines[flat[0]]
+            lines[flat[0]] = attributes_line(mem_rel) + old[len(old.rstrip("\r\n")):]
             atomic_write_text(path, "".join(lines))
             return "updated"
     return _ensure_line(path, attributes_line(mem_rel))
@@ -126,6 +132,8 @@ def init_repo(ctx: Context, *, hooks: bool = True,
     if folder.exists() and not folder.is_dir() or any(p.is_file() for p in folder.parents if p.is_relative_to(work)):
         raise MemexError(f"the memory folder {mem_rel} (memex.memoryDir) is a file in the work tree, not a folder; "
                          "set memex.memoryDir to a folder (nothing was changed)", FAILED)
+    plan = _hooks_plan(work) if hooks else None
+    _preflight(work, mem_rel, plan)
     _share_memory_dir(ctx, work, mem_rel, rep)
     if folder.is_dir():
         rep.add(f"{mem_rel}/", "unchanged")
@@ -154,9 +162,9 @@ def init_repo(ctx: Context, *, hooks: bool = True,
         _set_local(work, "memex.command", command)  # the hook managers' committed lines run it
         rep.add("git-memex command for hook managers (git config memex.command)",
                 "updated" if was else "created", command)
-    if hooks:
+    if plan is not None:
         _unset_local(work, "memex.hooks")
-        _install_hooks(work, rep, ask)
+        _install_hooks(work, rep, ask, plan)
     else:
         _set_local(work, "memex.hooks", "false")  # deliberate: doctor accepts it with a note
         rep.add("hooks", "skipped", "--no-hooks")
@@ -171,21 +179,62 @@ def _rel(work: Path, path: Path) -> str:
         return str(path)
 
 
-def _install_hooks(work: Path, rep: InitReport, ask: Callable[[str, Path], bool] | None) -> None:
-    """Join the hook managers this repository uses through their committed files
-    (`managers.join`), then install our shims for what no manager runs (`hook.install_hooks`)."""
-    from git_memex.git import managers
-    from git_memex.git.hook import OWN_DIR, hooks_dir, install_hooks
+@record
+class HooksPlan:
+    """Where the hooks go: the folder git runs them from (for an earlier init's memex-hooks folder,
+    the one it chains), core.hooksPath as git reads it, and what joining the managers would change."""
 
+    folder: Path
+    value: str | None
+    joined: Joined
+
+
+def _hooks_plan(work: Path) -> HooksPlan:
+    from git_memex.git import managers
+    from git_memex.git.hook import OWN_DIR, hooks_dir
+
+    value = _git_config(work, "--get", "core.hooksPath").stdout.strip() or None  # git missing: one sentence
     folder = hooks_dir(work)
-    value = _git_config(work, "--get", "core.hooksPath").stdout.strip() or None
     if folder.name == OWN_DIR:  # our own folder (an earlier init): look at the one it chains
         chain = _git_config(work, "--local", "--get", "memex.hooksChain").stdout.strip()
         if chain:
             value, folder = chain, (Path(chain) if Path(chain).is_absolute() else work / chain)
         else:
             folder = folder.parent / "hooks"
-    joined = managers.join(work, folder, value, ask=ask)
+    return HooksPlan(folder, value, managers.join(work, folder, value, apply=False))
+
+
+def _preflight(work: Path, mem_rel: str, plan: HooksPlan | None) -> None:
+    """Everything init writes can be written: a file it writes is not a folder (or a FIFO), nor
+    is a folder on its way a file. Checked before anything is changed, so that a failure really
+    changes nothing (exit 2)."""
+    from git_memex.git import blockedit, managers
+    from git_memex.git.hook import HOOK_NAMES, hooks_dir
+
+    problems: list[str] = []
+    for rel in (".gitattributes", "AGENTS.md", ".gitmemex", f"{mem_rel}/.gitkeep"):
+        bad = managers.unwritable("init", work / rel, work)
+        if bad is not None:
+            problems.append(bad.detail.replace("init's hook file", "a file init writes"))
+    if plan is not None:
+        problems += [c.detail for c in plan.joined.changes if c.action == "error"]
+        shims = hooks_dir(work)
+        for name in HOOK_NAMES:
+            for path in dict.fromkeys((shims / name, plan.folder / name)):
+                if blockedit.state(path) in ("folder", "other") and name not in plan.joined.managed:
+                    problems.append(f"{path} is a folder where git's {name} hook goes; move it away")
+    if problems:
+        raise MemexError("cannot set up git-memex here: " + "; ".join(dict.fromkeys(problems))
+                         + "; then rerun `git memex init` (nothing was changed)", FAILED)
+
+
+def _install_hooks(work: Path, rep: InitReport, ask: Callable[[str, Path], bool] | None, plan: HooksPlan) -> None:
+    """Join the hook managers this repository uses through their committed files
+    (`managers.join`), then install our shims for what no manager runs (`hook.install_hooks`)."""
+    from git_memex.git import managers
+    from git_memex.git.hook import install_hooks
+
+    joined = managers.join(work, plan.folder, plan.value, ask=ask)
     edited: dict[str, list[str]] = {}
     for c in joined.changes:
         rel = _rel(work, c.path)
@@ -197,10 +246,11 @@ def _install_hooks(work: Path, rep: InitReport, ask: Callable[[str, Path], bool]
                                 f"every clone, add this to it yourself:\n{c.snippet}")
     for manager, rels in edited.items():
         rep.snippets.append(f"Commit {' '.join(rels)}: every clone's {manager} then runs git-memex's secret scan "
-                            "(a clone without git-memex refuses a commit that stages a memory file, saying how "
-                            "to install it).")
+                            "(a clone without git-memex refuses a commit that stages a memory file the person "
+                            "changed, saying how to install it).")
+    rep.snippets.extend(f"Warning: {w}" for w in joined.warnings)
     for h in install_hooks(work, managed=joined.managed, owner=joined.hooks_path_owner,
-                           manager=joined.managed_by):
+                           manager=joined.managed_by, husky=joined.husky):
         rep.add(f"hook {h.name}", {"installed": "created", "chained": "created"}.get(h.action, h.action),
                 "existing hook kept and chained" if h.action == "chained" else h.detail)
 
@@ -231,20 +281,24 @@ def uninstall(ctx: Context, *, apply: bool = True, home: Path | None = None, cod
     attrs = work / ".gitattributes"
     if attrs.is_file():
         ours = re.compile(r"^\S+/\*\.md\s+merge=memex\s*$")
-        lines = attrs.read_text(encoding="utf-8").splitlines(keepends=True)
-        rest = [x for x in lines if not ours.match(x.strip())]
-        if len(rest) != len(lines):
+        from git_memex.core.textlines import read, without_lines
+
+        text = read(attrs)
+        rest = without_lines(text, lambda x: ours.match(x) is not None)
+        if rest != text:
             if apply:
                 from git_memex.core.files import atomic_write_text
 
-                if "".join(rest).strip():
-                    atomic_write_text(attrs, "".join(rest))
+                if rest.strip():
+                    atomic_write_text(attrs, rest)
                 else:
                     os.unlink(attrs)
-            rep.add(".gitattributes", "updated" if "".join(rest).strip() else "removed", "merge=memex line")
+            rep.add(".gitattributes", "updated" if rest.strip() else "removed", "merge=memex line")
     from git_memex.git import managers
 
-    for c in managers.leave(work, apply=apply):
+    hooks_path = _git_config(work, "--local", "--get", "memex.hooksChain").stdout.strip() or (
+        _git_config(work, "--get", "core.hooksPath").stdout.strip() or None)
+    for c in managers.leave(work, hooks_path, apply=apply):
         rep.add(f"{c.manager} {_rel(work, c.path)}", c.action, c.detail)
     codex_used = _git_config(work, "--local", "--get", "memex.codex").returncode == 0
     for r in clients.removals(work, ctx.memory_dir_rel, Path.home() if home is None else home,

@@ -1,7 +1,7 @@
 """Hook managers joined through their own committed configuration (docs/git.md, "Hook managers").
 
 A hook manager owns the folder git runs hooks from and rewrites it whenever it likes: husky v9
-sets `core.hooksPath=.husky/_` again on every `npm install`, `lefthook install` renames a hook it
+sets `core.hooksPath=DIR/_` again on every `npm install`, `lefthook install` renames a hook it
 did not write to `NAME.old`. A shim of ours in that folder is therefore lost sooner or later. So
 `git memex init` joins the manager the way its users add a check, in the file the team commits,
 which travels with the repository to every clone and survives every reinstall:
@@ -9,27 +9,33 @@ which travels with the repository to every clone and survives every reinstall:
 =================  ==============================  ==================================================
 manager            file (committed)                what init adds, between its two marker lines
 =================  ==============================  ==================================================
-husky v9           `.husky/<hook>`                 one line, `sh -c '<program>' git-memex "$@"`, at
-                                                   the top of each of the five hooks' files
+husky v9           `DIR/<hook>` (DIR: `.husky`,    one line, `sh -c '<program>' git-memex "$@"`, at
+                   or `husky DIR` in `prepare`)    the top of each of the five hooks' files
 lefthook           `lefthook.yml` (or `.yaml`,     a `git-memex` command under `<hook>: commands:`
                    `.lefthook.yml`, `.config/…`)   for each of the five hooks
 pre-commit         `.pre-commit-config.yaml`       a `repo: local` entry with hook `memex-secrets`,
-framework                                          stages pre-commit and pre-merge-commit
+framework (and                                     and `pre-commit`, `pre-merge-commit` in
+prek)                                              `default_install_hook_types`
 =================  ==============================  ==================================================
 
 The five hooks are `hook.HOOK_NAMES`; the pre-commit framework runs only the two blocking ones (its
 post-* hook types need `pre-commit install -t TYPE` in every clone), so the post-* shims stay in
 `.git/hooks` there. Every addition sits between `BEGIN` and `END` comment lines: `--uninstall`
-removes exactly those lines (a file init created and nothing else was added to goes), so the
-file is byte for byte what it was. A YAML file is edited as text and the result is parsed again
-(PyYAML): it must equal the old document plus our entry, or nothing is written and the snippet
-is printed instead (a flow-style mapping, a layout we cannot follow).
+removes exactly those lines and puts back a line a block replaced (`reach.WAS`); a file init
+created goes when nothing else was added to it (`reach.CREATED_LINE`), so each file is byte for
+byte what it was. A YAML file is edited as text in its own layout and line ending; the result is
+parsed again (PyYAML, duplicate keys refused as lefthook's parser refuses them): it must equal
+the old document plus our entry, or nothing is written and the snippet is printed instead (a
+flow-style mapping, a layout we cannot follow). Neither is a file that is a symbolic link (its
+target may be shared; the link would become a copy), nor one whose marker lines are broken.
 
-The committed line names no path of any machine: `program` runs `git config memex.command` (the
-absolute command `init` recorded in this clone, machine-local), else `git-memex` on PATH. Where
-neither exists (a teammate's clone without git-memex), a blocking hook lets a commit through only
-when it stages no memory file, and otherwise refuses it in one sentence saying how to install
-git-memex: a secret never passes silently. A post-* hook then does nothing.
+The committed line names no path of any machine (`reach.program`): it runs `git config
+memex.command` (the absolute command `init` recorded in this clone, machine-local), else
+`git-memex` on PATH. Where neither exists (a teammate's clone without git-memex), a blocking hook
+refuses a commit that stages a memory file the person changed, in one sentence saying how to
+install git-memex, and lets the rest through (memory files a merge brings in: with one warning
+line): a secret never passes silently, and a teammate who never touches memory files is never
+stopped. A post-* hook then does nothing.
 
 Whether the hook git will run reaches our check is `reach.reached`, cheap enough for every
 command (`reach.scan_notice`, the session block, `doctor`).
@@ -37,25 +43,27 @@ command (`reach.scan_notice`, the session block, `doctor`).
 
 from __future__ import annotations
 
-import re
+import os
 from pathlib import Path
 
 from git_memex.core.record import field, record
+from git_memex.git import blockedit, managerfiles
 from git_memex.git.reach import (
-    BEGIN,
-    BEGIN_LINE,
     BLOCKING,
-    END,
     FRAMEWORK_FILE,
     FRAMEWORK_ID,
+    FRAMEWORK_TYPES,
     HOOKS,
     HUSKY_DIR,
     LEFTHOOK_FILES,
-    SHIM_MARKER,
-    blocks,
+    MISSING_SENTENCE,
+    hook_level_settings,
+    husky_dir,
+    husky_line,
     is_framework_hook,
     is_lefthook_hook,
     lefthook_config,
+    parse_blocks,
     read_head,
     read_text,
 )
@@ -65,44 +73,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-MISSING_SENTENCE = ("git-memex is not installed in this clone, so the staged memory files cannot be checked "
-                    "for secrets and the commit is refused; install git-memex (its README, Set up) and run "
-                    "\\`git memex init\\` here, or commit with --no-verify")
-
-# sh, run as `sh -c PROGRAM git-memex ARGS...`: the command this clone's init recorded, else
-# git-memex on PATH; neither: a blocking hook refuses a commit that stages a memory file (the
-# folder from this clone's config, else the committed .gitmemex, else the default).
-_FIND = ('c=$(git config memex.command) && (eval "set -- $c" && [ -x "$1" ]) || c=git-memex; '
-         'if [ "$c" != git-memex ] || command -v git-memex >/dev/null 2>&1; then ')
-
-
-def program(hook: str) -> str:
-    """The one-line sh program every manager runs for `hook` (no single quote in it)."""
-    if hook in BLOCKING:
-        return (_FIND + f'eval "$c hook {hook}"; exit; fi; '
-                'd=$(git config memex.memoryDir || git config -f .gitmemex memex.memoryDir) || d=.ai/open-memex; '
-                'git diff --cached --quiet --diff-filter=d -- ":(top,glob)${d%/}/**/*.md" && exit 0; '
-                f'echo "{MISSING_SENTENCE}" >&2; exit 1')
-    return _FIND + f'eval "$c hook {hook} \\"\\$@\\""; fi; exit 0'
-
-
-def husky_line(hook: str) -> str:
-    return f"sh -c '{program(hook)}' git-memex \"$@\""
-
-
-def lefthook_run(hook: str) -> str:
-    return f"sh -c '{program(hook)}' git-memex {{0}}"
-
-
-def framework_entry() -> str:
-    return f"sh -c '{program('pre-commit')}' git-memex"
+__all__ = ["MISSING_SENTENCE", "Change", "Joined", "detect", "join", "leave"]
 
 
 # ------------------------------------------------------------------ reports
 @record
 class Change:
     """One file a manager's join (or leave) changes: `action` is created, updated, unchanged,
-    removed, printed (left alone: `snippet` says what to add by hand) or kept."""
+    removed, printed (left alone: `snippet` says what to add by hand), kept, or error (a file
+    init cannot write at all, such as a folder where the hook file goes: init stops before it
+    changes anything)."""
 
     manager: str
     path: Path
@@ -119,72 +99,29 @@ class Joined:
     managed: set[str] = field(default_factory=set)
     managers: list[str] = field(default_factory=list)
     hooks_path_owner: str | None = None  # "husky" when husky's folder is (or should be) core.hooksPath
+    husky: Path | None = None  # husky's folder (`.husky`, or the one its prepare script names)
     managed_by: str = "the hook manager"
+    warnings: list[str] = field(default_factory=list)
 
 
-# ------------------------------------------------------------------ text blocks
-def _strip_blocks(text: str) -> tuple[str, int]:
-    """`text` without every BEGIN..END block (marker lines included); when a block ends the file
-    without a newline, the newline before it goes too (what `_insert` added). Returns (text, count)."""
-    lines = text.splitlines(keepends=True)
-    out: list[str] = []
-    count = 0
-    i = 0
-    while i < len(lines):
-        if lines[i].strip().startswith(BEGIN):
-            j = i
-            while j < len(lines) and not lines[j].strip().startswith(END):
-                j += 1
-            if j == len(lines):  # no end marker: leave it, never guess
-                out.extend(lines[i:])
-                break
-            count += 1
-            if not lines[j].endswith("\n") and out and out[-1].endswith("\n"):
-                out[-1] = out[-1][:-1]
-            i = j + 1
-            continue
-        out.append(lines[i])
-        i += 1
-    return "".join(out), count
-
-
-def _block(indent: str, body: list[str]) -> list[str]:
-    return [indent + BEGIN_LINE + "\n", *body, indent + END + "\n"]
-
-
-def _insert(text: str, at: int, block: list[str]) -> str:
-    """`block` (whole lines) inserted before line `at` of `text` (at == len: appended)."""
-    lines = text.splitlines(keepends=True)
-    if at >= len(lines):
-        if lines and not lines[-1].endswith("\n"):
-            block = [*block]
-            block[-1] = block[-1].rstrip("\n")
-            return text + "\n" + "".join(block)
-        return text + "".join(block)
-    return "".join(lines[:at] + block + lines[at:])
-
-
-def _write(path: Path, text: str) -> None:
-    from git_memex.core.files import atomic_write_text
-
-    mode = None
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except OSError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, text, mode=mode)
+def unwritable(manager: str, path: Path, stop: Path) -> Change | None:
+    """An `error` Change when `path` cannot be a file init writes: a folder, a FIFO, a file where
+    one of its folders below `stop` goes. None when it can (missing, a regular file, a link)."""
+    s = blockedit.state(path)
+    if s == "folder":
+        return Change(manager, path, "error", f"{path} is a folder where {manager}'s hook file goes; move it away")
+    if s == "other":
+        return Change(manager, path, "error", f"{path} is not a regular file; move it away")
+    problem = blockedit.parent_problem(path, stop)
+    if problem:
+        return Change(manager, path, "error", problem)
+    return None
 
 
 # ------------------------------------------------------------------ detection
-def husky_used(work_tree: Path, hooks_path: str | None) -> bool:
-    """husky v9 in this repository: its `.husky/` folder, and either its `core.hooksPath`
-    (`.husky/_`, as `npm install` sets it) or package.json naming husky (a clone before its
-    first `npm install`)."""
-    if not (work_tree / HUSKY_DIR).is_dir():
-        return False
-    if hooks_path and hooks_path.rstrip("/") in (f"{HUSKY_DIR}/_", str(work_tree / HUSKY_DIR / "_")):
-        return True
-    return '"husky"' in (read_text(work_tree / "package.json") or "")
+def husky_used(work_tree: Path, hooks_path: str | None) -> Path | None:
+    """husky v9's folder in this repository, or None (`reach.husky_dir`)."""
+    return husky_dir(work_tree, hooks_path)
 
 
 def lefthook_used(work_tree: Path, hooks_folder: Path) -> bool:
@@ -192,189 +129,119 @@ def lefthook_used(work_tree: Path, hooks_folder: Path) -> bool:
 
 
 def framework_used(work_tree: Path) -> bool:
-    return (work_tree / FRAMEWORK_FILE).is_file()
+    return os.path.lexists(work_tree / FRAMEWORK_FILE)
 
 
-# ------------------------------------------------------------------ YAML helpers
-def _yaml(text: str) -> Any:
-    import yaml
-
-    return yaml.safe_load(text) if text.strip() else None
-
-
-def _unit(lines: list[str]) -> int:
-    widths = [len(x) - len(x.lstrip(" ")) for x in lines if x.strip() and not x.lstrip().startswith("#")]
-    positive = [w for w in widths if w > 0]
-    return min(positive) if positive else 2
-
-
-def _key_line(lines: list[str], key: str, indent: int, start: int = 0, stop: int | None = None) -> int | None:
-    pat = re.compile(rf"^ {{{indent}}}{re.escape(key)}:\s*(#.*)?$")
-    for i in range(start, len(lines) if stop is None else stop):
-        if pat.match(lines[i].rstrip("\r\n")):
-            return i
-    return None
-
-
-def _block_end(lines: list[str], start: int, indent: int) -> int:
-    """The line after the block that begins at `start` (a key at `indent`): the first content
-    line at `indent` or less."""
-    for i in range(start + 1, len(lines)):
-        s = lines[i]
-        if s.strip() and not s.lstrip().startswith("#") and len(s) - len(s.lstrip(" ")) <= indent:
-            return i
-    return len(lines)
-
-
-def _child_indent(lines: list[str], start: int, stop: int, parent: int) -> int | None:
-    for i in range(start + 1, stop):
-        s = lines[i]
-        if s.strip() and not s.lstrip().startswith("#"):
-            w = len(s) - len(s.lstrip(" "))
-            return w if w > parent else None
-    return None
-
-
-def _lefthook_command(hook: str, indent: str, unit: str) -> list[str]:
-    return [f"{indent}git-memex:\n", f"{indent}{unit}run: |-\n", f"{indent}{unit * 2}{lefthook_run(hook)}\n"]
-
-
-def _lefthook_add(text: str, hook: str) -> str | None:
-    """`text` with our command for `hook` added, or None when the layout cannot be followed."""
-    lines = text.splitlines(keepends=True)
-    u = _unit(lines)
-    unit = " " * u
-    top = _key_line(lines, hook, 0)
-    if top is None:
-        body = [f"{hook}:\n", f"{unit}commands:\n", *_lefthook_command(hook, unit * 2, unit)]
-        return _insert(text, len(lines), _block("", body))
-    end = _block_end(lines, top, 0)
-    ci = _child_indent(lines, top, end, 0) or u
-    commands = _key_line(lines, "commands", ci, top + 1, end)
-    if commands is None:
-        pad = " " * ci
-        body = [f"{pad}commands:\n", *_lefthook_command(hook, pad + unit, unit)]
-        return _insert(text, top + 1, _block(pad, body))
-    cend = _block_end(lines, commands, ci)
-    gi = _child_indent(lines, commands, cend, ci) or ci + u
-    pad = " " * gi
-    return _insert(text, commands + 1, _block(pad, _lefthook_command(hook, pad, unit)))
-
-
-def _lefthook_expected(doc: Any, hook: str) -> Any:
-    import copy
-
-    new = copy.deepcopy(doc) if isinstance(doc, dict) else {}
-    section = new.get(hook)
-    if not isinstance(section, dict):
-        section = {} if section is None else section
-    if not isinstance(section, dict):
-        return None
-    cmds = section.get("commands")
-    cmds = {} if cmds is None else cmds
-    if not isinstance(cmds, dict):
-        return None
-    cmds["git-memex"] = {"run": lefthook_run(hook)}
-    section["commands"] = cmds
-    new[hook] = section
-    return new
-
-
-def _framework_item(indent: str, unit: str) -> list[str]:
-    """Our `repos:` item at `indent`; a key after `- ` sits two columns in, whatever the file's unit."""
-    k = indent + "  "
-    h = k + unit
-    i = h + "  "
-    return [f"{indent}- repo: local\n", f"{k}hooks:\n", f"{h}- id: {FRAMEWORK_ID}\n",
-            f"{i}name: git-memex secret scan of memory files\n", f"{i}entry: |-\n",
-            f"{i}{unit}{framework_entry()}\n", f"{i}language: system\n", f"{i}pass_filenames: false\n",
-            f"{i}always_run: true\n", f"{i}stages: [pre-commit, pre-merge-commit]\n"]
-
-
-def _framework_dict() -> dict[str, Any]:
-    return {"repo": "local", "hooks": [{"id": FRAMEWORK_ID, "name": "git-memex secret scan of memory files",
-                                        "entry": framework_entry(), "language": "system", "pass_filenames": False,
-                                        "always_run": True, "stages": ["pre-commit", "pre-merge-commit"]}]}
-
-
-def _framework_add(text: str) -> str | None:
-    """`text` with our entry appended to the `repos:` list (block style only), or None."""
-    lines = text.splitlines(keepends=True)
-    u = _unit(lines)
-    unit = " " * u
-    top = _key_line(lines, "repos", 0)
-    if top is None:
-        if re.search(r"(?m)^repos\s*:", text):
-            return None  # `repos: [...]` in flow style: not edited
-        return _insert(text, len(lines), _block("", ["repos:\n", *_framework_item(unit, unit)]))
-    end, item = top + 1, None
-    for i in range(top + 1, len(lines)):
-        s = lines[i]
-        if not s.strip() or s.lstrip().startswith("#"):
-            continue
-        w = len(s) - len(s.lstrip(" "))
-        if item is None:
-            if not s.lstrip().startswith("- ") and s.strip() != "-":
-                break  # the next key: an empty list
-            item = w
-        if w < item or (w == item and not s.lstrip().startswith("-")):
-            break
-        end = i + 1
-    pad = " " * (u if item is None else item)
-    return _insert(text, end, _block(pad, _framework_item(pad, unit)))
-
-
-# ------------------------------------------------------------------ join / leave
-def _husky_join(work_tree: Path, hook: str, apply: bool) -> Change:
-    path = work_tree / HUSKY_DIR / hook
-    ours = _block("", [husky_line(hook) + "\n"])
+# ------------------------------------------------------------------ join
+def _husky_join(work_tree: Path, folder: Path, hook: str, apply: bool) -> Change:
+    path = folder / hook
+    bad = unwritable("husky", path, work_tree)
+    if bad is not None:
+        return bad
+    if blockedit.state(path) == "link":
+        return Change("husky", path, "printed", "a symbolic link: init never replaces a link with a copy; add the "
+                      "line to the file it points to yourself", _husky_snippet(folder, work_tree, hook))
     text = read_text(path)
-    if text is None:
+    if text is None and blockedit.state(path) == "missing":
         if apply:
-            _write(path, "".join(ours))
+            blockedit.write(path, "".join(blockedit.block("", [husky_line(hook) + "\n"], created=True)))
         return Change("husky", path, "created")
-    found = blocks(text)
-    if found == ["".join(ours)]:
-        return Change("husky", path, "unchanged")
-    base, _ = _strip_blocks(text) if found else (text, 0)
+    if text is None:
+        return Change("husky", path, "printed", "not UTF-8 text", _husky_snippet(folder, work_tree, hook))
+    found, problem = parse_blocks(text)
+    if problem is not None:
+        return Change("husky", path, "printed", f"its git-memex marker lines are broken ({problem}): fix or remove "
+                      "them and rerun `git memex init`", _husky_snippet(folder, work_tree, hook))
+    for b in found:
+        inner = "".join(x + "\n" for x in b.inner)
+        if inner == husky_line(hook) + "\n" and b.was is None and len(found) == 1:
+            return Change("husky", path, "unchanged")
+    base, created = blockedit.strip_blocks(text)
     lines = base.splitlines(keepends=True)
     at = 1 if lines and lines[0].startswith("#!") else 0
+    block = blockedit.block("", [husky_line(hook) + "\n"], created=created)
+    new = blockedit.insert(base, at, block) if base else "".join(block)
+    if new == text:
+        return Change("husky", path, "unchanged")
     if apply:
-        _write(path, _insert(base, at, ours))
+        blockedit.write(path, new)
     return Change("husky", path, "updated")
 
 
-def _yaml_join(manager: str, path: Path, add: Callable[[str], str | None],
+def _husky_snippet(folder: Path, work_tree: Path, hook: str | None = None) -> str:
+    rel = _rel(work_tree, folder)
+    return "\n".join(f"{rel}/{h}:\n  " + husky_line(h) for h in HOOKS if hook is None or h == hook)
+
+
+def _rel(work_tree: Path, path: Path) -> str:
+    try:
+        return path.relative_to(work_tree).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _yaml_join(manager: str, path: Path, work_tree: Path, add: Callable[[str, Any], str | None],
                expected: Callable[[Any], Any], snippet: str, apply: bool) -> Change:
+    bad = unwritable(manager, path, work_tree)
+    if bad is not None:
+        return bad
+    if blockedit.state(path) == "link":
+        return Change(manager, path, "printed", "a symbolic link: init never replaces a link with a copy; add this "
+                      "to the file it points to yourself", snippet)
     text = read_text(path)
     existed = text is not None
+    if not existed and blockedit.state(path) != "missing":
+        return Change(manager, path, "printed", "not UTF-8 text", snippet)
     text = text or ""
+    found, problem = parse_blocks(text)
+    if problem is not None:
+        return Change(manager, path, "printed", f"its git-memex marker lines are broken ({problem}): fix or remove "
+                      "them and rerun `git memex init`", snippet)
     try:
-        doc = _yaml(text)
-    except Exception:  # noqa: BLE001 - any YAML error: the file is theirs to fix; we print
-        return Change(manager, path, "printed", "not YAML we can read", snippet)
+        doc = blockedit.strict_yaml(text)
+    except Exception as exc:  # noqa: BLE001 - any YAML error: the file is theirs to fix; we print
+        return Change(manager, path, "printed", f"not YAML we can read: {blockedit.first_line(exc)}", snippet)
     if text and doc is not None and not isinstance(doc, dict):
         return Change(manager, path, "printed", "not a YAML mapping", snippet)
-    want = expected(doc)
-    base, had = _strip_blocks(text)
+    base, _created = blockedit.strip_blocks(text)
     try:
-        base_doc = _yaml(base)
+        base_doc = blockedit.strict_yaml(base)
     except Exception:  # noqa: BLE001
-        base_doc = None
-    new = add(base) if want is not None else None
+        return Change(manager, path, "printed", "a layout init cannot edit safely", snippet)
+    taken = _taken_name(manager, base_doc)
+    if taken:
+        return Change(manager, path, "printed", taken, snippet)
+    want = expected(base_doc)
+    new = add(base, base_doc) if want is not None else None
     ok = False
     if new is not None:
         try:
-            ok = _yaml(new) == expected(base_doc)
-        except Exception:  # noqa: BLE001
+            ok = blockedit.strict_yaml(new) == want
+        except Exception:  # noqa: BLE001 - e.g. a key given twice: never written
             ok = False
     if not ok or new is None:
         return Change(manager, path, "printed", "a layout init cannot edit safely", snippet)
+    if not existed:
+        new = blockedit.mark_created(new)
     if new == text:
         return Change(manager, path, "unchanged")
     if apply:
-        _write(path, new)
+        blockedit.write(path, new)
     return Change(manager, path, "updated" if existed else "created")
+
+
+def _taken_name(manager: str, doc: Any) -> str | None:
+    """Why our entry's name is not ours to use in `doc`: lefthook, a command of theirs already
+    called `git-memex` (outside our blocks)."""
+    if manager != "lefthook" or not isinstance(doc, dict):
+        return None
+    for hook in HOOKS:
+        section = doc.get(hook)
+        commands = section.get("commands") if isinstance(section, dict) else None
+        if isinstance(commands, dict) and "git-memex" in commands:
+            return (f"its {hook} already has a command named git-memex that init did not write; rename yours, "
+                    "or add ours under another name")
+    return None
 
 
 def _lefthook_join(work_tree: Path, apply: bool) -> list[Change]:
@@ -384,9 +251,9 @@ def _lefthook_join(work_tree: Path, apply: bool) -> list[Change]:
         return [Change("lefthook", config, "printed", "not YAML", snippet)]
     path = config or work_tree / "lefthook.yml"
 
-    def add(text: str) -> str | None:
+    def add(text: str, _doc: Any) -> str | None:
         for hook in HOOKS:
-            out = _lefthook_add(text, hook)
+            out = managerfiles.lefthook_add(text, hook)
             if out is None:
                 return None
             text = out
@@ -394,19 +261,28 @@ def _lefthook_join(work_tree: Path, apply: bool) -> list[Change]:
 
     def expected(doc: Any) -> Any:
         for hook in HOOKS:
-            doc = _lefthook_expected(doc, hook)
+            doc = managerfiles.lefthook_expected(doc, hook)
             if doc is None:
                 return None
         return doc
 
-    return [_yaml_join("lefthook", path, add, expected, snippet, apply)]
+    return [_yaml_join("lefthook", path, work_tree, add, expected, snippet, apply)]
 
 
 def _framework_join(work_tree: Path, apply: bool) -> list[Change]:
     path = work_tree / FRAMEWORK_FILE
-    text = read_text(path) or ""
-    if FRAMEWORK_ID in text and not blocks(text):  # init's older snippet, pasted by hand: theirs
-        return [Change("pre-commit", path, "unchanged", f"your {FRAMEWORK_ID} hook runs the check")]
+    if blockedit.state(path) == "file":
+        text = read_text(path) or ""
+        try:
+            theirs = managerfiles.hand_entry(blockedit.strict_yaml(blockedit.strip_blocks(text)[0])) if parse_blocks(text)[1] is None else False
+        except Exception:  # noqa: BLE001 - _yaml_join says what is wrong with it
+            theirs = False
+        if theirs:  # the person's own hook runs our check (init's older snippet, pasted by hand)
+            return [Change("pre-commit", path, "unchanged", f"your {FRAMEWORK_ID} hook runs the check")]
+
+    def add(text: str, doc: Any) -> str | None:  # the hook types first: they go before `repos:` when it is there
+        out = managerfiles.types_add(text, doc)
+        return managerfiles.framework_repo_add(out, managerfiles.entry_stages(doc)) if out is not None else None
 
     def expected(doc: Any) -> Any:
         import copy
@@ -416,31 +292,42 @@ def _framework_join(work_tree: Path, apply: bool) -> list[Change]:
         repos = [] if repos is None else repos
         if not isinstance(repos, list):
             return None
-        new["repos"] = [*repos, _framework_dict()]
+        new["repos"] = [*repos, managerfiles.framework_dict(managerfiles.entry_stages(doc))]
+        types = new.get(FRAMEWORK_TYPES)
+        if types is None:
+            new[FRAMEWORK_TYPES] = list(managerfiles.NEW_STAGES)
+        elif isinstance(types, list):
+            new[FRAMEWORK_TYPES] = [*types, *(t for t in managerfiles.NEW_STAGES if t not in types)]
+        else:
+            return None
         return new
 
-    return [_yaml_join("pre-commit", path, _framework_add, expected, framework_snippet(), apply)]
+    return [_yaml_join("pre-commit", path, work_tree, add, expected, framework_snippet(), apply)]
 
 
 def lefthook_snippet() -> str:
     body: list[str] = []
     for hook in HOOKS:
-        body += [f"{hook}:\n", "  commands:\n", *_lefthook_command(hook, "    ", "  ")]
-    return "".join(_block("", body)).rstrip("\n")
+        body += [f"{hook}:\n", "  commands:\n", *managerfiles.lefthook_command(hook, "    ", "  ")]
+    return "".join(blockedit.block("", body)).rstrip("\n")
 
 
 def framework_snippet() -> str:
-    return "".join(_block("  ", _framework_item("  ", "  "))).rstrip("\n")
+    item = "".join(blockedit.block("  ", managerfiles.framework_item("  ", "  ", None))).rstrip("\n")
+    return (f"under repos:\n{item}\nand, at the top level (so that `pre-commit install` installs the merge "
+            f"hook too):\n{FRAMEWORK_TYPES}: [{', '.join(managerfiles.NEW_STAGES)}]")
 
 
-def husky_snippet() -> str:
-    return "\n".join(f"{HUSKY_DIR}/{hook}:\n  " + husky_line(hook) for hook in HOOKS)
+def husky_snippet(work_tree: Path | None = None, folder: Path | None = None) -> str:
+    if work_tree is None or folder is None:
+        return "\n".join(f"{HUSKY_DIR}/{hook}:\n  " + husky_line(hook) for hook in HOOKS)
+    return _husky_snippet(folder, work_tree)
 
 
 def detect(work_tree: Path, hooks_folder: Path, hooks_path: str | None) -> list[str]:
     """The managers this repository uses, in the order init joins them."""
     found = []
-    if husky_used(work_tree, hooks_path):
+    if husky_used(work_tree, hooks_path) is not None:
         found.append("husky")
     if lefthook_used(work_tree, hooks_folder):
         found.append("lefthook")
@@ -452,66 +339,108 @@ def detect(work_tree: Path, hooks_folder: Path, hooks_path: str | None) -> list[
 def join(work_tree: Path, hooks_folder: Path, hooks_path: str | None, *,
          ask: Callable[[str, Path], bool] | None = None, apply: bool = True) -> Joined:
     """Add our entry to each manager's committed file (`ask(manager, file)` may decline one: its
-    snippet is printed instead). `managed`: the hooks a joined manager runs in the folder git uses."""
+    snippet is printed instead). `managed`: the hooks a joined manager runs for us in the folder
+    git uses now; a hook it has not installed yet keeps our shim meanwhile (lefthook installs the
+    ones its file names on its next run, the pre-commit framework on `pre-commit install`).
+    With apply=False nothing is written (and nobody is asked): what would change, and any `error`."""
     out = Joined()
+    husky = husky_used(work_tree, hooks_path)
+    out.husky = husky
     for manager in detect(work_tree, hooks_folder, hooks_path):
         out.managers.append(manager)
-        where = {"husky": work_tree / HUSKY_DIR, "lefthook": lefthook_config(work_tree) or work_tree / "lefthook.yml",
+        where = {"husky": husky or work_tree / HUSKY_DIR,
+                 "lefthook": lefthook_config(work_tree) or work_tree / "lefthook.yml",
                  "pre-commit": work_tree / FRAMEWORK_FILE}[manager]
-        if ask is not None and not ask(manager, where):
-            snippet = {"husky": husky_snippet(), "lefthook": lefthook_snippet(),
+        if apply and ask is not None and not ask(manager, where):
+            snippet = {"husky": husky_snippet(work_tree, where), "lefthook": lefthook_snippet(),
                        "pre-commit": framework_snippet()}[manager]
             out.changes.append(Change(manager, where, "printed", "you declined", snippet))
             continue
         if manager == "husky":
-            changes = [_husky_join(work_tree, hook, apply) for hook in HOOKS]
+            assert husky is not None
+            if husky.is_dir() or blockedit.state(husky) == "missing":
+                changes = [_husky_join(work_tree, husky, hook, apply) for hook in HOOKS]
+            else:
+                changes = [Change("husky", husky, "error", f"{husky} is not a folder, and husky's hooks go in it")]
         elif manager == "lefthook":
             changes = _lefthook_join(work_tree, apply)
         else:
             changes = _framework_join(work_tree, apply)
         out.changes.extend(changes)
-        if any(c.action == "printed" for c in changes):
+        if manager == "lefthook":
+            config = lefthook_config(work_tree) or work_tree / "lefthook.yml"
+            for hook in BLOCKING:
+                for s in hook_level_settings(read_text(config) or "", hook):
+                    out.warnings.append(
+                        f"{_rel(work_tree, config)} sets `{s}` on {hook} at hook level: lefthook then runs none of "
+                        f"that hook's commands, git-memex's secret scan included (`skip: merge` on pre-commit: a "
+                        f"conflicted merge concluded with `git commit` goes unchecked). Move the setting onto the "
+                        f"commands that need it; `git memex doctor` warns while it is there.")
+        if any(c.action in ("printed", "error") for c in changes):
             continue
-        hook_text = read_head(hooks_folder / "pre-commit")
-        if SHIM_MARKER in hook_text:  # our shim of an earlier init: the hook it chained is the installed one
-            hook_text = read_head(hooks_folder / "pre-commit.memex-chained")
+        installed = {h: read_head(hooks_folder / h) for h in HOOKS}
         if manager == "husky":
             out.hooks_path_owner = "husky"
-        elif manager == "lefthook" and is_lefthook_hook(hook_text):
-            out.managed.update(HOOKS)  # lefthook installs the hooks its file names on its next run
-            out.managed_by = "lefthook"
-        elif manager == "pre-commit" and is_framework_hook(hook_text):
-            out.managed.add("pre-commit")
-            out.managed_by = "the pre-commit framework"
+        elif manager == "lefthook":
+            theirs = {h for h, t in installed.items() if is_lefthook_hook(t)}
+            if theirs:
+                out.managed.update(theirs)
+                out.managed_by = "lefthook"
+        elif manager == "pre-commit":
+            theirs = {h for h in BLOCKING if is_framework_hook(installed[h])}
+            if theirs:
+                out.managed.update(theirs)
+                out.managed_by = "the pre-commit framework"
     return out
 
 
-def leave(work_tree: Path, *, apply: bool = True) -> list[Change]:
-    """Take our blocks out of every manager's file (a file that held nothing else goes)."""
+# ------------------------------------------------------------------ leave
+def leave(work_tree: Path, hooks_path: str | None = None, *, apply: bool = True) -> list[Change]:
+    """Take our blocks out of every manager's file, each line a block replaced put back (a file
+    init created, that held nothing else, goes). A file whose marker lines are broken is left
+    alone and named; nothing is claimed that was not done."""
     out: list[Change] = []
-    paths = [("husky", work_tree / HUSKY_DIR / hook) for hook in HOOKS]
+    folders = [work_tree / HUSKY_DIR]
+    found = husky_dir(work_tree, hooks_path)
+    if found is not None and found not in folders:
+        folders.insert(0, found)
+    paths = [("husky", folder / hook) for folder in folders for hook in HOOKS]
     paths += [("lefthook", work_tree / rel) for rel in LEFTHOOK_FILES]
     paths.append(("pre-commit", work_tree / FRAMEWORK_FILE))
     for manager, path in paths:
+        state = blockedit.state(path)
+        if state != "file":
+            continue  # a link init never wrote through, a folder: nothing of ours
         text = read_text(path)
         if text is None:
-            if manager == "pre-commit" and path.exists():
-                out.append(Change(manager, path, "kept", "unreadable; remove the git-memex entry yourself"))
             continue
-        if not blocks(text):
-            if manager == "pre-commit" and FRAMEWORK_ID in text:  # the older snippet, pasted by hand
-                out.append(Change(manager, path, "kept", f"you pasted it; remove the {FRAMEWORK_ID} and "
-                                  "memex-validate hooks yourself"))
+        found_blocks, problem = parse_blocks(text)
+        if problem is not None:
+            out.append(Change(manager, path, "kept", f"its git-memex marker lines are broken ({problem}); remove "
+                              "git-memex's lines yourself"))
             continue
-        rest, _ = _strip_blocks(text)
+        if not found_blocks:
+            if manager == "pre-commit" and FRAMEWORK_ID in text:
+                try:
+                    pasted = managerfiles.hand_entry(blockedit.strict_yaml(text))
+                except Exception:  # noqa: BLE001
+                    pasted = False
+                if pasted:  # the older snippet, pasted by hand
+                    out.append(Change(manager, path, "kept", f"you pasted it; remove the {FRAMEWORK_ID} and "
+                                      "memex-validate hooks yourself"))
+            continue
+        rest, created = blockedit.strip_blocks(text)
+        gone = created and not rest
+        if rest == text:
+            continue
         if apply:
-            if rest.strip():
-                _write(path, rest)
-            else:
+            if gone:
                 path.unlink()
                 if manager == "husky":
                     _rmdir_if_empty(path.parent, work_tree)
-        out.append(Change(manager, path, "updated" if rest.strip() else "removed", "git-memex's entry"))
+            else:
+                blockedit.write(path, rest)
+        out.append(Change(manager, path, "removed" if gone else "updated", "git-memex's entry"))
     return out
 
 
@@ -521,5 +450,3 @@ def _rmdir_if_empty(folder: Path, stop: Path) -> None:
     with contextlib.suppress(OSError):
         if folder != stop and not any(folder.iterdir()):
             folder.rmdir()
-
-

@@ -226,7 +226,12 @@ def _check_repo(ctx: Context, rep: Report) -> None:
     from git_memex.core import frontmatter
     from git_memex.core.files import UnreadableMemory, conflict_marker_line, read_bytes
     from git_memex.core.gitcmd import in_memory_dir
-    from git_memex.git.hook import foreign_hooks_folder, hook_status, hooks_path_taken_back
+    from git_memex.git.hook import (
+        HOOK_NAMES,
+        foreign_hooks_folder,
+        hook_status,
+        hooks_path_taken_back,
+    )
     from git_memex.git.init import (
         attributes_configured,
         attributes_flat_only,
@@ -263,6 +268,12 @@ def _check_repo(ctx: Context, rep: Report) -> None:
         rep.add("git hooks", level, f"not installed: {', '.join(missing)}{why}; run `git memex init`")
     else:
         rep.add("git hooks", "ok")
+    if not (missing and len(missing) == len(HOOK_NAMES) and (ctx.config.get("memex.hooks") or "").lower() == "false"):
+        from git_memex.git.reach import bypasses, hooks_folder
+
+        folder = hooks_folder(ctx)
+        for why in bypasses(ctx.repo.work_tree, folder) if folder is not None else []:
+            rep.add("git hooks", "warn", f"the secret scan is switched off: {why}")
     if attributes_flat_only(ctx) and any(p.parent != ctx.memory_dir for p in ctx.memory_dir.rglob("*.md")):
         rep.add(".gitattributes", "warn", f"the merge=memex line covers only the files directly in "
                 f"{ctx.memory_dir_rel}/, not those in its subfolders; run `git memex init`")

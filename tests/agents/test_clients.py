@@ -16,7 +16,7 @@ import pytest
 from git_memex.agents import clients
 from git_memex.errors import UsageError
 
-from conftest import git, run_cli
+from conftest import git, run_cli, user_profile
 
 # client -> (file relative to the work tree or home, JSON key or None for TOML)
 EXPECTED = {
@@ -38,6 +38,7 @@ def with_git_memex_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     local_bin.mkdir(parents=True, exist_ok=True)
     if not (local_bin / "git-memex").exists():
         (local_bin / "git-memex").symlink_to(Path(VENV_BIN) / "git-memex")
+    user_profile(Path.home())
     monkeypatch.setenv("PATH", str(local_bin) + os.pathsep + os.environ.get("PATH", ""))
 
 
@@ -109,7 +110,8 @@ def test_merge_keeps_other_servers_and_keys(tree: tuple[Path, Path]) -> None:
     original: dict[str, Any] = {
         "inputs": [{"id": "token", "type": "promptString"}],
         "servers": {"github": {"type": "http", "url": "https://api.example.com/mcp"},
-                    "memex": {"type": "stdio", "command": "old-path", "args": ["mcp"], "env": {"A": "1"}}},
+                    "memex": {"type": "stdio", "command": "/old/venv/bin/git-memex", "args": ["mcp"],
+                                  "env": {"A": "1"}}},  # an older init: git-memex by path
     }
     p.write_text(json.dumps(original), encoding="utf-8")
     res = clients.write_config("vscode", work, home)
@@ -181,7 +183,7 @@ def test_opencode_prefers_an_existing_plain_json(tree: tuple[Path, Path]) -> Non
 
 def test_opencode_entry_of_the_v1_shape_moves_into_servers(tree: tuple[Path, Path]) -> None:
     work, home = tree
-    v1 = {"mcp": {"memex": {"type": "local", "command": ["old", "mcp"], "environment": {"A": "1"}},
+    v1 = {"mcp": {"memex": {"type": "local", "command": ["/old/bin/git-memex", "mcp"], "environment": {"A": "1"}},
                   "other": {"type": "remote", "url": "https://example.com/mcp"}}}
     (work / "opencode.json").write_text(json.dumps(v1))
     assert clients.write_config("opencode", work, home).action == "updated"
@@ -279,6 +281,7 @@ def test_server_command_prefers_what_a_new_login_shell_finds(monkeypatch: pytest
     local_bin = Path.home() / ".local" / "bin"
     local_bin.mkdir(parents=True)
     (local_bin / "git-memex").symlink_to(fake)  # where a new login shell looks (the README's set-up)
+    user_profile(Path.home())  # a user's default ~/.profile puts ~/.local/bin on PATH
     assert clients.server_command() == ("git-memex", ["mcp"])
     assert clients.hook_commands()["SessionStart"] == "git-memex context --hook claude"
     assert clients.hook_commands()["UserPromptSubmit"] == "git-memex capture --hook claude"

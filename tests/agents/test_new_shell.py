@@ -20,7 +20,7 @@ import pytest
 import test_clients_agent_clis as clis
 from test_clients_agent_clis import NODE_BIN, VENV_BIN
 
-from conftest import run_cli
+from conftest import run_cli, user_profile
 
 SYSTEM = "/usr/local/bin:/usr/bin:/bin"
 agent_bin = clis.agent_bin  # the real codex, claude and opencode CLIs from npm (a session fixture)
@@ -39,10 +39,44 @@ def cli(agent_bin: Path, name: str, *args: str, cwd: Path, env: dict[str, str]) 
     return r.stdout + r.stderr
 
 
-def link_into_local_bin(home: Path) -> None:
-    """The README's set-up: git-memex linked into ~/.local/bin."""
+def link_into_local_bin(home: Path, *, profile: bool = True) -> None:
+    """The README's set-up: git-memex linked into ~/.local/bin, and (`profile`) a user's default
+    ~/.profile, which puts that folder on a login shell's PATH."""
     (home / ".local" / "bin").mkdir(parents=True, exist_ok=True)
     (home / ".local" / "bin" / "git-memex").symlink_to(Path(VENV_BIN) / "git-memex")
+    if profile:
+        user_profile(home)
+
+
+# root's default ~/.profile on Debian (base-files' dot.profile): no ~/.local/bin on PATH
+ROOT_PROFILE = ('# ~/.profile: executed by Bourne-compatible login shells.\n\nif [ "$BASH" ]; then\n'
+                '  if [ -f ~/.bashrc ]; then\n    . ~/.bashrc\n  fi\nfi\n\nmesg n 2> /dev/null || true\n')
+
+
+def test_init_asks_a_real_login_shell(repo: Path, tmp_path: Path) -> None:
+    """Finding 13 of the review: root on Debian (/etc/profile resets PATH, root's ~/.profile never
+    adds ~/.local/bin) got no word although a new session could not start git-memex; init now
+    asks a real login shell, says what to change, and Codex's own file names the absolute path."""
+    home = Path.home()
+    link_into_local_bin(home, profile=False)
+    (home / ".profile").write_text(ROOT_PROFILE)
+    this_shell = {"PATH": VENV_BIN + os.pathsep + os.environ["PATH"], "CODEX_HOME": str(tmp_path / "codex")}
+    login = subprocess.run(["sh", "-lc", "command -v git-memex"], env={"HOME": str(home)}, capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL, timeout=60)
+    r = run_cli("init", "--yes", "--client", "claude", env=this_shell)
+    assert r.code == 0, r.err
+    said = notes(r.out, "git-memex is not on the PATH a new login shell gets")
+    if login.returncode == 0:  # a system whose own profile puts ~/.local/bin on PATH: nothing to say
+        assert said == [], r.out
+    else:
+        assert len(said) == 1 and 'add `export PATH="$HOME/.local/bin:$PATH"` to ~/.profile' in said[0], r.out
+        r = run_cli("init", "--yes", "--client", "codex", env=this_shell)
+        assert r.code == 0, r.err
+        toml = (tmp_path / "codex" / "config.toml").read_text()
+        assert 'command = "/' in toml and "git-memex" in toml, toml  # an absolute path: starts anywhere
+    user_profile(home)  # what the note says to do
+    r = run_cli("init", "--yes", "--client", "claude", env=this_shell)
+    assert r.code == 0 and not notes(r.out, "git-memex is not on the PATH"), r.out
 
 
 def approve_in_local_settings(repo: Path) -> None:

@@ -18,7 +18,7 @@ from conftest import git, run_cli_process
 PACKAGE = Path(git_memex.__file__).parent
 RUNNER = PACKAGE / "core" / "gitcmd.py"
 # what else the package starts (the first word of its command line), none of them git
-OTHER_PROGRAMS = {"sys.executable", "'gh'"}
+OTHER_PROGRAMS = {"sys.executable", "'gh'", "shell"}  # shell: the user's login shell (agents/clients.py)
 STARTERS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput",
             "create_subprocess_exec", "create_subprocess_shell", "system", "popen", "execv", "execvp",
             "execvpe", "execl", "execlp", "spawnv", "spawnvp", "spawnl", "spawnlp", "posix_spawn", "posix_spawnp"}

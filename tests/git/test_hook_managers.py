@@ -145,6 +145,9 @@ def test_pre_commit_snippet_works_without_the_venv_on_path(repo: Path):
     assert (repo / ".pre-commit-config.yaml").read_text() == "repos: []\n"  # left alone, said so
     snippet = r.out[r.out.index("  # >>> git-memex"):r.out.index("# <<< git-memex")] + "# <<< git-memex"
     (repo / ".pre-commit-config.yaml").write_text("repos:\n" + snippet + "\n")
+    again = run_cli("init", "--yes", cwd=repo)  # adds the snippet's second part, the hook types to install
+    assert again.code == 0 and "updated    pre-commit .pre-commit-config.yaml" in again.out, again.out
+    assert "default_install_hook_types: [pre-commit, pre-merge-commit]" in (repo / ".pre-commit-config.yaml").read_text()
     again = run_cli("init", "--yes", cwd=repo)  # the framework now runs the checks
     assert again.code == 0 and "unchanged  pre-commit .pre-commit-config.yaml" in again.out, again.out
     env = {**os.environ, "PRE_COMMIT_HOME": str(repo.parent / "pc-home"), "PATH": "/usr/bin:/bin"}

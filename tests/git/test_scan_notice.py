@@ -90,7 +90,7 @@ def test_husky_folder_without_our_line_is_named(ready: Path):
     (ready / "package.json").write_text('{"name": "app", "devDependencies": {"husky": "9.1.7"}}\n')
     stub = ready / ".husky" / "_"
     stub.mkdir(parents=True)
-    for name in ("pre-commit", "h"):  # husky's generated stub and runner, as `husky` writes them
+    for name in ("pre-commit", "pre-merge-commit", "h"):  # husky's generated stubs and runner, as `husky` writes them
         (stub / name).write_text('#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n' if name != "h" else
                                  '#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n'
                                  '[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n')
