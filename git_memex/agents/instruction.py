@@ -38,10 +38,10 @@ def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
     """Team mode (a repository with an origin remote) and the approver proposed the rule."""
     if not ctx.origin_url:
         return False
-    from git_memex.core.person import spellings
+    from git_memex.core.person import same_person, spellings
 
     mine = spellings(ctx) | {me}
-    return any(str(m.fm.get(k) or "") in mine for k in ("proposed_by", "created_by"))
+    return any(same_person(m.fm.get(k), x) for k in ("proposed_by", "created_by") for x in mine)
 
 
 def _not_an_owner(ctx: Context, path: Any, who: str) -> str | None:
