@@ -169,35 +169,41 @@ def build_revocation(mid: str, entries: Iterable[Mapping[str, Any]]) -> bytes:
     return (json.dumps(rec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def history(work: Path, refs: list[str], rels: list[str]) -> dict[str, list[bytes]] | None:
-    """Every version of each file in `rels` ever committed in the history of `refs`, replace
-    objects and grafts off: rel path -> the blobs (deleted versions left out). ``--full-history``
+RECORDS_GLOB = f":(glob)**/{RECORDS_DIR}/"
+"""The pathspec prefix of a rule's records in every memory folder the history ever had: a record is
+known by its file name (`<id>.json`, `<id>.revoked.json`) in any `.approvals/` folder, so that
+moving the memory folder (`memex.memoryDir`, `git mv`) leaves no revocation behind."""
+
+
+def history(work: Path, refs: list[str], names: list[str]) -> dict[str, list[bytes]] | None:
+    """Every version of each record file in `names` (``<id>.json``, ``<id>.revoked.json``) ever
+    committed in the history of `refs`, in any `.approvals/` folder (`RECORDS_GLOB`), replace
+    objects and grafts off: name -> the blobs (deleted versions left out). ``--full-history``
     and ``-m``: a merge that drops a file cannot hide the commit that added it. None when git
     fails."""
-    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, log_changes
 
-    out: dict[str, list[bytes]] = {rel: [] for rel in rels}
-    if not rels or not refs:
+    out: dict[str, list[bytes]] = {name: [] for name in names}
+    if not names or not refs:
         return out
-    proc = run_git(["log", "--full-history", "-m", "--ignore-missing", "--format=%x01%H", "--name-only",
-                    *refs, "--", *rels], work, timeout=60, env=TRUSTED_HISTORY)
-    if proc is None or proc.returncode != 0:
+    log = log_changes(["--full-history", "-m", "--ignore-missing", *refs, "--",
+                       *(RECORDS_GLOB + name for name in names)], work, env=TRUSTED_HISTORY, literal=False)
+    if log is None:
         return None
-    pairs: dict[tuple[str, str], None] = {}
-    commit = ""
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        if line.startswith("\x01"):
-            commit = line[1:].strip()
-        elif line in out and commit:
-            pairs[(commit, line)] = None
-    if not pairs:
+    wanted: dict[str, str] = {}  # blob id -> name
+    for _commit, _parents, _fields, changes in log:
+        for status, blob, path in changes:
+            name = path.rsplit("/", 1)[-1]
+            if status != "D" and name in out and path.endswith(f"/{RECORDS_DIR}/{name}"):
+                wanted.setdefault(blob, name)
+    if not wanted:
         return out
-    blobs = _batch(work, [f"{c}:{rel}" for c, rel in pairs])
+    blobs = _batch(work, list(wanted))
     if blobs is None:
         return None
-    for (_, rel), data in zip(pairs, blobs, strict=True):
+    for name, data in zip(wanted.values(), blobs, strict=True):
         if data is not None:
-            out[rel].append(data)
+            out[name].append(data)
     return out
 
 
@@ -340,7 +346,7 @@ def _revoked(ctx: Context, work: Path, ref: str, branch: str,
     return out
 
 
-CACHE_FORMAT = "git-memex-revocations-cache/1"
+CACHE_FORMAT = "git-memex-revocations-cache/2"
 
 
 def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
@@ -367,7 +373,7 @@ def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str,
     try:
         got = json.loads(read_private(ctx.data_root, cache).decode("utf-8"))
         if (isinstance(got, dict) and got.get("format") == CACHE_FORMAT and got.get("ref") == ref
-                and got.get("folder") == ctx.memory_dir_rel and isinstance(got.get("oid"), str)):
+                and isinstance(got.get("oid"), str)):
             voids = {str(m): {str(k): str(w) for k, w in v.items()} for m, v in got["rules"].items()}
             bad = {str(m) for m in got["bad"]}
             since = got["oid"]
@@ -387,38 +393,39 @@ def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str,
     import contextlib
 
     with contextlib.suppress(OSError):  # a read-only data root: walk again next time
-        write(cache, json.dumps({"format": CACHE_FORMAT, "ref": ref, "folder": ctx.memory_dir_rel, "oid": oid,
+        write(cache, json.dumps({"format": CACHE_FORMAT, "ref": ref, "oid": oid,
                                  "rules": voids, "bad": sorted(bad)}).encode("utf-8"))
     return voids, bad
 
 
 def _walk(ctx: Context, work: Path, revs: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
-    """`revocations` of the commits `revs` names (one `git log`, one `git cat-file --batch`)."""
-    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
+    """`revocations` of the commits `revs` names (one `git log`, one `git cat-file --batch`): the
+    revocation records in every `.approvals/` folder (`RECORDS_GLOB`), whatever the memory folder
+    was called when they were committed."""
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, log_changes
 
-    folder = f"{ctx.memory_dir_rel}/{RECORDS_DIR}"
-    proc = run_git(["log", "--full-history", "-m", "--format=%x01%H", "--name-only", revs, "--", folder],
-                   work, timeout=60, env=TRUSTED_HISTORY)
-    if proc is None or proc.returncode != 0:
-        return None
     suffix = ".revoked.json"
-    pairs: dict[tuple[str, str], str] = {}
-    commit = ""
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        if line.startswith("\x01"):
-            commit = line[1:].strip()
-        elif commit and line.startswith(folder + "/") and line.endswith(suffix) and "/" not in line[len(folder) + 1:]:
-            pairs[(commit, line)] = line[len(folder) + 1:-len(suffix)]
+    log = log_changes(["--full-history", "-m", revs, "--", f"{RECORDS_GLOB}*{suffix}"], work,
+                      env=TRUSTED_HISTORY, literal=False)
+    if log is None:
+        return None
+    wanted: dict[str, str] = {}  # blob id -> rule id
+    for _commit, _parents, _fields, changes in log:
+        for status, blob, path in changes:
+            folder, _, name = path.rpartition("/")
+            if (status != "D" and name.endswith(suffix) and (folder == RECORDS_DIR or folder.endswith("/" + RECORDS_DIR))
+                    and name[:-len(suffix)]):
+                wanted.setdefault(blob, name[:-len(suffix)])
     voids: dict[str, dict[str, str]] = {}
     bad: set[str] = set()
-    if not pairs:
+    if not wanted:
         return voids, bad
-    blobs = _batch(work, [f"{c}:{rel}" for c, rel in pairs])
+    blobs = _batch(work, list(wanted))
     if blobs is None:
         return None
-    for mid, data in zip(pairs.values(), blobs, strict=True):
+    for mid, data in zip(wanted.values(), blobs, strict=True):
         if data is None:
-            continue  # the commit deleted it
+            continue
         entries = parse_revocation(data, mid)
         if entries is None:
             bad.add(mid)

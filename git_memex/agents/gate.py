@@ -38,6 +38,7 @@ from git_memex.core.record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from git_memex.core.context import Context
@@ -164,13 +165,13 @@ def repo_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
 
 
 def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> set[str]:
-    """The ids of repository rows whose work tree file is byte-identical to the blob committed
-    at the same path on the default branch. One `git cat-file --batch-check` for all of them,
-    replace objects and grafts ignored; any failure means "none"."""
+    """The ids of repository rows whose work tree file is the blob committed at the same path on
+    the default branch: byte-identical, or identical once git's checkout conversion of line ends
+    is undone (`same_as_committed`). One `git cat-file --batch-check` for all of them, replace
+    objects and grafts ignored; any failure means "none"."""
     ref = default_branch(ctx)
     if ctx.repo is None or ref is None:
         return set()
-    from git_memex.core.digest import blob_id
     from git_memex.core.files import UnreadableMemory, read_bytes
     from git_memex.index.schema import matches_file
 
@@ -200,15 +201,42 @@ def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
                    timeout=20, env=TRUSTED_HISTORY)
     if proc is None or proc.returncode != 0:
         return set()
-    answers = proc.stdout.decode("utf-8", "replace").splitlines()
+    answers = proc.stdout.decode("utf-8", "replace").split("\n")[:len(rels)]
     if len(answers) != len(rels):
         return set()
-    out: set[str] = set()
+    committed: dict[str, tuple[bytes, str]] = {}
     for rel, answer in zip(rels, answers, strict=True):
         oid, _, kind = answer.partition(" ")
-        mid, data = wanted[rel]
-        if kind == "blob" and oid == blob_id(data, sha256=len(oid) == 64):
-            out.add(mid)
+        if kind == "blob":
+            committed[rel] = (wanted[rel][1], oid)
+    return {wanted[rel][0] for rel in same_as_committed(work, committed)}
+
+
+def same_as_committed(work: Path, files: Mapping[str, tuple[bytes, str]]) -> set[str]:
+    """The paths (relative to `work`) whose work tree bytes are the committed blob named with them,
+    compared as git compares them: the bytes hash to that blob, or, when they do not, the file
+    cleaned through git's own conversion for its path does (`git hash-object --stdin-paths`: the
+    line ends a checkout converted under ``core.autocrlf`` or a ``text``/``eol`` attribute, as
+    `git status` reads them). One git call, only for the files whose bytes differ."""
+    from git_memex.core.digest import blob_id
+
+    out: set[str] = set()
+    rest: list[str] = []
+    for rel, (data, oid) in files.items():
+        if not oid:
+            continue
+        if blob_id(data, sha256=len(oid) == 64) == oid:
+            out.add(rel)
+        elif "\n" not in rel and not rel.startswith('"'):  # one path a line, unquoted
+            rest.append(rel)
+    if rest:
+        from git_memex.core.gitcmd import run_git
+
+        proc = run_git(["hash-object", "--stdin-paths"], work,
+                       input="".join(r + "\n" for r in rest).encode("utf-8", "surrogateescape"), timeout=30)
+        if proc is not None and proc.returncode == 0:
+            answers = proc.stdout.decode("ascii", "replace").split("\n")
+            out |= {rel for rel, got in zip(rest, answers, strict=False) if got.strip() == files[rel][1]}
     return out
 
 

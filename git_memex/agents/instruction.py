@@ -81,8 +81,9 @@ def _revocation_path(ctx: Context, where: str, mid: str) -> Any:
     return ctx.repo.work_tree / approval_record.revoked_rel(ctx, mid)
 
 
-def _history(ctx: Context, rel: str) -> list[bytes]:
-    """Every committed version of `rel` on the default branch and on HEAD ([] without git)."""
+def _history(ctx: Context, name: str) -> list[bytes]:
+    """Every committed version of the record file `name` (`<id>.json`, `<id>.revoked.json`) on the
+    default branch and on HEAD, in any memory folder the history had ([] without git)."""
     from git_memex.agents import approval_record
     from git_memex.agents.gate import default_branch
 
@@ -90,8 +91,8 @@ def _history(ctx: Context, rel: str) -> list[bytes]:
         return []
     ref = default_branch(ctx)
     refs = [ref.ref] if ref is not None else []
-    got = approval_record.history(ctx.repo.work_tree, [*refs, "HEAD"], [rel])
-    return (got or {}).get(rel, [])
+    got = approval_record.history(ctx.repo.work_tree, [*refs, "HEAD"], [name])
+    return (got or {}).get(name, [])
 
 
 def _revoked_keys(ctx: Context, where: str, mid: str) -> set[str]:
@@ -105,7 +106,7 @@ def _revoked_keys(ctx: Context, where: str, mid: str) -> set[str]:
     except OSError:
         versions = []
     if where == "repo":
-        versions += _history(ctx, approval_record.revoked_rel(ctx, mid))
+        versions += _history(ctx, f"{mid}.revoked.json")
     keys: set[str] = set()
     for data in versions:
         keys |= set(approval_record.parse_revocation(data, mid) or {})
@@ -129,7 +130,7 @@ def retire(ctx: Context, where: str, mid: str, why: str, by: str) -> bool:
     except OSError:
         versions = []
     if where == "repo":
-        versions += _history(ctx, approval_record.repo_rel(ctx, mid))
+        versions += _history(ctx, f"{mid}.json")
     approvals: dict[str, dict[str, Any]] = {}
     for data in versions:
         rec = approval_record.parse(data, mid)

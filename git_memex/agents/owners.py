@@ -179,7 +179,7 @@ def _oids(clone: Path, specs: list[str]) -> list[str | None] | None:
                "".join(s + "\n" for s in specs).encode("utf-8"))
     if out is None:
         return None
-    lines = out.decode("utf-8", "replace").splitlines()
+    lines = out.decode("utf-8", "replace").split("\n")[:len(specs)]
     if len(lines) != len(specs):
         return None
     return [oid if kind == "blob" else None for oid, _, kind in (ln.partition(" ") for ln in lines)]

@@ -176,6 +176,61 @@ def finish_git(proc: subprocess.Popen[bytes] | None,
     return _decoded(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
 
 
+LogEntry = tuple[str, list[str], list[str], list[tuple[str, str, str]]]
+"""One commit of `log_changes`: (commit id, parent ids, the values of the asked `fields`, its
+changes as (status letter, the new blob id, path))."""
+
+
+def log_changes(args: list[str], cwd: Path, *, fields: tuple[str, ...] = (), timeout: float | None = 60,
+                env: dict[str, str | None] | None = None, literal: bool = True) -> list[LogEntry] | None:
+    """`git log ARGS` with the files each commit changed: the one parser of git's history with
+    paths in git-memex. Read NUL-separated (``-z --raw --no-renames``), so that a path is exactly
+    the bytes git holds: never quoted (``m\\303\\251moire/…`` for ``mémoire/…``, as
+    ``--name-only`` writes it unless ``core.quotePath`` is off), never split on a line break or
+    a Unicode line separator. `fields` are `--format` placeholders (``%an``, ``%ae``…), returned
+    per commit in order; a value holds no NUL (git refuses one in a commit header). Each change
+    is (status letter: A, M, D, T…, new blob id: all zeros for a deletion, path, decoded as UTF-8
+    with ``surrogateescape``). With ``-m`` a merge is one entry per parent. None when git fails
+    or its output is not what this reads.
+
+    The structure is read by position, never by guessing what a line looks like: a commit is a
+    header token (``\\x01`` + the commit id and parent ids) followed by one token per field;
+    each change is a ``:`` metadata token followed by exactly one path token (renames are off),
+    so a path is never taken for a header, however it is named."""
+    fmt = "--format=%x01%H %P" + "".join("%x00" + f for f in fields)
+    proc = run_git(["log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-color", fmt, *args], cwd,
+                   timeout=timeout, env=env, literal=literal)
+    if proc is None or proc.returncode != 0:
+        return None
+    tokens = proc.stdout.split(b"\0")
+    out: list[LogEntry] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i].lstrip(b"\n")
+        if not tok:
+            i += 1
+            continue
+        if tok.startswith(b"\x01"):
+            ids = tok[1:].decode("ascii", "replace").split()
+            if not ids:
+                return None
+            values = [t.decode("utf-8", "replace") for t in tokens[i + 1:i + 1 + len(fields)]]
+            if len(values) != len(fields):
+                return None
+            out.append((ids[0], ids[1:], values, []))
+            i += 1 + len(fields)
+        elif tok.startswith(b":") and out and i + 1 < n:
+            meta = tok[1:].split(b" ")
+            if len(meta) < 5:
+                return None
+            out[-1][3].append((meta[4][:1].decode("ascii", "replace"), meta[3].decode("ascii", "replace"),
+                               tokens[i + 1].decode("utf-8", "surrogateescape")))
+            i += 2
+        else:
+            return None
+    return out
+
+
 def in_memory_dir(path: str, memory_dir: str) -> bool:
     """A memory file the index reads: `<memory_dir>/…/<name>.md`, directly in the folder or in a
     subfolder at any depth, in no hidden folder (`.approvals/`) and not hidden itself, as the

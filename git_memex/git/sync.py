@@ -217,20 +217,20 @@ def push(ctx: Context, *, run: bool = False) -> dict[str, Any]:
     else:
         args = ["push", remote, branch if upstream == branch else f"{branch}:{upstream}"]
     command = "git " + " ".join(q(a) for a in args)
-    log = _git_text(work, "log", "--format=format:%x01%H", "--name-only", "--no-renames", "-m",
-                    f"refs/heads/{branch}", "--not", f"--remotes={remote}", "--")
+    from git_memex.core.gitcmd import log_changes
+
+    log = log_changes(["-m", f"refs/heads/{branch}", "--not", f"--remotes={remote}", "--"], work)
     if log is None:
         raise MemexError(f"could not list the commits of {branch} that {remote} lacks; nothing was pushed", FAILED)
-    commits: list[str] = []
+    commits: list[str] = list(dict.fromkeys(commit for commit, _parents, _fields, _changes in log))
     memory: set[str] = set()
     other: set[str] = set()
-    for line in log.splitlines():
-        if line.startswith("\x01"):
-            commits.append(line[1:])
-        elif in_memory_dir(line, mem):
-            memory.add(line)
-        elif line.strip() and not line.startswith(mem.rstrip("/") + "/"):  # e.g. its .gitkeep is not "other"
-            other.add(line)
+    for _commit, _parents, _fields, changes in log:
+        for _status, _blob, path in changes:
+            if in_memory_dir(path, mem):
+                memory.add(path)
+            elif path and not path.startswith(mem.rstrip("/") + "/"):  # e.g. its .gitkeep is not "other"
+                other.add(path)
     base = (_git_text(work, "symbolic-ref", "--quiet", "--short", f"refs/remotes/{remote}/HEAD") or "").strip()
     base = base.split("/", 1)[1] if "/" in base else ""
     if not base:  # no refs/remotes/REMOTE/HEAD (a clone of an empty remote, `remote add` + `push -u`)

@@ -67,9 +67,10 @@ def no_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert shutil.which("gh") is None
 
 
-def team(tmp_path: Path) -> tuple[Path, Path]:
+def team(tmp_path: Path, folder: str | None = None) -> tuple[Path, Path]:
     """(author, maintainer): the author's clone set up by `git memex init` (hooks, driver), its
-    set-up pushed; the maintainer's a plain clone of the bare origin, never `init`-ed."""
+    set-up pushed; the maintainer's a plain clone of the bare origin, never `init`-ed. `folder`:
+    the memory folder (`memex.memoryDir`, committed in `.gitmemex`)."""
     bare = tmp_path / "origin.git"
     git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path, env=ADA)
     author, maintainer = tmp_path / "ada", tmp_path / "bob"
@@ -77,6 +78,8 @@ def team(tmp_path: Path) -> tuple[Path, Path]:
     (author / "README.md").write_text("the service\n")
     git("add", "README.md", cwd=author, env=ADA)
     git("commit", "-qm", "init", cwd=author, env=ADA)
+    if folder is not None:
+        assert run_cli("config", "set", "memex.memoryDir", folder, cwd=author, env=ADA).code == 0
     assert run_cli("init", "--yes", cwd=author, env=ADA).code == 0
     git("add", "-A", cwd=author, env=ADA)
     git("commit", "-qm", "set up git-memex", cwd=author, env=ADA)
@@ -249,3 +252,92 @@ def test_an_agent_applies_git_s_merges_only_with_the_person(tmp_path: Path, no_g
     assert "Bob Maintainer" in yes.asked[0]
     got = fm(author, mid)
     assert got["review_state"] == "published" and got["approved_by"] == "local:bob@example.com"  # from git, not the agent
+
+
+def item_of(author: Path, mid: str) -> dict:
+    (it,) = [m for m in cli("pr-status", cwd=author)["memories"] if m["id"] == mid]
+    return it
+
+
+@pytest.mark.parametrize("how", ["proposed_by deleted", "e-mail in capitals"])
+def test_the_proposer_comes_from_git_not_from_the_file(tmp_path: Path, no_gh: None, how: str) -> None:
+    """A proposer who merges their own memory is no review, whatever the file says about who
+    proposed it (the branch may delete or rewrite `proposed_by`/`created_by`) and however the
+    merge commit spells their e-mail."""
+    author, _maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Releases are cut on Tuesdays", "memex/releases")
+    env = ADA
+    if how == "proposed_by deleted":
+        git("checkout", "-q", "memex/releases", cwd=author, env=ADA)
+        path = author / FOLDER / f"{mid}.md"
+        meta, body = frontmatter.parse(path.read_text("utf-8"))
+        meta.pop("proposed_by", None)
+        meta.pop("created_by", None)
+        path.write_text(frontmatter.serialize(meta, body), encoding="utf-8")
+        git("commit", "-qam", "tidy the frontmatter", cwd=author, env=ADA)
+        git("checkout", "-q", "main", cwd=author, env=ADA)
+    else:
+        env = {**ADA, "GIT_AUTHOR_EMAIL": "ADA@Example.COM", "GIT_COMMITTER_EMAIL": "ADA@Example.COM"}
+    git("merge", "-q", "--no-ff", "memex/releases", "-m", "Merge branch 'memex/releases'", cwd=author, env=env)
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    it = item_of(author, mid)
+    assert it["target"] is None and "own proposer" in it["action"], it["action"]
+    assert cli("pr-status", "--apply", cwd=author)["applied"] == []
+
+
+def test_a_merge_into_another_branch_fast_forwarded_into_main_is_no_review(tmp_path: Path, no_gh: None) -> None:
+    """The maintainer merges the proposal into `dev` (git's message: "Merge branch … into dev");
+    the author then fast-forwards main to dev and pushes: nobody merged it into main."""
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Database backups run nightly", "memex/backups")
+    git("fetch", "-q", "origin", cwd=maintainer, env=BOB)
+    git("checkout", "-q", "-b", "dev", "origin/main", cwd=maintainer, env=BOB)
+    git("merge", "-q", "--no-ff", "--no-edit", "origin/memex/backups", cwd=maintainer, env=BOB)
+    assert "into dev" in git("log", "-1", "--format=%s", cwd=maintainer, env=BOB).stdout
+    git("push", "-q", "origin", "dev", cwd=maintainer, env=BOB)
+    git("fetch", "-q", "origin", cwd=author, env=ADA)
+    git("merge", "-q", "--ff-only", "origin/dev", cwd=author, env=ADA)
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    it = item_of(author, mid)
+    assert it["target"] is None and "merged into dev, not main" in it["action"], it["action"]
+
+
+def test_a_memory_folder_with_a_non_ascii_name_is_followed(tmp_path: Path, no_gh: None) -> None:
+    """`memex.memoryDir = mémoire`: git quotes such paths unless asked not to; the merge is found."""
+    author, maintainer = team(tmp_path, folder="mémoire")
+    mid = proposed_on_a_branch(author, "Runbooks live in the wiki", "memex/runbooks")
+    maintainer_merges(maintainer, "memex/runbooks", "--no-ff")
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    assert (author / "mémoire" / f"{mid}.md").exists()
+    it = item_of(author, mid)
+    assert it["target"] == "published", it["action"]
+
+
+def test_an_author_name_with_a_unicode_line_separator_is_one_name(tmp_path: Path, no_gh: None) -> None:
+    """git output is read by NUL (and line feed) only: a U+2028 in the merger's name is part of it."""
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Alerts page the on-call engineer", "memex/alerts")
+    odd = {**BOB, "GIT_AUTHOR_NAME": "Bob\u2028Maintainer"}
+    git("fetch", "-q", "origin", cwd=maintainer, env=odd)
+    git("merge", "-q", "--no-ff", "origin/memex/alerts", "-m", "Merge branch 'memex/alerts'", cwd=maintainer, env=odd)
+    git("push", "-q", "origin", "main", cwd=maintainer, env=odd)
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    it = item_of(author, mid)
+    assert it["target"] == "published" and it["merge"]["by"] == "local:bob@example.com", it["action"]
+
+
+def test_a_checkout_with_crlf_line_ends_is_the_merged_file(tmp_path: Path, no_gh: None) -> None:
+    """`core.autocrlf=true` writes CRLF into the work tree; git reads that file as unchanged, and
+    so does pr-status."""
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Timeouts are 30 seconds by default", "memex/timeouts")
+    maintainer_merges(maintainer, "memex/timeouts", "--no-ff")
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    git("config", "core.autocrlf", "true", cwd=author, env=ADA)
+    path = author / FOLDER / f"{mid}.md"
+    path.unlink()
+    git("checkout", "--", str(path), cwd=author, env=ADA)
+    assert b"\r\n" in path.read_bytes()
+    assert git("status", "--porcelain", cwd=author, env=ADA).stdout == ""
+    it = item_of(author, mid)
+    assert it["target"] == "published", it["action"]
