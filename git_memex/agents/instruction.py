@@ -196,7 +196,8 @@ def _stage_rule(ctx: Context, where: str, *paths: Any) -> list[str]:
     """For a repository rule, stage its file and its records as they are now (a record that
     does not exist and was never tracked is left out), so that a plain `git commit` takes the
     whole decision: the rule's file without its record, or the record without the file, reads
-    as "not committed as it is on main" (docs/agents.md, "Approval records"). [] elsewhere."""
+    as "not committed as it is on main" (docs/agents.md, "Approval records"). [] elsewhere.
+    The `sync.Staged` list it returns names in `forced` what a `.gitignore` rule ignored."""
     if where != "repo" or ctx.repo is None:
         return []
     from git_memex.core.gitcmd import run_git
@@ -218,6 +219,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
     from git_memex.agents.gate import default_branch
     from git_memex.core.files import write_memory
     from git_memex.core.person import named_by
+    from git_memex.git import sync
     from git_memex.review.log import record_step
 
     if trust not in TRUST_CHOICES:
@@ -280,7 +282,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
             nxt = f"commit it; it reaches agents once it is on {ref.branch} as it is now (merge the PR)"
         return {"id": m.id, "from": before, "to": "approved", "trust_level": trust, "by": who,
                 "changed": changed, "path": str(found.path), "location": where, "next": nxt,
-                "warnings": warnings, "staged": staged}
+                "warnings": warnings, **sync.staged_fields(staged)}
 
 
 def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | None = None,
@@ -288,6 +290,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
     """Close the gate for one rule: it stays as history, never again as an instruction."""
     from git_memex.core.files import write_memory
     from git_memex.core.person import named_by
+    from git_memex.git import sync
     from git_memex.review.log import record_step
 
     with opened(ctx, stores) as st:
@@ -312,7 +315,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
         nxt = ("agents in this work tree stop seeing it now; commit it so that the team's do too"
                if where == "repo" else "your agents stop seeing it now")
         return {"id": m.id, "from": before, "to": "revoked", "by": who, "changed": changed,
-                "path": str(found.path), "location": where, "next": nxt, "staged": staged}
+                "path": str(found.path), "location": where, "next": nxt, **sync.staged_fields(staged)}
 
 
 def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:

@@ -29,13 +29,31 @@ def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str) -> Any:
                                folders=[ctx.memory_dir])
 
 
-def stage(ctx: Context, paths: list[Path], what: str = "the change") -> list[str]:
+class Staged(list[str]):
+    """What `stage` staged (paths relative to the work tree), and in `forced` those of them a
+    `.gitignore` rule ignores, staged with `git add -f` (the caller says so)."""
+
+    def __init__(self, rels: list[str], forced: list[str]) -> None:
+        super().__init__(rels)
+        self.forced = forced
+
+
+def staged_fields(staged: list[str]) -> dict[str, Any]:
+    """A result's `staged` (and `forced`, when a `.gitignore` rule ignored any of them)."""
+    forced = list(getattr(staged, "forced", []) or [])
+    return {"staged": list(staged), **({"forced": forced} if forced else {})}
+
+
+def stage(ctx: Context, paths: list[Path], what: str = "the change") -> Staged:
     """Stage exactly these files of the work tree as they are now, so that a plain `git commit`
     records everything a review command wrote (docs/git.md, "What a command stages"): `git add`
     for a file that exists, `git rm --cached` for one that is gone (a deleted record or a
-    forgotten memory; nothing when git never tracked it). Returns their paths relative to the
-    work tree. One git call per kind; a git that fails is one sentence naming the paths and the
-    `git add` to run (the files themselves are written)."""
+    forgotten memory; nothing when git never tracked it). These are git-memex's own files (a
+    memory, its approval and revocation records): one that a `.gitignore` rule ignores (a broad
+    `*.json`, say) is staged all the same, with `git add -f`, and named in `forced`, since a rule
+    whose record is left out is not served. Returns their paths relative to the work tree. A git
+    that fails is one sentence naming the paths and the `git add` to run (the files themselves
+    are written)."""
     from git_memex.core.gitcmd import error_line, run_git
 
     assert ctx.repo is not None
@@ -43,15 +61,25 @@ def stage(ctx: Context, paths: list[Path], what: str = "the change") -> list[str
     rels = list(dict.fromkeys(p.relative_to(root).as_posix() for p in paths))
     present = [r for r in rels if (root / r).exists()]
     gone = [r for r in rels if r not in present]
-    for args, group in ((["add", "--"], present), (["rm", "-q", "--cached", "--ignore-unmatch", "--"], gone)):
+    forced: list[str] = []
+    if present:  # ignored (tracked or not, `--no-index`): a plain `git add` refuses an untracked one;
+        # literal=False: check-ignore refuses `--literal-pathspecs` (the names come on stdin)
+        proc = run_git(["check-ignore", "--no-index", "-z", "--stdin"], root, timeout=60, literal=False,
+                       input=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in present))
+        if proc is not None and proc.returncode == 0:
+            hit = set(proc.stdout.decode("utf-8", "surrogateescape").split("\0"))
+            forced = [r for r in present if r in hit]
+    plain = [r for r in present if r not in forced]
+    for args, group in ((["add", "--"], plain), (["add", "-f", "--"], forced),
+                        (["rm", "-q", "--cached", "--ignore-unmatch", "--"], gone)):
         if not group:
             continue
         proc = run_git([*args, *group], root, timeout=60)
         if proc is None or proc.returncode != 0:
             detail = error_line(proc.stderr.decode("utf-8", "replace")) if proc is not None else "git did not run"
             raise MemexError(f"{what} was written but git could not stage {', '.join(group)} ({detail}); run "
-                             f"`git add -A -- {' '.join(group)}`", FAILED)
-    return rels
+                             f"`git add -f -A -- {' '.join(group)}`", FAILED)
+    return Staged(rels, forced)
 
 
 def incoming_problems(ctx: Context, rel_paths: list[str]) -> list[Any]:

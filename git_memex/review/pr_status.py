@@ -142,12 +142,12 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 write_memory(found.source.folder, m)
                 found.index.upsert(m, found.source)
                 applied.append({"id": m.id, "from": it["current"], "to": it["target"], "by": by, "path": str(found.path)})
-        from git_memex.git.sync import stage
+        from git_memex.git.sync import stage, staged_fields
 
         staged = stage(ctx, [Path(a.pop("path")) for a in applied], "the review steps") if applied else []
         return {"source": "gh",
                 "pr": {"number": pr.get("number"), "url": pr.get("url"), "state": state, "review_decision": decision},
-                "memories": items, "applied": applied, "staged": staged}
+                "memories": items, "applied": applied, **staged_fields(staged)}
 
 
 # ------------------------------------------------------------------ git alone
@@ -197,12 +197,12 @@ def merged_status(ctx: Context, *, apply: bool = False, stores: Stores | None = 
                 write_memory(f.source.folder, m)
                 f.index.upsert(m, f.source)
                 applied.append({"id": m.id, "from": it["current"], "to": "published", "by": by, "path": str(f.path)})
-        from git_memex.git.sync import stage
+        from git_memex.git.sync import stage, staged_fields
 
         staged = stage(ctx, [Path(a.pop("path")) for a in applied], "the review steps") if applied else []
         out: dict[str, Any] = {"source": "git", "branch": ref.branch, "ref": ref.ref,
                                "pr": {"number": None, "url": None, "state": None, "review_decision": None},
-                               "memories": items, "applied": applied, "staged": staged}
+                               "memories": items, "applied": applied, **staged_fields(staged)}
         if note:
             out["note"] = note
         from git_memex.secrets.admission import mask_value
