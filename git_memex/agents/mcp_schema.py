@@ -279,7 +279,8 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
                                                                       "forced": _STRS}, "Promoted"),
     "memory_resolve": _obj({"conflicts": _A}, {"path": _S, "clean": _B, "auto_merged": _STRS, "side": _S0,
                                                "taken": _STRS, "deleted": _B}, "Resolved"),
-    "memory_pr_status": _obj({"pr": {"type": "object"}, "memories": _A}, {"applied": _A}, "PullRequest"),
+    "memory_pr_status": _obj({"pr": {"type": "object"}, "memories": _A}, {"applied": _A, "not_applied": _STRS,
+                                                                         "staged": _STRS}, "PullRequest"),
 }
 
 TOOL_NAMES = tuple(DESCRIPTIONS)

@@ -79,13 +79,24 @@ def _in_folder(path: Path | None, folder: Path | None) -> bool:
     return path is not None and folder is not None and inside(path, folder)
 
 
-def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None) -> dict[str, Any]:
+def step_line(it: dict[str, Any]) -> str:
+    """How a step is shown to a person (`ID: ACTION`): the action names the transition and, on the
+    git road, the merge commit and its author. `shown` (below) is a set of these lines."""
+    return f"{it['id']}: {it['action']}"
+
+
+def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None,
+              shown: set[str] | None = None) -> dict[str, Any]:
+    """The report, and with `apply` its transitions performed and staged. `shown`: the steps a
+    person was shown and accepted (`step_line`); only a step that is still exactly one of them is
+    applied, and every other one is listed in `not_applied` (a merge or pull while the question
+    was open must not add a step nobody saw)."""
     repo_info = ctx.require_repo("pr-status")
     try:
         pr = _gh(["pr", "view", "--json", "number,url,state,reviewDecision,reviews,files,mergedAt"],
                  repo_info.work_tree)
     except NoPullRequest as exc:
-        return merged_status(ctx, apply=apply, stores=stores, note=f"{exc.message}: merges read from git")
+        return merged_status(ctx, apply=apply, stores=stores, note=f"{exc.message}: merges read from git", shown=shown)
     files = [f.get("path", "") for f in pr.get("files") or [] if isinstance(f, dict)]
     prefix = ctx.memory_dir_rel.rstrip("/") + "/"
     ids = [Path(p).stem for p in files if p.startswith(prefix) and p.endswith(".md")]
@@ -121,9 +132,13 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
                 action = f"{cur} → {target}"
             items.append({"id": mid, "current": cur, "target": target, "action": action})
         applied = []
+        unseen: list[str] = []
         if apply:
             for it in items:
                 if not it["target"]:
+                    continue
+                if shown is not None and step_line(it) not in shown:
+                    unseen.append(it["id"])
                     continue
                 found = st.find(it["id"])
                 m = read_memory(found.path)
@@ -147,12 +162,13 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
         staged = stage(ctx, [Path(a.pop("path")) for a in applied], "the review steps") if applied else []
         return {"source": "gh",
                 "pr": {"number": pr.get("number"), "url": pr.get("url"), "state": state, "review_decision": decision},
-                "memories": items, "applied": applied, **staged_fields(staged)}
+                "memories": items, "applied": applied, **staged_fields(staged),
+                **({"not_applied": unseen} if unseen else {})}
 
 
 # ------------------------------------------------------------------ git alone
 def merged_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None,
-                  note: str | None = None) -> dict[str, Any]:
+                  note: str | None = None, shown: set[str] | None = None) -> dict[str, Any]:
     """The git road (module docstring): each repository memory in review, judged by the merge
     commit that brought its file to the default branch."""
     from git_memex.agents.gate import default_branch
@@ -177,9 +193,13 @@ def merged_status(ctx: Context, *, apply: bool = False, stores: Stores | None = 
             items.append({"id": mid, "current": cur,
                           **_verdict(mid, cur, found.get(mid), mid in same, ref.branch)})
         applied = []
+        unseen: list[str] = []
         if apply:
             for it in items:
                 if it["target"] != "published":
+                    continue
+                if shown is not None and step_line(it) not in shown:
+                    unseen.append(it["id"])
                     continue
                 f = st.find(it["id"])
                 m = read_memory(f.path)
@@ -203,6 +223,8 @@ def merged_status(ctx: Context, *, apply: bool = False, stores: Stores | None = 
         out: dict[str, Any] = {"source": "git", "branch": ref.branch, "ref": ref.ref,
                                "pr": {"number": None, "url": None, "state": None, "review_decision": None},
                                "memories": items, "applied": applied, **staged_fields(staged)}
+        if unseen:
+            out["not_applied"] = unseen
         if note:
             out["note"] = note
         from git_memex.secrets.admission import mask_value

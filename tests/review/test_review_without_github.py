@@ -341,3 +341,35 @@ def test_a_checkout_with_crlf_line_ends_is_the_merged_file(tmp_path: Path, no_gh
     assert git("status", "--porcelain", cwd=author, env=ADA).stdout == ""
     it = item_of(author, mid)
     assert it["target"] == "published", it["action"]
+
+
+def test_an_agent_applies_exactly_the_steps_the_person_was_shown(tmp_path: Path, no_gh: None,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the person reads the question (K1 published), a second merge arrives and is pulled
+    (K2): the answer applies K1 only, and K2 is reported as not shown."""
+    from mcp_client import Person, call, text
+
+    author, maintainer = team(tmp_path)
+    k1 = proposed_on_a_branch(author, "Every service has a runbook", "memex/one")
+    k2 = proposed_on_a_branch(author, "Every runbook names an owner", "memex/two")
+    maintainer_merges(maintainer, "memex/one", "--no-ff")
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    for k, v in ADA.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.chdir(author)
+
+    class Meanwhile(Person):
+        async def __call__(self, context, params):  # type: ignore[no-untyped-def]
+            maintainer_merges(maintainer, "memex/two", "--no-ff")
+            git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+            return await super().__call__(context, params)
+
+    yes = Meanwhile(True)
+    done = call("memory_pr_status", {"apply": True}, cwd=author, person=yes)
+    assert not done.is_error, text(done)
+    assert k1 in yes.asked[0] and k2 not in yes.asked[0]
+    assert fm(author, k1)["review_state"] == "published"
+    assert fm(author, k2)["review_state"] == "proposed"
+    data = done.structured_content
+    assert [a["id"] for a in data["applied"]] == [k1] and data["not_applied"] == [k2]
+    assert f"not applied {k2}" in text(done)
