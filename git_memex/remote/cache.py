@@ -142,17 +142,21 @@ BASES = ".bases"
 """`<cache>/.bases/<id>.json` (0600), what this machine knows of the server's revisions of `<id>`, so
 that `propose --to remote` finds the revision a local file started from by its **content**, never
 by the id alone (docs/remote.md, "Which revision it is based on"):
-`{"format": BASE_FORMAT, "seen": {"<revision>": "<content_key>"}, "conflict": null | {...}}`.
+`{"format": BASE_FORMAT, "seen": {"<revision>": "<content_key>"}, "sent": null | {...},
+"conflict": null | {...}}`.
 
 - `seen`: every revision this machine saw, pulled (for a memory this project holds, or one it
   proposed), proposed, or fetched after a 409, with the `content_key` of its text (at most
   `SEEN_MAX`, the newest kept). A local file, or one of its versions in git, whose key is one of
   these holds that revision's content.
+- `sent`: the last proposal this machine made of it: `revision`, `file` (the text sent), `path`
+  and `head` (HEAD's commit then, or null outside git): a version that file held, counted while
+  the file is at that path and HEAD still descends from `head` (not another clone sharing this
+  data root, not a branch switched to since).
 - `conflict`: a merge this machine left in a file with markers: `revision` and `file` (the
-  server's revision and text merged in), `path` (the file), `head` (HEAD's commit then, or null
-  outside git) and `ours` (the sha256 of the file before the merge). The file then counts as
-  based on that revision while it is at that path, HEAD still descends from `head` (a branch
-  switch ends it) and it is not the pre-merge file put back.
+  server's revision and text merged in), `path`, `head` as above, and `ours` (the sha256 of the
+  file before the merge). The file then counts as based on that revision while `path` and `head`
+  hold and it is not the pre-merge file put back.
 
 A record that cannot be read counts as empty: nothing is then known, never guessed."""
 BASE_FORMAT = "git-memex-remote-base/2"
@@ -198,7 +202,7 @@ def load_base(ctx: Context, name: str, mid: str) -> dict[str, Any]:
     there is no record or it cannot be read."""
     from git_memex.core.files import read_private
 
-    out: dict[str, Any] = {"seen": {}, "conflict": None}
+    out: dict[str, Any] = {"seen": {}, "sent": None, "conflict": None}
     try:
         doc = json.loads(read_private(ctx.data_root, _base_path(ctx, name, mid)).decode("utf-8"))
     except (OSError, ValueError):
@@ -208,11 +212,13 @@ def load_base(ctx: Context, name: str, mid: str) -> dict[str, Any]:
     for rev, key in doc["seen"].items():
         if isinstance(rev, str) and rev.isdigit() and len(rev) < 12 and isinstance(key, str):
             out["seen"][int(rev)] = key
-    c = doc.get("conflict")
-    if (isinstance(c, dict) and isinstance(c.get("revision"), int) and not isinstance(c.get("revision"), bool)
-            and isinstance(c.get("file"), str) and isinstance(c.get("path"), str) and isinstance(c.get("ours"), str)
-            and isinstance(c.get("head"), (str, type(None)))):
-        out["conflict"] = {k: c[k] for k in ("revision", "file", "path", "head", "ours")}
+    for what, keys in (("sent", ("revision", "file", "path", "head")),
+                       ("conflict", ("revision", "file", "path", "head", "ours"))):
+        c = doc.get(what)
+        if (isinstance(c, dict) and isinstance(c.get("revision"), int) and not isinstance(c.get("revision"), bool)
+                and all(isinstance(c.get(k), str) for k in keys if k not in ("revision", "head"))
+                and isinstance(c.get("head"), (str, type(None)))):
+            out[what] = {k: c[k] for k in keys}
     return out
 
 
@@ -223,20 +229,23 @@ def _save_base(ctx: Context, name: str, mid: str, rec: dict[str, Any]) -> None:
     target = _base_path(ctx, name, mid)
     private_mkdir(target.parent)
     seen = sorted(rec["seen"].items())[-SEEN_MAX:]
-    doc = {"format": BASE_FORMAT, "seen": {str(r): k for r, k in seen}, "conflict": rec["conflict"]}
+    doc = {"format": BASE_FORMAT, "seen": {str(r): k for r, k in seen}, "sent": rec["sent"], "conflict": rec["conflict"]}
     atomic_write_text(target, json.dumps(doc, indent=1, sort_keys=True) + "\n", mode=0o600)
 
 
 def note_revision(ctx: Context, name: str, mid: str, revision: int, text: str, *,
-                  conflict: dict[str, Any] | None | bool = False) -> None:
+                  conflict: dict[str, Any] | None | bool = False, sent: dict[str, Any] | None = None) -> None:
     """Record that revision `revision` of `mid` says `text` (its `content_key`); `conflict`: the
-    conflict record to keep (a dict), to end (None), or False to leave it as it is."""
+    conflict record to keep (a dict), to end (None), or False to leave it as it is; `sent`: the
+    proposal this machine just made (it replaces the one recorded)."""
     rec = load_base(ctx, name, mid)
     key = content_key(text)
     if key is not None:
         rec["seen"][revision] = key
     if conflict is not False:
         rec["conflict"] = conflict
+    if sent is not None:
+        rec["sent"] = sent
     _save_base(ctx, name, mid, rec)
 
 

@@ -238,7 +238,8 @@ def propose(ctx: Context, memory_id: str, name: str) -> dict[str, Any]:
         _write_local(ctx, found, text, check=True)
     rev = doc.get("revision")
     if isinstance(rev, int) and not isinstance(rev, bool):
-        cache.note_revision(ctx, name, mid, rev, text, conflict=None)
+        cache.note_revision(ctx, name, mid, rev, text, conflict=None, sent={
+            "revision": rev, "file": text, "path": str(found.path), "head": _head(ctx, found)})
     out = {"id": mid, "remote": name, "url": prov.url, "base_revision": base, "revision": rev,
            "review_state": doc.get("review_state"), "sha256": doc.get("sha256"), "path": str(found.path)}
     if merged_with is not None:
@@ -296,30 +297,30 @@ def _head(ctx: Context, found: Any) -> str | None:
     return proc.stdout.decode("ascii", "replace").strip() or None
 
 
-def _conflict_holds(ctx: Context, found: Any, ours: str, pending: dict[str, Any] | None) -> bool:
-    """Whether the conflict this machine left in the file is what the file still comes from: the
-    same path (not another clone sharing this data root), HEAD still descending from the commit
-    it was written at (not a branch switched to since), and not the file as it was before the
-    merge put back (`git checkout -- FILE`)."""
-    if pending is None or pending["path"] != str(found.path) or pending["ours"] == _sha(ours):
+def _still_there(ctx: Context, found: Any, rec: dict[str, Any] | None) -> bool:
+    """Whether a version this machine recorded of the file (`sent`, `conflict`) is still this
+    file's past: the same path (not another clone sharing this data root) and, for a repository
+    file, HEAD still descending from the commit it was recorded at (not a branch switched to)."""
+    if rec is None or rec["path"] != str(found.path):
         return False
-    if pending["head"] is None:
+    if rec["head"] is None:
         return str(found.row["location"]) != "repo"
     if ctx.repo is None:
         return False
     from git_memex.core.gitcmd import run_git
 
-    proc = run_git(["merge-base", "--is-ancestor", pending["head"], "HEAD"], ctx.repo.work_tree, timeout=20)
+    proc = run_git(["merge-base", "--is-ancestor", rec["head"], "HEAD"], ctx.repo.work_tree, timeout=20)
     return proc is not None and proc.returncode == 0
 
 
-def _versions(ctx: Context, found: Any, ours: str) -> list[str]:
-    """This machine's versions of the memory's file, newest first: the work tree's, then for a
-    repository file the index's and each commit's on HEAD that changed it (the newest 64), as
-    git holds them (`gitcmd.log_changes`)."""
+def _versions(ctx: Context, found: Any, ours: str, sent: dict[str, Any] | None) -> list[str]:
+    """This machine's versions of the memory's file, newest first: the work tree's, the index's,
+    the commits on HEAD that changed it since the last proposal (`sent`, when `_still_there`),
+    the text that proposal sent, then the older commits that changed it (the newest 64 in all),
+    as git holds them (`gitcmd.log_changes`)."""
     out = [ours]
     if str(found.row["location"]) != "repo" or ctx.repo is None:
-        return out
+        return out + ([str(sent["file"])] if sent is not None else [])
     from git_memex.agents.approval_record import _batch
     from git_memex.core.gitcmd import log_changes
 
@@ -328,30 +329,39 @@ def _versions(ctx: Context, found: Any, ours: str) -> list[str]:
         rel = Path(found.path).relative_to(work).as_posix()
     except ValueError:
         return out
-    log = log_changes(["-n", "64", "HEAD", "--", rel], work) or []
-    specs = [f":{rel}"] if "\n" not in rel else []
-    specs += [blob for _c, _p, _f, changes in log for status, blob, path in changes if path == rel and status != "D"]
-    for data in _batch(work, specs) or []:
-        if data is not None:
-            try:
-                out.append(data.decode("utf-8"))
-            except UnicodeDecodeError:
-                continue
+
+    def blobs(args: list[str]) -> list[str]:
+        log = log_changes([*args, "--", rel], work) or []
+        return [blob for _c, _p, _f, changes in log for status, blob, path in changes if path == rel and status != "D"]
+
+    head = sent["head"] if sent is not None else None
+    later = blobs(["-n", "64", "HEAD", f"^{head}"]) if head else []
+    older = blobs(["-n", "64", head or "HEAD"])
+    # the index's version is newer than the proposal only when it is not what HEAD held then
+    staged = _batch(work, [f":{rel}", f"{head or 'HEAD'}:{rel}"]) if "\n" not in rel else None
+    index = staged[0] if staged and (head is None or staged[0] != staged[1]) else None
+    texts = [index] + (_batch(work, later) or [])
+    if sent is not None:
+        texts.append(str(sent["file"]).encode("utf-8", "surrogateescape"))
+    texts += _batch(work, older) or []
+    out += [t.decode("utf-8", "replace") for t in texts if t is not None]
     return list(dict.fromkeys(out))
 
 
 def _base(ctx: Context, name: str, mid: str, found: Any, ours: str,
           rec: dict[str, Any]) -> tuple[int | None, str | None]:
     """(base_revision, its text) of this file, found by content, never by the id alone: the
-    revision a conflict left in the file is being merged into (`_conflict_holds`), else the newest
-    version of the file (`_versions`) whose `cache.content_key` is a revision this machine saw
-    (the base record's, and the cache's current file when the state vouches for it), with the
-    newest revision of that content; (None, None) when no version is one: the server then says
-    which revision it holds, and the file is merged two-way with it."""
+    revision a conflict left in the file is being merged into (while `_still_there` and the file
+    is not the pre-merge one put back), else the newest version of the file (`_versions`) whose
+    `cache.content_key` is a revision this machine saw (the base record's, and the cache's
+    current file when the state vouches for it), with the newest revision of that content;
+    (None, None) when no version is one: the server then says which revision it holds, and the
+    file is merged two-way with it."""
     from git_memex.remote import cache
 
-    if _conflict_holds(ctx, found, ours, rec["conflict"]):
-        return int(rec["conflict"]["revision"]), str(rec["conflict"]["file"])
+    pending = rec["conflict"]
+    if pending is not None and pending["ours"] != _sha(ours) and _still_there(ctx, found, pending):
+        return int(pending["revision"]), str(pending["file"])
     seen: dict[int, str] = dict(rec["seen"])
     item = cache.load_state(ctx, name)["items"].get(mid)
     if isinstance(item, dict) and isinstance(item.get("revision"), int) and not isinstance(item.get("revision"), bool):
@@ -370,7 +380,8 @@ def _base(ctx: Context, name: str, mid: str, found: Any, ours: str,
         newest[key] = max(rev, newest.get(key, rev))
     if not newest:
         return None, None
-    for version in _versions(ctx, found, ours):
+    sent = rec["sent"] if _still_there(ctx, found, rec["sent"]) else None
+    for version in _versions(ctx, found, ours, sent):
         key = cache.content_key(version)
         if key is not None and key in newest:
             return newest[key], version

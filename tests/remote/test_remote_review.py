@@ -285,3 +285,25 @@ def test_a_server_s_current_file_passes_the_admission_barrier_before_a_merge(rea
     for f in home.rglob("*"):
         if f.is_file():
             assert key.encode() not in f.read_bytes(), f
+
+
+def test_the_next_proposal_bases_on_what_this_file_last_sent(ready: Path, tmp_path: Path) -> None:
+    """Ada proposes (revision 2) without committing, someone changes the next line on the server
+    (revision 3), Ada edits again and proposes: the merge bases on what she sent (revision 2), so
+    the two neighbouring changes merge cleanly (from revision 1 they would overlap)."""
+    lines = "alpha\nbravo\ncharlie\ndelta\n"
+    with remote_server(tmp_path) as srv:
+        ada_repo, ada, _ben_repo, _ben = people(tmp_path)
+        mid = cli("add", lines, "--type", "decision", cwd=ada_repo, env=ada)["id"]
+        assert run_cli("submit", mid, cwd=ada_repo, env=ada).code == 0
+        cli("remote", "add", "team", srv.url, "--token-file", str(srv.tokens["proposer"]), cwd=ada_repo, env=ada)
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 1
+        edit(ada_repo, mid, body=lines.replace("alpha", "ALPHA"))
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 2
+        doc = srv.call("GET", f"/memories/{mid}", role="reader")
+        theirs = doc["file"].replace("bravo", "BRAVO")
+        assert srv.call("POST", "/propose", role="proposer", body={"file": theirs, "base_revision": 2})["revision"] == 3
+        edit(ada_repo, mid, body=lines.replace("alpha", "ALPHA").replace("delta", "DELTA"))
+        out = cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)
+        assert out["merged_with"]["revision"] == 3 and out["revision"] == 4
+        assert on_server(srv, mid)[2].strip() == "ALPHA\nBRAVO\ncharlie\nDELTA"
