@@ -119,6 +119,34 @@ def conflicts(repo: pygit2.Repository, memory_dir: str | None = None) -> dict[st
     return out
 
 
+def odd_conflict(repo: pygit2.Repository, path: str) -> str | None:
+    """Why the conflict of `path` is not three versions of one file (one phrase), or None: a side
+    that is not a regular file (a symbolic link, a submodule), or a side git recorded under
+    another name (``PATH~HEAD``, ``PATH~BRANCH``: the two sides had different types, so git kept
+    each somewhere). Taking a side there would delete or replace a file nobody looked at."""
+    c = repo.index.conflicts
+    if c is None:
+        return None
+    kinds = {0o120000: "a symbolic link", 0o160000: "a submodule"}
+    odd: list[str] = []
+    moved: list[str] = []
+    for stages in c:
+        entries = [(side, e) for side, e in zip(("base", "ours", "theirs"), stages, strict=True) if e is not None]
+        if not entries:
+            continue
+        p = entries[0][1].path
+        if p == path:
+            odd += [f"{side} is {kinds.get(e.mode, 'not a regular file')}" for side, e in entries
+                    if e.mode not in (0o100644, 0o100755)]
+        elif p.startswith(path + "~"):
+            moved.append(p)
+    if not odd and not moved:
+        return None
+    said = "; ".join(odd) if odd else "the sides had different types"
+    where = f", and git recorded the other side as {', '.join(sorted(moved))}" if moved else ""
+    return said + where
+
+
 def stage_resolved(repo: pygit2.Repository, path: str, data: bytes) -> None:
     """Record a resolution: write the file and replace its conflict stages with one entry."""
     idx = repo.index

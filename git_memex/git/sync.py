@@ -352,6 +352,12 @@ def _locate(ctx: Context, target: str) -> tuple[Any, str, tuple[bytes | None, by
             pass
     if wanted is None:
         raise UsageError(f"{target} is not a conflicted memory file; `git memex resolve` lists them")
+    odd = pygit.odd_conflict(repo, wanted)
+    if odd is not None:
+        raise MemexError(f"{wanted} is not one file in three versions ({odd}): resolve takes no side there, and "
+                         f"nothing was changed; keep the memory file you want at {wanted} with git (`git checkout "
+                         f"--ours` or `--theirs`, or move the other file back), then `git add` it and `git rm` the "
+                         "other", CONFLICT)
     return repo, wanted, stages[wanted]
 
 

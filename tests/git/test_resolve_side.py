@@ -199,3 +199,32 @@ def test_a_lifecycle_conflict_takes_the_whole_chain_from_one_side() -> None:
     meta = frontmatter.parse(merge_texts(base, ours, theirs, prefer="ours").text)[0]
     assert meta["status"] == "superseded" and meta["superseded_by"] == "01JHFQ8PMWKVX6KGZH2MXR6QJB"
     assert meta["tags"] == ["cache"]
+
+
+def test_a_file_against_a_symbolic_link_is_left_to_the_person(ready: Path) -> None:
+    """Theirs replaced the memory file by a symbolic link while ours edited it: git records ours as
+    `ID.md~HEAD`. Taking a side refuses (exit 3, one sentence naming that file) and changes nothing,
+    rather than deleting the memory as if ours had deleted it."""
+    mid = add("Cache keys include the tenant id")
+    assert run_cli("submit", mid).code == 0
+    path = ready / FOLDER / f"{mid}.md"
+    git("checkout", "-q", "-b", "feature", cwd=ready)
+    path.unlink()
+    path.symlink_to("../../README.md")
+    git("add", "-A", cwd=ready)
+    git("commit", "-q", "--no-verify", "-m", "theirs: a link", cwd=ready)
+    git("checkout", "-q", "main", cwd=ready)
+    edit(path, body="Cache keys include the tenant id and the region\n")
+    git("commit", "-q", "-am", "ours: the region", cwd=ready)
+    merge = git("merge", "feature", "-m", "merge feature", cwd=ready, check=False)
+    assert merge.returncode != 0
+    moved = ready / FOLDER / f"{mid}.md~HEAD"
+    assert moved.exists()
+    before = git("ls-files", "-s", cwd=ready).stdout
+    for side in ("--ours", "--theirs"):
+        r = run_cli("resolve", mid, side)
+        assert r.code == 3, r.out + r.err
+        assert f"{mid}.md~HEAD" in r.err and "symbolic link" in r.err and "Traceback" not in r.err
+        assert len(r.err.strip().splitlines()) == 1
+    assert git("ls-files", "-s", cwd=ready).stdout == before  # nothing staged, nothing removed
+    assert "the region" in moved.read_text("utf-8")
