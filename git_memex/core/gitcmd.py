@@ -249,7 +249,14 @@ def is_memory_path(path: str, memory_dir: str) -> bool:
     return path.startswith(prefix) and path.endswith(".md") and len(path) > len(prefix) + 3
 
 
-def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = None,
+def is_record_path(path: str, memory_dir: str) -> bool:
+    """An approval or revocation record of a repository rule: `<memory_dir>/.approvals/<name>.json`
+    (agents/approval_record.py), which the pre-commit hook checks too (`scan.record_problems`)."""
+    prefix = memory_dir.rstrip("/") + "/.approvals/"
+    return path.startswith(prefix) and path.endswith(".json") and "/" not in path[len(prefix):]
+
+
+def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = None, *, records: bool = False,
                           ) -> tuple[list[tuple[str, bytes]], list[str], list[tuple[str, int]]]:
     """(path, blob) of the memory files (at any depth of the folder) whose entry in the index git
     is recording differs from HEAD (all of them on an unborn branch): the content the commit
@@ -261,6 +268,8 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     One `git diff-index` call; two more (`cat-file --batch-check`, then `--batch` for the blobs
     within the limit) only when a memory file is staged.
     Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
+    With `records`, the staged approval and revocation records (`is_record_path`) are among the
+    (path, blob) pairs too, for the caller to check as what they are.
     """
     if limit is None:
         from git_memex.core.frontmatter import MAX_FILE_BYTES
@@ -282,7 +291,8 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     fields = r.stdout.decode("utf-8", "surrogateescape").split("\0")
     changes = [("A", f) for f in fields if f] if listing else list(zip(fields[0::2], fields[1::2], strict=False))
     deleted = [p for st, p in changes if st == "D" and is_memory_path(p, memory_dir)]
-    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p) if is_memory_path(p, memory_dir)]
+    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p)
+             if is_memory_path(p, memory_dir) or (records and is_record_path(p, memory_dir))]
     if not paths:
         return [], deleted, []
     if any("\n" in p for p in paths):  # `cat-file` reads one name a line

@@ -104,16 +104,21 @@ def rebase_steps(repo: pygit2.Repository, limit: int = 100_000) -> list[tuple[st
     return []
 
 
-def conflicts(repo: pygit2.Repository, memory_dir: str | None = None) -> dict[str, tuple[bytes | None, bytes | None, bytes | None]]:
+def conflicts(repo: pygit2.Repository, memory_dir: str | None = None,
+              records: bool = False) -> dict[str, tuple[bytes | None, bytes | None, bytes | None]]:
     """Conflicted paths with their (base, ours, theirs) blobs from index stages 1/2/3; with
-    `memory_dir`, only memory files (in the folder or a subfolder of it, `gitcmd.is_memory_path`)."""
+    `memory_dir`, only memory files (in the folder or a subfolder of it, `gitcmd.is_memory_path`),
+    and with `records` the rules' approval and revocation records too (`gitcmd.is_record_path`)."""
+    from git_memex.core.gitcmd import is_record_path
+
     out: dict[str, tuple[bytes | None, bytes | None, bytes | None]] = {}
     c = repo.index.conflicts
     if c is None:
         return out
     for base, ours, theirs in c:
         path = next(e.path for e in (ours, theirs, base) if e is not None)
-        if memory_dir is not None and not _memory_path(path, memory_dir):
+        if memory_dir is not None and not _memory_path(path, memory_dir) and not (
+                records and is_record_path(path, memory_dir)):
             continue
         out[path] = tuple(repo[e.id].data if e is not None else None for e in (base, ours, theirs))  # type: ignore[assignment, attr-defined]
     return out

@@ -303,7 +303,7 @@ def list_conflicts(ctx: Context) -> list[Conflict]:
     from git_memex.git import pygit
 
     repo = _repo(ctx, "resolve")
-    return [Conflict(p, Path(p).stem) for p in sorted(pygit.conflicts(repo, ctx.memory_dir_rel))]
+    return [Conflict(p, Path(p).stem) for p in sorted(pygit.conflicts(repo, ctx.memory_dir_rel, records=True))]
 
 
 @record
@@ -328,19 +328,21 @@ SIDES = ("ours", "theirs")
 def _locate(ctx: Context, target: str) -> tuple[Any, str, tuple[bytes | None, bytes | None, bytes | None]]:
     """(pygit2 repository, path relative to the work tree, its index stages 1/2/3) of the one
     conflicted memory file `target` names (id, id prefix of 6+, file name or path)."""
+    from git_memex.core.gitcmd import is_record_path
     from git_memex.git import pygit
 
     repo = _repo(ctx, "resolve")
-    stages = pygit.conflicts(repo, ctx.memory_dir_rel)
+    stages = pygit.conflicts(repo, ctx.memory_dir_rel, records=True)
     if not stages:
         raise MemexError("there are no conflicted memory files", USAGE)
     assert ctx.repo is not None
     wanted = None
     t = target.strip()
-    for p in stages:
-        if t in (p, Path(p).name, Path(p).stem) or (
+    for p in stages:  # a memory file by id or prefix too; a record by its path or file name only
+        record = is_record_path(p, ctx.memory_dir_rel)
+        if t in (p, Path(p).name) or (not record and t == Path(p).stem) or (
             Path(t).is_absolute() and Path(t) == ctx.repo.work_tree / p
-        ) or (len(t) >= 6 and Path(p).stem.startswith(t.upper())):
+        ) or (not record and len(t) >= 6 and Path(p).stem.startswith(t.upper())):
             wanted = p
             break
     if wanted is None:
@@ -378,9 +380,16 @@ def conflict_view(ctx: Context, target: str, side: str) -> dict[str, Any]:
     cannot read, which might be one), the fields the side would decide, and `expect`. Nothing is
     written."""
     from git_memex.core.frontmatter import FrontmatterError, parse
+    from git_memex.core.gitcmd import is_record_path
     from git_memex.git.merge import merge_texts
+    from git_memex.secrets.admission import mask_value
 
     _repo_, wanted, stages = _locate(ctx, target)
+    if is_record_path(wanted, ctx.memory_dir_rel):  # a rule's approval: always the person's call
+        kept = stages[1 if side == "ours" else 2]
+        return {"path": wanted, "side": side, "rule": True, "taken": ["record"], "after": {},
+                "body": mask_value(_decode(kept) or "", ctx.redact_patterns)[0], "deleted": kept is None,
+                "expect": stages_digest(stages)}
     rule = False
     bodies: dict[str, str] = {}
     for name, blob in zip(("base", *SIDES), stages, strict=True):
@@ -407,8 +416,6 @@ def conflict_view(ctx: Context, target: str, side: str) -> dict[str, Any]:
         after = {k: meta.get(k) for k in ("status", "instruction_state", "review_state") if k in meta}
     except (FrontmatterError, ValueError):
         after = {}
-    from git_memex.secrets.admission import mask_value
-
     shown = mask_value(bodies.get(side) or "", ctx.redact_patterns)[0]
     return {"path": wanted, "side": side, "rule": rule, "taken": taken, "body": shown, "after": after,
             "deleted": text is None, "expect": stages_digest(stages)}
@@ -432,6 +439,10 @@ def resolve(ctx: Context, target: str, side: str | None = None, expect: str | No
         raise MemexError(f"the conflict in {wanted} changed since the person was shown it; nothing was written, "
                          "ask again", FAILED)
     assert ctx.repo is not None
+    from git_memex.core.gitcmd import is_record_path
+
+    if is_record_path(wanted, ctx.memory_dir_rel):
+        return _resolve_record(ctx, repo, wanted, stages, side)
     base, ours, theirs = stages
     if ours is None or theirs is None:
         gone = "ours" if ours is None else "theirs"
@@ -476,6 +487,53 @@ def resolve(ctx: Context, target: str, side: str | None = None, expect: str | No
     pygit.stage_resolved(repo, wanted, data)
     _reindex_resolved(ctx, wanted)
     return ResolveOutcome(wanted, True, list(result.auto_merged), side=side, taken=list(result.taken))
+
+
+def _resolve_record(ctx: Context, repo: Any, wanted: str, stages: tuple[bytes | None, bytes | None, bytes | None],
+                    side: str | None) -> ResolveOutcome:
+    """A rule's conflicted record (two people approved, or revoked, on parallel branches).
+
+    A revocation record (`<id>.revoked.json`) is merged: every approval either side revoked stays
+    revoked (revocations only grow), whatever `side` says. An approval record is one person's act
+    on one content: it is never merged, one side is taken whole (`side`; a side that deleted it
+    removes it), so the record stays the one its approver committed, and without a side nothing
+    is written (exit 3, one sentence naming both ways out)."""
+    from git_memex.agents import approval_record as ar
+    from git_memex.git import pygit
+
+    name = Path(wanted).name
+    mid = name[:-len(".revoked.json")] if name.endswith(".revoked.json") else name[:-len(".json")]
+    if name.endswith(".revoked.json"):
+        merged: dict[str, dict[str, Any]] = {}
+        for blob in stages:
+            if blob is None:
+                continue
+            entries = ar.parse_revocation(blob, mid)
+            if entries is None:
+                raise MemexError(f"a side of {wanted} is not a revocation record git-memex wrote; nothing was written; "
+                                 "settle it by hand (keep every entry of both sides), then `git add` it", CONFLICT)
+            for key, entry in entries.items():
+                merged.setdefault(key, entry)
+        pygit.stage_resolved(repo, wanted, ar.build_revocation(mid, merged.values()))
+        return ResolveOutcome(wanted, True, ["revoked"], taken=[])
+    if side is None:
+        raise MemexError(f"the approval record of {mid} ({wanted}) conflicts: two approvals of the rule met in this "
+                         f"merge; take one whole with `git memex resolve {wanted} --ours` (or `--theirs`), or `git rm` "
+                         f"it and approve the rule again after the merge (`git memex instruction approve {mid}`); "
+                         "nothing was written", CONFLICT)
+    kept = stages[1] if side == "ours" else stages[2]
+    if kept is None:
+        from git_memex.core.gitcmd import Fail, run_git
+
+        run_git(["rm", "-q", "--", wanted], ctx.repo.work_tree if ctx.repo else None, timeout=60,
+                fail=Fail("git is not installed or not on PATH; nothing was written",
+                          "git rm took too long; check `git status`", f"git rm {wanted} failed ({{}})"))
+        return ResolveOutcome(wanted, True, side=side, taken=["deleted"], deleted=True)
+    if isinstance(ar.parse(kept, mid), str):
+        raise MemexError(f"{side}'s side of {wanted} is not an approval record git-memex wrote; nothing was written; "
+                         f"take the other side, or approve the rule again", CONFLICT)
+    pygit.stage_resolved(repo, wanted, kept)
+    return ResolveOutcome(wanted, True, side=side, taken=["record"])
 
 
 def _check_side(ctx: Context, wanted: str, data: bytes, side: str) -> None:
