@@ -21,7 +21,9 @@ So a memory passes only when both hold (docs/agents.md, "The instruction gate"):
   and the holders of its reviewer tokens.
 
 The default branch (`default_branch`) is origin's HEAD branch when origin has one, else
-``memex.defaultBranch``, else the branch ``git memex init`` ran on (``memex.initBranch``).
+``memex.defaultBranch``, else the branch ``git memex init`` ran on (``memex.initBranch``). An
+origin HEAD naming a branch origin no longer has is never followed (the gate closes, and says
+`git remote set-head origin -a`).
 With an origin remote the reviewed copy is the remote-tracking branch (what reached the
 team's branch), without one the local branch. When none can be found the gate stays closed.
 
@@ -111,7 +113,7 @@ class ReviewedRef:
     source: str  # origin-head | memex.defaultBranch | memex.initBranch
 
 
-def _origin_head(ctx: Context) -> str | None:
+def origin_head(ctx: Context) -> str | None:
     """origin's HEAD branch, read from the symbolic ref file (symbolic refs are never packed)."""
     if ctx.repo is None:
         return None
@@ -123,14 +125,56 @@ def _origin_head(ctx: Context) -> str | None:
     return text[len(prefix):] if text.startswith(prefix) and len(text) > len(prefix) else None
 
 
+def _ref_exists(ctx: Context, ref: str) -> bool:
+    """Whether `ref` exists in this repository: its loose file, or a line of `packed-refs` (two
+    file reads, no git: this runs before every session block)."""
+    if ctx.repo is None:
+        return False
+    if (ctx.repo.common_dir / ref).is_file():
+        return True
+    try:
+        with open(ctx.repo.common_dir / "packed-refs", encoding="utf-8", errors="replace") as fh:
+            return any(line.rstrip("\n").partition(" ")[2] == ref for line in fh if not line.startswith(("#", "^")))
+    except OSError:
+        return False
+
+
+def dangling_origin_head(ctx: Context) -> str | None:
+    """The branch origin's HEAD names when origin no longer has it (renamed or deleted on origin,
+    then `git fetch --prune`); None otherwise."""
+    if ctx.repo is None or not ctx.origin_url:
+        return None
+    head = origin_head(ctx)
+    return head if head and not _ref_exists(ctx, f"refs/remotes/origin/{head}") else None
+
+
+def unknown_branch(ctx: Context) -> str:
+    """Why the default branch is unknown (`default_branch` gave None), one clause that names the fix."""
+    gone = dangling_origin_head(ctx)
+    if gone is not None:
+        return (f"origin's HEAD names {gone}, a branch origin no longer has (renamed or deleted there), so the "
+                "project's default branch is unknown: `git remote set-head origin -a` makes origin's HEAD follow "
+                "its default branch again")
+    return ("the project's default branch is unknown: set it with `git memex config set memex.defaultBranch NAME` "
+            "(or `git remote set-head origin -a` when origin has one)")
+
+
 def default_branch(ctx: Context) -> ReviewedRef | None:
-    """The project's default branch and the ref whose tree counts as reviewed (None: unknown)."""
+    """The project's default branch and the ref whose tree counts as reviewed (None: unknown).
+    An origin HEAD that names a branch origin no longer has (`dangling_origin_head`) is not
+    followed: then only a `memex.defaultBranch` that origin has counts, and otherwise the branch
+    is unknown (`unknown_branch` says how to fix it), never a ref that is gone."""
     if ctx.repo is None:
         return None
     has_origin = bool(ctx.origin_url)
-    head = _origin_head(ctx) if has_origin else None
-    if head:
+    head = origin_head(ctx) if has_origin else None
+    if head and _ref_exists(ctx, f"refs/remotes/origin/{head}"):
         return ReviewedRef(head, f"refs/remotes/origin/{head}", "origin-head")
+    if head:  # dangling
+        name = ctx.setting("defaultBranch")
+        if name and _ref_exists(ctx, f"refs/remotes/origin/{name}"):
+            return ReviewedRef(name, f"refs/remotes/origin/{name}", "memex.defaultBranch")
+        return None
     for key in ("defaultBranch", "initBranch"):
         name = ctx.setting(key)  # validated: an invalid value reads as unset
         if name:
@@ -152,10 +196,14 @@ def repo_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
     ref = default_branch(ctx)
     repo_rows = [r for r in rows if _field(r, "location") == "repo" and _field(r, "id")]
     if ref is None:
-        return {str(r["id"]): "the project's default branch is unknown: set memex.defaultBranch" for r in repo_rows}
+        why = unknown_branch(ctx)
+        return {str(r["id"]): why for r in repo_rows}
     committed = committed_ids(ctx, repo_rows)
+    missing = "" if _ref_exists(ctx, ref.ref) else (
+        f"; {ref.ref} does not exist here: push or fetch {ref.branch}, or, when origin's default branch is "
+        "another, `git remote set-head origin -a`" if ctx.origin_url else f"; there is no branch {ref.branch} yet")
     out: dict[str, str | None] = {
-        str(r["id"]): f"not committed as it is on {ref.branch} ({ref.ref}): commit it and merge it there"
+        str(r["id"]): f"not committed as it is on {ref.branch} ({ref.ref}): commit it and merge it there{missing}"
         for r in repo_rows if r["id"] not in committed}
     if committed:
         from git_memex.agents.approval_record import repo_verdicts as record_verdicts

@@ -276,8 +276,9 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         if where == "personal":
             nxt = "it is one of your personal rules: it reaches your agents now, and nobody else's"
         elif ref is None:
-            nxt = ("commit it; the project's default branch is unknown, so set it with "
-                   "`git memex config set memex.defaultBranch NAME`")
+            from git_memex.agents.gate import unknown_branch
+
+            nxt = f"commit it; {unknown_branch(ctx)}"
         else:
             nxt = f"commit it; it reaches agents once it is on {ref.branch} as it is now (merge the PR)"
         return {"id": m.id, "from": before, "to": "approved", "trust_level": trust, "by": who,

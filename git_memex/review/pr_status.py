@@ -171,12 +171,12 @@ def merged_status(ctx: Context, *, apply: bool = False, stores: Stores | None = 
                   note: str | None = None, shown: set[str] | None = None) -> dict[str, Any]:
     """The git road (module docstring): each repository memory in review, judged by the merge
     commit that brought its file to the default branch."""
-    from git_memex.agents.gate import default_branch
+    from git_memex.agents.gate import default_branch, unknown_branch
 
     ref = default_branch(ctx)
     if ref is None:
-        raise MemexError("the project's default branch is unknown, so no merge into it can be found; set it with "
-                         "`git memex config set memex.defaultBranch NAME`; nothing was changed", FAILED)
+        raise MemexError(f"no merge into the default branch can be found: {unknown_branch(ctx)}; nothing was changed",
+                         FAILED)
     assert ctx.repo is not None
     work = ctx.repo.work_tree
     with opened(ctx, stores) as st:

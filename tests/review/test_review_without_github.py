@@ -373,3 +373,88 @@ def test_an_agent_applies_exactly_the_steps_the_person_was_shown(tmp_path: Path,
     data = done.structured_content
     assert [a["id"] for a in data["applied"]] == [k1] and data["not_applied"] == [k2]
     assert f"not applied {k2}" in text(done)
+
+
+def test_a_default_branch_renamed_on_origin_without_an_origin_head_says_so(tmp_path: Path, no_gh: None) -> None:
+    """A clone of an empty origin has no origin/HEAD, so the branch comes from `memex.initBranch`
+    (main); main renamed on origin and pruned here: `instruction list` says that ref does not exist
+    and names `git remote set-head origin -a`."""
+    author, _maintainer = team(tmp_path)
+    rule = cli("add", "Every hotfix gets a follow-up ticket", "--role", "instruction", cwd=author)["id"]
+    assert run_cli("submit", rule, cwd=author, env=ADA).code == 0
+    assert run_cli("instruction", "approve", rule, cwd=author, env=ADA).code == 0
+    git("commit", "-qm", "approve", cwd=author, env=ADA)
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    bare = tmp_path / "origin.git"
+    git("branch", "-m", "main", "trunk", cwd=bare, env=ADA)
+    git("symbolic-ref", "HEAD", "refs/heads/trunk", cwd=bare, env=ADA)
+    git("fetch", "-q", "--prune", "origin", cwd=author, env=ADA)
+    (listed,) = cli("instruction", "list", cwd=author)["approved"]
+    assert "refs/remotes/origin/main does not exist here" in listed["why_not"], listed
+    assert "git remote set-head origin -a" in listed["why_not"]
+
+
+def test_a_default_branch_renamed_on_origin_is_named_with_its_fix(tmp_path: Path, no_gh: None) -> None:
+    """origin's main renamed to trunk, then `git fetch --prune`: origin/HEAD still names main, which
+    is gone. Every reader says so and names `git remote set-head origin -a` (instruction list, the
+    session block, pr-status, doctor), instead of "not committed as it is on main" or an empty
+    block; after it, the rule is served from trunk."""
+    author, _maintainer = team(tmp_path)
+    git("remote", "set-head", "origin", "-a", cwd=author, env=ADA)  # as a clone of a non-empty origin has it
+    rule = cli("add", "Every release has a changelog entry", "--role", "instruction", cwd=author)["id"]
+    assert run_cli("submit", rule, cwd=author, env=ADA).code == 0
+    assert run_cli("instruction", "approve", rule, cwd=author, env=ADA).code == 0
+    git("commit", "-qm", "approve", cwd=author, env=ADA)
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    assert [i["id"] for i in cli("context", cwd=author)["instructions"]] == [rule]
+
+    bare = tmp_path / "origin.git"
+    git("branch", "-m", "main", "trunk", cwd=bare, env=ADA)
+    git("symbolic-ref", "HEAD", "refs/heads/trunk", cwd=bare, env=ADA)
+    git("fetch", "-q", "--prune", "origin", cwd=author, env=ADA)
+    assert not (author / ".git" / "refs" / "remotes" / "origin" / "main").exists()
+
+    (listed,) = cli("instruction", "list", cwd=author)["approved"]
+    assert not listed["served"] and "git remote set-head origin -a" in listed["why_not"], listed
+    assert "not committed" not in listed["why_not"]
+    block = cli("context", cwd=author)
+    assert block["instructions"] == [] and "git remote set-head origin -a" in block["text"]
+    r = run_cli("pr-status", cwd=author, env=ADA)
+    assert r.code == 2 and "git remote set-head origin -a" in r.err and "could not read" not in r.err, r.err
+    doctor = run_cli("doctor", "--json", cwd=author, env=ADA).json()
+    (check,) = [c for c in doctor["checks"] if c["name"] == "default branch"]
+    assert check["level"] == "fail" and "set-head" in check["detail"]
+
+    git("remote", "set-head", "origin", "-a", cwd=author, env=ADA)
+    assert [i["id"] for i in cli("context", cwd=author)["instructions"]] == [rule]
+    doctor = run_cli("doctor", "--json", cwd=author, env=ADA).json()
+    (check,) = [c for c in doctor["checks"] if c["name"] == "default branch"]
+    assert check["level"] == "ok" and "trunk" in check["detail"]
+
+
+def test_doctor_names_a_default_branch_set_here_that_is_not_init_s(tmp_path: Path) -> None:
+    """A clone of an empty origin has no origin/HEAD; a `memex.defaultBranch` set in this clone then
+    decides which rules are served. doctor says so, naming both branches and the fix."""
+    bare = tmp_path / "empty.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path, env=ADA)
+    work = tmp_path / "work"
+    git("clone", "-q", str(bare), str(work), cwd=tmp_path, env=ADA)
+    (work / "README.md").write_text("x\n")
+    git("add", "README.md", cwd=work, env=ADA)
+    git("commit", "-qm", "init", cwd=work, env=ADA)
+    assert run_cli("init", "--yes", cwd=work, env=ADA).code == 0
+    git("add", "-A", cwd=work, env=ADA)
+    git("commit", "-qm", "set up", cwd=work, env=ADA)
+    git("push", "-q", "-u", "origin", "main", cwd=work, env=ADA)
+    assert not (work / ".git" / "refs" / "remotes" / "origin" / "HEAD").exists()
+
+    def check() -> dict:
+        (c,) = [c for c in run_cli("doctor", "--json", cwd=work, env=ADA).json()["checks"]
+                if c["name"] == "default branch"]
+        return c
+
+    first = check()
+    assert first["level"] == "warn" and "origin has no HEAD" in first["detail"] and "set-head" in first["detail"]
+    git("config", "memex.defaultBranch", "exp", cwd=work, env=ADA)
+    later = check()
+    assert later["level"] == "warn" and "exp (memex.defaultBranch), not from main" in later["detail"], later
