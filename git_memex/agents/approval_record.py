@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
     from git_memex.core.context import Context
     from git_memex.core.model import Memory
+    from git_memex.secrets.scan import Finding
 
 RECORDS_DIR = ".approvals"
 FORMAT = "git-memex-approval/1"
@@ -457,3 +458,33 @@ def _batch(work: Path, specs: list[str]) -> list[bytes | None] | None:
         else:
             got.append(None)
     return got
+
+
+def record_problems(path: str, data: bytes) -> list[Finding]:
+    """Why an approval or revocation record (`<memoryDir>/.approvals/<id>.json`, `<id>.revoked.json`)
+    may not enter a commit: conflict markers (two approvals of one rule on parallel branches, a
+    conflicted file added as it is), or a file that is not the JSON record `git memex` writes for
+    that rule. Such a record serves nothing ("not valid JSON on main") and says so nowhere;
+    refused here, the person settles it first (`git memex resolve PATH --ours|--theirs`, or
+    approve the rule again). Empty when the record may be committed."""
+    from git_memex.core.files import conflict_marker_line
+    from git_memex.secrets.scan import Finding
+
+    text = data.decode("utf-8", "replace")
+    name = path.rsplit("/", 1)[-1]
+    revocation = name.endswith(".revoked.json")
+    mid = name[:-len(".revoked.json")] if revocation else name[:-len(".json")]
+    how = (f"settle it with `git memex resolve {path} --ours` (or `--theirs`)" if not revocation
+           else f"`git memex resolve {path}` keeps both sides' revocations")
+    line = conflict_marker_line(text)
+    if line is not None:
+        return [Finding(path, line, f"conflict markers in a rule's {'revocation' if revocation else 'approval'} "
+                                    f"record: {how}, or approve the rule again")]
+    if revocation:
+        ok = parse_revocation(data, mid) is not None
+    else:
+        ok = not isinstance(parse(data, mid), str)
+    if not ok:
+        return [Finding(path, 1, "not a record `git memex instruction` writes for this rule (the rule would not be "
+                                 "served): restore it from git, or approve the rule again")]
+    return []

@@ -183,6 +183,36 @@ def default_branch(ctx: Context) -> ReviewedRef | None:
     return None
 
 
+def branch_check(ctx: Context) -> tuple[str, str]:
+    """`doctor`'s (level, detail) about the default branch: fail when it is unknown because
+    origin's HEAD names a branch origin no longer has (nothing of this repository is served
+    then), warn when it is unknown, when origin's HEAD dangles, when origin has no HEAD here (a
+    clone of an empty repository: the branch then comes from settings), and when it is a
+    `memex.defaultBranch` other than the branch `init` ran on (a rule approved only there is
+    served); else ok, naming it and where it comes from."""
+    ref = default_branch(ctx)
+    gone = dangling_origin_head(ctx)
+    if ref is None:
+        return ("fail" if gone is not None else "warn",
+                f"{unknown_branch(ctx)}; until then no rule of this repository is served and pr-status finds no merge")
+    if gone is not None:
+        return "warn", (f"origin's HEAD names {gone}, a branch origin no longer has; rules are served from {ref.branch} "
+                        f"({ref.source}) meanwhile; `git remote set-head origin -a` makes origin's HEAD follow its "
+                        "default branch again")
+    headless = bool(ctx.origin_url) and origin_head(ctx) is None
+    init = ctx.setting("initBranch")
+    if ref.source == "memex.defaultBranch" and init and init != ref.branch:
+        return "warn", (f"rules are served from {ref.branch} (memex.defaultBranch), not from {init}, the branch `git "
+                        f"memex init` ran on: a rule approved and merged only on {ref.branch} reaches agents; if that is "
+                        "not the team's default branch, `git config --unset memex.defaultBranch`"
+                        + (" and `git remote set-head origin -a` (origin has no HEAD here)" if headless else ""))
+    if headless:
+        return "warn", (f"origin has no HEAD here (a clone of an empty repository, or `git remote add`), so rules are "
+                        f"served from {ref.branch} ({ref.source}); `git remote set-head origin -a` records origin's own "
+                        "default branch")
+    return "ok", f"{ref.branch} ({ref.ref}, from {ref.source})"
+
+
 # --------------------------------------------------------------------- history
 def reviewed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> set[str]:
     """The ids of repository rows that pass the history half of the gate (`repo_verdicts`)."""

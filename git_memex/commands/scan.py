@@ -36,8 +36,9 @@ def run(args: argparse.Namespace) -> int:
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only, "patterns": ctx.redact_patterns}
     findings = []
     if args.staged:
+        from git_memex.agents.approval_record import record_problems
         from git_memex.core.gitcmd import is_record_path, staged_memory_changes
-        from git_memex.secrets.scan import dangling_pointers, record_problems, size_findings
+        from git_memex.secrets.scan import dangling_pointers, size_findings
 
         work_tree = ctx.require_repo("scan --staged").work_tree
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own

@@ -251,7 +251,7 @@ def is_memory_path(path: str, memory_dir: str) -> bool:
 
 def is_record_path(path: str, memory_dir: str) -> bool:
     """An approval or revocation record of a repository rule: `<memory_dir>/.approvals/<name>.json`
-    (agents/approval_record.py), which the pre-commit hook checks too (`scan.record_problems`)."""
+    (agents/approval_record.py), which the pre-commit hook checks too (`approval_record.record_problems`)."""
     prefix = memory_dir.rstrip("/") + "/.approvals/"
     return path.startswith(prefix) and path.endswith(".json") and "/" not in path[len(prefix):]
 

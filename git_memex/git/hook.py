@@ -410,12 +410,7 @@ def pre_commit() -> int:
     """
     from git_memex.core.context import load_context
     from git_memex.core.gitcmd import is_record_path, staged_memory_changes
-    from git_memex.secrets.scan import (
-        commit_problems,
-        dangling_pointers,
-        record_problems,
-        size_findings,
-    )
+    from git_memex.secrets.scan import commit_problems, dangling_pointers, size_findings
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
@@ -425,7 +420,9 @@ def pre_commit() -> int:
         findings.extend(size_findings(oversized))
         staged = [(p, d) for p, d in both if not is_record_path(p, ctx.memory_dir_rel)]
         for path, data in both:
-            if is_record_path(path, ctx.memory_dir_rel):
+            if is_record_path(path, ctx.memory_dir_rel):  # only when a record is staged
+                from git_memex.agents.approval_record import record_problems
+
                 findings.extend(record_problems(path, data))
         for path, data in staged:
             findings.extend(commit_problems(path, data, ctx.redact_patterns))

@@ -165,36 +165,6 @@ def commit_problems(path: str, data: bytes, patterns: Sequence[str] = ()) -> lis
     return check_bytes(path, data, patterns=patterns)
 
 
-def record_problems(path: str, data: bytes) -> list[Finding]:
-    """Why an approval or revocation record (`<memoryDir>/.approvals/<id>.json`, `<id>.revoked.json`)
-    may not enter a commit: conflict markers (two approvals of one rule on parallel branches, a
-    conflicted file added as it is), or a file that is not the JSON record `git memex` writes for
-    that rule. Such a record serves nothing ("not valid JSON on main") and says so nowhere;
-    refused here, the person settles it first (`git memex resolve PATH --ours|--theirs`, or
-    approve the rule again). Empty when the record may be committed."""
-    from git_memex.agents.approval_record import parse, parse_revocation
-    from git_memex.core.files import conflict_marker_line
-
-    text = data.decode("utf-8", "replace")
-    name = path.rsplit("/", 1)[-1]
-    revocation = name.endswith(".revoked.json")
-    mid = name[:-len(".revoked.json")] if revocation else name[:-len(".json")]
-    how = (f"settle it with `git memex resolve {path} --ours` (or `--theirs`)" if not revocation
-           else f"`git memex resolve {path}` keeps both sides' revocations")
-    line = conflict_marker_line(text)
-    if line is not None:
-        return [Finding(path, line, f"conflict markers in a rule's {'revocation' if revocation else 'approval'} "
-                                    f"record: {how}, or approve the rule again")]
-    if revocation:
-        ok = parse_revocation(data, mid) is not None
-    else:
-        ok = not isinstance(parse(data, mid), str)
-    if not ok:
-        return [Finding(path, 1, "not a record `git memex instruction` writes for this rule (the rule would not be "
-                                 "served): restore it from git, or approve the rule again")]
-    return []
-
-
 # What `git memex supersede` changes in the memory it replaces (`ops.supersede`, `ops._rewrite`):
 # the only change `submit` commits in a file beside its drafts. The reference tool's keys
 # (`Context.reference_keys`) may be filled in where the committed file lacks them.

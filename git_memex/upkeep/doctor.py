@@ -291,47 +291,12 @@ def _check_repo(ctx: Context, rep: Report) -> None:
 
 
 def _check_default_branch(ctx: Context, rep: Report) -> None:
-    """The branch whose reviewed files the instruction gate serves and pr-status follows
-    (`gate.default_branch`): fail when it is unknown because origin's HEAD names a branch origin
-    no longer has (nothing of this repository is served then), warn when it is unknown, when
-    origin has no HEAD here (a clone of an empty repository: the branch then comes from
-    settings), and when it is a `memex.defaultBranch` other than the branch `init` ran on (a
-    rule approved only there is served)."""
-    from git_memex.agents.gate import (
-        dangling_origin_head,
-        default_branch,
-        origin_head,
-        unknown_branch,
-    )
-
+    """The branch the instruction gate serves from and pr-status follows (`gate.branch_check`)."""
     if ctx.memory_dir is None or not ctx.memory_dir.is_dir():
         return  # not set up: `_check_repo` says so
-    name = "default branch"
-    ref = default_branch(ctx)
-    gone = dangling_origin_head(ctx)
-    if ref is None:
-        rep.add(name, "fail" if gone is not None else "warn",
-                f"{unknown_branch(ctx)}; until then no rule of this repository is served and pr-status finds no merge")
-        return
-    if gone is not None:
-        rep.add(name, "warn", f"origin's HEAD names {gone}, a branch origin no longer has; rules are served from "
-                f"{ref.branch} ({ref.source}) meanwhile; `git remote set-head origin -a` makes origin's HEAD follow "
-                "its default branch again")
-        return
-    headless = bool(ctx.origin_url) and origin_head(ctx) is None
-    init = ctx.setting("initBranch")
-    if ref.source == "memex.defaultBranch" and init and init != ref.branch:
-        rep.add(name, "warn", f"rules are served from {ref.branch} (memex.defaultBranch), not from {init}, the branch "
-                "`git memex init` ran on: a rule approved and merged only on " + ref.branch + " reaches agents; "
-                "if that is not the team's default branch, `git config --unset memex.defaultBranch`"
-                + (" and `git remote set-head origin -a` (origin has no HEAD here)" if headless else ""))
-        return
-    if headless:
-        rep.add(name, "warn", f"origin has no HEAD here (a clone of an empty repository, or `git remote add`), so "
-                f"rules are served from {ref.branch} ({ref.source}); `git remote set-head origin -a` records origin's "
-                "own default branch")
-        return
-    rep.add(name, "ok", f"{ref.branch} ({ref.ref}, from {ref.source})")
+    from git_memex.agents.gate import branch_check
+
+    rep.add("default branch", *branch_check(ctx))
 
 
 def _runnable(command: str) -> bool:
