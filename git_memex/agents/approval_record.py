@@ -170,32 +170,55 @@ def build_revocation(mid: str, entries: Iterable[Mapping[str, Any]]) -> bytes:
     return (json.dumps(rec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-RECORDS_GLOB = f":(glob)**/{RECORDS_DIR}/"
-"""The pathspec prefix of a rule's records in every memory folder the history ever had: a record is
-known by its file name (`<id>.json`, `<id>.revoked.json`) in any `.approvals/` folder, so that
-moving the memory folder (`memex.memoryDir`, `git mv`) leaves no revocation behind."""
+def memory_folders(ctx: Context, work: Path, revs: list[str], known: Iterable[str] = ()) -> list[str] | None:
+    """Every memory folder the history had, where a rule's records may have been committed: the
+    default folder, this clone's (`ctx.memory_dir_rel`), those in `known` (the folders this clone
+    used before, kept in its revocation cache: a folder once named only in this clone's own
+    config), and each ``memoryDir`` any version of the committed `.gitmemex` in the history of
+    `revs` names. Moving the memory folder (`memex.memoryDir`, `git mv`) thus leaves no record
+    behind. Each is then read with a literal pathspec (a wildcard one makes git diff every
+    changed tree of every commit: about ten times the time on a 20,000-commit history). None
+    when git fails."""
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, log_changes
+    from git_memex.core.settings import DEFAULT_MEMORY_DIR, TEAM_FILE, parse_team_text
+
+    folders = {DEFAULT_MEMORY_DIR, ctx.memory_dir_rel, *known}
+    log = log_changes(["--full-history", "-m", *revs, "--", TEAM_FILE], work, env=TRUSTED_HISTORY)
+    if log is None:
+        return None
+    blobs = list(dict.fromkeys(blob for _c, _p, _f, changes in log for status, blob, path in changes
+                               if path == TEAM_FILE and status != "D"))
+    for data in (_batch(work, blobs) or []) if blobs else []:
+        if data is not None:
+            folders.update(v for k, v in parse_team_text(data.decode("utf-8", "replace")).items()
+                           if k == "memex.memorydir")
+    return sorted(f.strip("/") for f in folders if f and f.strip("/"))
 
 
-def history(work: Path, refs: list[str], names: list[str]) -> dict[str, list[bytes]] | None:
+def history(ctx: Context, work: Path, refs: list[str], names: list[str]) -> dict[str, list[bytes]] | None:
     """Every version of each record file in `names` (``<id>.json``, ``<id>.revoked.json``) ever
-    committed in the history of `refs`, in any `.approvals/` folder (`RECORDS_GLOB`), replace
-    objects and grafts off: name -> the blobs (deleted versions left out). ``--full-history``
-    and ``-m``: a merge that drops a file cannot hide the commit that added it. None when git
-    fails."""
+    committed in the history of `refs`, in the `.approvals/` folder of every memory folder the
+    history had (`memory_folders`), replace objects and grafts off: name -> the blobs (deleted
+    versions left out). ``--full-history`` and ``-m``: a merge that drops a file cannot hide the
+    commit that added it. None when git fails."""
     from git_memex.core.gitcmd import TRUSTED_HISTORY, log_changes
 
     out: dict[str, list[bytes]] = {name: [] for name in names}
     if not names or not refs:
         return out
+    folders = memory_folders(ctx, work, ["--ignore-missing", *refs], _cached_folders(ctx, work))
+    if folders is None:
+        return None
     log = log_changes(["--full-history", "-m", "--ignore-missing", *refs, "--",
-                       *(RECORDS_GLOB + name for name in names)], work, env=TRUSTED_HISTORY, literal=False)
+                       *(f"{folder}/{RECORDS_DIR}/{name}" for folder in folders for name in names)], work,
+                      env=TRUSTED_HISTORY)
     if log is None:
         return None
     wanted: dict[str, str] = {}  # blob id -> name
     for _commit, _parents, _fields, changes in log:
         for status, blob, path in changes:
             name = path.rsplit("/", 1)[-1]
-            if status != "D" and name in out and path.endswith(f"/{RECORDS_DIR}/{name}"):
+            if status != "D" and name in out:
                 wanted.setdefault(blob, name)
     if not wanted:
         return out
@@ -350,42 +373,69 @@ def _revoked(ctx: Context, work: Path, ref: str, branch: str,
 CACHE_FORMAT = "git-memex-revocations-cache/2"
 
 
-def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
-    """Every approval any revocation record ever committed in `ref`'s history voids: ({rule id:
-    {approval key: why}}, ids with a version that is not a revocation record); None when git fails.
-
-    History only grows, so the answer is cached in the data root by the commit it was computed for;
-    the next call walks only the commits since (``OLD..NEW``: what OLD reaches was read already,
-    so after a force-push the answer is a superset, which only keeps more off). One
-    `git rev-parse` when nothing changed."""
+def _cache_path(ctx: Context, work: Path) -> Path:
     from git_memex.core.digest import sha256_hex
+
+    common = str(ctx.repo.common_dir) if ctx.repo is not None else str(work)
+    return ctx.data_root / "approvals" / f"revocations-{sha256_hex(common.encode('utf-8'))[:16]}.json"
+
+
+def _read_cache(ctx: Context, work: Path) -> dict[str, Any]:
     from git_memex.core.files import read_private
+
+    try:
+        got = json.loads(read_private(ctx.data_root, _cache_path(ctx, work)).decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return got if isinstance(got, dict) and got.get("format") == CACHE_FORMAT else {}
+
+
+def _cached_folders(ctx: Context, work: Path) -> list[str]:
+    """The memory folders this clone's revocation cache was computed over (whatever its ref)."""
+    folders = _read_cache(ctx, work).get("folders")
+    return [str(f) for f in folders] if isinstance(folders, list) else []
+
+
+def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
+    """Every approval any revocation record ever committed in `ref`'s history voids, in every
+    memory folder that history had (`memory_folders`): ({rule id: {approval key: why}}, ids with a
+    version that is not a revocation record); None when git fails.
+
+    History only grows, so the answer is cached in the data root by the commit and the folders it
+    was computed for; the next call walks only the commits since (``OLD..NEW``: what OLD reaches
+    was read already, so after a force-push the answer is a superset, which only keeps more off),
+    and everything again when a folder not read before appears. One `git rev-parse` when nothing
+    changed."""
     from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.settings import DEFAULT_MEMORY_DIR
 
     proc = run_git(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], work, timeout=20, env=TRUSTED_HISTORY)
     if proc is None or proc.returncode != 0:
         return None
     oid = proc.stdout.decode("ascii", "replace").strip()
-    common = str(ctx.repo.common_dir) if ctx.repo is not None else str(work)
-    cache = ctx.data_root / "approvals" / f"revocations-{sha256_hex(common.encode('utf-8'))[:16]}.json"
+    got = _read_cache(ctx, work)
+    known = _cached_folders(ctx, work)
     voids: dict[str, dict[str, str]] = {}
     bad: set[str] = set()
     since = None
     try:
-        got = json.loads(read_private(ctx.data_root, cache).decode("utf-8"))
-        if (isinstance(got, dict) and got.get("format") == CACHE_FORMAT and got.get("ref") == ref
-                and isinstance(got.get("oid"), str)):
+        if got.get("ref") == ref and isinstance(got.get("oid"), str):
             voids = {str(m): {str(k): str(w) for k, w in v.items()} for m, v in got["rules"].items()}
             bad = {str(m) for m in got["bad"]}
             since = got["oid"]
-    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+    except (ValueError, TypeError, AttributeError, KeyError):
         voids, bad, since = {}, set(), None
-    if since == oid:
+    if since == oid and {DEFAULT_MEMORY_DIR, ctx.memory_dir_rel.strip("/")} <= set(known):
         return voids, bad
-    fresh = _walk(ctx, work, oid if since is None else f"{since}..{oid}")
+    folders = memory_folders(ctx, work, [oid if since is None else f"{since}..{oid}"], known)
+    if folders is None:
+        return None
+    if since is not None and not set(folders) <= set(known):  # a folder not read yet: all of history again
+        voids, bad, since = {}, set(), None
+    fresh = _walk(ctx, work, oid if since is None else f"{since}..{oid}", folders)
     if fresh is None and since is not None:  # the cached commit is gone (gc after a force-push)
         voids, bad = {}, set()
-        fresh = _walk(ctx, work, oid)
+        fresh = _walk(ctx, work, oid, folders)
     if fresh is None:
         return None
     for mid, keys in fresh[0].items():
@@ -394,28 +444,28 @@ def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str,
     import contextlib
 
     with contextlib.suppress(OSError):  # a read-only data root: walk again next time
-        write(cache, json.dumps({"format": CACHE_FORMAT, "ref": ref, "oid": oid,
-                                 "rules": voids, "bad": sorted(bad)}).encode("utf-8"))
+        write(_cache_path(ctx, work), json.dumps({"format": CACHE_FORMAT, "ref": ref, "oid": oid, "folders": folders,
+                                                  "rules": voids, "bad": sorted(bad)}).encode("utf-8"))
     return voids, bad
 
 
-def _walk(ctx: Context, work: Path, revs: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
-    """`revocations` of the commits `revs` names (one `git log`, one `git cat-file --batch`): the
-    revocation records in every `.approvals/` folder (`RECORDS_GLOB`), whatever the memory folder
-    was called when they were committed."""
+def _walk(ctx: Context, work: Path, revs: str,
+          folders: list[str]) -> tuple[dict[str, dict[str, str]], set[str]] | None:
+    """`revocations` of the commits `revs` names in the `.approvals/` folder of each of `folders`
+    (one `git log`, one `git cat-file --batch`)."""
     from git_memex.core.gitcmd import TRUSTED_HISTORY, log_changes
 
     suffix = ".revoked.json"
-    log = log_changes(["--full-history", "-m", revs, "--", f"{RECORDS_GLOB}*{suffix}"], work,
-                      env=TRUSTED_HISTORY, literal=False)
+    log = log_changes(["--full-history", "-m", revs, "--", *(f"{f}/{RECORDS_DIR}" for f in folders)], work,
+                      env=TRUSTED_HISTORY)
     if log is None:
         return None
+    dirs = {f"{f}/{RECORDS_DIR}" for f in folders}
     wanted: dict[str, str] = {}  # blob id -> rule id
     for _commit, _parents, _fields, changes in log:
         for status, blob, path in changes:
             folder, _, name = path.rpartition("/")
-            if (status != "D" and name.endswith(suffix) and (folder == RECORDS_DIR or folder.endswith("/" + RECORDS_DIR))
-                    and name[:-len(suffix)]):
+            if status != "D" and folder in dirs and name.endswith(suffix) and name[:-len(suffix)]:
                 wanted.setdefault(blob, name[:-len(suffix)])
     voids: dict[str, dict[str, str]] = {}
     bad: set[str] = set()

@@ -91,7 +91,7 @@ def _history(ctx: Context, name: str) -> list[bytes]:
         return []
     ref = default_branch(ctx)
     refs = [ref.ref] if ref is not None else []
-    got = approval_record.history(ctx.repo.work_tree, [*refs, "HEAD"], [name])
+    got = approval_record.history(ctx, ctx.repo.work_tree, [*refs, "HEAD"], [name])
     return (got or {}).get(name, [])
 
 

@@ -342,6 +342,31 @@ def test_a_revocation_outlives_a_move_of_the_memory_folder(ready: Path) -> None:
     assert served() == [mid]
 
 
+def test_a_revocation_outlives_a_move_of_a_folder_named_only_in_this_clone_s_config(ready: Path) -> None:
+    """The folder is set in this clone's own git config (never committed in `.gitmemex`), then
+    set to another and moved: the folder this clone used before is remembered with its revocation
+    cache, so the revocation committed there still holds."""
+    git("mv", ".ai/open-memex", "local-notes", cwd=ready)
+    git("config", "memex.memoryDir", "local-notes", cwd=ready)
+    git("commit", "-qm", "my own folder", cwd=ready)
+    mid = submitted_rule("Backups are checked every Monday")
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qm", "approve", cwd=ready)
+    approved = git("rev-parse", "HEAD", cwd=ready).stdout.strip()
+    assert served() == [mid]
+    assert run_cli("instruction", "revoke", mid).code == 0
+    git("commit", "-qm", "revoke", cwd=ready)
+    assert served() == []
+    git("mv", "local-notes", "elsewhere", cwd=ready)
+    git("config", "memex.memoryDir", "elsewhere", cwd=ready)
+    git("rm", "-qf", f"elsewhere/.approvals/{mid}.revoked.json", cwd=ready)
+    git("commit", "-qm", "move again", cwd=ready)
+    cherry_pick_approved(ready, approved, {f"local-notes/{mid}.md": f"elsewhere/{mid}.md",
+                                           f"local-notes/.approvals/{mid}.json": f"elsewhere/.approvals/{mid}.json"})
+    assert (ready / "elsewhere" / ".approvals" / f"{mid}.json").exists()
+    assert served() == []
+
+
 def test_a_revocation_in_a_folder_with_a_non_ascii_name_is_read(repo: Path) -> None:
     """`memex.memoryDir = mémoire`: git quotes such paths in `--name-only` output; the revocation
     committed there still voids a cherry-picked approval."""
