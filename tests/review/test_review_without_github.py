@@ -14,6 +14,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -359,7 +360,7 @@ def test_an_agent_applies_exactly_the_steps_the_person_was_shown(tmp_path: Path,
     monkeypatch.chdir(author)
 
     class Meanwhile(Person):
-        async def __call__(self, context, params):  # type: ignore[no-untyped-def]
+        async def __call__(self, context: Any, params: Any) -> Any:
             maintainer_merges(maintainer, "memex/two", "--no-ff")
             git("pull", "-q", "--ff-only", cwd=author, env=ADA)
             return await super().__call__(context, params)
