@@ -748,16 +748,25 @@ def _retire(st: Stores, found: Found, why: str) -> None:
     instruction.retire(st.ctx, loc, str(found.row["id"]), why, actor(st.ctx))
 
 
-def _stage_repo(st: Stores, found: Found) -> None:
-    """A repository memory's changed (or deleted) file is staged, so a plain `git commit` records
-    the change (docs/git.md, "What a command stages"). Not after `supersede`: its marking waits
-    for `submit NEW`, which commits it with the successor (a commit of the marking alone is
-    refused as a dangling `superseded_by`)."""
-    if found.source.location != "repo" or st.ctx.repo is None:
-        return
-    from git_memex.git.sync import stage
+def staged_fields(staged: list[str]) -> dict[str, Any]:
+    from git_memex.git.sync import staged_fields as fields
 
-    stage(st.ctx, [Path(found.path)], f"the change of {found.row['id']}")
+    return fields(staged)
+
+
+def _stage_repo(st: Stores, found: Found) -> list[str]:
+    """A repository memory's changed (or deleted) file is staged, with the approval and
+    revocation records a switch-off wrote for it (`instruction.retire`), so a plain `git commit`
+    records the change (docs/git.md, "What a command stages"); returns what was staged ([]
+    elsewhere). Not after `supersede`: its marking waits for `submit NEW`, which commits it with
+    the successor (a commit of the marking alone is refused as a dangling `superseded_by`)."""
+    if found.source.location != "repo" or st.ctx.repo is None:
+        return []
+    from git_memex.agents.instruction import _record_path, _revocation_path, _stage_rule
+
+    mid = str(found.row["id"])
+    return _stage_rule(st.ctx, "repo", Path(found.path), _record_path(st.ctx, "repo", mid),
+                       _revocation_path(st.ctx, "repo", mid))
 
 
 def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", source: str = "cli",
@@ -838,8 +847,8 @@ def set_status(ctx: Context, memory_id: str, status: str, stores: Stores | None 
         _rewrite(st, found, m)
         if status != "active":
             _retire(st, found, status)
-        _stage_repo(st, found)
-        return {"id": m.id, "from": old, "to": status, "changed": True}
+        staged = _stage_repo(st, found)
+        return {"id": m.id, "from": old, "to": status, "changed": True, **staged_fields(staged)}
 
 
 def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores | None = None) -> dict[str, Any]:
@@ -854,16 +863,17 @@ def forget(ctx: Context, memory_id: str, *, soft: bool = False, stores: Stores |
             m.fm["status"] = "retracted"
             _rewrite(st, found, m)
             _retire(st, found, "retracted")
-            _stage_repo(st, found)
-            return {"id": mid, "deleted": False, "status": "retracted", "changed": True}
+            staged = _stage_repo(st, found)
+            return {"id": mid, "deleted": False, "status": "retracted", "changed": True, **staged_fields(staged)}
         removed = []
+        staged = []
         for f in st.find_all(mid):
             delete_file(f.path)
             f.index.remove(f.path)
             _retire(st, f, "forgotten")
-            _stage_repo(st, f)
+            staged += _stage_repo(st, f)
             removed.append(str(f.path))
-        return {"id": mid, "deleted": True, "paths": removed}
+        return {"id": mid, "deleted": True, "paths": removed, **staged_fields(staged)}
 
 
 def forget_expired(ctx: Context, *, dry_run: bool = False, stores: Stores | None = None) -> dict[str, Any]:

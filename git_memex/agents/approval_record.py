@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
     from git_memex.core.context import Context
     from git_memex.core.model import Memory
+    from git_memex.secrets.scan import Finding
 
 RECORDS_DIR = ".approvals"
 FORMAT = "git-memex-approval/1"
@@ -169,35 +170,64 @@ def build_revocation(mid: str, entries: Iterable[Mapping[str, Any]]) -> bytes:
     return (json.dumps(rec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def history(work: Path, refs: list[str], rels: list[str]) -> dict[str, list[bytes]] | None:
-    """Every version of each file in `rels` ever committed in the history of `refs`, replace
-    objects and grafts off: rel path -> the blobs (deleted versions left out). ``--full-history``
-    and ``-m``: a merge that drops a file cannot hide the commit that added it. None when git
-    fails."""
-    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
+def memory_folders(ctx: Context, work: Path, revs: list[str], known: Iterable[str] = ()) -> list[str] | None:
+    """Every memory folder the history had, where a rule's records may have been committed: the
+    default folder, this clone's (`ctx.memory_dir_rel`), those in `known` (the folders this clone
+    used before, kept in its revocation cache: a folder once named only in this clone's own
+    config), and each ``memoryDir`` any version of the committed `.gitmemex` in the history of
+    `revs` names. Moving the memory folder (`memex.memoryDir`, `git mv`) thus leaves no record
+    behind. Each is then read with a literal pathspec (a wildcard one makes git diff every
+    changed tree of every commit: about ten times the time on a 20,000-commit history). None
+    when git fails."""
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, log_changes
+    from git_memex.core.settings import DEFAULT_MEMORY_DIR, TEAM_FILE, parse_team_text
 
-    out: dict[str, list[bytes]] = {rel: [] for rel in rels}
-    if not rels or not refs:
-        return out
-    proc = run_git(["log", "--full-history", "-m", "--ignore-missing", "--format=%x01%H", "--name-only",
-                    *refs, "--", *rels], work, timeout=60, env=TRUSTED_HISTORY)
-    if proc is None or proc.returncode != 0:
+    folders = {DEFAULT_MEMORY_DIR, ctx.memory_dir_rel, *known}
+    log = log_changes(["--full-history", "-m", *revs, "--", TEAM_FILE], work, env=TRUSTED_HISTORY)
+    if log is None:
         return None
-    pairs: dict[tuple[str, str], None] = {}
-    commit = ""
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        if line.startswith("\x01"):
-            commit = line[1:].strip()
-        elif line in out and commit:
-            pairs[(commit, line)] = None
-    if not pairs:
+    blobs = list(dict.fromkeys(blob for _c, _p, _f, changes in log for status, blob, path in changes
+                               if path == TEAM_FILE and status != "D"))
+    for data in (_batch(work, blobs) or []) if blobs else []:
+        if data is not None:
+            folders.update(v for k, v in parse_team_text(data.decode("utf-8", "replace")).items()
+                           if k == "memex.memorydir")
+    return sorted(f.strip("/") for f in folders if f and f.strip("/"))
+
+
+def history(ctx: Context, work: Path, refs: list[str], names: list[str]) -> dict[str, list[bytes]] | None:
+    """Every version of each record file in `names` (``<id>.json``, ``<id>.revoked.json``) ever
+    committed in the history of `refs`, in the `.approvals/` folder of every memory folder the
+    history had (`memory_folders`), replace objects and grafts off: name -> the blobs (deleted
+    versions left out). ``--full-history`` and ``-m``: a merge that drops a file cannot hide the
+    commit that added it. None when git fails."""
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, log_changes
+
+    out: dict[str, list[bytes]] = {name: [] for name in names}
+    if not names or not refs:
         return out
-    blobs = _batch(work, [f"{c}:{rel}" for c, rel in pairs])
+    folders = memory_folders(ctx, work, ["--ignore-missing", *refs], _cached_folders(ctx, work))
+    if folders is None:
+        return None
+    log = log_changes(["--full-history", "-m", "--ignore-missing", *refs, "--",
+                       *(f"{folder}/{RECORDS_DIR}/{name}" for folder in folders for name in names)], work,
+                      env=TRUSTED_HISTORY)
+    if log is None:
+        return None
+    wanted: dict[str, str] = {}  # blob id -> name
+    for _commit, _parents, _fields, changes in log:
+        for status, blob, path in changes:
+            name = path.rsplit("/", 1)[-1]
+            if status != "D" and name in out:
+                wanted.setdefault(blob, name)
+    if not wanted:
+        return out
+    blobs = _batch(work, list(wanted))
     if blobs is None:
         return None
-    for (_, rel), data in zip(pairs, blobs, strict=True):
+    for name, data in zip(wanted.values(), blobs, strict=True):
         if data is not None:
-            out[rel].append(data)
+            out[name].append(data)
     return out
 
 
@@ -340,45 +370,72 @@ def _revoked(ctx: Context, work: Path, ref: str, branch: str,
     return out
 
 
-CACHE_FORMAT = "git-memex-revocations-cache/1"
+CACHE_FORMAT = "git-memex-revocations-cache/2"
+
+
+def _cache_path(ctx: Context, work: Path) -> Path:
+    from git_memex.core.digest import sha256_hex
+
+    common = str(ctx.repo.common_dir) if ctx.repo is not None else str(work)
+    return ctx.data_root / "approvals" / f"revocations-{sha256_hex(common.encode('utf-8'))[:16]}.json"
+
+
+def _read_cache(ctx: Context, work: Path) -> dict[str, Any]:
+    from git_memex.core.files import read_private
+
+    try:
+        got = json.loads(read_private(ctx.data_root, _cache_path(ctx, work)).decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return got if isinstance(got, dict) and got.get("format") == CACHE_FORMAT else {}
+
+
+def _cached_folders(ctx: Context, work: Path) -> list[str]:
+    """The memory folders this clone's revocation cache was computed over (whatever its ref)."""
+    folders = _read_cache(ctx, work).get("folders")
+    return [str(f) for f in folders] if isinstance(folders, list) else []
 
 
 def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
-    """Every approval any revocation record ever committed in `ref`'s history voids: ({rule id:
-    {approval key: why}}, ids with a version that is not a revocation record); None when git fails.
+    """Every approval any revocation record ever committed in `ref`'s history voids, in every
+    memory folder that history had (`memory_folders`): ({rule id: {approval key: why}}, ids with a
+    version that is not a revocation record); None when git fails.
 
-    History only grows, so the answer is cached in the data root by the commit it was computed for;
-    the next call walks only the commits since (``OLD..NEW``: what OLD reaches was read already,
-    so after a force-push the answer is a superset, which only keeps more off). One
-    `git rev-parse` when nothing changed."""
-    from git_memex.core.digest import sha256_hex
-    from git_memex.core.files import read_private
+    History only grows, so the answer is cached in the data root by the commit and the folders it
+    was computed for; the next call walks only the commits since (``OLD..NEW``: what OLD reaches
+    was read already, so after a force-push the answer is a superset, which only keeps more off),
+    and everything again when a folder not read before appears. One `git rev-parse` when nothing
+    changed."""
     from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
+    from git_memex.core.settings import DEFAULT_MEMORY_DIR
 
     proc = run_git(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], work, timeout=20, env=TRUSTED_HISTORY)
     if proc is None or proc.returncode != 0:
         return None
     oid = proc.stdout.decode("ascii", "replace").strip()
-    common = str(ctx.repo.common_dir) if ctx.repo is not None else str(work)
-    cache = ctx.data_root / "approvals" / f"revocations-{sha256_hex(common.encode('utf-8'))[:16]}.json"
+    got = _read_cache(ctx, work)
+    known = _cached_folders(ctx, work)
     voids: dict[str, dict[str, str]] = {}
     bad: set[str] = set()
     since = None
     try:
-        got = json.loads(read_private(ctx.data_root, cache).decode("utf-8"))
-        if (isinstance(got, dict) and got.get("format") == CACHE_FORMAT and got.get("ref") == ref
-                and got.get("folder") == ctx.memory_dir_rel and isinstance(got.get("oid"), str)):
+        if got.get("ref") == ref and isinstance(got.get("oid"), str):
             voids = {str(m): {str(k): str(w) for k, w in v.items()} for m, v in got["rules"].items()}
             bad = {str(m) for m in got["bad"]}
             since = got["oid"]
-    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+    except (ValueError, TypeError, AttributeError, KeyError):
         voids, bad, since = {}, set(), None
-    if since == oid:
+    if since == oid and {DEFAULT_MEMORY_DIR, ctx.memory_dir_rel.strip("/")} <= set(known):
         return voids, bad
-    fresh = _walk(ctx, work, oid if since is None else f"{since}..{oid}")
+    folders = memory_folders(ctx, work, [oid if since is None else f"{since}..{oid}"], known)
+    if folders is None:
+        return None
+    if since is not None and not set(folders) <= set(known):  # a folder not read yet: all of history again
+        voids, bad, since = {}, set(), None
+    fresh = _walk(ctx, work, oid if since is None else f"{since}..{oid}", folders)
     if fresh is None and since is not None:  # the cached commit is gone (gc after a force-push)
         voids, bad = {}, set()
-        fresh = _walk(ctx, work, oid)
+        fresh = _walk(ctx, work, oid, folders)
     if fresh is None:
         return None
     for mid, keys in fresh[0].items():
@@ -387,38 +444,39 @@ def revocations(ctx: Context, work: Path, ref: str) -> tuple[dict[str, dict[str,
     import contextlib
 
     with contextlib.suppress(OSError):  # a read-only data root: walk again next time
-        write(cache, json.dumps({"format": CACHE_FORMAT, "ref": ref, "folder": ctx.memory_dir_rel, "oid": oid,
-                                 "rules": voids, "bad": sorted(bad)}).encode("utf-8"))
+        write(_cache_path(ctx, work), json.dumps({"format": CACHE_FORMAT, "ref": ref, "oid": oid, "folders": folders,
+                                                  "rules": voids, "bad": sorted(bad)}).encode("utf-8"))
     return voids, bad
 
 
-def _walk(ctx: Context, work: Path, revs: str) -> tuple[dict[str, dict[str, str]], set[str]] | None:
-    """`revocations` of the commits `revs` names (one `git log`, one `git cat-file --batch`)."""
-    from git_memex.core.gitcmd import TRUSTED_HISTORY, run_git
+def _walk(ctx: Context, work: Path, revs: str,
+          folders: list[str]) -> tuple[dict[str, dict[str, str]], set[str]] | None:
+    """`revocations` of the commits `revs` names in the `.approvals/` folder of each of `folders`
+    (one `git log`, one `git cat-file --batch`)."""
+    from git_memex.core.gitcmd import TRUSTED_HISTORY, log_changes
 
-    folder = f"{ctx.memory_dir_rel}/{RECORDS_DIR}"
-    proc = run_git(["log", "--full-history", "-m", "--format=%x01%H", "--name-only", revs, "--", folder],
-                   work, timeout=60, env=TRUSTED_HISTORY)
-    if proc is None or proc.returncode != 0:
-        return None
     suffix = ".revoked.json"
-    pairs: dict[tuple[str, str], str] = {}
-    commit = ""
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        if line.startswith("\x01"):
-            commit = line[1:].strip()
-        elif commit and line.startswith(folder + "/") and line.endswith(suffix) and "/" not in line[len(folder) + 1:]:
-            pairs[(commit, line)] = line[len(folder) + 1:-len(suffix)]
+    log = log_changes(["--full-history", "-m", revs, "--", *(f"{f}/{RECORDS_DIR}" for f in folders)], work,
+                      env=TRUSTED_HISTORY)
+    if log is None:
+        return None
+    dirs = {f"{f}/{RECORDS_DIR}" for f in folders}
+    wanted: dict[str, str] = {}  # blob id -> rule id
+    for _commit, _parents, _fields, changes in log:
+        for status, blob, path in changes:
+            folder, _, name = path.rpartition("/")
+            if status != "D" and folder in dirs and name.endswith(suffix) and name[:-len(suffix)]:
+                wanted.setdefault(blob, name[:-len(suffix)])
     voids: dict[str, dict[str, str]] = {}
     bad: set[str] = set()
-    if not pairs:
+    if not wanted:
         return voids, bad
-    blobs = _batch(work, [f"{c}:{rel}" for c, rel in pairs])
+    blobs = _batch(work, list(wanted))
     if blobs is None:
         return None
-    for mid, data in zip(pairs.values(), blobs, strict=True):
+    for mid, data in zip(wanted.values(), blobs, strict=True):
         if data is None:
-            continue  # the commit deleted it
+            continue
         entries = parse_revocation(data, mid)
         if entries is None:
             bad.add(mid)
@@ -450,3 +508,33 @@ def _batch(work: Path, specs: list[str]) -> list[bytes | None] | None:
         else:
             got.append(None)
     return got
+
+
+def record_problems(path: str, data: bytes) -> list[Finding]:
+    """Why an approval or revocation record (`<memoryDir>/.approvals/<id>.json`, `<id>.revoked.json`)
+    may not enter a commit: conflict markers (two approvals of one rule on parallel branches, a
+    conflicted file added as it is), or a file that is not the JSON record `git memex` writes for
+    that rule. Such a record serves nothing ("not valid JSON on main") and says so nowhere;
+    refused here, the person settles it first (`git memex resolve PATH --ours|--theirs`, or
+    approve the rule again). Empty when the record may be committed."""
+    from git_memex.core.files import conflict_marker_line
+    from git_memex.secrets.scan import Finding
+
+    text = data.decode("utf-8", "replace")
+    name = path.rsplit("/", 1)[-1]
+    revocation = name.endswith(".revoked.json")
+    mid = name[:-len(".revoked.json")] if revocation else name[:-len(".json")]
+    how = (f"settle it with `git memex resolve {path} --ours` (or `--theirs`)" if not revocation
+           else f"`git memex resolve {path}` keeps both sides' revocations")
+    line = conflict_marker_line(text)
+    if line is not None:
+        return [Finding(path, line, f"conflict markers in a rule's {'revocation' if revocation else 'approval'} "
+                                    f"record: {how}, or approve the rule again")]
+    if revocation:
+        ok = parse_revocation(data, mid) is not None
+    else:
+        ok = not isinstance(parse(data, mid), str)
+    if not ok:
+        return [Finding(path, 1, "not a record `git memex instruction` writes for this rule (the rule would not be "
+                                 "served): restore it from git, or approve the rule again")]
+    return []

@@ -21,7 +21,9 @@ So a memory passes only when both hold (docs/agents.md, "The instruction gate"):
   and the holders of its reviewer tokens.
 
 The default branch (`default_branch`) is origin's HEAD branch when origin has one, else
-``memex.defaultBranch``, else the branch ``git memex init`` ran on (``memex.initBranch``).
+``memex.defaultBranch``, else the branch ``git memex init`` ran on (``memex.initBranch``). An
+origin HEAD naming a branch origin no longer has is never followed (the gate closes, and says
+`git remote set-head origin -a`).
 With an origin remote the reviewed copy is the remote-tracking branch (what reached the
 team's branch), without one the local branch. When none can be found the gate stays closed.
 
@@ -38,6 +40,7 @@ from git_memex.core.record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from git_memex.core.context import Context
@@ -110,7 +113,7 @@ class ReviewedRef:
     source: str  # origin-head | memex.defaultBranch | memex.initBranch
 
 
-def _origin_head(ctx: Context) -> str | None:
+def origin_head(ctx: Context) -> str | None:
     """origin's HEAD branch, read from the symbolic ref file (symbolic refs are never packed)."""
     if ctx.repo is None:
         return None
@@ -122,20 +125,92 @@ def _origin_head(ctx: Context) -> str | None:
     return text[len(prefix):] if text.startswith(prefix) and len(text) > len(prefix) else None
 
 
+def _ref_exists(ctx: Context, ref: str) -> bool:
+    """Whether `ref` exists in this repository: its loose file, or a line of `packed-refs` (two
+    file reads, no git: this runs before every session block)."""
+    if ctx.repo is None:
+        return False
+    if (ctx.repo.common_dir / ref).is_file():
+        return True
+    try:
+        with open(ctx.repo.common_dir / "packed-refs", encoding="utf-8", errors="replace") as fh:
+            return any(line.rstrip("\n").partition(" ")[2] == ref for line in fh if not line.startswith(("#", "^")))
+    except OSError:
+        return False
+
+
+def dangling_origin_head(ctx: Context) -> str | None:
+    """The branch origin's HEAD names when origin no longer has it (renamed or deleted on origin,
+    then `git fetch --prune`); None otherwise."""
+    if ctx.repo is None or not ctx.origin_url:
+        return None
+    head = origin_head(ctx)
+    return head if head and not _ref_exists(ctx, f"refs/remotes/origin/{head}") else None
+
+
+def unknown_branch(ctx: Context) -> str:
+    """Why the default branch is unknown (`default_branch` gave None), one clause that names the fix."""
+    gone = dangling_origin_head(ctx)
+    if gone is not None:
+        return (f"origin's HEAD names {gone}, a branch origin no longer has (renamed or deleted there), so the "
+                "project's default branch is unknown: `git remote set-head origin -a` makes origin's HEAD follow "
+                "its default branch again")
+    return ("the project's default branch is unknown: set it with `git memex config set memex.defaultBranch NAME` "
+            "(or `git remote set-head origin -a` when origin has one)")
+
+
 def default_branch(ctx: Context) -> ReviewedRef | None:
-    """The project's default branch and the ref whose tree counts as reviewed (None: unknown)."""
+    """The project's default branch and the ref whose tree counts as reviewed (None: unknown).
+    An origin HEAD that names a branch origin no longer has (`dangling_origin_head`) is not
+    followed: then only a `memex.defaultBranch` that origin has counts, and otherwise the branch
+    is unknown (`unknown_branch` says how to fix it), never a ref that is gone."""
     if ctx.repo is None:
         return None
     has_origin = bool(ctx.origin_url)
-    head = _origin_head(ctx) if has_origin else None
-    if head:
+    head = origin_head(ctx) if has_origin else None
+    if head and _ref_exists(ctx, f"refs/remotes/origin/{head}"):
         return ReviewedRef(head, f"refs/remotes/origin/{head}", "origin-head")
+    if head:  # dangling
+        name = ctx.setting("defaultBranch")
+        if name and _ref_exists(ctx, f"refs/remotes/origin/{name}"):
+            return ReviewedRef(name, f"refs/remotes/origin/{name}", "memex.defaultBranch")
+        return None
     for key in ("defaultBranch", "initBranch"):
         name = ctx.setting(key)  # validated: an invalid value reads as unset
         if name:
             ref = f"refs/remotes/origin/{name}" if has_origin else f"refs/heads/{name}"
             return ReviewedRef(name, ref, f"memex.{key}")
     return None
+
+
+def branch_check(ctx: Context) -> tuple[str, str]:
+    """`doctor`'s (level, detail) about the default branch: fail when it is unknown because
+    origin's HEAD names a branch origin no longer has (nothing of this repository is served
+    then), warn when it is unknown, when origin's HEAD dangles, when origin has no HEAD here (a
+    clone of an empty repository: the branch then comes from settings), and when it is a
+    `memex.defaultBranch` other than the branch `init` ran on (a rule approved only there is
+    served); else ok, naming it and where it comes from."""
+    ref = default_branch(ctx)
+    gone = dangling_origin_head(ctx)
+    if ref is None:
+        return ("fail" if gone is not None else "warn",
+                f"{unknown_branch(ctx)}; until then no rule of this repository is served and pr-status finds no merge")
+    if gone is not None:
+        return "warn", (f"origin's HEAD names {gone}, a branch origin no longer has; rules are served from {ref.branch} "
+                        f"({ref.source}) meanwhile; `git remote set-head origin -a` makes origin's HEAD follow its "
+                        "default branch again")
+    headless = bool(ctx.origin_url) and origin_head(ctx) is None
+    init = ctx.setting("initBranch")
+    if ref.source == "memex.defaultBranch" and init and init != ref.branch:
+        return "warn", (f"rules are served from {ref.branch} (memex.defaultBranch), not from {init}, the branch `git "
+                        f"memex init` ran on: a rule approved and merged only on {ref.branch} reaches agents; if that is "
+                        "not the team's default branch, `git config --unset memex.defaultBranch`"
+                        + (" and `git remote set-head origin -a` (origin has no HEAD here)" if headless else ""))
+    if headless:
+        return "warn", (f"origin has no HEAD here (a clone of an empty repository, or `git remote add`), so rules are "
+                        f"served from {ref.branch} ({ref.source}); `git remote set-head origin -a` records origin's own "
+                        "default branch")
+    return "ok", f"{ref.branch} ({ref.ref}, from {ref.source})"
 
 
 # --------------------------------------------------------------------- history
@@ -151,10 +226,14 @@ def repo_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
     ref = default_branch(ctx)
     repo_rows = [r for r in rows if _field(r, "location") == "repo" and _field(r, "id")]
     if ref is None:
-        return {str(r["id"]): "the project's default branch is unknown: set memex.defaultBranch" for r in repo_rows}
+        why = unknown_branch(ctx)
+        return {str(r["id"]): why for r in repo_rows}
     committed = committed_ids(ctx, repo_rows)
+    missing = "" if _ref_exists(ctx, ref.ref) else (
+        f"; {ref.ref} does not exist here: push or fetch {ref.branch}, or, when origin's default branch is "
+        "another, `git remote set-head origin -a`" if ctx.origin_url else f"; there is no branch {ref.branch} yet")
     out: dict[str, str | None] = {
-        str(r["id"]): f"not committed as it is on {ref.branch} ({ref.ref}): commit it and merge it there"
+        str(r["id"]): f"not committed as it is on {ref.branch} ({ref.ref}): commit it and merge it there{missing}"
         for r in repo_rows if r["id"] not in committed}
     if committed:
         from git_memex.agents.approval_record import repo_verdicts as record_verdicts
@@ -164,13 +243,13 @@ def repo_verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
 
 
 def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> set[str]:
-    """The ids of repository rows whose work tree file is byte-identical to the blob committed
-    at the same path on the default branch. One `git cat-file --batch-check` for all of them,
-    replace objects and grafts ignored; any failure means "none"."""
+    """The ids of repository rows whose work tree file is the blob committed at the same path on
+    the default branch: byte-identical, or identical once git's checkout conversion of line ends
+    is undone (`same_as_committed`). One `git cat-file --batch-check` for all of them, replace
+    objects and grafts ignored; any failure means "none"."""
     ref = default_branch(ctx)
     if ctx.repo is None or ref is None:
         return set()
-    from git_memex.core.digest import blob_id
     from git_memex.core.files import UnreadableMemory, read_bytes
     from git_memex.index.schema import matches_file
 
@@ -200,15 +279,42 @@ def committed_ids(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row])
                    timeout=20, env=TRUSTED_HISTORY)
     if proc is None or proc.returncode != 0:
         return set()
-    answers = proc.stdout.decode("utf-8", "replace").splitlines()
+    answers = proc.stdout.decode("utf-8", "replace").split("\n")[:len(rels)]
     if len(answers) != len(rels):
         return set()
-    out: set[str] = set()
+    committed: dict[str, tuple[bytes, str]] = {}
     for rel, answer in zip(rels, answers, strict=True):
         oid, _, kind = answer.partition(" ")
-        mid, data = wanted[rel]
-        if kind == "blob" and oid == blob_id(data, sha256=len(oid) == 64):
-            out.add(mid)
+        if kind == "blob":
+            committed[rel] = (wanted[rel][1], oid)
+    return {wanted[rel][0] for rel in same_as_committed(work, committed)}
+
+
+def same_as_committed(work: Path, files: Mapping[str, tuple[bytes, str]]) -> set[str]:
+    """The paths (relative to `work`) whose work tree bytes are the committed blob named with them,
+    compared as git compares them: the bytes hash to that blob, or, when they do not, the file
+    cleaned through git's own conversion for its path does (`git hash-object --stdin-paths`: the
+    line ends a checkout converted under ``core.autocrlf`` or a ``text``/``eol`` attribute, as
+    `git status` reads them). One git call, only for the files whose bytes differ."""
+    from git_memex.core.digest import blob_id
+
+    out: set[str] = set()
+    rest: list[str] = []
+    for rel, (data, oid) in files.items():
+        if not oid:
+            continue
+        if blob_id(data, sha256=len(oid) == 64) == oid:
+            out.add(rel)
+        elif "\n" not in rel and not rel.startswith('"'):  # one path a line, unquoted
+            rest.append(rel)
+    if rest:
+        from git_memex.core.gitcmd import run_git
+
+        proc = run_git(["hash-object", "--stdin-paths"], work,
+                       input="".join(r + "\n" for r in rest).encode("utf-8", "surrogateescape"), timeout=30)
+        if proc is not None and proc.returncode == 0:
+            answers = proc.stdout.decode("ascii", "replace").split("\n")
+            out |= {rel for rel, got in zip(rest, answers, strict=False) if got.strip() == files[rel][1]}
     return out
 
 

@@ -38,10 +38,10 @@ def _self_approval(ctx: Context, m: model.Memory, me: str) -> bool:
     """Team mode (a repository with an origin remote) and the approver proposed the rule."""
     if not ctx.origin_url:
         return False
-    from git_memex.core.person import spellings
+    from git_memex.core.person import same_person, spellings
 
     mine = spellings(ctx) | {me}
-    return any(str(m.fm.get(k) or "") in mine for k in ("proposed_by", "created_by"))
+    return any(same_person(m.fm.get(k), x) for k in ("proposed_by", "created_by") for x in mine)
 
 
 def _not_an_owner(ctx: Context, path: Any, who: str) -> str | None:
@@ -81,8 +81,9 @@ def _revocation_path(ctx: Context, where: str, mid: str) -> Any:
     return ctx.repo.work_tree / approval_record.revoked_rel(ctx, mid)
 
 
-def _history(ctx: Context, rel: str) -> list[bytes]:
-    """Every committed version of `rel` on the default branch and on HEAD ([] without git)."""
+def _history(ctx: Context, name: str) -> list[bytes]:
+    """Every committed version of the record file `name` (`<id>.json`, `<id>.revoked.json`) on the
+    default branch and on HEAD, in any memory folder the history had ([] without git)."""
     from git_memex.agents import approval_record
     from git_memex.agents.gate import default_branch
 
@@ -90,8 +91,8 @@ def _history(ctx: Context, rel: str) -> list[bytes]:
         return []
     ref = default_branch(ctx)
     refs = [ref.ref] if ref is not None else []
-    got = approval_record.history(ctx.repo.work_tree, [*refs, "HEAD"], [rel])
-    return (got or {}).get(rel, [])
+    got = approval_record.history(ctx, ctx.repo.work_tree, [*refs, "HEAD"], [name])
+    return (got or {}).get(name, [])
 
 
 def _revoked_keys(ctx: Context, where: str, mid: str) -> set[str]:
@@ -105,7 +106,7 @@ def _revoked_keys(ctx: Context, where: str, mid: str) -> set[str]:
     except OSError:
         versions = []
     if where == "repo":
-        versions += _history(ctx, approval_record.revoked_rel(ctx, mid))
+        versions += _history(ctx, f"{mid}.revoked.json")
     keys: set[str] = set()
     for data in versions:
         keys |= set(approval_record.parse_revocation(data, mid) or {})
@@ -129,7 +130,7 @@ def retire(ctx: Context, where: str, mid: str, why: str, by: str) -> bool:
     except OSError:
         versions = []
     if where == "repo":
-        versions += _history(ctx, approval_record.repo_rel(ctx, mid))
+        versions += _history(ctx, f"{mid}.json")
     approvals: dict[str, dict[str, Any]] = {}
     for data in versions:
         rec = approval_record.parse(data, mid)
@@ -195,7 +196,8 @@ def _stage_rule(ctx: Context, where: str, *paths: Any) -> list[str]:
     """For a repository rule, stage its file and its records as they are now (a record that
     does not exist and was never tracked is left out), so that a plain `git commit` takes the
     whole decision: the rule's file without its record, or the record without the file, reads
-    as "not committed as it is on main" (docs/agents.md, "Approval records"). [] elsewhere."""
+    as "not committed as it is on main" (docs/agents.md, "Approval records"). [] elsewhere.
+    The `sync.Staged` list it returns names in `forced` what a `.gitignore` rule ignored."""
     if where != "repo" or ctx.repo is None:
         return []
     from git_memex.core.gitcmd import run_git
@@ -217,6 +219,7 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
     from git_memex.agents.gate import default_branch
     from git_memex.core.files import write_memory
     from git_memex.core.person import named_by
+    from git_memex.git import sync
     from git_memex.review.log import record_step
 
     if trust not in TRUST_CHOICES:
@@ -273,13 +276,14 @@ def approve(ctx: Context, memory_id: str, *, trust: str = "reviewed", note: str 
         if where == "personal":
             nxt = "it is one of your personal rules: it reaches your agents now, and nobody else's"
         elif ref is None:
-            nxt = ("commit it; the project's default branch is unknown, so set it with "
-                   "`git memex config set memex.defaultBranch NAME`")
+            from git_memex.agents.gate import unknown_branch
+
+            nxt = f"commit it; {unknown_branch(ctx)}"
         else:
             nxt = f"commit it; it reaches agents once it is on {ref.branch} as it is now (merge the PR)"
         return {"id": m.id, "from": before, "to": "approved", "trust_level": trust, "by": who,
                 "changed": changed, "path": str(found.path), "location": where, "next": nxt,
-                "warnings": warnings, "staged": staged}
+                "warnings": warnings, **sync.staged_fields(staged)}
 
 
 def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | None = None,
@@ -287,6 +291,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
     """Close the gate for one rule: it stays as history, never again as an instruction."""
     from git_memex.core.files import write_memory
     from git_memex.core.person import named_by
+    from git_memex.git import sync
     from git_memex.review.log import record_step
 
     with opened(ctx, stores) as st:
@@ -311,7 +316,7 @@ def revoke(ctx: Context, memory_id: str, *, note: str | None = None, by: str | N
         nxt = ("agents in this work tree stop seeing it now; commit it so that the team's do too"
                if where == "repo" else "your agents stop seeing it now")
         return {"id": m.id, "from": before, "to": "revoked", "by": who, "changed": changed,
-                "path": str(found.path), "location": where, "next": nxt, "staged": staged}
+                "path": str(found.path), "location": where, "next": nxt, **sync.staged_fields(staged)}
 
 
 def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:

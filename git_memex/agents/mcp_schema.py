@@ -266,7 +266,8 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "memory_list": _obj({"memories": {"type": "array", "items": _HIT}, "total": _I},
                         {"warnings": _STRS, "disagreements": _A, **_MORE}, "Memories"),
     "memory_supersede": _obj({"id": _S, "supersedes": _S}, {"masked": _STRS, "location": _S}, "Superseded"),
-    "memory_forget": _obj({"id": _S, "deleted": _B}, {"changed": _B, "status": _S, "paths": _STRS}, "Forgotten"),
+    "memory_forget": _obj({"id": _S, "deleted": _B}, {"changed": _B, "status": _S, "paths": _STRS, "staged": _STRS,
+                                                      "forced": _STRS}, "Forgotten"),
     "memory_get": _obj({"id": _S, "frontmatter": {"type": "object"}, "body": _S}, {"path": _S, "location": _S},
                        "Memory"),
     "memory_status": _obj({"outbox": _A, "repo": {"type": "object"}, "uncommitted": _STRS,
@@ -276,10 +277,12 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
                            "branch": _S0, "base": _S0, "push_command": _S, "pr_command": _S, "note": _S0,
                            "warnings": _STRS}, {"resumed": _B, "checkout": _S}, "Submitted"),
     "memory_propose": _obj({"proposed": _A}, None, "Proposed"),
-    "memory_promote": _obj({"id": _S, "from": _S, "to": _S, "by": _S}, {"history": _A}, "Promoted"),
+    "memory_promote": _obj({"id": _S, "from": _S, "to": _S, "by": _S}, {"history": _A, "staged": _STRS,
+                                                                      "forced": _STRS}, "Promoted"),
     "memory_resolve": _obj({"conflicts": _A}, {"path": _S, "clean": _B, "auto_merged": _STRS, "side": _S0,
                                                "taken": _STRS, "deleted": _B}, "Resolved"),
-    "memory_pr_status": _obj({"pr": {"type": "object"}, "memories": _A}, {"applied": _A}, "PullRequest"),
+    "memory_pr_status": _obj({"pr": {"type": "object"}, "memories": _A}, {"applied": _A, "not_applied": _STRS,
+                                                                         "staged": _STRS}, "PullRequest"),
 }
 
 TOOL_NAMES = tuple(DESCRIPTIONS)

@@ -581,6 +581,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
     ) -> CallToolResult:
         from git_memex.review import pr_status
 
+        shown: set[str] = set()
         if apply:  # recording review steps is the person's act: asked first, or the command named
             seen: dict[str, Any] = {}
 
@@ -591,7 +592,8 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
             res = a.call("memory_pr_status", look)
             if res.is_error:
                 return res
-            steps = [f"{it['id']}: {it['action']}" for it in seen["data"]["memories"] if it.get("target")]
+            steps = [pr_status.step_line(it) for it in seen["data"]["memories"] if it.get("target")]
+            shown = set(steps)  # applied is exactly what the person saw, whatever happens while they read it
             if steps:
                 question = ("Your AI agent asks to record these review steps from the pull request in this "
                             "work tree:\n" + person.quoted("\n".join(steps))
@@ -602,7 +604,7 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
                                                 "git memex pr-status --apply"), 2)
 
         def run(ctx: Context) -> CallToolResult:
-            data = pr_status.pr_status(ctx, apply=apply)
+            data = pr_status.pr_status(ctx, apply=apply, shown=shown if apply else None)
             pr = data["pr"]
             lines = [f"{pr_status.pr_label(pr.get('number'))} {pr.get('state') or '?'}"
                      + (f", review: {pr['review_decision']}" if pr.get("review_decision") else "")
@@ -613,6 +615,8 @@ def register_review_tools(tool: Callable[..., Any], a: Adapter) -> None:
             if apply:
                 lines += [f"applied {x['id']}: {x['from']} → {x['to']} (by {x['by']})" for x in data["applied"]] \
                     or ["nothing to apply."]
+                lines += [f"not applied {mid}: the user was not shown this step (it appeared or changed while they "
+                          "were asked); call again to ask them" for mid in data.get("not_applied") or []]
             return ok("\n".join(lines), data)
 
         return a.call("memory_pr_status", run)

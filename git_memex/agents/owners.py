@@ -62,18 +62,10 @@ ZERO = "0" * 40
 # ------------------------------------------------------------------ the owners file
 def owner_email(who: str | None) -> str | None:
     """The email OWNERS knows a person by, lowercased (owners, approvers and commit authors are
-    compared by it): ``local:<email>`` or a bare email; None for anything that names no email (a
-    bare name, ``@team``, ``github:…``)."""
-    if not who:
-        return None
-    w = who.strip()
-    if w.startswith("local:"):
-        w = w[len("local:"):]
-    if w.startswith("<") and w.endswith(">"):
-        w = w[1:-1]
-    if "@" not in w or w.startswith("@") or any(c.isspace() for c in w) or ":" in w or not w.isascii():
-        return None  # non-ASCII: str.lower() folds lookalikes (the Kelvin sign K to k) onto ASCII emails
-    return w.lower()
+    compared by it): `core.person.email_key`, the one normalisation of a granting match."""
+    from git_memex.core.person import email_key
+
+    return email_key(who)
 
 
 def parse(text: str | None) -> list[tuple[Glob | None, tuple[str, ...]]]:
@@ -187,7 +179,7 @@ def _oids(clone: Path, specs: list[str]) -> list[str | None] | None:
                "".join(s + "\n" for s in specs).encode("utf-8"))
     if out is None:
         return None
-    lines = out.decode("utf-8", "replace").splitlines()
+    lines = out.decode("utf-8", "replace").split("\n")[:len(specs)]
     if len(lines) != len(specs):
         return None
     return [oid if kind == "blob" else None for oid, _, kind in (ln.partition(" ") for ln in lines)]

@@ -131,6 +131,13 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
     from git_memex.core.precedence import sort_key
 
     instructions = passing(ctx, instr_rows.values(), user)
+    gate_note = ""
+    if ctx.repo is not None and any(r["location"] == "repo" for r in instr_rows.values()):
+        from git_memex.agents.gate import dangling_origin_head, default_branch, unknown_branch
+
+        if dangling_origin_head(ctx) is not None and default_branch(ctx) is None:  # say why no rule shows
+            gate_note = f"This repository's rules are not served: {unknown_branch(ctx)}."
+            stale = f"{stale} {gate_note}" if stale else gate_note
     # Precedence order (docs/org.md, "Precedence"): rules about facts first, org › project ›
     # personal; then preference rules, personal › project › org. The earlier of two that
     # disagree wins, and the budget drops the last first.
@@ -268,7 +275,7 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
             keep_d.append((c, z))
 
     block = render.ContextBlock(text="", budget=budget, signals=signals, rules_left_out=left_out, freshness=fresh)
-    if not (keep_i or keep_w or keep_k or keep_d or left_out):
+    if not (keep_i or keep_w or keep_k or keep_d or left_out or gate_note):
         return block
     block.text = text_of(keep_i, keep_w, keep_k)
     block.tokens = estimate_tokens(block.text)

@@ -21,6 +21,16 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
+def print_staged(r: dict[str, Any]) -> None:
+    """On stderr: what a command staged for the next commit, and what it staged past a
+    `.gitignore` rule (docs/git.md, "What a command stages")."""
+    if r.get("staged"):
+        print(f"staged for commit: {' '.join(r['staged'])}", file=sys.stderr)
+    for path in r.get("forced") or []:
+        print(f"note: a .gitignore rule ignores {path}; staged it all the same (`git add -f`): without it the "
+              "change is not whole on the default branch", file=sys.stderr)
+
+
 def context() -> Context:  # imported lazily so --help stays cheap
     from git_memex.core.context import load_context
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex.commands._common import add_json, context, emit_json
+from git_memex.commands._common import add_json, context, emit_json, print_staged
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"deleted {res['id']}")
     else:
         print(f"retracted {res['id']}" if res.get("changed") else f"{res['id']} was already retracted")
+    if not args.json:
+        print_staged(res)
     return 0
 
 

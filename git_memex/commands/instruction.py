@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from git_memex.commands._common import add_json, context, emit_json, short, warn
+from git_memex.commands._common import add_json, context, emit_json, print_staged, short, warn
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,8 +51,7 @@ def _done(r: dict) -> int:
         print(f"{short(r['id'])}: already {verb}; nothing changed")
     else:
         print(f"{short(r['id'])}: instruction_state {r['from']} → {r['to']} (by {r['by']})")
-    if r.get("staged"):
-        print(f"staged for commit: {' '.join(r['staged'])}", file=sys.stderr)
+    print_staged(r)
     print(f"next: {r['next']}", file=sys.stderr)
     return 0
 

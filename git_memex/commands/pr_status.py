@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from git_memex.commands._common import add_json, context, emit_json
+from git_memex.commands._common import add_json, context, emit_json, print_staged
 from git_memex.errors import UsageError
 
 
@@ -58,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print("  no memory in review" if r.get("source") == "git" else "  no memory files in this PR")
     for a in r["applied"]:
         print(f"applied {a['id']}: {a['from']} → {a['to']} (by {a['by']})")
-    if r.get("staged"):
-        print(f"staged for commit: {' '.join(r['staged'])}", file=sys.stderr)
+    print_staged(r)
     if not args.org and not args.apply and any(m["target"] for m in r["memories"]):
         print("run `git memex pr-status --apply` to perform these transitions")
     return 0

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from git_memex.commands._common import add_json, context, emit_json
+from git_memex.commands._common import add_json, context, emit_json, print_staged
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,8 +31,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json(r)
         return 0
     print(f"{r['id']}: {r['from']} → {r['to']} (by {r['by']})")
-    if r.get("staged"):
-        print(f"staged for commit: {' '.join(r['staged'])}", file=sys.stderr)
+    print_staged(r)
     if r["to"] == "rejected":
         print("nothing was deleted: revise and `--resubmit`, close the PR, or keep it as a record")
     return 0

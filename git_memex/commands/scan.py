@@ -36,13 +36,17 @@ def run(args: argparse.Namespace) -> int:
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only, "patterns": ctx.redact_patterns}
     findings = []
     if args.staged:
-        from git_memex.core.gitcmd import staged_memory_changes
+        from git_memex.agents.approval_record import record_problems
+        from git_memex.core.gitcmd import is_record_path, staged_memory_changes
         from git_memex.secrets.scan import dangling_pointers, size_findings
 
         work_tree = ctx.require_repo("scan --staged").work_tree
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
-            staged, deleted, oversized = staged_memory_changes(work_tree, ctx.memory_dir_rel)
+            both, deleted, oversized = staged_memory_changes(work_tree, ctx.memory_dir_rel, records=True)
             findings.extend(size_findings(oversized))  # known from the blob's size; never read, nor scanned
+            staged = [(p, d) for p, d in both if not is_record_path(p, ctx.memory_dir_rel)]
+            if kw["fmt"]:  # an approval record as the pre-commit hook checks it
+                findings.extend(f for p, d in both if is_record_path(p, ctx.memory_dir_rel) for f in record_problems(p, d))
             for path, data in staged:
                 findings.extend(check_bytes(path, data, **kw))
             if kw["fmt"]:  # what the pre-commit hook also refuses: a successor the commit lacks

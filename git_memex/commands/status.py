@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex.commands._common import add_json, context, emit_json
+from git_memex.commands._common import add_json, context, emit_json, print_staged
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json(res)
     elif res["changed"]:
         print(f"{res['id']}: {res['from']} → {res['to']}")
+        print_staged(res)
     else:
         print(f"{res['id']} is already {res['to']}")
     return 0

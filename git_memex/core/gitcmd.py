@@ -176,6 +176,61 @@ def finish_git(proc: subprocess.Popen[bytes] | None,
     return _decoded(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
 
 
+LogEntry = tuple[str, list[str], list[str], list[tuple[str, str, str]]]
+"""One commit of `log_changes`: (commit id, parent ids, the values of the asked `fields`, its
+changes as (status letter, the new blob id, path))."""
+
+
+def log_changes(args: list[str], cwd: Path, *, fields: tuple[str, ...] = (), timeout: float | None = 60,
+                env: dict[str, str | None] | None = None, literal: bool = True) -> list[LogEntry] | None:
+    """`git log ARGS` with the files each commit changed: the one parser of git's history with
+    paths in git-memex. Read NUL-separated (``-z --raw --no-renames``), so that a path is exactly
+    the bytes git holds: never quoted (``m\\303\\251moire/…`` for ``mémoire/…``, as
+    ``--name-only`` writes it unless ``core.quotePath`` is off), never split on a line break or
+    a Unicode line separator. `fields` are `--format` placeholders (``%an``, ``%ae``…), returned
+    per commit in order; a value holds no NUL (git refuses one in a commit header). Each change
+    is (status letter: A, M, D, T…, new blob id: all zeros for a deletion, path, decoded as UTF-8
+    with ``surrogateescape``). With ``-m`` a merge is one entry per parent. None when git fails
+    or its output is not what this reads.
+
+    The structure is read by position, never by guessing what a line looks like: a commit is a
+    header token (``\\x01`` + the commit id and parent ids) followed by one token per field;
+    each change is a ``:`` metadata token followed by exactly one path token (renames are off),
+    so a path is never taken for a header, however it is named."""
+    fmt = "--format=%x01%H %P" + "".join("%x00" + f for f in fields)
+    proc = run_git(["log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-color", fmt, *args], cwd,
+                   timeout=timeout, env=env, literal=literal)
+    if proc is None or proc.returncode != 0:
+        return None
+    tokens = proc.stdout.split(b"\0")
+    out: list[LogEntry] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i].lstrip(b"\n")
+        if not tok:
+            i += 1
+            continue
+        if tok.startswith(b"\x01"):
+            ids = tok[1:].decode("ascii", "replace").split()
+            if not ids:
+                return None
+            values = [t.decode("utf-8", "replace") for t in tokens[i + 1:i + 1 + len(fields)]]
+            if len(values) != len(fields):
+                return None
+            out.append((ids[0], ids[1:], values, []))
+            i += 1 + len(fields)
+        elif tok.startswith(b":") and out and i + 1 < n:
+            meta = tok[1:].split(b" ")
+            if len(meta) < 5:
+                return None
+            out[-1][3].append((meta[4][:1].decode("ascii", "replace"), meta[3].decode("ascii", "replace"),
+                               tokens[i + 1].decode("utf-8", "surrogateescape")))
+            i += 2
+        else:
+            return None
+    return out
+
+
 def in_memory_dir(path: str, memory_dir: str) -> bool:
     """A memory file the index reads: `<memory_dir>/…/<name>.md`, directly in the folder or in a
     subfolder at any depth, in no hidden folder (`.approvals/`) and not hidden itself, as the
@@ -194,7 +249,14 @@ def is_memory_path(path: str, memory_dir: str) -> bool:
     return path.startswith(prefix) and path.endswith(".md") and len(path) > len(prefix) + 3
 
 
-def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = None,
+def is_record_path(path: str, memory_dir: str) -> bool:
+    """An approval or revocation record of a repository rule: `<memory_dir>/.approvals/<name>.json`
+    (agents/approval_record.py), which the pre-commit hook checks too (`approval_record.record_problems`)."""
+    prefix = memory_dir.rstrip("/") + "/.approvals/"
+    return path.startswith(prefix) and path.endswith(".json") and "/" not in path[len(prefix):]
+
+
+def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = None, *, records: bool = False,
                           ) -> tuple[list[tuple[str, bytes]], list[str], list[tuple[str, int]]]:
     """(path, blob) of the memory files (at any depth of the folder) whose entry in the index git
     is recording differs from HEAD (all of them on an unborn branch): the content the commit
@@ -206,6 +268,8 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     One `git diff-index` call; two more (`cat-file --batch-check`, then `--batch` for the blobs
     within the limit) only when a memory file is staged.
     Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
+    With `records`, the staged approval and revocation records (`is_record_path`) are among the
+    (path, blob) pairs too, for the caller to check as what they are.
     """
     if limit is None:
         from git_memex.core.frontmatter import MAX_FILE_BYTES
@@ -227,7 +291,8 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     fields = r.stdout.decode("utf-8", "surrogateescape").split("\0")
     changes = [("A", f) for f in fields if f] if listing else list(zip(fields[0::2], fields[1::2], strict=False))
     deleted = [p for st, p in changes if st == "D" and is_memory_path(p, memory_dir)]
-    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p) if is_memory_path(p, memory_dir)]
+    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p)
+             if is_memory_path(p, memory_dir) or (records and is_record_path(p, memory_dir))]
     if not paths:
         return [], deleted, []
     if any("\n" in p for p in paths):  # `cat-file` reads one name a line

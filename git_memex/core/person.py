@@ -13,6 +13,12 @@ and only when none is set, git itself (`git var GIT_AUTHOR_IDENT`: ``EMAIL``, a 
 libgit2 is asked only when no `git` can be started. Versions before this module wrote the bare
 ``user.name`` into ``proposed_by`` and ``approved_by``: `spellings` lists those older forms so
 that a comparison still recognises them.
+
+Comparing two spellings of a person is done here and only here: `person_key` (git's own trimming
+of a name or e-mail, `without_crud`, then ``local:`` and ``Name <email>`` reduced to the e-mail,
+case folded) for every "is this the same person?" check (self-approval, self-merge, the approver
+a file names), and `email_key` (the same e-mail, lowercased, ASCII only) where a match grants
+something (OWNERS, an approval record's author): there, a lookalike must never fold onto an owner.
 """
 
 from __future__ import annotations
@@ -30,16 +36,35 @@ NO_PERSON = ("git does not know who you are; set it with `git config --global us
 """The one sentence (a caller appends what was not done) when git knows no person at all."""
 
 
+_CRUD = frozenset(chr(c) for c in range(33)) | frozenset(".,:;<>\"\\'")
+
+
+def without_crud(value: str) -> str:
+    """A name or e-mail as git writes it into a commit's author line (ident.c,
+    ``strbuf_addstr_without_crud``): spaces, control characters and ``. , : ; < > " \\ '`` removed
+    from both ends, and ``<``, ``>`` and line breaks dropped inside. `` Bob@Example.COM `` from
+    ``user.email`` is ``Bob@Example.COM`` in the commit, and so everywhere git-memex writes it."""
+    start, end = 0, len(value)
+    while start < end and value[start] in _CRUD:
+        start += 1
+    while end > start and value[end - 1] in _CRUD:
+        end -= 1
+    return "".join(c for c in value[start:end] if c not in "\n<>")
+
+
 def _names(ctx: Context) -> tuple[str | None, str | None]:
-    """The author e-mail and name git would use, in git's order (environment, author.*, user.*);
-    git itself is asked only when neither the environment nor the config names an e-mail."""
+    """The author e-mail and name git would use, in git's order (environment, author.*, user.*),
+    trimmed as git trims them (`without_crud`); git itself is asked only when neither the
+    environment nor the config names an e-mail."""
     email = os.environ.get("GIT_AUTHOR_EMAIL") or ctx.config.get("author.email") or ctx.config.get("user.email")
     name = os.environ.get("GIT_AUTHOR_NAME") or ctx.config.get("author.name") or ctx.config.get("user.name")
+    email = without_crud(str(email)) if email else None
+    name = without_crud(str(name)) if name else None
     if not email:
         got = commit_ident(ctx, "AUTHOR")
         if got is not None:
             name, email = name or got[0], got[1]
-    return (str(email) if email else None), (str(name) if name else None)
+    return (email or None), (name or None)
 
 
 _IDENT_RE = re.compile(r"^(.*?) ?<([^<>]*)> (\d+) ([+-])(\d\d)(\d\d)$")
@@ -101,7 +126,7 @@ def named_by(ctx: Context, by: str | None, role: str = "reviewer") -> str:
         return who
     email, name = _names(ctx)
     mine = spellings(ctx) | ({f"{name} <{email}>"} if name and email else set())
-    if by.strip() in mine:
+    if any(same_person(by, m) for m in mine):
         return who
     from git_memex.errors import USAGE, MemexError
 
@@ -120,3 +145,44 @@ def spellings(ctx: Context) -> set[str]:
         if v:
             out |= {v, f"local:{v}"}
     return out
+
+
+def person_key(who: object) -> str:
+    """The form two spellings of one person are compared in ("" for nobody): git's trimming
+    (`without_crud`), a ``local:`` prefix dropped, ``Name <email>`` reduced to the e-mail, case
+    folded. ``local:ALICE@Example.com``, ``alice@example.com`` and ``Alice <alice@example.com>``
+    are one person; ``github:alice`` keeps its namespace and is another."""
+    if who is None:
+        return ""
+    w = str(who).strip()
+    if w.startswith("<") and w.endswith(">") and w.count("<") == 1:
+        w = w[1:-1]
+    elif w.endswith(">") and " <" in w:  # Name <email>, as git prints an ident
+        w = w[w.rindex(" <") + 2:-1]
+    if w.startswith("local:"):
+        w = w[len("local:"):]
+    return without_crud(w).casefold()
+
+
+def same_person(a: object, b: object) -> bool:
+    """Whether `a` and `b` name the same person (`person_key`); nobody is never anybody."""
+    ka = person_key(a)
+    return bool(ka) and ka == person_key(b)
+
+
+def email_key(who: str | None) -> str | None:
+    """The e-mail a person is known by where a match grants something (OWNERS, the author of an
+    approval record), lowercased: ``local:<email>``, ``<email>`` or a bare e-mail, trimmed as git
+    trims it; None for anything that names no e-mail (a bare name, ``@team``, ``github:…``) and for
+    a non-ASCII one (str.lower() folds lookalikes, the Kelvin sign K to k, onto ASCII e-mails)."""
+    if not who:
+        return None
+    w = who.strip()
+    if w.startswith("local:"):
+        w = w[len("local:"):]
+    if w.startswith("<") and w.endswith(">"):
+        w = w[1:-1]
+    w = without_crud(w)
+    if "@" not in w or w.startswith("@") or any(c.isspace() for c in w) or ":" in w or not w.isascii():
+        return None
+    return w.lower()

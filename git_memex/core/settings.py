@@ -131,6 +131,11 @@ def read_team_file(work_tree: Path) -> dict[str, str]:
         text = (work_tree / TEAM_FILE).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
+    return parse_team_text(text)
+
+
+def parse_team_text(text: str) -> dict[str, str]:
+    """`read_team_file` of a text (a version of `TEAM_FILE` from git's history, say)."""
     out: dict[str, str] = {}
     section = ""
     for line in text.splitlines():

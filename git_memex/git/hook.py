@@ -484,15 +484,21 @@ def pre_commit() -> int:
     memory file costs one `git diff-index` and no memory check can refuse it.
     """
     from git_memex.core.context import load_context
-    from git_memex.core.gitcmd import staged_memory_changes
+    from git_memex.core.gitcmd import is_record_path, staged_memory_changes
     from git_memex.secrets.scan import commit_problems, dangling_pointers, size_findings
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
     findings = []
     try:  # a blob over the size limit is refused from its size alone, never read
-        staged, deleted, oversized = staged_memory_changes(repo_info.work_tree, ctx.memory_dir_rel)
+        both, deleted, oversized = staged_memory_changes(repo_info.work_tree, ctx.memory_dir_rel, records=True)
         findings.extend(size_findings(oversized))
+        staged = [(p, d) for p, d in both if not is_record_path(p, ctx.memory_dir_rel)]
+        for path, data in both:
+            if is_record_path(path, ctx.memory_dir_rel):  # only when a record is staged
+                from git_memex.agents.approval_record import record_problems
+
+                findings.extend(record_problems(path, data))
         for path, data in staged:
             findings.extend(commit_problems(path, data, ctx.redact_patterns))
         findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted,

@@ -267,7 +267,7 @@ def unpushed_branches(clone: Path) -> list[str]:
     if code != 0:
         raise MemexError(f"git cannot list the unpushed branches of {clone} ({_first_line(err)}); nothing was changed",
                          FAILED)
-    return sorted({ln.strip().removeprefix("refs/heads/") for ln in out.splitlines() if ln.strip()})
+    return sorted({ln.strip().removeprefix("refs/heads/") for ln in out.split("\n") if ln.strip()})
 
 
 def local_changes(clone: Path) -> list[str]:
@@ -275,14 +275,14 @@ def local_changes(clone: Path) -> list[str]:
     if not (clone / ".git").is_dir():
         return []
     out: list[str] = []
-    code, status, err = _git(["status", "--porcelain", "--untracked-files=normal"], clone)
+    code, status, err = _git(["status", "--porcelain", "-z", "--no-renames", "--untracked-files=normal"], clone)
     if code != 0:
         raise MemexError(f"git cannot read the status of {clone} ({_first_line(err)}); nothing was changed", FAILED)
-    n = len([ln for ln in status.splitlines() if ln.strip()])
+    n = len([entry for entry in status.split("\0") if entry.strip()])
     if n:
         out.append(f"{n} uncommitted change{'s' if n != 1 else ''}")
     code, stashes, _ = _git(["stash", "list"], clone)
-    k = len([ln for ln in stashes.splitlines() if ln.strip()]) if code == 0 else 0
+    k = len([ln for ln in stashes.split("\n") if ln.strip()]) if code == 0 else 0
     if k:
         out.append(f"{k} stash{'es' if k != 1 else ''}")
     return out

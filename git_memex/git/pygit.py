@@ -72,19 +72,52 @@ def changed_memory_files(repo: pygit2.Repository, old: str | None, new: str | No
     return out
 
 
-def conflicts(repo: pygit2.Repository, memory_dir: str | None = None) -> dict[str, tuple[bytes | None, bytes | None, bytes | None]]:
+def conflicts(repo: pygit2.Repository, memory_dir: str | None = None,
+              records: bool = False) -> dict[str, tuple[bytes | None, bytes | None, bytes | None]]:
     """Conflicted paths with their (base, ours, theirs) blobs from index stages 1/2/3; with
-    `memory_dir`, only memory files (in the folder or a subfolder of it, `gitcmd.is_memory_path`)."""
+    `memory_dir`, only memory files (in the folder or a subfolder of it, `gitcmd.is_memory_path`),
+    and with `records` the rules' approval and revocation records too (`gitcmd.is_record_path`)."""
+    from git_memex.core.gitcmd import is_record_path
+
     out: dict[str, tuple[bytes | None, bytes | None, bytes | None]] = {}
     c = repo.index.conflicts
     if c is None:
         return out
     for base, ours, theirs in c:
         path = next(e.path for e in (ours, theirs, base) if e is not None)
-        if memory_dir is not None and not _memory_path(path, memory_dir):
+        if memory_dir is not None and not _memory_path(path, memory_dir) and not (
+                records and is_record_path(path, memory_dir)):
             continue
         out[path] = tuple(repo[e.id].data if e is not None else None for e in (base, ours, theirs))  # type: ignore[assignment, attr-defined]
     return out
+
+
+def odd_conflict(repo: pygit2.Repository, path: str) -> str | None:
+    """Why the conflict of `path` is not three versions of one file (one phrase), or None: a side
+    that is not a regular file (a symbolic link, a submodule), or a side git recorded under
+    another name (``PATH~HEAD``, ``PATH~BRANCH``: the two sides had different types, so git kept
+    each somewhere). Taking a side there would delete or replace a file nobody looked at."""
+    c = repo.index.conflicts
+    if c is None:
+        return None
+    kinds = {0o120000: "a symbolic link", 0o160000: "a submodule"}
+    odd: list[str] = []
+    moved: list[str] = []
+    for stages in c:
+        entries = [(side, e) for side, e in zip(("base", "ours", "theirs"), stages, strict=True) if e is not None]
+        if not entries:
+            continue
+        p = entries[0][1].path
+        if p == path:
+            odd += [f"{side} is {kinds.get(e.mode, 'not a regular file')}" for side, e in entries
+                    if e.mode not in (0o100644, 0o100755)]
+        elif p.startswith(path + "~"):
+            moved.append(p)
+    if not odd and not moved:
+        return None
+    said = "; ".join(odd) if odd else "the sides had different types"
+    where = f", and git recorded the other side as {', '.join(sorted(moved))}" if moved else ""
+    return said + where
 
 
 def stage_resolved(repo: pygit2.Repository, path: str, data: bytes) -> None:

@@ -46,13 +46,31 @@ def reindex_paths(ctx: Context, rel_paths: list[str], trigger: str, loaded: list
                                folders=[ctx.memory_dir], loaded=loaded)
 
 
-def stage(ctx: Context, paths: list[Path], what: str = "the change") -> list[str]:
+class Staged(list[str]):
+    """What `stage` staged (paths relative to the work tree), and in `forced` those of them a
+    `.gitignore` rule ignores, staged with `git add -f` (the caller says so)."""
+
+    def __init__(self, rels: list[str], forced: list[str]) -> None:
+        super().__init__(rels)
+        self.forced = forced
+
+
+def staged_fields(staged: list[str]) -> dict[str, Any]:
+    """A result's `staged` (and `forced`, when a `.gitignore` rule ignored any of them)."""
+    forced = list(getattr(staged, "forced", []) or [])
+    return {"staged": list(staged), **({"forced": forced} if forced else {})}
+
+
+def stage(ctx: Context, paths: list[Path], what: str = "the change") -> Staged:
     """Stage exactly these files of the work tree as they are now, so that a plain `git commit`
     records everything a review command wrote (docs/git.md, "What a command stages"): `git add`
     for a file that exists, `git rm --cached` for one that is gone (a deleted record or a
-    forgotten memory; nothing when git never tracked it). Returns their paths relative to the
-    work tree. One git call per kind; a git that fails is one sentence naming the paths and the
-    `git add` to run (the files themselves are written)."""
+    forgotten memory; nothing when git never tracked it). These are git-memex's own files (a
+    memory, its approval and revocation records): one that a `.gitignore` rule ignores (a broad
+    `*.json`, say) is staged all the same, with `git add -f`, and named in `forced`, since a rule
+    whose record is left out is not served. Returns their paths relative to the work tree. A git
+    that fails is one sentence naming the paths and the `git add` to run (the files themselves
+    are written)."""
     from git_memex.core.gitcmd import error_line, run_git
 
     assert ctx.repo is not None
@@ -60,15 +78,25 @@ def stage(ctx: Context, paths: list[Path], what: str = "the change") -> list[str
     rels = list(dict.fromkeys(p.relative_to(root).as_posix() for p in paths))
     present = [r for r in rels if (root / r).exists()]
     gone = [r for r in rels if r not in present]
-    for args, group in ((["add", "--"], present), (["rm", "-q", "--cached", "--ignore-unmatch", "--"], gone)):
+    forced: list[str] = []
+    if present:  # ignored (tracked or not, `--no-index`): a plain `git add` refuses an untracked one;
+        # literal=False: check-ignore refuses `--literal-pathspecs` (the names come on stdin)
+        proc = run_git(["check-ignore", "--no-index", "-z", "--stdin"], root, timeout=60, literal=False,
+                       input=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in present))
+        if proc is not None and proc.returncode == 0:
+            hit = set(proc.stdout.decode("utf-8", "surrogateescape").split("\0"))
+            forced = [r for r in present if r in hit]
+    plain = [r for r in present if r not in forced]
+    for args, group in ((["add", "--"], plain), (["add", "-f", "--"], forced),
+                        (["rm", "-q", "--cached", "--ignore-unmatch", "--"], gone)):
         if not group:
             continue
         proc = run_git([*args, *group], root, timeout=60)
         if proc is None or proc.returncode != 0:
             detail = error_line(proc.stderr.decode("utf-8", "replace")) if proc is not None else "git did not run"
             raise MemexError(f"{what} was written but git could not stage {', '.join(group)} ({detail}); run "
-                             f"`git add -A -- {' '.join(group)}`", FAILED)
-    return rels
+                             f"`git add -f -A -- {' '.join(group)}`", FAILED)
+    return Staged(rels, forced)
 
 
 def incoming_problems(ctx: Context, rel_paths: list[str], loaded: list[Loaded] | None = None) -> list[Any]:
@@ -235,20 +263,20 @@ def push(ctx: Context, *, run: bool = False, branch: str | None = None) -> dict[
     else:
         args = ["push", remote, branch if upstream == branch else f"{branch}:{upstream}"]
     command = "git " + " ".join(q(a) for a in args)
-    log = _git_text(work, "log", "--format=format:%x01%H", "--name-only", "--no-renames", "-m",
-                    f"refs/heads/{branch}", "--not", f"--remotes={remote}", "--")
+    from git_memex.core.gitcmd import log_changes
+
+    log = log_changes(["-m", f"refs/heads/{branch}", "--not", f"--remotes={remote}", "--"], work)
     if log is None:
         raise MemexError(f"could not list the commits of {branch} that {remote} lacks; nothing was pushed", FAILED)
-    commits: list[str] = []
+    commits: list[str] = list(dict.fromkeys(commit for commit, _parents, _fields, _changes in log))
     memory: set[str] = set()
     other: set[str] = set()
-    for line in log.splitlines():
-        if line.startswith("\x01"):
-            commits.append(line[1:])
-        elif in_memory_dir(line, mem):
-            memory.add(line)
-        elif line.strip() and not line.startswith(mem.rstrip("/") + "/"):  # e.g. its .gitkeep is not "other"
-            other.add(line)
+    for _commit, _parents, _fields, changes in log:
+        for _status, _blob, path in changes:
+            if in_memory_dir(path, mem):
+                memory.add(path)
+            elif path and not path.startswith(mem.rstrip("/") + "/"):  # e.g. its .gitkeep is not "other"
+                other.add(path)
     base = (_git_text(work, "symbolic-ref", "--quiet", "--short", f"refs/remotes/{remote}/HEAD") or "").strip()
     base = base.split("/", 1)[1] if "/" in base else ""
     if not base:  # no refs/remotes/REMOTE/HEAD (a clone of an empty remote, `remote add` + `push -u`)
@@ -293,7 +321,7 @@ def list_conflicts(ctx: Context) -> list[Conflict]:
     from git_memex.git import pygit
 
     repo = _repo(ctx, "resolve")
-    return [Conflict(p, Path(p).stem) for p in sorted(pygit.conflicts(repo, ctx.memory_dir_rel))]
+    return [Conflict(p, Path(p).stem) for p in sorted(pygit.conflicts(repo, ctx.memory_dir_rel, records=True))]
 
 
 @record
@@ -318,19 +346,21 @@ SIDES = ("ours", "theirs")
 def _locate(ctx: Context, target: str) -> tuple[Any, str, tuple[bytes | None, bytes | None, bytes | None]]:
     """(pygit2 repository, path relative to the work tree, its index stages 1/2/3) of the one
     conflicted memory file `target` names (id, id prefix of 6+, file name or path)."""
+    from git_memex.core.gitcmd import is_record_path
     from git_memex.git import pygit
 
     repo = _repo(ctx, "resolve")
-    stages = pygit.conflicts(repo, ctx.memory_dir_rel)
+    stages = pygit.conflicts(repo, ctx.memory_dir_rel, records=True)
     if not stages:
         raise MemexError("there are no conflicted memory files", USAGE)
     assert ctx.repo is not None
     wanted = None
     t = target.strip()
-    for p in stages:
-        if t in (p, Path(p).name, Path(p).stem) or (
+    for p in stages:  # a memory file by id or prefix too; a record by its path or file name only
+        record = is_record_path(p, ctx.memory_dir_rel)
+        if t in (p, Path(p).name) or (not record and t == Path(p).stem) or (
             Path(t).is_absolute() and Path(t) == ctx.repo.work_tree / p
-        ) or (len(t) >= 6 and Path(p).stem.startswith(t.upper())):
+        ) or (not record and len(t) >= 6 and Path(p).stem.startswith(t.upper())):
             wanted = p
             break
     if wanted is None:
@@ -342,6 +372,12 @@ def _locate(ctx: Context, target: str) -> tuple[Any, str, tuple[bytes | None, by
             pass
     if wanted is None:
         raise UsageError(f"{target} is not a conflicted memory file; `git memex resolve` lists them")
+    odd = pygit.odd_conflict(repo, wanted)
+    if odd is not None:
+        raise MemexError(f"{wanted} is not one file in three versions ({odd}): resolve takes no side there, and "
+                         f"nothing was changed; keep the memory file you want at {wanted} with git (`git checkout "
+                         f"--ours` or `--theirs`, or move the other file back), then `git add` it and `git rm` the "
+                         "other", CONFLICT)
     return repo, wanted, stages[wanted]
 
 
@@ -362,9 +398,16 @@ def conflict_view(ctx: Context, target: str, side: str) -> dict[str, Any]:
     cannot read, which might be one), the fields the side would decide, and `expect`. Nothing is
     written."""
     from git_memex.core.frontmatter import FrontmatterError, parse
+    from git_memex.core.gitcmd import is_record_path
     from git_memex.git.merge import merge_texts
+    from git_memex.secrets.admission import mask_value
 
     _repo_, wanted, stages = _locate(ctx, target)
+    if is_record_path(wanted, ctx.memory_dir_rel):  # a rule's approval: always the person's call
+        kept = stages[1 if side == "ours" else 2]
+        return {"path": wanted, "side": side, "rule": True, "taken": ["record"], "after": {},
+                "body": mask_value(_decode(kept) or "", ctx.redact_patterns)[0], "deleted": kept is None,
+                "expect": stages_digest(stages)}
     rule = False
     bodies: dict[str, str] = {}
     for name, blob in zip(("base", *SIDES), stages, strict=True):
@@ -391,8 +434,6 @@ def conflict_view(ctx: Context, target: str, side: str) -> dict[str, Any]:
         after = {k: meta.get(k) for k in ("status", "instruction_state", "review_state") if k in meta}
     except (FrontmatterError, ValueError):
         after = {}
-    from git_memex.secrets.admission import mask_value
-
     shown = mask_value(bodies.get(side) or "", ctx.redact_patterns)[0]
     return {"path": wanted, "side": side, "rule": rule, "taken": taken, "body": shown, "after": after,
             "deleted": text is None, "expect": stages_digest(stages)}
@@ -416,6 +457,10 @@ def resolve(ctx: Context, target: str, side: str | None = None, expect: str | No
         raise MemexError(f"the conflict in {wanted} changed since the person was shown it; nothing was written, "
                          "ask again", FAILED)
     assert ctx.repo is not None
+    from git_memex.core.gitcmd import is_record_path
+
+    if is_record_path(wanted, ctx.memory_dir_rel):
+        return _resolve_record(ctx, repo, wanted, stages, side)
     base, ours, theirs = stages
     if ours is None or theirs is None:
         gone = "ours" if ours is None else "theirs"
@@ -460,6 +505,53 @@ def resolve(ctx: Context, target: str, side: str | None = None, expect: str | No
     pygit.stage_resolved(repo, wanted, data)
     _reindex_resolved(ctx, wanted)
     return ResolveOutcome(wanted, True, list(result.auto_merged), side=side, taken=list(result.taken))
+
+
+def _resolve_record(ctx: Context, repo: Any, wanted: str, stages: tuple[bytes | None, bytes | None, bytes | None],
+                    side: str | None) -> ResolveOutcome:
+    """A rule's conflicted record (two people approved, or revoked, on parallel branches).
+
+    A revocation record (`<id>.revoked.json`) is merged: every approval either side revoked stays
+    revoked (revocations only grow), whatever `side` says. An approval record is one person's act
+    on one content: it is never merged, one side is taken whole (`side`; a side that deleted it
+    removes it), so the record stays the one its approver committed, and without a side nothing
+    is written (exit 3, one sentence naming both ways out)."""
+    from git_memex.agents import approval_record as ar
+    from git_memex.git import pygit
+
+    name = Path(wanted).name
+    mid = name[:-len(".revoked.json")] if name.endswith(".revoked.json") else name[:-len(".json")]
+    if name.endswith(".revoked.json"):
+        merged: dict[str, dict[str, Any]] = {}
+        for blob in stages:
+            if blob is None:
+                continue
+            entries = ar.parse_revocation(blob, mid)
+            if entries is None:
+                raise MemexError(f"a side of {wanted} is not a revocation record git-memex wrote; nothing was written; "
+                                 "settle it by hand (keep every entry of both sides), then `git add` it", CONFLICT)
+            for key, entry in entries.items():
+                merged.setdefault(key, entry)
+        pygit.stage_resolved(repo, wanted, ar.build_revocation(mid, merged.values()))
+        return ResolveOutcome(wanted, True, ["revoked"], taken=[])
+    if side is None:
+        raise MemexError(f"the approval record of {mid} ({wanted}) conflicts: two approvals of the rule met in this "
+                         f"merge; take one whole with `git memex resolve {wanted} --ours` (or `--theirs`), or `git rm` "
+                         f"it and approve the rule again after the merge (`git memex instruction approve {mid}`); "
+                         "nothing was written", CONFLICT)
+    kept = stages[1] if side == "ours" else stages[2]
+    if kept is None:
+        from git_memex.core.gitcmd import Fail, run_git
+
+        run_git(["rm", "-q", "--", wanted], ctx.repo.work_tree if ctx.repo else None, timeout=60,
+                fail=Fail("git is not installed or not on PATH; nothing was written",
+                          "git rm took too long; check `git status`", f"git rm {wanted} failed ({{}})"))
+        return ResolveOutcome(wanted, True, side=side, taken=["deleted"], deleted=True)
+    if isinstance(ar.parse(kept, mid), str):
+        raise MemexError(f"{side}'s side of {wanted} is not an approval record git-memex wrote; nothing was written; "
+                         f"take the other side, or approve the rule again", CONFLICT)
+    pygit.stage_resolved(repo, wanted, kept)
+    return ResolveOutcome(wanted, True, side=side, taken=["record"])
 
 
 def _check_side(ctx: Context, wanted: str, data: bytes, side: str) -> None:

@@ -5,7 +5,7 @@
 server sent, byte for byte as the server has it, plus `state.json`:
 `{"url", "cursor", "last_pull_at", "last_attempt_at", "last_error", "items": {id: {"revision",
 "review_state", "sha256"}}, "quarantined": {id: reason}}`, and `.bases/<id>.json` (BASES: the
-revision this machine's own file of a memory is based on). Its index lives in `.index/` inside
+revisions of a memory this machine saw and what each says). Its index lives in `.index/` inside
 it, and `Stores` reads it as a further source labelled `remote:NAME`, as it reads an org clone.
 `users.json` names the git config files whose subscription pulled into it (the cache is the
 user's, shared by every project subscribed to NAME), so `remote remove` keeps it while another uses it.
@@ -137,14 +137,56 @@ def notes_for(ctx: Context, locations: Any) -> list[dict[str, Any]]:
     return [freshness(ctx, n) for n in names if n in ctx.remote_names()]
 
 
-# ------------------------------------------------------------------ what this machine's file was based on
+# ------------------------------------------------------------------ the revisions this machine saw
 BASES = ".bases"
-"""`<cache>/.bases/<id>.json`: the server revision this machine's own file of `<id>` is known to
-hold (`{"revision", "file", "path", "conflict"}`): the text this machine proposed and the server
-stored at that revision, or, after a conflict (`conflict: true`), the server's revision the
-person is merging into the file at `path`. `propose --to remote` sends that revision as
-`base_revision` and three-way merges against it, never the cache's newest revision, which a
-`remote pull` moves without this machine's file following (docs/remote.md, "Proposing")."""
+"""`<cache>/.bases/<id>.json` (0600), what this machine knows of the server's revisions of `<id>`, so
+that `propose --to remote` finds the revision a local file started from by its **content**, never
+by the id alone (docs/remote.md, "Which revision it is based on"):
+`{"format": BASE_FORMAT, "seen": {"<revision>": "<content_key>"}, "sent": null | {...},
+"conflict": null | {...}}`.
+
+- `seen`: every revision this machine saw, pulled (for a memory this project holds, or one it
+  proposed), proposed, or fetched after a 409, with the `content_key` of its text (at most
+  `SEEN_MAX`, the newest kept). A local file, or one of its versions in git, whose key is one of
+  these holds that revision's content.
+- `sent`: the last proposal this machine made of it: `revision`, `file` (the text sent), `path`
+  and `head` (HEAD's commit then, or null outside git): a version that file held, counted while
+  the file is at that path and HEAD still descends from `head` (not another clone sharing this
+  data root, not a branch switched to since).
+- `conflict`: a merge this machine left in a file with markers: `revision` and `file` (the
+  server's revision and text merged in), `path`, `head` as above, and `ours` (the sha256 of the
+  file before the merge). The file then counts as based on that revision while `path` and `head`
+  hold and it is not the pre-merge file put back.
+
+A record that cannot be read counts as empty: nothing is then known, never guessed."""
+BASE_FORMAT = "git-memex-remote-base/2"
+SEEN_MAX = 256
+SERVER_FIELDS = ("review_state", "instruction_state", "revision", "updated_at")
+"""What the server keeps for itself besides what a review writes (`store.REVIEW_KEYS`): a proposal's
+value is replaced or dropped there, so it is never part of a revision's content."""
+
+
+def server_field(key: object) -> bool:
+    from git_memex.remote.store import REVIEW_KEYS
+
+    k = str(key).strip().casefold().replace("-", "_")
+    return k in REVIEW_KEYS or k in SERVER_FIELDS
+
+
+def content_key(text: str) -> str | None:
+    """``sha256:<hex>`` of what a memory file says, leaving out the fields the server keeps for
+    itself (`server_field`): the file this machine proposed and the revision the server stored
+    from it have one key. None for a file the reader cannot read."""
+    from git_memex.core.digest import sha256_hex
+    from git_memex.core.frontmatter import FrontmatterError, parse
+
+    try:
+        fm, body = parse(text)
+    except (FrontmatterError, ValueError):
+        return None
+    kept = {str(k): v for k, v in fm.items() if not server_field(k)}
+    doc = json.dumps({"fm": kept, "body": body}, sort_keys=True, ensure_ascii=False, default=str)
+    return "sha256:" + sha256_hex(doc.encode("utf-8", "surrogateescape"))
 
 
 def _base_path(ctx: Context, name: str, mid: str) -> Path:
@@ -155,49 +197,63 @@ def _base_path(ctx: Context, name: str, mid: str) -> Path:
     return ctx.remote_cache(name) / BASES / f"{mid}.json"
 
 
-def load_base(ctx: Context, name: str, mid: str) -> dict[str, Any] | None:
-    """The base record of `mid` (see BASES), or None when there is none or it is unreadable."""
+def load_base(ctx: Context, name: str, mid: str) -> dict[str, Any]:
+    """`{"seen": {revision: content key}, "conflict": dict | None}` of `mid` (see BASES); empty when
+    there is no record or it cannot be read."""
     from git_memex.core.files import read_private
 
+    out: dict[str, Any] = {"seen": {}, "sent": None, "conflict": None}
     try:
         doc = json.loads(read_private(ctx.data_root, _base_path(ctx, name, mid)).decode("utf-8"))
     except (OSError, ValueError):
-        return None
-    rev, text = doc.get("revision") if isinstance(doc, dict) else None, doc.get("file") if isinstance(doc, dict) else None
-    if not (isinstance(rev, int) and not isinstance(rev, bool) and isinstance(text, str)):
-        return None
-    return {"revision": rev, "file": text, "path": doc.get("path") if isinstance(doc.get("path"), str) else None,
-            "conflict": doc.get("conflict") is True}
+        return out
+    if not isinstance(doc, dict) or doc.get("format") != BASE_FORMAT or not isinstance(doc.get("seen"), dict):
+        return out
+    for rev, key in doc["seen"].items():
+        if isinstance(rev, str) and rev.isdigit() and len(rev) < 12 and isinstance(key, str):
+            out["seen"][int(rev)] = key
+    for what, keys in (("sent", ("revision", "file", "path", "head")),
+                       ("conflict", ("revision", "file", "path", "head", "ours"))):
+        c = doc.get(what)
+        if (isinstance(c, dict) and isinstance(c.get("revision"), int) and not isinstance(c.get("revision"), bool)
+                and all(isinstance(c.get(k), str) for k in keys if k not in ("revision", "head"))
+                and isinstance(c.get("head"), (str, type(None)))):
+            out[what] = {k: c[k] for k in keys}
+    return out
 
 
-def save_base(ctx: Context, name: str, mid: str, revision: int, text: str, *, path: Path | None = None,
-              conflict: bool = False) -> None:
+def _save_base(ctx: Context, name: str, mid: str, rec: dict[str, Any]) -> None:
     from git_memex.core.data_root import private_mkdir
     from git_memex.core.files import atomic_write_text
 
     target = _base_path(ctx, name, mid)
     private_mkdir(target.parent)
-    doc = {"revision": revision, "file": text, "path": None if path is None else str(path), "conflict": conflict}
+    seen = sorted(rec["seen"].items())[-SEEN_MAX:]
+    doc = {"format": BASE_FORMAT, "seen": {str(r): k for r, k in seen}, "sent": rec["sent"], "conflict": rec["conflict"]}
     atomic_write_text(target, json.dumps(doc, indent=1, sort_keys=True) + "\n", mode=0o600)
 
 
-def _keep_base(ctx: Context, name: str, mid: str, item: object, old: bytes) -> None:
-    """Before a pull replaces the cached file of `mid`: when this project holds its own file of
-    that memory (the memory folder or the outbox) and no base record says what that file is based
-    on, record the revision being replaced, the newest one that file can have started from. An
-    older base costs at most a needless merge, never a dropped change; the cache's newer revision
-    would read the other's change as one this file removed."""
-    if not isinstance(item, dict) or not isinstance(item.get("revision"), int) or load_base(ctx, name, mid) is not None:
-        return
-    held = [ctx.outbox_dir / f"{mid}.md"] + ([ctx.memory_dir / f"{mid}.md"] if ctx.memory_dir is not None else [])
-    if not any(p.is_file() for p in held):
-        return
-    from git_memex.core.digest import sha256_hex
+def note_revision(ctx: Context, name: str, mid: str, revision: int, text: str, *,
+                  conflict: dict[str, Any] | None | bool = False, sent: dict[str, Any] | None = None) -> None:
+    """Record that revision `revision` of `mid` says `text` (its `content_key`); `conflict`: the
+    conflict record to keep (a dict), to end (None), or False to leave it as it is; `sent`: the
+    proposal this machine just made (it replaces the one recorded)."""
+    rec = load_base(ctx, name, mid)
+    key = content_key(text)
+    if key is not None:
+        rec["seen"][revision] = key
+    if conflict is not False:
+        rec["conflict"] = conflict
+    if sent is not None:
+        rec["sent"] = sent
+    _save_base(ctx, name, mid, rec)
 
-    if sha256_hex(old) != item.get("sha256"):
-        return  # not the bytes the server sent with that revision
-    with contextlib.suppress(UnicodeDecodeError):  # not text: a propose then bases on the cache's revision
-        save_base(ctx, name, mid, int(item["revision"]), old.decode("utf-8"))
+
+def _held(ctx: Context, name: str, mid: str) -> bool:
+    """Whether this project holds its own file of `mid` (the memory folder or the outbox), or this
+    machine proposed it: then the revisions a pull brings are recorded (`note_revision`)."""
+    held = [ctx.outbox_dir / f"{mid}.md"] + ([ctx.memory_dir / f"{mid}.md"] if ctx.memory_dir is not None else [])
+    return any(p.is_file() for p in held) or _base_path(ctx, name, mid).is_file()
 
 
 # ------------------------------------------------------------------ admission
@@ -312,10 +368,10 @@ def pull(ctx: Context, name: str, *, retry: int = 0, full: bool = False,
                 old = None
             same = old == text.encode("utf-8")
             if not same:
-                if old is not None:
-                    with contextlib.suppress(MemexError, OSError):  # a record is a help, never a failed pull
-                        _keep_base(ctx, name, mid, state["items"].get(mid), old)
                 atomic_write_text(path, text, mode=0o600)
+            with contextlib.suppress(MemexError, OSError):  # a record is a help, never a failed pull
+                if _held(ctx, name, mid) and item["revision"] not in load_base(ctx, name, mid)["seen"]:
+                    note_revision(ctx, name, mid, int(item["revision"]), text)
             state["items"][mid] = item
             state["quarantined"].pop(mid, None)
             landed.append(mid)

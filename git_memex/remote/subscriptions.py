@@ -146,13 +146,17 @@ def propose(ctx: Context, memory_id: str, name: str) -> dict[str, Any]:
     admission barrier runs first: a personal or private memory, a file the reader refuses or one
     holding a secret is refused here (exit 1) and never sent.
 
-    `base_revision` is the revision this machine's file is known to hold (`cache.load_base`: what
-    it last proposed, or the revision a conflict is being merged into), else the cache's. When the
-    server holds a newer one (409), the file is three-way merged with the merge driver's engine
-    (base: that revision's text, ours: this file, theirs: the server's current file, the
-    server-kept review fields set to ours' on every side) and the merge is proposed instead, and
-    written into this file; a conflict is written into this file with markers for the person to
-    settle (exit 3, nothing sent). Another's change is never dropped (docs/remote.md)."""
+    `base_revision` is the revision this file is known by its content to start from (`_base`):
+    the newest of its versions (the work tree, the index, its commits on HEAD) whose content is a
+    revision this machine saw (`cache.load_base`), or the revision a conflict left in it is being
+    merged into; null when none is known. When the server holds a newer revision (409), its
+    current file is fetched and passes the admission barrier (`cache.admit`) before anything is
+    merged or written, then the file is three-way merged with the merge driver's engine (base:
+    that version of this file, ours: this file, theirs: the server's file, the server-kept review
+    fields set to ours' on every side), or two-way when no base is known, so that every
+    difference is a conflict. A clean merge is proposed and written into this file; a conflict
+    is written into this file with markers for the person to settle (exit 3, nothing sent).
+    Another's change is never dropped, and a base is never guessed (docs/remote.md)."""
     from git_memex.core.files import UnreadableMemory, parse_memory_bytes, read_bytes
     from git_memex.errors import CONFLICT
     from git_memex.index.stores import Stores
@@ -161,10 +165,13 @@ def propose(ctx: Context, memory_id: str, name: str) -> dict[str, Any]:
 
     _check_name(name)
     cache.require(name, ctx)
-    rec = cache.load_base(ctx, name, memory_id) if _is_id(memory_id) else None
-    if rec is not None and rec["conflict"] and rec["path"] and _has_markers(Path(rec["path"])):
-        raise MemexError(f"{memory_id} is being merged with revision {rec['revision']} of remote {name}: settle the "
-                         f"conflict markers in {rec['path']}, then propose it again; nothing was sent", CONFLICT)
+    from git_memex.remote.protocol import is_memory_id
+
+    # a file left with conflict markers is not read by the index (`find` would find the cache's copy)
+    pending = cache.load_base(ctx, name, memory_id)["conflict"] if is_memory_id(memory_id) else None
+    if pending is not None and _has_markers(Path(pending["path"])):
+        raise MemexError(f"{memory_id} is being merged with revision {pending['revision']} of remote {name}: settle "
+                         f"the conflict markers in {pending['path']}, then propose it again; nothing was sent", CONFLICT)
     with Stores(ctx) as st:
         st.refresh()
         found = st.find(memory_id)
@@ -179,17 +186,20 @@ def propose(ctx: Context, memory_id: str, name: str) -> dict[str, Any]:
     if loc.startswith(("org:", "remote:")):
         raise MemexError(f"{mid} is a memory of {loc}, not of this project; propose a project memory (nothing was "
                          "sent)", USAGE)
+    rec = cache.load_base(ctx, name, mid)
+    pending = rec["conflict"]
+    if pending is not None and pending["path"] == str(found.path) and _has_markers(found.path):
+        raise MemexError(f"{mid} is being merged with revision {pending['revision']} of remote {name}: settle the "
+                         f"conflict markers in {found.path}, then propose it again; nothing was sent", CONFLICT)
     try:
         raw = read_bytes(found.path, root=found.index.root)
         parse_memory_bytes(raw, found.path)
     except UnreadableMemory as exc:
         raise MemexError(f"{mid} cannot be proposed: its file {exc}; nothing was sent", USAGE) from None
     _refuse_problems(ctx, mid, raw)
-    rec = rec if rec is not None and mid == memory_id else cache.load_base(ctx, name, mid)
-    state = cache.load_state(ctx, name)
-    base, base_text = _base(ctx, name, mid, state, rec)
-    prov = cache.provider(ctx, name)
     ours = raw.decode("utf-8")
+    base, base_text = _base(ctx, name, mid, found, ours, rec)
+    prov = cache.provider(ctx, name)
     text, merged_with, merged_fields = ours, None, []
     for _attempt in range(3):  # the server may move again between the merge and its proposal
         try:
@@ -198,12 +208,23 @@ def propose(ctx: Context, memory_id: str, name: str) -> dict[str, Any]:
         except ProposeConflict as exc:
             if exc.current_revision is None:  # a hand edit on the server, or an unreadable file there
                 raise MemexError(f"remote {name} refused {mid} ({exc.message}); nothing was sent", USAGE) from None
-            theirs, current = _current(prov, name, mid)
+            theirs, current = _current(ctx, prov, name, mid)
+            cache.note_revision(ctx, name, mid, current, theirs)
             result = _merge(base_text, text, theirs)
             if not result.clean:
-                _write_local(found, result.text, check=False)
-                cache.save_base(ctx, name, mid, current, theirs, path=found.path, conflict=True)
+                _refuse_secrets(ctx, mid, result.text, found.path)
+                _write_local(ctx, found, result.text, check=False)
+                cache.note_revision(ctx, name, mid, current, theirs, conflict={
+                    "revision": current, "file": theirs, "path": str(found.path), "head": _head(ctx, found),
+                    "ours": _sha(ours)})
                 fields = ", ".join(c.field for c in result.conflicts) or "the text"
+                if base_text is None:
+                    raise MemexError(f"remote {name} holds {mid} at revision {current}, and this machine cannot tell "
+                                     f"which of its revisions your file started from (no version of the file, in the "
+                                     f"work tree or in git, is a revision it has seen), so every difference from "
+                                     f"revision {current} ({fields}) is now in {found.path} between conflict markers; "
+                                     f"keep what it should say, then `git memex propose {mid} --to remote {name}` "
+                                     "again (nothing was sent)", CONFLICT) from None
                 raise MemexError(f"remote {name} holds {mid} at revision {current}, changed by someone else since "
                                  f"revision {base}, and both changed {fields}: both sides are now in {found.path} "
                                  f"between conflict markers; edit it to what it should say, then `git memex propose "
@@ -214,10 +235,11 @@ def propose(ctx: Context, memory_id: str, name: str) -> dict[str, Any]:
     else:
         raise MemexError(f"remote {name} kept changing {mid} while it was merged; nothing was sent, try again", FAILED)
     if text != ours:
-        _write_local(found, text, check=True)
+        _write_local(ctx, found, text, check=True)
     rev = doc.get("revision")
     if isinstance(rev, int) and not isinstance(rev, bool):
-        cache.save_base(ctx, name, mid, rev, text, path=found.path)
+        cache.note_revision(ctx, name, mid, rev, text, conflict=None, sent={
+            "revision": rev, "file": text, "path": str(found.path), "head": _head(ctx, found)})
     out = {"id": mid, "remote": name, "url": prov.url, "base_revision": base, "revision": rev,
            "review_state": doc.get("review_state"), "sha256": doc.get("sha256"), "path": str(found.path)}
     if merged_with is not None:
@@ -234,10 +256,10 @@ def _has_markers(path: Path) -> bool:
         return False
 
 
-def _is_id(memory_id: str) -> bool:
-    from git_memex.remote.protocol import is_memory_id
+def _sha(text: str) -> str:
+    from git_memex.core.digest import sha256_hex
 
-    return is_memory_id(memory_id)
+    return sha256_hex(text.encode("utf-8", "surrogateescape"))
 
 
 def _refuse_problems(ctx: Context, mid: str, raw: bytes) -> None:
@@ -251,47 +273,134 @@ def _refuse_problems(ctx: Context, mid: str, raw: bytes) -> None:
                          "nothing was sent", USAGE)
 
 
-def _base(ctx: Context, name: str, mid: str, state: dict[str, Any],
-          rec: dict[str, Any] | None) -> tuple[int | None, str | None]:
-    """(base_revision, its text): the base record's, else the cache's revision with its cached file
-    when that file is the one the state vouches for (its text None otherwise: a two-way merge)."""
-    if rec is not None:
-        return rec["revision"], rec["file"]
-    item = state["items"].get(mid)
-    if not (isinstance(item, dict) and isinstance(item.get("revision"), int)):
-        return None, None
-    from git_memex.core.digest import sha256_hex
-    from git_memex.core.files import read_private
+def _refuse_secrets(ctx: Context, mid: str, text: str, path: Path) -> None:
+    """A merge left with conflict markers is written for the person only when no side of it brings
+    a secret (an old version of this file used as base could): otherwise nothing is written (exit 2)."""
+    from git_memex.secrets.scan import check_bytes
 
+    left = [f for f in check_bytes(f"{mid}.md", text.encode("utf-8", "surrogateescape"), in_repo=True,
+                                   patterns=ctx.redact_patterns) if f.secret]
+    if left:
+        raise MemexError(f"the merge of {mid} would write a secret ({left[0].rule}) into {path}; nothing was written or "
+                         "sent", FAILED)
+
+
+def _head(ctx: Context, found: Any) -> str | None:
+    """HEAD's commit when `found` is a repository file (a conflict record is tied to it), else None."""
+    if str(found.row["location"]) != "repo" or ctx.repo is None:
+        return None
+    from git_memex.core.gitcmd import run_git
+
+    proc = run_git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], ctx.repo.work_tree, timeout=20)
+    if proc is None or proc.returncode != 0:
+        return None
+    return proc.stdout.decode("ascii", "replace").strip() or None
+
+
+def _still_there(ctx: Context, found: Any, rec: dict[str, Any] | None) -> bool:
+    """Whether a version this machine recorded of the file (`sent`, `conflict`) is still this
+    file's past: the same path (not another clone sharing this data root) and, for a repository
+    file, HEAD still descending from the commit it was recorded at (not a branch switched to)."""
+    if rec is None or rec["path"] != str(found.path):
+        return False
+    if rec["head"] is None:
+        return str(found.row["location"]) != "repo"
+    if ctx.repo is None:
+        return False
+    from git_memex.core.gitcmd import run_git
+
+    proc = run_git(["merge-base", "--is-ancestor", rec["head"], "HEAD"], ctx.repo.work_tree, timeout=20)
+    return proc is not None and proc.returncode == 0
+
+
+def _versions(ctx: Context, found: Any, ours: str, sent: dict[str, Any] | None) -> list[str]:
+    """This machine's versions of the memory's file, newest first: the work tree's, the index's,
+    the commits on HEAD that changed it since the last proposal (`sent`, when `_still_there`),
+    the text that proposal sent, then the older commits that changed it (the newest 64 in all),
+    as git holds them (`gitcmd.log_changes`)."""
+    out = [ours]
+    if str(found.row["location"]) != "repo" or ctx.repo is None:
+        return out + ([str(sent["file"])] if sent is not None else [])
+    from git_memex.agents.approval_record import _batch
+    from git_memex.core.gitcmd import log_changes
+
+    work = ctx.repo.work_tree
     try:
-        data = read_private(ctx.data_root, ctx.remote_cache(name) / f"{mid}.md")
-        text = data.decode("utf-8") if sha256_hex(data) == item.get("sha256") else None
-    except (OSError, UnicodeDecodeError):
-        text = None
-    return int(item["revision"]), text
+        rel = Path(found.path).relative_to(work).as_posix()
+    except ValueError:
+        return out
+
+    def blobs(args: list[str]) -> list[str]:
+        log = log_changes([*args, "--", rel], work) or []
+        return [blob for _c, _p, _f, changes in log for status, blob, path in changes if path == rel and status != "D"]
+
+    head = sent["head"] if sent is not None else None
+    later = blobs(["-n", "64", "HEAD", f"^{head}"]) if head else []
+    older = blobs(["-n", "64", head or "HEAD"])
+    # the index's version is newer than the proposal only when it is not what HEAD held then
+    staged = _batch(work, [f":{rel}", f"{head or 'HEAD'}:{rel}"]) if "\n" not in rel else None
+    index = staged[0] if staged and (head is None or staged[0] != staged[1]) else None
+    texts = [index] + (_batch(work, later) or [])
+    if sent is not None:
+        texts.append(str(sent["file"]).encode("utf-8", "surrogateescape"))
+    texts += _batch(work, older) or []
+    out += [t.decode("utf-8", "replace") for t in texts if t is not None]
+    return list(dict.fromkeys(out))
 
 
-def _current(prov: Any, name: str, mid: str) -> tuple[str, int]:
-    """The server's current file of `mid` and its revision (`GET /v1/memories/ID`), checked."""
-    from git_memex.core.digest import sha256_hex
+def _base(ctx: Context, name: str, mid: str, found: Any, ours: str,
+          rec: dict[str, Any]) -> tuple[int | None, str | None]:
+    """(base_revision, its text) of this file, found by content, never by the id alone: the
+    revision a conflict left in the file is being merged into (while `_still_there` and the file
+    is not the pre-merge one put back), else the newest version of the file (`_versions`) whose
+    `cache.content_key` is a revision this machine saw (the base record's, and the cache's
+    current file when the state vouches for it), with the newest revision of that content;
+    (None, None) when no version is one: the server then says which revision it holds, and the
+    file is merged two-way with it."""
+    from git_memex.remote import cache
+
+    pending = rec["conflict"]
+    if pending is not None and pending["ours"] != _sha(ours) and _still_there(ctx, found, pending):
+        return int(pending["revision"]), str(pending["file"])
+    seen: dict[int, str] = dict(rec["seen"])
+    item = cache.load_state(ctx, name)["items"].get(mid)
+    if isinstance(item, dict) and isinstance(item.get("revision"), int) and not isinstance(item.get("revision"), bool):
+        from git_memex.core.digest import sha256_hex
+        from git_memex.core.files import read_private
+
+        try:
+            data = read_private(ctx.data_root, ctx.remote_cache(name) / f"{mid}.md")
+            key = cache.content_key(data.decode("utf-8")) if sha256_hex(data) == item.get("sha256") else None
+        except (OSError, UnicodeDecodeError):
+            key = None
+        if key is not None:
+            seen.setdefault(int(item["revision"]), key)
+    newest: dict[str, int] = {}
+    for rev, key in seen.items():
+        newest[key] = max(rev, newest.get(key, rev))
+    if not newest:
+        return None, None
+    sent = rec["sent"] if _still_there(ctx, found, rec["sent"]) else None
+    for version in _versions(ctx, found, ours, sent):
+        key = cache.content_key(version)
+        if key is not None and key in newest:
+            return newest[key], version
+    return None, None
+
+
+def _current(ctx: Context, prov: Any, name: str, mid: str) -> tuple[str, int]:
+    """The server's current file of `mid` and its revision (`GET /v1/memories/ID`), through the
+    admission barrier a pulled file passes (`cache.admit`: its sha256, the reader, secrets,
+    `<private>` parts, scope): nothing a server sends reaches this machine's file unchecked."""
+    from git_memex.remote import cache
 
     doc = prov.get(mid)
-    text, rev, sha = doc.get("file"), doc.get("revision"), doc.get("sha256")
-    if not (isinstance(text, str) and isinstance(rev, int) and not isinstance(rev, bool) and isinstance(sha, str)
-            and sha256_hex(text.encode("utf-8", "surrogateescape")) == sha):
-        raise MemexError(f"remote {name} sent {mid} without a file that hashes to its sha256; nothing was sent", FAILED)
-    return text, rev
-
-
-# what the server keeps for itself: a proposal's value is replaced or dropped (remote/store.py)
-_SERVER_FIELDS = ("review_state", "instruction_state", "revision", "updated_at")
-
-
-def _server_field(key: object) -> bool:
-    from git_memex.remote.store import REVIEW_KEYS
-
-    k = str(key).strip().casefold().replace("-", "_")
-    return k in REVIEW_KEYS or k in _SERVER_FIELDS
+    got, item, text = cache.admit(ctx, doc)
+    if item is None or got != mid:
+        why = text if item is None else f"it names {got}"
+        raise MemexError(f"remote {name} sent a current file of {mid} that the admission barrier refuses ({why}); "
+                         "nothing was sent or written", FAILED)
+    return text, int(item["revision"])
 
 
 def _merge(base: str | None, ours: str, theirs: str) -> Any:
@@ -300,6 +409,7 @@ def _merge(base: str | None, ours: str, theirs: str) -> Any:
     teammate's change, and this file keeps its own."""
     from git_memex.core.frontmatter import FrontmatterError, parse, serialize
     from git_memex.git.merge import merge_texts
+    from git_memex.remote.cache import server_field as _server_field
 
     try:
         mine = parse(ours)[0]
@@ -319,21 +429,24 @@ def _merge(base: str | None, ours: str, theirs: str) -> Any:
     return merge_texts(base, ours, theirs)
 
 
-def _write_local(found: Any, text: str, *, check: bool) -> None:
+def _write_local(ctx: Context, found: Any, text: str, *, check: bool) -> None:
     """Write the merge into this machine's file of the memory (its own folder, its own mode);
-    `check`: it must read as a memory file first, and the index takes it."""
+    `check`: it must read as a memory file first. The index then reads it again (a new `Stores`:
+    the one `propose` found the memory with is closed by now)."""
     from git_memex.core.files import UnreadableMemory, atomic_write_text, parse_memory_bytes
+    from git_memex.index.stores import Stores
 
     private = str(found.row["location"]) != "repo"
     if check:
         try:
-            m = parse_memory_bytes(text.encode("utf-8"), found.path)
+            parse_memory_bytes(text.encode("utf-8"), found.path)
         except UnreadableMemory as exc:
             raise MemexError(f"the merge of {found.row['id']} would not be a memory file ({exc}); nothing was sent",
                              FAILED) from None
     atomic_write_text(found.path, text, mode=0o600 if private else None)
     if check:
-        found.index.upsert(m, found.source)
+        with Stores(ctx) as st:
+            st.refresh()
 
 
 # ------------------------------------------------------------------ review

@@ -65,7 +65,7 @@ def log(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str,
                         shallow = str(c.id)[:10]
                     at = model.epoch_ms_to_rfc3339(c.commit_time * 1000)
                     events.append({"at": at, "kind": "commit", "id": cid, "commit": str(c.id)[:10],
-                                   "by": c.author.name, "what": c.message.splitlines()[0] if c.message else ""})
+                                   "by": c.author.name, "what": c.message.split("\n", 1)[0] if c.message else ""})
         for cid in chain:
             try:
                 mm = m if cid == m.id else read_memory(st.find(cid).path)

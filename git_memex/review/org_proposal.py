@@ -84,7 +84,7 @@ def _branches(clone: Path) -> dict[str, str]:
     code, out, err = _git(clone, ["for-each-ref", "--format=%(refname:short)%09%(contents:subject)", "refs/heads/"])
     if code != 0:
         raise MemexError(f"git cannot list the branches of {clone} ({_why(err)}); nothing was changed", FAILED)
-    rows = (ln.split("\t", 1) for ln in out.splitlines() if ln)
+    rows = (ln.split("\t", 1) for ln in out.split("\n") if ln)  # git output: only \n ends a line
     return {r[0]: (r[1] if len(r) > 1 else "") for r in rows}
 
 
@@ -121,7 +121,7 @@ def _already_in_org(ctx: Context, st: Stores, clone: Path, name: str, project_id
                                   "-G", rx, "--", DEFAULT_MEMORY_DIR + "/"])
     if code != 0:
         raise MemexError(f"git cannot search the branches of the org clone ({_why(err)}); nothing was changed", FAILED)
-    refs = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    refs = [ln.strip() for ln in out.split("\n") if ln.strip()]
     if refs:
         where = refs[0].removeprefix("refs/heads/").removeprefix("refs/remotes/")
         return f"was already proposed to org {name} (on branch {where})"

@@ -81,10 +81,11 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
         model.stamp_reference(m.fm, ctx.reference_keys)
         write_memory(found.source.folder, m)
         found.index.upsert(m, found.source)
-        from git_memex.git.sync import stage
+        from git_memex.git.sync import stage, staged_fields
 
         staged = stage(ctx, [found.path], f"the review step of {m.id}")
-        return {"id": m.id, "from": cur, "to": new, "by": who, "history": m.fm["review_history"], "staged": staged}
+        return {"id": m.id, "from": cur, "to": new, "by": who, "history": m.fm["review_history"],
+                **staged_fields(staged)}
 
 
 def look(ctx: Context, memory_id: str, *, reject: bool = False, note: str | None = None, resubmit: bool = False,

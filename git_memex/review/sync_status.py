@@ -39,8 +39,8 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
         if ctx.repo is not None:
             from git_memex.core.gitcmd import git_text
 
-            r = git_text(["status", "--porcelain", "--", ctx.memory_dir_rel], ctx.repo.work_tree)
-            uncommitted = [line[3:] for line in (r.stdout if r else "").splitlines() if line[3:].endswith(".md")]
+            r = git_text(["status", "--porcelain", "-z", "--no-renames", "--", ctx.memory_dir_rel], ctx.repo.work_tree)
+            uncommitted = [e[3:] for e in (r.stdout if r else "").split("\0") if e[3:].endswith(".md")]
         conflicts = contradictions(ctx, stores=st)
         if outbox and ctx.repo is None:
             nxt = ("nothing can be submitted here: submit needs a git repository, and these drafts stay on this "

@@ -376,6 +376,7 @@ def _drift(st: Stores, rows: list[dict[str, Any]], rep: AuditReport) -> None:
 def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = None, now: float | None = None) -> AuditReport:
     """The whole audit of this context (personal memories and this project's). Reads the files and
     the index; writes nothing (the index is not refreshed: its drift is one of the findings)."""
+    from git_memex.core.person import same_person
     from git_memex.index.stores import Stores
 
     rep = AuditReport(stale_days=days)
@@ -389,8 +390,7 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
             if r["location"] == "repo" and (r["scope"] == "personal" or r["visibility"] == "private"):
                 kind = "personal" if r["scope"] == "personal" else "private"
                 rep.personal_in_repo.append({"id": r["id"], "path": r["path"], "kind": kind})
-            if (r["location"] == "repo" and r["approved_by"] and r["approved_by"] == r["proposed_by"]
-                    and not r["solo"]):
+            if r["location"] == "repo" and same_person(r["approved_by"], r["proposed_by"]) and not r["solo"]:
                 rep.self_approved.append({"id": r["id"], "path": r["path"], "by": r["approved_by"]})
         _unbacked(st.ctx, rows, rep)
         _approvers(st.ctx, rows, rep)
@@ -405,6 +405,7 @@ def _approvers(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> No
     took it, is data; the record holds git's identity. Such a rule is also judged self-approved
     by the record's approver when that person proposed it."""
     from git_memex.agents import approval_record
+    from git_memex.core.person import same_person
 
     listed = {a["id"] for a in rep.self_approved}
     for r in rows:
@@ -424,12 +425,13 @@ def _approvers(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> No
         if not isinstance(rec, dict):
             continue
         name, email = str(rec["approver"].get("name") or ""), str(rec["approver"].get("email") or "")
-        names = {v for x in (email, name) if x for v in (x, f"local:{x}", f"{name} <{email}>")}
+        names = [x for x in (email, name) if x]
         shown = f"{name} <{email}>" if name else email
-        if r["approved_by"] not in names:
+        if not any(same_person(r["approved_by"], x) for x in names):
             rep.approver_mismatch.append({"id": r["id"], "path": r["path"], "approved_by": r["approved_by"] or "",
                                           "approver": str(_masked(shown) or "")})
-        if r["location"] == "repo" and r["proposed_by"] in names and not r["solo"] and r["id"] not in listed:
+        if (r["location"] == "repo" and any(same_person(r["proposed_by"], x) for x in names) and not r["solo"]
+                and r["id"] not in listed):
             rep.self_approved.append({"id": r["id"], "path": r["path"], "by": str(_masked(f"local:{email}") or "")})
 
 

@@ -71,6 +71,7 @@ def run(ctx: Context) -> Report:
         _check_editor_configs(ctx, rep)
     if ctx.repo is not None and ctx.memory_dir is not None:
         _check_repo(ctx, rep)
+        _check_default_branch(ctx, rep)
         _check_driver_command(ctx, rep)
         _check_hook_commands(ctx, rep)
         _check_submit_journal(ctx, rep)
@@ -304,6 +305,15 @@ def _check_repo(ctx: Context, rep: Report) -> None:
                 rep.add("memory file", "fail", str(f))
     if not problems:
         rep.add("memory files in the repository", "ok", "no secrets, no personal or private memories")
+
+
+def _check_default_branch(ctx: Context, rep: Report) -> None:
+    """The branch the instruction gate serves from and pr-status follows (`gate.branch_check`)."""
+    if ctx.memory_dir is None or not ctx.memory_dir.is_dir():
+        return  # not set up: `_check_repo` says so
+    from git_memex.agents.gate import branch_check
+
+    rep.add("default branch", *branch_check(ctx))
 
 
 def _runnable(command: str) -> bool:

@@ -9,6 +9,7 @@ and `trust_level` are data.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,97 @@ def test_a_revoked_personal_rule_is_not_revived_by_its_old_record(ready: Path, i
     assert "revoked" in why and "approve it again" in why
     assert run_cli("instruction", "approve", mine).code == 0
     assert served() == [mine]
+
+
+def cherry_pick_approved(work: Path, approved: str, files: dict[str, str]) -> None:
+    """Cherry-pick the approval commit; where its changes conflict, take the approved files
+    (`files`: path at the approval commit -> path now) and finish it as mallory."""
+    proc = git("cherry-pick", approved, cwd=work, check=False)
+    if proc.returncode != 0:
+        for old, new in files.items():
+            (work / new).parent.mkdir(parents=True, exist_ok=True)
+            (work / new).write_bytes(subprocess.run(["git", "show", f"{approved}:{old}"], cwd=work,
+                                                    capture_output=True, check=True).stdout)
+            git("add", new, cwd=work)
+        git("add", "-A", cwd=work)
+        as_mallory("-c", "core.editor=true", "cherry-pick", "--continue", cwd=work)
+
+
+def test_a_revocation_outlives_a_move_of_the_memory_folder(ready: Path) -> None:
+    """The memory folder moved (`memex.memoryDir` in the committed `.gitmemex`, `git mv`), the
+    revocation record dropped on the way, then the old approval commit cherry-picked: the
+    revocation committed under the old folder's name still voids that approval."""
+    mid = submitted_rule("Deploy on Fridays after five")
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qm", "approve", cwd=ready)
+    approved = git("rev-parse", "HEAD", cwd=ready).stdout.strip()
+    assert run_cli("instruction", "revoke", mid).code == 0
+    git("commit", "-qm", "revoke", cwd=ready)
+    assert served() == []
+
+    git("mv", ".ai/open-memex", "team-memories", cwd=ready)
+    assert run_cli("config", "set", "memex.memoryDir", "team-memories").code == 0
+    git("rm", "-qf", f"team-memories/.approvals/{mid}.revoked.json", cwd=ready)
+    git("add", "-A", cwd=ready)
+    git("commit", "-qm", "move the memories", cwd=ready)
+    cherry_pick_approved(ready, approved, {f".ai/open-memex/{mid}.md": f"team-memories/{mid}.md",
+                                           f".ai/open-memex/.approvals/{mid}.json":
+                                               f"team-memories/.approvals/{mid}.json"})
+    assert (ready / "team-memories" / ".approvals" / f"{mid}.json").exists()
+    assert git("log", "-1", "--format=%ae", "--", f"team-memories/.approvals/{mid}.json",
+               cwd=ready).stdout.strip() == "test@example.com"  # the approver, as the cherry-pick keeps it
+    assert served() == []
+    flagged = {a["id"]: a["why"] for a in audit()["unbacked_approvals"]}
+    assert "was revoked on main" in flagged[mid]
+    assert run_cli("instruction", "approve", mid).code == 0  # the road back
+    git("commit", "-qm", "approve again", cwd=ready)
+    assert served() == [mid]
+
+
+def test_a_revocation_outlives_a_move_of_a_folder_named_only_in_this_clone_s_config(ready: Path) -> None:
+    """The folder is set in this clone's own git config (never committed in `.gitmemex`), then
+    set to another and moved: the folder this clone used before is remembered with its revocation
+    cache, so the revocation committed there still holds."""
+    git("mv", ".ai/open-memex", "local-notes", cwd=ready)
+    git("config", "memex.memoryDir", "local-notes", cwd=ready)
+    git("commit", "-qm", "my own folder", cwd=ready)
+    mid = submitted_rule("Backups are checked every Monday")
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qm", "approve", cwd=ready)
+    approved = git("rev-parse", "HEAD", cwd=ready).stdout.strip()
+    assert served() == [mid]
+    assert run_cli("instruction", "revoke", mid).code == 0
+    git("commit", "-qm", "revoke", cwd=ready)
+    assert served() == []
+    git("mv", "local-notes", "elsewhere", cwd=ready)
+    git("config", "memex.memoryDir", "elsewhere", cwd=ready)
+    git("rm", "-qf", f"elsewhere/.approvals/{mid}.revoked.json", cwd=ready)
+    git("commit", "-qm", "move again", cwd=ready)
+    cherry_pick_approved(ready, approved, {f"local-notes/{mid}.md": f"elsewhere/{mid}.md",
+                                           f"local-notes/.approvals/{mid}.json": f"elsewhere/.approvals/{mid}.json"})
+    assert (ready / "elsewhere" / ".approvals" / f"{mid}.json").exists()
+    assert served() == []
+
+
+def test_a_revocation_in_a_folder_with_a_non_ascii_name_is_read(repo: Path) -> None:
+    """`memex.memoryDir = mémoire`: git quotes such paths in `--name-only` output; the revocation
+    committed there still voids a cherry-picked approval."""
+    assert run_cli("config", "set", "memex.memoryDir", "mémoire").code == 0
+    assert run_cli("init", "--yes").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "set up", cwd=repo)
+    mid = submitted_rule("Rotate the keys monthly")
+    assert run_cli("instruction", "approve", mid).code == 0
+    git("commit", "-qm", "approve", cwd=repo)
+    approved = git("rev-parse", "HEAD", cwd=repo).stdout.strip()
+    assert served() == [mid]
+    assert run_cli("instruction", "revoke", mid).code == 0
+    git("commit", "-qm", "revoke", cwd=repo)
+    git("rm", "-q", f"mémoire/.approvals/{mid}.revoked.json", cwd=repo)
+    git("commit", "-qm", "tidy up", cwd=repo)
+    cherry_pick_approved(repo, approved, {f"mémoire/{mid}.md": f"mémoire/{mid}.md",
+                                          f"mémoire/.approvals/{mid}.json": f"mémoire/.approvals/{mid}.json"})
+    assert (repo / "mémoire" / ".approvals" / f"{mid}.json").exists()
+    assert served() == []
+    flagged = {a["id"]: a["why"] for a in audit()["unbacked_approvals"]}
+    assert "was revoked on main" in flagged[mid]

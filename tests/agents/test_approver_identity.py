@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from git_memex.core import frontmatter
 
 from conftest import git, run_cli
@@ -79,3 +81,39 @@ def test_audit_flags_an_approved_by_that_is_not_the_record_s_approver(ready: Pat
     assert not rep["clean"]
     text = run_cli("audit").out
     assert f"approver mismatch: {mid} says approved_by bob" in text
+
+
+def test_self_approval_is_seen_whatever_the_case_of_the_email(tmp_path: Path) -> None:
+    """A proposer who approves their own rule under a case variant of their e-mail
+    (`ALICE@Example.com` for `alice@example.com`) is the same person: approve warns, audit flags it."""
+    from conftest import two_clones
+
+    mine, _theirs = two_clones(tmp_path)
+    alice = {"GIT_AUTHOR_EMAIL": "alice@example.com", "GIT_COMMITTER_EMAIL": "alice@example.com"}
+    r = run_cli("add", "Tag every release", "--role", "instruction", "--json", cwd=mine, env=alice)
+    mid = r.json()["id"]
+    assert run_cli("submit", mid, cwd=mine, env=alice).code == 0
+    shouting = {"GIT_AUTHOR_EMAIL": "ALICE@Example.com", "GIT_COMMITTER_EMAIL": "ALICE@Example.com"}
+    r = run_cli("instruction", "approve", mid, "--json", cwd=mine, env=shouting)
+    assert r.code == 0, r.err
+    assert any("you proposed" in w for w in r.json()["warnings"])
+    git("commit", "-q", "-m", "approve", cwd=mine)
+    rep = run_cli("audit", "--json", cwd=mine, env=shouting).json()
+    assert mid in {a["id"] for a in rep["self_approved"]}
+
+
+def test_an_email_with_spaces_around_it_is_written_as_git_writes_it(ready: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`user.email = "  Bob@Example.COM  "`: git's commit and the approval record say
+    `Bob@Example.COM`; so does the file's `approved_by`, and audit sees no mismatch."""
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.delenv(f"GIT_{role}_EMAIL")
+    git("config", "user.email", "  Bob@Example.COM  ", cwd=ready)
+    mid = submitted("Review every migration", "--role", "instruction")
+    r = run_cli("instruction", "approve", mid)
+    assert r.code == 0, r.err
+    assert fm(ready, mid)["approved_by"] == "local:Bob@Example.COM"
+    rec = json.loads((ready / FOLDER / ".approvals" / f"{mid}.json").read_text("utf-8"))
+    assert rec["approver"]["email"] == "Bob@Example.COM"
+    git("commit", "-q", "-m", "approve", cwd=ready)
+    assert git("log", "-1", "--format=%ae", cwd=ready).stdout.strip() == "Bob@Example.COM"
+    assert run_cli("audit", "--json").json()["approver_mismatch"] == []

@@ -297,3 +297,30 @@ def test_an_expired_rule_is_not_served_and_instruction_list_says_why(ready: Path
     listed = run_cli("instruction", "list", "--json").json()["approved"]
     assert [x["id"] for x in listed] == [mid]
     assert listed[0]["served"] is False and "expires_at has passed" in listed[0]["why_not"]
+
+
+def test_a_clone_with_crlf_line_ends_serves_the_approved_rule(tmp_path: Path) -> None:
+    """`core.autocrlf=true` checks files out with CRLF; git sees them unchanged, and so does the
+    gate: the approved, pushed rule is served in that clone too."""
+    from conftest import two_clones
+
+    mine, theirs = two_clones(tmp_path)
+    mid = add_in(mine, "Run the linters before every push")
+    assert run_cli("instruction", "approve", mid, cwd=mine).code == 0
+    git("commit", "-qm", "approve", cwd=mine)
+    git("push", "-q", "origin", "main", cwd=mine)
+    git("config", "core.autocrlf", "true", cwd=theirs)
+    git("pull", "-q", "--ff-only", cwd=theirs)
+    assert b"\r\n" in memory_file(theirs, mid).read_bytes()
+    assert git("status", "--porcelain", cwd=theirs).stdout == ""
+    assert served(theirs) == [mid]
+    listed = run_cli("instruction", "list", "--json", cwd=theirs).json()["approved"]
+    assert [(i["id"], i["served"]) for i in listed] == [(mid, True)]
+
+
+def add_in(work: Path, text: str) -> str:
+    r = run_cli("add", text, "--role", "instruction", "--type", "workflow", "--json", cwd=work)
+    assert r.code == 0, r.err
+    mid = r.json()["id"]
+    assert run_cli("submit", mid, cwd=work).code == 0
+    return mid

@@ -6,6 +6,9 @@ then succeeds. `git checkout --theirs` would drop our side's merged fields; this
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from pathlib import Path
 
 from git_memex.core import frontmatter
@@ -199,3 +202,78 @@ def test_a_lifecycle_conflict_takes_the_whole_chain_from_one_side() -> None:
     meta = frontmatter.parse(merge_texts(base, ours, theirs, prefer="ours").text)[0]
     assert meta["status"] == "superseded" and meta["superseded_by"] == "01JHFQ8PMWKVX6KGZH2MXR6QJB"
     assert meta["tags"] == ["cache"]
+
+
+def test_a_file_against_a_symbolic_link_is_left_to_the_person(ready: Path) -> None:
+    """Theirs replaced the memory file by a symbolic link while ours edited it: git records ours as
+    `ID.md~HEAD`. Taking a side refuses (exit 3, one sentence naming that file) and changes nothing,
+    rather than deleting the memory as if ours had deleted it."""
+    mid = add("Cache keys include the tenant id")
+    assert run_cli("submit", mid).code == 0
+    path = ready / FOLDER / f"{mid}.md"
+    git("checkout", "-q", "-b", "feature", cwd=ready)
+    path.unlink()
+    path.symlink_to("../../README.md")
+    git("add", "-A", cwd=ready)
+    git("commit", "-q", "--no-verify", "-m", "theirs: a link", cwd=ready)
+    git("checkout", "-q", "main", cwd=ready)
+    edit(path, body="Cache keys include the tenant id and the region\n")
+    git("commit", "-q", "-am", "ours: the region", cwd=ready)
+    merge = git("merge", "feature", "-m", "merge feature", cwd=ready, check=False)
+    assert merge.returncode != 0
+    moved = ready / FOLDER / f"{mid}.md~HEAD"
+    assert moved.exists()
+    before = git("ls-files", "-s", cwd=ready).stdout
+    for side in ("--ours", "--theirs"):
+        r = run_cli("resolve", mid, side)
+        assert r.code == 3, r.out + r.err
+        assert f"{mid}.md~HEAD" in r.err and "symbolic link" in r.err and "Traceback" not in r.err
+        assert len(r.err.strip().splitlines()) == 1
+    assert git("ls-files", "-s", cwd=ready).stdout == before  # nothing staged, nothing removed
+    assert "the region" in moved.read_text("utf-8")
+
+
+def test_two_approvals_on_parallel_branches_are_settled_not_committed_with_markers(tmp_path: Path) -> None:
+    """Bob approves a rule and pushes; I approve it too and pull: the approval record conflicts
+    (add/add). Committing it with its markers is refused by the pre-commit hook; `resolve` names
+    the ways out and takes one approval whole; the rule is then served under that approval."""
+    from conftest import two_clones
+
+    mine, theirs = two_clones(tmp_path)
+    r = run_cli("add", "Pin every CI action to a commit", "--role", "instruction", "--json", cwd=mine)
+    mid = r.json()["id"]
+    assert run_cli("submit", mid, cwd=mine).code == 0
+    git("push", "-q", "origin", "main", cwd=mine)
+    git("pull", "-q", "--ff-only", cwd=theirs)
+    bob = {"GIT_AUTHOR_NAME": "Bob", "GIT_AUTHOR_EMAIL": "bob@example.com",
+           "GIT_COMMITTER_NAME": "Bob", "GIT_COMMITTER_EMAIL": "bob@example.com"}
+    assert run_cli("instruction", "approve", mid, cwd=theirs, env=bob).code == 0
+    subprocess.run(["git", "commit", "-q", "-m", "approve (bob)"], cwd=theirs, check=True,
+                   env={**os.environ, **bob})
+    git("push", "-q", "origin", "main", cwd=theirs)
+    assert run_cli("instruction", "approve", mid, cwd=mine).code == 0
+    git("commit", "-q", "-m", "approve (me)", cwd=mine)
+    assert git("pull", "-q", "--no-rebase", "origin", "main", cwd=mine, check=False).returncode != 0
+    record = f"{FOLDER.as_posix()}/.approvals/{mid}.json"
+    assert "<<<<<<<" in (mine / record).read_text("utf-8")
+
+    md = f"{FOLDER.as_posix()}/{mid}.md"
+    if md in [c["path"] for c in run_cli("resolve", "--json", cwd=mine).json()["conflicts"]]:
+        assert run_cli("resolve", md, "--theirs", cwd=mine).code == 0
+    git("add", record, cwd=mine)  # what a person tries first
+    refused = git("commit", "-q", "--no-edit", cwd=mine, check=False)
+    assert refused.returncode != 0 and "conflict markers in a rule's approval record" in refused.stderr, refused.stderr
+    git("checkout", "-m", "--", record, cwd=mine)  # back to the conflict
+
+    listed = run_cli("resolve", "--json", cwd=mine).json()
+    assert record in [c["path"] for c in listed["conflicts"]]
+    r = run_cli("resolve", record, cwd=mine)
+    assert r.code == 3 and "--ours" in r.err and "approve the rule again" in r.err and "Traceback" not in r.err
+    r = run_cli("resolve", record, "--theirs", cwd=mine)
+    assert r.code == 0, r.err
+    assert json.loads((mine / record).read_text("utf-8"))["approver"]["email"] == "bob@example.com"
+    assert run_cli("resolve", "--json", cwd=mine).json()["conflicts"] == []
+    git("commit", "-q", "--no-edit", cwd=mine)
+    git("push", "-q", "origin", "main", cwd=mine)
+    served = [i["id"] for i in run_cli("context", "--json", cwd=mine).json()["instructions"]]
+    assert served == [mid]

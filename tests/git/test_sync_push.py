@@ -166,3 +166,22 @@ def test_submit_says_the_right_next_step_for_its_branch(clone, tmp_path: Path):
     r = run_cli("submit", mid)
     assert r.code == 0, r.err
     assert "To share it" not in r.out and "git remote add origin URL`, then `git push -u" in r.out, r.out
+
+
+def test_a_memory_folder_with_a_non_ascii_name_is_submitted_work(clone):
+    """git quotes `mémoire/…` in `--name-only` output unless core.quotePath is off; push reads
+    paths through the one history parser (`-z`), so the submitted file is a memory file, not "a
+    file outside the memory folder"."""
+    folder = "mémoire"
+    work, remote = clone
+    assert run_cli("config", "set", "memex.memoryDir", folder).code == 0
+    assert run_cli("init", "--yes", "--no-hooks").code == 0
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "move the memories", cwd=work)
+    git("push", "-q", "origin", "main", cwd=work)
+    mid = _submit("Staging mirrors production nightly", "--branch", "memex/review")
+    res = run_cli("push", "--json").json()
+    assert res["memory_files"] == [f"{folder}/{mid}.md"] and res["other_files"] == []
+    r = run_cli("push", "--yes")
+    assert r.code == 0, r.err
+    assert _remote_branch(remote, "memex/review") == git("rev-parse", "HEAD", cwd=work).stdout.strip()

@@ -128,26 +128,44 @@ def memory_file(body: str, *, role: str = "knowledge", tags: list[str] | None = 
 
 
 @contextmanager
-def hostile_server(changes: list[dict[str, Any]], more: bool = False) -> Iterator[str]:
+def hostile_server(changes: list[dict[str, Any]], more: bool = False,
+                   memories: dict[str, dict[str, Any]] | None = None) -> Iterator[str]:
     """A server on 127.0.0.1 that speaks the protocol's health and pull but sends `changes` as
-    they are (and `more`, a cursor that never moves): the client must not trust what a server sends."""
+    they are (and `more`, a cursor that never moves): the client must not trust what a server sends.
+    With `memories` (id -> the `GET /v1/memories/ID` document), it answers that, and every
+    `POST /v1/propose` of such an id with a 409 naming the document's revision as current."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            if self.path.startswith("/v1/health"):
-                doc: dict[str, Any] = {"ok": True, "protocol": "openmemex/0.2", "server": "git-memex remote-server"}
-            elif self.path.startswith("/v1/pull"):
-                doc = {"cursor": "9", "changes": changes, **({"more": True} if more else {})}
-            else:
-                self.send_response(404)
-                self.end_headers()
-                return
+        def send(self, status: int, doc: dict[str, Any]) -> None:
             raw = json.dumps(doc).encode()
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()
             self.wfile.write(raw)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            mid = self.path.removeprefix("/v1/memories/")
+            if self.path.startswith("/v1/health"):
+                doc: dict[str, Any] = {"ok": True, "protocol": "openmemex/0.2", "server": "git-memex remote-server"}
+            elif self.path.startswith("/v1/pull"):
+                doc = {"cursor": "9", "changes": changes, **({"more": True} if more else {})}
+            elif memories and mid in memories:
+                doc = memories[mid]
+            else:
+                self.send(404, {"error": "no such thing"})
+                return
+            self.send(200, doc)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            mid = re.search(r"(?m)^id: *(\S+)", str(body.get("file") or ""))
+            if self.path == "/v1/propose" and memories and mid and mid.group(1) in memories:
+                cur = memories[mid.group(1)]["revision"]
+                self.send(409, {"error": f"memory is at revision {cur}", "id": mid.group(1),
+                                "base_revision": body.get("base_revision"), "current_revision": cur})
+                return
+            self.send(404, {"error": "no such thing"})
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -76,7 +76,9 @@ def test_a_stale_proposal_is_merged_even_after_a_pull(ready: Path, tmp_path: Pat
         edit(ben_repo, mid, body=BODY.replace("the deploy script", "the deploy script, then page on-call"),
              tags=["deploy"])
         cli("remote", "pull", "team", cwd=ben_repo, env=ben)  # what the old 409 advised: the cache is at 2 now
-        out = cli("propose", mid, "--to", "remote", "team", cwd=ben_repo, env=ben)
+        r = run_cli("propose", mid, "--to", "remote", "team", "--json", cwd=ben_repo, env=ben)
+        assert r.code == 0 and "warning" not in r.err, r.err  # the index takes the merge, nothing left closed
+        out = r.json()
 
         rev, meta, body = on_server(srv, mid)
         assert rev == 3
@@ -167,3 +169,141 @@ def test_remote_review_approves_rejects_and_refuses_a_stale_revision(ready: Path
         assert (srv.root / "audit.jsonl").read_text() == before
         assert run_cli("remote", "review", "team", rule, cwd=ready, env=vera).code != 0
         assert json.loads(run_cli("remote", "list", "--json", cwd=ready, env=vera).out)["remotes"][0]["memories"] == 2
+
+
+def body_of(work: Path, mid: str) -> str:
+    return frontmatter.parse((work / FOLDER / f"{mid}.md").read_text("utf-8"))[1]
+
+
+def test_a_new_subscriber_past_the_revision_their_file_holds_drops_nothing(ready: Path, tmp_path: Path) -> None:
+    """Ben's file holds revision 1 (from git); he subscribes when the server is at revision 2: his
+    cache never saw revision 1, so no version of his file is a revision this machine knows. The
+    proposal is a conflict for him to settle (every difference shown), never a silent overwrite."""
+    with remote_server(tmp_path) as srv:
+        ada_repo, ada, ben_repo, ben = people(tmp_path)
+        token = str(srv.tokens["proposer"])
+        mid = cli("add", BODY, "--type", "decision", cwd=ada_repo, env=ada)["id"]
+        assert run_cli("submit", mid, cwd=ada_repo, env=ada).code == 0
+        git("push", "-q", "origin", "main", cwd=ada_repo)
+        git("pull", "-q", "--ff-only", cwd=ben_repo)
+        cli("remote", "add", "team", srv.url, "--token-file", token, cwd=ada_repo, env=ada)
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 1
+        edit(ada_repo, mid, body=BODY.replace("on Tuesdays", "on Tuesdays and Thursdays"))
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 2
+
+        cli("remote", "add", "team", srv.url, "--token-file", token, cwd=ben_repo, env=ben)  # first pull: revision 2
+        edit(ben_repo, mid, body=BODY.replace("the deploy script", "the deploy script, then page on-call"))
+        r = run_cli("propose", mid, "--to", "remote", "team", cwd=ben_repo, env=ben)
+        assert r.code == 3 and "cannot tell which of its revisions" in r.err, r.err
+        rev, _meta, body = on_server(srv, mid)
+        assert rev == 2 and "Tuesdays and Thursdays" in body  # nothing sent, Ada's change there
+        text = (ben_repo / FOLDER / f"{mid}.md").read_text("utf-8")
+        assert "<<<<<<<" in text and "Tuesdays and Thursdays" in text and "then page on-call" in text
+
+
+def test_two_clones_sharing_a_data_root_each_base_on_their_own_file(ready: Path, tmp_path: Path) -> None:
+    """Ada proposes from one clone (revisions 1 and 2), then from a second clone of the same repo with
+    the same data root, whose file still holds revision 1: it is merged with revision 2, not taken
+    for it."""
+    with remote_server(tmp_path) as srv:
+        ada_repo, ada, _ben_repo, _ben, mid = shared_memory(tmp_path, srv)
+        second = tmp_path / "ada-second"
+        git("clone", "-q", str(tmp_path / "origin.git"), str(second))
+        assert run_cli("init", "--yes", cwd=second, env=ada).code == 0
+        edit(ada_repo, mid, body=BODY.replace("on Tuesdays", "on Tuesdays and Thursdays"))
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 2
+        cli("remote", "add", "team", srv.url, "--token-file", str(srv.tokens["proposer"]), cwd=second, env=ada)
+        edit(second, mid, body=BODY.replace("in #deploys", "in #releases"))
+        r = run_cli("propose", mid, "--to", "remote", "team", "--json", cwd=second, env=ada)
+        assert r.code == 0, r.err
+        assert "warning" not in r.err  # no index left closed behind the merge
+        out = r.json()
+        assert out["base_revision"] == 2 and out["merged_with"]["revision"] == 2 and out["revision"] == 3
+        _rev, _meta, body = on_server(srv, mid)
+        assert "Tuesdays and Thursdays" in body and "#releases" in body
+        assert body_of(second, mid) == body
+
+
+def test_a_branch_switched_to_after_a_proposal_is_based_on_what_it_holds(ready: Path, tmp_path: Path) -> None:
+    """Ada proposes from a feature branch (revision 2), switches back to main, whose file holds
+    revision 1, edits and proposes: revision 2's change is kept."""
+    with remote_server(tmp_path) as srv:
+        ada_repo, ada, _ben_repo, _ben, mid = shared_memory(tmp_path, srv)
+        git("checkout", "-q", "-b", "feature", cwd=ada_repo)
+        edit(ada_repo, mid, body=BODY.replace("on Tuesdays", "on Tuesdays and Thursdays"))
+        git("commit", "-qam", "deploy twice a week", cwd=ada_repo)
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 2
+        git("checkout", "-q", "main", cwd=ada_repo)
+        edit(ada_repo, mid, body=BODY.replace("Rollback uses", "Rollback always uses"))
+        r = run_cli("propose", mid, "--to", "remote", "team", "--json", cwd=ada_repo, env=ada)
+        assert r.code == 0, r.err
+        assert r.json()["merged_with"]["revision"] == 2
+        _rev, _meta, body = on_server(srv, mid)
+        assert "Tuesdays and Thursdays" in body and "Rollback always uses" in body
+
+
+def test_an_unreadable_base_record_is_never_replaced_by_a_guess(ready: Path, tmp_path: Path) -> None:
+    """A `.bases/<id>.json` that cannot be read tells nothing: the cache's newest revision is not
+    taken for the one the file started from."""
+    with remote_server(tmp_path) as srv:
+        ada_repo, ada, ben_repo, ben, mid = shared_memory(tmp_path, srv)
+        edit(ada_repo, mid, body=BODY.replace("on Tuesdays", "on Tuesdays and Thursdays"))
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 2
+        cli("remote", "pull", "team", cwd=ben_repo, env=ben)
+        record = Path(ben["GIT_MEMEX_HOME"]) / "remote" / "team" / ".bases" / f"{mid}.json"
+        assert record.exists()
+        record.write_text("{ this is not json")
+        edit(ben_repo, mid, body=BODY.replace("the deploy script", "the deploy script, then page on-call"))
+        r = run_cli("propose", mid, "--to", "remote", "team", cwd=ben_repo, env=ben)
+        assert r.code == 3, r.err
+        rev, _meta, body = on_server(srv, mid)
+        assert rev == 2 and "Tuesdays and Thursdays" in body
+        assert "Tuesdays and Thursdays" in (ben_repo / FOLDER / f"{mid}.md").read_text("utf-8")
+
+
+def test_a_server_s_current_file_passes_the_admission_barrier_before_a_merge(ready: Path, tmp_path: Path) -> None:
+    """On a 409 the server's current file is fetched to merge with: a server that sends one holding a
+    secret gets nothing written into the memory file or the data root, and nothing is sent."""
+    from client_support import hostile_server, sha
+
+    mid = cli("add", BODY, "--type", "decision", cwd=ready, env={})["id"]
+    assert run_cli("submit", mid, cwd=ready).code == 0
+    path = ready / FOLDER / f"{mid}.md"
+    before = path.read_bytes()
+    key = "AKIA" + "IOSFODNN7EXAMPLQ"
+    theirs = before.decode("utf-8").replace("on Tuesdays", f"on Tuesdays (key {key})")
+    doc = {"id": mid, "revision": 7, "review_state": "proposed", "sha256": sha(theirs), "file": theirs}
+    token = tmp_path / "token"
+    token.write_text("a-proposer-token-0123456789\n")
+    token.chmod(0o600)
+    with hostile_server([], memories={mid: doc}) as url:
+        cli("remote", "add", "team", url, "--token-file", str(token), cwd=ready, env={})
+        r = run_cli("propose", mid, "--to", "remote", "team", cwd=ready)
+    assert r.code == 2 and "admission barrier" in r.err and key not in r.err, r.err
+    assert path.read_bytes() == before
+    home = Path(run_cli("where", "--json").json()["data_root"])
+    for f in home.rglob("*"):
+        if f.is_file():
+            assert key.encode() not in f.read_bytes(), f
+
+
+def test_the_next_proposal_bases_on_what_this_file_last_sent(ready: Path, tmp_path: Path) -> None:
+    """Ada proposes (revision 2) without committing, someone changes the next line on the server
+    (revision 3), Ada edits again and proposes: the merge bases on what she sent (revision 2), so
+    the two neighbouring changes merge cleanly (from revision 1 they would overlap)."""
+    lines = "alpha\nbravo\ncharlie\ndelta\n"
+    with remote_server(tmp_path) as srv:
+        ada_repo, ada, _ben_repo, _ben = people(tmp_path)
+        mid = cli("add", lines, "--type", "decision", cwd=ada_repo, env=ada)["id"]
+        assert run_cli("submit", mid, cwd=ada_repo, env=ada).code == 0
+        cli("remote", "add", "team", srv.url, "--token-file", str(srv.tokens["proposer"]), cwd=ada_repo, env=ada)
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 1
+        edit(ada_repo, mid, body=lines.replace("alpha", "ALPHA"))
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 2
+        doc = srv.call("GET", f"/memories/{mid}", role="reader")
+        theirs = doc["file"].replace("bravo", "BRAVO")
+        assert srv.call("POST", "/propose", role="proposer", body={"file": theirs, "base_revision": 2})["revision"] == 3
+        edit(ada_repo, mid, body=lines.replace("alpha", "ALPHA").replace("delta", "DELTA"))
+        out = cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)
+        assert out["merged_with"]["revision"] == 3 and out["revision"] == 4
+        assert on_server(srv, mid)[2].strip() == "ALPHA\nBRAVO\ncharlie\nDELTA"

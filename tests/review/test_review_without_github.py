@@ -14,6 +14,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,9 +68,10 @@ def no_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert shutil.which("gh") is None
 
 
-def team(tmp_path: Path) -> tuple[Path, Path]:
+def team(tmp_path: Path, folder: str | None = None) -> tuple[Path, Path]:
     """(author, maintainer): the author's clone set up by `git memex init` (hooks, driver), its
-    set-up pushed; the maintainer's a plain clone of the bare origin, never `init`-ed."""
+    set-up pushed; the maintainer's a plain clone of the bare origin, never `init`-ed. `folder`:
+    the memory folder (`memex.memoryDir`, committed in `.gitmemex`)."""
     bare = tmp_path / "origin.git"
     git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path, env=ADA)
     author, maintainer = tmp_path / "ada", tmp_path / "bob"
@@ -77,6 +79,8 @@ def team(tmp_path: Path) -> tuple[Path, Path]:
     (author / "README.md").write_text("the service\n")
     git("add", "README.md", cwd=author, env=ADA)
     git("commit", "-qm", "init", cwd=author, env=ADA)
+    if folder is not None:
+        assert run_cli("config", "set", "memex.memoryDir", folder, cwd=author, env=ADA).code == 0
     assert run_cli("init", "--yes", cwd=author, env=ADA).code == 0
     git("add", "-A", cwd=author, env=ADA)
     git("commit", "-qm", "set up git-memex", cwd=author, env=ADA)
@@ -249,3 +253,209 @@ def test_an_agent_applies_git_s_merges_only_with_the_person(tmp_path: Path, no_g
     assert "Bob Maintainer" in yes.asked[0]
     got = fm(author, mid)
     assert got["review_state"] == "published" and got["approved_by"] == "local:bob@example.com"  # from git, not the agent
+
+
+def item_of(author: Path, mid: str) -> dict:
+    (it,) = [m for m in cli("pr-status", cwd=author)["memories"] if m["id"] == mid]
+    return it
+
+
+@pytest.mark.parametrize("how", ["proposed_by deleted", "e-mail in capitals"])
+def test_the_proposer_comes_from_git_not_from_the_file(tmp_path: Path, no_gh: None, how: str) -> None:
+    """A proposer who merges their own memory is no review, whatever the file says about who
+    proposed it (the branch may delete or rewrite `proposed_by`/`created_by`) and however the
+    merge commit spells their e-mail."""
+    author, _maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Releases are cut on Tuesdays", "memex/releases")
+    env = ADA
+    if how == "proposed_by deleted":
+        git("checkout", "-q", "memex/releases", cwd=author, env=ADA)
+        path = author / FOLDER / f"{mid}.md"
+        meta, body = frontmatter.parse(path.read_text("utf-8"))
+        meta.pop("proposed_by", None)
+        meta.pop("created_by", None)
+        path.write_text(frontmatter.serialize(meta, body), encoding="utf-8")
+        git("commit", "-qam", "tidy the frontmatter", cwd=author, env=ADA)
+        git("checkout", "-q", "main", cwd=author, env=ADA)
+    else:
+        env = {**ADA, "GIT_AUTHOR_EMAIL": "ADA@Example.COM", "GIT_COMMITTER_EMAIL": "ADA@Example.COM"}
+    git("merge", "-q", "--no-ff", "memex/releases", "-m", "Merge branch 'memex/releases'", cwd=author, env=env)
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    it = item_of(author, mid)
+    assert it["target"] is None and "own proposer" in it["action"], it["action"]
+    assert cli("pr-status", "--apply", cwd=author)["applied"] == []
+
+
+def test_a_merge_into_another_branch_fast_forwarded_into_main_is_no_review(tmp_path: Path, no_gh: None) -> None:
+    """The maintainer merges the proposal into `dev` (git's message: "Merge branch … into dev");
+    the author then fast-forwards main to dev and pushes: nobody merged it into main."""
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Database backups run nightly", "memex/backups")
+    git("fetch", "-q", "origin", cwd=maintainer, env=BOB)
+    git("checkout", "-q", "-b", "dev", "origin/main", cwd=maintainer, env=BOB)
+    git("merge", "-q", "--no-ff", "--no-edit", "origin/memex/backups", cwd=maintainer, env=BOB)
+    assert "into dev" in git("log", "-1", "--format=%s", cwd=maintainer, env=BOB).stdout
+    git("push", "-q", "origin", "dev", cwd=maintainer, env=BOB)
+    git("fetch", "-q", "origin", cwd=author, env=ADA)
+    git("merge", "-q", "--ff-only", "origin/dev", cwd=author, env=ADA)
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    it = item_of(author, mid)
+    assert it["target"] is None and "merged into dev, not main" in it["action"], it["action"]
+
+
+def test_a_memory_folder_with_a_non_ascii_name_is_followed(tmp_path: Path, no_gh: None) -> None:
+    """`memex.memoryDir = mémoire`: git quotes such paths unless asked not to; the merge is found."""
+    author, maintainer = team(tmp_path, folder="mémoire")
+    mid = proposed_on_a_branch(author, "Runbooks live in the wiki", "memex/runbooks")
+    maintainer_merges(maintainer, "memex/runbooks", "--no-ff")
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    assert (author / "mémoire" / f"{mid}.md").exists()
+    it = item_of(author, mid)
+    assert it["target"] == "published", it["action"]
+
+
+def test_an_author_name_with_a_unicode_line_separator_is_one_name(tmp_path: Path, no_gh: None) -> None:
+    """git output is read by NUL (and line feed) only: a U+2028 in the merger's name is part of it."""
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Alerts page the on-call engineer", "memex/alerts")
+    odd = {**BOB, "GIT_AUTHOR_NAME": "Bob\u2028Maintainer"}
+    git("fetch", "-q", "origin", cwd=maintainer, env=odd)
+    git("merge", "-q", "--no-ff", "origin/memex/alerts", "-m", "Merge branch 'memex/alerts'", cwd=maintainer, env=odd)
+    git("push", "-q", "origin", "main", cwd=maintainer, env=odd)
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    it = item_of(author, mid)
+    assert it["target"] == "published" and it["merge"]["by"] == "local:bob@example.com", it["action"]
+
+
+def test_a_checkout_with_crlf_line_ends_is_the_merged_file(tmp_path: Path, no_gh: None) -> None:
+    """`core.autocrlf=true` writes CRLF into the work tree; git reads that file as unchanged, and
+    so does pr-status."""
+    author, maintainer = team(tmp_path)
+    mid = proposed_on_a_branch(author, "Timeouts are 30 seconds by default", "memex/timeouts")
+    maintainer_merges(maintainer, "memex/timeouts", "--no-ff")
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    git("config", "core.autocrlf", "true", cwd=author, env=ADA)
+    path = author / FOLDER / f"{mid}.md"
+    path.unlink()
+    git("checkout", "--", str(path), cwd=author, env=ADA)
+    assert b"\r\n" in path.read_bytes()
+    assert git("status", "--porcelain", cwd=author, env=ADA).stdout == ""
+    it = item_of(author, mid)
+    assert it["target"] == "published", it["action"]
+
+
+def test_an_agent_applies_exactly_the_steps_the_person_was_shown(tmp_path: Path, no_gh: None,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the person reads the question (K1 published), a second merge arrives and is pulled
+    (K2): the answer applies K1 only, and K2 is reported as not shown."""
+    from mcp_client import Person, call, text
+
+    author, maintainer = team(tmp_path)
+    k1 = proposed_on_a_branch(author, "Every service has a runbook", "memex/one")
+    k2 = proposed_on_a_branch(author, "Every runbook names an owner", "memex/two")
+    maintainer_merges(maintainer, "memex/one", "--no-ff")
+    git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+    for k, v in ADA.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.chdir(author)
+
+    class Meanwhile(Person):
+        async def __call__(self, context: Any, params: Any) -> Any:
+            maintainer_merges(maintainer, "memex/two", "--no-ff")
+            git("pull", "-q", "--ff-only", cwd=author, env=ADA)
+            return await super().__call__(context, params)
+
+    yes = Meanwhile(True)
+    done = call("memory_pr_status", {"apply": True}, cwd=author, person=yes)
+    assert not done.is_error, text(done)
+    assert k1 in yes.asked[0] and k2 not in yes.asked[0]
+    assert fm(author, k1)["review_state"] == "published"
+    assert fm(author, k2)["review_state"] == "proposed"
+    data = done.structured_content
+    assert [a["id"] for a in data["applied"]] == [k1] and data["not_applied"] == [k2]
+    assert f"not applied {k2}" in text(done)
+
+
+def test_a_default_branch_renamed_on_origin_without_an_origin_head_says_so(tmp_path: Path, no_gh: None) -> None:
+    """A clone of an empty origin has no origin/HEAD, so the branch comes from `memex.initBranch`
+    (main); main renamed on origin and pruned here: `instruction list` says that ref does not exist
+    and names `git remote set-head origin -a`."""
+    author, _maintainer = team(tmp_path)
+    rule = cli("add", "Every hotfix gets a follow-up ticket", "--role", "instruction", cwd=author)["id"]
+    assert run_cli("submit", rule, cwd=author, env=ADA).code == 0
+    assert run_cli("instruction", "approve", rule, cwd=author, env=ADA).code == 0
+    git("commit", "-qm", "approve", cwd=author, env=ADA)
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    bare = tmp_path / "origin.git"
+    git("branch", "-m", "main", "trunk", cwd=bare, env=ADA)
+    git("symbolic-ref", "HEAD", "refs/heads/trunk", cwd=bare, env=ADA)
+    git("fetch", "-q", "--prune", "origin", cwd=author, env=ADA)
+    (listed,) = cli("instruction", "list", cwd=author)["approved"]
+    assert "refs/remotes/origin/main does not exist here" in listed["why_not"], listed
+    assert "git remote set-head origin -a" in listed["why_not"]
+
+
+def test_a_default_branch_renamed_on_origin_is_named_with_its_fix(tmp_path: Path, no_gh: None) -> None:
+    """origin's main renamed to trunk, then `git fetch --prune`: origin/HEAD still names main, which
+    is gone. Every reader says so and names `git remote set-head origin -a` (instruction list, the
+    session block, pr-status, doctor), instead of "not committed as it is on main" or an empty
+    block; after it, the rule is served from trunk."""
+    author, _maintainer = team(tmp_path)
+    git("remote", "set-head", "origin", "-a", cwd=author, env=ADA)  # as a clone of a non-empty origin has it
+    rule = cli("add", "Every release has a changelog entry", "--role", "instruction", cwd=author)["id"]
+    assert run_cli("submit", rule, cwd=author, env=ADA).code == 0
+    assert run_cli("instruction", "approve", rule, cwd=author, env=ADA).code == 0
+    git("commit", "-qm", "approve", cwd=author, env=ADA)
+    git("push", "-q", "origin", "main", cwd=author, env=ADA)
+    assert [i["id"] for i in cli("context", cwd=author)["instructions"]] == [rule]
+
+    bare = tmp_path / "origin.git"
+    git("branch", "-m", "main", "trunk", cwd=bare, env=ADA)
+    git("symbolic-ref", "HEAD", "refs/heads/trunk", cwd=bare, env=ADA)
+    git("fetch", "-q", "--prune", "origin", cwd=author, env=ADA)
+    assert not (author / ".git" / "refs" / "remotes" / "origin" / "main").exists()
+
+    (listed,) = cli("instruction", "list", cwd=author)["approved"]
+    assert not listed["served"] and "git remote set-head origin -a" in listed["why_not"], listed
+    assert "not committed" not in listed["why_not"]
+    block = cli("context", cwd=author)
+    assert block["instructions"] == [] and "git remote set-head origin -a" in block["text"]
+    r = run_cli("pr-status", cwd=author, env=ADA)
+    assert r.code == 2 and "git remote set-head origin -a" in r.err and "could not read" not in r.err, r.err
+    doctor = run_cli("doctor", "--json", cwd=author, env=ADA).json()
+    (check,) = [c for c in doctor["checks"] if c["name"] == "default branch"]
+    assert check["level"] == "fail" and "set-head" in check["detail"]
+
+    git("remote", "set-head", "origin", "-a", cwd=author, env=ADA)
+    assert [i["id"] for i in cli("context", cwd=author)["instructions"]] == [rule]
+    doctor = run_cli("doctor", "--json", cwd=author, env=ADA).json()
+    (check,) = [c for c in doctor["checks"] if c["name"] == "default branch"]
+    assert check["level"] == "ok" and "trunk" in check["detail"]
+
+
+def test_doctor_names_a_default_branch_set_here_that_is_not_init_s(tmp_path: Path) -> None:
+    """A clone of an empty origin has no origin/HEAD; a `memex.defaultBranch` set in this clone then
+    decides which rules are served. doctor says so, naming both branches and the fix."""
+    bare = tmp_path / "empty.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path, env=ADA)
+    work = tmp_path / "work"
+    git("clone", "-q", str(bare), str(work), cwd=tmp_path, env=ADA)
+    (work / "README.md").write_text("x\n")
+    git("add", "README.md", cwd=work, env=ADA)
+    git("commit", "-qm", "init", cwd=work, env=ADA)
+    assert run_cli("init", "--yes", cwd=work, env=ADA).code == 0
+    git("add", "-A", cwd=work, env=ADA)
+    git("commit", "-qm", "set up", cwd=work, env=ADA)
+    git("push", "-q", "-u", "origin", "main", cwd=work, env=ADA)
+    assert not (work / ".git" / "refs" / "remotes" / "origin" / "HEAD").exists()
+
+    def check() -> dict:
+        (c,) = [c for c in run_cli("doctor", "--json", cwd=work, env=ADA).json()["checks"]
+                if c["name"] == "default branch"]
+        return c
+
+    first = check()
+    assert first["level"] == "warn" and "origin has no HEAD" in first["detail"] and "set-head" in first["detail"]
+    git("config", "memex.defaultBranch", "exp", cwd=work, env=ADA)
+    later = check()
+    assert later["level"] == "warn" and "exp (memex.defaultBranch), not from main" in later["detail"], later

@@ -105,3 +105,35 @@ def test_promote_status_and_forget_stage_the_file_they_change(tmp_path: Path) ->
     plain_commit_and_push(mine, "deprecate b, forget c")
     assert fm_on_main(mine, b)["status"] == "deprecated"
     assert git("cat-file", "-e", f"origin/main:{FOLDER}/{c}.md", cwd=mine, check=False).returncode != 0
+
+
+def test_status_and_forget_say_what_they_staged(tmp_path: Path) -> None:
+    mine, _theirs = two_clones(tmp_path)
+    a = cli("add", "the build cache lives in /var/cache/ci", cwd=mine)["id"]
+    b = cli("add", "the old VPN is still needed for the lab", cwd=mine)["id"]
+    assert run_cli("submit", a, b, cwd=mine).code == 0
+    r = run_cli("status", a, "deprecated", cwd=mine)
+    assert r.code == 0 and f"staged for commit: {FOLDER}/{a}.md" in r.err, r.err
+    assert cli("status", a, "archived", cwd=mine)["staged"] == [f"{FOLDER}/{a}.md"]
+    r = run_cli("forget", b, cwd=mine)
+    assert r.code == 0 and f"staged for commit: {FOLDER}/{b}.md" in r.err, r.err
+    assert unstaged(mine) == []
+
+
+def test_approve_stages_its_record_past_a_gitignore_rule(tmp_path: Path) -> None:
+    """A `.gitignore` that ignores `*.json` would leave the approval record behind (the rule is then
+    not served): approve stages it with `git add -f` and says so; the plain commit serves it."""
+    mine, theirs = two_clones(tmp_path)
+    (mine / ".gitignore").write_text("*.json\n")
+    git("add", ".gitignore", cwd=mine)
+    git("commit", "-qm", "ignore json", cwd=mine)
+    mid = submitted_rule(mine, "Every API change updates the OpenAPI file")
+    r = run_cli("instruction", "approve", mid, cwd=mine)
+    assert r.code == 0, r.err
+    assert f"a .gitignore rule ignores {FOLDER}/.approvals/{mid}.json" in r.err and "git add -f" in r.err
+    out = cli("instruction", "approve", mid, cwd=mine)
+    assert out["changed"] is False
+    plain_commit_and_push(mine, "approve")
+    assert served(mine) == [mid]
+    git("pull", "-q", "--ff-only", cwd=theirs)
+    assert served(theirs) == [mid]
