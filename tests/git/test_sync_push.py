@@ -180,8 +180,8 @@ def test_a_memory_folder_with_a_non_ascii_name_is_submitted_work(clone):
     git("commit", "-q", "-m", "move the memories", cwd=work)
     git("push", "-q", "origin", "main", cwd=work)
     mid = _submit("Staging mirrors production nightly", "--branch", "memex/review")
-    res = run_cli("push", "--json").json()
+    res = run_cli("push", "--branch", "memex/review", "--json").json()
     assert res["memory_files"] == [f"{folder}/{mid}.md"] and res["other_files"] == []
-    r = run_cli("push", "--yes")
+    r = run_cli("push", "--branch", "memex/review", "--yes")
     assert r.code == 0, r.err
-    assert _remote_branch(remote, "memex/review") == git("rev-parse", "HEAD", cwd=work).stdout.strip()
+    assert _remote_branch(remote, "memex/review") == git("rev-parse", "refs/heads/memex/review", cwd=work).stdout.strip()
