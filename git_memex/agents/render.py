@@ -63,6 +63,32 @@ def squeeze(text: str, limit: int = LINE_CHARS) -> str:
     return one[: limit - 1].rstrip() + "…"
 
 
+NAME_CHARS = 64
+"""A name another party wrote (a remote reviewer's `approved_by`) is shown cut to this many characters."""
+
+
+def quoted(text: str, limit: int = NAME_CHARS) -> str:
+    """`text` as data inside a line an agent reads: in double quotes, every character that is not
+    plain text (controls such as ESC, BEL and NEL, format characters such as the bidi overrides
+    U+202A-U+202E and the zero-width ones, line and paragraph separators, a quote or backslash)
+    spelled as its ``\\uXXXX`` escape, whitespace runs collapsed, cut at `limit` characters with an
+    ellipsis. So a hostile name can neither drive a terminal, reorder the line, nor pass for the
+    line's own words ("a person of this project" stays inside the quotes)."""
+    import unicodedata
+
+    one = " ".join(str(text).split())
+    cut = len(one) > limit
+    if cut:
+        one = one[: limit - 1]
+    out = []
+    for ch in one:
+        if ch in '"\\' or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"):
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + ("…" if cut else "") + '"'
+
+
 def _label(row: sqlite3.Row, *, instruction: bool = False) -> str:
     loc = str(row["location"] or "")
     scope = "org" if loc.startswith("org:") else loc if loc.startswith("remote:") else (row["scope"] or "project")
