@@ -78,6 +78,10 @@ def _format_findings(path: str, text: str, in_repo: bool) -> list[Finding]:
             out.append(Finding(path, _line_of(text, "scope"), "personal-memory-in-repo (personal memories never leave this machine)"))
         if m.fm.get("visibility") == "private":
             out.append(Finding(path, _line_of(text, "visibility"), "private-memory-in-repo (private memories never leave this machine)"))
+        for key in ("supersedes", "superseded_by"):
+            if m.fm.get(key) == m.id:  # a ring of one: it would hide itself (search/chains.py)
+                out.append(Finding(path, _line_of(text, key), f"self-supersede (the memory names itself in {key}; a "
+                                   "memory never replaces itself: remove the line)"))
         span = _private_span_line(text)
         if span is not None:
             out.append(Finding(path, span, "private-span-in-repo (a <private> part never leaves this machine; remove "
@@ -238,6 +242,62 @@ def _only_marking_lines(head: bytes, text: str, fm: dict[str, Any], keys: set[st
 
 # `superseded_by: ID` as the writer puts it (quoted by hand at most); `null` and `~` are no id
 _SUCCESSOR_RE = re.compile(r"^superseded_by:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
+
+
+_SUPERSEDES_RE = re.compile(r"^supersedes:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
+
+
+def replaced_named(text: str) -> tuple[str, int] | None:
+    """The id a memory file's frontmatter names in `supersedes`, and its line; None when none."""
+    end = text.find("\n---", 3)
+    head = text[: end if end > 0 else len(text)]
+    m = _SUPERSEDES_RE.search(head)
+    if m is None or m.group(1) in ("null", "Null", "NULL"):
+        return None
+    return m.group(1), head.count("\n", 0, m.start()) + 1
+
+
+def supersede_rings(work_tree: Path, memory_dir: str, staged: list[tuple[str, bytes]],
+                    limit: int = 64) -> list[Finding]:
+    """Staged memory files whose `supersedes` leads, through what the commit records, back to
+    themselves: two files naming each other, or a longer ring (a file naming itself is
+    `self-supersede`, found by the format checks). Such a ring counts for none of its memories
+    (search/chains.py), so the commit is refused rather than recording a chain that means nothing.
+    Costs a `cat-file` per step only when a staged file names a memory the commit does not
+    stage (one step for an ordinary supersede). Raises OSError when git cannot answer."""
+    from git_memex.core.gitcmd import indexed_blobs
+
+    folder = memory_dir.rstrip("/")
+    names: dict[str, str | None] = {}  # id -> the id it supersedes, as the commit records it
+    where: dict[str, tuple[str, int]] = {}
+    for path, data in staged:
+        mid = path.rsplit("/", 1)[-1][:-3]
+        found = replaced_named(data.decode("utf-8", "replace"))
+        names[mid] = found[0] if found else None
+        if found:
+            where[mid] = (path, found[1])
+    todo = {v for v in names.values() if v and v not in names}
+    for _ in range(limit):
+        if not todo:
+            break
+        got = indexed_blobs(work_tree, [f"{folder}/{t}.md" for t in sorted(todo)])
+        if got is None:
+            raise OSError("git could not read the memory files of the commit")
+        for t in todo:
+            blob = got.get(f"{folder}/{t}.md")
+            found = replaced_named(blob.decode("utf-8", "replace")) if blob is not None else None
+            names[t] = found[0] if found else None
+        todo = {v for v in names.values() if v and v not in names}
+    out: list[Finding] = []
+    for mid, (path, line) in sorted(where.items()):
+        ring, cur = [mid], names.get(mid)
+        while cur and cur not in ring and len(ring) <= limit:
+            ring.append(cur)
+            cur = names.get(cur)
+        if cur == mid and len(ring) > 1:
+            out.append(Finding(path, line, f"supersede-cycle ({' → '.join([*ring, mid])}: each names the next in "
+                               "supersedes, so the links count for none of them; remove the one that is wrong)"))
+    return out
 
 
 def successor_named(text: str) -> tuple[str, int] | None:

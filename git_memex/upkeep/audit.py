@@ -173,16 +173,19 @@ def chain_problems(rows: Iterable[Mapping[str, Any]]) -> list[ChainProblem]:
                                     f"{r['id']} in the repository names {nxt} as its successor, which is only in "
                                     f"this clone's {new['location']}: teammates would see neither; "
                                     f"`git memex submit {nxt}` commits both"))
+    reported: set[str] = set()  # rings already named (by their smallest id)
     for level, sentence in disagreements(by_id):
         ids = re.findall(r"[0-9A-Za-z]{26}", sentence)
         if "which is not here" in sentence:
             kind, level = "dangling", "warn"
+        elif "form a cycle" in sentence or "names itself" in sentence:
+            kind = "cycle"
+            reported.add(min(ids) if ids else "?")
         elif "cannot replace" in sentence:
             kind = "cross-scope"
         else:
             kind = "one-sided"
         out.append(ChainProblem(ids[0] if ids else "?", level, kind, ids[1] if len(ids) > 1 else None, sentence))
-    reported: set[str] = set()
     for start in by_id:
         path: list[str] = []
         cur: str | None = start
