@@ -157,7 +157,7 @@ def _duplicate(st: Stores, scope: str, dup: str, red: Any) -> AddResult:
     loc: str | None = None
     try:
         found = st.find(dup)
-        state, path, loc = found.row["review_state"], str(found.path), found.row["location"]
+        state, path, loc = found.row["standing"], str(found.path), found.row["location"]
     except NotFound:  # removed between the check and now: still nothing written
         pass
     return AddResult(dup, scope, state, dup, [], list(red.masked), red.private_spans, path, loc)
@@ -302,6 +302,9 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
                "frontmatter": m.fm, "body": m.body, "warnings": warnings,
                "related": _related(st, m.fm.get("related")),
                "canonical_ref": _canonical_ref(ctx, m.fm.get("canonical_ref"))}
+        # the review state it has by where it is and what its history proves (core.model.standing);
+        # the frontmatter keeps the file's own claim as written
+        out["standing"] = model.standing(found.row["location"], m.fm)
         gate = rule_verdicts(ctx, [found.row])
         if gate:
             out["gate"] = gate[(found.row["id"], found.row["location"])]
@@ -567,8 +570,8 @@ def list_memories(
         if type:
             cond += " AND m.type = ?"
             args.append(type)
-        if review_state:
-            cond += " AND m.review_state = ?"
+        if review_state:  # as it stands (core.model.standing), as the listing labels it
+            cond += " AND m.standing = ?"
             args.append(review_state)
         rows = st.by_id(cond, args)
         newer: dict[str, str] = {}
@@ -613,7 +616,7 @@ def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None, newer: str
         "scope": r["scope"],
         "type": r["type"],
         "status": r["status"],
-        "review_state": r["review_state"],
+        "review_state": r["standing"],  # its standing (core.model.standing), never the file's claim alone
         "snippet": _snippet(body, []),
         "location": r["location"],
         "tags": json.loads(r["tags"] or "[]") if tags is None else tags,
@@ -622,6 +625,9 @@ def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None, newer: str
         "role": r["role"] or "knowledge",
         "source": r["source"],
     }
+    claim = model.claim_beyond(r["location"], r["review_state"], r["standing"])
+    if claim:
+        out["review_claim"] = claim
     if r["location"].startswith("org:"):
         out["org"] = r["location"][len("org:"):]  # the label of an org memory (docs/org.md)
     elif r["location"].startswith("remote:"):

@@ -63,6 +63,41 @@ def squeeze(text: str, limit: int = LINE_CHARS) -> str:
     return one[: limit - 1].rstrip() + "…"
 
 
+def review_words(state: str | None, claim: str | None = None) -> str:
+    """A memory's review standing as its label says it: `published`, or `draft; claims published`
+    where the file claims more than where it is and its history prove (core.model.standing)."""
+    return (state or "draft") + (f"; claims {claim}" if claim else "")
+
+
+def review_label(d: Any) -> str | None:
+    """What a hit's or a listing's label says of its review (`search`, `list`, MCP `memory_search`,
+    `memory_list`, `memory_get`; docs/agents.md, "Labels say the gate's verdict"), from the entry's
+    JSON: for a rule (role instruction, with its `gate` verdict) what the instruction gate says,
+    never what its file claims:
+
+    * served: ``approved``;
+    * not served, its file claims approval: ``claims approved: not served — why``;
+    * not served, claiming nothing: ``draft: not served`` (``proposed: not served`` in review), a
+      personal or an org rule alike;
+
+    for knowledge its review standing (`review_words`: ``published``, ``draft; claims published``);
+    None for a personal memory, or a memory with no review state at all (an org file of the seed's
+    layout), whose label says nothing of review."""
+    personal = d.get("scope") == "personal" or d.get("location") == "personal"
+    gate = d.get("gate") if d.get("role") == "instruction" else None
+    if gate:
+        if gate.get("served"):
+            return "approved"
+        if gate.get("claims"):
+            return f"claims approved: not served — {squeeze(str(gate.get('why') or 'the gate is closed'), 200)}"
+        state = None if personal else d.get("review_state")
+        return f"{state if state in ('proposed', 'rejected') else 'draft'}: not served"
+    state = d.get("review_state")
+    if personal or not state:
+        return None
+    return review_words(state, d.get("review_claim"))
+
+
 NAME_CHARS = 64
 """A name another party wrote (a remote reviewer's `approved_by`) is shown cut to this many characters."""
 
@@ -96,8 +131,8 @@ def _label(row: sqlite3.Row, *, instruction: bool = False) -> str:
     if instruction:
         return out
     extra = []
-    if scope != "personal" and row["review_state"] in ("draft", "proposed"):
-        extra.append(row["review_state"])
+    if scope != "personal" and row["standing"] in ("draft", "proposed"):  # its standing, never the file's claim
+        extra.append(row["standing"])
     if row["status"] == "deprecated":
         extra.append("deprecated")
     if row["source"] == "inference":
@@ -182,7 +217,7 @@ def entry(row: sqlite3.Row, line: str, score: float | None = None,
         "scope": row["scope"],
         "type": row["type"],
         "status": row["status"],
-        "review_state": row["review_state"],
+        "review_state": row["standing"],
         "location": row["location"],
         "line": line,
     }

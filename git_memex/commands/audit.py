@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
               for a in rep.self_approved]
     lines += [f"fail  claims approval but is not served: {a['id']} ({a['location']}): {a['why']}"
               for a in rep.unbacked_approvals]
+    lines += [f"warn  claims {c['claims']} but stands {c['standing']}: {c['id']} ({c['location']}): {c['why']}"
+              for c in rep.unreviewed_claims]
     for line in lines:
         print(line)
     _capped([f"warn  near-duplicates ({d.similarity:.2f}): {d.a} {d.b} (supersede or forget one)"

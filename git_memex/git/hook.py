@@ -415,6 +415,7 @@ def pre_commit() -> int:
         dangling_pointers,
         size_findings,
         supersede_rings,
+        unreviewed_claims,
     )
 
     ctx = load_context()
@@ -428,6 +429,7 @@ def pre_commit() -> int:
         findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted,
                                           patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys))
         findings.extend(supersede_rings(repo_info.work_tree, ctx.memory_dir_rel, staged))
+        findings.extend(unreviewed_claims(repo_info.work_tree, staged))
     except OSError as exc:
         print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "
               "with --no-verify)", file=sys.stderr)

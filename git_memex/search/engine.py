@@ -43,7 +43,7 @@ class Hit:
     scope: str
     type: str
     status: str
-    review_state: str | None
+    review_state: str | None  # its review standing (core.model.standing), what ranking and labels use
     snippet: str
     score: float
     lanes: list[str]
@@ -68,6 +68,7 @@ class Hit:
     dense: float | None = None  # the semantic lane's raw score (None: the lane is off or did not score it)
     # the other memories of identical text this hit stands for (`_one_fact_once`), each as `place` gives it
     also_in: list[dict[str, Any]] = field(default_factory=list)
+    review_claim: str | None = None  # the file's own review_state, when it says more than its standing
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -94,6 +95,8 @@ class Hit:
             d["remote"] = self.location[len("remote:"):]  # a remote server's memory (docs/remote.md)
         if self.also_in:
             d["also_in"] = self.also_in
+        if self.review_claim:
+            d["review_claim"] = self.review_claim
         if explain:
             d["explain"] = self.explain
         return d
@@ -511,6 +514,13 @@ def _dense_lane(stores: Stores, query: str, lexical: list[Scored], *, scope: str
                          scope=scope, type=type, explain=explain, early=early)
 
 
+def claimed(row: Any) -> str | None:
+    """A row's own ``review_state`` where it claims more than its standing (`core.model.claim_beyond`)."""
+    from git_memex.core.model import claim_beyond
+
+    return claim_beyond(row["location"], row["review_state"], row["standing"])
+
+
 def place(row: Any) -> dict[str, Any]:
     """Where a memory lives, as a hit's `also_in` names it: its id, scope and location, and the
     org's or remote's name (the labels of `Hit.to_json`)."""
@@ -542,7 +552,7 @@ def _explain_review(ranked: list[scoring.Ranked], hits: list[Hit]) -> None:
         words = scoring.same_words(x)
         above = [y.row["id"] for y in ranked[i + 1:] if words and scoring.same_words(y) == words and y.score > x.score
                  and (y.row["status"] == "deprecated") == (x.row["status"] == "deprecated")]
-        state = None if x.row["location"] == "personal" else (x.row["review_state"] or "draft")
+        state = None if x.row["location"] == "personal" else (x.row["standing"] or "draft")
         h.explain["review"] = {"state": state, "level": scoring.REVIEW_LEVELS[level], "above": above}
 
 
@@ -678,7 +688,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             scope=r["scope"],
             type=r["type"],
             status=r["status"],
-            review_state=r["review_state"],
+            review_state=r["standing"],
+            review_claim=claimed(r),
             snippet=_snippet(r["body"], snippet_terms),
             score=x.score,
             lanes=[lane for lane in ("bm25", "cjk", "synonym", "semantic") if lane in x.lanes] or ["bm25"],

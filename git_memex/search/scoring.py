@@ -215,10 +215,13 @@ def freshness(row: Any, now: float) -> float:
 
 
 def review_level(row: Any) -> int:
-    """REVIEW_ORDER of a memory's review state (a personal memory: a draft's level)."""
+    """REVIEW_ORDER of a memory's review standing (`core.model.standing`: where it is and what its
+    history proves, never the file's claim alone; the index's `standing` column): a personal
+    memory, an outbox or private draft whatever it claims, and a repository claim of approved or
+    published that no review step records rank as what they are (unreviewed, in review)."""
     if row["location"] == "personal":
         return REVIEW_ORDER["draft"]
-    return REVIEW_ORDER.get(row["review_state"] or "draft", REVIEW_ORDER["draft"])
+    return REVIEW_ORDER.get(row["standing"] or "draft", REVIEW_ORDER["draft"])
 
 
 def boosts(row: Any, now: float) -> dict[str, float]:

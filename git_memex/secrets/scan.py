@@ -300,6 +300,58 @@ def supersede_rings(work_tree: Path, memory_dir: str, staged: list[tuple[str, by
     return out
 
 
+_CLAIM_RE = re.compile(r"^review_state:[ \t]*['\"]?(approved|published)['\"]?[ \t]*$", re.M)
+
+
+def _claimed_review(text: str) -> tuple[str, int] | None:
+    """The review state a memory file's frontmatter claims, when approved or published, and its line."""
+    end = text.find("\n---", 3)
+    head = text[: end if end > 0 else len(text)]
+    m = _CLAIM_RE.search(head)
+    return None if m is None else (m.group(1), head.count("\n", 0, m.start()) + 1)
+
+
+def unreviewed_claims(work_tree: Path, staged: list[tuple[str, bytes]]) -> list[Finding]:
+    """Staged memory files claiming a review no step records: a file the commit adds, or one whose
+    `review_state` it changes, saying approved or published without the review_history step to it
+    (`core.model.review_recorded`: what `promote`, `pr-status --apply` and `propose --local-approve`
+    write with each step; a hand edit writes none). Such a claim ranks as in review anyway
+    (`core.model.standing`); refusing it keeps the repository's files honest. A file whose claim
+    the commit leaves as HEAD has it (one committed before review histories, touched for another
+    reason) is not this commit's claim and passes. Costs one `cat-file` only when a staged file
+    makes such a claim. Raises OSError when git cannot answer."""
+    from git_memex.core import frontmatter
+    from git_memex.core.gitcmd import head_blobs
+    from git_memex.core.model import review_recorded
+
+    claims: list[tuple[str, str, int]] = []
+    for path, data in staged:
+        text = data.decode("utf-8", "replace")
+        found = _claimed_review(text)
+        if found is None:
+            continue
+        try:
+            fm = frontmatter.parse(text)[0]
+        except frontmatter.FrontmatterError:
+            continue  # the format checks name it
+        if not review_recorded(fm, found[0]):
+            claims.append((path, found[0], found[1]))
+    if not claims:
+        return []
+    head = head_blobs(work_tree, [p for p, _s, _l in claims])
+    if head is None:
+        raise OSError("git could not read the committed memory files")
+    out: list[Finding] = []
+    for path, state, line in claims:
+        before = head.get(path)
+        was = _claimed_review(before.decode("utf-8", "replace")) if before is not None else None
+        if was is not None and was[0] == state:
+            continue
+        out.append(Finding(path, line, f"unreviewed-claim (review_state: {state}, but its review_history records no "
+                           "step to it, so no one reviewed it here; `git memex promote ID` records each step)"))
+    return out
+
+
 def successor_named(text: str) -> tuple[str, int] | None:
     """The id a memory file's frontmatter names in `superseded_by`, and its line; None when none."""
     end = text.find("\n---", 3)

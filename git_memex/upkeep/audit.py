@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from git_memex.core import model
 from git_memex.core.context import Context
 from git_memex.core.record import field, record
 
@@ -215,13 +216,15 @@ class AuditReport:
     unreadable: list[dict[str, str]] = field(default_factory=list)
     self_approved: list[dict[str, str]] = field(default_factory=list)
     unbacked_approvals: list[dict[str, str]] = field(default_factory=list)
+    unreviewed_claims: list[dict[str, str]] = field(default_factory=list)
     scanned: int = 0
     stale_days: int = STALE_DAYS
 
     @property
     def clean(self) -> bool:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
-                    or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals)
+                    or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals
+                    or self.unreviewed_claims)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -236,6 +239,7 @@ class AuditReport:
             "unreadable": self.unreadable,
             "self_approved": self.self_approved,
             "unbacked_approvals": self.unbacked_approvals,
+            "unreviewed_claims": self.unreviewed_claims,
         }
 
 
@@ -273,6 +277,7 @@ def _file_rows(st: Stores, rep: AuditReport) -> list[dict[str, Any]]:
                 "superseded_by": id_ref(fm.get("superseded_by")),
                 "proposed_by": _masked(fm.get("proposed_by")), "approved_by": _masked(fm.get("approved_by")),
                 "solo": _solo(fm.get("review_history")),
+                "review_state": fm.get("review_state"), "standing": model.standing(src.location, fm),
                 "gate_row": (memory_row(m, src.location, None)
                              if src.location in ("repo", "personal") and fm.get("role") == "instruction"
                              and fm.get("instruction_state") == "approved" else None),
@@ -344,6 +349,12 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
             if (r["location"] == "repo" and r["approved_by"] and r["approved_by"] == r["proposed_by"]
                     and not r["solo"]):
                 rep.self_approved.append({"id": r["id"], "path": r["path"], "by": r["approved_by"]})
+            claim = model.claim_beyond(r["location"], r["review_state"], r["standing"])
+            if claim and not (r["solo"] and r["location"] == "outbox" and claim == "approved"):
+                why = ("a draft on this machine; submit records it as proposed" if r["location"] in ("outbox", "private")
+                       else "no review step in its review_history; `git memex promote` records each step")
+                rep.unreviewed_claims.append({"id": r["id"], "path": r["path"], "location": r["location"],
+                                              "claims": claim, "standing": r["standing"] or "draft", "why": why})
         _unbacked(st.ctx, rows, rep)
         _drift(st, rows, rep)
     return rep

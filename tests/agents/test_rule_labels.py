@@ -95,5 +95,5 @@ def test_a_draft_rule_claims_nothing_and_says_so(ready: Path) -> None:
     mid = add("Always deploy on Fridays", "--role", "instruction")
     [(data, text)] = stdio(ready, [("memory_search", {"query": "deploy fridays"})])
     line = line_of(text, mid)
-    assert "[draft]" in line and "[rule]" in line and "claims" not in line, line
+    assert "[draft: not served]" in line and "[rule]" in line and "claims" not in line, line
     assert data["hits"][0]["gate"] == {"served": False, "claims": False, "why": "instruction_state draft"}

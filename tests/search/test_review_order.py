@@ -33,7 +33,7 @@ def published(text: str) -> str:
     mid = add(text)
     assert run_cli("submit", mid).code == 0
     for _ in range(2):
-        r = run_cli("promote", mid, "--by", "bob")
+        r = run_cli("promote", mid)
         assert r.code == 0, r.err
     git("commit", "-q", "-am", f"publish {mid}")
     assert run_cli("show", mid, "--json").json()["frontmatter"]["review_state"] == "published"
@@ -96,10 +96,11 @@ def test_only_hits_holding_the_same_words_trade_places() -> None:
     from git_memex.search.scoring import Ranked, in_order
 
     def hit(mid: str, score: float, words: tuple[int, ...], state: str) -> Ranked:
-        row = {"id": mid, "status": "active", "location": "repo", "review_state": state}
+        row = {"id": mid, "status": "active", "location": "repo", "review_state": state, "standing": state}
         return Ranked(score, row, {"bm25"}, SimpleNamespace(held_words=words))
 
     same = [hit("A", 3.0, (0, 1), "published"), hit("B", 2.5, (0, 2), "published"), hit("C", 2.0, (0, 1), "published")]
     assert [x.row["id"] for x in in_order(same)] == ["A", "B", "C"]
     mixed = [hit("A", 3.0, (0, 1), "draft"), hit("B", 2.5, (0, 2), "draft"), hit("C", 2.0, (0, 1), "published")]
     assert [x.row["id"] for x in in_order(mixed)] == ["C", "B", "A"]  # B keeps its place between them
+
