@@ -69,6 +69,8 @@ CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT
 CREATE INDEX memories_hash ON memories(content_hash);
 CREATE INDEX memories_updated ON memories(updated_ts);
 CREATE INDEX memories_alias ON memories(alias) WHERE alias IS NOT NULL;
+-- search's reviewed pool (search.engine._reviewed): is there any reviewed row at all?
+CREATE INDEX memories_reviewed ON memories(standing) WHERE standing IN ('approved', 'published');
 -- the session context's pools, newest first: a rare kind is found without visiting every row
 CREATE INDEX memories_instruction ON memories(updated_ts) WHERE role = 'instruction';
 CREATE INDEX memories_warning ON memories(updated_ts) WHERE type = 'warning';

@@ -342,6 +342,36 @@ def _all_words(index: Index, expr: str, where: str, params: tuple[Any, ...], sco
                               (*rids, *fargs)).fetchall()
 
 
+REVIEWED = "m.standing IN ('approved', 'published')"
+"""The rows `_reviewed` adds to the pool: reviewed knowledge as it stands (core.model.standing)."""
+
+
+def _reviewed(index: Index, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
+              fetch: int, seen: set[int]) -> list[sqlite3.Row]:
+    """The best `fetch` reviewed rows (`REVIEWED`) by FTS5 bm25 among those matching `expr`, beyond
+    `seen` (docs/search.md, "Which memories are considered").
+
+    The review order (`scoring.in_order`) only moves hits among those in the pool, and the pool is
+    the best rows by bm25: a published memory said in a long text, beside many short drafts holding
+    the same words, was never pooled, so whether it led depended on --limit, and at a small limit it
+    was absent. With its reviewed rows pooled too, each group of hits holding the same words has its
+    reviewed members at hand, bounded by the same `fetch`. Costs nothing where the index holds no
+    reviewed row (one indexed lookup); else one ranking of the matches, as `_candidates` does."""
+    try:
+        if index.conn.execute(f"SELECT 1 FROM memories m WHERE {REVIEWED} LIMIT 1").fetchone() is None:
+            return []
+    except sqlite3.OperationalError:
+        return []
+    w = ", ".join(str(x) for x in BM25_WEIGHTS)
+    filters, fargs = _filters(where, params, scope, type)
+    rows = index.conn.execute(
+        "SELECT m.*, f.rowid AS frid FROM"
+        f" (SELECT rowid, bm25(memories_fts, {w}) AS rank FROM memories_fts WHERE memories_fts MATCH ?) AS f"
+        f" JOIN memories m ON m.rid = f.rowid WHERE {REVIEWED} AND {filters} ORDER BY f.rank, m.rid LIMIT ?",
+        (expr, *fargs, fetch + len(seen))).fetchall()
+    return [r for r in rows if r["frid"] not in seen][:fetch]
+
+
 # ------------------------------------------------------------------ the scratch table
 _SCRATCH: list[sqlite3.Connection] = []
 _STEMS: dict[str, str] = {}
@@ -636,6 +666,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
         got = _candidates(index, sel, where, params, scope, type, fetch * (2 if pruned else 1))
         if all_words:
             got += _all_words(index, all_words, where, params, scope, type, {r["frid"] for r in got})
+        got += _reviewed(index, sel, where, params, scope, type, fetch, {r["frid"] for r in got})
         for r in got:
             if r["id"] not in pool:  # the repo copy (first index) wins over a stale outbox copy
                 pool[r["id"]] = _Cand(r, k)
