@@ -149,12 +149,14 @@ def item_line(row: sqlite3.Row, body: str, *, instruction: bool = False, shown_i
 
 
 def where_words(location: str) -> str:
-    """A memory's place in words: `project`, `personal`, `org acme`, `remote team`."""
+    """A memory's place in words: `project` (the repository), `project outbox`, `private` (this
+    machine only), `personal`, `org acme`, `remote team`: never "project" for a memory that only
+    this machine holds."""
     loc = str(location or "")
     for prefix in ("org:", "remote:"):
         if loc.startswith(prefix):
             return f"{prefix[:-1]} {loc[len(prefix):]}"
-    return "personal" if loc == "personal" else "project"
+    return {"personal": "personal", "private": "private", "outbox": "project outbox"}.get(loc, "project")
 
 
 def also_in_words(copies: Iterable[Any], shown: dict[str, str] | None = None) -> str:

@@ -328,6 +328,10 @@ class Memory:
 
 
 # ------------------------------------------------------------------ what a review state is worth
+REVIEW_ORDER = {"published": 3, "approved": 3, "proposed": 2, "draft": 1, "rejected": 0}
+"""A review standing's level (docs/search.md, "Reviewed knowledge first"): reviewed, in review,
+unreviewed, rejected. Search orders hits holding the same words by it (`search.scoring`), and one
+fact shown once keeps the copy of the highest (`core.precedence.one_fact_once`)."""
 REVIEWED_STATES = ("approved", "published")
 """The review states that say people reviewed a memory: a claim worth something only where
 `standing` finds it recorded."""
@@ -362,12 +366,16 @@ def standing(location: str, fm: dict[str, Any]) -> str | None:
     * a remote server's memory: the state the server gave it (the server is the reviewer of record,
       docs/remote.md).
 
-    A value that is not a review state (the index masks such enum values) stands as ``draft``."""
+    No ``review_state`` at all (an org file of the seed's layout) is None, which ranks as a draft
+    and labels nothing, as before; a value that is not a review state (the index masks such enum
+    values) stands as ``draft``."""
     claim = fm.get("review_state")
     if location == "personal":
         return None
     if location in ("outbox", "private"):
         return "draft"
+    if claim is None:
+        return None
     state = claim if claim in REVIEW_STATES else "draft"
     if location.startswith("remote:"):
         return state

@@ -564,14 +564,29 @@ def place(row: Any) -> dict[str, Any]:
 
 
 def _one_fact_once(ranked: list[scoring.Ranked]) -> tuple[list[scoring.Ranked], dict[str, list[Any]]]:
-    """Hits of identical text become one (`core.precedence.one_fact_once`, imported only when two
-    hits share a text): the one precedence prefers, at the best one's place, naming the others."""
-    hashes = [x.row["content_hash"] for x in ranked if x.row["content_hash"]]
+    """Hits of the same text become one (`core.precedence.one_fact_once`, imported only when two
+    hits share a `content_hash`): the copy that is never less reviewed and otherwise the one
+    precedence prefers, at the best copy's place (it takes the group's best score, then the order
+    is made again, so the review order sees the level the shown copy has), naming the others.
+    A rule is never merged with anything here: whether it is served is the gate's verdict, which
+    `ops.search` asks after the engine, and an unserved copy must never stand in for a served one."""
+    hashes = [x.row["content_hash"] for x in ranked if x.row["content_hash"] and x.row["role"] != "instruction"]
     if len(hashes) == len(set(hashes)):
         return ranked, {}
     from git_memex.core.precedence import one_fact_once
 
-    return one_fact_once(ranked, key=lambda x: x.row)
+    kept, copies = one_fact_once(ranked, key=lambda x: x.row, keep_apart=lambda row: row["role"] == "instruction")
+    if not copies:
+        return ranked, {}
+    score = {x.row["id"]: x.score for x in ranked}
+    out: list[scoring.Ranked] = []
+    for x in kept:
+        group = copies.get(x.row["id"])
+        if group:
+            best = max([x.score, *(score.get(c["id"], x.score) for c in group)])
+            x = scoring.Ranked(best, x.row, x.lanes, x.scored, x.extra, x.dense)
+        out.append(x)
+    return scoring.in_order(out), copies
 
 
 def _explain_review(ranked: list[scoring.Ranked], hits: list[Hit]) -> None:

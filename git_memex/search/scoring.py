@@ -29,6 +29,7 @@ import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from git_memex.core.model import REVIEW_ORDER  # noqa: F401  (the one table of review levels, re-exported)
 from git_memex.core.record import record
 
 TYPE_CHECKING = False
@@ -58,7 +59,6 @@ PROXIMITY_WEIGHT = 1.0
 # the same query words, the higher level first. Personal memories, which no one reviews, and an
 # unknown state count as drafts. (Before issue 33 a x1.2 boost, which a draft holding the words
 # more often, or in a shorter text, outweighed.)
-REVIEW_ORDER = {"published": 3, "approved": 3, "proposed": 2, "draft": 1, "rejected": 0}
 REVIEW_LEVELS = {3: "reviewed", 2: "in review", 1: "unreviewed", 0: "rejected"}
 
 # ------------------------------------------------------------------ importance and recency
