@@ -127,14 +127,14 @@ def one_fact_once(items: list[Any], key: Any = None, keep_apart: Any = None) -> 
     copies: dict[str, list[Any]] = {}
     done: set[tuple[str, str, str]] = set()
     for i, x in enumerate(items):
-        g = member.get(i)
-        if g is None:
+        grp = member.get(i)
+        if grp is None:
             out.append(x)
             continue
-        if g in done:
+        if grp in done:
             continue
-        done.add(g)
-        members = groups[g]
+        done.add(grp)
+        members = groups[grp]
         keep = min(members, key=lambda j: (_get(get(items[j]), "status") not in (None, "active"),
                                            -review_level(get(items[j])), sort_key(get(items[j])), j))
         out.append(items[keep])

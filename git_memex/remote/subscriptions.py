@@ -50,9 +50,9 @@ def add(ctx: Context, name: str, url: str, token_file: str, *, global_: bool = F
     prepare_data_root(ctx.data_root)
     folder = ctx.remote_cache(name)
     if folder.exists() or os.path.islink(folder):
-        had = cache.load_state(ctx, name).get("url")
-        if had not in (None, url) or os.path.islink(folder):
-            raise MemexError(f"{folder} already holds the cache of another remote ({had or 'unknown'}); pick another "
+        cached = cache.load_state(ctx, name).get("url")
+        if cached not in (None, url) or os.path.islink(folder):
+            raise MemexError(f"{folder} already holds the cache of another remote ({cached or 'unknown'}); pick another "
                              f"name for {url}", USAGE)
     existed = folder.exists()
     try:
