@@ -256,6 +256,34 @@ def _count(conn: sqlite3.Connection, expr: str) -> int:
         return 0
 
 
+def _visible(conn: sqlite3.Connection, where: str, params: tuple[Any, ...], rows: int, tokens: list[int],
+             dfs: list[int], terms: list[_Term]) -> tuple[int, list[int], list[int]]:
+    """An index's (rows, tokens per column, each word's document count) over the rows `where`
+    admits: the whole index's figures less those of the rows it does not (the data root's index
+    holds every project's outbox and private memories; a remote's holds copies this project has
+    locally). So neither the ranking nor `--explain` counts a memory the search cannot return,
+    and another project's private words never show in a document count."""
+    hidden = f"NOT coalesce(({where}), 0)"
+    sizes = [bytes(r[0]) for r in conn.execute(
+        f"SELECT d.sz FROM memories m JOIN memories_fts_docsize d ON d.id = m.rid WHERE {hidden}", params)]
+    if not sizes:
+        return rows, tokens, dfs
+    less = [0] * scoring.NCOL
+    for sz in sizes:
+        for k, v in enumerate(scoring.varints(sz)[: scoring.NCOL]):
+            less[k] += v
+    out = []
+    for t, d in zip(terms, dfs, strict=True):
+        try:
+            gone = int(conn.execute(
+                f"SELECT count(*) FROM memories_fts f JOIN memories m ON m.rid = f.rowid"
+                f" WHERE memories_fts MATCH ? AND {hidden}", (t.expr, *params)).fetchone()[0]) if d else 0
+        except sqlite3.OperationalError:
+            gone = 0
+        out.append(max(d - gone, 0))
+    return max(rows - len(sizes), 0), [max(a - b, 0) for a, b in zip(tokens, less, strict=True)], out
+
+
 def _prune(q: Query, terms: list[_Term], dfs: list[int], rows: int, full: str) -> tuple[str, bool]:
     """(the MATCH expression that selects this index's bm25 candidates, pruned?) from its own counts."""
     total = sum(dfs)
@@ -589,6 +617,14 @@ def _one_fact_once(ranked: list[scoring.Ranked]) -> tuple[list[scoring.Ranked], 
     return scoring.in_order(out), copies
 
 
+def _index_names(stores: Stores, dbs: list[Any]) -> list[str]:
+    """Each searched index as `--explain` names it: `repo`, `home` (the data root's), `org NAME`,
+    `remote NAME`."""
+    named = {id(i): f"org {n}" for n, i in stores.orgs} | {id(i): f"remote {n}" for n, i in stores.remotes}
+    return ["repo" if stores.repo is not None and index is stores.repo else named.get(id(index), "home")
+            for index, _w, _p in dbs]
+
+
 def _explain_review(ranked: list[scoring.Ranked], hits: list[Hit]) -> None:
     """--explain's `review` per hit: its review level, and the hits of higher score holding the
     same words it was put above (scoring.in_order, item 4)."""
@@ -656,10 +692,12 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     corpus = scoring.Corpus()
     per_index: list[tuple[int, list[int]]] = []
     dfs = [0] * len(terms)
-    for index, _where, _params in dbs:
+    for index, where, params in dbs:
         rows, tokens = scoring.fts_totals(index.conn)
-        corpus.add(rows, tokens)
         local = [_count(index.conn, t.expr) for t in terms] if rows else [0] * len(terms)
+        if rows and where != "1":  # only the rows this search may read (not another project's outbox)
+            rows, tokens, local = _visible(index.conn, where, params, rows, tokens, local, terms)
+        corpus.add(rows, tokens)
         dfs = [a + b for a, b in zip(dfs, local, strict=True)]
         per_index.append((rows, local))
     idfs = [corpus.idf(d) for d in dfs]
@@ -712,12 +750,17 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     ranked, copies = _one_fact_once(ranked)
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
+    names = _index_names(stores, dbs)
     if explain:
         from git_memex.index.database import FTS_COLUMNS
 
         result.ranking = {
             "memories": corpus.rows,
             "indexes": len([1 for rows, _ in per_index if rows]),
+            # each index's share of those figures, as the ranking counted it (only rows it may return)
+            "per_index": [{"index": names[k], "memories": rows, "documents": dict(zip([t.word for t in terms], local,
+                                                                                      strict=True))}
+                          for k, (rows, local) in enumerate(per_index) if rows],
             "avg_length": round(corpus.avg_len, 2),
             "avg_lengths": dict(zip(FTS_COLUMNS, (round(a, 2) for a in corpus.avgs), strict=True)),
             "words": [{"word": t.word, "documents": d, "idf": round(i, 4), "synonyms": len(t.syn_exprs)}
@@ -725,7 +768,6 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             "k1": scoring.K1,
             "b": scoring.B,
         }
-    names = ["repo" if stores.repo is not None and dbs[k][0] is stores.repo else "home" for k in range(len(dbs))]
     result.more = len(ranked) > limit
     for x in ranked[:limit]:
         r, s = x.row, x.scored
