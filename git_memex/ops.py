@@ -157,7 +157,7 @@ def _duplicate(st: Stores, scope: str, dup: str, red: Any) -> AddResult:
     loc: str | None = None
     try:
         found = st.find(dup)
-        state, path, loc = found.row["review_state"], str(found.path), found.row["location"]
+        state, path, loc = found.row["standing"], str(found.path), found.row["location"]
     except NotFound:  # removed between the check and now: still nothing written
         pass
     return AddResult(dup, scope, state, dup, [], list(red.masked), red.private_spans, path, loc)
@@ -304,6 +304,9 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
                "frontmatter": m.fm, "body": m.body, "warnings": warnings,
                "related": _related(st, m.fm.get("related")),
                "canonical_ref": _canonical_ref(ctx, m.fm.get("canonical_ref"))}
+        # the review state it has by where it is and what its history proves (core.model.standing);
+        # the frontmatter keeps the file's own claim as written
+        out["standing"] = model.standing(found.row["location"], m.fm)
         gate = rule_verdicts(ctx, [found.row])
         if gate:
             out["gate"] = gate[(found.row["id"], found.row["location"])]
@@ -450,28 +453,42 @@ def checked_canonical_ref(ctx: Context, ref: str) -> str:
     * a path relative to the repository's work tree, with `/` between folders and an optional
       `#anchor`, naming a file that exists there: `docs/adr/003-queues.md#decision`. `./` and
       `a/../b` are normalised away; an absolute path, a `..` leading out of the work tree (a
-      link included), a backslash, a path into `.git/` and, outside a repository, any path are
-      refused: a memory points at the project's own documents, which everyone who clones it has.
+      link included), a backslash, a path into `.git/` (through a link too: the path is resolved
+      and refused inside the git directory) and, outside a repository, any path are refused: a
+      memory points at the project's own documents, which everyone who clones it has.
+
+    A value starting with a scheme (`word:`) is a URL: any scheme but http and https is refused
+    (`file:/etc/passwd`, `javascript:…`, `mailto:…`, whether or not a file of that name exists
+    in the work tree). A control or format character anywhere (ESC, NEL, U+2028, a bidi
+    override) is refused: the reference is shown to people and agents, and must read as written.
 
     The value is then masked like every other field (`secrets.admission.admit`): a token in a URL
     never reaches the file."""
     import posixpath
+    import re
+    import unicodedata
 
     value = ref.strip()
     if not value:
         raise UsageError("--canonical-ref is empty; give a path in the repository or a URL")
     if len(value) > CANONICAL_REF_MAX or any(c in value for c in "\n\r\0\t"):
         raise UsageError(f"--canonical-ref must be one line of at most {CANONICAL_REF_MAX} characters")
-    if "://" in value:
+    odd = next((c for c in value if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn")), None)
+    if odd is not None:  # ESC, NEL, U+2028, a bidi override: a reference is shown, and must read as written
+        raise UsageError(f"--canonical-ref holds U+{ord(odd):04X}, a control or format character; a path or a URL "
+                         "has none")
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", value)
+    if scheme and len(scheme.group(1)) > 1:  # `file:/etc/passwd`, `javascript:…`, `mailto:…`: a URL, not a path
         from urllib.parse import urlsplit
 
         try:
             parts = urlsplit(value)
+            host = parts.hostname
         except ValueError:
-            parts = None
-        if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-            raise UsageError("--canonical-ref takes an http:// or https:// URL with a host, or a path in the "
-                             "repository")
+            parts, host = None, None
+        if parts is None or parts.scheme.lower() not in ("http", "https") or not host or "://" not in value:
+            raise UsageError(f"--canonical-ref takes an http:// or https:// URL with a host, or a path in the "
+                             f"repository; {scheme.group(1)}: is neither")
         return value
     path, _, anchor = value.partition("#")
     if "\\" in path or path.startswith("/") or (len(path) > 1 and path[1] == ":"):
@@ -480,7 +497,7 @@ def checked_canonical_ref(ctx: Context, ref: str) -> str:
     norm = posixpath.normpath(path)
     if norm in ("", ".") or norm == ".." or norm.startswith("../"):
         raise UsageError(f"--canonical-ref {path!r} leads out of the repository; name a file inside it")
-    if norm == ".git" or norm.startswith(".git/"):
+    if any(part.lower() == ".git" for part in norm.split("/")):
         raise UsageError(f"--canonical-ref {path!r} is inside .git; name a document of the project")
     if ctx.repo is None:
         raise UsageError("--canonical-ref names a path, and this is not a git repository; run it inside the "
@@ -493,6 +510,10 @@ def checked_canonical_ref(ctx: Context, ref: str) -> str:
     if not inside(target, ctx.repo.work_tree):
         raise UsageError(f"--canonical-ref {path!r} leads out of the repository (through a link); "
                          "name a file inside it")
+    real = os.path.realpath(target)
+    if (any(inside(real, d) for d in {ctx.repo.git_dir, ctx.repo.common_dir})
+            or ".git" in (p.lower() for p in os.path.relpath(real, os.path.realpath(ctx.repo.work_tree)).split(os.sep))):
+        raise UsageError(f"--canonical-ref {path!r} leads into .git (through a link); name a document of the project")
     if not os.path.isfile(target):
         raise UsageError(f"--canonical-ref {norm!r}: no such file in the repository ({ctx.repo.work_tree}); "
                          "check the path (relative to the repository's top folder)")
@@ -551,8 +572,8 @@ def list_memories(
         if type:
             cond += " AND m.type = ?"
             args.append(type)
-        if review_state:
-            cond += " AND m.review_state = ?"
+        if review_state:  # as it stands (core.model.standing), as the listing labels it
+            cond += " AND m.standing = ?"
             args.append(review_state)
         rows = st.by_id(cond, args)
         newer: dict[str, str] = {}
@@ -605,7 +626,7 @@ def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None, newer: str
         "scope": r["scope"],
         "type": r["type"],
         "status": r["status"],
-        "review_state": r["review_state"],
+        "review_state": r["standing"],  # its standing (core.model.standing), never the file's claim alone
         "snippet": _snippet(body, []),
         "location": r["location"],
         "tags": json.loads(r["tags"] or "[]") if tags is None else tags,
@@ -614,6 +635,9 @@ def summary(r: sqlite3.Row, body: str, tags: list[str] | None = None, newer: str
         "role": r["role"] or "knowledge",
         "source": r["source"],
     }
+    claim = model.claim_beyond(r["location"], r["review_state"], r["standing"])
+    if claim:
+        out["review_claim"] = claim
     if r["location"].startswith("org:"):
         out["org"] = r["location"][len("org:"):]  # the label of an org memory (docs/org.md)
     elif r["location"].startswith("remote:"):

@@ -420,47 +420,40 @@ def verdicts(ctx: Context, rows: Iterable[Mapping[str, Any] | sqlite3.Row]) -> d
 
 def approved_where(ctx: Context, row: Mapping[str, Any] | sqlite3.Row) -> str | None:
     """Who approved a rule that was approved outside this project, and where, for the session
-    block: ``approved by carol, a reviewer of remote team (http://127.0.0.1:8731)`` or ``approved
-    by local:ann@example.com, an owner in org acme``; None for a rule of this project or of this
+    block: ``approved by "carol", a reviewer of remote team (http://127.0.0.1:8731)`` or ``approved
+    by "local:ann@example.com", an owner in org acme``; None for a rule of this project or of this
     machine (personal). Read from the file the gate checked (its ``approved_by``: for a remote
     rule the server wrote it, for an org rule the gate checked it names an owner), masked like any
-    field; a URL is shown without the user and password it may carry."""
+    field, and shown as data (`render.quoted`: in quotes, controls and bidi characters escaped,
+    at most `render.NAME_CHARS` characters): another party wrote it. The remote's URL is shown as
+    `remote.protocol.shown_url` gives it (no user, password, query or fragment); one git config
+    cannot read as a URL is named so. Never raises: the line is a courtesy, and nothing in it may
+    cost the session block its rules."""
     loc = _field(row, "location") or ""
     if not loc.startswith(("org:", "remote:")):
         return None
+    from git_memex.agents.render import quoted
     from git_memex.core import frontmatter
     from git_memex.core.files import UnreadableMemory, read_bytes
     from git_memex.secrets.redact import redact
 
     kind, name = loc.split(":", 1)
-    root = ctx.org_clone(name) if kind == "org" else ctx.remote_cache(name)
     who: str | None = None
     try:
+        root = ctx.org_clone(name) if kind == "org" else ctx.remote_cache(name)
         fm, _ = frontmatter.parse(read_bytes(str(_field(row, "path")), root=root).decode("utf-8"))
         value = fm.get("approved_by")
         who = value.strip() if isinstance(value, str) and value.strip() else None
     except (UnreadableMemory, UnicodeDecodeError, frontmatter.FrontmatterError, OSError, ValueError, TypeError):
         who = None
-    by = f"approved by {who}" if who else "approved"
+    by = f"approved by {quoted(redact(who, ctx.redact_patterns).text)}" if who else "approved"
     if kind == "org":
         text = f"{by}, an owner in org {name}"
     else:
-        url = _without_userinfo(str(ctx.config.get(f"memex.remote.{name}.url") or ""))
-        text = f"{by}, a reviewer of remote {name}" + (f" ({url})" if url else "")
-    return redact(" ".join(text.split()), ctx.redact_patterns).text
+        from git_memex.remote.protocol import shown_url
 
-
-def _without_userinfo(url: str) -> str:
-    """`url` without the ``user:password@`` part a URL may carry."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return ""
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host += f":{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+        raw = str(ctx.config.get(f"memex.remote.{name}.url") or "")
+        url = shown_url(raw)
+        where = f" ({url})" if url else " (its configured URL is not one: `git memex remote list`)" if raw else ""
+        text = f"{by}, a reviewer of remote {name}{where}"
+    return redact(text, ctx.redact_patterns).text

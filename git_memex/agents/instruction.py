@@ -372,7 +372,7 @@ def list_rules(ctx: Context, *, stores: Stores | None = None) -> dict[str, Any]:
                 reason = "its expires_at has passed, so no session gets it"  # as the session block's pool
             groups[group].append({
                 "id": r["id"], "scope": r["scope"], "location": r["location"], "status": r["status"],
-                "review_state": r["review_state"], "instruction_state": state,
+                "review_state": r["standing"], "instruction_state": state,
                 "trust_level": r["trust_level"], "served": group == "approved" and reason is None,
                 "why_not": reason, "text": " ".join((bodies.get(r["id"]) or "").split()),
                 **({"remote_review_state": remote_review[r["id"]]} if r["id"] in remote_review else {}),

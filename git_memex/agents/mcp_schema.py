@@ -340,17 +340,11 @@ def label(d: dict[str, Any]) -> str:
     if d.get("remote") or loc.startswith("remote:"):  # a remote server's memory (docs/remote.md)
         scope = "remote:" + str(d.get("remote") or loc[len("remote:"):])
     out = f"[{scope}/{d.get('type') or '?'}]"
-    state = d.get("review_state")
-    gate = d.get("gate") if d.get("role") == "instruction" else None
-    if gate:  # a rule's label says what the instruction gate says of it, never what its file claims
-        if gate.get("served"):
-            out += " [approved]"
-        elif gate.get("claims"):
-            out += f" [claims approved: not served — {one_line(gate.get('why') or 'the gate is closed', 200)}]"
-        elif state and scope != "personal":
-            out += f" [{state}]"
-    elif state and scope != "personal":
-        out += f" [{state}]"
+    from git_memex.agents.render import review_label
+
+    review = review_label(d)  # a rule: the gate's verdict; knowledge: its review standing, never a claim
+    if review:
+        out += f" [{review}]"
     status = d.get("status")
     if status and status != "active":
         out += f" ({status})"

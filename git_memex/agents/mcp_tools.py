@@ -325,7 +325,12 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
         def run(ctx: Context) -> CallToolResult:
             data = ops.masked(ctx, ops.show(ctx, id))  # as show --json: every field, link and the body
             fm = data["frontmatter"]
-            head = {**fm, "id": data["id"], "location": data.get("location"), "gate": data.get("gate")}
+            from git_memex.core.model import claim_beyond
+
+            loc = str(data.get("location") or "")
+            head = {**fm, "id": data["id"], "location": loc, "gate": data.get("gate"),
+                    "review_state": data.get("standing"),  # labelled as it stands, never by the file's claim
+                    "review_claim": claim_beyond(loc, fm.get("review_state"), data.get("standing"))}
             lines = [DISCLAIMER, f"- {label(head)} id={data['id']}"]
             for key in ("tags", "paths", "supersedes", "superseded_by", "instruction_state", "confidence",
                         "updated_at"):

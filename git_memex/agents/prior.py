@@ -15,12 +15,15 @@ weighs ~3.6 and `many` ~1.2; in a store of 10,000 the store's own counts dominat
 should. The reference store is the same whatever the store's size; only its weight against the
 store's own counts shrinks as the store grows (Bayesian pseudo-counts).
 
-Standard library only, no I/O: the prompt hook imports it (tests/test_startup.py).
+Standard library and core.textproc only (the tokeniser search uses), no I/O: the prompt hook
+imports it (tests/test_startup.py).
 """
 
 from __future__ import annotations
 
 import math
+
+from git_memex.core.textproc import CJK_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,6 +89,7 @@ _COMMON_TEXT = """
     我们 你们 他们 大家 自己 这个 那个 一个 一些 有些 一下 一次 几个 可以 需要 应该 能够 不能
     现在 时候 已经 知道 觉得 没有 还是 就是 不是 这样 那样 这里 那里 因为 所以 但是 如果 然后
     问题 东西 事情 时间 今天 明天 昨天 多少 多久 一点 帮我 告诉 看看 还有 一直 所有 每个
+    你好 您好 谢谢 总是 从不 经常 有时 通常 可能 也许 真的 其实 一起 帮忙 不能 能不 不会 怎样
 """
 COMMON = frozenset(_COMMON_TEXT.split())
 
@@ -101,14 +105,53 @@ def common(word: str) -> bool:
     return False
 
 
+def _bigram(word: str) -> bool:
+    return len(word) == 2 and CJK_RE.fullmatch(word) is not None
+
+
+def _fragments(words: Sequence[tuple[str, int]]) -> set[int]:
+    """The positions of CJK bigrams that are pieces of two words, not a word. Search cuts Chinese
+    into overlapping bigrams, as the index does (core/textproc.py), and a prompt's words come in
+    text order, so `我们的部署总是失败` gives `我们 们的 的部 部署 署总 总是 是失 失败`. A bigram that
+    no memory holds and that is not everyday, overlapping a neighbour that is a word (a memory
+    holds it, or it is everyday), is such a piece (`的部` beside `部署`): it weighs nothing."""
+    def word_at(k: int) -> bool:
+        w, df = words[k]
+        return df > 0 or common(w)
+
+    out: set[int] = set()
+    for k, (w, df) in enumerate(words):
+        if not _bigram(w) or df > 0 or common(w):
+            continue
+        before = k > 0 and _bigram(words[k - 1][0]) and words[k - 1][0][1] == w[0] and word_at(k - 1)
+        after = k + 1 < len(words) and _bigram(words[k + 1][0]) and words[k + 1][0][0] == w[1] and word_at(k + 1)
+        if before or after:
+            out.add(k)
+    return out
+
+
+def rare(held: Iterable[str]) -> bool:
+    """Whether the words a memory holds include one that is not everyday (`common`): a memory that
+    shares only words like `help`, `fix`, `make` with a prompt is not what it asks about."""
+    return any(not common(w) for w in held)
+
+
 def weights(words: Sequence[tuple[str, int]], memories: int, *, prior_memories: float = PRIOR_MEMORIES,
             prior_share: float = PRIOR_SHARE) -> list[float]:
     """Each query word's weight: its IDF over the store (`memories` memories, `df` of them holding
-    the word) plus the reference store (module docstring), in BM25's (Lucene's) form."""
+    the word) plus the reference store (module docstring), in BM25's (Lucene's) form; a piece of two
+    CJK words (`_fragments`) weighs 0."""
     n = memories + prior_memories
+    pieces = _fragments(words)
     out: list[float] = []
-    for word, df in words:
-        d = df + (prior_share * prior_memories if common(word) else 0.0)
+    for k, (word, df) in enumerate(words):
+        if k in pieces:
+            out.append(0.0)
+            continue
+        # a CJK bigram no memory holds tells little of which memory answers (the prompt's own
+        # words the store lacks, or pieces `_fragments` did not catch): the background frequency
+        # of an everyday word
+        d = df + (prior_share * prior_memories if common(word) or (df == 0 and _bigram(word)) else 0.0)
         out.append(math.log(1.0 + (n - d + 0.5) / (d + 0.5)))
     return out
 

@@ -73,6 +73,67 @@ def squeeze(text: str, limit: int = LINE_CHARS) -> str:
     return one[: limit - 1].rstrip() + "…"
 
 
+def review_words(state: str | None, claim: str | None = None) -> str:
+    """A memory's review standing as its label says it: `published`, or `draft; claims published`
+    where the file claims more than where it is and its history prove (core.model.standing)."""
+    return (state or "draft") + (f"; claims {claim}" if claim else "")
+
+
+def review_label(d: Any) -> str | None:
+    """What a hit's or a listing's label says of its review (`search`, `list`, MCP `memory_search`,
+    `memory_list`, `memory_get`; docs/agents.md, "Labels say the gate's verdict"), from the entry's
+    JSON: for a rule (role instruction, with its `gate` verdict) what the instruction gate says,
+    never what its file claims:
+
+    * served: ``approved``;
+    * not served, its file claims approval: ``claims approved: not served — why``;
+    * not served, claiming nothing: ``draft: not served`` (``proposed: not served`` in review), a
+      personal or an org rule alike;
+
+    for knowledge its review standing (`review_words`: ``published``, ``draft; claims published``);
+    None for a personal memory, or a memory with no review state at all (an org file of the seed's
+    layout), whose label says nothing of review."""
+    personal = d.get("scope") == "personal" or d.get("location") == "personal"
+    gate = d.get("gate") if d.get("role") == "instruction" else None
+    if gate:
+        if gate.get("served"):
+            return "approved"
+        if gate.get("claims"):
+            return f"claims approved: not served — {squeeze(str(gate.get('why') or 'the gate is closed'), 200)}"
+        state = None if personal else d.get("review_state")
+        return f"{state if state in ('proposed', 'rejected') else 'draft'}: not served"
+    state = d.get("review_state")
+    if personal or not state:
+        return None
+    return review_words(state, d.get("review_claim"))
+
+
+NAME_CHARS = 64
+"""A name another party wrote (a remote reviewer's `approved_by`) is shown cut to this many characters."""
+
+
+def quoted(text: str, limit: int = NAME_CHARS) -> str:
+    """`text` as data inside a line an agent reads: in double quotes, every character that is not
+    plain text (controls such as ESC, BEL and NEL, format characters such as the bidi overrides
+    U+202A-U+202E and the zero-width ones, line and paragraph separators, a quote or backslash)
+    spelled as its ``\\uXXXX`` escape, whitespace runs collapsed, cut at `limit` characters with an
+    ellipsis. So a hostile name can neither drive a terminal, reorder the line, nor pass for the
+    line's own words ("a person of this project" stays inside the quotes)."""
+    import unicodedata
+
+    one = " ".join(str(text).split())
+    cut = len(one) > limit
+    if cut:
+        one = one[: limit - 1]
+    out = []
+    for ch in one:
+        if ch in '"\\' or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"):
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + ("…" if cut else "") + '"'
+
+
 def _label(row: sqlite3.Row, *, instruction: bool = False) -> str:
     loc = str(row["location"] or "")
     scope = "org" if loc.startswith("org:") else loc if loc.startswith("remote:") else (row["scope"] or "project")
@@ -80,8 +141,8 @@ def _label(row: sqlite3.Row, *, instruction: bool = False) -> str:
     if instruction:
         return out
     extra = []
-    if scope != "personal" and row["review_state"] in ("draft", "proposed"):
-        extra.append(row["review_state"])
+    if scope != "personal" and row["standing"] in ("draft", "proposed"):  # its standing, never the file's claim
+        extra.append(row["standing"])
     if row["status"] == "deprecated":
         extra.append("deprecated")
     if row["source"] == "inference":
@@ -98,12 +159,14 @@ def item_line(row: sqlite3.Row, body: str, *, instruction: bool = False, shown_i
 
 
 def where_words(location: str) -> str:
-    """A memory's place in words: `project`, `personal`, `org acme`, `remote team`."""
+    """A memory's place in words: `project` (the repository), `project outbox`, `private` (this
+    machine only), `personal`, `org acme`, `remote team`: never "project" for a memory that only
+    this machine holds."""
     loc = str(location or "")
     for prefix in ("org:", "remote:"):
         if loc.startswith(prefix):
             return f"{prefix[:-1]} {loc[len(prefix):]}"
-    return "personal" if loc == "personal" else "project"
+    return {"personal": "personal", "private": "private", "outbox": "project outbox"}.get(loc, "project")
 
 
 def also_in_words(copies: Iterable[Any], shown: dict[str, str] | None = None) -> str:
@@ -166,7 +229,7 @@ def entry(row: sqlite3.Row, line: str, score: float | None = None,
         "scope": row["scope"],
         "type": row["type"],
         "status": row["status"],
-        "review_state": row["review_state"],
+        "review_state": row["standing"],
         "location": row["location"],
         "line": line,
     }

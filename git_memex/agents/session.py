@@ -400,10 +400,17 @@ that lists every everyday word (a "glossary" a teammate commits) cannot ride int
 
 
 def focused(body: str, held: int) -> bool:
+    """Whether a body is one statement for a prompt holding `held` of its terms. Its words are
+    counted as a reader counts them: Latin words, and Chinese text (cut into overlapping bigrams,
+    as search and the index cut it: a run of n characters gives n - 1) at one word per two
+    bigrams, so a plain Chinese sentence of 60 characters is ~30 words, not 59, as its English
+    version is ~25. `held` (in the same bigrams) is measured against the terms as cut."""
     from git_memex.core.textproc import cjk_terms, latin_terms
 
-    terms = len({t.lower() for t in latin_terms(body)} | set(cjk_terms(body)))
-    return terms <= PROMPT_FOCUS_WORDS or held >= PROMPT_FOCUS_SHARE * terms
+    latin = {t.lower() for t in latin_terms(body)}
+    cjk = set(cjk_terms(body))
+    terms = len(latin) + len(cjk)
+    return len(latin) + len(cjk) / 2 <= PROMPT_FOCUS_WORDS or held >= PROMPT_FOCUS_SHARE * terms
 
 
 def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
@@ -412,20 +419,30 @@ def prompt_memories(ctx: Context, prompt: str, *, limit: int = PROMPT_HITS,
     """The few memories that strongly match a user's prompt, as a block for the agent (the
     Claude Code UserPromptSubmit hook); ("", []) when nothing fits the relevance floor.
 
+    The prompt is matched as a person reads it (`textproc.without_controls`: no terminal escape
+    sequence or invisible character), and a memory must hold at least one of its words that is
+    not everyday (`prior.rare`): "can you help me fix this test" brings nothing that shares only
+    `help` and `fix`.
+
     Candidates are search's top hits (newest of each chain, never retracted); rules
     (role: instruction) are left out here: they reach an agent only through the gate."""
+    from git_memex.agents.prior import rare
+    from git_memex.core.textproc import without_controls
     from git_memex.index.stores import Stores
     from git_memex.search.engine import search
     from git_memex.secrets.guard import safe_bodies
 
-    if not prompt.strip() or len(prompt) > PROMPT_MAX_CHARS:
+    if len(prompt) > PROMPT_MAX_CHARS:
+        return "", []
+    prompt = without_controls(prompt)  # a pasted terminal line: `\x1b[31mretries` is `retries`
+    if not prompt.strip():
         return "", []
     with Stores(ctx) as st:
         res = search(st, prompt, limit=10, refresh=refresh)
         hits = [h for h in res.hits if h.role != "instruction" and h.status == "active" and h.id not in exclude
                 and h.review_state != "rejected"]
         strong = [h for h in hits if prompt_rule(h.held, h.words, prompt_share(h, res), h.dense)
-                  and focused(h.body, h.held)][:limit]
+                  and rare(h.held_words) and focused(h.body, h.held)][:limit]
         if not strong:
             return "", []
         bodies = safe_bodies(st, [(h.id, h.body) for h in strong])

@@ -61,18 +61,25 @@ def short(mid: str | None) -> str:
 
 
 def label(d: dict[str, Any]) -> str:
+    """A hit's or a listing's label: where it lives and its type, its review as the MCP tools say it
+    (`render.review_label`: a rule's gate verdict, knowledge's review standing), its status, and
+    `[rule]` for a rule."""
+    from git_memex.agents.render import review_label
+
     where = d.get("scope", "?")
-    state = d.get("review_state")
     status = d.get("status")
     out = f"{where}/{d.get('type', '?')}"
     if d.get("org"):
         out = f"org {d['org']}/{d.get('type', '?')}"
     elif d.get("remote"):
         out = f"remote:{d['remote']}/{d.get('type', '?')}"
-    if state and where != "personal":
-        out += f" [{state}]"
+    review = review_label(d)
+    if review:
+        out += f" [{review}]"
     if status and status != "active":
         out += f" ({status})"
+    if d.get("role") == "instruction":
+        out += " [rule]"
     return out
 
 

@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     lines += [f"fail  approver mismatch: {a['id']} says approved_by {a['approved_by'] or '(nobody)'} but its approval "
               f"record names {a['approver']} (git's identity at approval; `git memex instruction approve "
               f"{a['id']}` writes the file again)" for a in rep.approver_mismatch]
+    lines += [f"warn  claims {c['claims']} but stands {c['standing']}: {c['id']} ({c['location']}): {c['why']}"
+              for c in rep.unreviewed_claims]
     for line in lines:
         print(line)
     if rep.contradictions:

@@ -76,6 +76,9 @@ def run(args: argparse.Namespace | Plain) -> int:
             words = ", ".join(f"{w['word']} df {w['documents']} idf {w['idf']}" for w in rk["words"])
             print(f"corpus: {rk['memories']} memories in {rk['indexes']} index{'es' if rk['indexes'] != 1 else ''}, "
                   f"avg length {rk['avg_length']} tokens; BM25F k1 {rk['k1']} b {rk['b']}; words: {words}")
+            for ix in rk.get("per_index") or []:  # the share of each index, as ranked (rows this search may return)
+                docs = ", ".join(f"{w} {d}" for w, d in ix["documents"].items())
+                print(f"  index {ix['index']}: {ix['memories']} memories; df {docs}")
         print(semantic_line(res.get("semantic")))
         chains = res.get("precedence") or {}
         print("precedence where memories disagree: facts " + " › ".join(chains.get("fact", []))

@@ -350,6 +350,16 @@ def head_blobs(work_tree: Path, paths: list[str]) -> dict[str, bytes] | None:
     return None if found is None else dict(found)
 
 
+def indexed_blobs(work_tree: Path, paths: list[str]) -> dict[str, bytes] | None:
+    """The content the index git is recording holds for each of `paths` (what the commit being
+    made will hold; a path it lacks is left out); None when git cannot answer. One `git cat-file
+    --batch`, reading the index `GIT_INDEX_FILE` names as git does."""
+    if not paths:
+        return {}
+    found = _blobs(work_tree, [(p, b":" + p.encode("utf-8", "surrogateescape")) for p in paths])
+    return None if found is None else dict(found)
+
+
 def indexed_paths(work_tree: Path, paths: list[str]) -> set[str] | None:
     """Which of `paths` the index git is recording holds (`git ls-files`, GIT_INDEX_FILE
     honoured); None when git cannot answer."""

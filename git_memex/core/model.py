@@ -327,6 +327,73 @@ class Memory:
         return _str_list(self.fm.get("paths"))
 
 
+# ------------------------------------------------------------------ what a review state is worth
+REVIEW_ORDER = {"published": 3, "approved": 3, "proposed": 2, "draft": 1, "rejected": 0}
+"""A review standing's level (docs/search.md, "Reviewed knowledge first"): reviewed, in review,
+unreviewed, rejected. Search orders hits holding the same words by it (`search.scoring`), and one
+fact shown once keeps the copy of the highest (`core.precedence.one_fact_once`)."""
+REVIEWED_STATES = ("approved", "published")
+"""The review states that say people reviewed a memory: a claim worth something only where
+`standing` finds it recorded."""
+
+
+def review_recorded(fm: dict[str, Any], state: str) -> bool:
+    """Whether the review history records the step to `state`: its last entry about the review state
+    (one without ``field``, which marks an `instruction approve`/`revoke`) goes `to` it and names who
+    took it. What `promote`, `pr-status --apply` and `propose --local-approve` write with each step;
+    a hand edit of ``review_state`` alone writes none."""
+    hist = fm.get("review_history")
+    if not isinstance(hist, list):
+        return False
+    for h in reversed(hist):
+        if not isinstance(h, dict) or h.get("field") not in (None, "review_state"):
+            continue
+        return h.get("to") == state and bool(str(h.get("by") or "").strip())
+    return False
+
+
+def standing(location: str, fm: dict[str, Any]) -> str | None:
+    """The review state a memory has by where it is and what proves it (docs/search.md, "Reviewed
+    knowledge first"), which ranking and every label use; the file's own ``review_state`` is only a
+    claim, kept as written:
+
+    * personal: None (no one reviews a person's own memories);
+    * the outbox and the private folder (this machine, not yet submitted): ``draft``, whatever the
+      file says;
+    * the repository and an org repository: the claim, except that ``approved`` and ``published``
+      count only when the review history records the step (`review_recorded`); an unrecorded claim
+      stands as ``proposed`` (in the repository, so submitted; not shown to have been reviewed);
+    * a remote server's memory: the state the server gave it (the server is the reviewer of record,
+      docs/remote.md).
+
+    No ``review_state`` at all (an org file of the seed's layout) is None, which ranks as a draft
+    and labels nothing, as before; a value that is not a review state (the index masks such enum
+    values) stands as ``draft``."""
+    claim = fm.get("review_state")
+    if location == "personal":
+        return None
+    if location in ("outbox", "private"):
+        return "draft"
+    if claim is None:
+        return None
+    state = claim if claim in REVIEW_STATES else "draft"
+    if location.startswith("remote:"):
+        return state
+    if state in REVIEWED_STATES and not review_recorded(fm, state):
+        return "proposed"
+    return state
+
+
+def claim_beyond(location: str, claim: Any, stands: str | None) -> str | None:
+    """The file's own ``review_state`` where it claims more than the memory's `standing` (an outbox
+    draft, or a hand-edited repository file, saying published); None where the claim is what it is
+    (or less: a repository file is never shown as claiming ``draft``)."""
+    ladder = ("draft", "proposed", "approved", "published")
+    if location == "personal" or claim not in ladder or claim == stands:
+        return None
+    return str(claim) if ladder.index(claim) > (ladder.index(stands) if stands in ladder else 0) else None
+
+
 def _str_list(v: Any) -> list[str]:
     if v is None:
         return []

@@ -73,43 +73,70 @@ def sort_key(memory: Any) -> tuple[int, int]:
     return (0 if t["kind"] == "fact" else 1, t["rank"])
 
 
-def one_fact_once(items: list[Any], key: Any = None) -> tuple[list[Any], dict[str, list[Any]]]:
-    """One fact, shown once (docs/search.md, "One fact, shown once"): items of identical text (the
-    same ``content_hash``, the whitespace-normalised body) at two tiers or more (`tier`: org,
-    project, personal, inference), such as an org copy promoted from a project memory and the
-    project original, or a personal memory and its proposed copy, become one, at the place of the
-    first of them. Identical texts of one tier (the repository and the outbox, two orgs: precedence
-    cannot choose between them; a hand-made copy, which audit reports) are left as they are, so
-    moving a memory between the repository and the outbox changes nothing. The
-    one kept is the one precedence prefers: an active one first, then `sort_key` (for facts org ›
-    project › personal, for preferences personal › project › org), then the earlier. The others
-    are returned as its copies (rows, by the kept row's id), so a caller names them: nothing is
-    dropped silently. `key` gives an item's row (default: the item is the row); the order of the
-    items is kept otherwise."""
+def exact_text(body: str | None) -> str:
+    """A body as "the same text" compares it: line ends unified, trailing spaces of each line and
+    blank lines at either end dropped, everything else as written. Not the `content_hash` (which
+    collapses every run of whitespace): two code snippets differing in indentation differ."""
+    lines = (body or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip("\n")
+
+
+def review_level(memory: Any) -> int:
+    """`core.model.REVIEW_ORDER` of a memory's review standing (its `standing`; a personal memory,
+    as no one reviews it, an unreviewed one)."""
+    from git_memex.core.model import REVIEW_ORDER
+
+    if _get(memory, "location") == "personal":
+        return REVIEW_ORDER["draft"]
+    return REVIEW_ORDER.get(_get(memory, "standing") or "draft", REVIEW_ORDER["draft"])
+
+
+def one_fact_once(items: list[Any], key: Any = None, keep_apart: Any = None) -> tuple[list[Any], dict[str, list[Any]]]:
+    """One fact, shown once (docs/search.md, "One fact, shown once"): items of the same text
+    (`exact_text`: as written, modulo line ends and trailing spaces; never only the whitespace-
+    normalised `content_hash`, which is the cheap first test) and the same role, at two tiers or
+    more (`tier`: org, project, personal, inference), such as an org copy promoted from a project
+    memory and the project original, or a personal memory and its proposed copy, become one, at the
+    place of the first of them. Identical texts of one tier (the repository and the outbox, two
+    orgs: precedence cannot choose between them; a hand-made copy, which audit reports) are left
+    as they are, so moving a memory between the repository and the outbox changes nothing. A rule
+    and knowledge never merge (a served rule is never shown as something else), nor does an item
+    `keep_apart` says so of (search keeps every rule apart: whether it is served is the gate's to
+    say, and an unserved copy must never stand in for a served one).
+
+    The one kept is never less reviewed than another, and otherwise the one precedence prefers: an
+    active one first, then the highest review level (`review_level`: an org copy still proposed
+    never stands in for the published project original, nor a rejected copy for anything), then
+    `sort_key` (for facts org › project › personal, for preferences personal › project › org), then
+    the earlier. The others are returned as its copies (rows, by the kept row's id), so a caller
+    names them: nothing is dropped silently. `key` gives an item's row (default: the item is the
+    row); the order of the items is kept otherwise."""
     get = key or (lambda x: x)
-    groups: dict[str, list[int]] = {}
+    groups: dict[tuple[str, str, str], list[int]] = {}
     for i, x in enumerate(items):
-        h = _get(get(x), "content_hash")
-        if h:
-            groups.setdefault(h, []).append(i)
-    for h in [h for h, v in groups.items() if len({tier(get(items[j]))["tier"] for j in v}) < 2]:
-        del groups[h]  # one tier: precedence has nothing to choose
+        row = get(x)
+        h = _get(row, "content_hash")
+        if h and not (keep_apart is not None and keep_apart(row)):
+            groups.setdefault((h, _get(row, "role") or "knowledge", exact_text(_get(row, "body"))), []).append(i)
+    for g in [g for g, v in groups.items() if len({tier(get(items[j]))["tier"] for j in v}) < 2]:
+        del groups[g]  # one tier: precedence has nothing to choose
     if not groups:
         return items, {}
+    member = {j: g for g, v in groups.items() for j in v}
     out: list[Any] = []
     copies: dict[str, list[Any]] = {}
-    done: set[str] = set()
-    for x in items:
-        h = _get(get(x), "content_hash")
-        members = groups.get(h) if h else None
-        if h is None or members is None:
+    done: set[tuple[str, str, str]] = set()
+    for i, x in enumerate(items):
+        grp = member.get(i)
+        if grp is None:
             out.append(x)
             continue
-        if h in done:
+        if grp in done:
             continue
-        done.add(h)
+        done.add(grp)
+        members = groups[grp]
         keep = min(members, key=lambda j: (_get(get(items[j]), "status") not in (None, "active"),
-                                           sort_key(get(items[j])), j))
+                                           -review_level(get(items[j])), sort_key(get(items[j])), j))
         out.append(items[keep])
         copies[str(_get(get(items[keep]), "id"))] = [get(items[j]) for j in members if j != keep]
     return out, copies

@@ -233,6 +233,24 @@ def jaccard(a: str, b: str) -> float:
     return len(ta & tb) / len(ta | tb)
 
 
+_TERMINAL_RE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves (ESC [ 31 m)
+    r"|(?:\x1b[\]P^_X]|[\x9d\x90\x9e\x9f\x98])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS, PM, APC, SOS strings
+    r"|\x1b[ -/]*[0-~]"  # any other escape sequence (ESC ( B, ESC c)
+)
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_INVISIBLE_RE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+
+
+def without_controls(s: str) -> str:
+    """`s` as a person reads it on a terminal: ANSI/ECMA-48 escape sequences (colours, cursor
+    moves, OSC titles and hyperlinks) removed whole, invisible format characters (zero-width,
+    bidi, soft hyphen) removed, every other control (NUL, BEL, DEL, C1, line separators) turned
+    into a space, so `\\x1b[31mretries\\x1b[0m` is the word `retries` and not `31mretries` (the
+    prompt hook)."""
+    return _CONTROL_RE.sub(" ", _INVISIBLE_RE.sub("", _TERMINAL_RE.sub("", s)))
+
+
 def normalize_ws(s: str) -> str:
     """Collapse every run of whitespace (Unicode included) to one space and strip the ends."""
     return " ".join(s.split())

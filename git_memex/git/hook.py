@@ -485,7 +485,13 @@ def pre_commit() -> int:
     """
     from git_memex.core.context import load_context
     from git_memex.core.gitcmd import is_record_path, staged_memory_changes
-    from git_memex.secrets.scan import commit_problems, dangling_pointers, size_findings
+    from git_memex.secrets.scan import (
+        commit_problems,
+        dangling_pointers,
+        size_findings,
+        supersede_rings,
+        unreviewed_claims,
+    )
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
@@ -503,6 +509,8 @@ def pre_commit() -> int:
             findings.extend(commit_problems(path, data, ctx.redact_patterns))
         findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted,
                                           patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys))
+        findings.extend(supersede_rings(repo_info.work_tree, ctx.memory_dir_rel, staged))
+        findings.extend(unreviewed_claims(repo_info.work_tree, staged))
     except OSError as exc:
         print(f"git-memex: {exc}; commit refused (run `git memex scan --staged` to retry, or commit "
               "with --no-verify)", file=sys.stderr)

@@ -21,14 +21,14 @@ import json
 import re
 import sqlite3
 
-from git_memex.core.model import ENUMS, Memory, parse_time
+from git_memex.core.model import ENUMS, Memory, parse_time, standing
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-SCHEMA_VERSION = "15"  # 15: enum columns masked unless an enum value; 14: expires_ts, language, canonical_ref; personal files in shared folders quarantined; pinyin of Han tags
+SCHEMA_VERSION = "16"  # 16: standing (the review state proven by location and history); 15: enum columns masked unless an enum value; 14: expires_ts, language, canonical_ref; personal files in shared folders quarantined; pinyin of Han tags
 
 FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -62,13 +62,15 @@ CREATE TABLE memories(
     supersedes TEXT, superseded_by TEXT, derived_from TEXT,
     tags TEXT, paths TEXT, content_hash TEXT, body TEXT, warnings TEXT,
     aliases TEXT, alias TEXT, target TEXT,
-    expires_ts REAL, language TEXT, canonical_ref TEXT
+    expires_ts REAL, language TEXT, canonical_ref TEXT, standing TEXT
 );
 CREATE INDEX memories_id ON memories(id);
 CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT NULL;
 CREATE INDEX memories_hash ON memories(content_hash);
 CREATE INDEX memories_updated ON memories(updated_ts);
 CREATE INDEX memories_alias ON memories(alias) WHERE alias IS NOT NULL;
+-- search's reviewed pool (search.engine._reviewed): is there any reviewed row at all?
+CREATE INDEX memories_reviewed ON memories(standing) WHERE standing IN ('approved', 'published');
 -- the session context's pools, newest first: a rare kind is found without visiting every row
 CREATE INDEX memories_instruction ON memories(updated_ts) WHERE role = 'instruction';
 CREATE INDEX memories_warning ON memories(updated_ts) WHERE type = 'warning';
@@ -85,7 +87,7 @@ COLUMNS = (
     "importance", "visibility", "source", "trust_level", "instruction_state", "confidence",
     "created_by", "created_at", "updated_at", "updated_ts", "supersedes", "superseded_by",
     "derived_from", "tags", "paths", "content_hash", "body", "warnings", "aliases", "alias",
-    "target", "expires_ts", "language", "canonical_ref",
+    "target", "expires_ts", "language", "canonical_ref", "standing",
 )
 NOT_EXPIRED = "(m.expires_ts IS NULL OR m.expires_ts > CAST(strftime('%s', 'now') AS REAL))"
 """The condition every retrieval read (search's lanes, list, the session block's pools, export)
@@ -230,6 +232,8 @@ def memory_row(m: Memory, location: str, project_key: str | None) -> dict[str, A
         "expires_ts": parse_time(fm.get("expires_at")),
         "language": _str(fm.get("language")),  # as written (detected on write: core.model.create)
         "canonical_ref": _str(fm.get("canonical_ref")),
+        # the review state ranking and labels use: `review_state` is the file's claim (core.model.standing)
+        "standing": standing(location, fm),
     }
 
 

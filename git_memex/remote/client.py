@@ -79,16 +79,25 @@ def read_token(path: str | os.PathLike[str]) -> str:
 
 def check_url(url: str) -> str:
     """`url` without a trailing slash, or one sentence: http or https, a host, nothing after the
-    path (no query, fragment or user info, which would put a secret in git config)."""
+    path (no query, fragment or user info, which would put a secret in git config). The sentence
+    never repeats the URL as given: it may carry a password (`protocol.shown_url` is what is shown)."""
     from urllib.parse import urlsplit
+
+    from git_memex.remote.protocol import shown_url
+
+    def said() -> str:
+        shown = shown_url(url)
+        return f"the URL {shown}" if shown and shown == url.strip().rstrip("/") else (
+            f"the URL given for {shown}" if shown else "the URL given")
 
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
-        raise MemexError(f"{url!r} is not a URL; give http://HOST:PORT of the remote server", USAGE) from None
+        raise MemexError(f"{said()} is not a URL (a port out of range, or a bad host); give http://HOST:PORT of "
+                         "the remote server", USAGE) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise MemexError(f"{url!r} is not an http:// or https:// URL with a host; give http://HOST:PORT of the "
+        raise MemexError(f"{said()} is not an http:// or https:// URL with a host; give http://HOST:PORT of the "
                          "remote server", USAGE)
     if parts.username or parts.password or parts.query or parts.fragment:
         raise MemexError(f"the URL {parts.scheme}://{parts.hostname}{'' if port is None else f':{port}'} must not carry "

@@ -38,7 +38,10 @@ def add(ctx: Context, name: str, url: str, token_file: str, *, global_: bool = F
     _check_name(name)
     url = check_url(url)
     if name in ctx.remote_names():
-        raise MemexError(f"remote {name} is already subscribed (to {ctx.config.get(f'memex.remote.{name}.url')}); "
+        from git_memex.remote.protocol import shown_url
+
+        had = shown_url(str(ctx.config.get(f"memex.remote.{name}.url") or "")) or "a URL that is not one"
+        raise MemexError(f"remote {name} is already subscribed (to {had}); "
                          f"`git memex remote remove {name}` first, or pick another name", USAGE)
     scope_flag, cwd = config_args(ctx, global_, "remote add")
     token_path = str(Path(os.path.abspath(os.path.expanduser(token_file))))
@@ -47,9 +50,9 @@ def add(ctx: Context, name: str, url: str, token_file: str, *, global_: bool = F
     prepare_data_root(ctx.data_root)
     folder = ctx.remote_cache(name)
     if folder.exists() or os.path.islink(folder):
-        had = cache.load_state(ctx, name).get("url")
-        if had not in (None, url) or os.path.islink(folder):
-            raise MemexError(f"{folder} already holds the cache of another remote ({had or 'unknown'}); pick another "
+        cached = cache.load_state(ctx, name).get("url")
+        if cached not in (None, url) or os.path.islink(folder):
+            raise MemexError(f"{folder} already holds the cache of another remote ({cached or 'unknown'}); pick another "
                              f"name for {url}", USAGE)
     existed = folder.exists()
     try:
@@ -74,11 +77,14 @@ def add(ctx: Context, name: str, url: str, token_file: str, *, global_: bool = F
 # ------------------------------------------------------------------ list
 def list_remotes(ctx: Context) -> list[dict[str, Any]]:
     from git_memex.remote import cache
+    from git_memex.remote.protocol import shown_url
 
     out = []
     for name in ctx.remote_names():
         state = cache.load_state(ctx, name)
-        out.append({"name": name, "url": ctx.config.get(f"memex.remote.{name}.url"),
+        raw = str(ctx.config.get(f"memex.remote.{name}.url") or "")
+        # shown without the user and password a hand-edited URL may carry (docs/remote.md)
+        out.append({"name": name, "url": shown_url(raw) or ("(not an http(s) URL)" if raw else None),
                     "token_file": ctx.config.get(f"memex.remote.{name}.tokenfile"),
                     "path": str(ctx.remote_cache(name)), "last_pull_at": state["last_pull_at"],
                     "last_attempt_at": state["last_attempt_at"], "freshness": cache.freshness(ctx, name),

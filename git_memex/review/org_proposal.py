@@ -174,6 +174,7 @@ def _org_file(ctx: Context, orig: Memory, name: str, me: str) -> tuple[Memory, s
 
 
 def _source_memory(ctx: Context, st: Stores, memory_id: str, name: str) -> Memory:
+    from git_memex.core import model
     from git_memex.core.files import read_memory
     from git_memex.index.stores import ORG_PREFIX
 
@@ -193,7 +194,7 @@ def _source_memory(ctx: Context, st: Stores, memory_id: str, name: str) -> Memor
     m = read_memory(found.path)
     if m.scope == "personal" or m.fm.get("visibility") == "private":
         raise MemexError(f"{mid} is personal or private and never leaves this machine; nothing was changed", USAGE)
-    state = m.fm.get("review_state") or "draft"
+    state = model.standing("repo", m.fm) or "draft"  # published as its review history records, not as claimed
     if state != "published":
         raise MemexError(f"{mid} is {state}, not published; only a published project memory is proposed to org "
                          f"{name} (`git memex promote {mid}` until it is); nothing was changed", USAGE)

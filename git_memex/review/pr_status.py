@@ -114,7 +114,7 @@ def pr_status(ctx: Context, *, apply: bool = False, stores: Stores | None = None
             except (NotFound, MemexError):
                 items.append({"id": mid, "current": None, "target": None, "action": "not in this work tree"})
                 continue
-            cur = found.row["review_state"] or "draft"
+            cur = found.row["standing"] or "draft"  # as it stands: an unrecorded claim is in review
             target, action = None, "nothing to do"
             if not _in_folder(found.path, ctx.memory_dir):
                 items.append({"id": mid, "current": cur, "target": None,

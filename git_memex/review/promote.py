@@ -61,7 +61,9 @@ def promote(ctx: Context, memory_id: str, *, reject: bool = False, note: str | N
     with opened(ctx, stores) as st:
         st.refresh()
         found, m = _target(st, memory_id)
-        cur = m.fm.get("review_state") or "draft"
+        # where it stands, not what its file claims: a claim of approved or published that no review
+        # step records is in review, and promote records the steps (core.model.standing)
+        cur = model.standing("repo", m.fm) or "draft"
         if expect is not None and expect != (cur, m.body):
             raise MemexError(f"{m.id} changed since the person was shown it; nothing was changed, ask again", FAILED)
         who = named_by(ctx, by)
@@ -97,6 +99,6 @@ def look(ctx: Context, memory_id: str, *, reject: bool = False, note: str | None
     with opened(ctx, stores) as st:
         st.refresh()
         _, m = _target(st, memory_id)
-        cur = str(m.fm.get("review_state") or "draft")
+        cur = str(model.standing("repo", m.fm) or "draft")
         return {"id": m.id, "review_state": cur, "to": _step(m, cur, reject=reject, resubmit=resubmit, note=note),
                 "type": m.type, "body": m.body}

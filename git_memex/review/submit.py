@@ -89,9 +89,17 @@ def _default_base(ctx: Context, fallback: str) -> str:
     return fallback
 
 
-def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], list[str], list[str]]:
+def _plan(ctx: Context, st: Stores, ids: list[str], warnings: list[str] | None = None,
+          ) -> tuple[dict[str, str], list[str], list[str]]:
     """Final repo texts for each draft (rel path → text), the outbox files they come from,
-    and the ids already in the repository (skipped)."""
+    and the ids already in the repository (skipped).
+
+    Submit is the step to `proposed` (docs/curating.md): each draft enters the repository as
+    proposed, its step recorded, whatever its file says. The one exception is a solo-mode approval
+    (`propose --local-approve`, recorded in its history as such), which stays approved. Any other
+    claim (a hand-edited `review_state: published`, an `approved_by` nobody recorded) is rewritten
+    to proposed, the claim named in the step's note and in `warnings`: a draft never carries a
+    review into the repository that no one did."""
     from git_memex.core import frontmatter
 
     files: dict[str, str] = {}
@@ -116,9 +124,18 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
         if m.fm.get("scope") == "personal" or m.fm.get("visibility") == "private":
             raise MemexError(f"{m.id} is personal or private and never enters a repository", USAGE)
         state = m.fm.get("review_state") or "draft"
-        if state in ("draft", None):
-            m.fm["review_state"] = "proposed"
-            record_step(m, "draft", "proposed", me)
+        if not _solo_approval(m.fm):
+            note = None
+            if state not in ("draft", "proposed") or any(m.fm.get(k) for k in _REVIEW_CLAIMS):
+                note = f"submitted as proposed; the draft claimed {state}, which no review here recorded"
+                if warnings is not None:
+                    warnings.append(f"{m.id}: its file claimed review_state {state}; submit records it as proposed "
+                                    "(a review is recorded by `git memex promote`)")
+                for k in _REVIEW_CLAIMS:
+                    m.fm.pop(k, None)
+            if state != "proposed" or note is not None or not model.review_recorded(m.fm, "proposed"):
+                m.fm["review_state"] = "proposed"
+                record_step(m, "draft", "proposed", me, note)
         if not m.fm.get("proposed_by"):
             m.fm["proposed_by"] = me
         model.stamp_reference(m.fm, ctx.reference_keys)  # so the reference tool sees it too
@@ -126,6 +143,19 @@ def _plan(ctx: Context, st: Stores, ids: list[str]) -> tuple[dict[str, str], lis
         files[rel] = frontmatter.serialize(m.fm, m.body)
         origins.append(str(found.path))
     return files, origins, already
+
+
+_REVIEW_CLAIMS = ("approved_by", "promoted_by", "review_note")
+"""What a review writes beside `review_state`: a draft's file holding them claims a review."""
+
+
+def _solo_approval(fm: dict[str, Any]) -> bool:
+    """Whether a draft is approved by `propose --local-approve` (solo mode): review_state approved,
+    its last review step the one that local approve records."""
+    if fm.get("review_state") != "approved" or not model.review_recorded(fm, "approved"):
+        return False
+    steps = [h for h in fm.get("review_history") or [] if isinstance(h, dict) and h.get("field") in (None, "review_state")]
+    return "local approve" in str(steps[-1].get("note") or "")
 
 
 def _set_aside(journal: Path) -> Path:
@@ -279,7 +309,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                         raise UsageError(f"--branch {shlex.quote(branch)} {why}; nothing was changed")
                 if base is not None:
                     check_base(repo, base, repo_info.work_tree)
-                files, origins, already = _plan(ctx, st, ids)
+                files, origins, already = _plan(ctx, st, ids, res.warnings)
                 res.skipped_identical.extend(already)
                 for rel, text in files.items():  # what the pre-commit hook would refuse: pygit2 runs no hooks
                     findings = commit_problems(rel, text.encode("utf-8"), ctx.redact_patterns)

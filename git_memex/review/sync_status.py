@@ -30,10 +30,17 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
         drafts = st.rows("m.location = 'outbox' AND m.project_key = ? AND m.status IN ('active', 'deprecated')",
                          (ctx.project_key,), order_by="m.id")
         bodies = safe_bodies(st, [(r["id"], r["body"]) for r in drafts])
-        outbox = [{"id": r["id"], "review_state": r["review_state"], "snippet": _snippet(bodies[r["id"]], [])}
-                  for r in drafts]
+        from git_memex.core.model import claim_beyond
+
+        def claimed(r: Any) -> str | None:
+            return claim_beyond(r["location"], r["review_state"], r["standing"])
+
+        # review states as they stand (core.model.standing): an outbox file is a draft whatever it
+        # says (its claim beside it), a repository claim no review step records is in review
+        outbox = [{"id": r["id"], "review_state": r["standing"], "snippet": _snippet(bodies[r["id"]], []),
+                   **({"review_claim": claimed(r)} if claimed(r) else {})} for r in drafts]
         states: dict[str, list[str]] = {s: [] for s in (*LADDER, "rejected")}
-        for row in st.rows("m.location = 'repo'", columns="m.id, m.review_state", order_by="m.id"):
+        for row in st.rows("m.location = 'repo'", columns="m.id, m.standing", order_by="m.id"):
             states.setdefault(row[1] or "draft", []).append(row[0])
         uncommitted = []
         if ctx.repo is not None:

@@ -16,6 +16,11 @@ outbox memory in ``supersedes``, an org or remote memory naming one outside its 
 server, or a personal memory naming a project one, hides nothing and is never repaired: no file
 of the data root is ever rewritten because of a file from the repository, and no file is rewritten
 in an org clone or a remote cache (those change only through their pull).
+
+A link on a cycle of ``supersedes`` links (a memory naming itself, two naming each other, a longer
+ring) counts for neither side (`on_cycles`): a ring would otherwise hide every memory in it, and
+the repair would write each as superseded by another. `doctor` and `audit` report the ring for a
+person to break; the pre-commit hook refuses a file naming itself (`secrets.scan`).
 """
 
 from __future__ import annotations
@@ -61,8 +66,73 @@ def links(stores: Stores, old_ids: list[str] | None = None) -> list[tuple[str, s
     for chunk, marks in in_chunks(sorted({old for _n, old, _l in newer})):
         for mid, loc in stores.rows(f"m.id IN ({marks})", chunk, columns="m.id, m.location"):
             where.setdefault(mid, []).append(loc)
+    cyclic = on_cycles(stores, [(new, old) for new, old, _l in newer])
     return [(new, old, loc) for new, old, new_loc in newer for loc in dict.fromkeys(where.get(old, ()))
-            if may_supersede(new_loc, loc)]
+            if may_supersede(new_loc, loc) and (new, old) not in cyclic]
+
+
+MAX_CHAIN = 64
+"""How far `on_cycles` follows ``supersedes`` from a link before it stops looking for a way back."""
+
+
+def on_cycles(stores: Stores, pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The links among `pairs` ((newer id, older id), from live memories' ``supersedes``) that lie on
+    a cycle of such links: a memory naming itself, two naming each other, or a longer ring. A link
+    on a cycle counts for neither side (`links`): each memory of a ring would hide another and the
+    ring would vanish from every read, and `reindex` would write it as superseded; `disagreements`
+    reports it instead, for a person to break. One query per step along the chains, only when a
+    link's older memory itself names another (a chain of one link costs one query)."""
+    from git_memex.index.database import in_chunks
+
+    out = {(n, o) for n, o in pairs if n == o}
+    rest = [(n, o) for n, o in pairs if n != o]
+    if not rest:
+        return out
+    graph: dict[str, set[str]] = {}
+    frontier = {o for _n, o in rest}
+    seen: set[str] = set()
+    for _ in range(MAX_CHAIN):
+        frontier -= seen
+        if not frontier:
+            break
+        seen |= frontier
+        nxt: set[str] = set()
+        for chunk, marks in in_chunks(sorted(frontier)):
+            for mid, older in stores.rows(f"m.id IN ({marks}) AND m.supersedes IS NOT NULL AND {_LIVE}", chunk,
+                                          columns="m.id, m.supersedes"):
+                graph.setdefault(str(mid), set()).add(str(older))
+                nxt.add(str(older))
+        frontier = nxt
+    for new, old in rest:
+        todo, reached = [old], {old}
+        while todo and new not in reached:
+            for x in graph.get(todo.pop(), ()):
+                if x not in reached:
+                    reached.add(x)
+                    todo.append(x)
+        if new in reached:
+            out.add((new, old))
+    return out
+
+
+def cycles(rows: dict[str, Any]) -> list[list[str]]:
+    """Each ring of ``supersedes`` links among `rows` (id -> row with id, supersedes, status), live
+    memories only, as its ids from the smallest, once: what `on_cycles` makes count for neither side."""
+    out: list[list[str]] = []
+    done: set[str] = set()
+    for start in sorted(rows):
+        path: list[str] = []
+        cur: str | None = start
+        while cur is not None and cur in rows and cur not in path and cur not in done \
+                and rows[cur]["status"] not in _GONE:
+            path.append(cur)
+            cur = rows[cur]["supersedes"] or None
+        if cur is not None and cur in path:
+            ring = path[path.index(cur):]
+            k = ring.index(min(ring))
+            out.append(ring[k:] + ring[:k])
+        done.update(path)
+    return out
 
 
 def replacements(stores: Stores, old_ids: list[str] | None = None) -> list[tuple[str, str]]:
@@ -89,9 +159,18 @@ def disagreements(rows: dict[str, Any]) -> list[tuple[str, str]]:
     Retracted and archived memories neither replace nor need replacing, exactly as in
     `replacements`, so what is reported as fixable by `reindex` is what `reindex` fixes."""
     out: list[tuple[str, str]] = []
+    ring_links: set[tuple[str, str]] = set()
+    for ring in cycles(rows):
+        ring_links |= {(a, ring[(k + 1) % len(ring)]) for k, a in enumerate(ring)}
+        if len(ring) == 1:
+            out.append(("fail", f"{ring[0]} names itself in `supersedes`: the link counts for nothing; remove it"))
+        else:
+            out.append(("fail", f"supersede links form a cycle: {' → '.join([*ring, ring[0]])} (each names the next in "
+                                "`supersedes`): they count for none of them, and `reindex` repairs none; "
+                                "remove the link that is wrong by hand"))
     for r in rows.values():
         old_id = r["supersedes"]
-        if old_id and r["status"] not in _GONE:
+        if old_id and r["status"] not in _GONE and (r["id"], old_id) not in ring_links:
             old = rows.get(old_id)
             if old is None:
                 out.append(("warn", f"{r['id']} replaces {old_id}, which is not here"))

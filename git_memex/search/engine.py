@@ -44,7 +44,7 @@ class Hit:
     scope: str
     type: str
     status: str
-    review_state: str | None
+    review_state: str | None  # its review standing (core.model.standing), what ranking and labels use
     snippet: str
     score: float
     lanes: list[str]
@@ -69,6 +69,7 @@ class Hit:
     dense: float | None = None  # the semantic lane's raw score (None: the lane is off or did not score it)
     # the other memories of identical text this hit stands for (`_one_fact_once`), each as `place` gives it
     also_in: list[dict[str, Any]] = field(default_factory=list)
+    review_claim: str | None = None  # the file's own review_state, when it says more than its standing
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -95,6 +96,8 @@ class Hit:
             d["remote"] = self.location[len("remote:"):]  # a remote server's memory (docs/remote.md)
         if self.also_in:
             d["also_in"] = self.also_in
+        if self.review_claim:
+            d["review_claim"] = self.review_claim
         if explain:
             d["explain"] = self.explain
         return d
@@ -254,6 +257,34 @@ def _count(conn: sqlite3.Connection, expr: str) -> int:
         return 0
 
 
+def _visible(conn: sqlite3.Connection, where: str, params: tuple[Any, ...], rows: int, tokens: list[int],
+             dfs: list[int], terms: list[_Term]) -> tuple[int, list[int], list[int]]:
+    """An index's (rows, tokens per column, each word's document count) over the rows `where`
+    admits: the whole index's figures less those of the rows it does not (the data root's index
+    holds every project's outbox and private memories; a remote's holds copies this project has
+    locally). So neither the ranking nor `--explain` counts a memory the search cannot return,
+    and another project's private words never show in a document count."""
+    hidden = f"NOT coalesce(({where}), 0)"
+    sizes = [bytes(r[0]) for r in conn.execute(
+        f"SELECT d.sz FROM memories m JOIN memories_fts_docsize d ON d.id = m.rid WHERE {hidden}", params)]
+    if not sizes:
+        return rows, tokens, dfs
+    less = [0] * scoring.NCOL
+    for sz in sizes:
+        for k, v in enumerate(scoring.varints(sz)[: scoring.NCOL]):
+            less[k] += v
+    out = []
+    for t, d in zip(terms, dfs, strict=True):
+        try:
+            gone = int(conn.execute(
+                f"SELECT count(*) FROM memories_fts f JOIN memories m ON m.rid = f.rowid"
+                f" WHERE memories_fts MATCH ? AND {hidden}", (t.expr, *params)).fetchone()[0]) if d else 0
+        except sqlite3.OperationalError:
+            gone = 0
+        out.append(max(d - gone, 0))
+    return max(rows - len(sizes), 0), [max(a - b, 0) for a, b in zip(tokens, less, strict=True)], out
+
+
 def _prune(q: Query, terms: list[_Term], dfs: list[int], rows: int, full: str) -> tuple[str, bool]:
     """(the MATCH expression that selects this index's bm25 candidates, pruned?) from its own counts."""
     total = sum(dfs)
@@ -338,6 +369,36 @@ def _all_words(index: Index, expr: str, where: str, params: tuple[Any, ...], sco
     marks = ",".join("?" * len(rids))
     return index.conn.execute(f"SELECT m.*, m.rid AS frid FROM memories m WHERE m.rid IN ({marks}) AND {filters}",
                               (*rids, *fargs)).fetchall()
+
+
+REVIEWED = "m.standing IN ('approved', 'published')"
+"""The rows `_reviewed` adds to the pool: reviewed knowledge as it stands (core.model.standing)."""
+
+
+def _reviewed(index: Index, expr: str, where: str, params: tuple[Any, ...], scope: str, type: str | None,
+              fetch: int, seen: set[int]) -> list[sqlite3.Row]:
+    """The best `fetch` reviewed rows (`REVIEWED`) by FTS5 bm25 among those matching `expr`, beyond
+    `seen` (docs/search.md, "Which memories are considered").
+
+    The review order (`scoring.in_order`) only moves hits among those in the pool, and the pool is
+    the best rows by bm25: a published memory said in a long text, beside many short drafts holding
+    the same words, was never pooled, so whether it led depended on --limit, and at a small limit it
+    was absent. With its reviewed rows pooled too, each group of hits holding the same words has its
+    reviewed members at hand, bounded by the same `fetch`. Costs nothing where the index holds no
+    reviewed row (one indexed lookup); else one ranking of the matches, as `_candidates` does."""
+    try:
+        if index.conn.execute(f"SELECT 1 FROM memories m WHERE {REVIEWED} LIMIT 1").fetchone() is None:
+            return []
+    except sqlite3.OperationalError:
+        return []
+    w = ", ".join(str(x) for x in BM25_WEIGHTS)
+    filters, fargs = _filters(where, params, scope, type)
+    rows = index.conn.execute(
+        "SELECT m.*, f.rowid AS frid FROM"
+        f" (SELECT rowid, bm25(memories_fts, {w}) AS rank FROM memories_fts WHERE memories_fts MATCH ?) AS f"
+        f" JOIN memories m ON m.rid = f.rowid WHERE {REVIEWED} AND {filters} ORDER BY f.rank, m.rid LIMIT ?",
+        (expr, *fargs, fetch + len(seen))).fetchall()
+    return [r for r in rows if r["frid"] not in seen][:fetch]
 
 
 # ------------------------------------------------------------------ the scratch table
@@ -512,6 +573,13 @@ def _dense_lane(stores: Stores, query: str, lexical: list[Scored], *, scope: str
                          scope=scope, type=type, explain=explain, early=early)
 
 
+def claimed(row: Any) -> str | None:
+    """A row's own ``review_state`` where it claims more than its standing (`core.model.claim_beyond`)."""
+    from git_memex.core.model import claim_beyond
+
+    return claim_beyond(row["location"], row["review_state"], row["standing"])
+
+
 def place(row: Any) -> dict[str, Any]:
     """Where a memory lives, as a hit's `also_in` names it: its id, scope and location, and the
     org's or remote's name (the labels of `Hit.to_json`)."""
@@ -525,14 +593,37 @@ def place(row: Any) -> dict[str, Any]:
 
 
 def _one_fact_once(ranked: list[scoring.Ranked]) -> tuple[list[scoring.Ranked], dict[str, list[Any]]]:
-    """Hits of identical text become one (`core.precedence.one_fact_once`, imported only when two
-    hits share a text): the one precedence prefers, at the best one's place, naming the others."""
-    hashes = [x.row["content_hash"] for x in ranked if x.row["content_hash"]]
+    """Hits of the same text become one (`core.precedence.one_fact_once`, imported only when two
+    hits share a `content_hash`): the copy that is never less reviewed and otherwise the one
+    precedence prefers, at the best copy's place (it takes the group's best score, then the order
+    is made again, so the review order sees the level the shown copy has), naming the others.
+    A rule is never merged with anything here: whether it is served is the gate's verdict, which
+    `ops.search` asks after the engine, and an unserved copy must never stand in for a served one."""
+    hashes = [x.row["content_hash"] for x in ranked if x.row["content_hash"] and x.row["role"] != "instruction"]
     if len(hashes) == len(set(hashes)):
         return ranked, {}
     from git_memex.core.precedence import one_fact_once
 
-    return one_fact_once(ranked, key=lambda x: x.row)
+    kept, copies = one_fact_once(ranked, key=lambda x: x.row, keep_apart=lambda row: row["role"] == "instruction")
+    if not copies:
+        return ranked, {}
+    score = {x.row["id"]: x.score for x in ranked}
+    out: list[scoring.Ranked] = []
+    for x in kept:
+        group = copies.get(x.row["id"])
+        if group:
+            best = max([x.score, *(score.get(c["id"], x.score) for c in group)])
+            x = scoring.Ranked(best, x.row, x.lanes, x.scored, x.extra, x.dense)
+        out.append(x)
+    return scoring.in_order(out), copies
+
+
+def _index_names(stores: Stores, dbs: list[Any]) -> list[str]:
+    """Each searched index as `--explain` names it: `repo`, `home` (the data root's), `org NAME`,
+    `remote NAME`."""
+    named = {id(i): f"org {n}" for n, i in stores.orgs} | {id(i): f"remote {n}" for n, i in stores.remotes}
+    return ["repo" if stores.repo is not None and index is stores.repo else named.get(id(index), "home")
+            for index, _w, _p in dbs]
 
 
 def _explain_review(ranked: list[scoring.Ranked], hits: list[Hit]) -> None:
@@ -543,7 +634,7 @@ def _explain_review(ranked: list[scoring.Ranked], hits: list[Hit]) -> None:
         words = scoring.same_words(x)
         above = [y.row["id"] for y in ranked[i + 1:] if words and scoring.same_words(y) == words and y.score > x.score
                  and (y.row["status"] == "deprecated") == (x.row["status"] == "deprecated")]
-        state = None if x.row["location"] == "personal" else (x.row["review_state"] or "draft")
+        state = None if x.row["location"] == "personal" else (x.row["standing"] or "draft")
         h.explain["review"] = {"state": state, "level": scoring.REVIEW_LEVELS[level], "above": above}
 
 
@@ -620,10 +711,12 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     corpus = scoring.Corpus()
     per_index: list[tuple[int, list[int]]] = []
     dfs = [0] * len(terms)
-    for index, _where, _params in dbs:
+    for index, where, params in dbs:
         rows, tokens = scoring.fts_totals(index.conn)
-        corpus.add(rows, tokens)
         local = [_count(index.conn, t.expr) for t in terms] if rows else [0] * len(terms)
+        if rows and where != "1":  # only the rows this search may read (not another project's outbox)
+            rows, tokens, local = _visible(index.conn, where, params, rows, tokens, local, terms)
+        corpus.add(rows, tokens)
         dfs = [a + b for a, b in zip(dfs, local, strict=True)]
         per_index.append((rows, local))
     idfs = [corpus.idf(d) for d in dfs]
@@ -645,6 +738,7 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
         got = _candidates(index, sel, where, params, scope, type, fetch * (2 if pruned else 1))
         if all_words:
             got += _all_words(index, all_words, where, params, scope, type, {r["frid"] for r in got})
+        got += _reviewed(index, sel, where, params, scope, type, fetch, {r["frid"] for r in got})
         for r in got:
             if r["id"] not in pool:  # the repo copy (first index) wins over a stale outbox copy
                 pool[r["id"]] = _Cand(r, k)
@@ -675,12 +769,17 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
     ranked, copies = _one_fact_once(ranked)
     snippet_terms = list(q.latin) + list(q.cjk)
     result.terms = snippet_terms
+    names = _index_names(stores, dbs)
     if explain:
         from git_memex.index.database import FTS_COLUMNS
 
         result.ranking = {
             "memories": corpus.rows,
             "indexes": len([1 for rows, _ in per_index if rows]),
+            # each index's share of those figures, as the ranking counted it (only rows it may return)
+            "per_index": [{"index": names[k], "memories": rows, "documents": dict(zip([t.word for t in terms], local,
+                                                                                      strict=True))}
+                          for k, (rows, local) in enumerate(per_index) if rows],
             "avg_length": round(corpus.avg_len, 2),
             "avg_lengths": dict(zip(FTS_COLUMNS, (round(a, 2) for a in corpus.avgs), strict=True)),
             "words": [{"word": t.word, "documents": d, "idf": round(i, 4), "synonyms": len(t.syn_exprs)}
@@ -688,7 +787,6 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             "k1": scoring.K1,
             "b": scoring.B,
         }
-    names = ["repo" if stores.repo is not None and dbs[k][0] is stores.repo else "home" for k in range(len(dbs))]
     result.more = len(ranked) > limit
     for x in ranked[:limit]:
         r, s = x.row, x.scored
@@ -697,7 +795,8 @@ def _search(stores: Stores, query: str, *, scope: str, type: str | None, limit: 
             scope=r["scope"],
             type=r["type"],
             status=r["status"],
-            review_state=r["review_state"],
+            review_state=r["standing"],
+            review_claim=claimed(r),
             snippet=_snippet(r["body"], snippet_terms),
             score=x.score,
             lanes=[lane for lane in ("bm25", "cjk", "synonym", "semantic") if lane in x.lanes] or ["bm25"],

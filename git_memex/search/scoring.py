@@ -29,6 +29,7 @@ import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from git_memex.core.model import REVIEW_ORDER  # noqa: F401  (the one table of review levels, re-exported)
 from git_memex.core.record import record
 
 TYPE_CHECKING = False
@@ -58,7 +59,6 @@ PROXIMITY_WEIGHT = 1.0
 # the same query words, the higher level first. Personal memories, which no one reviews, and an
 # unknown state count as drafts. (Before issue 33 a x1.2 boost, which a draft holding the words
 # more often, or in a shorter text, outweighed.)
-REVIEW_ORDER = {"published": 3, "approved": 3, "proposed": 2, "draft": 1, "rejected": 0}
 REVIEW_LEVELS = {3: "reviewed", 2: "in review", 1: "unreviewed", 0: "rejected"}
 
 # ------------------------------------------------------------------ importance and recency
@@ -215,10 +215,13 @@ def freshness(row: Any, now: float) -> float:
 
 
 def review_level(row: Any) -> int:
-    """REVIEW_ORDER of a memory's review state (a personal memory: a draft's level)."""
+    """REVIEW_ORDER of a memory's review standing (`core.model.standing`: where it is and what its
+    history proves, never the file's claim alone; the index's `standing` column): a personal
+    memory, an outbox or private draft whatever it claims, and a repository claim of approved or
+    published that no review step records rank as what they are (unreviewed, in review)."""
     if row["location"] == "personal":
         return REVIEW_ORDER["draft"]
-    return REVIEW_ORDER.get(row["review_state"] or "draft", REVIEW_ORDER["draft"])
+    return REVIEW_ORDER.get(row["standing"] or "draft", REVIEW_ORDER["draft"])
 
 
 def boosts(row: Any, now: float) -> dict[str, float]:

@@ -78,6 +78,10 @@ def _format_findings(path: str, text: str, in_repo: bool) -> list[Finding]:
             out.append(Finding(path, _line_of(text, "scope"), "personal-memory-in-repo (personal memories never leave this machine)"))
         if m.fm.get("visibility") == "private":
             out.append(Finding(path, _line_of(text, "visibility"), "private-memory-in-repo (private memories never leave this machine)"))
+        for key in ("supersedes", "superseded_by"):
+            if m.fm.get(key) == m.id:  # a ring of one: it would hide itself (search/chains.py)
+                out.append(Finding(path, _line_of(text, key), f"self-supersede (the memory names itself in {key}; a "
+                                   "memory never replaces itself: remove the line)"))
         span = _private_span_line(text)
         if span is not None:
             out.append(Finding(path, span, "private-span-in-repo (a <private> part never leaves this machine; remove "
@@ -238,6 +242,114 @@ def _only_marking_lines(head: bytes, text: str, fm: dict[str, Any], keys: set[st
 
 # `superseded_by: ID` as the writer puts it (quoted by hand at most); `null` and `~` are no id
 _SUCCESSOR_RE = re.compile(r"^superseded_by:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
+
+
+_SUPERSEDES_RE = re.compile(r"^supersedes:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
+
+
+def replaced_named(text: str) -> tuple[str, int] | None:
+    """The id a memory file's frontmatter names in `supersedes`, and its line; None when none."""
+    end = text.find("\n---", 3)
+    head = text[: end if end > 0 else len(text)]
+    m = _SUPERSEDES_RE.search(head)
+    if m is None or m.group(1) in ("null", "Null", "NULL"):
+        return None
+    return m.group(1), head.count("\n", 0, m.start()) + 1
+
+
+def supersede_rings(work_tree: Path, memory_dir: str, staged: list[tuple[str, bytes]],
+                    limit: int = 64) -> list[Finding]:
+    """Staged memory files whose `supersedes` leads, through what the commit records, back to
+    themselves: two files naming each other, or a longer ring (a file naming itself is
+    `self-supersede`, found by the format checks). Such a ring counts for none of its memories
+    (search/chains.py), so the commit is refused rather than recording a chain that means nothing.
+    Costs a `cat-file` per step only when a staged file names a memory the commit does not
+    stage (one step for an ordinary supersede). Raises OSError when git cannot answer."""
+    from git_memex.core.gitcmd import indexed_blobs
+
+    folder = memory_dir.rstrip("/")
+    names: dict[str, str | None] = {}  # id -> the id it supersedes, as the commit records it
+    where: dict[str, tuple[str, int]] = {}
+    for path, data in staged:
+        mid = path.rsplit("/", 1)[-1][:-3]
+        found = replaced_named(data.decode("utf-8", "replace"))
+        names[mid] = found[0] if found else None
+        if found:
+            where[mid] = (path, found[1])
+    todo = {v for v in names.values() if v and v not in names}
+    for _ in range(limit):
+        if not todo:
+            break
+        got = indexed_blobs(work_tree, [f"{folder}/{t}.md" for t in sorted(todo)])
+        if got is None:
+            raise OSError("git could not read the memory files of the commit")
+        for t in todo:
+            blob = got.get(f"{folder}/{t}.md")
+            found = replaced_named(blob.decode("utf-8", "replace")) if blob is not None else None
+            names[t] = found[0] if found else None
+        todo = {v for v in names.values() if v and v not in names}
+    out: list[Finding] = []
+    for mid, (path, line) in sorted(where.items()):
+        ring, cur = [mid], names.get(mid)
+        while cur and cur not in ring and len(ring) <= limit:
+            ring.append(cur)
+            cur = names.get(cur)
+        if cur == mid and len(ring) > 1:
+            out.append(Finding(path, line, f"supersede-cycle ({' → '.join([*ring, mid])}: each names the next in "
+                               "supersedes, so the links count for none of them; remove the one that is wrong)"))
+    return out
+
+
+_CLAIM_RE = re.compile(r"^review_state:[ \t]*['\"]?(approved|published)['\"]?[ \t]*$", re.M)
+
+
+def _claimed_review(text: str) -> tuple[str, int] | None:
+    """The review state a memory file's frontmatter claims, when approved or published, and its line."""
+    end = text.find("\n---", 3)
+    head = text[: end if end > 0 else len(text)]
+    m = _CLAIM_RE.search(head)
+    return None if m is None else (m.group(1), head.count("\n", 0, m.start()) + 1)
+
+
+def unreviewed_claims(work_tree: Path, staged: list[tuple[str, bytes]]) -> list[Finding]:
+    """Staged memory files claiming a review no step records: a file the commit adds, or one whose
+    `review_state` it changes, saying approved or published without the review_history step to it
+    (`core.model.review_recorded`: what `promote`, `pr-status --apply` and `propose --local-approve`
+    write with each step; a hand edit writes none). Such a claim ranks as in review anyway
+    (`core.model.standing`); refusing it keeps the repository's files honest. A file whose claim
+    the commit leaves as HEAD has it (one committed before review histories, touched for another
+    reason) is not this commit's claim and passes. Costs one `cat-file` only when a staged file
+    makes such a claim. Raises OSError when git cannot answer."""
+    from git_memex.core import frontmatter
+    from git_memex.core.gitcmd import head_blobs
+    from git_memex.core.model import review_recorded
+
+    claims: list[tuple[str, str, int]] = []
+    for path, data in staged:
+        text = data.decode("utf-8", "replace")
+        found = _claimed_review(text)
+        if found is None:
+            continue
+        try:
+            fm = frontmatter.parse(text)[0]
+        except frontmatter.FrontmatterError:
+            continue  # the format checks name it
+        if not review_recorded(fm, found[0]):
+            claims.append((path, found[0], found[1]))
+    if not claims:
+        return []
+    head = head_blobs(work_tree, [p for p, _s, _l in claims])
+    if head is None:
+        raise OSError("git could not read the committed memory files")
+    out: list[Finding] = []
+    for path, state, line in claims:
+        before = head.get(path)
+        was = _claimed_review(before.decode("utf-8", "replace")) if before is not None else None
+        if was is not None and was[0] == state:
+            continue
+        out.append(Finding(path, line, f"unreviewed-claim (review_state: {state}, but its review_history records no "
+                           "step to it, so no one reviewed it here; `git memex promote ID` records each step)"))
+    return out
 
 
 def successor_named(text: str) -> tuple[str, int] | None:

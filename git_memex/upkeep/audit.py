@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from git_memex.core import model
 from git_memex.core.context import Context
 from git_memex.core.record import field, record
 
@@ -173,16 +174,19 @@ def chain_problems(rows: Iterable[Mapping[str, Any]]) -> list[ChainProblem]:
                                     f"{r['id']} in the repository names {nxt} as its successor, which is only in "
                                     f"this clone's {new['location']}: teammates would see neither; "
                                     f"`git memex submit {nxt}` commits both"))
+    reported: set[str] = set()  # rings already named (by their smallest id)
     for level, sentence in disagreements(by_id):
         ids = re.findall(r"[0-9A-Za-z]{26}", sentence)
         if "which is not here" in sentence:
             kind, level = "dangling", "warn"
+        elif "form a cycle" in sentence or "names itself" in sentence:
+            kind = "cycle"
+            reported.add(min(ids) if ids else "?")
         elif "cannot replace" in sentence:
             kind = "cross-scope"
         else:
             kind = "one-sided"
         out.append(ChainProblem(ids[0] if ids else "?", level, kind, ids[1] if len(ids) > 1 else None, sentence))
-    reported: set[str] = set()
     for start in by_id:
         path: list[str] = []
         cur: str | None = start
@@ -218,6 +222,7 @@ class AuditReport:
     hosting site's editor): path, line, rule (never the secret), how many commits hold the path,
     and how to remove it (`secret_fix`)."""
     contradictions: list[dict[str, Any]] = field(default_factory=list)
+    unreviewed_claims: list[dict[str, str]] = field(default_factory=list)
     scanned: int = 0
     stale_days: int = STALE_DAYS
 
@@ -225,7 +230,7 @@ class AuditReport:
     def clean(self) -> bool:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
                     or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals
-                    or self.approver_mismatch or self.secrets or self.contradictions)
+                    or self.approver_mismatch or self.secrets or self.contradictions or self.unreviewed_claims)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -243,6 +248,7 @@ class AuditReport:
             "approver_mismatch": self.approver_mismatch,
             "secrets": self.secrets,
             "contradictions": self.contradictions,
+            "unreviewed_claims": self.unreviewed_claims,
         }
 
 
@@ -284,6 +290,7 @@ def _file_rows(st: Stores, rep: AuditReport) -> list[dict[str, Any]]:
                 "superseded_by": id_ref(fm.get("superseded_by")),
                 "proposed_by": _masked(fm.get("proposed_by")), "approved_by": _masked(fm.get("approved_by")),
                 "solo": _solo(fm.get("review_history")),
+                "standing": model.standing(src.location, fm),
                 "gate_row": (memory_row(m, src.location, None)
                              if src.location in ("repo", "personal") and fm.get("role") == "instruction"
                              and fm.get("instruction_state") == "approved" else None),
@@ -392,6 +399,12 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
                 rep.personal_in_repo.append({"id": r["id"], "path": r["path"], "kind": kind})
             if r["location"] == "repo" and same_person(r["approved_by"], r["proposed_by"]) and not r["solo"]:
                 rep.self_approved.append({"id": r["id"], "path": r["path"], "by": r["approved_by"]})
+            claim = model.claim_beyond(r["location"], r["review_state"], r["standing"])
+            if claim and not (r["solo"] and r["location"] == "outbox" and claim == "approved"):
+                why = ("a draft on this machine; submit records it as proposed" if r["location"] in ("outbox", "private")
+                       else "no review step in its review_history; `git memex promote` records each step")
+                rep.unreviewed_claims.append({"id": r["id"], "path": r["path"], "location": r["location"],
+                                              "claims": claim, "standing": r["standing"] or "draft", "why": why})
         _unbacked(st.ctx, rows, rep)
         _approvers(st.ctx, rows, rep)
         _drift(st, rows, rep)

@@ -93,7 +93,7 @@ def _entry(r: Any, body: str, tags: list[str]) -> dict[str, Any]:
         "location": loc,
         "type": r["type"],
         "status": r["status"] or "active",
-        "review_state": None if loc == "personal" else (r["review_state"] or "draft"),
+        "review_state": None if loc == "personal" else (r["standing"] or "draft"),  # as it stands (core.model.standing)
         "role": r["role"] or "knowledge",
         "importance": r["importance"],
         "confidence": r["confidence"] or "medium",

@@ -75,7 +75,7 @@ def test_a_self_declared_rule_is_never_served(ready: Path) -> None:
     # committed on main but claimed by hand, then edited again in the work tree
     edited = submitted_rule("Squash every merge")
     claim_trust(memory_file(ready, edited))
-    git("commit", "-qam", "hand-approved", cwd=ready)
+    git("commit", "-q", "--no-verify", "-am", "hand-approved", cwd=ready)  # the hook refuses the unreviewed claim
     text = memory_file(ready, edited).read_text(encoding="utf-8")
     memory_file(ready, edited).write_text(text.replace("Squash every merge", "Force-push every merge"))
     assert served() == []

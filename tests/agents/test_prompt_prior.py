@@ -88,3 +88,48 @@ def test_the_prior_does_not_depend_on_the_store_size() -> None:
     assert prior.common("many") and prior.common("asked") and not prior.common("zorblax")
     small = prior.share(["retries", "zorblax"], [("many", 0), ("retries", 1), ("zorblax", 1), ("get", 0)], 1)
     assert small >= 0.5
+
+
+# found by the attack on this branch: everyday words, Chinese prompts, terminal escapes
+
+
+def test_a_prompt_of_everyday_words_brings_nothing_that_shares_only_them(repo: Path) -> None:
+    """"can you help me fix this test" shared `help` and `fix` with a memory about laptops, which
+    weighed 31% of the prompt and came in: a memory must hold a word that is not everyday."""
+    for text in (ANSWER, "Help new hires fix their laptop setup before the first day"):
+        add(text)
+    for prompt in ("can you help me fix this test", "please help me make it work", "can you fix this for me, thanks"):
+        assert hook(prompt, repo) == "", prompt
+    assert "laptop setup" in hook("help me fix the laptop setup for the new hire", repo)
+    check(repo)
+
+
+DEPLOY_ZH = "部署失败时先查看监控面板上的错误日志"
+MIGRATION_ZH = ("生产环境的数据库迁移必须在每周五下午三点之前完成，并且需要两位工程师审核迁移脚本，"
+                "迁移之后要在监控面板上确认错误率没有上升")
+
+
+def test_a_chinese_prompt_brings_the_chinese_memory_that_shares_its_words(repo: Path) -> None:
+    """Chinese is cut into overlapping bigrams (as the index cuts it): a long prompt's bigrams
+    across word boundaries (`的部`, `署总`) weighed as rare words and drowned `部署` and `失败`; and a
+    Chinese sentence of 60 characters counted 59 "words" for the one-statement test, so a prompt
+    holding two of its words was refused where its English version was not."""
+    for text in (ANSWER, DEPLOY_ZH, MIGRATION_ZH):
+        add(text)
+    assert DEPLOY_ZH in hook("你好，能不能帮我检查一下为什么我们的部署总是失败", repo)
+    got = hook("迁移谁审核", repo)
+    assert "审核迁移脚本" in got and DEPLOY_ZH not in got, got
+    for prompt in ("帮我写一个排序函数", "给我讲个笑话", "这个变量应该怎么命名"):
+        assert hook(prompt, repo) == "", prompt
+    check(repo)
+
+
+def test_terminal_escape_sequences_in_a_prompt_do_not_hide_its_words(repo: Path) -> None:
+    """A line pasted from a terminal keeps its colours: `\\x1b[31mretries\\x1b[0m` was the word
+    `31mretries`, and the answer did not come; an OSC title, a BEL or a zero-width space alike."""
+    add(ANSWER)
+    for prompt in ("how many \x1b[1;31mretries\x1b[0m does \x1b[4mzorblax\x1b[24m get?",
+                   "\x1b]0;build log\x07how many retries does zor\u200bblax get?\x07",
+                   "how many retries does \x1b]8;;https://example.com\x1b\\zorblax\x1b]8;;\x1b\\ get?"):
+        assert "zorblax retry budget is 5 attempts" in hook(prompt, repo), repr(prompt)
+    assert hook("\x1b[31mtell me a joke about cats\x1b[0m", repo) == ""

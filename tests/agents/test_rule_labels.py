@@ -95,5 +95,49 @@ def test_a_draft_rule_claims_nothing_and_says_so(ready: Path) -> None:
     mid = add("Always deploy on Fridays", "--role", "instruction")
     [(data, text)] = stdio(ready, [("memory_search", {"query": "deploy fridays"})])
     line = line_of(text, mid)
-    assert "[draft]" in line and "[rule]" in line and "claims" not in line, line
+    assert "[draft: not served]" in line and "[rule]" in line and "claims" not in line, line
     assert data["hits"][0]["gate"] == {"served": False, "claims": False, "why": "instruction_state draft"}
+
+
+def test_an_unserved_rule_that_claims_nothing_says_not_served_everywhere(ready: Path, tmp_path: Path) -> None:
+    """Unapproved personal and org rules were labelled a bare `[rule]`, and the CLI labelled no rule
+    at all: the table in docs/agents.md says a rule that is not served and claims nothing is
+    `[draft: not served]` (`[proposed: not served]` in review). CLI and MCP, every tool."""
+    from conftest import bare_and_clone
+
+    personal = add("Always answer me in French", "--scope", "personal", "--role", "instruction", "--type", "preference")
+    proposed = submitted_rule("Always squash feature branches")
+    git("commit", "-q", "-am", "submitted", cwd=ready, check=False)
+    org_remote, seed = bare_and_clone(tmp_path)
+    folder = seed / ".ai" / "open-memex"
+    folder.mkdir(parents=True)
+    org_rule = "01JORG000000000000000RULEX"
+    (folder / f"{org_rule}.md").write_text(
+        f"---\nid: {org_rule}\nschema_version: 2\nscope: org\ntype: workflow\nrole: instruction\nstatus: active\n"
+        "instruction_state: draft\ncreated_at: '2026-01-01T00:00:00Z'\nupdated_at: '2026-01-01T00:00:00Z'\n---\n"
+        "Always answer every review within a day\n")
+    git("add", "-A", cwd=seed)
+    git("commit", "-q", "-m", "an org rule", cwd=seed)
+    git("push", "-q", "origin", "main", cwd=seed)
+    assert run_cli("org", "add", "acme", str(org_remote)).code == 0
+    want = {personal: "[personal/preference] [draft: not served]", proposed: "[project/workflow] [proposed: not served]",
+            org_rule: "[org/workflow] [draft: not served]"}
+    (_, search), (_, listed), *gets = stdio(ready, [
+        ("memory_search", {"query": "always answer squash review"}), ("memory_list", {"limit": 50}),
+        *(("memory_get", {"id": mid}) for mid in want)])
+    for text in (search, listed):
+        for mid, label in want.items():
+            line = line_of(text, mid)
+            assert line.startswith(f"- {label} [rule]"), line
+    for (_, text), (mid, label) in zip(gets, want.items(), strict=True):
+        assert line_of(text, mid).startswith(f"- {label} [rule]"), text
+    bodies = {personal: "Always answer me in French", proposed: "Always squash feature branches",
+              org_rule: "Always answer every review within a day"}
+    cli_search = run_cli("search", "always", "answer", "squash", "review")
+    cli_list = run_cli("list", "--limit", "50")
+    for r in (cli_search, cli_list):
+        assert r.code == 0, r.err
+        for mid, label in want.items():
+            line = line_of(r.out, bodies[mid])  # ids made in one millisecond share a prefix: found by text
+            where, review = label[1:-1].split("] [")
+            assert f"{where.replace('org/', 'org acme/')} [{review}] [rule]" in line, line

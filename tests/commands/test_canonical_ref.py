@@ -117,3 +117,52 @@ def test_mcp_memory_add_takes_canonical_ref(docs: Path) -> None:
     assert run_cli("show", mid, "--json").json()["frontmatter"]["canonical_ref"] == "docs/adr/003-queues.md"
     assert bad.is_error and "leads out of the repository" in bad.content[0].text
     assert count() == 1
+
+
+@pytest.mark.parametrize("ref", ["file:/etc/passwd", "javascript:alert(1)/x", "mailto:ceo@example.com",
+                                 "data:text/html,hi"])
+def test_a_scheme_other_than_http_is_refused_even_where_a_file_of_that_name_exists(docs: Path, ref: str) -> None:
+    """Only values holding `://` were checked as URLs: `file:/etc/passwd` was stored whenever the
+    work tree held a file at that relative path (a folder `file:` with `etc/passwd` in it)."""
+    target = docs / ref.split("#", 1)[0]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("a file of that name\n")
+    before = count()
+    r = run_cli("add", "We use RabbitMQ for background jobs", "--canonical-ref", ref)
+    assert r.code == 1 and "http:// or https:// URL" in r.err and r.out == "", (ref, r.err)
+    assert count() == before
+
+
+def test_a_link_into_git_is_refused(docs: Path) -> None:
+    """`docs/git-link -> ../.git` made `docs/git-link/config` (the repository's own git config)
+    a document the memory cites: the path is resolved, and anything inside the git directory refused."""
+    (docs / "docs" / "git-link").symlink_to("../.git")
+    (docs / "docs" / "readme-link.md").symlink_to("adr/003-queues.md")  # a link inside the work tree is fine
+    before = count()
+    r = run_cli("add", "The repository's settings", "--canonical-ref", "docs/git-link/config")
+    assert r.code == 1 and "leads into .git" in r.err, r.err
+    assert count() == before
+    assert run_cli("add", "Queues, by a link", "--canonical-ref", "docs/readme-link.md").code == 0
+
+
+@pytest.mark.parametrize("ref", ["docs/adr/003-queues.md#\x1b]0;PWN\x07", "docs/adr/003-queues.md#a\u2028b",
+                                 "docs/adr/003-queues.md#a\x85b", "docs/adr/003-queues.md#\u202egpj.exe",
+                                 "https://wiki.example.com/page#\x1b[2J", "https://wiki.example.com/a\u200bb"])
+def test_control_and_format_characters_are_refused(docs: Path, ref: str) -> None:
+    before = count()
+    r = run_cli("add", "We use RabbitMQ for background jobs", "--canonical-ref", ref)
+    assert r.code == 1 and "a control or format character" in r.err, (ref, r.err)
+    assert count() == before
+
+
+def test_mcp_refuses_other_schemes_links_into_git_and_controls(docs: Path) -> None:
+    (docs / "file:").mkdir()
+    (docs / "file:" / "passwd").write_text("x\n")
+    (docs / "docs" / "git-link").symlink_to("../.git")
+    results = mcp(docs, [("memory_add", {"text": f"cites {n}", "canonical_ref": ref}) for n, ref in enumerate(
+        ["file:passwd", "docs/git-link/config", "docs/adr/003-queues.md#\u001b[31m"])])
+    assert [r.is_error for r in results] == [True, True, True]
+    assert "http:// or https:// URL" in results[0].content[0].text
+    assert "leads into .git" in results[1].content[0].text
+    assert "control or format character" in results[2].content[0].text
+    assert count() == 0

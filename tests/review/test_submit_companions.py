@@ -223,7 +223,10 @@ def test_the_marking_of_a_hand_written_committed_file_goes_in_with_the_draft(rea
     path.write_text(f"---\nid: {HAND}\nschema_version: 2\nscope: project\nvisibility: internal\ntype: gotcha\n"
                     "role: knowledge\nimportance: normal\nstatus: active\nreview_state: published\nsource: user\n"
                     'created_at: "2025-01-01T00:00:00Z"\nupdated_at: "2025-01-01T00:00:00Z"\n'
-                    "supersedes: null\nsuperseded_by: null\ntags: []\n---\n\nNever run alembic downgrade on prod\n")
+                    "supersedes: null\nsuperseded_by: null\ntags: []\n"
+                    # its review, as that tool records it (a published claim without one is refused by the hook)
+                    "review_history:\n  - {at: '2025-01-01T00:00:00Z', by: 'local:ann@example.com', to: published}\n"
+                    "---\n\nNever run alembic downgrade on prod\n")
     git("add", "-A", cwd=ready)
     git("commit", "-qm", "a hand-written memory", cwd=ready)
     if how == "supersede":

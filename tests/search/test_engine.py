@@ -88,7 +88,9 @@ def _write(folder: Path, mid: int, text: str) -> None:
 
     m = model.create(text, scope="project", type="fact", tags=[], source="import")
     m.fm["created_at"] = m.fm["updated_at"] = FIXED
-    m.fm["review_state"] = "approved"
+    # a draft: its review standing is the same in both folders (an outbox file is a draft whatever
+    # it says, core.model.standing), so only the corpus statistics could move it
+    m.fm["review_state"] = "draft"
     m.fm["id"] = f"01JZZZZZZZZZZZZZZZZZZZZ{mid:03d}"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{m.fm['id']}.md").write_text(frontmatter.serialize(m.fm, m.body), encoding="utf-8")

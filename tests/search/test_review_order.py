@@ -96,10 +96,34 @@ def test_only_hits_holding_the_same_words_trade_places() -> None:
     from git_memex.search.scoring import Ranked, in_order
 
     def hit(mid: str, score: float, words: tuple[int, ...], state: str) -> Ranked:
-        row = {"id": mid, "status": "active", "location": "repo", "review_state": state}
+        row = {"id": mid, "status": "active", "location": "repo", "review_state": state, "standing": state}
         return Ranked(score, row, {"bm25"}, SimpleNamespace(held_words=words))
 
     same = [hit("A", 3.0, (0, 1), "published"), hit("B", 2.5, (0, 2), "published"), hit("C", 2.0, (0, 1), "published")]
     assert [x.row["id"] for x in in_order(same)] == ["A", "B", "C"]
     mixed = [hit("A", 3.0, (0, 1), "draft"), hit("B", 2.5, (0, 2), "draft"), hit("C", 2.0, (0, 1), "published")]
     assert [x.row["id"] for x in in_order(mixed)] == ["C", "B", "A"]  # B keeps its place between them
+
+
+
+def test_the_reviewed_hit_leads_at_any_limit(ready: Path) -> None:
+    """Each index contributed only its best rows by FTS5 bm25 (at least 30, or 3 per result) and the
+    rows holding every word; the review order only reordered that pool. With one long published
+    memory and 40 short proposals holding the same three words, and a fourth query word none holds,
+    the published memory was absent at --limit 11 and below (MCP's default is 8). Its reviewed rows
+    are pooled too now, so it leads at every limit."""
+    from git_memex.core import frontmatter, model
+
+    pub = published("The frobnitz deploy window lives in the operations runbook, together with the exceptions that "
+                    "apply during an incident, who may change it and how the change is announced to the other teams")
+    folder = ready / ".ai" / "open-memex"
+    for i in range(40):  # teammates' proposals, as submit commits them
+        m = model.create(f"frobnitz deploy window note {i}", review_state="proposed")
+        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), encoding="utf-8")
+    git("add", "-A", cwd=ready)
+    git("commit", "-q", "-m", "teammates' proposals", cwd=ready)
+    for limit in (1, 3, 8, 50):
+        r = run_cli("search", "frobnitz", "deploy", "window", "ownership", "--limit", str(limit), "--json")
+        assert r.code == 0, r.err
+        assert r.json()["hits"][0]["id"] == pub, (limit, [h["id"] for h in r.json()["hits"]])
+    assert mcp_search(ready, "frobnitz deploy window ownership")["hits"][0]["id"] == pub

@@ -185,7 +185,7 @@ def test_a_hook_that_updates_the_index_starts_an_embedding_build(repo: Path) -> 
     mid = "01JZZHANDWR1TTENMEM0RY0001"
     (folder / f"{mid}.md").write_text(
         f"---\nid: {mid}\nschema_version: 2\nscope: project\nvisibility: internal\ntype: gotcha\n"
-        "role: knowledge\nimportance: normal\nstatus: active\nreview_state: published\nsource: user\n"
+        "role: knowledge\nimportance: normal\nstatus: active\nreview_state: proposed\nsource: user\n"
         'created_at: "2025-01-01T00:00:00Z"\nupdated_at: "2025-01-01T00:00:00Z"\n'
         "supersedes: null\nsuperseded_by: null\ntags: []\n---\n\nDeploys ship on Tuesdays\n", encoding="utf-8")
     git("add", "-A", cwd=repo)

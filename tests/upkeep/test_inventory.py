@@ -83,6 +83,11 @@ created_at: '2025-01-10T09:00:00Z'
 updated_at: '2025-01-10T09:00:00Z'
 tags:
 - legacy
+review_history:
+- at: '2025-01-10T09:00:00Z'
+  by: local:old@example.com
+  from: approved
+  to: published
 ---
 
 The release checklist lives in the wiki under Operations.
