@@ -81,6 +81,7 @@ RESET: dict[str, tuple[tuple[str, ...], Callable[[ModuleType], None]]] = {
     "git_memex.core.files": (("WRITTEN",), _clear("WRITTEN")),
     "git_memex.core.userregex": (("_REPORTED",), _clear("_REPORTED")),
     "git_memex.index.database": (("DAMAGED",), _clear("DAMAGED")),
+    "git_memex.main": (("JSON_RUN",), _set(JSON_RUN=False)),
     "git_memex.index.changes": (("_SCANS",), _clear("_SCANS")),
     "git_memex.index.watcher": (("WATCHER",), _reset_watcher),
     "git_memex.index.stores": (("_WARNED",), _clear("_WARNED")),
