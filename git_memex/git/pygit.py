@@ -151,14 +151,15 @@ def commit_files(
 
     On HEAD: the new tree is HEAD's tree plus these blobs, and afterwards the index entries of
     these paths are set to the committed blobs (so they don't show as staged changes); every
-    other index entry — the user's staged work — is untouched. On `branch` (not the checked-out
+    other index entry — the user's staged work — is untouched. On an unborn HEAD the commit is
+    the branch's first (no parent), holding only these files. On `branch` (not the checked-out
     one): the new tree is the branch tip's plus these blobs, and only that branch moves: HEAD,
     the index and the work tree are not touched at all.
     """
     who = pygit2.Signature(*author) if author is not None else repo.default_signature
     by = pygit2.Signature(*committer) if committer is not None else repo.default_signature
-    tip = repo.head if branch is None else repo.references[f"refs/heads/{branch}"]
-    try:
+    try:  # an unborn HEAD (a repository without commits, an orphan branch): this is its first commit
+        tip = repo.head if branch is None else repo.references[f"refs/heads/{branch}"]
         parent = tip.peel(pygit2.Commit)
         base_tree = parent.tree
         parents = [parent.id]
