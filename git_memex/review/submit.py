@@ -247,6 +247,7 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                         if new:
                             written.append(path)
                 crash_point("submit.after_files")
+                pause_point("submit.after_files")
                 head = _head_files(repo, list(files), tip)
                 to_commit = {rel: text.encode("utf-8") for rel, text in files.items() if head.get(rel) != text}
                 # a memory these drafts supersede, marked so in the work tree: its marking, checked before
@@ -255,9 +256,16 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 head.update(_head_files(repo, list(extra), tip))
                 to_commit.update({rel: text.encode("utf-8") for rel, text in extra.items() if head.get(rel) != text})
                 if to_commit and done is None:
-                    res.commit = pygit.commit_files(repo, to_commit, _message(files),
-                                                    branch=target if aside else None,
-                                                    author=author, committer=committer)
+                    try:
+                        res.commit = pygit.commit_files(repo, to_commit, _message(files),
+                                                        branch=target if aside else None,
+                                                        author=author, committer=committer)
+                    except pygit.IndexNotUpdated as exc:  # the commit stands: say how to line the index up
+                        res.commit = exc.commit
+                        paths = " ".join(shlex.quote(p) for p in exc.paths)
+                        res.warnings.append(f"the commit is made, but the index could not be updated ({exc.why}), "
+                                            f"so git shows its files as staged changes; `git reset -q -- {paths}` "
+                                            "lines the index up with it")
                     res.committed = True
             except Exception as exc:  # noqa: BLE001 - never leave a journal that fails the same way forever
                 detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

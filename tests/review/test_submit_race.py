@@ -230,3 +230,30 @@ def test_an_orphan_branch_gets_its_first_commit_and_branch_says_why_not(ready: P
     assert r.code == 0 and r.json()["branch"] == "fresh", r.err
     assert changed_in(ready, "fresh") == [f"{MEM}/{a}.md"]
     assert git("rev-list", "--count", "fresh", cwd=ready).stdout.strip() == "1"
+
+
+def test_a_commit_made_is_never_reported_as_nothing_changed(ready: Path, isolated_env: Path, tmp_path: Path) -> None:
+    """Another git holds the index lock when submit commits (the four-at-once attack left a committed
+    file staged-deleted and untracked, then said exit 2 "nothing was changed"): the commit stands,
+    submit exits 0 and says how to line the index up; its file stays in the work tree."""
+    pauses = tmp_path / "pauses"
+    pauses.mkdir()
+    a = add("the nightly export writes to the reports bucket")
+    proc = start(["submit", a, "--json"], ready, GIT_MEMEX_PAUSE_AT="submit.after_files",
+                 GIT_MEMEX_PAUSE_DIR=str(pauses))
+    end = time.monotonic() + 60
+    while not (pauses / "submit.after_files.reached").exists():
+        assert proc.poll() is None and time.monotonic() < end, "never reached submit.after_files"
+        time.sleep(0.02)
+    lock = ready / ".git" / "index.lock"
+    lock.write_text("")  # another git process, holding the index
+    (pauses / "submit.after_files.go").touch()
+    out, err = proc.communicate(timeout=120)
+    lock.unlink()
+    assert proc.returncode == 0, err
+    doc = json.loads(out)
+    assert doc["committed"] and changed_in(ready, "HEAD") == [f"{MEM}/{a}.md"] == [doc["submitted"][0]["path"]]
+    assert "the commit is made" in err and f"git reset -q -- {MEM}/{a}.md" in err, err
+    assert (ready / MEM / f"{a}.md").exists() and outbox(isolated_env) == [] and journals(isolated_env) == []
+    git("reset", "-q", "--", f"{MEM}/{a}.md", cwd=ready)  # what it says to run
+    assert git("status", "--porcelain", cwd=ready).stdout == ""
