@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("text", nargs="?", default=None, help="the user's message, or - to read it from stdin")
     p.add_argument("--dry-run", action="store_true", help="show what would be saved; write nothing")
     p.add_argument("--hook", choices=("claude", "codex"), default=None,
-                   help="run as the agent's prompt hook: read its JSON from stdin, print its output JSON")
+                   help="run as the agent's prompt hook: read its JSON from stdin, print its output JSON (not with --json)")
     p.add_argument("--stop", action="store_true",
                    help="with --hook: run as the agent's Stop hook instead; with memex.implicitCapture true it asks "
                    "the model once per session whether anything is worth remembering, else it prints nothing")
@@ -141,7 +141,10 @@ def _read_text(arg: str | None) -> str:
 
     if arg is not None and arg != "-":
         return arg
-    if arg is None and (sys.stdin is None or sys.stdin.isatty()):
+    if sys.stdin is None:  # started with stdin closed (`<&-`): nothing to read, not a crash
+        raise UsageError("standard input is closed: give the message to scan as an argument, or pipe it to "
+                         "`git memex capture -`")
+    if arg is None and sys.stdin.isatty():
         raise UsageError("give the message to scan, or - to read it from stdin")
     return sys.stdin.read()
 
@@ -152,6 +155,11 @@ def run(args: argparse.Namespace) -> int:
 
         raise UsageError("--stop is the agent's Stop hook: give --hook claude or --hook codex too")
     if args.hook:
+        if args.json:  # a hook's output is the agent's own JSON, and nothing when it has nothing to say
+            from git_memex.errors import UsageError
+
+            raise UsageError("--hook prints the agent's own hook JSON (or nothing); leave out --json, or leave "
+                             "out --hook to get capture's JSON document")
         if args.stop:
             return run_stop_hook(client=args.hook)
         return run_hook(dry_run=args.dry_run, client=args.hook)
