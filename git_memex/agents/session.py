@@ -222,7 +222,8 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         # budget from the first fit on: a cut rule is never silent.
         grouped = [x for x in kk if x[1]["location"] != "personal"] + [x for x in kk if x[1]["location"] == "personal"]
         return render.render_block([x[1] for x in ki], [x[1] for x in kw], [x[2] for x in grouped], stale,
-                                   rules_left_out=len(instr_lines) - len(ki))
+                                   rules_left_out=len(instr_lines) - len(ki),
+                                   origins={render.rule_origin(x[0]) for x in (ki or instr_lines)})
 
     def fits(ki: list, kw: list, kk: list) -> bool:
         return estimate_tokens(text_of(ki, kw, kk)) <= budget
