@@ -300,6 +300,13 @@ _MIN_ECHO_LEN = 8
 also occurs as an ordinary word, and masking every copy of it would garble the note."""
 
 
+_ECHO_BUDGET = 512 * 1024 * 1024
+"""Characters the echo hunt may scan in one round (one `str.find` pass over the text per distinct
+secret): 8,192 secrets of a 64 KiB body, more than it can hold (a secret here is 8 characters or
+more, and a separator), so every copy in a memory's body is masked; in a larger text (a 1 MiB
+file) the echoes of its first 512 distinct secrets are."""
+
+
 def _echoes(text: str, findings: Sequence[Finding]) -> list[Finding]:
     """Every other verbatim copy of a secret `findings` found in `text` (the same token pasted twice:
     "password is hunter2Secret … psql -W hunter2Secret"); a detector that keys on the context
@@ -309,10 +316,14 @@ def _echoes(text: str, findings: Sequence[Finding]) -> list[Finding]:
     starts = [s for s, _ in taken]
     out: list[Finding] = []
     seen: set[str] = set()
+    budget = _ECHO_BUDGET
     for f in findings:
         value = text[f.start : f.end]
         if len(value) < _MIN_ECHO_LEN or value in seen:
             continue
+        budget -= len(text)
+        if budget < 0:
+            break
         seen.add(value)
         pos = text.find(value)
         while pos >= 0:
