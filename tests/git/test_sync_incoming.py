@@ -250,7 +250,8 @@ def test_a_token_used_as_a_memory_id_is_quarantined_and_never_shown(two: tuple[P
     other = ".ai/open-memex/sk_live_" + "Rq8Tn2Wm5Xv9Kb3Lp7Yc1Hd6" + ".md"
     (mine / other).write_text((mine / rel).read_text("utf-8").replace(f"id: {ID_TOKEN}", f"id: {Path(other).stem}"))
     git("add", other, cwd=mine)
-    r = git("commit", "-m", "more notes", cwd=mine, check=False)
-    assert r.returncode != 0 and "looks like a secret" in r.stdout + r.stderr
-    clean(r.stdout + r.stderr, "pre-commit")
-    assert "Rq8Tn2Wm5Xv9Kb3Lp7Yc1Hd6" not in r.stdout + r.stderr
+    refused = git("commit", "-m", "more notes", cwd=mine, check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "looks like a secret" in said
+    clean(said, "pre-commit")
+    assert "Rq8Tn2Wm5Xv9Kb3Lp7Yc1Hd6" not in said
