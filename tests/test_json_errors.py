@@ -142,3 +142,37 @@ def test_inventory_json_into_a_file_still_prints_one_document(ready: Path, tmp_p
     assert r.code == 0, r.err
     assert one_document(r.out) == {"out": str(out), "total": 0}
     assert json.loads(out.read_text())["total"] == 0
+
+
+def _process(*args: str, stdin: str, cwd: Path) -> tuple[int, str, str]:
+    """The real command in a new process, its stdin empty ("") or closed ("closed", as `<&-` leaves it)."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "git_memex", *args]
+    if stdin == "closed":
+        cmd = ["sh", "-c", 'exec "$@" <&-', "sh", *cmd]
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL if stdin == "" else None, capture_output=True, text=True,
+                       cwd=cwd, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.mark.parametrize("stdin", ["", "closed"])
+@pytest.mark.parametrize("args", [("merge-driver", "--json"), ("merge-driver", "--json", "a", "b", "c"),
+                                  ("capture", "--json", "-"), ("capture", "--json"),
+                                  ("capture", "--json", "--hook", "claude")], ids=" ".join)
+def test_merge_driver_and_capture_json_with_empty_or_closed_stdin(ready: Path, args: tuple[str, ...],
+                                                                  stdin: str) -> None:
+    """Attack finding 11: `merge-driver --json` printed a sentence and no document, `capture --json -`
+    with stdin closed an internal error, `capture --json --hook claude` nothing at all. Each prints
+    one JSON document and exits with a documented code: a document of its result (exit 0) where
+    there is one, else the usage error's one sentence (exit 1)."""
+    code, out, err = _process(*args, stdin=stdin, cwd=ready)
+    assert "Traceback" not in err and "internal error" not in err, err
+    doc = one_document(out)
+    if code == 0:
+        assert args[:2] == ("capture", "--json") and stdin == "" and doc["saved"] == [] and err == ""
+    else:
+        assert code == 1 and doc["code"] == 1
+        (line,) = err.strip().splitlines()
+        assert line.endswith(doc["error"])

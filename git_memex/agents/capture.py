@@ -215,9 +215,19 @@ def first_statement(text: str) -> str:
     """The statement a trigger introduces: `text` up to the end of its first sentence (its
     terminator and closing quotes kept) or up to a clause that turns to a new request, stripped.
 
-    A sentence ends at `.`, `!` or `?` followed by white space (not "e.g." or "v1.2"), at an
-    ellipsis followed by a capital letter, or at `。！？`. Nothing inside a `code span` ends it.
+    A sentence ends at `.`, `!` or `?` followed by white space (not "e.g." or "v1.2") or glued to
+    the next sentence's first word ("…is hunter2.Now fix it", `_glued_sentence`), at an ellipsis
+    followed by a capital letter, or at `。！？`. Nothing inside a `code span` ends it. A code block
+    (a ``` or ~~~ fence) ends the statement before it; a statement that is a code block ends with
+    its closing fence.
     A text that is one statement comes back unchanged (but stripped)."""
+    fence = _FENCE.search(text)
+    if fence is not None:
+        if text[: fence.start()].strip():
+            text = text[: fence.start()]  # the statement ends where a code block begins
+        else:  # the statement is the code block: it ends with its closing fence
+            close = text.find(fence.group(), fence.end())
+            return text if close < 0 else text[: close + len(fence.group())].strip()
     n = len(text)
     i = 0
     quoted = False
@@ -239,7 +249,12 @@ def first_statement(text: str) -> str:
             end = j
             while end < n and text[end] in _CLOSERS:
                 end += 1
-            if end >= n or not text[end].isspace():
+            if end < n and not text[end].isspace():
+                if ch != "…" and _glued_sentence(text, i, end):
+                    return text[:end].strip()  # "…is hunter2.Now fix the test": a new sentence, no space
+                i = j
+                continue
+            if end >= n:
                 i = j
                 continue
             rest = text[end:].lstrip()
@@ -252,6 +267,25 @@ def first_statement(text: str) -> str:
             return text[:end].strip()
         i += 1
     return text.strip()
+
+
+_FENCE = re.compile(r"`{3,}|~{3,}")
+"""A code fence: a code block in a prompt line is not part of the statement before it."""
+_GLUED = re.compile(r"[A-Z][a-z]+(?=\s|$)")
+"""A capitalised word right after a sentence's full stop, with no space: "…hunter2.Now fix it"."""
+
+
+def _glued_sentence(text: str, stop: int, after: int) -> bool:
+    """Whether the terminator at `stop` ends a sentence though no space follows it: the next
+    sentence's first word (a capital and lower-case letters, then a space) is glued to it, and the
+    token the terminator ends is no path, URL, address or dotted name ("src/App.Tsx", "x.Foo.Bar")."""
+    if _GLUED.match(text, after) is None:
+        return False
+    start = stop
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    token = text[start:stop]
+    return not any(c in token for c in "/\\@:.") and stop > start
 
 
 def _close(text: str, end: int) -> str:
@@ -274,7 +308,8 @@ def _is_cjk(ch: str) -> bool:
 
 
 def scan(text: str, team: tuple[tuple[str, str], ...] = ()) -> CaptureScan:
-    """Find keyword-triggered memories in a user's message, at most one per line.
+    """Find keyword-triggered memories in a user's message, at most one per line; the lines of a
+    fenced code block (```` ``` ```` or ``~~~``) are code the user pasted and never trigger.
 
     ``team`` holds (scope, regex) of the team's own triggers (`memex.capturePattern`,
     `memex.capturePersonalPattern`; docs/team-patterns.md). Team personal patterns are tried
@@ -285,7 +320,16 @@ def scan(text: str, team: tuple[tuple[str, str], ...] = ()) -> CaptureScan:
     dropped: list[str] = []
     personal = [(s, src) for s, src in team if s == PERSONAL]
     project = [(s, src) for s, src in team if s != PERSONAL]
+    fence = ""  # the fence of the code block the line is in: its lines are code, never a trigger
     for line in text.splitlines():
+        opener = line.lstrip()[:3]
+        if fence:
+            if opener == fence:
+                fence = ""
+            continue
+        if opener in ("```", "~~~"):
+            fence = opener
+            continue
         folded = line.lower()
         if _team_match(line, personal, hits, dropped):
             continue

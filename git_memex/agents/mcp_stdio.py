@@ -20,6 +20,9 @@ Invariants:
 - The id is read without building the line (`top_level`): a linear scan of the top-level object,
   so a line nested 5,000 deep or holding a 5,000-digit number still gets its id back.
 - No traceback: nothing here raises into the SDK; the error text never quotes the line.
+- A line is read up to MAX_LINE_CHARS characters and no further: a longer one (a 200 MB line
+  with no newline) is skipped in bounded pieces and answered -32600; the next line is served.
+- At EOF on stdin every request still running is answered before the server exits (`InFlight`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,13 @@ log = logging.getLogger("git_memex.mcp")
 MAX_DEPTH = 64
 """Deeper than this, a well-formed line is named as too deeply nested (the SDK's parser stops
 before 256 levels; nothing the tools take nests more than a few)."""
+
+
+MAX_LINE_CHARS = 4 * 1024 * 1024
+"""The longest line (one JSON-RPC message) the server reads: a memory's text is at most 64 KiB
+(`frontmatter.MAX_BODY_BYTES`), ~400 K characters once JSON-escaped, so no call comes near it. A
+longer line is read past in `_SKIP_CHUNK` pieces, never held whole, and answered -32600."""
+_SKIP_CHUNK = 64 * 1024
 
 
 # ------------------------------------------------------------------ what to answer
@@ -229,9 +239,12 @@ class LineGuard:
         self.verdicts: collections.deque[types.JSONRPCError | None] = collections.deque()
 
     def readline(self) -> str:
-        line = self._lines.readline()
+        line = self._lines.readline(MAX_LINE_CHARS)
         if not line:
             return ""
+        if len(line) >= MAX_LINE_CHARS and not line.endswith("\n"):
+            self.verdicts.append(self._overlong(line))
+            return EMPTY
         try:
             message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except Exception:  # noqa: BLE001 - whatever the SDK's parser refuses, the guard answers
@@ -252,18 +265,101 @@ class LineGuard:
         self.verdicts.append(verdict)
         return EMPTY
 
+    def _overlong(self, head: str) -> types.JSONRPCError:
+        """Read the rest of a line longer than MAX_LINE_CHARS a chunk at a time (never holding it
+        whole) and give its answer: -32600 with the request's id when its first MAX_LINE_CHARS
+        characters hold it."""
+        skipped = len(head)
+        while True:
+            chunk = self._lines.readline(_SKIP_CHUNK)
+            skipped += len(chunk)
+            if not chunk or chunk.endswith("\n"):
+                break
+        try:
+            request_id = _request_id(top_level(head).get("id"))
+        except Exception:  # noqa: BLE001 - an answer must never cost the connection
+            request_id = None
+        log.warning("a line of %d characters (more than %d) was skipped unread", skipped, MAX_LINE_CHARS)
+        return _error(request_id, types.INVALID_REQUEST,
+                      f"Invalid request: the line is longer than {MAX_LINE_CHARS:,} characters "
+                      f"({MAX_LINE_CHARS // (1024 * 1024)} MiB), the most one message may be; nothing was done")
+
     def close(self) -> None:
         """The wire is not the guard's to close (a worker thread may still wait on it)."""
 
 
+DRAIN_SECONDS = 60.0
+"""At EOF on stdin, how long the server waits for the requests still running to be answered
+before it exits (a client that writes its requests and closes stdin at once reads every answer;
+one that cancelled a request, which JSON-RPC leaves unanswered, costs at most this wait)."""
+
+
+def _key(request_id: Any) -> tuple[str, Any]:
+    """A request id as a set key: 1 and "1" are different ids."""
+    return (type(request_id).__name__, request_id)
+
+
+class InFlight:
+    """The ids of the client's requests not answered yet: `GuardedReadStream` adds each request
+    it passes to the server, `AnsweringWriteStream` removes each id the server answers."""
+
+    def __init__(self) -> None:
+        self.pending: set[tuple[str, Any]] = set()
+
+    def saw(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self.pending.add(_key(message.id))
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            params = message.params if isinstance(message.params, dict) else {}
+            self.pending.discard(_key(params.get("requestId")))  # a cancelled request gets no answer
+
+    def answered(self, message: Any) -> None:
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            self.pending.discard(_key(message.id))
+
+    async def drained(self, limit: float = DRAIN_SECONDS) -> None:
+        """Return once every request seen was answered, or after `limit` seconds."""
+        with anyio.move_on_after(limit):
+            while self.pending:
+                await anyio.sleep(0.01)
+        if self.pending:
+            log.warning("stdin closed with %d request(s) still running after %.0f s; exiting without their answers",
+                        len(self.pending), limit)
+
+
+class AnsweringWriteStream:
+    """The server's write stream, noting each answer in `InFlight`; everything else is the inner stream's."""
+
+    def __init__(self, inner: Any, flight: InFlight) -> None:
+        self._inner = inner
+        self._flight = flight
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        self._flight.answered(getattr(item, "message", None))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> AnsweringWriteStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._inner.aclose()
+
+
 class GuardedReadStream:
     """The SDK's read stream, with each exception item (a line the SDK dropped) answered by the
-    error `LineGuard` queued for it, written through the server's write stream."""
+    error `LineGuard` queued for it, written through the server's write stream. At EOF it waits
+    until the requests still running are answered (`InFlight.drained`), then ends: the SDK's loop
+    would otherwise leave while they run, and they would never be answered."""
 
-    def __init__(self, inner: Any, write: Any, verdicts: collections.deque[types.JSONRPCError | None]) -> None:
+    def __init__(self, inner: Any, write: Any, verdicts: collections.deque[types.JSONRPCError | None],
+                 flight: InFlight | None = None) -> None:
         self._inner = inner
         self._write = write
         self._verdicts = verdicts
+        self._flight = flight
 
     @property
     def last_context(self) -> Any:
@@ -271,8 +367,15 @@ class GuardedReadStream:
 
     async def receive(self) -> Any:
         while True:
-            item = await self._inner.receive()
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                if self._flight is not None:
+                    await self._flight.drained()
+                raise
             if not isinstance(item, Exception):
+                if self._flight is not None:
+                    self._flight.saw(getattr(item, "message", None))
                 return item
             verdict = self._verdicts.popleft() if self._verdicts else _error(
                 None, types.PARSE_ERROR, "Parse error: the line could not be read")
@@ -324,7 +427,10 @@ async def serve_stdio(low: Any) -> None:
     guard = LineGuard(source)
     try:
         async with stdio_server(stdin=anyio.wrap_file(guard)) as (read, write):  # type: ignore[arg-type]
-            await low.run(GuardedReadStream(read, write, guard.verdicts), write, low.create_initialization_options())
+            flight = InFlight()
+            answering = AnsweringWriteStream(write, flight)
+            await low.run(GuardedReadStream(read, answering, guard.verdicts, flight), answering,
+                          low.create_initialization_options())
     finally:
         if private is not None:
             with contextlib.suppress(OSError):

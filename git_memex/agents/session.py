@@ -250,7 +250,8 @@ def _build(ctx: Context, st: Stores, *, query: str | None, branch: str | None,
         return render.render_block([x[1] for x in ki], [x[1] for x in kw], [x[2] for x in grouped], stale,
                                    rules_left_out=len(instr_lines) - len(ki),
                                    disagreements=[([x[2] for x in two], render.disagreement_note(c))
-                                                  for c, two in (keep_d if kd is None else kd)])
+                                                  for c, two in (keep_d if kd is None else kd)],
+                                   origins={render.rule_origin(x[0]) for x in (ki or instr_lines)})
 
     def fits(ki: list, kw: list, kk: list, kd: list | None = None) -> bool:
         return estimate_tokens(text_of(ki, kw, kk, kd)) <= budget

@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("text", nargs="?", default=None, help="the user's message, or - to read it from stdin")
     p.add_argument("--dry-run", action="store_true", help="show what would be saved; write nothing")
     p.add_argument("--hook", choices=("claude", "codex"), default=None,
-                   help="run as the agent's prompt hook: read its JSON from stdin, print its output JSON")
+                   help="run as the agent's prompt hook: read its JSON from stdin, print its output JSON (not with --json)")
     p.add_argument("--stop", action="store_true",
                    help="with --hook: run as the agent's Stop hook instead; with memex.implicitCapture true it asks "
                    "the model once per session whether anything is worth remembering, else it prints nothing")
@@ -64,12 +64,21 @@ HOOK_MAX_SCAN = 64 * 1024
 """Characters of one prompt the hook scans for triggers (a write path's body limit)."""
 
 
+def _masked(ctx: Context, line: str) -> str:
+    """A dropped line as reported: its secrets masked like a saved body's (it is printed, and
+    `--json` output is read by agents)."""
+    from git_memex.secrets.redact import redact
+
+    return redact(line, ctx.redact_patterns).text
+
+
 def capture_message(ctx: Context, text: str, *, dry_run: bool = False, via: str = "cli",
                     limit: int | None = None) -> dict[str, Any]:
     """Scan `text` and save (or, dry run, preview) each hit; a plain result, no printing.
 
     ``{"enabled", "dry_run", "saved": [...], "duplicates": [...], "would_save": [...],
-    "dropped": [{"line", "reason"}]}``; saved entries carry the body as stored (masked).
+    "dropped": [{"line", "reason"}]}``; saved entries carry the body as stored (masked), and a
+    dropped line is reported with its secrets masked too.
     """
     from git_memex.agents.capture import scan
 
@@ -79,13 +88,13 @@ def capture_message(ctx: Context, text: str, *, dry_run: bool = False, via: str 
         out["enabled"] = False
         return out
     found = scan(text or "", ctx.capture_patterns)
-    out["dropped"] = [{"line": line, "reason": _dropped_reason(line)} for line in found.dropped]
+    out["dropped"] = [{"line": _masked(ctx, line), "reason": _dropped_reason(line)} for line in found.dropped]
     if not found.hits:
         return out
     hits = list(found.hits)
     if limit is not None and len(hits) > limit:
         for hit in hits[limit:]:
-            out["dropped"].append({"line": hit.line, "reason": f"more than {limit} captures in one message; "
+            out["dropped"].append({"line": _masked(ctx, hit.line), "reason": f"more than {limit} captures in one message; "
                                    "`git memex capture -` saves the rest"})
         hits = hits[:limit]
     from git_memex.errors import MemexError
@@ -111,7 +120,7 @@ def capture_message(ctx: Context, text: str, *, dry_run: bool = False, via: str 
             try:
                 res = add(ctx, hit.body, scope=hit.scope, type=kind, source="keyword", via=via, stores=st)
             except MemexError as exc:
-                out["dropped"].append({"line": hit.line, "reason": exc.message})
+                out["dropped"].append({"line": _masked(ctx, hit.line), "reason": exc.message})
                 continue
             entry: dict[str, Any] = {"id": res.id, "scope": hit.scope, "type": kind, "trigger": hit.trigger,
                                      "masked": res.masked}
@@ -132,7 +141,10 @@ def _read_text(arg: str | None) -> str:
 
     if arg is not None and arg != "-":
         return arg
-    if arg is None and (sys.stdin is None or sys.stdin.isatty()):
+    if sys.stdin is None:  # started with stdin closed (`<&-`): nothing to read, not a crash
+        raise UsageError("standard input is closed: give the message to scan as an argument, or pipe it to "
+                         "`git memex capture -`")
+    if arg is None and sys.stdin.isatty():
         raise UsageError("give the message to scan, or - to read it from stdin")
     return sys.stdin.read()
 
@@ -143,6 +155,11 @@ def run(args: argparse.Namespace) -> int:
 
         raise UsageError("--stop is the agent's Stop hook: give --hook claude or --hook codex too")
     if args.hook:
+        if args.json:  # a hook's output is the agent's own JSON, and nothing when it has nothing to say
+            from git_memex.errors import UsageError
+
+            raise UsageError("--hook prints the agent's own hook JSON (or nothing); leave out --json, or leave "
+                             "out --hook to get capture's JSON document")
         if args.stop:
             return run_stop_hook(client=args.hook)
         return run_hook(dry_run=args.dry_run, client=args.hook)

@@ -157,17 +157,31 @@ def main(argv: list[str]) -> int:
     if len(argv) != 4 and any(a in ("-h", "--help") for a in argv):
         return _help()
     try:
-        if len(argv) != 4:
-            print(
-                f"{PREFIX}: expected 4 arguments BASE OURS THEIRS PATH (git passes %O %A %B %P), "
-                f"got {len(argv)}.",
-                file=sys.stderr,
-            )
+        if len(argv) != 4 or "--json" in argv:
+            _usage(argv)
             return 1
         return run(*argv)
     except BaseException as exc:  # KeyboardInterrupt, MemoryError...: exit 1, never above 128
         _say(argv[3] if len(argv) == 4 else "?", f"interrupted ({type(exc).__name__})")
         return 1
+
+
+def _usage(argv: list[str]) -> None:
+    """The usage error: one sentence on stderr, and with `--json` also one JSON document on stdout
+    (`{"error", "code": 1}`, as every `--json` error; the driver itself has no JSON output)."""
+    if "--json" in argv:
+        said = ("takes no --json: git runs it with the 4 paths BASE OURS THEIRS PATH (%O %A %B %P) and reads "
+                "the result from OURS and its exit code (0 merged, 1 a conflict remains)")
+    else:
+        said = f"expected 4 arguments BASE OURS THEIRS PATH (git passes %O %A %B %P), got {len(argv)}."
+    with contextlib.suppress(Exception):  # stderr or stdout closed: the exit code still says it
+        print(f"{PREFIX}: {said}", file=sys.stderr)
+    if "--json" in argv:
+        import json
+
+        with contextlib.suppress(Exception):
+            sys.stdout.write(json.dumps({"error": said, "code": 1}) + "\n")
+            sys.stdout.flush()
 
 
 def _help() -> int:
@@ -190,6 +204,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("merge-driver", help="git merge driver for memory files (%%O %%A %%B %%P)",
                        description="Field-level 3-way merge of one memory file, as git's merge driver "
                        "(`merge.memex.driver = git-memex merge-driver %O %A %B %P`). The result is written to "
-                       "OURS; exit 0 when clean, 1 on a conflict (markers show both sides), never above 1.")
+                       "OURS; exit 0 when clean, 1 on a conflict (markers show both sides), never above 1. It takes no options: "
+                       "--json is a usage error (exit 1, its JSON document on stdout).")
     for name in ("base", "ours", "theirs", "path"):
         p.add_argument(name, metavar=name.upper())

@@ -15,6 +15,16 @@ def _port(value: str) -> int:
     return int(value)
 
 
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not (0.1 <= seconds <= 3600):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds from 0.1 to 3600")
+    return seconds
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "remote-server", help="the non-production reference server of the remote provider (LAN only)",
@@ -32,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--redact-pattern", action="append", default=[], metavar="REGEX",
                    help="a team's secret format (repeatable): a proposal or note matching it is refused (422), "
                    "as a built-in secret is; added to the memex.redactPattern values of DIR's git config")
+    p.add_argument("--read-timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="the longest wait for a client's next bytes while its request is not whole (default 30): "
+                   "then it gets a 408 and its connection is closed; a client that sent nothing is just closed")
     p.add_argument("--lan", action="store_true",
                    help="allow a non-loopback --host, with a warning that this server is not for production")
     p.set_defaults(func=run)
@@ -62,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--host {host} is not a loopback address; this sample server is for a trusted LAN "
                              "only: pass --lan to serve beyond this machine")
         print(LAN_WARNING.format(host=host), file=sys.stderr, flush=True)
-    from git_memex.remote.server import check_patterns, serve
+    from git_memex.remote.server import READ_TIMEOUT, check_patterns, serve
 
     patterns = check_patterns(args.redact_pattern)
     return serve("127.0.0.1" if host == "localhost" else host, args.port, Path(args.token_file), Path(args.root),
-                 patterns)
+                 patterns, read_timeout=READ_TIMEOUT if args.read_timeout is None else args.read_timeout)

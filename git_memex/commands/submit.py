@@ -15,11 +15,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "approved) and make one commit holding only those files, on the current branch or on a new "
                        "branch --branch B. Your other staged and unstaged changes stay as they were; with --branch "
                        "your checkout stays on its branch too (HEAD, index and files untouched: the commit is made "
-                       "on B alone). Secrets are checked first. Prints the push and PR commands; never runs them.")
+                       "on B alone). Secrets are checked first. One submit of a project runs at a time (a second one waits); "
+                       "a rerun after an interrupted submit finishes exactly its plan, or refuses when the branch "
+                       "moved or is checked out elsewhere (exit 2). Prints the push and PR commands; never runs them.")
     p.add_argument("ids", nargs="+", metavar="ID")
     p.add_argument("--branch", metavar="B", help="create the new branch B from HEAD's commit (a numeric suffix is "
-                   "added when B exists) and commit there, without switching to it; B is a plain branch name: "
-                   "no refs/ or heads/, no remote's name as its first part, not the default branch")
+                   "added when B exists) and commit there, without switching to it; B is a plain new branch name: "
+                   "ASCII, at most 200 bytes, no refs/ or heads/, no remote's name as its first part, not the default "
+                   "branch (nor main, master, trunk, develop), no name a remote's branch or a tag has")
     p.add_argument("--base", help="the PR base branch to print (default: the branch you started on, or origin's default)")
     add_json(p)
     p.set_defaults(func=run)
@@ -43,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
               f"{res.checkout}, your files and staged changes untouched")
     elif res.committed:
         print(f"committed {(res.commit or '')[:10]} on {res.branch}")
+    elif res.resumed and res.commit:
+        print(f"the interrupted submit's commit {res.commit[:10]} on {res.branch} holds them")
     else:
         print(f"nothing new to commit on {res.branch}")
     if not res.submitted:

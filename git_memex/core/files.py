@@ -13,6 +13,7 @@ from pathlib import Path
 
 from git_memex.core import frontmatter
 from git_memex.core.model import (
+    ULID_RE,
     FieldError,
     Memory,
     ValidationError,
@@ -447,12 +448,37 @@ def parse_memory_bytes(raw: bytes, path: Path) -> Memory:
     return _checked(fm, body, path)
 
 
+def secret_id(mid: str) -> bool:
+    """Whether the id (or file name stem) `mid` is something the secret detector takes for a secret
+    (`ghp_…` fits the id rule): such a file is quarantined, never indexed, since an id is shown
+    by every list, search, log and agent answer. A ULID, which every id git-memex makes is, never
+    is; the detector runs only for other ids."""
+    if len(mid) < 8 or ULID_RE.match(mid):
+        return False
+    from git_memex.secrets.admission import mask_text
+
+    return mask_text(mid) != mid
+
+
+def mask_id(mid: str) -> str:
+    """A secret-shaped id as output shows it: masked the way the detector masks a value, kept to
+    the id's own characters (`ghp_xxxx…`)."""
+    from git_memex.secrets.admission import mask_text
+
+    masked = mask_text(mid)
+    return masked if masked != mid and is_valid_id(masked) else "x" * len(mid)
+
+
 def _checked(fm: dict, body: str, path: Path) -> Memory:
     mid = fm.get("id")
     if mid is None:
         raise UnreadableMemory("has no id in its frontmatter")
     if not is_valid_id(str(mid)):
         raise UnreadableMemory(f"has an id {mid!r} that is not a valid memory id")
+    if secret_id(str(mid)) or secret_id(path.stem):
+        raise UnreadableMemory("has an id that looks like a secret, and an id is shown by every list, search and "
+                               "agent answer, so the file is not used: rotate the secret, and save the memory again "
+                               "under a new id (`git memex add`)")
     if str(mid) != path.stem:
         raise UnreadableMemory(f"has id {mid} but is named {path.name}; the id must equal the file name")
     fm["id"] = str(mid)

@@ -28,8 +28,12 @@ def _safe_name(name: str) -> str:
 
 
 @contextlib.contextmanager
-def held(data_root: Path, name: str, wait_s: float = WAIT_S) -> Iterator[None]:
-    """Hold the exclusive lock `<data root>/locks/<name>.lock` for the body of the block."""
+def held(data_root: Path, name: str, wait_s: float = WAIT_S, busy: str | None = None) -> Iterator[None]:
+    """Hold the exclusive lock `<data root>/locks/<name>.lock` for the body of the block.
+
+    `busy`: the sentence (exit 2) when another process holds it for longer than `wait_s`, with
+    `{path}` standing for the lock file. A test can stop the process at the moment it first finds
+    the lock held (GIT_MEMEX_PAUSE_AT=lock.busy, `files.pause_point`)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
@@ -50,13 +54,20 @@ def held(data_root: Path, name: str, wait_s: float = WAIT_S) -> Iterator[None]:
     try:
         deadline = time.monotonic() + wait_s
         pause = 0.002
+        waited = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if not waited:
+                    waited = True
+                    from git_memex.core.files import pause_point
+
+                    pause_point("lock.busy")
                 if time.monotonic() >= deadline:
-                    raise MemexError(f"another git-memex process has held {path} for {wait_s:.0f} s; "
+                    raise MemexError(busy.format(path=path) if busy else
+                                     f"another git-memex process has held {path} for {wait_s:.0f} s; "
                                      "nothing was written, try again", FAILED) from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.05)

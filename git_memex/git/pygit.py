@@ -152,14 +152,15 @@ def commit_files(
 
     On HEAD: the new tree is HEAD's tree plus these blobs, and afterwards the index entries of
     these paths are set to the committed blobs (so they don't show as staged changes); every
-    other index entry — the user's staged work — is untouched. On `branch` (not the checked-out
+    other index entry — the user's staged work — is untouched. On an unborn HEAD the commit is
+    the branch's first (no parent), holding only these files. On `branch` (not the checked-out
     one): the new tree is the branch tip's plus these blobs, and only that branch moves: HEAD,
     the index and the work tree are not touched at all.
     """
     who = pygit2.Signature(*author) if author is not None else repo.default_signature
     by = pygit2.Signature(*committer) if committer is not None else repo.default_signature
-    tip = repo.head if branch is None else repo.references[f"refs/heads/{branch}"]
-    try:
+    try:  # an unborn HEAD (a repository without commits, an orphan branch): this is its first commit
+        tip = repo.head if branch is None else repo.references[f"refs/heads/{branch}"]
         parent = tip.peel(pygit2.Commit)
         base_tree = parent.tree
         parents = [parent.id]
@@ -172,12 +173,30 @@ def commit_files(
     commit_id = repo.create_commit(ref, who, by, message, tree_id, parents)
     if branch is not None:
         return str(commit_id)
-    idx = repo.index
-    idx.read()
-    for p, oid in blobs.items():
-        idx.add(pygit2.IndexEntry(p, oid, FileMode.BLOB))
-    idx.write()
-    return str(commit_id)
+    import time
+
+    why = ""
+    for _ in range(30):  # another git holding .git/index.lock for a moment (a `git status`, an editor)
+        try:
+            idx = repo.index
+            idx.read()
+            for p, oid in blobs.items():
+                idx.add(pygit2.IndexEntry(p, oid, FileMode.BLOB))
+            idx.write()
+            return str(commit_id)
+        except pygit2.GitError as exc:
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            time.sleep(0.1)
+    raise IndexNotUpdated(str(commit_id), list(blobs), why)
+
+
+class IndexNotUpdated(Exception):
+    """`commit_files` made the commit on HEAD, but could not set the index entries of its files
+    (the index stayed locked): the commit stands; `git reset -q -- PATHS` brings the index in line."""
+
+    def __init__(self, commit: str, paths: list[str], why: str) -> None:
+        super().__init__(why)
+        self.commit, self.paths, self.why = commit, paths, why
 
 
 def _tree_with(repo: pygit2.Repository, tree: pygit2.Tree | None, blobs: dict[str, pygit2.Oid]) -> pygit2.Oid:

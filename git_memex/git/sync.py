@@ -258,10 +258,7 @@ def push(ctx: Context, *, run: bool = False, branch: str | None = None) -> dict[
                              "(nothing was pushed)", FAILED)
         remote = "origin" if "origin" in remotes else remotes[0]
     q = shlex.quote
-    if upstream is None:
-        args = ["push", "-u", remote, branch]
-    else:
-        args = ["push", remote, branch if upstream == branch else f"{branch}:{upstream}"]
+    args = push_args(remote, branch, upstream)
     command = "git " + " ".join(q(a) for a in args)
     from git_memex.core.gitcmd import log_changes
 
@@ -296,6 +293,11 @@ def push(ctx: Context, *, run: bool = False, branch: str | None = None) -> dict[
     out["state"] = "printed"
     if not run:
         return out
+    if upstream is None and _git_text(work, "rev-parse", "--verify", "--quiet", f"refs/remotes/{remote}/{branch}"):
+        raise MemexError(f"{remote} already has a branch {branch} (refs/remotes/{remote}/{branch}) that this push "
+                         f"did not create, and {branch} here does not track it; push never adds to a branch someone "
+                         "else made: push it yourself if it is yours, or submit to a new branch (nothing was pushed)",
+                         FAILED)
     if other:
         n = len(other)
         raise MemexError(f"{branch} also carries commits that change {n} file{'s' if n != 1 else ''} outside {mem}/ "
@@ -308,6 +310,18 @@ def push(ctx: Context, *, run: bool = False, branch: str | None = None) -> dict[
     out["pushed"] = True
     out["state"] = "pushed"
     return out
+
+
+def push_args(remote: str, branch: str, upstream: str | None) -> list[str]:
+    """The `git push` arguments that publish the local `branch`: full refspecs (a tag or another
+    ref of the same short name cannot make it ambiguous, "src refspec v1 matches more than one"),
+    and on the first push (no `upstream` yet) `-u` with `--force-with-lease=refs/heads/B:` (an empty
+    expectation: the remote must not have B yet), so a push never lands on a branch someone else
+    made on the remote in the meantime."""
+    if upstream is None:
+        ref = f"refs/heads/{branch}"
+        return ["push", "-u", f"--force-with-lease={ref}:", remote, f"{ref}:{ref}"]
+    return ["push", remote, f"refs/heads/{branch}:refs/heads/{upstream}"]
 
 
 # ------------------------------------------------------------------ resolve

@@ -309,22 +309,42 @@ MALFORMED_HTTP = ("the request is not HTTP/1.1 this server can read (a malformed
                   "such as Content-Length that cannot be read); see docs/remote.md")
 
 
-def json_http_protocol() -> type:
+READ_TIMEOUT = 30.0
+"""Seconds a connection may keep the server waiting for its next bytes while a request is not
+whole (nothing sent yet, half a request line or header, half a body): then it gets a 408 (or,
+having sent nothing, is closed) and its slot is free. `--read-timeout` changes it."""
+TIMED_OUT = ("the request did not arrive in time: the server waited {seconds:g} s for its next bytes "
+             "(--read-timeout); nothing was done")
+
+
+def json_http_protocol(read_timeout: float = READ_TIMEOUT) -> type:
     """uvicorn's h11 protocol, answering a request it cannot parse (`Content-Length: -5`, two
-    lengths, a bad request line, an oversized header, an HTTP/2 preface) with a 400 whose body is
-    JSON, `{"error": MALFORMED_HTTP}`, like every other answer (docs/remote.md, "Endpoints"):
-    uvicorn answers those itself, before any application code runs, in plain text. The h11
-    implementation is chosen explicitly, so an installed `httptools` never takes its place."""
+    lengths, a bad request line, an oversized header, an HTTP/2 preface, a broken chunk of a
+    chunked body) with a 400 whose body is JSON, `{"error": MALFORMED_HTTP}`, like every other
+    answer (docs/remote.md, "Endpoints"): uvicorn answers those itself, before any application
+    code runs, in plain text. The h11 implementation is chosen explicitly, so an installed
+    `httptools` never takes its place.
+
+    A read timeout: while the server waits for a client's bytes with its request not whole (a
+    client that connects and sends nothing, half a header, half a body), each wait is at most
+    `read_timeout` seconds, then the connection gets a JSON 408 (a connection that sent nothing
+    is just closed); uvicorn has none (its keep-alive timer runs only between requests). The
+    wait for the application's own answer is not timed."""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class JsonH11Protocol(H11Protocol):
+        _read_timer: Any = None
+        _got_bytes = False
+
         def send_400_response(self, msg: str) -> None:
-            body = protocol.error_json(MALFORMED_HTTP)
+            self._send_json(400, b"Bad Request", protocol.error_json(MALFORMED_HTTP))
+
+        def _send_json(self, status: int, reason: bytes, body: bytes) -> None:
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                        (b"connection", b"close")]
             try:  # a response already under way (the body broke mid-request) can only be cut short
-                for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                for event in (h11.Response(status_code=status, headers=headers, reason=reason),
                               h11.Data(data=body), h11.EndOfMessage()):
                     out = self.conn.send(event)
                     if out:
@@ -332,6 +352,50 @@ def json_http_protocol() -> type:
             except h11.LocalProtocolError:
                 pass
             self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            self._got_bytes = True
+            self._arm()
+            super().data_received(data)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+                self._read_timer = None
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+            self._read_timer = self.loop.call_later(read_timeout, self._timed_out)
+
+        def _waiting_for_client(self) -> bool:
+            """Whether the server waits for this client's bytes (not for its own answer)."""
+            cycle = self.cycle
+            if cycle is None or cycle.response_complete:
+                return True  # no request yet, or the next one not whole
+            return bool(cycle.more_body)  # the body not whole (the app waits for it, or answered early)
+
+        def _timed_out(self) -> None:
+            self._read_timer = None
+            if self.transport.is_closing():
+                return
+            if not self._waiting_for_client():
+                self._arm()  # the application is at work on a whole request: its answer is not timed
+                return
+            cycle = self.cycle
+            idle = cycle is not None and cycle.response_complete and self.conn.their_state is h11.IDLE
+            if not self._got_bytes or (idle and not self.conn.trailing_data[0]):
+                self.transport.close()  # nothing of a request came: nothing to answer
+                return
+            if cycle is not None and not cycle.response_complete:
+                cycle.disconnected = True  # the application's late answer goes nowhere
+                cycle.message_event.set()
+            self._send_json(408, b"Request Timeout", protocol.error_json(TIMED_OUT.format(seconds=read_timeout)))
 
     return JsonH11Protocol
 
@@ -369,7 +433,8 @@ def timed_team_patterns(root: Path) -> tuple[tuple[str, ...], list[str]]:
     return tuple(kept), warnings
 
 
-def serve(host: str, port: int, token_file: Path, root: Path, patterns: tuple[str, ...] = ()) -> int:
+def serve(host: str, port: int, token_file: Path, root: Path, patterns: tuple[str, ...] = (),
+          read_timeout: float = READ_TIMEOUT) -> int:
     """Open the folder, bind, print the URL on stderr, serve until SIGINT/SIGTERM."""
     import socket
 
@@ -404,7 +469,7 @@ def serve(host: str, port: int, token_file: Path, root: Path, patterns: tuple[st
               "(Ctrl-C stops it)", file=sys.stderr, flush=True)
         app = create_app(store, tokens, executor)
         # every answer JSON, the malformed requests uvicorn answers itself too; no WebSocket upgrade
-        config = uvicorn.Config(app, http=json_http_protocol(), ws="none", log_level="error", access_log=False,
+        config = uvicorn.Config(app, http=json_http_protocol(read_timeout), ws="none", log_level="error", access_log=False,
                                 lifespan="off", server_header=False)
         try:
             uvicorn.Server(config).run(sockets=[sock])

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shlex
 from pathlib import Path
 from typing import Any
 
-from git_memex.core import model
+from git_memex.core import frontmatter, model
 from git_memex.core.context import Context
 from git_memex.core.files import (
     UnreadableMemory,
     atomic_write_text,
     crash_point,
     delete_file,
+    pause_point,
     read_bytes,
     read_memory,
 )
@@ -32,10 +32,16 @@ from git_memex.errors import FAILED, USAGE, MemexError, UsageError
 from git_memex.index.stores import Stores, opened
 from git_memex.review.branch_names import (
     check_base,
+    name_shape_problem,
     new_branch_problem,
     ref_clash,
 )
 from git_memex.review.log import record_step
+from git_memex.review.submit_replay import head_blobs as _head_blobs
+from git_memex.review.submit_replay import head_files as _head_files
+from git_memex.review.submit_replay import journal_path as _journal_path
+from git_memex.review.submit_replay import plan_problem
+from git_memex.review.submit_replay import set_aside as _set_aside
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +60,9 @@ class SubmitResult:
     pr_command: str = ""
     note: str = ""
     resumed: bool = False
+    not_submitted: list[str] = field(default_factory=list)
+    """Ids this run was given but did not submit: a rerun that finds an interrupted submit finishes
+    that plan alone (`resumed`), and says which of the ids asked for it left for the next run."""
     warnings: list[str] = field(default_factory=list)
     checkout: str = ""
     """The branch the user's checkout is on afterwards ("HEAD" when detached): with --branch it is
@@ -63,17 +72,16 @@ class SubmitResult:
         return self.__dict__
 
 
-def _journal_path(ctx: Context) -> Path:
-    return ctx.data_root / "journal" / f"submit-{ctx.project_key}.json"
-
-
 def _branch_exists(repo: pygit2.Repository, name: str) -> bool:
     return name in repo.branches.local
 
 
 def _pick_branch(repo: pygit2.Repository, wanted: str) -> str:
+    """`wanted`, or `wanted-N` when a branch of that name exists (in any case: a case-insensitive
+    file system keeps `Review` and `review` in one file)."""
+    taken = {b.casefold() for b in repo.branches.local}
     name, n = wanted, 2
-    while _branch_exists(repo, name):
+    while name.casefold() in taken:
         name = f"{wanted}-{n}"
         n += 1
     return name
@@ -158,82 +166,6 @@ def _solo_approval(fm: dict[str, Any]) -> bool:
     return "local approve" in str(steps[-1].get("note") or "")
 
 
-def _set_aside(journal: Path) -> Path:
-    """Move a journal that cannot be completed out of the way, keeping it for a human to read."""
-    dest = journal.with_name(journal.name + ".failed")
-    n = 2
-    while dest.exists():
-        dest = journal.with_name(f"{journal.name}.{n}.failed")
-        n += 1
-    os.replace(journal, dest)
-    return dest
-
-
-def plan_problem(ctx: Context, repo: pygit2.Repository, plan: Any) -> str | None:
-    """Why a journaled submit plan cannot be completed as written, or None when it can.
-
-    A plan is replayed only when every part of it is still possible: its shape, its branch name,
-    its files (memory files of this repository, no secret in them) and its origins (outbox files
-    on this machine, the only files a replay deletes).
-    """
-    from git_memex.core import frontmatter
-    from git_memex.secrets.scan import commit_problems, companion_problem
-
-    assert ctx.repo is not None
-    if not isinstance(plan, dict):
-        return "the journal is not a submit plan"
-    files, origins, branch = plan.get("files"), plan.get("origins"), plan.get("branch")
-    companions = plan.get("companions", {})
-    if not (isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
-            and isinstance(companions, dict)
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in companions.items())
-            and isinstance(origins, list) and all(isinstance(o, str) for o in origins)
-            and isinstance(branch, str) and isinstance(plan.get("start"), str)
-            and isinstance(plan.get("new_branch"), bool) and isinstance(plan.get("ids"), list)
-            and all(isinstance(i, str) for i in plan["ids"])
-            and (plan.get("base") is None or isinstance(plan.get("base"), str))):
-        return "the journal is missing parts of a submit plan"
-    prefix = ctx.memory_dir_rel.rstrip("/") + "/"
-    for rel, text in {**files, **companions}.items():
-        stem = rel[len(prefix):-3] if rel.startswith(prefix) and rel.endswith(".md") else ""
-        if not model.is_valid_id(stem) or "/" in stem:
-            return f"{rel} is not a memory file of this repository"
-        try:
-            frontmatter.parse(text)
-        except frontmatter.FrontmatterError:
-            return f"the planned text of {rel} is not a readable memory file"
-        findings = commit_problems(rel, text.encode("utf-8"), ctx.redact_patterns)
-        if findings:
-            return f"the planned text of {rel} would commit a problem ({findings[0].rule})"
-    head = _head_blobs(repo, list(companions))
-    successors = {Path(r).stem for r in files}
-    for rel, text in companions.items():
-        if rel in files:
-            return f"{rel} is planned both as a draft and beside the drafts"
-        data = text.encode("utf-8")
-        why = None if head.get(rel) == data else companion_problem(
-            rel, head.get(rel), data, successors, patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys)
-        if why:
-            return f"{rel}, planned beside the drafts, {why}"
-    outbox = (ctx.data_root / "memories" / "outbox").resolve()
-    for origin in origins:
-        o = Path(origin).resolve()
-        if o.suffix != ".md" or outbox not in o.parents:
-            return f"{origin} is not an outbox draft"
-    if plan.get("start_commit") is not None and not isinstance(plan["start_commit"], str):
-        return "the journal is missing parts of a submit plan"
-    if plan["new_branch"]:
-        why = new_branch_problem(ctx, repo, branch)
-        if why:
-            return f"its branch {shlex.quote(branch)} {why}"
-        clash = ref_clash(repo, branch)
-        if clash:
-            return f"its branch {shlex.quote(branch)} clashes with the existing branch {shlex.quote(clash)}"
-        if not _branch_exists(repo, branch) and repo.head_is_unborn:
-            return f"its branch {shlex.quote(branch)} would start from a repository without commits"
-    return None
-
-
 def _refuse_linked_folder(work_tree: Path, memory_dir_rel: str) -> None:
     """Submit writes into the memory folder only when it is a real folder of the work tree: no
     part of its path a symbolic link (a committed `.ai/open-memex -> /tmp/elsewhere` made submit
@@ -252,26 +184,37 @@ def _refuse_linked_folder(work_tree: Path, memory_dir_rel: str) -> None:
 
 
 def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str | None = None,
-           stores: Stores | None = None, _onto: str | None = None) -> SubmitResult:
+           stores: Stores | None = None) -> SubmitResult:
     """Move named outbox drafts into the repository in one commit holding only them.
 
     With `branch`, a new branch is made from HEAD's commit and the commit goes there alone: the
-    user's HEAD, index and work tree are left exactly as they were (`_onto`: an existing branch,
-    for the rest of a resumed run). Without it, the commit is on the current branch and its files
-    land in the work tree and the index.
+    user's HEAD, index and work tree are left exactly as they were. Without it, the commit is on
+    the current branch (its first commit too, on a branch without commits) and its files land in
+    the work tree and the index.
 
     Everything is checked before the journal is written (ids, branch and base names, secrets,
     files already in the repository), so a journal holds only a plan that can be completed.
-    Crash-safe through that journal: a rerun after a kill at any point completes the same plan
-    (same texts, same branch) exactly once. A journal whose plan cannot be completed (edited by
-    hand, or the repository changed under it) is set aside as `<journal>.failed`, never replayed.
+    One submit of a project runs at a time (`submit_replay.submit_lock`), so a journal found is
+    one a killed process left. Crash-safe through that journal: a rerun completes the same plan
+    (same texts, same branch, same parent) exactly once, and only that plan: ids it did not hold
+    are named in `not_submitted`, never joined to its branch. A plan that no longer fits (its
+    branch moved, is checked out in another worktree, this checkout is on another branch) is a
+    refusal (exit 2) and is set aside; one that cannot be completed at all (edited by hand) is set
+    aside as `<journal>.failed` with a warning and this submit goes on. Exit codes are true: a run
+    that fails before its commit removes what it wrote (exit 2, nothing changed); once the commit
+    is made, the run succeeds, and a failure to tidy up after it is a warning.
     """
     from git_memex.git import pygit
-    from git_memex.secrets.scan import commit_problems
+    from git_memex.review.submit_replay import refusal, replay_state, submit_lock
 
     repo_info = ctx.require_repo("submit")
     if not ids:
         raise UsageError("name at least one outbox draft id to submit")
+    if branch is not None:  # the cheap checks of the name come before any lock or git call
+        why = name_shape_problem(branch)
+        if why:
+            raise UsageError(f"--branch {shlex.quote(branch) if branch.isascii() else repr(branch)} {why}; "
+                             "nothing was changed")
     repo = pygit.open_repo(repo_info.work_tree)
     if repo.state() != 0:
         raise MemexError("a merge, rebase or cherry-pick is in progress; finish it before submitting", FAILED)
@@ -283,9 +226,10 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
     if author is None or committer is None:
         raise MemexError(f"{NO_PERSON}, then submit again (nothing was changed)", FAILED)
     res = SubmitResult()
-    with opened(ctx, stores) as st:
+    with opened(ctx, stores) as st, submit_lock(ctx):
             journal = _journal_path(ctx)
             plan: Any = None
+            done: str | None = None  # the commit a killed run already made for the plan
             if journal.exists():
                 try:
                     from git_memex.core.files import read_private
@@ -300,76 +244,40 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                                         f"its plan was set aside as {aside}")
                     plan = None
                 else:
+                    state, detail = replay_state(ctx, repo, plan)
+                    if state == "refused":
+                        raise MemexError(refusal(plan, detail or "", _set_aside(journal)), FAILED)
+                    done = detail if state == "done" else None
                     res.resumed = True
             if plan is None:
-                st.refresh()
-                if branch is not None:
-                    why = new_branch_problem(ctx, repo, branch)
-                    if why:
-                        raise UsageError(f"--branch {shlex.quote(branch)} {why}; nothing was changed")
-                if base is not None:
-                    check_base(repo, base, repo_info.work_tree)
-                files, origins, already = _plan(ctx, st, ids, res.warnings)
-                res.skipped_identical.extend(already)
-                for rel, text in files.items():  # what the pre-commit hook would refuse: pygit2 runs no hooks
-                    findings = commit_problems(rel, text.encode("utf-8"), ctx.redact_patterns)
-                    if findings:
-                        raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", FAILED)
-                _check_successors(ctx, repo, files)
-                _check_local_links(st, files)
-                companions = _superseded_companions(ctx, repo, [Path(r).stem for r in files], res.warnings)
-                start_branch = pygit.current_branch(repo) or "HEAD"
-                target = _onto or (_pick_branch(repo, branch) if branch else start_branch)
-                if branch or _onto:
-                    clash = ref_clash(repo, target)
-                    if clash:
-                        raise UsageError(f"--branch {shlex.quote(target)} cannot coexist with the existing branch "
-                                         f"{shlex.quote(clash)} (one name would be a folder of the other); pick "
-                                         "another name; nothing was changed")
-                    if repo.head_is_unborn:
-                        raise MemexError("this repository has no commits yet, so there is nothing to start "
-                                         f"--branch {shlex.quote(target)} from; commit once first (nothing was changed)", FAILED)
-                    if target != branch:  # the suffixed name is checked as the asked one was
-                        why = new_branch_problem(ctx, repo, target)
-                        if why:
-                            raise UsageError(f"--branch {shlex.quote(target)} {why}; nothing was changed")
-                plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
-                        "new_branch": bool(branch or _onto), "base": base, "companions": companions,
-                        "start_commit": None if repo.head_is_unborn else str(repo.head.target)}
-                # the same id with different content already in the repository: a human decides
-                head = _head_files(repo, list(files))
-                for rel, text in files.items():
-                    wt = repo_info.work_tree / rel
-                    if rel in head and head[rel] != text:
-                        raise MemexError(f"{rel} is already in the repository with different content; nothing was "
-                                         "changed (supersede it, or edit the file yourself)", FAILED)
-                    if rel not in head and wt.is_dir():
-                        raise MemexError(f"{rel} is a folder in the work tree; nothing was changed", FAILED)
-                    if rel not in head and wt.exists() and wt.read_text(encoding="utf-8") != text:
-                        raise MemexError(f"{rel} already exists in the work tree with different content; nothing was changed", FAILED)
+                plan = _new_plan(ctx, st, repo, ids, branch, base, res)
                 atomic_write_text(journal, json.dumps(plan, ensure_ascii=False))
             crash_point("submit.after_journal")
+            pause_point("submit.after_journal")
             files = plan["files"]
             target = plan["branch"]
             # --branch: the commit is made on that branch alone; the user's HEAD, index and work tree
-            # stay exactly as they were (before, HEAD moved to the branch and the next `add` and
-            # commit happened there). Without it, on the current branch, the files land in the work
-            # tree and the index as committed.
+            # stay exactly as they were. Without it, on the current branch, the files land in the
+            # work tree and the index as committed.
             aside = plan["new_branch"] and pygit.current_branch(repo) != target
-            started = False  # whether anything outside the journal has changed yet
+            written: list[Path] = []  # files this run put into the work tree where there were none
             made: str | None = None  # the branch this run created, removed again if nothing was committed on it
+            tip = f"refs/heads/{target}" if aside else "HEAD"
+            head: dict[str, str] = {}
             try:
-                if aside and not _branch_exists(repo, target):
-                    start = _start_commit(repo, plan.get("start_commit"))
-                    repo.branches.local.create(target, start)
+                if done is None and aside and not _branch_exists(repo, target):
+                    repo.branches.local.create(target, _start_commit(repo, plan.get("start_commit")))
                     made = target
                 res.branch = target
-                if not aside:
+                if done is None and not aside:
                     for rel, text in files.items():
-                        started = True
-                        atomic_write_text(repo_info.work_tree / rel, text)
+                        path = repo_info.work_tree / rel
+                        new = not path.exists()
+                        atomic_write_text(path, text)
+                        if new:
+                            written.append(path)
                 crash_point("submit.after_files")
-                tip = f"refs/heads/{target}" if aside else "HEAD"
+                pause_point("submit.after_files")
                 head = _head_files(repo, list(files), tip)
                 to_commit = {rel: text.encode("utf-8") for rel, text in files.items() if head.get(rel) != text}
                 # a memory these drafts supersede, marked so in the work tree: its marking, checked before
@@ -377,58 +285,147 @@ def submit(ctx: Context, ids: list[str], *, branch: str | None = None, base: str
                 extra = plan.get("companions", {})
                 head.update(_head_files(repo, list(extra), tip))
                 to_commit.update({rel: text.encode("utf-8") for rel, text in extra.items() if head.get(rel) != text})
-                if to_commit:
-                    n = len(files)
-                    lines = [f"memex: submit {n} memor{'y' if n == 1 else 'ies'} for review", ""]
-                    for rel in files:
-                        body = files[rel].split("---\n", 2)[-1].strip().splitlines() or [""]
-                        lines.append(f"- {Path(rel).stem} {body[0][:60]}")
-                    res.commit = pygit.commit_files(repo, to_commit, "\n".join(lines) + "\n",
-                                                    branch=target if aside else None,
-                                                    author=author, committer=committer)
+                if to_commit and done is None:
+                    try:
+                        res.commit = pygit.commit_files(repo, to_commit, _message(files),
+                                                        branch=target if aside else None,
+                                                        author=author, committer=committer)
+                    except pygit.IndexNotUpdated as exc:  # the commit stands: say how to line the index up
+                        res.commit = exc.commit
+                        paths = " ".join(shlex.quote(p) for p in exc.paths)
+                        res.warnings.append(f"the commit is made, but the index could not be updated ({exc.why}), "
+                                            f"so git shows its files as staged changes; `git reset -q -- {paths}` "
+                                            "lines the index up with it")
                     res.committed = True
-                    started = True
             except Exception as exc:  # noqa: BLE001 - never leave a journal that fails the same way forever
                 detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                if made is not None and not res.committed:
+                for path in written:  # what this run wrote goes again: "nothing was changed" stays true
+                    with contextlib.suppress(OSError):
+                        delete_file(path)
+                if made is not None:
                     with contextlib.suppress(Exception):
                         repo.branches.local.delete(made)
-                if not started and not res.resumed:
+                if not res.resumed:
                     delete_file(journal)
                     raise MemexError(f"submit failed ({detail}); nothing was changed", FAILED) from None
-                aside = _set_aside(journal)
-                raise MemexError(f"submit could not finish ({detail}); the drafts are still in the outbox and its plan "
-                                 f"was set aside as {aside} (`git memex doctor` shows it)", FAILED) from None
-            res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r])
+                aside_as = _set_aside(journal)
+                raise MemexError(f"submit could not finish ({detail}); nothing was changed: the drafts are still in "
+                                 f"the outbox and its plan was set aside as {aside_as} (`git memex doctor` shows it)",
+                                 FAILED) from None
+            if done is not None:
+                res.commit = done
+            res.skipped_identical.extend(Path(r).stem for r in files if head.get(r) == files[r] and done is None)
             crash_point("submit.after_commit")
-            from git_memex.core import frontmatter
-            from git_memex.index.database import Source
-
-            repo_src = Source("repo", repo_info.work_tree / ctx.memory_dir_rel, ctx.project_key)
-            for origin in plan["origins"]:
-                p = Path(origin)
-                delete_file(p)
-                st.home.remove(p)
-            if st.repo is not None and not aside:
-                st.repo.apply_paths(repo_src, [repo_info.work_tree / r for r in files], trigger="submit")
+            _tidy(ctx, st, plan, files, aside, res)
             for rel, text in files.items():
                 fm, _body = frontmatter.parse(text)  # what was committed (on --branch, not in the work tree)
                 res.submitted.append({"id": fm.get("id") or Path(rel).stem, "review_state": fm.get("review_state"),
                                       "path": rel})
             res.checkout = pygit.current_branch(repo) or "HEAD"
-            delete_file(journal)
             if res.resumed:
-                done = {Path(r).stem for r in files}
-                rest = [i for i in ids if not any(d.startswith(i.strip().upper()) for d in done)]
-                if rest:  # the rest of what was asked joins the finished plan's commit's branch
-                    onto = plan["branch"] if plan["new_branch"] and _branch_exists(repo, plan["branch"]) else None
-                    more = submit(ctx, rest, branch=None, base=base, stores=st, _onto=onto)
-                    res.submitted.extend(more.submitted)
-                    res.skipped_identical.extend(more.skipped_identical)
-                    res.committed = res.committed or more.committed
-                    res.commit = more.commit or res.commit
-                    res.warnings.extend(more.warnings)
+                planned = {Path(r).stem for r in files}
+                res.not_submitted = [i for i in ids if not any(d.startswith(i.strip().upper()) for d in planned)]
+                if res.not_submitted:
+                    res.warnings.append(
+                        f"this run finished an interrupted submit of {', '.join(sorted(planned))} on {target} and "
+                        f"nothing else; {', '.join(res.not_submitted)} "
+                        f"{'was' if len(res.not_submitted) == 1 else 'were'} not submitted: run "
+                        f"`git memex submit {' '.join(shlex.quote(i) for i in res.not_submitted)}` again")
             return _finish(ctx, res, plan)
+
+
+def _message(files: dict[str, str]) -> str:
+    n = len(files)
+    lines = [f"memex: submit {n} memor{'y' if n == 1 else 'ies'} for review", ""]
+    for rel in files:
+        body = files[rel].split("---\n", 2)[-1].strip().splitlines() or [""]
+        lines.append(f"- {Path(rel).stem} {body[0][:60]}")
+    return "\n".join(lines) + "\n"
+
+
+def _tidy(ctx: Context, st: Stores, plan: dict[str, Any], files: dict[str, str], aside: bool,
+          res: SubmitResult) -> None:
+    """After the commit: the outbox drafts go, the index learns the files, the journal goes last.
+    The commit is made, so a failure here is a warning (the journal stays; a rerun finishes it)."""
+    from git_memex.index.database import Source
+
+    assert ctx.repo is not None
+    work = ctx.repo.work_tree
+    try:
+        for origin in plan["origins"]:
+            p = Path(origin)
+            delete_file(p)
+            st.home.remove(p)
+        if st.repo is not None and not aside:
+            st.repo.apply_paths(Source("repo", work / ctx.memory_dir_rel, ctx.project_key),
+                                [work / r for r in files], trigger="submit")
+        delete_file(_journal_path(ctx))
+    except Exception as exc:  # noqa: BLE001 - the commit stands; say what is left to do
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        ids = " ".join(Path(r).stem for r in files)
+        res.warnings.append(f"the commit is made, but tidying up after it failed ({detail}); run "
+                            f"`git memex submit {ids}` again to finish")
+
+
+def _new_plan(ctx: Context, st: Stores, repo: pygit2.Repository, ids: list[str], branch: str | None,
+              base: str | None, res: SubmitResult) -> dict[str, Any]:
+    """The plan of a new submit, every part checked (ids, branch and base names, secrets, the
+    target files); raises before anything is written."""
+    from git_memex.git import pygit
+    from git_memex.review.submit_replay import git_dir_of
+    from git_memex.secrets.scan import commit_problems
+
+    assert ctx.repo is not None
+    work = ctx.repo.work_tree
+    st.refresh()
+    if branch is not None:
+        why = new_branch_problem(ctx, repo, branch)
+        if why:
+            raise UsageError(f"--branch {shlex.quote(branch)} {why}; nothing was changed")
+    if base is not None:
+        check_base(repo, base, work)
+    files, origins, already = _plan(ctx, st, ids, res.warnings)
+    res.skipped_identical.extend(already)
+    for rel, text in files.items():  # what the pre-commit hook would refuse: pygit2 runs no hooks
+        findings = commit_problems(rel, text.encode("utf-8"), ctx.redact_patterns)
+        if findings:
+            raise MemexError(f"{findings[0]}: refusing to submit (nothing was changed); fix the memory first", FAILED)
+    _check_successors(ctx, repo, files)
+    _check_local_links(st, files)
+    companions = _superseded_companions(ctx, repo, [Path(r).stem for r in files], res.warnings)
+    start_branch = pygit.current_branch(repo) or "HEAD"
+    target = _pick_branch(repo, branch) if branch else start_branch
+    if branch:
+        clash = ref_clash(repo, target)
+        if clash:
+            raise UsageError(f"--branch {shlex.quote(target)} cannot coexist with the existing branch "
+                             f"{shlex.quote(clash)} (one name would be a folder of the other); pick "
+                             "another name; nothing was changed")
+        if repo.head_is_unborn:
+            where = (f"the current branch {shlex.quote(start_branch)} has no commits yet" if list(repo.branches.local)
+                     else "this repository has no commits yet")
+            raise MemexError(f"{where}, so there is nothing to start --branch {shlex.quote(target)} from; commit "
+                             "once first, or submit without --branch to make that first commit (nothing was changed)",
+                             FAILED)
+        if target != branch:  # the suffixed name is checked as the asked one was
+            why = new_branch_problem(ctx, repo, target)
+            if why:
+                raise UsageError(f"--branch {shlex.quote(target)} {why}; nothing was changed")
+    plan = {"ids": ids, "files": files, "origins": origins, "branch": target, "start": start_branch,
+            "new_branch": bool(branch), "base": base, "companions": companions,
+            "start_commit": None if repo.head_is_unborn else str(repo.head.target), "git_dir": git_dir_of(ctx)}
+    # the same id with different content already in the repository: a human decides
+    head = _head_files(repo, list(files))
+    for rel, text in files.items():
+        wt = work / rel
+        if rel in head and head[rel] != text:
+            raise MemexError(f"{rel} is already in the repository with different content; nothing was "
+                             "changed (supersede it, or edit the file yourself)", FAILED)
+        if rel not in head and wt.is_dir():
+            raise MemexError(f"{rel} is a folder in the work tree; nothing was changed", FAILED)
+        if rel not in head and wt.exists() and wt.read_text(encoding="utf-8") != text:
+            raise MemexError(f"{rel} already exists in the work tree with different content; nothing was changed", FAILED)
+    return plan
 
 
 def _check_successors(ctx: Context, repo: pygit2.Repository, files: dict[str, str]) -> None:
@@ -466,10 +463,11 @@ def _check_local_links(st: Stores, files: dict[str, str]) -> None:
 
 
 def _push_line(ctx: Context, branch: str) -> str:
-    """The push that publishes `branch`, as `git memex push` would run it: `git push REMOTE
-    BRANCH[:UPSTREAM]` when it has an upstream, else `git push -u REMOTE BRANCH`; "" when the
+    """The push that publishes `branch`, exactly as `git memex push` would run it
+    (`sync.push_args`: full refspecs, `-u` with an empty lease the first time); "" when the
     repository has no remote."""
     from git_memex.core.gitcmd import git_text
+    from git_memex.git.sync import push_args
 
     work = ctx.repo.work_tree if ctx.repo else None
 
@@ -483,9 +481,10 @@ def _push_line(ctx: Context, branch: str) -> str:
     remote = get("config", "--get", f"branch.{branch}.remote")
     merge = get("config", "--get", f"branch.{branch}.merge")
     if remote in remotes and merge.startswith("refs/heads/"):  # as `git memex push` would push it
-        upstream = merge.removeprefix("refs/heads/")
-        return f"git push {shlex.quote(remote)} {shlex.quote(branch if upstream == branch else f'{branch}:{upstream}')}"
-    return f"git push -u {shlex.quote('origin' if 'origin' in remotes else remotes[0])} {shlex.quote(branch)}"
+        args = push_args(remote, branch, merge.removeprefix("refs/heads/"))
+    else:
+        args = push_args("origin" if "origin" in remotes else remotes[0], branch, None)
+    return "git " + " ".join(shlex.quote(a) for a in args)
 
 
 def _finish(ctx: Context, res: SubmitResult, plan: dict[str, Any]) -> SubmitResult:
@@ -538,36 +537,6 @@ def _start_commit(repo: pygit2.Repository, start: Any) -> pygit2.Commit:
         except (KeyError, ValueError, pygit2.GitError):
             pass
     return repo.head.peel(pygit2.Commit)
-
-
-def _head_files(repo: pygit2.Repository, rels: list[str], ref: str = "HEAD") -> dict[str, str]:
-    """`_head_blobs` as text (a blob that is not UTF-8 is left out)."""
-    out: dict[str, str] = {}
-    for rel, data in _head_blobs(repo, rels, ref).items():
-        try:
-            out[rel] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-    return out
-
-
-def _head_blobs(repo: pygit2.Repository, rels: list[str], ref: str = "HEAD") -> dict[str, bytes]:
-    """What HEAD (or the branch `ref`) holds at each of `rels` (a path it lacks, or an unborn
-    HEAD: left out)."""
-    out: dict[str, bytes] = {}
-    try:
-        tree = (repo.head if ref == "HEAD" else repo.references[ref]).peel().tree
-    except Exception:  # noqa: BLE001 - unborn HEAD
-        return out
-    for rel in rels:
-        try:
-            obj = repo[tree[rel].id]
-        except KeyError:
-            continue
-        data = getattr(obj, "data", None)
-        if isinstance(data, bytes):
-            out[rel] = data
-    return out
 
 
 def _superseded_companions(ctx: Context, repo: pygit2.Repository, ids: list[str],

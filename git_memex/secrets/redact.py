@@ -6,7 +6,8 @@ Two steps, in this order:
    span is gone before any detector (or index) sees it.
 2. Secrets are masked in place, never refused: the first 4 characters of the secret value are
    kept, every other character becomes ``x``, so the note still says *which* credential it was
-   about while the credential itself is unusable. Line breaks inside a masked span (PEM blocks)
+   about while the credential itself is unusable. Every copy of a secret found is masked, not
+   only the one its detector saw (`_echoes`). Line breaks inside a masked span (PEM blocks)
    are kept so that line numbers and line-based git merges still work.
 
 Detection = our own patterns for modern token formats (detect-secrets misses several of them in
@@ -286,10 +287,54 @@ def redact(text: str, extra_patterns: Sequence[str] = ()) -> Redaction:
         round_findings = find_secrets(current, extra_patterns)
         if not round_findings:
             break
-        current = _apply(current, round_findings)
+        echoes = _echoes(current, round_findings)
+        current = _apply(current, sorted([*round_findings, *echoes], key=lambda f: f.start))
         found.extend(round_findings)
+        found.extend(echoes)
     found.sort(key=lambda f: (f.start, f.end))
     return Redaction(current, tuple(f.rule for f in found), spans)
+
+
+_MIN_ECHO_LEN = 8
+"""A secret shorter than this is not hunted for elsewhere in the text: a short value (``pass=admin1``)
+also occurs as an ordinary word, and masking every copy of it would garble the note."""
+
+
+_ECHO_BUDGET = 512 * 1024 * 1024
+"""Characters the echo hunt may scan in one round (one `str.find` pass over the text per distinct
+secret): 8,192 secrets of a 64 KiB body, more than it can hold (a secret here is 8 characters or
+more, and a separator), so every copy in a memory's body is masked; in a larger text (a 1 MiB
+file) the echoes of its first 512 distinct secrets are."""
+
+
+def _echoes(text: str, findings: Sequence[Finding]) -> list[Finding]:
+    """Every other verbatim copy of a secret `findings` found in `text` (the same token pasted twice:
+    "password is hunter2Secret … psql -W hunter2Secret"); a detector that keys on the context
+    (``password is``) sees only the first. Each echo is reported under its secret's rule, and none
+    overlaps a finding or another echo."""
+    taken = sorted((f.start, f.end) for f in findings)
+    starts = [s for s, _ in taken]
+    out: list[Finding] = []
+    seen: set[str] = set()
+    budget = _ECHO_BUDGET
+    for f in findings:
+        value = text[f.start : f.end]
+        if len(value) < _MIN_ECHO_LEN or value in seen:
+            continue
+        budget -= len(text)
+        if budget < 0:
+            break
+        seen.add(value)
+        pos = text.find(value)
+        while pos >= 0:
+            end = pos + len(value)
+            i = bisect.bisect_right(starts, pos)
+            if not ((i > 0 and taken[i - 1][1] > pos) or (i < len(taken) and taken[i][0] < end)):
+                starts.insert(i, pos)
+                taken.insert(i, (pos, end))
+                out.append(Finding(f.rule, pos, end, text.count("\n", 0, pos) + 1))
+            pos = text.find(value, end)
+    return out
 
 
 def scan_text(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]:

@@ -303,7 +303,6 @@ def secret_fix(ctx: Context, rel: str) -> tuple[int, str]:
     clone (every ref) hold that path, and the way to remove it. git-memex cannot rewrite a commit
     and never runs a history rewrite; it says what does (docs/security.md, "A secret that was
     pushed"). Rotating the secret comes first: every clone already has it."""
-    import shlex
 
     from git_memex.core.gitcmd import git_text
 
@@ -314,9 +313,28 @@ def secret_fix(ctx: Context, rel: str) -> tuple[int, str]:
         return 0, ("not committed yet: take the secret out of the file before it is committed (the pre-commit "
                    "hook refuses it), and rotate it if it was shared")
     return commits, (f"rotate the secret first (every clone has it), then remove it from history, which git-memex "
-                     f"never does for you: `git filter-repo --invert-paths --path {shlex.quote(rel)}` (or "
+                     f"never does for you: `git filter-repo --invert-paths {_path_option(rel)}` (or "
                      "`--replace-text` for the secret alone) in a fresh clone, force-push every branch and tag, "
                      "and have everyone clone again (docs/security.md)")
+
+
+def _path_option(rel: str) -> str:
+    """filter-repo's option naming the file `rel`: `--path REL`, or, when its name is a secret-shaped
+    id (which no output prints), `--path-glob` on the part of the name the mask keeps (`ghp_*.md`:
+    every such file is a secret's), or the plain instruction to name it when the mask keeps none."""
+    import shlex
+
+    from git_memex.core.files import mask_id, secret_id
+
+    folder, _sep, name = rel.rpartition("/")
+    stem = name.removesuffix(".md")
+    if not secret_id(stem):
+        return f"--path {shlex.quote(rel)}"
+    masked = mask_id(stem)
+    kept = next((i for i, (a, b) in enumerate(zip(stem, masked, strict=True)) if a != b), len(stem))
+    if kept >= 3:
+        return f"--path-glob {shlex.quote(f'{folder}/{stem[:kept]}*.md' if folder else f'{stem[:kept]}*.md')}"
+    return "--path <the file, whose name is the secret and is never printed: `git ls-files` shows it>"
 
 
 def _secrets_of(ctx: Context, path: Path, raw: bytes, rep: AuditReport) -> None:

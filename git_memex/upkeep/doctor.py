@@ -429,7 +429,8 @@ def _check_submit_journal(ctx: Context, rep: Report) -> None:
 
     from git_memex.core.files import read_private
     from git_memex.git import pygit
-    from git_memex.review.submit import _journal_path, plan_problem
+    from git_memex.review.submit_replay import journal_path as _journal_path
+    from git_memex.review.submit_replay import plan_problem
 
     assert ctx.repo is not None
     journal = _journal_path(ctx)

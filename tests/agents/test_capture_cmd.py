@@ -443,3 +443,56 @@ def test_stop_payload_without_stop_hook_active_is_not_asked(repo: Path, isolated
     assert (r.code, r.out, r.err) == (0, "", "")
     assert not (isolated_env / "data" / "sessions").exists()
     assert json.loads(stop(client, stop_payload(client, repo))[1])["decision"] == "block"  # the documented one is
+
+
+# --------------------------------------------------------------------- where a captured item ends, every copy masked
+ENDS = [
+    # (the prompt, the memory it must give): a sentence glued to the next one, a code block after the statement
+    ("remember that the deploy host is build-07!x.Now fix the failing test in src/api.ts",
+     "the deploy host is build-07!x."),
+    ("remember that we install with pnpm ```bash", "we install with pnpm"),
+    ("remember that we install with pnpm: ```pnpm i --frozen-lockfile``` and run it twice",
+     "we install with pnpm:"),
+    ("remember: ```pnpm i --frozen-lockfile``` Then fix the failing test", "```pnpm i --frozen-lockfile```"),
+    ("remember that the root component is src/App.Tsx in this repo", "the root component is src/App.Tsx in this repo"),
+]
+
+
+@pytest.mark.parametrize(("prompt", "memory"), ENDS, ids=[m[:24] for _, m in ENDS])
+def test_capture_ends_where_the_sentence_or_code_block_ends(repo: Path, isolated_env: Path, prompt: str,
+                                                           memory: str) -> None:
+    """Attack finding 3: a captured value ran into the next sentence when no space followed its full
+    stop, and into a code block on the same line."""
+    res = capture(prompt)
+    assert [s["body"] for s in res["saved"]] == [memory]
+
+
+def test_capture_skips_the_lines_of_a_pasted_code_block(repo: Path, isolated_env: Path) -> None:
+    prompt = "why does this fail?\n```text\nremember that the cache is warm\nnote: retrying\n```\nnote: we ship on Fridays"
+    res = capture(prompt)
+    assert [s["body"] for s in res["saved"]] == ["we ship on Fridays"]
+
+
+def test_capture_masks_every_copy_of_a_secret(repo: Path, isolated_env: Path) -> None:
+    """Attack finding 3: the detector that keys on "password is" masked the first copy; the same
+    secret pasted again later in the statement (an echo) was stored as it was."""
+    secret = "Zq7-hunter2-Secret"
+    res = capture(f"remember that the staging db password is {secret} and psql -W {secret} logs in on staging")
+    (saved,) = res["saved"]
+    assert secret not in saved["body"] and saved["body"].count(secret[:4] + "x") == 2
+    (stored,) = memory_files(isolated_env)
+    assert secret not in stored.read_text("utf-8")
+    shown = run_cli("show", saved["id"], "--json").json()
+    assert secret not in json.dumps(shown)
+
+
+def test_a_dropped_line_is_reported_masked(repo: Path, isolated_env: Path) -> None:
+    secret = "Zq7-hunter2-Secret"
+    line = "remember: " + f"password={secret} " * 300  # too long: dropped, and its line reported
+    r = run_cli("capture", line, "--json")
+    assert r.code == 0, r.err
+    (dropped,) = r.json()["dropped"]
+    assert dropped["reason"] == "too long" and secret not in r.out
+    plain = run_cli("capture", line)
+    assert plain.code == 0 and secret not in plain.out and "dropped (too long)" in plain.out
+    assert memory_files(isolated_env) == []

@@ -153,7 +153,7 @@ def test_stdout_carries_nothing_but_protocol(repo: Path) -> None:
     assert p.stdin is not None and p.stdout is not None
     replies = []
     try:
-        for m in messages:  # one request at a time: in-flight calls are dropped when stdin closes
+        for m in messages:  # one request at a time, reading each answer (EOF with calls in flight: below)
             p.stdin.write(json.dumps(m) + "\n")
             p.stdin.flush()
             if "id" in m:
@@ -270,3 +270,70 @@ def test_the_line_guard_reads_a_top_level_id_as_json_does() -> None:
         assert json.loads(top_level(text)["id"]) == json.loads(json.dumps(request_id))
 
     check()
+
+
+def _raw_session(repo: Path, lines: list[bytes]) -> tuple[list[dict[str, Any]], str, int]:
+    """Write `lines` to a fresh `git memex mcp` at once, close its stdin, and read every answer to EOF."""
+    p = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         cwd=repo, env=dict(os.environ))
+    try:
+        out, err = p.communicate(b"".join(lines), timeout=120)  # a hang guard only
+    finally:
+        if p.poll() is None:
+            p.kill()
+    return [json.loads(line) for line in out.splitlines()], err.decode("utf-8", "replace"), p.returncode
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+OPENING = [
+    _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+    _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+]
+
+
+def test_requests_in_flight_at_eof_are_answered_before_the_server_exits(repo: Path) -> None:
+    """Attack finding 4: a client that writes its requests and closes stdin at once got no answer to
+    those still running when EOF arrived (the server left first). Each is answered, then it exits 0."""
+    calls = [
+        _line({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "memory_add", "arguments": {"text": "Builds use uv, not pip"}}}),
+        _line({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "memory_search", "arguments": {"query": "uv pip"}}}),
+        _line({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "memory_list", "arguments": {}}}),
+        _line({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
+    ]
+    replies, err, code = _raw_session(repo, [*OPENING, *calls])
+    assert code == 0, err
+    assert sorted(r["id"] for r in replies) == [1, 2, 3, 4, 5], (replies, err)
+    assert all("result" in r for r in replies) and "Traceback" not in err
+
+
+MAX_LINE_CHARS = 4 * 1024 * 1024
+"""The line cap docs/agents.md documents (`mcp_stdio.MAX_LINE_CHARS`)."""
+
+
+def test_a_line_over_the_cap_is_answered_and_the_server_keeps_serving(repo: Path) -> None:
+    """Attack finding 9: one stdin line of any size was read whole (a 200 MB line with no newline
+    is held in memory). A line longer than MAX_LINE_CHARS is read past in pieces and answered
+    -32600 with its id; the next request is served, and a last overlong line cut off by EOF too."""
+    big = "x" * (MAX_LINE_CHARS + 4096)
+    huge_add = ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory_add","arguments":{"text":"'
+                + big + '"}}}\n').encode()
+    replies, err, code = _raw_session(repo, [
+        *OPENING, huge_add, _line({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}),
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"memory_add","arguments":{"text":"'
+        + big.encode()])  # no newline: EOF ends it
+    assert code == 0, err
+    by_id = {r["id"]: r for r in replies}
+    assert set(by_id) == {1, 7, 8, 9}, replies
+    for rid in (7, 9):
+        assert by_id[rid]["error"]["code"] == -32600 and f"{MAX_LINE_CHARS:,} characters" in by_id[rid]["error"]["message"]
+    assert by_id[8]["result"]["tools"]
+    assert run_cli("list", "--json", cwd=repo).json()["total"] == 0  # nothing of the long lines was written
+    from git_memex.agents import mcp_stdio
+
+    assert mcp_stdio.MAX_LINE_CHARS == MAX_LINE_CHARS

@@ -119,13 +119,23 @@ def test_doctor_never_suggests_adopting_a_key_a_live_clone_uses(tmp_path: Path) 
 
 
 def test_a_draft_made_before_the_folder_had_an_origin_stays_found(tmp_path: Path) -> None:
-    """A draft made in a new repository with no origin yet (a plain folder refuses a project draft,
-    issue 32 item 12); then `git remote add origin` before any other command: the draft stays in
-    `search`, with one line saying its key was pinned."""
+    """A draft an earlier version filed in a plain folder (under the folder's own key; `add` refuses
+    a project memory outside a repository since issue 32 item 12, so the test files it there as
+    that version did); then `git init` and `git remote add origin` before any other command: the
+    draft stays in `search`, with one line saying its key was pinned."""
+    from git_memex.core.project import key_for
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git("init", "-q", "-b", "main", cwd=elsewhere)
+    mid = add(elsewhere, "the wombat cache holds ten minutes")
+    (draft,) = (Path(os.environ["GIT_MEMEX_HOME"]) / "memories" / "outbox").rglob(f"{mid}.md")
     work = tmp_path / "notes"
     work.mkdir()
+    folder_key = draft.parent.parent / key_for(None, work.resolve())
+    folder_key.mkdir()
+    draft.rename(folder_key / draft.name)
     git("init", "-q", "-b", "main", cwd=work)
-    mid = add(work, "the wombat cache holds ten minutes")
     git("remote", "add", "origin", "https://github.com/acme/elsewhere.git", cwd=work)
     r = run_cli("search", "--json", "wombat", cwd=work)
     assert r.code == 0, r.err

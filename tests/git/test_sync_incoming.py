@@ -183,3 +183,75 @@ def test_a_secret_pushed_with_no_verify_stays_masked_everywhere_and_doctor_and_a
     (found, *_) = run_cli("audit", "--json", cwd=mine).json()["secrets"]
     assert found["path"] == rel and found["commits"] >= 1 and "rotate the secret" in found["fix"]
     assert "github" in found["rule"].lower()
+
+
+ID_TOKEN = "ghp_" + "Zq7Xk2Lm9Pw4Rt6Yu8Io1As3Df5Gh7Jk9Lz0Pq"[:36]  # made up, the shape of a GitHub token
+
+
+@pytest.mark.slow  # ~8 s: two clones, a push, a pull through the hooks, every output
+def test_a_token_used_as_a_memory_id_is_quarantined_and_never_shown(two: tuple[Path, Path]) -> None:
+    """The misc attack: a teammate commits `.ai/open-memex/ghp_….md` with `id: ghp_…` (the id rule
+    `[0-9A-Za-z][0-9A-Za-z_-]{0,63}` lets a token through) using --no-verify, and pushes. The
+    post-merge hook lines, search, show, context, inventory, audit, doctor, scan, sync-status and
+    the agent's tools printed the id in full. The reader now quarantines a secret-shaped id (the
+    index never holds it), every output names the file masked with the reason, and the
+    pre-commit hook refuses such a file."""
+    from mcp_client import call
+    from mcp_client import text as tool_text
+
+    mine, theirs = two
+    rel = f".ai/open-memex/{ID_TOKEN}.md"
+    (theirs / rel).write_text(
+        f"---\nid: {ID_TOKEN}\nschema_version: 2\nrevision: 1\nscope: project\nvisibility: internal\ntype: fact\n"
+        "role: knowledge\nimportance: normal\nstatus: active\nreview_state: approved\nsource: cli\n"
+        "confidence: medium\ncreated_by: local:mallory@example.com\ncreated_at: '2026-12-01T00:00:00Z'\n"
+        "updated_at: '2026-12-01T00:00:00Z'\n---\n\nA memory whose id is a token; deploy notes.\n", "utf-8")
+    git("add", "-A", cwd=theirs)
+    git("commit", "-q", "--no-verify", "-m", "deploy notes", cwd=theirs)
+    git("push", "-q", "origin", "main", cwd=theirs)
+
+    def clean(out: str, where: str) -> None:
+        assert ID_TOKEN[4:] not in out and ID_TOKEN[4:20] not in out and ID_TOKEN[-12:] not in out, (where, out)
+
+    pull = git("pull", "--ff-only", cwd=mine)  # the post-merge hook `init` installed names it, masked
+    hook_lines = "\n".join(x for x in pull.stderr.splitlines() if "git-memex" in x)
+    clean(hook_lines, "post-merge hook")
+    assert ".ai/open-memex/ghp_xxxx" in hook_lines and "looks like a secret" in hook_lines, pull.stderr
+    runs = {
+        "pull --json": run_cli("pull", "--json", cwd=mine),
+        "list": run_cli("list", "--json", "--include", "all", cwd=mine),
+        "search": run_cli("search", "deploy notes", "--json", cwd=mine),
+        "show": run_cli("show", ID_TOKEN, cwd=mine),
+        "show --json": run_cli("show", ID_TOKEN, "--json", cwd=mine),
+        "context": run_cli("context", "--json", "--query", "deploy notes", cwd=mine),
+        "inventory json": run_cli("inventory", "--format", "json", cwd=mine),
+        "inventory html": run_cli("inventory", "--format", "html", cwd=mine),
+        "audit": run_cli("audit", cwd=mine),
+        "audit --json": run_cli("audit", "--json", cwd=mine),
+        "doctor": run_cli("doctor", cwd=mine),
+        "doctor --json": run_cli("doctor", "--json", cwd=mine),
+        "scan": run_cli("scan", cwd=mine),
+        "scan --json": run_cli("scan", "--json", cwd=mine),
+        "sync-status": run_cli("sync-status", "--json", cwd=mine),
+        "reindex": run_cli("reindex", "--full", "--json", cwd=mine),
+    }
+    for where, r in runs.items():
+        clean(r.out + r.err, where)
+    assert runs["search"].json()["hits"] == []  # quarantined: the index never holds it
+    assert runs["show"].code != 0 and "looks like a secret" in runs["show"].err
+    doctor = runs["doctor"].out
+    assert "ghp_xxxx" in doctor and "looks like a secret" in doctor
+    assert "--path-glob '.ai/open-memex/ghp_*.md'" in doctor  # the history command still names the file
+    for tool, args in (("memory_search", {"query": "deploy notes"}), ("memory_get", {"id": ID_TOKEN}),
+                       ("memory_list", {}), ("memory_status", {})):
+        res = call(tool, args, cwd=mine)
+        clean(tool_text(res) + json.dumps(res.structured_content), tool)
+    # the pre-commit hook refuses a file with a secret-shaped id, and names it masked
+    other = ".ai/open-memex/sk_live_" + "Rq8Tn2Wm5Xv9Kb3Lp7Yc1Hd6" + ".md"
+    (mine / other).write_text((mine / rel).read_text("utf-8").replace(f"id: {ID_TOKEN}", f"id: {Path(other).stem}"))
+    git("add", other, cwd=mine)
+    refused = git("commit", "-m", "more notes", cwd=mine, check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "looks like a secret" in said
+    clean(said, "pre-commit")
+    assert "Rq8Tn2Wm5Xv9Kb3Lp7Yc1Hd6" not in said

@@ -56,12 +56,12 @@ def test_push_prints_then_runs_the_push_of_submitted_work(clone):
     res = r.json()
     assert res["state"] == "printed" and res["pushed"] is False
     assert res["branch"] == "memex/review" and res["remote"] == "origin" and res["upstream"] is None
-    assert res["command"] == "git push -u origin memex/review"
+    assert res["command"] == "git push -u --force-with-lease=refs/heads/memex/review: origin refs/heads/memex/review:refs/heads/memex/review"
     assert res["memory_files"] == [f"{MEM}/{mid}.md"] and res["other_files"] == [] and len(res["commits"]) == 1
     assert res["pr_command"] == "gh pr create --base main --head memex/review"
     assert _remote_branch(remote, "memex/review") == ""  # printing pushes nothing
     text = run_cli("push", "--branch", "memex/review")
-    assert "git push -u origin memex/review" in text.out and "gh pr create --base main" in text.out
+    assert "git push -u --force-with-lease=refs/heads/memex/review: origin refs/heads/memex/review:refs/heads/memex/review" in text.out and "gh pr create --base main" in text.out
     assert "git memex push --branch memex/review --yes" in text.out
 
     r = run_cli("push", "--branch", "memex/review", "--yes")
@@ -77,7 +77,7 @@ def test_push_prints_then_runs_the_push_of_submitted_work(clone):
     git("switch", "-q", "memex/review", cwd=work)
     _submit("The staging database is reset every Monday")
     res = run_cli("push", "--json").json()
-    assert res["command"] == "git push origin memex/review" and res["upstream"] == "memex/review"
+    assert res["command"] == "git push origin refs/heads/memex/review:refs/heads/memex/review" and res["upstream"] == "memex/review"
     assert run_cli("push", "-y").code == 0
     assert _remote_branch(remote, "memex/review") == git("rev-parse", "HEAD", cwd=work).stdout.strip()
 
@@ -95,7 +95,7 @@ def test_push_yes_refuses_commits_that_change_more_than_memories(clone):
     assert "Traceback" not in r.err
     assert _remote_branch(remote, "memex/review") == ""
     shown = run_cli("push")
-    assert shown.code == 0 and "git push -u origin memex/review" in shown.out and "app.py" in shown.out
+    assert shown.code == 0 and "git push -u --force-with-lease=refs/heads/memex/review: origin refs/heads/memex/review:refs/heads/memex/review" in shown.out and "app.py" in shown.out
 
 
 def test_push_with_nothing_submitted_pushes_nothing(clone):
@@ -160,7 +160,7 @@ def test_submit_says_the_right_next_step_for_its_branch(clone, tmp_path: Path):
     mid = run_cli("add", "Release builds run make dist first", "--json").json()["id"]
     r = run_cli("submit", mid, "--json")
     assert r.code == 0, r.err
-    assert r.json()["push_command"] == "git push origin memex/review", r.out
+    assert r.json()["push_command"] == "git push origin refs/heads/memex/review:refs/heads/memex/review", r.out
     git("remote", "remove", "origin", cwd=work)  # no remote at all: nothing to push to
     mid = run_cli("add", "Deploys need the VPN", "--json").json()["id"]
     r = run_cli("submit", mid)

@@ -201,3 +201,33 @@ def test_files_are_the_truth(remote_server):
     assert (s.root / "engineering" / f"{m.id}.md").exists() and not (s.root / f"{m.id}.md").exists()
     hits = httpx.get(f"{s.url}/v1/search", params={"q": "controller"}, headers=s.headers("reader")).json()
     assert [h["revision"] for h in hits["hits"]] == [8]
+
+
+def test_hand_added_files_are_skipped_or_quarantined_with_a_reason(remote_server):
+    """Attack finding 8: files put in the served folder by hand never stop the server. A FIFO or a
+    link named like a memory is left out with its reason; a FIFO or a folder where `.remote/`
+    keeps its index (which SQLite failed on: an internal error, the server did not start) is moved
+    into `.remote/quarantine/` with a warning, and the index is rebuilt from the files."""
+    import os
+
+    s = remote_server
+    s.stop()
+    m = model.create("Handwritten memory about the staging ingress", tags=["ops"])
+    (s.root / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body))
+    os.mkfifo(s.root / "pipe.md")
+    (s.root / "link.md").symlink_to("/dev/zero")
+    state = s.root / ".remote"
+    for name in ("index.db", "index.db-wal", "index.db-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            (state / name).unlink()
+    os.mkfifo(state / "index.db")
+    (state / "index.db-wal").mkdir()
+    s.start()
+    err = s.stderr()
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert "left out" in err and "pipe.md: it is not a regular file" in err and "link.md: it is a symbolic link" in err
+    assert "index.db is a FIFO, not the server's index: moved to" in err
+    assert "index.db-wal is a folder, not the server's index: moved to" in err
+    assert sorted(p.name.split(".2")[0] for p in (state / "quarantine").iterdir()) == ["index.db", "index.db-wal"]
+    hits = httpx.get(f"{s.url}/v1/search", params={"q": "staging ingress"}, headers=s.headers("reader")).json()
+    assert [h["id"] for h in hits["hits"]] == [m.id]

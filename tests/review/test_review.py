@@ -298,7 +298,8 @@ def test_printed_commands_are_shell_quoted_and_work_as_printed(ready: Path, isol
     git("remote", "set-head", "origin", "main", cwd=ready)
     git("switch", "-q", name, cwd=ready)
     text = run_cli("submit", add("second memory on that branch")).out
-    assert f"git push origin {shlex.quote(name)}" in text and "gh pr create" in text  # its upstream is set
+    spec = f"refs/heads/{name}:refs/heads/{name}"
+    assert f"git push origin {shlex.quote(spec)}" in text and "gh pr create" in text  # its upstream is set
     assert "push -u" not in text
 
 

@@ -69,10 +69,24 @@ REFUSED = [
     ("ORIG_HEAD", "git keeps for its own refs"),
     ("v1", "already the name of refs/tags/v1"),
     (f"feat/{TOKEN}", "looks like a secret"),
+    # the misc attack: look-alikes of main, more pseudo-refs, a branch only a remote has, a long name
+    ("\uff4d\uff41\uff49\uff4e", "not a plain ASCII character"),  # fullwidth, main under NFKC
+    ("main\u200b", "not a plain ASCII character"),  # a zero-width space
+    ("m\u0430in", "not a plain ASCII character"),  # a Cyrillic а
+    ("MA\u0130N", "not a plain ASCII character"),  # İ, whose lower case is i + a dot
+    ("\u017fain", "not a plain ASCII character"),  # ſ, s under case folding
+    ("AUTO_MERGE", "git keeps for its own refs"),
+    ("REVERT_HEAD", "git keeps for its own refs"),
+    ("head", "git keeps for its own refs"),  # .git/HEAD on a case-insensitive file system
+    ("Head", "git keeps for its own refs"),
+    ("master", "default or integration branch"),
+    ("Develop", "default or integration branch"),
+    ("feature", "already a branch of a remote (refs/remotes/origin/feature)"),
+    ("a" * 300, "at most 200"),
 ]
 
 
-@pytest.mark.parametrize(("name", "why"), REFUSED, ids=[n[:24] for n, _ in REFUSED])
+@pytest.mark.parametrize(("name", "why"), REFUSED, ids=[ascii(n)[1:25] for n, _ in REFUSED])
 def test_a_submit_branch_is_a_plain_new_branch_name(origin: Path, isolated_env: Path, name: str, why: str) -> None:
     d = add("the deploy script needs the VPN")
     before, head = refs(origin), git("rev-parse", "HEAD", cwd=origin).stdout
@@ -91,7 +105,7 @@ def test_a_submit_branch_is_a_plain_new_branch_name(origin: Path, isolated_env: 
     # and a plain name works
     res = run_cli("submit", d, "--branch", "memex/review", "--json")
     assert res.code == 0, res.err
-    assert res.json()["push_command"] == "git push -u origin memex/review"
+    assert res.json()["push_command"] == "git push -u --force-with-lease=refs/heads/memex/review: origin refs/heads/memex/review:refs/heads/memex/review"
 
 
 def test_a_token_in_the_branch_is_never_printed_or_made(origin: Path, isolated_env: Path) -> None:
@@ -173,3 +187,65 @@ def test_a_branch_submit_killed_at_any_point_then_rerun_commits_once_and_never_s
     assert git("rev-list", "--count", f"{head}..memex/review", cwd=origin).stdout.strip() == "1"
     assert git("branch", "--list", "memex/review-*", cwd=origin).stdout == ""
     assert outbox(isolated_env) == [] and not (origin / MEM / f"{d}.md").exists()
+
+
+def test_with_the_default_branch_unknown_its_usual_names_and_the_init_branch_are_refused(
+        tmp_path: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone of an empty origin (no origin/HEAD), set up on `dev`: `--branch main` made `main-2`
+    beside a local main and `Main` made `Main`."""
+    bare = tmp_path / "empty.git"
+    git("init", "-q", "--bare", str(bare))
+    work = tmp_path / "clone"
+    git("clone", "-q", str(bare), str(work))
+    monkeypatch.chdir(work)
+    (work / "README.md").write_text("demo\n")
+    git("add", "README.md", cwd=work)
+    git("commit", "-qm", "init", cwd=work)
+    git("switch", "-q", "-c", "dev", cwd=work)
+    assert run_cli("init", "--yes").code == 0
+    d = add("the api gateway times out after 30 seconds")
+    for name in ("main", "Main", "master", "dev", "DEV"):
+        r = run_cli("submit", d, "--branch", name)
+        assert r.code == 1 and "default" in r.err and "nothing was changed" in r.err, (name, r.err)
+    assert git("branch", "--list", cwd=work).stdout.split() == ["*", "dev", "main"]
+    assert run_cli("submit", d, "--branch", "memex/review").code == 0
+
+
+def test_a_refusal_suggests_only_a_name_it_would_take(origin: Path, isolated_env: Path) -> None:
+    git("remote", "add", "memex", str(origin / ".." / "origin.git"), cwd=origin)  # memex/review names its branch
+    d = add("the deploy script needs the VPN")
+    r = run_cli("submit", d, "--branch", "origin/x")
+    assert r.code == 1 and "such as memex-review" in r.err and "memex/review" not in r.err, r.err
+    r = run_cli("submit", d, "--branch", "memex/review")
+    assert r.code == 1 and "the name of a remote" in r.err
+    git("remote", "add", "team/a", str(origin / ".." / "origin.git"), cwd=origin)  # a remote name with a slash
+    r = run_cli("submit", d, "--branch", "team/a/x")
+    assert r.code == 1 and "starts with team/a/, the name of a remote" in r.err, r.err
+    r = run_cli("submit", d, "--branch", "memex-review", "--json")
+    assert r.code == 0 and r.json()["branch"] == "memex-review", r.err
+
+
+def test_push_uses_full_refspecs_and_never_lands_on_a_branch_someone_else_made(
+        origin: Path, isolated_env: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "origin.git"
+    # a tag of the same name arriving after the submit: before, "src refspec … matches more than one"
+    assert run_cli("submit", add("the deploy script needs the VPN"), "--branch", "memex/review").code == 0
+    git("tag", "memex/review", "main", cwd=origin)
+    r = run_cli("push", "--branch", "memex/review", "--yes")
+    assert r.code == 0 and "pushed 1 commit" in r.out, r.out + r.err
+    assert git("rev-parse", "refs/heads/memex/review", cwd=bare).stdout == git("rev-parse", "refs/heads/memex/review",
+                                                                             cwd=origin).stdout
+    assert git("tag", "--list", cwd=bare).stdout == ""  # the branch went, not the tag
+    # a teammate makes memex/next on origin after this submit made its own memex/next here
+    assert run_cli("submit", add("the cache is warmed at deploy"), "--branch", "memex/next").code == 0
+    mate = tmp_path / "mate"
+    git("clone", "-q", str(bare), str(mate))
+    git("push", "-q", "origin", "main:memex/next", cwd=mate)
+    theirs = git("rev-parse", "refs/heads/memex/next", cwd=bare).stdout
+    r = run_cli("push", "--branch", "memex/next", "--yes")  # not fetched yet: the empty lease refuses it
+    assert r.code == 2 and "nothing was pushed" in r.err, r.out + r.err
+    assert git("rev-parse", "refs/heads/memex/next", cwd=bare).stdout == theirs
+    git("fetch", "-q", "origin", cwd=origin)  # fetched: refused before git is asked
+    r = run_cli("push", "--branch", "memex/next", "--yes")
+    assert r.code == 2 and "did not create" in r.err and "nothing was pushed" in r.err, r.err
+    assert git("rev-parse", "refs/heads/memex/next", cwd=bare).stdout == theirs
