@@ -6,10 +6,10 @@ placeholders, references, identifiers and code that such names are also given.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from git_memex.secrets.masking import REDACTED, _has_digit, _is_masked, _Lazy, _lazy, _mixed_case
+from git_memex.secrets.rx import Match
 
 _PASSWORD_PARTS = frozenset(
     {"password", "passwd", "passphrase", "pwd", "pw", "pass", "contraseña", "contrasena", "passwort"}
@@ -53,7 +53,9 @@ _NON_SECRET_QUALIFIERS = frozenset(
         "lock", "change",
     }
 )
-_CAMEL_PARTS = _lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-zß-öø-ÿ]+|[0-9]+")
+# An upper-case run not followed by a lower-case letter (`(?![a-z])`: read after the run, not
+# kept in the part), a capitalised or lower-case word, a number.
+_CAMEL_PARTS = _lazy(r"(?P<_0__1>[A-Z]+)(?:[^a-z]|\Z)|(?P<_0__2>[A-Z]?[a-zß-öø-ÿ]+)|(?P<_0__3>[0-9]+)")
 
 
 def _name_kind(name: str) -> str | None:
@@ -78,13 +80,18 @@ def _name_kind(name: str) -> str | None:
     return kind
 
 
+# A value in the same quotes on both sides (one alternative per quote: RE2 has no
+# back-reference), or unquoted: printable ASCII but quotes (not a negated class: (?i)).
 _ASSIGN_VALUE = (
-    r"(?:(?P<q>[\"'`])(?P<vq>[^\n\"'`]{1,256}?)(?P=q)"
-    r"|(?P<vu>[!#-&(-_a-~]{1,256}))"  # printable ASCII but quotes (not a negated class: (?i))
+    r"(?:(?P<q__1>\")(?P<vq__1>[^\n\"'`]{1,256}?)\"|(?P<q__2>')(?P<vq__2>[^\n\"'`]{1,256}?)'"
+    r"|(?P<q__3>`)(?P<vq__3>[^\n\"'`]{1,256}?)`"
+    r"|(?P<vu>[!#-&(-_a-~]{1,256}))"
 )
+# (An unquoted value that starts with "//" is a URL's rest, not a value: `_assignment_candidates`.)
 _ASSIGN = _lazy(
-    r"(?<![A-Za-z0-9_.:])(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63}|contraseña)[\"']?\]?[ \t]*"
-    r"(?P<sep>:=|=>|=|:|：)[ \t]*(?!//)" + _ASSIGN_VALUE
+    r"(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63}|contraseña)[\"']?\]?[ \t]*"
+    r"(?P<sep>:=|=>|=|:|：)[ \t]*" + _ASSIGN_VALUE,
+    before="[^A-Za-z0-9_.:]",
 )
 # "set `API_KEY` to X" in prose, and .NET-style <add key="Password" value="X" />.
 _SET_TO = _lazy(
@@ -96,25 +103,30 @@ _KEY_VALUE_ATTR = _lazy(
 )
 _CODE_AFTER = _lazy(r"[ \t]*(?:\||=[^=]|\(|\[)")
 # "--password X": values must look strong, since "the --password options" is prose.
-_FLAG_ASSIGN = _lazy(r"(?<![\w-])--(?P<name>[A-Za-z][A-Za-z0-9-]{1,40})[ \t]+" + _ASSIGN_VALUE)
-_XML_ASSIGN = _lazy(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<vu>[^<>\s]{1,256})</(?P=name)>")
+_FLAG_ASSIGN = _lazy(r"--(?P<name>[A-Za-z][A-Za-z0-9-]{1,40})[ \t]+" + _ASSIGN_VALUE, before=r"[^\w-]")
+# The closing tag must name the opening one: checked in `_assignment_candidates`.
+_XML_ASSIGN = _lazy(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<vu>[^<>\s]{1,256})</(?P<close>[A-Za-z][\w.-]{0,40})>")
 # Prose: "the staging password is Pr0d-S3cret" — only accepted for strong-looking values.
+# "pass" counts only before "is"/"was" (`_PASS_IS`, checked on the match).
 _IS_ASSIGN = _lazy(
-    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key|requirepass"
-    r"|masterauth|pass(?=[ \t]+(?:is|was)\b))"
+    r"(?i)(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key|requirepass"
+    r"|masterauth|pass)"
     r"s?(?P<link>[ \t]+(?:(?:is|was|has[ \t]+been|will[ \t]+be)[ \t]+)?"
     r"(?:(?:set|changed|rotated|reset|updated)[ \t]+)?(?:to[ \t]+|:[ \t]*|=[ \t]*)?)"
-    + _ASSIGN_VALUE
+    + _ASSIGN_VALUE,
+    before=r"[^\w-]",
 )
+_PASS_IS = _lazy(r"[ \t]+(?:is|was)\b")
 # Prose with the password's target between the label and its value: "the password for prod is
 # X", "password for the admin account: X", "the root password on db-03 was changed to X". The
 # target is at most 40 characters (bounded: linear); only strong values count (`_strong_prose`).
 _FOR_ASSIGN = _lazy(
-    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key)s?"
+    r"(?i)(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key)s?"
     r"[ \t]+(?:for|on|of|at|in)[ \t]+[^\n:=]{1,40}?"
     r"(?P<link>[ \t]*[:=][ \t]*|[ \t]+(?:is|was|has[ \t]+been|will[ \t]+be)[ \t]+"
     r"(?:(?:set|changed|rotated|reset|updated)[ \t]+)?(?:to[ \t]+)?)"
-    + _ASSIGN_VALUE
+    + _ASSIGN_VALUE,
+    before=r"[^\w-]",
 )
 # Kubernetes / ECS env lists: "- name: DB_PASSWORD" with "value: …" on the next line.
 _NAME_VALUE = _lazy(
@@ -148,20 +160,25 @@ _ENGLISH_PASSWORD_WORDS = r"password|passwd|passphrase|pwd|pass|pw"
 _COPULAS = (
     r"ist|lautet|est|es|é|è|är|er|is|was|este|je|és|jest|to|это|—|-|là|adalah|ialah|هي|היא|הוא"
 )
+# A label that is a word of its own (the character before it, when any, is read: not a word
+# character nor "-") or a glued one; a separator, or none before an opening quote 「『“.
 _LABEL_ASSIGN = _lazy(
-    r"(?i)(?P<name>(?<![\w-])(?:" + _ENGLISH_PASSWORD_WORDS + "|" + _I18N_PASSWORD_WORDS + r")|"
-    + _I18N_GLUED_WORDS + r")"
-    r"(?P<sep>(?P<mid>[ \t][^\n:：=]{0,30}?)?(?:[ \t]*[:：=]|[ \t]+(?P<cop>" + _COPULAS + r")[ \t]"
-    r"|[ \t]*คือ[ \t]*|[ \t]*は|[ \t]*는|[ \t]*(?=[「『“])))"
-    r"[ \t]*(?:(?P<q>[\"'“«„「])(?P<vq>[^\n\"'“”«»„「」]{1,128})[\"'”»“」]"
-    r"|[\"'“«„「]?(?P<vu>[^\s\"'“”«»„「」]{1,256}))"
+    r"(?i)(?:(?:^|[^\w-])(?P<name__1>" + _ENGLISH_PASSWORD_WORDS + "|" + _I18N_PASSWORD_WORDS + r")"
+    r"|(?P<name__2>" + _I18N_GLUED_WORDS + r"))"
+    r"(?P<mid>[ \t][^\n:：=]{0,30}?)?"
+    r"(?:(?:[ \t]*[:：=]|[ \t]+(?P<cop>" + _COPULAS + r")[ \t]|[ \t]*คือ[ \t]*|[ \t]*は|[ \t]*는)"
+    r"[ \t]*(?:(?P<q__1>[\"'“«„「])(?P<vq__1>[^\n\"'“”«»„「」]{1,128})[\"'”»“」]"
+    r"|[\"'“«„「]?(?P<vu__1>[^\s\"'“”«»„「」]{1,256}))"
+    r"|[ \t]*(?:(?P<q__2>[「“])(?P<vq__2>[^\n\"'“”«»„「」]{1,128})[\"'”»“」]"
+    r"|[「“](?P<vu__2>[^\s\"'“”«»„「」]{1,256})|(?P<vu__3>『[^\s\"'“”«»„「」]{0,255})))"
 )
 # "db pass Kx81Mq22pz", "wifi pass Tz9!qw4Rm5": a short label after what it opens, with only a
 # space before the value; the value must hold a letter and a digit.
 _QUALIFIED_PASS = _lazy(
-    r"(?i)(?<![\w-])(?:db|database|root|admin|wifi|wi-fi|smtp|ftp|sftp|ssh|vpn|mail|e-?mail|imap"
+    r"(?i)(?:db|database|root|admin|wifi|wi-fi|smtp|ftp|sftp|ssh|vpn|mail|e-?mail|imap"
     r"|pop3?|mysql|postgres|redis|sudo|login|user|app|api|server|router)[ _-]?"
-    r"(?:pass|pwd|pw)[ \t]+(?P<vu>[^\s\"'`]{6,128})"
+    r"(?:pass|pwd|pw)[ \t]+(?P<vu>[^\s\"'`]{6,128})",
+    before=r"[^\w-]",
 )
 _VERSION = _lazy(r"(?i)v?[0-9]+(?:\.[0-9]+)+(?:[-+.][a-z0-9.]+)?")
 _ENGLISH_LABELS = frozenset(_ENGLISH_PASSWORD_WORDS.split("|"))
@@ -172,13 +189,16 @@ _NOT_AFTER_ENGLISH = frozenset({"to", "-", "—", "er", "je", "là"})
 # A tag stands alone: on its own line, in a YAML list ("- pass:-x"), quoted, or in a flow list
 # ("[smtp, pass:-x]"); never inside a word or a shell default ("${DB_PASSWORD:-x}").
 _TAG_FORM = _lazy(
-    r"(?<![^\s,\[\"'])(?P<label>[^\s:=,\[\]\"'{}$]{1,64})[:=]-"
-    r"(?P<value>[^\s,\[\]]{1,128}?)(?=[\"']?(?:[\s,\]]|$))"
+    r"(?P<label>[^\s:=,\[\]\"'{}$]{1,64})[:=]-(?P<value>[^\s,\[\]]{1,128}?)",
+    before=r"[\s,\[\"']",
+    after=r"[\"']?(?:[\s,\]]|\Z)",
 )
 # "password:" with the value alone on the next line (a note pasted from a chat or a wiki).
 _NEXT_LINE = _lazy(
-    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|pass|secret|token|api[ _-]?key)s?[ \t]*[:：=][ \t]*"
-    r"\r?\n[ \t]*(?P<vu>[!-~]{6,256})[ \t]*(?=\r?\n|$)"
+    r"(?i)(?P<name>password|passwd|passphrase|pwd|pass|secret|token|api[ _-]?key)s?[ \t]*[:：=][ \t]*"
+    r"\r?\n[ \t]*(?P<vu>[!-~]{6,256})[ \t]*",
+    before=r"[^\w-]",
+    after=r"\r?\n",
 )
 
 _PLACEHOLDER_WORDS = frozenset(
@@ -298,11 +318,14 @@ def _names_itself(value: str, kind: str, quoted: bool) -> bool:
     return len(head) >= 8 and _has_digit(head) and _mixed_case(head)
 
 
+_SEGMENT_SEPARATORS = str.maketrans("-_.", "///")
+
+
 def _is_slug(value: str) -> bool:
     """A lower-case name made of words ("prod-cert-2024", "v2-compatible"): names a secret."""
     if value.lower() != value:
         return False
-    segments = [s for s in re.split(r"[-_./]", value) if s]
+    segments = [s for s in value.translate(_SEGMENT_SEPARATORS).split("/") if s]
     words = sum(1 for s in segments if s.isalpha() and len(s) >= 3)
     return len(segments) >= 2 and words * 2 >= len(segments)
 
@@ -362,7 +385,7 @@ _SPACED_BAD = _lazy(r"[<>{}`]|\$[({A-Za-z_]|://|%[sd]")
 _LINE_WINDOW = 130  # characters looked at for an unquoted value that runs to the line's end
 
 
-def _spaced_value(text: str, m: re.Match[str], key: str) -> str | None:
+def _spaced_value(text: str, m: Match, key: str) -> str | None:
     """The whole of a password value that holds spaces (``DB_PASSWORD="p@ss w0rd!"``,
     ``password: p@ss w0rd!``), or None when the value has none or reads as prose.
 
@@ -417,12 +440,29 @@ def _plausible_spaced(value: str, *, quoted: bool, env: bool) -> bool:
     return _strong(value) or (quoted and env)
 
 
-def _finditer_names(regex: _Lazy, text: str) -> Iterator[re.Match[str]]:
+def _finditer_names(regex: _Lazy, text: str) -> Iterator[Match]:
     """Like ``finditer`` but resumes after the *name*, so "note: password = x" finds both."""
     pos = 0
     while (m := regex.search(text, pos)) is not None:
         yield m
         pos = max(m.end("name"), pos + 1)
+
+
+def _finditer_unless(regex: _Lazy, text: str, reject: Callable[[str, Match], bool]) -> Iterator[Match]:
+    """Like ``finditer``, but a match ``reject`` refuses is skipped and the search resumes after
+    its name, as if the pattern had failed there (a look-ahead RE2 cannot spell)."""
+    pos = 0
+    while (m := regex.search(text, pos)) is not None:
+        if reject(text, m):
+            pos = max(m.end("name"), pos + 1)
+            continue
+        yield m
+        pos = max(m.end(), pos + 1)
+
+
+def _not_pass_is(text: str, m: Match) -> bool:
+    """"pass" is a password label only before "is"/"was" ("the pass is X"; "First pass: …" is not)."""
+    return m.group("name").lower() == "pass" and _PASS_IS.match(text, m.end("name")) is None
 
 
 def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, int, int]]:
@@ -432,6 +472,10 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
         yield from _tag_candidates(text)
     for regex in (_ASSIGN, _FLAG_ASSIGN, _XML_ASSIGN, _NAME_VALUE, _SET_TO, _KEY_VALUE_ATTR):
         for m in _finditer_names(regex, text):
+            if regex is _ASSIGN and (m.group("vu") or "").startswith("//"):
+                continue  # "https://…": the rest of a URL, not a value
+            if regex is _XML_ASSIGN and m.group("close") != m.group("name"):
+                continue  # <a>x</b>: not an element
             kind = _name_kind(m.group("name"))
             if kind is None and regex is _ASSIGN and (
                 m.group("sep") in ("=", ":=", "=>") or m.group("vq") is not None
@@ -463,7 +507,7 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                     continue
             if _plausible_value(value, kind, quoted=key == "vq"):
                 yield "generic-secret-assignment", start, end
-    for m in (*_IS_ASSIGN.finditer(text), *_FOR_ASSIGN.finditer(text)):
+    for m in (*_finditer_unless(_IS_ASSIGN, text, _not_pass_is), *_FOR_ASSIGN.finditer(text)):
         key = "vq" if m.group("vq") is not None else "vu"
         value = m.group(key).rstrip(".,;:)]}>*_")  # also markdown emphasis: "**policy**"
         name = m.group("name").lower()

@@ -6,55 +6,11 @@ an already-masked value is recognised and never reported again.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
+from git_memex.secrets.rx import Rx
 
-
-class _Lazy:
-    """A regex compiled on first use.
-
-    Compiling the ~100 patterns of the detector modules costs ~13 ms (median of 9), paid by every short-lived command that merely
-    imports this module (hooks, capture); it is paid once, by the first redaction, instead.
-    """
-
-    __slots__ = ("_flags", "_pattern", "_rx")
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._pattern = pattern
-        self._flags = flags
-        self._rx: re.Pattern[str] | None = None
-
-    @property
-    def rx(self) -> re.Pattern[str]:
-        if self._rx is None:
-            self._rx = re.compile(self._pattern, self._flags)
-        return self._rx
-
-    @property
-    def groups(self) -> int:
-        return self.rx.groups
-
-    @property
-    def groupindex(self) -> Mapping[str, int]:
-        return self.rx.groupindex
-
-    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.rx.search(text, pos)
-
-    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.rx.match(text, pos)
-
-    def fullmatch(self, text: str) -> re.Match[str] | None:
-        return self.rx.fullmatch(text)
-
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.rx.finditer(text)
-
-    def findall(self, text: str) -> list[str]:
-        return self.rx.findall(text)
-
-
-_lazy = _Lazy
+# Every detector's pattern is an `Rx`: run by RE2 (linear time), compiled on first use.
+_Lazy = Rx
+_lazy = Rx
 
 
 REDACTED = "[REDACTED]"

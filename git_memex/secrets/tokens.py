@@ -9,71 +9,76 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from git_memex.secrets.masking import _has_digit, _lazy, _mixed_case
+from git_memex.secrets.rx import Rx
 
-_TB = r"(?<![A-Za-z0-9_-])"  # a token prefix must not sit inside a word ("task-", "risk-")
+_TB = "[^A-Za-z0-9_-]"  # a token prefix must not sit inside a word ("task-", "risk-")
+_NOT_ALNUM = "[^A-Za-z0-9]"
+_NOT_WORD = "[^A-Za-z0-9_]"
 
 
 def _openai_ok(v: str) -> bool:
     # "sk-learn-pipeline-for-ranking" is a name; real keys are random and contain digits.
-    return _has_digit(v[3:])
+    # "sk-ant-…" is Anthropic's (the rule before this one).
+    return _has_digit(v[3:]) and not v.startswith("sk-ant-")
 
 
-# (rule id, pattern, extra check on the value). The value is group "v" if present, else the match.
-_PROVIDER_SPECS: tuple[tuple[str, str, Callable[[str], bool] | None], ...] = (
-    (
-        "aws-access-key-id",
-        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",
-        None,
-    ),
-    (
-        "aws-secret-access-key",
-        r"(?i)(?<![A-Za-z0-9])(?:aws_?)?secret_?access_?key[\"']?[ \t]*(?:=|:|=>)[ \t]*[\"']?"
-        r"(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-        None,
-    ),
-    ("github-fine-grained-pat", r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{40,}", None),
-    ("github-pat", r"(?<![A-Za-z0-9_])ghp_[A-Za-z0-9]{30,}", None),
-    ("github-oauth-token", r"(?<![A-Za-z0-9_])gho_[A-Za-z0-9]{30,}", None),
-    ("github-user-token", r"(?<![A-Za-z0-9_])ghu_[A-Za-z0-9]{30,}", None),
-    ("github-app-token", r"(?<![A-Za-z0-9_])ghs_[A-Za-z0-9]{30,}", None),
-    ("github-refresh-token", r"(?<![A-Za-z0-9_])ghr_[A-Za-z0-9]{30,}", None),
-    ("anthropic-key", _TB + r"sk-ant-[A-Za-z0-9_-]{20,}", None),
-    ("openai-key", _TB + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}", _openai_ok),
-    ("google-api-key", _TB + r"AIza[0-9A-Za-z_-]{30,}", None),
-    ("google-oauth-client-secret", _TB + r"GOCSPX-[A-Za-z0-9_-]{24,}", None),
-    ("slack-token", _TB + r"xox[abeoprs]-[A-Za-z0-9-]{10,}", lambda v: _has_digit(v[5:])),
-    ("slack-app-token", _TB + r"xapp-\d-[A-Za-z0-9-]{20,}", None),
-    (
-        "slack-webhook",
-        r"(?i)https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,})",
-        None,
-    ),
-    ("stripe-secret-key", r"(?<![A-Za-z0-9_])sk_(?:live|test)_[A-Za-z0-9]{20,}", None),
-    ("stripe-restricted-key", r"(?<![A-Za-z0-9_])rk_(?:live|test)_[A-Za-z0-9]{20,}", None),
-    ("stripe-webhook-secret", r"(?<![A-Za-z0-9_])whsec_[A-Za-z0-9+/=]{20,}", None),
-    ("npm-token", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{30,}", None),
-    ("gitlab-pat", _TB + r"glpat-[A-Za-z0-9_-]{20,}", None),
-    ("huggingface-token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", _mixed_case),
-    ("jwt", _TB + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}", None),
+class Spec:
+    """One vendor format: its rule id, pattern (syntax of `rx.to_re2`), optional check on the
+    value (group "v" if the pattern has one, else the match), and the one-character classes
+    the characters before and after a match must be in (`rx.Rx`'s ``before``/``after``)."""
+
+    __slots__ = ("after", "before", "check", "pattern", "rule")
+
+    def __init__(self, rule: str, pattern: str, check: Callable[[str], bool] | None = None, *,
+                 before: str | None = None, after: str | None = None) -> None:
+        self.rule, self.pattern, self.check, self.before, self.after = rule, pattern, check, before, after
+
+    def rx(self) -> Rx:
+        return Rx(self.pattern, before=self.before, after=self.after)
+
+
+_PROVIDER_SPECS: tuple[Spec, ...] = (
+    Spec("aws-access-key-id", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}",
+         before=_NOT_ALNUM, after=_NOT_ALNUM),
+    Spec("aws-secret-access-key",
+         r"(?i)(?:aws_?)?secret_?access_?key[\"']?[ \t]*(?:=|:|=>)[ \t]*[\"']?(?P<v>[A-Za-z0-9/+=]{40})",
+         before=_NOT_ALNUM, after="[^A-Za-z0-9/+=]"),
+    Spec("github-fine-grained-pat", r"github_pat_[A-Za-z0-9_]{40,}", before=_NOT_WORD),
+    Spec("github-pat", r"ghp_[A-Za-z0-9]{30,}", before=_NOT_WORD),
+    Spec("github-oauth-token", r"gho_[A-Za-z0-9]{30,}", before=_NOT_WORD),
+    Spec("github-user-token", r"ghu_[A-Za-z0-9]{30,}", before=_NOT_WORD),
+    Spec("github-app-token", r"ghs_[A-Za-z0-9]{30,}", before=_NOT_WORD),
+    Spec("github-refresh-token", r"ghr_[A-Za-z0-9]{30,}", before=_NOT_WORD),
+    Spec("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}", before=_TB),
+    Spec("openai-key", r"sk-[A-Za-z0-9_-]{20,}", _openai_ok, before=_TB),
+    Spec("google-api-key", r"AIza[0-9A-Za-z_-]{30,}", before=_TB),
+    Spec("google-oauth-client-secret", r"GOCSPX-[A-Za-z0-9_-]{24,}", before=_TB),
+    Spec("slack-token", r"xox[abeoprs]-[A-Za-z0-9-]{10,}", lambda v: _has_digit(v[5:]), before=_TB),
+    Spec("slack-app-token", r"xapp-\d-[A-Za-z0-9-]{20,}", before=_TB),
+    Spec("slack-webhook",
+         r"(?i)https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,})"),
+    Spec("stripe-secret-key", r"sk_(?:live|test)_[A-Za-z0-9]{20,}", before=_NOT_WORD),
+    Spec("stripe-restricted-key", r"rk_(?:live|test)_[A-Za-z0-9]{20,}", before=_NOT_WORD),
+    Spec("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{20,}", before=_NOT_WORD),
+    Spec("npm-token", r"npm_[A-Za-z0-9]{30,}", before=_NOT_WORD),
+    Spec("gitlab-pat", r"glpat-[A-Za-z0-9_-]{20,}", before=_TB),
+    Spec("huggingface-token", r"hf_[A-Za-z0-9]{30,}", _mixed_case, before=_NOT_WORD, after=_NOT_WORD),
+    Spec("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}", before=_TB),
     # Further vendor prefixes: distinctive enough to need no name beside them.
-    ("digitalocean-token", _TB + r"do[opr]_v1_[a-f0-9]{64}", None),
-    ("shopify-token", _TB + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", None),
-    ("hashicorp-vault-token", _TB + r"hv[sbr]\.[A-Za-z0-9_-]{24,}", None),
-    (
-        "grafana-token",
-        _TB + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})",
-        None,
-    ),
-    ("postman-api-key", _TB + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", None),
-    ("linear-api-key", _TB + r"lin_api_[A-Za-z0-9]{40}", None),
-    ("notion-token", _TB + r"ntn_[A-Za-z0-9]{40,}", None),
-    ("doppler-token", _TB + r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", None),
-    ("sentry-token", _TB + r"sntr[ysu]_[A-Za-z0-9+/=_]{40,}", None),
-    ("databricks-token", r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])", None),
-    ("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", None),
-    ("google-oauth-token", _TB + r"ya29\.[A-Za-z0-9_-]{30,}", None),
+    Spec("digitalocean-token", r"do[opr]_v1_[a-f0-9]{64}", before=_TB),
+    Spec("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", before=_TB),
+    Spec("hashicorp-vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", before=_TB),
+    Spec("grafana-token", r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})", before=_TB),
+    Spec("postman-api-key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", before=_TB),
+    Spec("linear-api-key", r"lin_api_[A-Za-z0-9]{40}", before=_TB),
+    Spec("notion-token", r"ntn_[A-Za-z0-9]{40,}", before=_TB),
+    Spec("doppler-token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", before=_TB),
+    Spec("sentry-token", r"sntr[ysu]_[A-Za-z0-9+/=_]{40,}", before=_TB),
+    Spec("databricks-token", r"dapi[a-f0-9]{32}(?:-\d)?", before=_NOT_ALNUM, after=_NOT_ALNUM),
+    Spec("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    Spec("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{30,}", before=_TB),
 )
-_PROVIDERS = tuple((rule, _lazy(p), check) for rule, p, check in _PROVIDER_SPECS)
+_PROVIDERS = tuple((spec.rule, spec.rx(), spec.check) for spec in _PROVIDER_SPECS)
 
 # Four or five dashes, any case (a hand-copied key loses a dash or gets lower-cased); the name
 # between BEGIN and PRIVATE is bounded so that a run of "BEGIN BEGIN …" stays linear.
@@ -154,24 +159,113 @@ _PROVIDER_HINTS: dict[str, tuple[str, ...]] = {
 }
 
 
-_HINT_RULES: dict[str, set[str]] = {}
-for _rule, _hints in _PROVIDER_HINTS.items():
-    for _hint in _hints:
-        _HINT_RULES.setdefault(_hint, set()).add(_rule)
+# The documented, non-secret prefix of each format that a mask may leave visible (docs/security.md):
+# the first of these a value starts with stays; every other character becomes "x". A rule not
+# named here keeps nothing (a password, a generic value, a key block, a webhook's path).
+_DOCUMENTED_PREFIXES: dict[str, tuple[str, ...]] = {
+    "aws-access-key-id": ("AKIA", "ASIA", "ABIA", "ACCA"),
+    "github-fine-grained-pat": ("github_pat_",),
+    "github-pat": ("ghp_",),
+    "github-oauth-token": ("gho_",),
+    "github-user-token": ("ghu_",),
+    "github-app-token": ("ghs_",),
+    "github-refresh-token": ("ghr_",),
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "google-api-key": ("AIza",),
+    "google-oauth-client-secret": ("GOCSPX-",),
+    "slack-token": ("xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-"),
+    "slack-app-token": ("xapp-",),
+    "stripe-secret-key": ("sk_live_", "sk_test_"),
+    "stripe-restricted-key": ("rk_live_", "rk_test_"),
+    "stripe-webhook-secret": ("whsec_",),
+    "npm-token": ("npm_",),
+    "gitlab-pat": ("glpat-",),
+    "huggingface-token": ("hf_",),
+    "jwt": ("eyJ",),
+    "digitalocean-token": ("dop_v1_", "doo_v1_", "dor_v1_"),
+    "shopify-token": ("shpat_", "shpca_", "shppa_", "shpss_"),
+    "hashicorp-vault-token": ("hvs.", "hvb.", "hvr."),
+    "grafana-token": ("glsa_", "glc_"),
+    "postman-api-key": ("PMAK-",),
+    "linear-api-key": ("lin_api_",),
+    "notion-token": ("ntn_",),
+    "doppler-token": ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+    "sentry-token": ("sntrys_", "sntryu_", "sntrus_"),
+    "databricks-token": ("dapi",),
+    "age-secret-key": ("AGE-SECRET-KEY-1",),
+    "google-oauth-token": ("ya29.",),
+}
+
+
+class Provider:
+    """One rule of the provider family, built in (`_PROVIDER_SPECS`) or from `secrets.formats`:
+    its pattern, the check on the value, the literals every match holds (lower case; a text with
+    none of them never compiles nor runs the pattern), and the length of the documented prefix a
+    mask may leave (``keep``; None: the built-in table `_DOCUMENTED_PREFIXES`)."""
+
+    __slots__ = ("check", "hints", "keep", "rule", "rx")
+
+    def __init__(self, rule: str, rx: Rx, check: Callable[[str], bool] | None,
+                 hints: tuple[str, ...], keep: int | None = None) -> None:
+        self.rule, self.rx, self.check, self.hints, self.keep = rule, rx, check, hints, keep
+
+
+_BUILT_IN = tuple(Provider(rule, rx, check, _PROVIDER_HINTS[rule]) for rule, rx, check in _PROVIDERS)
+_providers: tuple[Provider, ...] | None = None
+_hint_index: dict[str, tuple[Provider, ...]] = {}
+
+
+def providers() -> tuple[Provider, ...]:
+    """The built-in rules, then those of `git_memex.secrets.formats` when that module is there
+    (its ``FORMATS``: records with ``rule``, ``pattern`` in RE2 syntax, ``keep``, ``check``,
+    ``left``/``right``, the characters that may not touch a match on that side, and ``hints``).
+    Read on first use: a process that never scans never imports the table."""
+    global _providers
+    if _providers is None:
+        found = list(_BUILT_IN)
+        try:
+            from git_memex.secrets import formats  # type: ignore[attr-defined, unused-ignore]
+        except ImportError:
+            formats = None
+        for f in getattr(formats, "FORMATS", ()):
+            rx = Rx(f.pattern, raw=True, before=f"[^{f.left}]" if f.left else None,
+                    after=f"[^{f.right}]" if f.right else None)
+            found.append(Provider(f.rule, rx, f.check, tuple(h.lower() for h in f.hints), f.keep))
+        index: dict[str, list[Provider]] = {}
+        for p in found:
+            for hint in p.hints:
+                index.setdefault(hint, []).append(p)
+        _hint_index.update({hint: tuple(ps) for hint, ps in index.items()})
+        _providers = tuple(found)
+    return _providers
+
+
+def keep_for(rule: str, value: str) -> int:
+    """How many leading characters of ``value`` (found by ``rule``) are a documented, non-secret
+    prefix a mask may leave visible; 0 for everything that is not a known format."""
+    for prefix in _DOCUMENTED_PREFIXES.get(rule, ()):
+        if value.startswith(prefix):
+            return len(prefix)
+    for p in providers()[len(_BUILT_IN):]:
+        if p.rule == rule and p.keep:
+            return min(p.keep, len(value) - 1)
+    return 0
 
 
 def _provider_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int, int]]:
+    everyone = providers()
     if use_hint:
         low = text.lower()
-        hinted = {rule for hint, rules in _HINT_RULES.items() if hint in low for rule in rules}
+        hinted = {id(p) for hint, ps in _hint_index.items() if hint in low for p in ps}
         if not hinted:
             return
-    for rule, regex, check in _PROVIDERS:
-        if use_hint and rule not in hinted:
+    for p in everyone:
+        if use_hint and id(p) not in hinted:
             continue
+        regex = p.rx
+        group = "v" if "v" in regex.groupindex else 0
         for m in regex.finditer(text):
-            group = "v" if "v" in regex.groupindex else 0
             value = m.group(group)
-            if check is None or check(value):
-                yield rule, m.start(group), m.end(group)
-
+            if p.check is None or p.check(value):
+                yield p.rule, m.start(group), m.end(group)

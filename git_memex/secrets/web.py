@@ -19,17 +19,16 @@ _CLI_PASSWORD = (
     # .netrc: "machine H login U password P"
     _lazy(r"\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+\"?(?P<v>[^\s\"]+)"),
     # docker/podman/helm … login -p P, and mysql/mysqldump -pP (glued, as mysql wants it, or
-    # quoted: -p'P' inside an alias). The gap is bounded (1,000 characters): unbounded, every
-    # `login` of a long line rescanned it.
-    _lazy(r"\blogin\b[^\n]{0,1000}?[ \t]-p[ \t]+(?P<v>[^\s\"']+)"),
-    _lazy(r"\bmysql(?:dump|admin|sh)?\b[^\n]{0,1000}?[ \t]-p[\"']?(?P<v>[^\s\"']+)"),
+    # quoted: -p'P' inside an alias). The gap to the flag is the rest of the line (RE2: one pass).
+    _lazy(r"\blogin\b[^\n]*?[ \t]-p[ \t]+(?P<v>[^\s\"']+)"),
+    _lazy(r"\bmysql(?:dump|admin|sh)?\b[^\n]*?[ \t]-p[\"']?(?P<v>[^\s\"']+)"),
     # .pgpass: host:port:database:user:password
     _lazy(r"(?m)^[\w.*-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<v>\S+)$"),
     # curl -u user:password, curl --user[=]user:password (quoted or not)
-    _lazy(r"\bcurl\b[^\n]{0,1000}?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=|(?=[\"'])))[\"']?[^\s:\"'$]{1,100}:"
+    _lazy(r"\bcurl\b[^\n]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=|(?:[\"'])))[\"']?[^\s:\"'$]{1,100}:"
           r"(?P<v>[^\s\"']+)"),
     # sshpass -p password (glued or not); -e and -f read it from elsewhere
-    _lazy(r"\bsshpass\b[^\n]{0,200}?[ \t]-p[ \t]*[\"']?(?P<v>[^\s\"']+)"),
+    _lazy(r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*[\"']?(?P<v>[^\s\"']+)"),
 )
 _AZURE_SAS = _lazy(r"[?&]sv=\d{4}-\d\d-\d\d&[^\s\"'<>]*?\bsig=(?P<v>[A-Za-z0-9%+/=]{20,})")
 _AUTH_HEADER = _lazy(
@@ -39,7 +38,7 @@ _AUTH_HEADER = _lazy(
 _BEARER = _lazy(r"(?i)\bbearer[ \t]+(?P<v>[A-Za-z0-9._~+/-]{20,}=*)")
 # Cookies carry sessions: "Cookie: session=…", "Set-Cookie: sid=…".
 _COOKIE = _lazy(
-    r"(?i)\b(?:set-)?cookie:[^\n]{0,1000}?\b(?:session|sess|sid|sessionid|connect\.sid|auth|token|jwt|"
+    r"(?i)\b(?:set-)?cookie:[^\n]*?\b(?:session|sess|sid|sessionid|connect\.sid|auth|token|jwt|"
     r"remember_token|_session)[\w.-]*=(?P<v>[^;\s\"']{16,})"
 )
 

@@ -547,7 +547,7 @@ def test_redact_never_raises(text: str, patterns: list[str]) -> None:
 def test_every_provider_pattern_has_hints() -> None:
     from git_memex.secrets.tokens import _PROVIDER_HINTS, _PROVIDER_SPECS
 
-    assert set(_PROVIDER_HINTS) == {rule for rule, _p, _c in _PROVIDER_SPECS}
+    assert set(_PROVIDER_HINTS) == {spec.rule for spec in _PROVIDER_SPECS}
     assert all(h == h.lower() and h for hints in _PROVIDER_HINTS.values() for h in hints)
 
 
@@ -568,7 +568,8 @@ def test_provider_hints_are_in_every_match(rule: str) -> None:
 
     from git_memex.secrets.tokens import _PROVIDER_HINTS, _PROVIDER_SPECS
 
-    pattern = re.compile(next(p for r, p, _c in _PROVIDER_SPECS if r == rule))
+    # the pattern as Python's re reads it (RE2's before/after as look-arounds): hypothesis draws from it
+    pattern = re.compile(next(s for s in _PROVIDER_SPECS if s.rule == rule).rx().python)
     hints = _PROVIDER_HINTS[rule]
 
     def misses_hint(s: str) -> bool:
@@ -594,10 +595,11 @@ def test_web_hints_are_in_every_match(key: str) -> None:
 
     from git_memex.secrets import web as r
 
-    regex = {"azure": r._AZURE_SAS, "cookie": r._COOKIE, "netrc-password": r._CLI_PASSWORD[0],
+    rx = {"azure": r._AZURE_SAS, "cookie": r._COOKIE, "netrc-password": r._CLI_PASSWORD[0],
              "login-password": r._CLI_PASSWORD[1], "mysql-password": r._CLI_PASSWORD[2],
              "pgpass-password": r._CLI_PASSWORD[3], "url-credentials": r._URL_CREDS,
-             "authorization-header": r._AUTH_HEADER, "bearer": r._BEARER}[key].rx
+             "authorization-header": r._AUTH_HEADER, "bearer": r._BEARER}[key]
+    regex = re.compile(rx.python)  # as Python's re reads it, for hypothesis to draw from
     hints = r._WEB_HINTS[key]
 
     def misses_hint(s: str) -> bool:

@@ -1,0 +1,344 @@
+"""Regular expressions that cannot backtrack: every pattern that scans memory text runs on RE2.
+
+RE2 (the `google-re2` package) matches in time linear in the text for any pattern: no
+backtracking, so no input can make a search slow (a pattern written for Python's `re` with
+nested quantifiers took minutes on 40 characters, docs/security.md). RE2 has no look-around and no
+back-references; what they did here is said another way:
+
+- ``before``: a one-character class the character before a match must be in (or the match starts
+  the text): ``before="[^A-Za-z0-9_]"`` is Python's ``(?<![A-Za-z0-9_])``. The character is matched
+  by RE2 and left out of the match (group ``_0`` is the match); a search from ``pos`` reads the
+  character at ``pos - 1``, as a look-behind would.
+- ``after``: what must follow a match (or the end of the text): ``after="[^A-Za-z0-9]"`` is
+  ``(?![A-Za-z0-9])``. Matched and left out of the match; the next search starts at the match's end.
+- A group whose name ends in ``__N`` is one spelling of the group named before the ``__``: a
+  pattern may hold ``vq__1``, ``vq__2``, and ``m.group("vq")`` is the one that took part (RE2
+  allows each name once). A back-reference ``(["'])…(?P=q)`` becomes one alternative per quote.
+- Any other look-around is a check in Python on the match (documented where it is made).
+
+Patterns are written in the syntax both engines share; :func:`to_re2` turns Python's Unicode
+classes into RE2's (``\\w`` is ``[\\pL\\pN_]``, ``\\s`` Python's set of spaces, ``\\Z`` is ``\\z``),
+and :attr:`Rx.python` gives the same pattern for Python's ``re`` with look-arounds, which the tests
+use to show the two find the same matches. ``\\b`` and ``\\d`` are ASCII in RE2.
+
+Invariants: an :class:`Rx` compiles on first use (a hook pays only for the patterns its text
+needs); matches carry offsets in characters of the ``str`` searched, like ``re``; RE2 reads UTF-8,
+so each text is encoded once and its offsets converted through one table (`_subject`), which
+keeps a search from any position linear too (google-re2's own ``search(text, pos)`` re-encodes
+the whole text each call).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Mapping
+from itertools import accumulate
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# Python's `\w` and `\s` on str, as RE2 class items. `\w`: letters, numbers, underscore;
+# `\s`: str.isspace() (tab to CR, the separators 0x1c-0x1f, space, NEL, and category Z).
+_W = r"\pL\pN_"
+_S = r"\t-\r\x1c-\x20\x85\pZ"
+_REPLACE_IN_CLASS = {"w": _W, "s": _S}
+_REPLACE_OUTSIDE = {"w": f"[{_W}]", "W": f"[^{_W}]", "s": f"[{_S}]", "S": f"[^{_S}]", "Z": r"\z"}
+# Whole classes RE2 cannot spell item by item: \w without digits or without "_".
+_WHOLE_CLASSES = {r"[^\W\d]": r"[\pL\p{Nl}\p{No}_]", r"[^\W_]": r"[\pL\pN]"}
+_FORBIDDEN = ("(?=", "(?!", "(?<=", "(?<!", "(?P=")
+_LEADING_FLAGS = r"\(\?([aiLmsux]+)\)"  # (read on pattern sources, for `Rx.python`)
+
+
+class PatternError(ValueError):
+    """A pattern this module cannot run on RE2 (a look-around or back-reference left in it)."""
+
+
+def to_re2(source: str) -> str:
+    """`source` (the syntax RE2 and Python share, with Python's `\\w \\W \\s \\S \\Z`) for RE2."""
+    for bad in _FORBIDDEN:
+        if bad in source:
+            raise PatternError(f"{bad} has no RE2 form: {source[:80]!r}")
+    for whole, spelled in _WHOLE_CLASSES.items():
+        source = source.replace(whole, spelled)
+    out: list[str] = []
+    i, n, in_class = 0, len(source), False
+    while i < n:
+        c = source[i]
+        if c == "\\" and i + 1 < n:
+            e = source[i + 1]
+            if in_class and e in _REPLACE_IN_CLASS:
+                out.append(_REPLACE_IN_CLASS[e])
+            elif in_class and e in "WSD":
+                raise PatternError(f"\\{e} inside a class has no RE2 form: {source[:80]!r}")
+            elif not in_class and e in _REPLACE_OUTSIDE:
+                out.append(_REPLACE_OUTSIDE[e])
+            else:
+                out.append(source[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]" and not (out and out[-1] in ("[", "[^")):
+                in_class = False
+            out.append(c)
+        elif c == "[":
+            in_class = True
+            if source.startswith("[^", i):
+                out.append("[^")
+                i += 2
+                if source.startswith("]", i):  # "[^]…]": a literal "]" first
+                    out.append("]")
+                    i += 1
+                continue
+            out.append("[")
+            if source.startswith("]", i + 1):
+                out.append("]")
+                i += 1
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _flag_prefix(flags: int) -> str:
+    import re
+
+    letters = "".join(f for bit, f in ((re.I, "i"), (re.M, "m"), (re.S, "s")) if flags & bit)
+    return f"(?{letters})" if letters else ""
+
+
+# --------------------------------------------------------------------------- the subject text
+
+_STARTS = bytes(0 if 0x80 <= b < 0xC0 else 1 for b in range(256))  # 1 for a character's first byte
+_subject_slot: tuple[str, bytes, list[int] | None] | None = None
+
+
+def _subject(text: str) -> tuple[bytes, list[int] | None]:
+    """`text` as UTF-8, and (unless it is ASCII) the table ``chars[b]``: the number of
+    characters before byte ``b``. Kept for the last text asked, since every pattern of a scan
+    reads the same one. A lone surrogate (valid in a str, not in UTF-8) reads as ``?``."""
+    global _subject_slot
+    slot = _subject_slot
+    if slot is not None and slot[0] is text:
+        return slot[1], slot[2]
+    data = text.encode("utf-8", "replace")
+    chars = None if len(data) == len(text) else [0, *accumulate(data.translate(_STARTS))]
+    _subject_slot = (text, data, chars)
+    return data, chars
+
+
+def _to_bytes(chars: list[int] | None, pos: int) -> int:
+    return pos if chars is None else bisect.bisect_right(chars, pos) - 1
+
+
+# --------------------------------------------------------------------------- matches
+
+
+class Match:
+    """One match, in the manner of ``re.Match``: ``group``, ``start``, ``end``, ``span``,
+    ``groupdict``, by name, alias name (``vq`` for ``vq__1``…) or number. Group 0 is the
+    match without its ``before``/``after`` context."""
+
+    __slots__ = ("_rx", "_spans", "string")
+
+    def __init__(self, rx: Rx, string: str, spans: list[tuple[int, int]]) -> None:
+        self._rx = rx
+        self.string = string
+        self._spans = spans
+
+    def _index(self, group: int | str) -> int:
+        rx = self._rx
+        if isinstance(group, int):
+            if group:
+                return group + rx._offset
+            indices = rx._zero
+        else:
+            try:
+                indices = rx._aliases[group]
+            except KeyError:
+                raise IndexError(f"no such group: {group!r}") from None
+        for i in indices:
+            if self._spans[i][0] >= 0:
+                return i
+        return indices[0]
+
+    def span(self, group: int | str = 0) -> tuple[int, int]:
+        return self._spans[self._index(group)]
+
+    def start(self, group: int | str = 0) -> int:
+        return self._spans[self._index(group)][0]
+
+    def end(self, group: int | str = 0) -> int:
+        return self._spans[self._index(group)][1]
+
+    def group(self, *groups: int | str) -> Any:
+        if len(groups) > 1:
+            return tuple(self.group(g) for g in groups)
+        s, e = self._spans[self._index(groups[0] if groups else 0)]
+        return None if s < 0 else self.string[s:e]
+
+    def __getitem__(self, group: int | str) -> str | None:
+        value: str | None = self.group(group)
+        return value
+
+    def groupdict(self) -> dict[str, str | None]:
+        return {name: self.group(name) for name in self._rx._public}
+
+    def groups(self) -> tuple[str | None, ...]:
+        return tuple(self.group(i) for i in range(1, self._rx.groups + 1))
+
+
+# --------------------------------------------------------------------------- patterns
+
+
+class Rx:
+    """A pattern run by RE2, compiled on first use. See the module docstring for ``before``,
+    ``after`` and alias groups; ``raw=True`` takes ``pattern`` as RE2 syntax as it is."""
+
+    __slots__ = ("_after", "_aliases", "_before", "_compiled", "_flags", "_offset", "_public",
+                 "_regex", "_shifted", "_zero", "pattern", "raw")
+
+    def __init__(self, pattern: str, flags: int = 0, *, before: str | None = None,
+                 after: str | None = None, raw: bool = False) -> None:
+        self.pattern = pattern
+        self._flags = flags
+        self._before = before
+        self._after = after
+        self.raw = raw
+        self._compiled = False
+
+    # ---- compilation
+    def _source(self, *, shifted: bool) -> str:
+        core = self.pattern if self.raw else to_re2(self.pattern)
+        core = _flag_prefix(self._flags) + core
+        if self._before is None and self._after is None:
+            return core
+        before = "" if self._before is None else (
+            to_re2(self._before) if shifted else f"(?:^|{to_re2(self._before)})")
+        after = "" if self._after is None else rf"(?:{to_re2(self._after)}|\z)"
+        return f"{before}(?P<_0>{core}){after}"
+
+    def _compile(self) -> None:
+        import re2
+
+        options = re2.Options()
+        options.log_errors = False
+        options.max_mem = 64 << 20  # the large Unicode classes need more than the default 8 MiB DFA
+        try:
+            self._regex = re2.compile(self._source(shifted=False), options)._regexp
+            self._shifted = (re2.compile(self._source(shifted=True), options)._regexp
+                             if self._before is not None else self._regex)
+        except re2.error as exc:
+            raise PatternError(f"{exc}: {self.pattern[:80]!r}") from None
+        names = {name.decode(): index for name, index in self._regex.NamedCapturingGroups()}
+        aliases: dict[str, list[int]] = {}
+        for name, index in sorted(names.items(), key=lambda kv: kv[1]):
+            aliases.setdefault(name.split("__", 1)[0], []).append(index)
+            aliases.setdefault(name, []).append(index)
+        self._aliases = {k: tuple(v) for k, v in aliases.items()}
+        # group 0: the wrapper's `_0` (then the pattern's own groups are numbered from 2), or the
+        # pattern's `_0__N` spellings (then it has no numbered groups of its own), or RE2's 0
+        self._zero = self._aliases.pop("_0", (0,))
+        self._offset = 1 if "_0" in names else 0
+        self._public = tuple(k for k in aliases if "__" not in k and not k.startswith("_"))
+        self._compiled = True
+
+    def compile(self) -> Rx:
+        """Compile now (the tests compile every pattern; a use compiles on its own)."""
+        if not self._compiled:
+            self._compile()
+        return self
+
+    @property
+    def re2_source(self) -> str:
+        return self._source(shifted=False)
+
+    @property
+    def python(self) -> str:
+        """The same pattern for Python's ``re``, with look-arounds (for the tests)."""
+        core = self.pattern
+        import re
+
+        flags = re.match(_LEADING_FLAGS, core)
+        if flags:  # Python takes global flags only at the very start: scoped here
+            core = f"(?{flags.group(1)}:{core[flags.end():]})"
+        if _flag_prefix(self._flags):
+            core = f"{_flag_prefix(self._flags)[:-1]}:{core})"
+        if self._before is None and self._after is None:
+            return core
+        before = "" if self._before is None else f"(?:^|(?<={self._before}))"
+        after = "" if self._after is None else rf"(?=(?:{self._after})|\Z)"
+        return f"{before}(?P<_0>{core}){after}"
+
+    @property
+    def groups(self) -> int:
+        """The number of the pattern's own groups (not the wrapper's nor the `_0__N` ones)."""
+        self.compile()
+        zero = self._offset or (len(self._zero) if self._zero != (0,) else 0)
+        return int(self._regex.NumberOfCapturingGroups()) - zero
+
+    @property
+    def groupindex(self) -> Mapping[str, int]:
+        self.compile()
+        return {k: v[0] - self._offset for k, v in self._aliases.items() if "__" not in k}
+
+    # ---- matching
+    def _run(self, anchor: Any, text: str, pos: int, end: int | None = None) -> Match | None:
+        if not self._compiled:
+            self._compile()
+        import re2
+
+        data, chars = _subject(text)
+        n = len(text)
+        pos = max(0, min(pos, n))
+        regex = self._regex
+        start = pos
+        if pos > 0 and self._before is not None:
+            regex, start = self._shifted, pos - 1
+        bstart = _to_bytes(chars, start)
+        bend = len(data) if end is None else _to_bytes(chars, end)
+        if anchor is re2._Anchor.ANCHOR_BOTH and self._after is not None and end is None:
+            anchor = re2._Anchor.ANCHOR_START  # the "after" context ends at \z, never past it
+        spans = regex.Match(anchor, data, bstart, bend)
+        if spans[0][0] < 0:
+            return None
+        if chars is not None:
+            spans = [(chars[s], chars[e]) if s >= 0 else (-1, -1) for s, e in spans]
+        return Match(self, text, spans)
+
+    def search(self, text: str, pos: int = 0) -> Match | None:
+        import re2
+
+        return self._run(re2._Anchor.UNANCHORED, text, pos)
+
+    def match(self, text: str, pos: int = 0) -> Match | None:
+        """A match that starts at ``pos`` (its ``before`` context, if any, just before it)."""
+        import re2
+
+        m = self._run(re2._Anchor.ANCHOR_START, text, pos)
+        return m if m is not None and m.start() == pos else None
+
+    def fullmatch(self, text: str) -> Match | None:
+        import re2
+
+        m = self._run(re2._Anchor.ANCHOR_BOTH, text, 0)
+        return m if m is not None and m.end() == len(text) else None
+
+    def finditer(self, text: str) -> Iterator[Match]:
+        """Non-overlapping matches, left to right; each search starts where the last match
+        ended (its ``after`` context is read again), one position on after an empty match."""
+        pos, n = 0, len(text)
+        while pos <= n:
+            m = self.search(text, pos)
+            if m is None:
+                return
+            yield m
+            s, e = m.span()
+            pos = e if e > s else e + 1
+
+    def findall(self, text: str) -> list[Any]:
+        groups = self.groups
+        out: list[Any] = []
+        for m in self.finditer(text):
+            out.append(m.group() if groups == 0 else m.group(1) if groups == 1 else m.groups())
+        return out
