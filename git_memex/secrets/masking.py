@@ -1,7 +1,8 @@
 """What every detector shares: regexes compiled on first use, and the mask itself.
 
-A masked value keeps its first 4 characters and turns the rest into ``x`` (docs/security.md), so
-an already-masked value is recognised and never reported again.
+A masked value keeps only the documented, non-secret prefix of a known format (``ghp_``, ``AKIA``)
+and turns every other character into ``x`` (docs/security.md); a password or a generic value
+keeps nothing. An already-masked value is recognised and never reported again.
 """
 
 from __future__ import annotations
@@ -14,21 +15,31 @@ _lazy = Rx
 
 
 REDACTED = "[REDACTED]"
-KEEP = 4  # characters of a secret kept visible (D14, docs/decisions.md)
-_MIN_SECRET_LEN = KEEP + 1  # shorter values cannot be masked at all, so are not reported
+_MIN_SECRET_LEN = 5  # values of 4 characters or fewer are not reported
+# What masks written before the whole value was masked left visible: a value whose characters
+# after its first 4 are all "x" is still taken as masked, so files masked then scan clean.
+_OLD_KEEP = 4
+_MAX_PREFIX = 24  # the longest documented prefix a mask may leave (`tokens._DOCUMENTED_PREFIXES`)
 
 
-def mask(value: str) -> str:
-    """Keep the first 4 characters, turn the rest into ``x`` (same length; line breaks kept)."""
-    head, tail = value[:KEEP], value[KEEP:]
+def mask(value: str, keep: int = 0) -> str:
+    """Every character of ``value`` becomes ``x`` (same length, line breaks kept) but its first
+    ``keep``: a documented, non-secret prefix of a known format (``ghp_``, ``AKIA``), never any
+    part of a password or a generic value (``tokens.keep_for`` says how long)."""
+    head, tail = value[:keep], value[keep:]
     return head + "".join(c if c in "\r\n" else "x" for c in tail)
 
 
-def _is_masked(value: str) -> bool:
-    """True for values already masked by us (``x`` tail) or documentation placeholders (``X``)."""
-    tail = value[KEEP:]
-    return bool(tail) and all(c in "xX\r\n" for c in tail)
-
+def _is_masked(value: str, keep: int = 0) -> bool:
+    """True for values already masked (ours, now or before: an ``x`` tail after at most
+    ``max(keep, 4)`` characters, or after a documented prefix that ends in ``_``, ``-`` or ``.``)
+    and for documentation placeholders (``X``)."""
+    start = len(value.rstrip("xX\r\n"))  # where the x tail begins
+    if start == len(value):
+        return False
+    if start <= max(keep, _OLD_KEEP):
+        return True
+    return start <= _MAX_PREFIX and value[start - 1] in "_-." and len(value) - start >= 8
 
 
 def _has_digit(v: str) -> bool:

@@ -4,10 +4,12 @@ Two steps, in this order:
 
 1. ``<private>…</private>`` spans become ``[REDACTED]``: the author opted out explicitly, so the
    span is gone before any detector (or index) sees it.
-2. Secrets are masked in place, never refused: the first 4 characters of the secret value are
-   kept, every other character becomes ``x``, so the note still says *which* credential it was
-   about while the credential itself is unusable. Line breaks inside a masked span (PEM blocks)
-   are kept so that line numbers and line-based git merges still work.
+2. Secrets are masked in place, never refused: every character of the secret value becomes
+   ``x`` but a documented, non-secret prefix of a known token format (``ghp_``, ``AKIA``,
+   ``sk_live_``; `tokens.keep_for`), so the note still says *which* kind of credential it was
+   about while no part of the credential is left. A password or generic value keeps nothing.
+   Line breaks inside a masked span (PEM blocks) are kept so that line numbers and line-based
+   git merges still work.
 
 Detection = our own patterns for modern token formats (detect-secrets misses several of them in
 markdown) + a hand-picked set of detect-secrets plugins for the rest + a conservative
@@ -37,8 +39,8 @@ from git_memex.core.record import record
 from git_memex.secrets.assignments import _assignment_candidates
 from git_memex.secrets.dsplugins import _ds_candidates
 from git_memex.secrets.entropy import _high_entropy_candidates, find_high_entropy_secret
-from git_memex.secrets.masking import KEEP, REDACTED, _is_masked, _lazy, mask
-from git_memex.secrets.tokens import _pem_candidates, _provider_candidates
+from git_memex.secrets.masking import _MIN_SECRET_LEN, REDACTED, _is_masked, _lazy, mask
+from git_memex.secrets.tokens import _pem_candidates, _provider_candidates, keep_for
 from git_memex.secrets.web import _web_candidates
 
 __all__ = [
@@ -51,8 +53,6 @@ __all__ = [
     "scan_text",
     "strip_private",
 ]
-
-_MIN_SECRET_LEN = KEEP + 1  # shorter values cannot be masked at all, so are not reported
 
 
 @record(frozen=True)
@@ -217,7 +217,7 @@ def find_secrets(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]
     spans: list[tuple[str, int, int]] = []
     for f in found:
         start, end = where[f.start], where[f.end - 1] + 1
-        if not _is_masked(text[start:end]):
+        if not _is_masked(text[start:end], keep_for(f.rule, text[start:end])):
             spans.append((f.rule, start, end))
     return _with_lines(text, spans)
 
@@ -251,7 +251,8 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
     taken: list[tuple[int, int, str]] = []
     for family in families:
         for rule, start, end in family:
-            if end - start < _MIN_SECRET_LEN or _is_masked(text[start:end]):
+            value = text[start:end]
+            if end - start < _MIN_SECRET_LEN or _is_masked(value, keep_for(rule, value)):
                 continue
             i = bisect.bisect_right(starts, start)
             if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
@@ -266,7 +267,8 @@ def _apply(text: str, findings: Sequence[Finding]) -> str:
     pos = 0
     for f in findings:
         out.append(text[pos : f.start])
-        out.append(mask(text[f.start : f.end]))
+        value = text[f.start : f.end]
+        out.append(mask(value, keep_for(f.rule, value)))
         pos = f.end
     out.append(text[pos:])
     return "".join(out)
