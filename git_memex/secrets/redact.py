@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from git_memex.core.record import record
 from git_memex.secrets.assignments import _assignment_candidates
@@ -134,12 +134,24 @@ def _user_candidates(text: str, patterns: Sequence[str]) -> Iterator[tuple[str, 
                     yield source, span[0], span[1]
 
 
-# Removed from the copy detection reads: zero-width characters, bidi controls, soft hyphen, word
-# joiner, BOM. They are invisible, so "ghp_\u200bAbc…" reads as a token to a human and must to us.
-_INVISIBLE = frozenset(
-    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u200b\u200c\u200d\u200e\u200f"
-    "\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0"
-)
+# Removed from the copy detection reads, by Unicode category, not by a list: every format
+# character (Cf: zero-width characters, bidi controls, soft hyphen, word joiner, BOM, tag
+# characters), the tag block's unassigned rest, and the fillers that are letters or symbols drawn
+# as nothing (Hangul fillers, the blank braille pattern); and a combining mark (Mn, Me: variation
+# selectors U+FE00-FE0F and U+E0100-E01EF, U+0301, U+0307…) that follows an ASCII character, where
+# it only decorates a token ("ghp_a\u0301bc…" reads as a token to a human and must to us). Marks on
+# other scripts' letters stay: they spell words ("पासवर्ड", "รหัสผ่าน").
+_INVISIBLE_CATEGORIES = frozenset({"Cf"})
+_MARK_CATEGORIES = frozenset({"Mn", "Me"})
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f")
+
+
+def _invisible(c: str, after_ascii: bool, category: Callable[[str], str]) -> bool:
+    """Whether `c` (not ASCII) is left out of the detection copy (`_detection_copy`)."""
+    if c in _FILLERS or 0xE0000 <= ord(c) <= 0xE0FFF:
+        return True
+    cat = category(c)
+    return cat in _INVISIBLE_CATEGORIES or (after_ascii and cat in _MARK_CATEGORIES)
 
 
 # Cyrillic and Greek letters drawn like Latin ones ("pаssword" with a Cyrillic "а"). Folded only
@@ -175,7 +187,7 @@ def _fold_confusables(copy: str) -> str:
 
 def _detection_copy(text: str) -> tuple[str, list[int] | None]:
     """The text detection reads: NFKC-normalised (full-width letters, NBSP and U+3000 become
-    ASCII), invisible characters removed, look-alike letters of a mixed-script word folded to
+    ASCII), invisible characters removed by category (`_invisible`), look-alike letters of a mixed-script word folded to
     Latin (`_fold_confusables`); and, when that changed anything, the offset in
     ``text`` of each of its characters (plus one past the end). ASCII text is its own copy.
 
@@ -189,12 +201,19 @@ def _detection_copy(text: str) -> tuple[str, list[int] | None]:
 
     out: list[str] = []
     where: list[int] = []
+    after_ascii = False  # the last character kept is ASCII
     for i, c in enumerate(text):
-        if c in _INVISIBLE:
+        if c.isascii():
+            out.append(c)
+            where.append(i)
+            after_ascii = True
             continue
-        n = c if c.isascii() else unicodedata.normalize("NFKC", c)
+        if _invisible(c, after_ascii, unicodedata.category):
+            continue
+        n = unicodedata.normalize("NFKC", c)
         out.append(n)
         where.extend([i] * len(n))
+        after_ascii = n.isascii()
     copy = _fold_confusables("".join(out))
     if copy == text:
         return text, None

@@ -27,7 +27,6 @@ from git_memex.secrets.redact import (
     scan_text,
     strip_private,
 )
-
 from git_memex.secrets.tokens import keep_for
 
 from conftest import vectors
