@@ -200,15 +200,23 @@ _DOCUMENTED_PREFIXES: dict[str, tuple[str, ...]] = {
 
 class Provider:
     """One rule of the provider family, built in (`_PROVIDER_SPECS`) or from `secrets.formats`:
-    its pattern, the check on the value, the literals every match holds (lower case; a text with
-    none of them never compiles nor runs the pattern), and the length of the documented prefix a
-    mask may leave (``keep``; None: the built-in table `_DOCUMENTED_PREFIXES`)."""
+    its pattern, the check on the value (for a format: on the value after its ``keep`` prefix),
+    the literals every match holds (lower case; a text with none of them never compiles nor runs
+    the pattern), an ``anchor`` pattern every match holds too (a format whose literals are common
+    text), and the length of the documented prefix a mask may leave (``keep``; None: the built-in
+    table `_DOCUMENTED_PREFIXES`)."""
 
-    __slots__ = ("check", "hints", "keep", "rule", "rx")
+    __slots__ = ("anchor", "check", "hints", "keep", "rule", "rx")
 
     def __init__(self, rule: str, rx: Rx, check: Callable[[str], bool] | None,
-                 hints: tuple[str, ...], keep: int | None = None) -> None:
+                 hints: tuple[str, ...], keep: int | None = None, anchor: Rx | None = None) -> None:
         self.rule, self.rx, self.check, self.hints, self.keep = rule, rx, check, hints, keep
+        self.anchor = anchor
+
+    def accepts(self, value: str) -> bool:
+        if self.check is None:
+            return True
+        return self.check(value[self.keep :] if self.keep else value)
 
 
 _BUILT_IN = tuple(Provider(rule, rx, check, _PROVIDER_HINTS[rule]) for rule, rx, check in _PROVIDERS)
@@ -218,9 +226,10 @@ _hint_index: dict[str, tuple[Provider, ...]] = {}
 
 def providers() -> tuple[Provider, ...]:
     """The built-in rules, then those of `git_memex.secrets.formats` when that module is there
-    (its ``FORMATS``: records with ``rule``, ``pattern`` in RE2 syntax, ``keep``, ``check``,
-    ``left``/``right``, the characters that may not touch a match on that side, and ``hints``).
-    Read on first use: a process that never scans never imports the table."""
+    (its ``FORMATS``: records with ``rule``, ``pattern`` in RE2 syntax, ``keep``, ``check`` (on
+    the value after ``keep``), ``left``/``right``, the characters that may not touch a match on
+    that side, ``hints`` and an optional ``anchor``). Read on first use: a process that never
+    scans never imports the table."""
     global _providers
     if _providers is None:
         found = list(_BUILT_IN)
@@ -231,7 +240,9 @@ def providers() -> tuple[Provider, ...]:
         for f in getattr(formats, "FORMATS", ()):
             rx = Rx(f.pattern, raw=True, before=f"[^{f.left}]" if f.left else None,
                     after=f"[^{f.right}]" if f.right else None)
-            found.append(Provider(f.rule, rx, f.check, tuple(h.lower() for h in f.hints), f.keep))
+            anchor = getattr(f, "anchor", "")
+            found.append(Provider(f.rule, rx, f.check, tuple(h.lower() for h in f.hints), f.keep,
+                                  Rx(anchor, raw=True) if anchor else None))
         index: dict[str, list[Provider]] = {}
         for p in found:
             for hint in p.hints:
@@ -261,11 +272,11 @@ def _provider_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str
         if not hinted:
             return
     for p in everyone:
-        if use_hint and id(p) not in hinted:
+        if use_hint and (id(p) not in hinted or (p.anchor is not None and p.anchor.search(text) is None)):
             continue
         regex = p.rx
         group = "v" if "v" in regex.groupindex else 0
         for m in regex.finditer(text):
             value = m.group(group)
-            if p.check is None or p.check(value):
+            if p.accepts(value):
                 yield p.rule, m.start(group), m.end(group)
