@@ -6,6 +6,7 @@ placeholders, references, identifiers and code that such names are also given.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 
 from git_memex.secrets.masking import REDACTED, _has_digit, _is_masked, _Lazy, _lazy, _mixed_case
@@ -58,6 +59,7 @@ _NON_SECRET_QUALIFIERS = frozenset(
 _CAMEL_PARTS = _lazy(r"(?P<_0__1>[A-Z]+)(?:[^a-z]|\Z)|(?P<_0__2>[A-Z]?[a-zß-öø-ÿ]+)|(?P<_0__3>[0-9]+)")
 
 
+@functools.lru_cache(maxsize=4096)  # names repeat (every line of an env dump, every config)
 def _name_kind(name: str) -> str | None:
     """Classify a key name: "password", "secret", or None when it does not hold a secret."""
     parts = [p.lower() for p in _CAMEL_PARTS.findall(name)]
@@ -81,17 +83,50 @@ def _name_kind(name: str) -> str | None:
 
 
 # A value in the same quotes on both sides (one alternative per quote: RE2 has no
-# back-reference), or unquoted: printable ASCII but quotes (not a negated class: (?i)).
+# back-reference; at most 256 characters, `_fits`: a counted repeat of a class that holds every
+# non-ASCII character is costly to compile), or unquoted: printable ASCII but quotes (not a
+# negated class, and outside (?i): case folding adds non-ASCII letters to it).
+_MAX_VALUE = 256
 _ASSIGN_VALUE = (
-    r"(?:(?P<q__1>\")(?P<vq__1>[^\n\"'`]{1,256}?)\"|(?P<q__2>')(?P<vq__2>[^\n\"'`]{1,256}?)'"
-    r"|(?P<q__3>`)(?P<vq__3>[^\n\"'`]{1,256}?)`"
+    r"(?-i:(?P<q__1>\")(?P<vq__1>[^\n\"'`]+)\"|(?P<q__2>')(?P<vq__2>[^\n\"'`]+)'"
+    r"|(?P<q__3>`)(?P<vq__3>[^\n\"'`]+)`"
     r"|(?P<vu>[!#-&(-_a-~]{1,256}))"
 )
+
+
+def _fits(m: Match) -> bool:
+    """The quoted value of an `_ASSIGN_VALUE` match is at most `_MAX_VALUE` characters."""
+    try:
+        vq = m.group("vq")
+    except IndexError:  # a pattern without a quoted value (`_XML_ASSIGN`)
+        return True
+    return vq is None or len(vq) <= _MAX_VALUE
 # (An unquoted value that starts with "//" is a URL's rest, not a value: `_assignment_candidates`.)
 _ASSIGN = _lazy(
     r"(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63}|contraseña)[\"']?\]?[ \t]*"
-    r"(?P<sep>:=|=>|=|:|：)[ \t]*" + _ASSIGN_VALUE,
+    r"(?P<sep>:::=|::=|:=|=>|\.=|\?=|\+=|=|:|：)[ \t]*" + _ASSIGN_VALUE,
     before="[^A-Za-z0-9_.:]",
+)
+# Go, Kotlin, Swift, TypeScript, Rust: a type between the name and "=" (`var dbPassword string =`,
+# `val apiKey: String =`, `let api_key: &str =`).
+_TYPED_ASSIGN = _lazy(
+    r"\b(?:var|val|let|const)[ \t]+(?:mut[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63})"
+    r"(?:[ \t]*:[ \t]*|[ \t]+)&?'?[A-Za-z_][\w.\[\]*<>]{0,40}[ \t]*(?P<sep>=)[ \t]*" + _ASSIGN_VALUE
+)
+# A secret set by a call: `System.setProperty("X_TOKEN", "…")`, `os.Setenv("DB_PASSWORD", "…")`,
+# `os.environ.setdefault("API_KEY", "…")`, `putenv("X=…")` is `_ASSIGN`'s.
+_CALL_ASSIGN = _lazy(
+    r"\b(?:setProperty|Setenv|setenv|putenv|setdefault|set_var|SetEnvironmentVariable)[ \t]*\([ \t]*"
+    r"[\"'](?P<name>[A-Za-z][\w.-]{0,63})[\"'][ \t]*,[ \t]*" + _ASSIGN_VALUE
+)
+# Log lines: "[DEBUG] Using Key=…", "auth: using token … for upload". Only a value that looks
+# generated (16 characters or more, letters and digits) counts: "Using Key=default" is a word.
+_LOG_ASSIGN = _lazy(
+    r"(?i)\b(?:using|with|got|loaded|sending|sent|found|read|generated|created|issued)[ \t]+"
+    r"(?:(?:the|a|an|new)[ \t]+)?(?:(?:api|access|secret|auth|session|bearer|private|client)[ _-]?)?"
+    r"(?P<name>key|token|secret|password|apikey)[ \t]*(?:[=:][ \t]*|[ \t]+)"
+    r"[\"']?(?P<vu>[A-Za-z0-9_\-./+=]{16,256})",
+    after=r"[\s\"',;)\]]",  # the whole word: "Key=VmFYK7WG3CkgVmTl:c*X" is not a value of this shape
 )
 # "set `API_KEY` to X" in prose, and .NET-style <add key="Password" value="X" />.
 _SET_TO = _lazy(
@@ -167,11 +202,13 @@ _LABEL_ASSIGN = _lazy(
     r"|(?P<name__2>" + _I18N_GLUED_WORDS + r"))"
     r"(?P<mid>[ \t][^\n:：=]{0,30}?)?"
     r"(?:(?:[ \t]*[:：=]|[ \t]+(?P<cop>" + _COPULAS + r")[ \t]|[ \t]*คือ[ \t]*|[ \t]*は|[ \t]*는)"
-    r"[ \t]*(?:(?P<q__1>[\"'“«„「])(?P<vq__1>[^\n\"'“”«»„「」]{1,128})[\"'”»“」]"
-    r"|[\"'“«„「]?(?P<vu__1>[^\s\"'“”«»„「」]{1,256}))"
-    r"|[ \t]*(?:(?P<q__2>[「“])(?P<vq__2>[^\n\"'“”«»„「」]{1,128})[\"'”»“」]"
-    r"|[「“](?P<vu__2>[^\s\"'“”«»„「」]{1,256})|(?P<vu__3>『[^\s\"'“”«»„「」]{0,255})))"
+    r"[ \t]*(?:(?P<q__1>[\"'“«„「])(?P<vq__1>[^\n\"'“”«»„「」]+)[\"'”»“」]"
+    r"|[\"'“«„「]?(?P<vu__1>[^\s\"'“”«»„「」]+))"
+    r"|[ \t]*(?:(?P<q__2>[「“])(?P<vq__2>[^\n\"'“”«»„「」]+)[\"'”»“」]"
+    r"|[「“](?P<vu__2>[^\s\"'“”«»„「」]+)|(?P<vu__3>『[^\s\"'“”«»„「」]*)))"
 )
+# (The value classes hold non-ASCII holes: unbounded here, a quoted value of more than 128
+# characters skipped and an unquoted one cut at 256 in `_label_candidates`.)
 # "db pass Kx81Mq22pz", "wifi pass Tz9!qw4Rm5": a short label after what it opens, with only a
 # space before the value; the value must hold a letter and a digit.
 _QUALIFIED_PASS = _lazy(
@@ -262,10 +299,10 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         return False
     if value[0] == "!" and value[1:].isalpha():  # YAML tag: "!vault |", "!Ref"
         return False
-    if ("{" in value and "}" in value) or (
+    if _templated(value) or (
         not quoted and (_KWARG.fullmatch(value) or ("=" in value and "," in value))
     ):
-        return False  # a template ("//{}:_authToken") or code ("Token=None")
+        return False  # a template ("//{}:_authToken", "Bearer {token}") or code ("Token=None")
     if (
         "://" in value
         or _ENV_REF.fullmatch(value)
@@ -273,8 +310,7 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         or _HEADER_NAME.fullmatch(value)  # "Access-Control-Allow-Credentials"
         or _FILE_PATH.match(value)
         or _PLACEHOLDER_SHAPE.fullmatch(value)
-        or "(" in value
-        or "[" in value
+        or _CALL.match(value)  # os.getenv("DB_PASSWORD"), os.environ["API_KEY"]
     ):
         return False
     if _DOTTED_REF.fullmatch(value) and all(_REF_SEGMENT.fullmatch(p) for p in value.split(".")):
@@ -283,7 +319,7 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         words = {p.lower() for p in _CAMEL_PARTS.findall(value)}
         if words & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}):
             return False  # key_password, AccessToken, credential_tuple: a variable or a type
-    if not quoted and (_is_camel_ident(value) or _SNAKE_IDENT.fullmatch(value)):
+    if not quoted and (_is_camel_ident(value) or (_SNAKE_IDENT.fullmatch(value) and not _generated_tail(value))):
         return False  # "token: AccessToken", "user, password = proxy_auth": code, not a literal
     if low.startswith(
         ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:")
@@ -294,6 +330,33 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
     if _WORDY.fullmatch(value) or _NUMBERISH.fullmatch(value) or _is_slug(value):
         return False
     return not (value.isalpha() and value.islower())
+
+
+# Placeholders: the ones no password holds (`${X}`, `{{ x }}`, `{% %}`, `$(cmd)`, `%(x)s`, `#{x}`),
+# and the plain ones a password may hold by chance (`{river}`, `[shadow]`, `<name>`, `{0}`).
+_STRONG_TEMPLATE = _lazy(r"\$\{|\{\{|\}\}|\{%|%\}|\$\(|%\([A-Za-z_]\w*\)[sdr]|#\{")
+_PLAIN_PLACEHOLDER = _lazy(r"\{[A-Za-z_]*\}|\{[0-9]{0,2}\}|\{[A-Za-z_]\w*![rsa]\}|\[[A-Za-z_ -]+\]|<[A-Za-z_][\w .-]*>")
+_CALL = _lazy(r"[A-Za-z_][A-Za-z_.]*[(\[]")  # a call or a subscript: os.environ["X"], form.data['p']
+
+
+def _templated(value: str) -> bool:
+    """A template, not a literal: a placeholder no password holds (``${DB_PASSWORD}``,
+    ``{{ secret }}``, ``$(pass show x)``), or plain placeholders (``{token}``, ``[TOKEN]``,
+    ``<your-token>``) with nothing around them but words ("Bearer {token}"). A password may hold
+    ``{}[]()$`` ("blue {river} 42", "p@ss(w0rd)!"): what is around its brackets has a digit or a
+    symbol."""
+    if _STRONG_TEMPLATE.search(value) is not None:
+        return True
+    pieces = [m.span() for m in _PLAIN_PLACEHOLDER.finditer(value)]
+    if not pieces:
+        return False
+    rest, pos = [], 0
+    for s, e in pieces:
+        rest.append(value[pos:s])
+        pos = e
+    rest.append(value[pos:])
+    around = "".join(rest)
+    return not any(c.isdigit() or not (c.isalpha() or c in " -_./:") for c in around)
 
 
 _GLUED_SECRET_WORD = _lazy(r"[a-z0-9](?:secret|token|passw(?:or)?d|pass|key)s?\Z")
@@ -322,12 +385,30 @@ _SEGMENT_SEPARATORS = str.maketrans("-_.", "///")
 
 
 def _is_slug(value: str) -> bool:
-    """A lower-case name made of words ("prod-cert-2024", "v2-compatible"): names a secret."""
+    """A lower-case name made of words ("prod-cert-2024", "v2-compatible"): names a secret. A
+    generated segment (12 characters or more, letters and digits mixed) makes it a value with a
+    word prefix instead ("key-3ax6xnjp29jd6fds…", "shippo_live_0b1c…", "pul-35254…"; `_generated`)."""
     if value.lower() != value:
         return False
     segments = [s for s in value.translate(_SEGMENT_SEPARATORS).split("/") if s]
+    if any(_generated(s) for s in segments):
+        return False
     words = sum(1 for s in segments if s.isalpha() and len(s) >= 3)
     return len(segments) >= 2 and words * 2 >= len(segments)
+
+
+def _generated_tail(value: str) -> bool:
+    """A snake_case value whose last part is generated (`_generated`): a vendor's word prefix and
+    a key ("shippo_live_0b1c…"), not a variable's name."""
+    return _generated(value.rsplit("_", 1)[-1])
+
+
+def _generated(segment: str) -> bool:
+    """12 characters or more, letters and at least 3 digits: generated, not a word ("ec2capacity…")."""
+    if len(segment) < 12 or sum(c.isdigit() for c in segment) < 3 or not any(c.isalpha() for c in segment):
+        return False
+    steps = sum(1 for a, b in zip(segment, segment[1:], strict=False) if ord(b) - ord(a) == 1)
+    return steps * 2 < len(segment)  # "abcdefghijklmnopqrstuvwxyz123" is an alphabet, not a key
 
 
 def _is_camel_ident(value: str) -> bool:
@@ -381,7 +462,7 @@ _PROSE_WORDS = frozenset(
         "bei", "nach", "geschützt", "gesperrt", "pessoal", "personnel", "personnelle",
     }
 )
-_SPACED_BAD = _lazy(r"[<>{}`]|\$[({A-Za-z_]|://|%[sd]")
+_SPACED_BAD = _lazy(r"[<>`]|\$[({A-Z_]|://|%[sd]")
 _LINE_WINDOW = 130  # characters looked at for an unquoted value that runs to the line's end
 
 
@@ -426,7 +507,7 @@ def _plausible_spaced(value: str, *, quoted: bool, env: bool) -> bool:
     if not 5 <= len(value) <= 128 or not 2 <= len(words) <= (5 if quoted else 4):
         return False
     low = value.lower()
-    if value[0] in "*#" or _SPACED_BAD.search(value) or _is_masked(value):
+    if value[0] in "*#" or _SPACED_BAD.search(value) or _templated(value) or _is_masked(value):
         return False
     if any(w in low for w in ("password", "passwd", "passphrase", "secret", "token")):
         return False  # 'password="a bpassword=': a run of labels, or a sentence about one
@@ -444,7 +525,8 @@ def _finditer_names(regex: _Lazy, text: str) -> Iterator[Match]:
     """Like ``finditer`` but resumes after the *name*, so "note: password = x" finds both."""
     pos = 0
     while (m := regex.search(text, pos)) is not None:
-        yield m
+        if _fits(m):
+            yield m
         pos = max(m.end("name"), pos + 1)
 
 
@@ -453,7 +535,7 @@ def _finditer_unless(regex: _Lazy, text: str, reject: Callable[[str, Match], boo
     its name, as if the pattern had failed there (a look-ahead RE2 cannot spell)."""
     pos = 0
     while (m := regex.search(text, pos)) is not None:
-        if reject(text, m):
+        if reject(text, m) or not _fits(m):
             pos = max(m.end("name"), pos + 1)
             continue
         yield m
@@ -470,7 +552,8 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
     tag_dashes = {m.start("value") - 1 for m in _TAG_FORM.finditer(text)} if tags else set()
     if tag_dashes:
         yield from _tag_candidates(text)
-    for regex in (_ASSIGN, _FLAG_ASSIGN, _XML_ASSIGN, _NAME_VALUE, _SET_TO, _KEY_VALUE_ATTR):
+    for regex in (_ASSIGN, _TYPED_ASSIGN, _CALL_ASSIGN, _FLAG_ASSIGN, _XML_ASSIGN, _NAME_VALUE, _SET_TO,
+                  _KEY_VALUE_ATTR):
         for m in _finditer_names(regex, text):
             if regex is _ASSIGN and (m.group("vu") or "").startswith("//"):
                 continue  # "https://…": the rest of a URL, not a value
@@ -507,7 +590,8 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                     continue
             if _plausible_value(value, kind, quoted=key == "vq"):
                 yield "generic-secret-assignment", start, end
-    for m in (*_finditer_unless(_IS_ASSIGN, text, _not_pass_is), *_FOR_ASSIGN.finditer(text)):
+    for_assign = _finditer_unless(_FOR_ASSIGN, text, lambda _t, _m: False)
+    for m in (*_finditer_unless(_IS_ASSIGN, text, _not_pass_is), *for_assign):
         key = "vq" if m.group("vq") is not None else "vu"
         value = m.group(key).rstrip(".,;:)]}>*_")  # also markdown emphasis: "**policy**"
         name = m.group("name").lower()
@@ -518,6 +602,10 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
         if _strong_prose(value, linked) and _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start(key), m.start(key) + len(value)
     yield from _label_candidates(text, tag_dashes)
+    for m in _LOG_ASSIGN.finditer(text):
+        value = m.group("vu").rstrip(".,;:)]}>")
+        if _letter_and_digit(value) and len(value) >= 16 and _plausible_value(value, "secret"):
+            yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
     for m in _QUALIFIED_PASS.finditer(text):
         value = m.group("vu").rstrip(".,;:)]}>")
         if not value.startswith("-") and _letter_and_digit(value) and _strong_prose(value, "password") and _plausible_value(value, "password"):
@@ -547,6 +635,8 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
     """Values after a label of the one label table (`_LABEL_ASSIGN`): a spaced value whole (quoted,
     or unquoted to the end of its line), else its first word when it looks like a password."""
     for m in _LABEL_ASSIGN.finditer(text):
+        if m.group("vq") is not None and len(m.group("vq")) > 128:
+            continue
         name = m.group("name").lower()
         english = name in _ENGLISH_LABELS
         cop = (m.group("cop") or "").lower()
@@ -564,7 +654,7 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
                     yield "generic-secret-assignment", m.start("vq"), m.end("vq")
                 continue
         else:
-            value = m.group("vu")
+            value = m.group("vu")[:_MAX_VALUE]
             if m.start("vu") in tag_dashes:
                 continue  # a tag ("senha:-veja-o-cofre"): `_tag_candidates`'
 

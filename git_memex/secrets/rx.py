@@ -38,14 +38,23 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# Python's `\w` and `\s` on str, as RE2 class items. `\w`: letters, numbers, underscore;
-# `\s`: str.isspace() (tab to CR, the separators 0x1c-0x1f, space, NEL, and category Z).
-_W = r"\pL\pN_"
-_S = r"\t-\r\x1c-\x20\x85\pZ"
+# Python's `\w` and `\s`, as RE2 class items, in the form RE2 compiles cheaply. RE2 builds a
+# program per UTF-8 range of a class, and a counted repeat multiplies it: Unicode letters and
+# numbers (`\pL\pN_`) took ~140 ms to compile in `[\w.-]{0,63}`, Python's Unicode spaces ~12 ms
+# in `[^\s"']{1,256}`, and a hook pays every pattern its text needs (docs/security.md). So:
+# `\w` is ASCII letters, digits and "_", the Latin-1 letters, and every character from U+0100 on
+# but General Punctuation (U+2000-U+206F) and CJK Symbols and Punctuation (U+3000-U+303F): the
+# letters of every script, and the few symbols above U+0100 (arrows, math) taken for letters too.
+# `\s` is ASCII (tab to CR, the separators 0x1c-0x1f, space): detection reads the NFKC copy
+# (`redact._detection_copy`), where NBSP, U+2000-U+200A, U+202F, U+205F and U+3000 are already
+# spaces; only NEL, U+1680 and U+2028/9 are not taken for spaces.
+_W = (r"0-9A-Za-z_\x{AA}\x{B5}\x{BA}\x{C0}-\x{D6}\x{D8}-\x{F6}\x{F8}-\x{1FFF}\x{2070}-\x{2FFF}"
+      r"\x{3040}-\x{10FFFF}")
+_S = r"\t-\r\x1c-\x20"
 _REPLACE_IN_CLASS = {"w": _W, "s": _S}
 _REPLACE_OUTSIDE = {"w": f"[{_W}]", "W": f"[^{_W}]", "s": f"[{_S}]", "S": f"[^{_S}]", "Z": r"\z"}
 # Whole classes RE2 cannot spell item by item: \w without digits or without "_".
-_WHOLE_CLASSES = {r"[^\W\d]": r"[\pL\p{Nl}\p{No}_]", r"[^\W_]": r"[\pL\pN]"}
+_WHOLE_CLASSES = {r"[^\W\d]": "[" + _W.replace("0-9", "") + "]", r"[^\W_]": "[" + _W.replace("_", "") + "]"}
 _FORBIDDEN = ("(?=", "(?!", "(?<=", "(?<!", "(?P=")
 _LEADING_FLAGS = r"\(\?([aiLmsux]+)\)"  # (read on pattern sources, for `Rx.python`)
 
@@ -127,8 +136,8 @@ def _subject(text: str) -> tuple[bytes, list[int] | None]:
     return data, chars
 
 
-def _to_bytes(chars: list[int] | None, pos: int) -> int:
-    return pos if chars is None else bisect.bisect_right(chars, pos) - 1
+_UNANCHORED, _START, _BOTH = 0, 1, 2
+_ANCHORS: list[Any] = []  # RE2's anchor values, by the three above (filled on the first compile)
 
 
 # --------------------------------------------------------------------------- matches
@@ -221,6 +230,8 @@ class Rx:
     def _compile(self) -> None:
         import re2
 
+        if not _ANCHORS:
+            _ANCHORS.extend((re2._Anchor.UNANCHORED, re2._Anchor.ANCHOR_START, re2._Anchor.ANCHOR_BOTH))
         options = re2.Options()
         options.log_errors = False
         options.max_mem = 64 << 20  # the large Unicode classes need more than the default 8 MiB DFA
@@ -283,23 +294,21 @@ class Rx:
         return {k: v[0] - self._offset for k, v in self._aliases.items() if "__" not in k}
 
     # ---- matching
-    def _run(self, anchor: Any, text: str, pos: int, end: int | None = None) -> Match | None:
+    def _run(self, anchor: int, text: str, pos: int) -> Match | None:
         if not self._compiled:
             self._compile()
-        import re2
-
         data, chars = _subject(text)
-        n = len(text)
-        pos = max(0, min(pos, n))
-        regex = self._regex
-        start = pos
-        if pos > 0 and self._before is not None:
-            regex, start = self._shifted, pos - 1
-        bstart = _to_bytes(chars, start)
-        bend = len(data) if end is None else _to_bytes(chars, end)
-        if anchor is re2._Anchor.ANCHOR_BOTH and self._after is not None and end is None:
-            anchor = re2._Anchor.ANCHOR_START  # the "after" context ends at \z, never past it
-        spans = regex.Match(anchor, data, bstart, bend)
+        if pos <= 0:
+            regex, start = self._regex, 0
+        elif self._before is not None:
+            regex, start = self._shifted, min(pos, len(text)) - 1
+        else:
+            regex, start = self._regex, min(pos, len(text))
+        if chars is not None:
+            start = bisect.bisect_right(chars, start) - 1
+        if anchor == _BOTH and self._after is not None:
+            anchor = _START  # the "after" context ends at \z, never past it
+        spans = regex.Match(_ANCHORS[anchor], data, start, len(data))
         if spans[0][0] < 0:
             return None
         if chars is not None:
@@ -307,21 +316,15 @@ class Rx:
         return Match(self, text, spans)
 
     def search(self, text: str, pos: int = 0) -> Match | None:
-        import re2
-
-        return self._run(re2._Anchor.UNANCHORED, text, pos)
+        return self._run(_UNANCHORED, text, pos)
 
     def match(self, text: str, pos: int = 0) -> Match | None:
         """A match that starts at ``pos`` (its ``before`` context, if any, just before it)."""
-        import re2
-
-        m = self._run(re2._Anchor.ANCHOR_START, text, pos)
+        m = self._run(_START, text, pos)
         return m if m is not None and m.start() == pos else None
 
     def fullmatch(self, text: str) -> Match | None:
-        import re2
-
-        m = self._run(re2._Anchor.ANCHOR_BOTH, text, 0)
+        m = self._run(_BOTH, text, 0)
         return m if m is not None and m.end() == len(text) else None
 
     def finditer(self, text: str) -> Iterator[Match]:

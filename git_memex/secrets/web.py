@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from git_memex.secrets.assignments import _plausible_value
+from git_memex.secrets.assignments import _plausible_value, _strong
 from git_memex.secrets.masking import _has_digit, _is_masked, _lazy
 
 # scheme://user:password@host — the password is the value; "localhost:8080@" style ports are not.
@@ -24,12 +24,33 @@ _CLI_PASSWORD = (
     _lazy(r"\bmysql(?:dump|admin|sh)?\b[^\n]*?[ \t]-p[\"']?(?P<v>[^\s\"']+)"),
     # .pgpass: host:port:database:user:password
     _lazy(r"(?m)^[\w.*-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<v>\S+)$"),
-    # curl -u user:password, curl --user[=]user:password (quoted or not)
-    _lazy(r"\bcurl\b[^\n]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=|(?:[\"'])))[\"']?[^\s:\"'$]{1,100}:"
-          r"(?P<v>[^\s\"']+)"),
+    # curl -u user:password in its spellings: -uUSER:PW, -su 'u:p' (flags before it), --user=,
+    # --user "u:p"; -U and --proxy-user for the proxy's
+    _lazy(r"\bcurl\b[^\n]*?[ \t](?:-[A-Za-z]*[uU][ \t]*|--(?:proxy-)?user(?:[ \t]+|=|(?:[\"'])))[\"']?"
+          r"[^\s:\"'$]{1,100}:(?P<v>[^\s\"']+)"),
     # sshpass -p password (glued or not); -e and -f read it from elsewhere
     _lazy(r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*[\"']?(?P<v>[^\s\"']+)"),
+    # ldapsearch/ldapwhoami/… -w password (glued or not; -W prompts, -y reads a file)
+    _lazy(r"\bldap(?:search|modify|add|delete|whoami|passwd|compare|exop|modrdn|url)\b[^\n]*?[ \t]-w[ \t]*"
+          r"[\"']?(?P<v>[^\s\"']+)"),
+    # redis-cli -a password, --pass password
+    _lazy(r"\bredis-cli\b[^\n]*?[ \t](?:-a|--pass)[ \t]+[\"']?(?P<v>[^\s\"']+)"),
+    # keytool/jarsigner -storepass P, -keypass P (and their src/dest forms); openssl -passin pass:P
+    _lazy(r"(?:^|[ \t])-(?:src|dest)?(?:store|key)pass[ \t]+[\"']?(?P<v>[^\s\"']+)"),
+    _lazy(r"(?:^|[ \t])-pass(?:in|out)?[ \t]+[\"']?pass:(?P<v>[^\s\"']+)"),
 )
+# htpasswd -b FILE USER PW, -nb USER PW (flags glued in any order): the password is the third
+# (with -n: the second) word after the flags; read in Python from the rest of the line.
+_HTPASSWD = _lazy(r"\bhtpasswd\b(?P<rest>[^\n]*)")
+# Microsoft Teams incoming webhooks: the path after webhookb2/ is the credential (Microsoft's
+# documented shape: GROUP-GUID@TENANT-GUID/IncomingWebhook/32 hex/CONNECTOR-GUID, then maybe more).
+_GUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_TEAMS_WEBHOOK = _lazy(
+    r"(?i)https://[A-Za-z0-9.-]+\.webhook\.office\.com/webhookb2/"
+    rf"(?P<v>{_GUID}@{_GUID}/IncomingWebhook/[0-9a-f]{{32}}/{_GUID}(?:/[A-Za-z0-9_-]+)?)"
+)
+# .npmrc: //registry/:_authToken=…, _auth=… (base64 user:password), _password=… (base64)
+_NPMRC = _lazy(r"//[^\s/:]+(?:/[^\s:]*)?/?:_(?:authToken|auth|password)[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"']+)")
 _AZURE_SAS = _lazy(r"[?&]sv=\d{4}-\d\d-\d\d&[^\s\"'<>]*?\bsig=(?P<v>[A-Za-z0-9%+/=]{20,})")
 _AUTH_HEADER = _lazy(
     r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token|digest)[ \t]+"
@@ -54,14 +75,59 @@ _WEB_HINTS = {
     "pgpass-password": (":",),
     "curl-password": ("curl",),
     "sshpass-password": ("sshpass",),
+    "ldap-password": ("ldap",),
+    "redis-password": ("redis-cli",),
+    "keytool-password": ("pass ",  "pass\t"),
+    "openssl-password": ("pass:",),
+    "htpasswd": ("htpasswd",),
+    "teams-webhook": ("webhook.office.com",),
+    "npmrc": (":_auth", ":_password"),
     "url-credentials": ("://",),
     "authorization-header": ("authorization",),
     "bearer": ("bearer",),
 }
 
 
+# Flags whose value must look like a password (letters and a digit or a symbol): prose names them.
+_FLAG_WORDS = frozenset({"ldap-password", "redis-password", "keytool-password", "openssl-password"})
+
+
 def _web_hinted(low: str, key: str, use_hint: bool) -> bool:
     return not use_hint or any(h in low for h in _WEB_HINTS[key])
+
+
+def _htpasswd_password(rest: str) -> tuple[int, int, str] | None:
+    """(start, end, value) in `rest` (what follows "htpasswd" on its line) of the password given
+    with -b: after the flags, FILE USER PASSWORD, or USER PASSWORD with -n; None without -b."""
+    words: list[tuple[int, int]] = []
+    pos = 0
+    while pos < len(rest):
+        while pos < len(rest) and rest[pos] in " \t":
+            pos += 1
+        start = pos
+        while pos < len(rest) and rest[pos] not in " \t":
+            pos += 1
+        if pos > start:
+            words.append((start, pos))
+    flags = ""
+    positional: list[tuple[int, int]] = []
+    for s, e in words:
+        word = rest[s:e]
+        if not positional and word.startswith("-") and word[1:].isalpha():
+            flags += word[1:]
+        elif not positional and word.isdigit() and flags.endswith(("C", "r")):
+            continue  # -C cost, -r rounds
+        else:
+            positional.append((s, e))
+    if "b" not in flags:
+        return None
+    at = 1 if "n" in flags else 2
+    if len(positional) <= at:
+        return None
+    s, e = positional[at]
+    if rest[s] in "\"'" and e - s >= 2 and rest[e - 1] == rest[s]:
+        s, e = s + 1, e - 1
+    return s, e, rest[s:e]
 
 
 def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int, int]]:
@@ -75,17 +141,33 @@ def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int
                 yield "session-cookie", m.start("v"), m.end("v")
     for regex, rule, key in zip(
         _CLI_PASSWORD,
-        ("netrc-password", "cli-password", "cli-password", "pgpass-password", "cli-password", "cli-password"),
+        ("netrc-password", "cli-password", "cli-password", "pgpass-password", "cli-password", "cli-password",
+         "cli-password", "cli-password", "cli-password", "cli-password"),
         ("netrc-password", "login-password", "mysql-password", "pgpass-password", "curl-password",
-         "sshpass-password"),
+         "sshpass-password", "ldap-password", "redis-password", "keytool-password", "openssl-password"),
         strict=True,
     ):
         if not _web_hinted(low, key, use_hint):
             continue
         for m in regex.finditer(text):
             value = m.group("v")
+            if key in _FLAG_WORDS and not _strong(value):
+                continue  # "redis-cli -a prints a warning": a word after the flag, not a password
             if _plausible_value(value, "password"):
                 yield rule, m.start("v"), m.end("v")
+    if _web_hinted(low, "htpasswd", use_hint):
+        for m in _HTPASSWD.finditer(text):
+            found = _htpasswd_password(m.group("rest"))
+            if found is not None and _strong(found[2]) and _plausible_value(found[2], "password"):
+                yield "cli-password", m.start("rest") + found[0], m.start("rest") + found[1]
+    if _web_hinted(low, "teams-webhook", use_hint):
+        for m in _TEAMS_WEBHOOK.finditer(text):
+            yield "teams-webhook", m.start("v"), m.end("v")
+    if _web_hinted(low, "npmrc", use_hint):
+        for m in _NPMRC.finditer(text):
+            value = m.group("v")
+            if len(value) >= 8 and not _is_masked(value) and "${" not in value and "{{" not in value:
+                yield "npmrc-auth-token", m.start("v"), m.end("v")
     for m in (_URL_CREDS.finditer(text) if _web_hinted(low, "url-credentials", use_hint) else ()):
         value = m.group("v")
         if value.isdigit() and len(value) <= 5:

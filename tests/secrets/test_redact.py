@@ -354,6 +354,36 @@ def test_attack3_families_recall_and_precision() -> None:
     _family_figures("attack-3", ATTACK3_FAMILIES, ATTACK3_NOTE, min_pos=25, min_neg=12, held_recall=0.9)
 
 
+# The families of issue 31 the vendor-format table does not answer: places (Slack and Teams
+# webhooks, .npmrc, log lines, setProperty, Go `var x T =`, PHP `.=`, Makefile `::=`/`?=`),
+# command lines (ldapsearch -w, redis-cli -a, htpasswd -b, curl -u in its spellings, keytool),
+# passwords with spaces or {}[]()$, lower-case word-prefixed values under a secret-named key.
+# Both halves were written before the detector was changed for them.
+ISSUE31_FAMILIES = {"place", "cli", "spaced31", "word-prefixed"}
+
+
+def test_issue31_families_recall_and_precision() -> None:
+    """Both halves of the issue-31 families (tuning: positives/negatives, held-out: held_out)."""
+    tuned_pos, tuned_neg = _families(ISSUE31_FAMILIES, "look-alike of issue-31 forms", POSITIVES, NEGATIVES)
+    tuned = _recall_precision(tuned_pos, tuned_neg)
+    held_pos, held_neg = _families(ISSUE31_FAMILIES, "held-out look-alike of issue-31 forms (written before tuning)",
+                                   HELD_OUT["positives"], HELD_OUT["negatives"])
+    held = _recall_precision(held_pos, held_neg)
+    assert len(held_pos) >= 20 and len(held_neg) >= 10
+    assert {p["family"].partition(":")[2] for p in held_pos} == ISSUE31_FAMILIES
+    print(
+        f"\nissue-31 families, tuning half ({len(tuned_pos)} positives, {len(tuned_neg)} negatives): recall {tuned[0]:.3f}, precision {tuned[1]:.3f}; "
+        f"held-out half ({len(held_pos)} positives, {len(held_neg)} negatives): "
+        f"recall {held[0]:.3f}, precision {held[1]:.3f}"
+    )
+    for miss in tuned[2] + held[2]:
+        print("  missed:", repr(miss[:120]))
+    for hit in tuned[3] + held[3]:
+        print("  false positive:", hit[:120])
+    assert tuned[0] >= 0.98 and tuned[1] >= 0.95
+    assert held[0] >= 0.9 and held[1] >= 0.95
+
+
 def test_detection_reads_folded_text_and_masks_the_original_span() -> None:
     """A Cyrillic "а" and a zero-width space in the label, a bidi override before the value and a
     zero-width space inside it: found on the folded copy, masked on the text as written."""
