@@ -530,6 +530,23 @@ def _finditer_names(regex: _Lazy, text: str) -> Iterator[Match]:
         pos = max(m.end("name"), pos + 1)
 
 
+# Literals every match of a pattern holds, in the lowered text (as `tokens._PROVIDER_HINTS`): a
+# text without them skips the pattern. `_LABEL_HINTS` gate the label-driven prose forms (each of
+# their labels holds one: password, passwd, passphrase, pwd, pass, pw, secret, token, api key,
+# requirepass, masterauth; the log form's key, token, secret, password).
+_HINTS: dict[_Lazy, tuple[str, ...]] = {
+    _ASSIGN: (":", "=", "："),
+    _TYPED_ASSIGN: ("var", "val", "let", "const"),
+    _CALL_ASSIGN: ("set", "putenv"),
+    _FLAG_ASSIGN: ("--",),
+    _XML_ASSIGN: ("</",),
+    _NAME_VALUE: ("value:",),
+    _SET_TO: ("set",),
+    _KEY_VALUE_ATTR: ("value=",),
+}
+_LABEL_HINTS = ("pass", "pw", "secret", "token", "key", "masterauth")
+
+
 def _finditer_unless(regex: _Lazy, text: str, reject: Callable[[str, Match], bool]) -> Iterator[Match]:
     """Like ``finditer``, but a match ``reject`` refuses is skipped and the search resumes after
     its name, as if the pattern had failed there (a look-ahead RE2 cannot spell)."""
@@ -549,11 +566,16 @@ def _not_pass_is(text: str, m: Match) -> bool:
 
 def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, int, int]]:
     # Tags first: "pass:-x" is a tag, not a value "-x"; the dash before each tag's value.
-    tag_dashes = {m.start("value") - 1 for m in _TAG_FORM.finditer(text)} if tags else set()
+    tagged = tags and (":-" in text or "=-" in text)
+    tag_dashes = {m.start("value") - 1 for m in _TAG_FORM.finditer(text)} if tagged else set()
     if tag_dashes:
         yield from _tag_candidates(text)
+    low = text.lower()
+    labelled = any(w in low for w in _LABEL_HINTS)
     for regex in (_ASSIGN, _TYPED_ASSIGN, _CALL_ASSIGN, _FLAG_ASSIGN, _XML_ASSIGN, _NAME_VALUE, _SET_TO,
                   _KEY_VALUE_ATTR):
+        if not any(h in low for h in _HINTS[regex]):
+            continue  # a literal every match holds is absent: the pattern is neither compiled nor run
         for m in _finditer_names(regex, text):
             if regex is _ASSIGN and (m.group("vu") or "").startswith("//"):
                 continue  # "https://…": the rest of a URL, not a value
@@ -590,8 +612,9 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                     continue
             if _plausible_value(value, kind, quoted=key == "vq"):
                 yield "generic-secret-assignment", start, end
-    for_assign = _finditer_unless(_FOR_ASSIGN, text, lambda _t, _m: False)
-    for m in (*_finditer_unless(_IS_ASSIGN, text, _not_pass_is), *for_assign):
+    for_assign = _finditer_unless(_FOR_ASSIGN, text, lambda _t, _m: False) if labelled else ()
+    is_assign = _finditer_unless(_IS_ASSIGN, text, _not_pass_is) if labelled else ()
+    for m in (*is_assign, *for_assign):
         key = "vq" if m.group("vq") is not None else "vu"
         value = m.group(key).rstrip(".,;:)]}>*_")  # also markdown emphasis: "**policy**"
         name = m.group("name").lower()
@@ -602,22 +625,22 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
         if _strong_prose(value, linked) and _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start(key), m.start(key) + len(value)
     yield from _label_candidates(text, tag_dashes)
-    for m in _LOG_ASSIGN.finditer(text):
+    for m in _LOG_ASSIGN.finditer(text) if labelled else ():
         value = m.group("vu").rstrip(".,;:)]}>")
         if _letter_and_digit(value) and len(value) >= 16 and _plausible_value(value, "secret"):
             yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
-    for m in _QUALIFIED_PASS.finditer(text):
+    for m in _QUALIFIED_PASS.finditer(text) if labelled else ():
         value = m.group("vu").rstrip(".,;:)]}>")
         if not value.startswith("-") and _letter_and_digit(value) and _strong_prose(value, "password") and _plausible_value(value, "password"):
             yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
-    for m in _NEXT_LINE.finditer(text):
+    for m in _NEXT_LINE.finditer(text) if labelled and "\n" in text else ():
         value = m.group("vu")
         kind = "password" if m.group("name").lower().startswith("p") else "secret"
         if value.endswith(":") or not _strong_prose(value):
             continue  # the next label, or a heading
         if _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start("vu"), m.end("vu")
-    for m in _CJK_ASSIGN.finditer(text):
+    for m in _CJK_ASSIGN.finditer(text) if not text.isascii() else ():
         value = m.group("vu").rstrip(".,;:)]}>\"'")
         kind = "password" if m.group("name") in ("密码", "口令", "密碼") else "secret"
         if not m.group("sep").strip() and not _strong(value):

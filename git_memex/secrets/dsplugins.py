@@ -195,17 +195,29 @@ def _ds_patterns() -> list[tuple[str, DsRegex, int | None]]:
     verification we never use), paid by a hook or a search whenever a line could match. The
     plugins' patterns are therefore kept in the data root (`cache/detect-secrets-patterns.json`),
     keyed by the installed plugin files' sizes and times: any upgrade rebuilds it from the
-    library, and an unreadable cache means the library is imported as before."""
+    library, and an unreadable cache, or one holding a pattern that does not compile, means the
+    library is imported as before."""
     global _ds_cache
     if _ds_cache is None:
         key, cache = cache_place([m for m, _c in _DS_REGEX_PLUGINS])
         specs = read_cache(cache, key) if cache is not None else None
-        if specs is None:
+        built = _built(specs) if specs is not None else None
+        if built is None:
             specs = _ds_specs_from_library()
             if cache is not None:
                 write_cache(cache, key, specs)
-        _ds_cache = [(rule, DsRegex(source, flags), group) for rule, source, flags, group in specs]
+            built = _built(specs)
+            if built is None:
+                raise PatternError("a detect-secrets pattern compiles neither on RE2 nor on re")
+        _ds_cache = built
     return _ds_cache
+
+
+def _built(specs: list[tuple[str, str, int, int | None]]) -> list[tuple[str, DsRegex, int | None]] | None:
+    try:
+        return [(rule, DsRegex(source, flags), group) for rule, source, flags, group in specs]
+    except (re.error, PatternError, ValueError, OverflowError, RecursionError):
+        return None
 
 
 def _bounded(source: str) -> str:

@@ -237,10 +237,9 @@ class Rx:
         options.max_mem = 64 << 20  # the large Unicode classes need more than the default 8 MiB DFA
         try:
             self._regex = re2.compile(self._source(shifted=False), options)._regexp
-            self._shifted = (re2.compile(self._source(shifted=True), options)._regexp
-                             if self._before is not None else self._regex)
         except re2.error as exc:
             raise PatternError(f"{exc}: {self.pattern[:80]!r}") from None
+        self._shifted = None  # compiled on the first search from inside a text (`_from_inside`)
         names = {name.decode(): index for name, index in self._regex.NamedCapturingGroups()}
         aliases: dict[str, list[int]] = {}
         for name, index in sorted(names.items(), key=lambda kv: kv[1]):
@@ -254,10 +253,22 @@ class Rx:
         self._public = tuple(k for k in aliases if "__" not in k and not k.startswith("_"))
         self._compiled = True
 
+    def _from_inside(self) -> Any:
+        """The pattern that reads its ``before`` character from inside the text (no ``^``)."""
+        import re2
+
+        options = re2.Options()
+        options.log_errors = False
+        options.max_mem = 64 << 20
+        self._shifted = re2.compile(self._source(shifted=True), options)._regexp
+        return self._shifted
+
     def compile(self) -> Rx:
-        """Compile now (the tests compile every pattern; a use compiles on its own)."""
+        """Compile now, both forms (the tests compile every pattern; a use compiles what it needs)."""
         if not self._compiled:
             self._compile()
+        if self._before is not None and self._shifted is None:
+            self._from_inside()
         return self
 
     @property
@@ -301,7 +312,7 @@ class Rx:
         if pos <= 0:
             regex, start = self._regex, 0
         elif self._before is not None:
-            regex, start = self._shifted, min(pos, len(text)) - 1
+            regex, start = self._shifted or self._from_inside(), min(pos, len(text)) - 1
         else:
             regex, start = self._regex, min(pos, len(text))
         if chars is not None:
