@@ -710,3 +710,29 @@ def test_a_stale_or_broken_cache_falls_back_to_the_library(tmp_path: Path, damag
     again = _probe(tmp_path)
     assert again["imported"] is True and again["found"]
     assert json.loads(cache.read_text())["patterns"] == again["specs"]  # rewritten from the library
+
+
+def _assignment_gates() -> list[tuple[str, object, tuple[str, ...]]]:
+    from git_memex.secrets import assignments as a
+
+    gated = [(name, rx, a._HINTS[rx]) for name, rx in vars(a).items() if isinstance(rx, type(a._ASSIGN)) and rx in a._HINTS]
+    labelled = [(n, getattr(a, n), a._LABEL_HINTS) for n in ("_IS_ASSIGN", "_FOR_ASSIGN", "_LOG_ASSIGN",
+                                                              "_QUALIFIED_PASS", "_NEXT_LINE")]
+    return gated + labelled
+
+
+@pytest.mark.parametrize("name,rx,hints", _assignment_gates(), ids=lambda v: v if isinstance(v, str) else "")
+def test_assignment_hints_are_in_every_match(name: str, rx, hints: tuple[str, ...]) -> None:
+    """Strings generated from each gated assignment pattern: whatever matches holds one of the
+    literals that let the pattern run (`assignments._HINTS`, `_LABEL_HINTS`)."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    regex = re.compile(rx.python)
+
+    def misses_hint(s: str) -> bool:
+        m = regex.search(s)
+        return m is not None and not any(h in s.lower() for h in hints)
+
+    with pytest.raises(NoSuchExample):
+        find(st.from_regex(regex), misses_hint, settings=settings(max_examples=120, database=None))
