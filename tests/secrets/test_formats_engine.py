@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import pytest
 
+import git_memex.secrets
 from git_memex.secrets import tokens
 from git_memex.secrets.redact import find_secrets, redact
 
@@ -50,6 +51,7 @@ def table(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     module = types.ModuleType("git_memex.secrets.formats")
     module.FORMATS = ROWS  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "git_memex.secrets.formats", module)
+    monkeypatch.setattr(git_memex.secrets, "formats", module, raising=False)  # the real one, once imported
     monkeypatch.setattr(tokens, "_providers", None)
     monkeypatch.setattr(tokens, "_hint_index", {})
     CHECKED.clear()
@@ -88,6 +90,7 @@ def test_the_prefilter_and_the_anchor_decide_which_rows_run(table: None) -> None
 
 def test_without_the_module_only_the_built_in_rules_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "git_memex.secrets.formats", None)  # import fails
+    monkeypatch.delattr(git_memex.secrets, "formats", raising=False)
     monkeypatch.setattr(tokens, "_providers", None)
     monkeypatch.setattr(tokens, "_hint_index", {})
     assert tokens.providers() == tokens._BUILT_IN
