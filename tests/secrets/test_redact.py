@@ -715,10 +715,11 @@ def test_a_stale_or_broken_cache_falls_back_to_the_library(tmp_path: Path, damag
 def _assignment_gates() -> list[tuple[str, object, tuple[str, ...]]]:
     from git_memex.secrets import assignments as a
 
-    gated = [(name, rx, a._HINTS[rx]) for name, rx in vars(a).items() if isinstance(rx, type(a._ASSIGN)) and rx in a._HINTS]
-    labelled = [(n, getattr(a, n), a._LABEL_HINTS) for n in ("_IS_ASSIGN", "_FOR_ASSIGN", "_LOG_ASSIGN",
-                                                              "_QUALIFIED_PASS", "_NEXT_LINE")]
-    return gated + labelled
+    out: list[tuple[str, object, tuple[str, ...]]] = [
+        (name, rx, a._HINTS[rx]) for name, rx in vars(a).items() if isinstance(rx, type(a._ASSIGN)) and rx in a._HINTS]
+    out += [(n, getattr(a, n), a._LABEL_HINTS) for n in ("_IS_ASSIGN", "_FOR_ASSIGN", "_LOG_ASSIGN",
+                                                          "_QUALIFIED_PASS", "_NEXT_LINE")]
+    return out
 
 
 @pytest.mark.parametrize("name,rx,hints", _assignment_gates(), ids=lambda v: v if isinstance(v, str) else "")
