@@ -38,6 +38,7 @@ raise SystemExit(main())
 # Masking a text loads the redaction families (secrets/, one module each; detect-secrets itself
 # stays unloaded unless a text needs it).
 REDACT = {"git_memex.secrets.redact", "git_memex.secrets.masking", "git_memex.secrets.tokens",
+          "git_memex.secrets.formats",
           "git_memex.secrets.web", "git_memex.secrets.assignments", "git_memex.secrets.entropy",
           "git_memex.secrets.dsplugins", "git_memex.secrets.dscache"}
 # A search refreshes the index first; plainyaml and progress load only when it has files to

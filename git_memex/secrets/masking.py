@@ -62,16 +62,21 @@ KEEP = 4  # characters of a secret kept visible (D14, docs/decisions.md)
 _MIN_SECRET_LEN = KEEP + 1  # shorter values cannot be masked at all, so are not reported
 
 
-def mask(value: str) -> str:
-    """Keep the first 4 characters, turn the rest into ``x`` (same length; line breaks kept)."""
-    head, tail = value[:KEEP], value[KEEP:]
+def mask(value: str, keep: int = KEEP) -> str:
+    """Keep the first `keep` characters (4 unless a known format says how long its public prefix
+    is), turn the rest into ``x`` (same length; line breaks kept)."""
+    head, tail = value[:keep], value[keep:]
     return head + "".join(c if c in "\r\n" else "x" for c in tail)
 
 
 def _is_masked(value: str) -> bool:
     """True for values already masked by us (``x`` tail) or documentation placeholders (``X``)."""
     tail = value[KEEP:]
-    return bool(tail) and all(c in "xX\r\n" for c in tail)
+    if bool(tail) and all(c in "xX\r\n" for c in tail):
+        return True
+    # a known format's longer public prefix (``shippo_live_``, up to 16 characters) then x to the end
+    run = len(value) - len(value.rstrip("xX\r\n"))
+    return run >= 8 and len(value) - run <= 16
 
 
 

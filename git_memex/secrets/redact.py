@@ -37,6 +37,7 @@ from git_memex.core.record import record
 from git_memex.secrets.assignments import _assignment_candidates
 from git_memex.secrets.dsplugins import _ds_candidates
 from git_memex.secrets.entropy import _high_entropy_candidates, find_high_entropy_secret
+from git_memex.secrets.formats import find as _format_candidates
 from git_memex.secrets.masking import KEEP, REDACTED, _is_masked, _lazy, mask
 from git_memex.secrets.tokens import _pem_candidates, _provider_candidates
 from git_memex.secrets.web import _web_candidates
@@ -63,6 +64,7 @@ class Finding:
     start: int
     end: int
     line: int
+    keep: int = KEEP  # leading characters of the value left visible by the mask
 
 
 @record(frozen=True)
@@ -214,29 +216,30 @@ def find_secrets(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]
     found = _find_in(copy, extra_patterns)
     if where is None or not found:
         return found
-    spans: list[tuple[str, int, int]] = []
+    spans: list[tuple[str, int, int, int]] = []
     for f in found:
         start, end = where[f.start], where[f.end - 1] + 1
         if not _is_masked(text[start:end]):
-            spans.append((f.rule, start, end))
+            spans.append((f.rule, start, end, f.keep))
     return _with_lines(text, spans)
 
 
-def _with_lines(text: str, spans: Sequence[tuple[str, int, int]]) -> list[Finding]:
+def _with_lines(text: str, spans: Sequence[tuple[str, int, int, int]]) -> list[Finding]:
     """Findings for sorted `spans`, each with its line number, counted in one pass over `text`
     (a count from the start for each finding was quadratic on a text full of them)."""
     out: list[Finding] = []
     line, pos = 1, 0
-    for rule, start, end in spans:
+    for rule, start, end, keep in spans:
         line += text.count("\n", pos, start)
         pos = start
-        out.append(Finding(rule, start, end, line))
+        out.append(Finding(rule, start, end, line, keep))
     return out
 
 
 def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
-    families: list[Iterator[tuple[str, int, int]]] = [
+    families: list[Iterator[tuple[str, int, int]] | Iterator[tuple[str, int, int, int]]] = [
         _pem_candidates(text),
+        _format_candidates(text),  # vendor token formats (secrets/formats.py): (rule, start, end, keep)
         _provider_candidates(text),
         _user_candidates(text, extra_patterns),
         _ds_candidates(text, generic=False),
@@ -248,17 +251,17 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
     # Claimed spans, disjoint and kept sorted, so a new one is checked against its two
     # neighbours only (a scan of every claimed span was quadratic on a text full of findings).
     starts: list[int] = []
-    taken: list[tuple[int, int, str]] = []
+    taken: list[tuple[int, int, str, int]] = []
     for family in families:
-        for rule, start, end in family:
+        for rule, start, end, *kept in family:
             if end - start < _MIN_SECRET_LEN or _is_masked(text[start:end]):
                 continue
             i = bisect.bisect_right(starts, start)
             if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
                 continue
             starts.insert(i, start)
-            taken.insert(i, (start, end, rule))
-    return _with_lines(text, [(rule, s, e) for s, e, rule in taken])
+            taken.insert(i, (start, end, rule, kept[0] if kept else KEEP))
+    return _with_lines(text, [(rule, s, e, keep) for s, e, rule, keep in taken])
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> str:
@@ -266,7 +269,7 @@ def _apply(text: str, findings: Sequence[Finding]) -> str:
     pos = 0
     for f in findings:
         out.append(text[pos : f.start])
-        out.append(mask(text[f.start : f.end]))
+        out.append(mask(text[f.start : f.end], f.keep))
         pos = f.end
     out.append(text[pos:])
     return "".join(out)
