@@ -360,8 +360,9 @@ FORMATS: tuple[Format, ...] = (
     _tok("settlemint-token", r"sm_(?:aat|pat|sat)_[A-Za-z0-9]{16}", 7, ("sm_aat_", "sm_pat_", "sm_sat_"),
          _GL + "settlemint-application-access-token, settlemint-personal-access-token, settlemint-service-access-token", check=_digit),
     _tok("shippo-api-token", r"shippo_(?:live|test)_[a-fA-F0-9]{40}", 12, ("shippo_",), _GL + "shippo-api-token; https://docs.goshippo.com/docs/guides_general/authentication/"),
-    _tok("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", 6, ("shpat_", "shpca_", "shppa_", "shpss_"),
-         _GL + "shopify-access-token, shopify-custom-access-token, shopify-private-app-access-token, shopify-shared-secret"),
+    _tok("shopify-token", r"(?:shpat|shpca|shppa|shpss)_[A-Za-z0-9]{32,64}", 6, ("shpat_", "shpca_", "shppa_", "shpss_"),
+         _GL + "shopify-access-token, shopify-custom-access-token, shopify-private-app-access-token, shopify-shared-secret; "
+         "https://shopify.dev/changelog/app-secret-key-length-has-increased", check=_digit),
     _kw("sidekiq-secret", r"BUNDLE_ENTERPRISE__CONTRIBSYS__COM|BUNDLE_GEMS__CONTRIBSYS__COM", r"[a-fA-F0-9]{8}:[a-fA-F0-9]{8}",
         ("bundle_enterprise__contribsys__com", "bundle_gems__contribsys__com"), _GL + "sidekiq-secret", check=_varied),
     _tok("sidekiq-sensitive-url", r"(?i:https?://)(?P<v>[a-f0-9]{8}:[a-f0-9]{8})@(?:gems|enterprise)\.contribsys\.com", 0, ("contribsys.com",),

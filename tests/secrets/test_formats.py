@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from conftest import git, run_cli
 from git_memex.core import frontmatter
 from git_memex.core.model import create
 from git_memex.secrets.formats import FORMATS, Format, find
 from git_memex.secrets.redact import redact
+
+from conftest import git, run_cli
 
 sre_parse: Any = __import__("re._parser", fromlist=["parse"])  # the stdlib's own regex parser
 sre_constants: Any = __import__("re._constants", fromlist=["MAXREPEAT"])
@@ -143,7 +144,6 @@ def test_each_row_masks_its_example_and_keeps_only_its_prefix(rule: str) -> None
 def test_each_row_leaves_its_negatives_alone(rule: str) -> None:
     f = BY_RULE[rule]
     text, value = _positive(f)
-    start = text.index(value)
     keep = min(f.keep, len(value))
     placeholder = value[:keep] + "x" * (len(value) - keep)
     negatives = [
