@@ -1,8 +1,9 @@
 """Vendor token formats: the table every vendor-token detector reads (issue 31, docs/security.md).
 
 Each `Format` is a fact about one credential format: its prefix, alphabet and length, from the
-vendor's documentation or from gitleaks' MIT-licensed rule set (cmd/generate/config/rules/*.go;
-each row names the gitleaks rule id or the vendor's page in `source`). The patterns are written
+vendor's documentation, gitleaks' MIT-licensed rule set (cmd/generate/config/rules/*.go), or
+another scanner's published detector (trufflehog's pkg/detectors/<name>, detect-secrets'
+plugins, secretlint's rules); each row names its source in `source`. The patterns are written
 here, in RE2 syntax: no lookaround, no backreferences, so matching is linear in the text.
 
 Contract of a row (`Format`):
@@ -643,8 +644,9 @@ def find(text: str) -> Iterator[tuple[str, int, int, int]]:
     `start`/`end` delimit the part to mask (group ``v`` or the whole match); matches whose
     neighbours touch a `left`/`right` class, whose value fails `check`, or whose value is already
     masked (only ``x`` after the prefix) are skipped. Spans of different rules may overlap: the
-    caller keeps the first claimant of a span. A value of 16 characters or more is reported again
-    at each other place it occurs. Linear in ``len(text)`` per row: one pass of the prefilter set,
+    caller keeps the first claimant of a span. A value that a row finds by its context (group
+    ``v``: a keyword, a URL) and that has 16 characters or more is then reported again at each
+    other place it occurs (`_echoes`). Linear in ``len(text)`` per row: one pass of the prefilter set,
     then one RE2 pass per row it selects. Any str is accepted (a lone surrogate too).
     """
     data = text.encode("utf-8", "surrogatepass")
