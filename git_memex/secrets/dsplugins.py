@@ -29,16 +29,6 @@ _DS_HINT = _lazy(
     # basic auth: the plugin's own pattern; its classes stop at ':', '/' and '@', so one pass
     # (the old `://[^\s]*:[^\s]*@` rescanned the line from every colon: ~40 s on 20k chars)
     r"|://[^:/?#\[\]@!$&'()*+,;=\s]+:[^:/?#\[\]@!$&'()*+,;=\s]+@"
-    r"|(?:AC|SK)[a-z0-9]{32}"  # twilio
-    r"|[0-9a-z]{32}-us[0-9]"  # mailchimp
-    r"|SG\.[\w-]{22}\."  # sendgrid
-    r"|sq0csp-"  # square
-    r"|[MNO][\w-]{23,25}\.[\w-]{6}\."  # discord
-    r"|AccountKey="  # azure storage
-    r"|\d{8,10}:[\w-]{35}"  # telegram
-    r"|pypi-AgE"  # pypi
-    r"|gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941"  # gitlab (other token kinds)
-    r"|AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}"  # artifactory
 )
 
 
@@ -51,25 +41,18 @@ def _ds_hint(line: str) -> bool:
 
 
 _DS_REGEX_PLUGINS = (
-    ("artifactory", "ArtifactoryDetector"),
-    ("azure_storage_key", "AzureStorageKeyDetector"),
     ("basic_auth", "BasicAuthDetector"),
     ("cloudant", "CloudantDetector"),
-    ("discord", "DiscordBotTokenDetector"),
-    ("gitlab_token", "GitLabTokenDetector"),
     ("ibm_cloud_iam", "IbmCloudIamDetector"),
     ("ibm_cos_hmac", "IbmCosHmacDetector"),
-    ("mailchimp", "MailchimpDetector"),
-    ("pypi_token", "PypiTokenDetector"),
-    ("sendgrid", "SendGridDetector"),
     ("softlayer", "SoftlayerDetector"),
-    ("square_oauth", "SquareOAuthDetector"),
-    ("telegram_token", "TelegramBotTokenDetector"),
-    ("twilio", "TwilioKeyDetector"),
 )
 # Not used, on purpose: the entropy plugins (flag prose), IPPublicDetector (not a secret), and the
-# plugins our own patterns replace with better boundaries and rule ids (AWS, GitHub, GitLab PAT,
-# npm, OpenAI, Slack, Stripe, JWT, PrivateKey).
+# plugins whose formats `secrets/formats.py` holds with their documented lengths, boundaries and
+# checks (AWS, GitHub, GitLab, npm, OpenAI, Slack, Stripe, JWT, private keys, Artifactory, Azure
+# storage keys, Discord, Mailchimp, PyPI, SendGrid, Square, Telegram, Twilio): their looser
+# patterns only ever added what the table rejects ("GR1348941" + digits, an Artifactory "AKC…" of
+# the wrong length).
 
 _ds_cache: list[tuple[str, DsRegex, int | None]] | None = None
 
@@ -297,8 +280,7 @@ def _ds_candidates(
                     )
                     if kind is None or not _plausible_value(value, kind):
                         continue
-                elif regex.groups and not rule.endswith("GitLabTokenDetector"):
-                    # (GitLab's groups only capture the prefix: detect-secrets reports "glpat".)
+                elif regex.groups:
                     idx = next((i for i in range(1, regex.groups + 1) if m.group(i)), None)
                     if idx is None:
                         continue
@@ -317,8 +299,7 @@ def _ds_candidates(
                     lead = len(raw) - len(raw.lstrip(_DS_TRIM))
                     start = max(start, m.start() + lead)
                     end = m.start() + len(raw.rstrip(_DS_TRIM))
-                    # Their patterns have no word boundaries: refuse hits inside longer tokens
-                    # ("bot123456789:…" in a Telegram URL is fine: letter before digit).
+                    # Their patterns have no word boundaries: refuse hits inside longer tokens.
                     if _glued(body, start - 1, start) or _glued(body, end, end - 1):
                         continue
                 value = body[start:end]

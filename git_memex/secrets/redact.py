@@ -6,13 +6,12 @@ Two steps, in this order:
    span is gone before any detector (or index) sees it.
 2. Secrets are masked in place, never refused: every character of the secret value becomes
    ``x`` but a documented, non-secret prefix of a known token format (``ghp_``, ``AKIA``,
-   ``sk_live_``; `tokens.keep_for`), so the note still says *which* kind of credential it was
+   ``sk_live_``; a `formats.Format`'s ``keep``), so the note still says *which* kind of credential it was
    about while no part of the credential is left. A password or generic value keeps nothing.
    Line breaks inside a masked span (PEM blocks) are kept so that line numbers and line-based
    git merges still work.
 
-Detection = our own patterns for modern token formats (detect-secrets misses several of them in
-markdown) + a hand-picked set of detect-secrets plugins for the rest + a conservative
+Detection = a table of vendor token formats (`formats`, each row with its source) + a hand-picked set of detect-secrets plugins for the rest + a conservative
 high-entropy heuristic for ``name = value`` assignments. detect-secrets' own entropy plugins are not
 used: they flag English prose. detect-secrets (and through it ``requests``: ~100 ms together) is imported
 only when a line could match one of its plugins, so a plain note never pays for it.
@@ -22,7 +21,7 @@ iterates to a fixpoint, so ``redact(redact(t).text) == redact(t)`` with nothing 
 second time.
 
 The detectors live one family per module, tried by :func:`find_secrets` in this order:
-`tokens` (private-key blocks, vendor token formats), the team's own patterns
+`tokens` (private-key blocks), `formats` (vendor token formats), the team's own patterns
 (`memex.redactPattern`, docs/team-patterns.md), `dsplugins` (detect-secrets' format plugins),
 `web` (URL, command-line and header credentials), `assignments` (secret-named keys),
 `dsplugins` again (its name-driven plugins), `entropy`. `masking` holds what they share,
@@ -39,8 +38,9 @@ from git_memex.core.record import record
 from git_memex.secrets.assignments import _assignment_candidates
 from git_memex.secrets.dsplugins import _ds_candidates
 from git_memex.secrets.entropy import _high_entropy_candidates, find_high_entropy_secret
+from git_memex.secrets.formats import find as _format_candidates
 from git_memex.secrets.masking import _MIN_SECRET_LEN, REDACTED, _is_masked, _lazy, mask
-from git_memex.secrets.tokens import _pem_candidates, _provider_candidates, keep_for
+from git_memex.secrets.tokens import _pem_candidates
 from git_memex.secrets.web import _web_candidates
 
 __all__ = [
@@ -57,12 +57,15 @@ __all__ = [
 
 @record(frozen=True)
 class Finding:
-    """One secret in a text; ``start``/``end`` delimit the value that gets masked."""
+    """One secret in a text; ``start``/``end`` delimit the value that gets masked, and its first
+    ``keep`` characters are the documented, non-secret prefix of a known format (``ghp_``) that
+    the mask leaves visible: 0 for a password or any value not found by its format."""
 
     rule: str
     start: int
     end: int
     line: int
+    keep: int = 0
 
 
 @record(frozen=True)
@@ -233,30 +236,33 @@ def find_secrets(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]
     found = _find_in(copy, extra_patterns)
     if where is None or not found:
         return found
-    spans: list[tuple[str, int, int]] = []
+    spans: list[tuple[str, int, int, int]] = []
     for f in found:
         start, end = where[f.start], where[f.end - 1] + 1
-        if not _is_masked(text[start:end], keep_for(f.rule, text[start:end])):
-            spans.append((f.rule, start, end))
+        # the prefix stays visible only when the text spells it as the copy does (no invisible
+        # character or look-alike letter inside it); else nothing of the value stays
+        keep = f.keep if text[start : start + f.keep] == copy[f.start : f.start + f.keep] else 0
+        if not _is_masked(text[start:end], keep):
+            spans.append((f.rule, start, end, keep))
     return _with_lines(text, spans)
 
 
-def _with_lines(text: str, spans: Sequence[tuple[str, int, int]]) -> list[Finding]:
+def _with_lines(text: str, spans: Sequence[tuple[str, int, int, int]]) -> list[Finding]:
     """Findings for sorted `spans`, each with its line number, counted in one pass over `text`
     (a count from the start for each finding was quadratic on a text full of them)."""
     out: list[Finding] = []
     line, pos = 1, 0
-    for rule, start, end in spans:
+    for rule, start, end, keep in spans:
         line += text.count("\n", pos, start)
         pos = start
-        out.append(Finding(rule, start, end, line))
+        out.append(Finding(rule, start, end, line, keep))
     return out
 
 
 def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
-    families: list[Iterator[tuple[str, int, int]]] = [
+    families: list[Iterator[tuple[str, int, int]] | Iterator[tuple[str, int, int, int]]] = [
         _pem_candidates(text),
-        _provider_candidates(text),
+        _format_candidates(text),  # vendor token formats (secrets/formats.py): (rule, start, end, keep)
         _user_candidates(text, extra_patterns),
         _ds_candidates(text, generic=False),
         _web_candidates(text),
@@ -267,18 +273,18 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
     # Claimed spans, disjoint and kept sorted, so a new one is checked against its two
     # neighbours only (a scan of every claimed span was quadratic on a text full of findings).
     starts: list[int] = []
-    taken: list[tuple[int, int, str]] = []
+    taken: list[tuple[int, int, str, int]] = []
     for family in families:
-        for rule, start, end in family:
-            value = text[start:end]
-            if end - start < _MIN_SECRET_LEN or _is_masked(value, keep_for(rule, value)):
+        for rule, start, end, *kept in family:
+            keep = kept[0] if kept else 0
+            if end - start < _MIN_SECRET_LEN or _is_masked(text[start:end], keep):
                 continue
             i = bisect.bisect_right(starts, start)
             if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
                 continue
             starts.insert(i, start)
-            taken.insert(i, (start, end, rule))
-    return _with_lines(text, [(rule, s, e) for s, e, rule in taken])
+            taken.insert(i, (start, end, rule, keep))
+    return _with_lines(text, [(rule, s, e, keep) for s, e, rule, keep in taken])
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> str:
@@ -286,8 +292,7 @@ def _apply(text: str, findings: Sequence[Finding]) -> str:
     pos = 0
     for f in findings:
         out.append(text[pos : f.start])
-        value = text[f.start : f.end]
-        out.append(mask(value, keep_for(f.rule, value)))
+        out.append(mask(text[f.start : f.end], f.keep))
         pos = f.end
     out.append(text[pos:])
     return "".join(out)

@@ -6,8 +6,8 @@ stopped inside the process that runs it); also runnable by hand:
 ``python tests/secrets/linear_sweep.py [N]`` prints one JSON line per slow case and a summary.
 
 The patterns are found, not listed: every `Rx` held by a module of `git_memex.secrets` (at any
-depth of its tuples, lists, dicts and provider records, so `secrets.formats`' rules are in when
-that module exists), the detect-secrets patterns as they run (`dsplugins._ds_patterns`), and
+depth of its tuples, lists and dicts), every row of `secrets.formats`' table (its pattern and
+anchor, as RE2 runs them), the detect-secrets patterns as they run (`dsplugins._ds_patterns`), and
 the Python `re` patterns of the other modules that read memory text on a write or hook path
 (`OTHER_MODULES`).
 """
@@ -38,13 +38,15 @@ NON_ASCII = "é"
 
 def _walk(value: object, depth: int = 0) -> Iterator[object]:
     from git_memex.secrets.dsplugins import DsRegex
+    from git_memex.secrets.formats import Format
     from git_memex.secrets.rx import Rx
-    from git_memex.secrets.tokens import Provider
 
     if isinstance(value, Rx | DsRegex | re.Pattern):
         yield value
-    elif isinstance(value, Provider):
-        yield value.rx
+    elif isinstance(value, Format):  # run by `formats.find` on RE2 as written: the same program
+        yield _format_rx(value.pattern)
+        if value.anchor:
+            yield _format_rx(value.anchor)
     elif depth < 3 and isinstance(value, tuple | list):
         for v in value:
             yield from _walk(v, depth + 1)
@@ -53,12 +55,21 @@ def _walk(value: object, depth: int = 0) -> Iterator[object]:
             yield from _walk(v, depth + 1)
 
 
+_FORMAT_RX: dict[str, object] = {}
+
+
+def _format_rx(pattern: str) -> object:
+    from git_memex.secrets.rx import Rx
+
+    return _FORMAT_RX.setdefault(pattern, Rx(pattern, raw=True))
+
+
 def patterns() -> list[tuple[str, object]]:
     """(name, pattern) of every pattern this sweep covers, each once."""
     import git_memex.secrets as pkg
     from git_memex.agents import capture
     from git_memex.review import contradictions
-    from git_memex.secrets import dsplugins, tokens
+    from git_memex.secrets import dsplugins
 
     out: dict[int, tuple[str, object]] = {}
 
@@ -71,7 +82,6 @@ def patterns() -> list[tuple[str, object]]:
         module = importlib.import_module(modname)
         for attr, value in vars(module).items():
             add(f"{modname}.{attr}", value)
-    add("git_memex.secrets.tokens.providers()", tokens.providers())
     for rule, regex, _group in dsplugins._ds_patterns():
         add(f"dsplugins {rule}", regex)
     for name, _scope, _literal, src, fold in capture._RULE_SOURCES:

@@ -27,7 +27,6 @@ from git_memex.secrets.redact import (
     scan_text,
     strip_private,
 )
-from git_memex.secrets.tokens import keep_for
 
 from conftest import vectors
 
@@ -54,7 +53,8 @@ def test_protocol_secret_is_masked_in_place(case: dict) -> None:
     secret = case["must_not_contain"]
     at = case["input"].find(secret)
     if at >= 0:
-        assert out[at : at + len(secret)] == mask(secret, keep_for(case["rule"], secret))
+        keep = max((f.keep for f in find_secrets(case["input"]) if f.start == at), default=0)
+        assert out[at : at + len(secret)] == mask(secret, keep)
     if case.get("source") == "own":
         assert case["masked_prefix"] + "x" in out
     assert len(out) == len(case["input"])  # masked in place, never refused or shortened
@@ -107,17 +107,16 @@ def test_mask_keeps_no_part_of_a_secret_but_a_documented_prefix() -> None:
     assert mask("abcd") == "xxxx"
     assert mask("") == ""
     assert mask("-----BEGIN X-----\nAAAA\n-----END") == "xxxxxxxxxxxxxxxxx\nxxxx\nxxxxxxxx"
-    token = "ghp_" + "R8cAZ3kQw9LmN2pX7vB5tY1uJ4hG6fD0sE3a"
-    assert mask(token, keep_for("github-pat", token)) == "ghp_" + "x" * 36
-    for rule, value, shown in (("aws-access-key-id", "AKIAQWERTYUIOPASDFGH", "AKIA"),
-                               ("stripe-secret-key", "sk_" + "live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_"),
-                               ("slack-token", "xoxb-998877665544-zyxwvutsrqpo", "xoxb-"),
-                               ("openai-key", "sk-zyxwvutsrqponmlkjihg9876", "sk-"),
-                               ("generic-secret-assignment", "hunter2-Xq9!zz", ""),
-                               ("url-credentials", "S3cr3tPassw0rd", ""),
-                               ("high-entropy-secret:api_key", "ghp_notreallyatoken12345", "")):
-        assert keep_for(rule, value) == len(shown), rule
-        assert mask(value, keep_for(rule, value)) == shown + "x" * (len(value) - len(shown))
+    for text, value, shown in (("GH_TOKEN=ghp_" + "R8cAZ3kQw9LmN2pX7vB5tY1uJ4hG6fD0sE3a", "ghp_R8cAZ3kQw9LmN2pX7vB5tY1uJ4hG6fD0sE3a", "ghp_"),
+                               ("key AKIAQWERTYUIOPASDFGH here", "AKIAQWERTYUIOPASDFGH", "AKIA"),
+                               ("stripe sk_" + "live_4eC39HqLyjWDarjtT1zdp7dc", "sk_" + "live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_"),
+                               ("bot xoxb-99887766554-Zq8wVt4sRp0oK7m2Lx9n", "xoxb-99887766554-Zq8wVt4sRp0oK7m2Lx9n", "xoxb-"),
+                               ("password: hunter2-Xq9!zz", "hunter2-Xq9!zz", ""),
+                               ("postgres://app:S3cr3tPassw0rd@db:5432/x", "S3cr3tPassw0rd", ""),
+                               ("api_key = ghp_notreallyatoken12345", "ghp_notreallyatoken12345", "")):
+        at = text.index(value)
+        assert [(f.start, f.end, f.keep) for f in find_secrets(text)] == [(at, at + len(value), len(shown))], text
+        assert redact(text).text == text[:at] + shown + "x" * (len(value) - len(shown)) + text[at + len(value):]
 
 
 def test_strip_private_forms() -> None:
@@ -138,21 +137,21 @@ def test_strip_private_forms() -> None:
 
 
 def test_redaction_result_shape() -> None:
-    text = "db password: Pr0d-S3cret!\nand <private>notes</private>\nkey sk-abcdefghij0123456789xyz"
+    text = "db password: Pr0d-S3cret!\nand <private>notes</private>\nkey ghp_R8cAZ3kQw9LmN2pX7vB5tY1uJ4hG6fD0sE3a"
     result = redact(text)
     assert isinstance(result, Redaction)
     assert result.private_spans == 1
-    assert result.masked == ("generic-secret-assignment", "openai-key")
-    assert result.text == "db password: xxxxxxxxxxxx\nand [REDACTED]\nkey sk-" + "x" * 23
+    assert result.masked == ("generic-secret-assignment", "github-pat")
+    assert result.text == "db password: xxxxxxxxxxxx\nand [REDACTED]\nkey ghp_" + "x" * 36
 
 
 def test_findings_are_sorted_non_overlapping_with_lines() -> None:
-    text = 'intro\nAPI_KEY="sk-abcdefghij0123456789xyz"\n\npassword: Tr0ub4dor&3\n'
+    text = 'intro\nAPI_KEY="ghp_R8cAZ3kQw9LmN2pX7vB5tY1uJ4hG6fD0sE3a"\n\npassword: Tr0ub4dor&3\n'
     findings = find_secrets(text)
-    assert [f.rule for f in findings] == ["openai-key", "generic-secret-assignment"]
+    assert [f.rule for f in findings] == ["github-pat", "generic-secret-assignment"]
     assert [f.line for f in findings] == [2, 4]
     assert all(isinstance(f, Finding) for f in findings)
-    assert text[findings[0].start : findings[0].end] == "sk-abcdefghij0123456789xyz"
+    assert text[findings[0].start : findings[0].end] == "ghp_R8cAZ3kQw9LmN2pX7vB5tY1uJ4hG6fD0sE3a"
     assert text[findings[1].start : findings[1].end] == "Tr0ub4dor&3"
     assert all(a.end <= b.start for a, b in zip(findings, findings[1:], strict=False))
 
@@ -179,7 +178,7 @@ def test_user_patterns_bad_regex_is_ignored() -> None:
 def test_scan_text_does_not_strip_private_and_skips_masked() -> None:
     stored = "token is ghp_" + "x" * 36 + "\npassword: huntxxxxxxx"
     assert scan_text(stored) == []
-    raw = "<private>ghp_" + "A1b2" * 9 + "</private>"
+    raw = "<private>ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + "</private>"
     assert [f.rule for f in scan_text(raw)] == ["github-pat"]
 
 
@@ -248,7 +247,7 @@ def _recall_precision(
         out = redact(text).text
         findings = find_secrets(text)
         # only a documented prefix of the format found right there may stay visible
-        keep = max((keep_for(f.rule, text[f.start : f.end]) for f in findings if f.start == start), default=0)
+        keep = max((f.keep for f in findings if f.start == start), default=0)
         if secret not in out and out[start:end] == mask(secret, keep):
             caught += 1
         else:
@@ -468,13 +467,11 @@ def test_ds_hint_skips_ordinary_prose() -> None:
 
 
 def test_ds_plugins_are_used() -> None:
-    rules = {f.rule for p in POSITIVES for f in find_secrets(p["text"])}
-    for plugin in (
-        "SendGridDetector",
-        "TwilioKeyDetector",
-        "AzureStorageKeyDetector",
-        "GitLabTokenDetector",
-    ):
+    # the family itself: a vendor format (secrets/formats.py) now claims these spans first
+    from git_memex.secrets.dsplugins import _ds_candidates
+
+    rules = {rule for p in POSITIVES for rule, _s, _e in _ds_candidates(p["text"], generic=False)}
+    for plugin in ("IbmCloudIamDetector", "IbmCosHmacDetector", "SoftlayerDetector", "CloudantDetector"):
         assert f"detect-secrets:{plugin}" in rules
 
 
@@ -491,7 +488,7 @@ def test_import_is_lazy() -> None:
         "print(sorted(m for m in ('detect_secrets', 'yaml', 'requests') if m in sys.modules))\n"
         "r.redact('use pnpm, not npm; staging password: Tr0ub4dor&3')\n"
         "print('detect_secrets' in sys.modules)\n"
-        "r.redact('SendGrid: SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ')\n"
+        "r.redact('softlayer_api_key: p9xf76938scyfdp91s3k5fbwka3d39ou5ispjr7bfn83urirf5p8yfc7x623ven3')\n"
         "print('detect_secrets' in sys.modules)\n"
     )
     assert _run(probe).splitlines() == ["[]", "False", "True"]
@@ -597,43 +594,7 @@ def test_redact_never_raises(text: str, patterns: list[str]) -> None:
     assert isinstance(result.text, str)
 
 
-# ------------------------------------------------------------------ provider pre-filter
-def test_every_provider_pattern_has_hints() -> None:
-    from git_memex.secrets.tokens import _PROVIDER_HINTS, _PROVIDER_SPECS
-
-    assert set(_PROVIDER_HINTS) == {spec.rule for spec in _PROVIDER_SPECS}
-    assert all(h == h.lower() and h for hints in _PROVIDER_HINTS.values() for h in hints)
-
-
-def test_provider_hints_lose_nothing_on_the_corpus() -> None:
-    from git_memex.secrets.tokens import _provider_candidates
-
-    for text in [p["text"] for p in POSITIVES] + [n["text"] for n in NEGATIVES]:
-        assert list(_provider_candidates(text)) == list(_provider_candidates(text, use_hint=False)), text
-
-
-@pytest.mark.parametrize("rule", sorted(__import__("git_memex.secrets.tokens", fromlist=["_PROVIDER_HINTS"])._PROVIDER_HINTS))
-def test_provider_hints_are_in_every_match(rule: str) -> None:
-    """Strings generated from each pattern: whatever matches holds one of the rule's literals."""
-    import re
-
-    from hypothesis import find
-    from hypothesis.errors import NoSuchExample
-
-    from git_memex.secrets.tokens import _PROVIDER_HINTS, _PROVIDER_SPECS
-
-    # the pattern as Python's re reads it (RE2's before/after as look-arounds): hypothesis draws from it
-    pattern = re.compile(next(s for s in _PROVIDER_SPECS if s.rule == rule).rx().python)
-    hints = _PROVIDER_HINTS[rule]
-
-    def misses_hint(s: str) -> bool:
-        m = pattern.search(s)
-        return m is not None and not any(h in m.group(0).lower() for h in hints)
-
-    with pytest.raises(NoSuchExample):
-        find(st.from_regex(pattern), misses_hint, settings=settings(max_examples=120, database=None))
-
-
+# ------------------------------------------------------------------ web pre-filter
 def test_web_hints_lose_nothing_on_the_corpus() -> None:
     from git_memex.secrets.web import _web_candidates
 
