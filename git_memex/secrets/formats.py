@@ -97,10 +97,29 @@ def _varied(v: str) -> bool:
     return not _placeholder(low) and len(set(low)) >= min(6, max(3, len(v) // 4))
 
 
+_STAND_IN_WORDS = ("your", "here", "replace", "insert", "placeholder", "changeme", "redacted", "dummy")
+
+
+def _not_stand_in(v: str) -> bool:
+    """Not written as a stand-in: the body is not ``x``/``X``/``*``/``#`` but for at most 3
+    characters (separators aside; our mask, or a document's) and holds no word that asks for a
+    real value (``YOUR_TOKEN_HERE``, ``replace-me``). A documentation example of the format
+    (``…Example1234…``) is masked."""
+    low = v.lower()
+    body = low.translate(_SEPARATORS)
+    if sum(c not in "x*#" for c in body) <= 3:
+        return False  # "ghp_xxxx…", "A3-XXXXXX-…", "ops_eyJxxxx…" (a fixed head, then x)
+    return not any(w in low for w in _STAND_IN_WORDS)
+
+
+_SEPARATORS = str.maketrans("", "", "-_.:/+=")
+
+
 def _distinct(v: str) -> bool:
-    """Not a run of one or two characters; a placeholder word may be part of it. For AWS key ids:
-    AWS's documented example ``AKIAIOSFODNN7EXAMPLE`` has the exact shape of a live id, and a
-    note that holds it is masked like any other (tests/data/secret_corpus.json says why)."""
+    """Not a run of one or two characters; a placeholder word may be part of it. For AWS keys:
+    AWS's documented examples (``AKIAIOSFODNN7EXAMPLE``, ``wJalrXUtnFEMI/…EXAMPLEKEY``) have the
+    exact shape of live ones, and a note that holds one is masked like any other
+    (tests/data/secret_corpus.json says why)."""
     return len(set(v.lower())) >= min(6, max(3, len(v) // 4))
 
 
@@ -121,7 +140,7 @@ def _crc32_base62(v: str) -> bool:
     base 62, zero-padded (github.blog 2021-04-05, "Behind GitHub's new authentication token
     formats"; npm tokens share the scheme). A value whose checksum verifies is a token, however
     it reads; one whose checksum does not may still be a hand-made or truncated one, so it only
-    has to pass `_varied`."""
+    has to be no stand-in (`_not_stand_in`), as any value of a format with a documented prefix."""
     import zlib
 
     if len(v) == 36:
@@ -131,15 +150,15 @@ def _crc32_base62(v: str) -> bool:
             digits.append(_BASE62[r])
         if "".join(reversed(digits)) == v[30:]:
             return True
-    return _varied(v)
+    return _not_stand_in(v)
 
 
 def _crc32_hex(v: str) -> bool:
     """Cloudflare's checksum: 40 characters then the CRC32 of them as 8 lower-case hex digits
-    (developers.cloudflare.com/fundamentals/api/get-started/token-formats); else as `_varied`."""
+    (developers.cloudflare.com/fundamentals/api/get-started/token-formats); else as `_crc32_base62`."""
     import zlib
 
-    return (len(v) == 48 and f"{zlib.crc32(v[:40].encode()):08x}" == v[40:]) or _varied(v)
+    return (len(v) == 48 and f"{zlib.crc32(v[:40].encode()):08x}" == v[40:]) or _not_stand_in(v)
 
 
 def _jose_header(v: str) -> bool:
@@ -174,8 +193,14 @@ _GAP = (r"[\w.-]{0,30}(?:[ \t]{1,4}[\w.\[\]*]{1,20})?[ \t'\"`\]]{0,3}"
 def _tok(rule: str, pattern: str, keep: int, hints: tuple[str, ...], source: str, *,
          check: Callable[[str], bool] | None = _varied, left: str = _WORD, right: str = _WORD,
          anchor: str = "") -> Format:
-    """A self-identifying token: a distinctive prefix (its `keep` characters) and a body that is
-    not a placeholder (``ghp_aaaa…``, ``…_PUT_YOUR_TOKEN_HERE…``) unless `check` says otherwise."""
+    """A self-identifying token. With a documented prefix of 3 characters or more (`keep`), a
+    value of the format is masked whatever its body reads like (``sk_test_BBBB…``,
+    ``glpat-abcdefghij0123456789``: in a memory a placeholder loses nothing by being masked, and a
+    real token that happens to read like one must not leak), unless it is written as a stand-in
+    (`_not_stand_in`: ``ghp_xxxx…``, ``…_PUT_YOUR_TOKEN_HERE…``); the row's `check`, when it is the
+    default `_varied` or `_digit`, gives way to that. A shorter prefix keeps its `check`."""
+    if keep >= 3 and check in (_varied, _digit):
+        check = _not_stand_in
     return Format(rule, pattern, keep, check, left, right, hints, source, anchor)
 
 
@@ -256,7 +281,7 @@ FORMATS: tuple[Format, ...] = (
     _tok("aws-bedrock-api-key-short", r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&?_.-]{10,}", 16,
          ("bedrock-api-key-",), _GL + "aws-amazon-bedrock-api-key-short-lived"),
     _kw("aws-secret-access-key", r"aws_?secret_?access_?key|aws_?secret|secret_?access_?key", r"[A-Za-z0-9/+]{40}", ("aws_secret", "awssecret", "secret_access", "secretaccess"),
-        "https://docs.aws.amazon.com/IAM/latest/UserGuide/security-creds.html", right=_B64 + "="),
+        "https://docs.aws.amazon.com/IAM/latest/UserGuide/security-creds.html", right=_B64 + "=", check=_distinct),
     # --- Azure
     _tok("azure-ad-client-secret", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", 0, ("q~",), _GL + "azure-ad-client-secret",
          left=_WORD + "~.-", right=_WORD + "~.-"),
@@ -294,6 +319,8 @@ FORMATS: tuple[Format, ...] = (
     _kw("defined-networking-api-token", "dnkey", r"dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}", ("dnkey",), _GL + "defined-networking-api-token", check=None),
     _tok("defined-networking-key", r"dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}", 6, ("dnkey-",), _GL + "defined-networking-api-token"),
     _tok("digitalocean-token", r"do[opr]_v1_[a-f0-9]{64}", 7, ("_v1_",), _GL + "digitalocean-access-token, digitalocean-pat, digitalocean-refresh-token"),
+    _tok("docker-access-token", r"dckr_(?:pat_[A-Za-z0-9_-]{27}|oat_[A-Za-z0-9_-]{32})", 9, ("dckr_pat_", "dckr_oat_"),
+         "https://docs.docker.com/security/for-developers/access-tokens/; " + _TH + "dockerhub/v2", right=_WORDD),
     _kw("discord-api-token", "discord", r"[a-fA-F0-9]{64}", ("discord",), _GL + "discord-api-token"),
     _kw("discord-client-id", "discord", r"[0-9]{18}", ("discord",), _GL + "discord-client-id", check=_varied),
     _kw("discord-client-secret", "discord", r"[A-Za-z0-9=_-]{32}", ("discord",), _GL + "discord-client-secret"),
@@ -518,8 +545,9 @@ FORMATS: tuple[Format, ...] = (
     _tok("tailscale-key", r"tskey-(?:auth|api|client|scim|webhook|[a-z]{3,10})-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}", 6, ("tskey-",),
          "https://tailscale.com/kb/1277/key-prefixes", right=_WORDD),
     _kw("telegram-bot-api-token", "telegr", r"[0-9]{5,16}:A[A-Za-z0-9_-]{34}", ("telegr",), _GL + "telegram-bot-api-token", check=None),
-    # the bot's id, ":" and 35 characters (trufflehog's telegrambottoken; issued ones start "AA")
-    _tok("telegram-bot-token", r"[0-9]{8,10}:[A-Za-z0-9_-]{35}", 0, (":",), "https://core.telegram.org/bots/api#authorizing-your-bot; "
+    # the bot's id, ":" and 35 characters (trufflehog's telegrambottoken; issued ones start "AA"),
+    # alone or in the API's URL (api.telegram.org/bot<token>/getMe)
+    _tok("telegram-bot-token", r"(?:bot)?(?P<v>[0-9]{8,10}:[A-Za-z0-9_-]{35})", 0, (":",), "https://core.telegram.org/bots/api#authorizing-your-bot; "
          + _TH + "telegrambottoken", check=_random, left=_WORD + ":", right=_WORDD, anchor=r"[0-9]{8}:[A-Za-z0-9_-]{35}"),
     _kw("travisci-access-token", "travis", r"[A-Za-z0-9]{22}", ("travis",), _GL + "travisci-access-token"),
     _kw("trello-access-token", "trello", r"[A-Za-z0-9-]{32}", ("trello",), _GL + "trello-access-token"),
@@ -585,9 +613,6 @@ _screen: Any = None  # re2.Set over every row's hints or anchor, and an empty se
 _owners: list[tuple[int, ...]] = []  # set entry -> the rows it selects
 _compiled: dict[int, Any] = {}
 _sides: dict[str, frozenset[int]] = {}
-_ECHO_MIN = 16  # a found value this long is masked at its other places in the text too
-# rows that find a value by what surrounds it (a group ``v``) rather than by its own prefix
-_CONTEXT = frozenset(f.rule for f in FORMATS if "(?P<v>" in f.pattern)
 
 
 def _prefilter() -> Any:
@@ -656,9 +681,8 @@ def find(text: str) -> Iterator[tuple[str, int, int, int]]:
     `start`/`end` delimit the part to mask (group ``v`` or the whole match); matches whose
     neighbours touch a `left`/`right` class, whose value fails `check`, or whose value is already
     masked (only ``x`` after the prefix) are skipped. Spans of different rules may overlap: the
-    caller keeps the first claimant of a span. A value that a row finds by its context (group
-    ``v``: a keyword, a URL) and that has 16 characters or more is then reported again at each
-    other place it occurs (`_echoes`). Linear in ``len(text)`` per row: one pass of the prefilter set,
+    caller keeps the first claimant of a span (and masks a found value's other places in the
+    text: `redact._echoes`). Linear in ``len(text)`` per row: one pass of the prefilter set,
     then one RE2 pass per row it selects. Any str is accepted (a lone surrogate too).
     """
     data = text.encode("utf-8", "surrogatepass")
@@ -681,7 +705,6 @@ def find(text: str) -> Iterator[tuple[str, int, int, int]]:
             if _already_masked(value, f.keep) or (f.check is not None and not f.check(value[f.keep:])):
                 continue
             found.append((f.rule, s, e, min(f.keep, len(value))))
-    found += _echoes(data, found)
     if found and n != len(text):  # byte offsets to str offsets, in one pass over the text
         offsets = sorted({o for _r, s, e, _k in found for o in (s, e)})
         chars, pos, at = {}, 0, 0
@@ -690,26 +713,3 @@ def find(text: str) -> Iterator[tuple[str, int, int, int]]:
             chars[o], pos = at, o
         found = [(r, chars[s], chars[e], k) for r, s, e, k in found]
     yield from found
-
-
-def _echoes(data: bytes, found: list[tuple[str, int, int, int]]) -> list[tuple[str, int, int, int]]:
-    """The other places of each value found through its context (a keyword before it, a URL
-    around it), 16 bytes or longer: ``NGROK_AUTHTOKEN=<t>`` and, lines later, ``ngrok config
-    add-authtoken <t>``. Self-identifying tokens need no echo: their own row finds every copy.
-    One RE2 pass over an alternation of the values, longest first."""
-    values: dict[bytes, tuple[str, int]] = {}
-    for rule, s, e, keep in found:
-        if rule in _CONTEXT and e - s >= _ECHO_MIN:
-            values.setdefault(data[s:e], (rule, keep))
-    if not values:
-        return []
-    import re2
-
-    rx = re2.compile(b"|".join(re2.escape(v) for v in sorted(values, key=len, reverse=True)))
-    seen = {(s, e) for _r, s, e, _k in found}
-    out = []
-    for m in rx.finditer(data):
-        if m.span() not in seen:
-            rule, keep = values[m.group()]
-            out.append((rule, m.start(), m.end(), keep))
-    return out

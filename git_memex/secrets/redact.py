@@ -40,6 +40,7 @@ from git_memex.secrets.dsplugins import _ds_candidates
 from git_memex.secrets.entropy import _high_entropy_candidates, find_high_entropy_secret
 from git_memex.secrets.formats import find as _format_candidates
 from git_memex.secrets.masking import _MIN_SECRET_LEN, REDACTED, _is_masked, _lazy, mask
+from git_memex.secrets.rx import Rx
 from git_memex.secrets.tokens import _pem_candidates
 from git_memex.secrets.web import _web_candidates
 
@@ -284,7 +285,36 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
                 continue
             starts.insert(i, start)
             taken.insert(i, (start, end, rule, keep))
+    for rule, start, end, keep in _echoes(text, taken):
+        i = bisect.bisect_right(starts, start)
+        if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
+            continue
+        starts.insert(i, start)
+        taken.insert(i, (start, end, rule, keep))
     return _with_lines(text, [(rule, s, e, keep) for s, e, rule, keep in taken])
+
+
+_ECHO_MIN = 8  # a found value this long is masked wherever else it occurs in the text
+
+
+def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[tuple[str, int, int, int]]:
+    """Every other place of each found value of 8 characters or more, under the rule that found
+    it: a token assigned once and pasted again into a command, a password repeated in a comment,
+    ``token = 'X' | 'X'``. Most families find a value by what surrounds it, which its copies do
+    not have. One RE2 pass over an alternation of the values, longest first (linear in the text)."""
+    values: dict[str, tuple[str, int]] = {}
+    for start, end, rule, keep in taken:
+        if end - start >= _ECHO_MIN:
+            values.setdefault(text[start:end], (rule, keep))
+    if not values:
+        return
+    import re2
+
+    ordered = sorted(values, key=len, reverse=True)
+    rx = Rx("|".join(re2.escape(v) for v in ordered), raw=True)
+    for m in rx.finditer(text):
+        rule, keep = values[m.group()]
+        yield rule, m.start(), m.end(), keep
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> str:

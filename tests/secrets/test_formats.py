@@ -270,7 +270,6 @@ WRONG_ABOUT_THE_FORMAT = [
     ("gitlab-token", "glimt-" + _B[:29]),  # incoming-mail tokens 25
     ("gitlab-token", "gloas-" + (_B * 2)[:80]),  # OAuth secrets 64
     ("gitlab-pat", "ci: glpat-" + _B[:64].lower()),  # 20-50, or routable with its ".xx" + 7 suffix
-    ("gitlab-rrt", "GR1348941" + "123" * 6 + "12"),  # a run of three digits
     ("jwt", "eyJxYWxzZGtqZmhhc2tqZGZoYWtzamRmaGFr.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXBhcnQ"),  # header is no JSON
     ("jwt", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXBhcnQ"),  # header cut short
     ("openai-project-key", "OPENAI_API_KEY=sk-proj-" + _B[:48]),  # every OpenAI key holds T3BlbkFJ
@@ -309,6 +308,10 @@ RIGHT_ABOUT_THE_FORMAT = [
     ("infracost-api-token", "INFRACOST_API_KEY=ico-" + _B[:32]),
     ("sentry-org-token", "sntrys_eyJpYXQiOjE3MTYyMzkwMjIsInVybCI6Imh0dHBzOi8vc2VudHJ5LmlvIiwicmVnaW9uX3VybCI6Imh0dHBzOi8vdXMuc2VudHJ5LmlvIiwib3JnIjoiYWNtZSJ9_" + _B[:43]),
     ("shippo-api-token", "shippo_live_" + "3f9a0c27d41e8b56a0c9d3e7f1b24a68c0d1e2f3"),
+    # a documented prefix and the exact shape: masked whatever the body reads like (docs/security.md)
+    ("gitlab-rrt", "GR1348941" + "123" * 6 + "12"),
+    ("stripe-access-token", "sk_test_" + "B" * 24),
+    ("github-pat", "ghp_" + "0f0f" * 9),
     # gitleaks' keyword rows in the spellings of Go, Makefile, PHP and Java (any case for the name)
     ("okta-access-token", 'var oktaToken string = "00' + _B[:40] + '"'),
     ("okta-access-token", 'okta_token ?= "00' + _B[:40] + '"'),
@@ -335,10 +338,10 @@ def _github_checksum(body: str) -> str:
     return body + digits
 
 
-def test_a_verified_checksum_outweighs_a_placeholder_look() -> None:
-    """``ghp_aBcDeFgHiJ…`` reads like a documentation example; when its CRC32 suffix verifies it
-    is a real token all the same, and is masked; the same body with a wrong suffix is left alone."""
-    body = "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123"
+def test_a_verified_checksum_outweighs_a_stand_in_look() -> None:
+    """A body that asks for the real value (``…YOURtokenHERE…``) is a stand-in, left alone; when
+    its CRC32 suffix verifies it is a real token all the same, and is masked."""
+    body = "YOURtokenHEREaBcDeFgHiJkLmNoPq"
     real = "ghp_" + _github_checksum(body)
     wrong = "ghp_" + body + ("AAAAAA" if not real.endswith("AAAAAA") else "BBBBBB")
     assert [r for r, *_ in find(f"token {real}")] == ["github-pat"]
@@ -346,18 +349,20 @@ def test_a_verified_checksum_outweighs_a_placeholder_look() -> None:
     assert [r for r, *_ in find(f"token {wrong}")] == []
     # the same holds for npm tokens, and for Cloudflare's hex CRC32 suffix
     assert [r for r, *_ in find("npm_" + _github_checksum(body))] == ["npm-access-token"]
-    cf = "aAbBcCdDeEfFgGhHiIjJkKlLmMnNoOpPqQrRsStT"
+    assert [r for r, *_ in find("npm_" + body + "AAAAAA")] == []
+    cf = "YOURtokenHEREaBcDeFgHiJkLmNoPqRsTuVwXyZ0"
     import zlib
 
     assert [r for r, *_ in find(f"cfut_{cf}{zlib.crc32(cf.encode()):08x}")] == ["cloudflare-api-token"]
+    assert [r for r, *_ in find(f"cfut_{cf}0000abcd")] == []
 
 
 def test_a_value_found_by_its_keyword_is_masked_wherever_it_recurs() -> None:
     """Found once by the vendor's name before it, a value is a secret at its other places too."""
     token = "Hq2mLx9Rv4Tn1Kp8Ws6Yb3Nc7"
     text = f'TWITTER_API_KEY = "{token}"\n\nThe consumer key {token} also sits in the old runbook.\n'
-    assert [r for r, *_ in find(text)] == ["twitter-api-key", "twitter-api-key"]
-    out = redact(text).text
+    assert [r for r, *_ in find(text)] == ["twitter-api-key"]
+    out = redact(text).text  # its other place is masked too (redact._echoes)
     assert token not in out and out.count("x" * len(token)) == 2
 
 
