@@ -52,6 +52,8 @@ _NON_SECRET_QUALIFIERS = frozenset(
         "progress", "action", "sync", "idempotency", "cancellation", "request", "marker", "end",
         "last", "first", "prev", "previous", "backward", "forward", "max", "min", "num", "total",
         "lock", "change",
+        # anti-forgery and public values: a CSRF or form token, a public or publishable key
+        "csrf", "xsrf", "authenticity", "public", "publishable",
     }
 )
 # An upper-case run not followed by a lower-case letter (`(?![a-z])`: read after the run, not
@@ -128,6 +130,16 @@ _LOG_ASSIGN = _lazy(
     r"[\"']?(?P<vu>[A-Za-z0-9_\-./+=]{16,256})",
     after=r"[\s\"',;)\]]",  # the whole word: "Key=VmFYK7WG3CkgVmTl:c*X" is not a value of this shape
 )
+# A literal compared with a secret-named variable, either side (`if (password == "X")`,
+# `"X" !== user_secret`), and a test's expectation (`expect(token).toBe("X")`).
+_COMPARE = _lazy(
+    r"(?P<name__1>[A-Za-z_][\w.]{0,63})[ \t]*(?:===?|!==?)[ \t]*"
+    r"(?-i:\"(?P<vq__1>[^\n\"'`]{1,256})\"|'(?P<vq__2>[^\n\"'`]{1,256})')"
+    r"|(?-i:\"(?P<vq__3>[^\n\"'`]{1,256})\"|'(?P<vq__4>[^\n\"'`]{1,256})')[ \t]*(?:===?|!==?)[ \t]*"
+    r"(?P<name__2>[A-Za-z_][\w.]{0,63})"
+    r"|\bexpect\([ \t]*(?P<name__3>[A-Za-z_][\w.]{0,63})[ \t]*\)\.to(?:Be|Equal|StrictEqual)\([ \t]*"
+    r"(?-i:\"(?P<vq__5>[^\n\"'`]{1,256})\"|'(?P<vq__6>[^\n\"'`]{1,256})')"
+)
 # "set `API_KEY` to X" in prose, and .NET-style <add key="Password" value="X" />.
 _SET_TO = _lazy(
     r"(?i)\bset[ \t]+[`\"']?(?P<name>[A-Za-z][\w.-]{0,63})[`\"']?[ \t]+(?:to|=)[ \t]+"
@@ -140,7 +152,12 @@ _CODE_AFTER = _lazy(r"[ \t]*(?:\||=[^=]|\(|\[)")
 # "--password X": values must look strong, since "the --password options" is prose.
 _FLAG_ASSIGN = _lazy(r"--(?P<name>[A-Za-z][A-Za-z0-9-]{1,40})[ \t]+" + _ASSIGN_VALUE, before=r"[^\w-]")
 # The closing tag must name the opening one: checked in `_assignment_candidates`.
-_XML_ASSIGN = _lazy(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<vu>[^<>\s]{1,256})</(?P<close>[A-Za-z][\w.-]{0,40})>")
+# The value may stand on its own line between the tags, and may be a braced blob with spaces in
+# it: Jenkins keeps credentials encrypted as `<secret>{AQAAABAAAA…}</secret>` (`_BRACED`).
+_XML_ASSIGN = _lazy(
+    r"<(?P<name>[A-Za-z][\w.-]{0,40})>[ \t]*(?:\r?\n[ \t]*)?"
+    r"(?P<vu>\{[^<>{}\n]{8,256}\}|[^<>\s]{1,256})[ \t]*(?:\r?\n[ \t]*)?</(?P<close>[A-Za-z][\w.-]{0,40})>"
+)
 # Prose: "the staging password is Pr0d-S3cret" — only accepted for strong-looking values.
 # "pass" counts only before "is"/"was" (`_PASS_IS`, checked on the match).
 _IS_ASSIGN = _lazy(
@@ -152,6 +169,14 @@ _IS_ASSIGN = _lazy(
     before=r"[^\w-]",
 )
 _PASS_IS = _lazy(r"[ \t]+(?:is|was)\b")
+_TOKEN_CHARS = _lazy(r"[A-Za-z0-9_.~+/=:-]+")
+# A dash between a label and a quoted value: "stripe token - 'V'", "root password - \"V\"" (a
+# list of credentials in a note). Only a quoted value: "api key - rotated monthly" is prose.
+_DASH_ASSIGN = _lazy(
+    r"(?i)(?P<name>password|passwd|passphrase|pwd|secret|token|api[ _-]?key|key)s?[ \t]+[-–—][ \t]+"
+    r"(?-i:\"(?P<vq__1>[^\n\"'`]{1,256})\"|'(?P<vq__2>[^\n\"'`]{1,256})')",
+    before=r"[^\w-]",
+)
 # Prose with the password's target between the label and its value: "the password for prod is
 # X", "password for the admin account: X", "the root password on db-03 was changed to X". The
 # target is at most 40 characters (bounded: linear); only strong values count (`_strong_prose`).
@@ -278,6 +303,12 @@ _FILE_PATH = _lazy(r"(?:~|\.{1,2})?/[\w.@%+-]|[A-Za-z]:\\")
 _PLACEHOLDER_SHAPE = _lazy(r"(?i)(?:your|insert|enter|replace|put|add)[_-]?[\w-]*|[\w-]*[_-]here")
 
 
+# Words that ask for the real value or say the value is not one.
+# ("changeme" is not one: a default password is the live one wherever nobody changed it.)
+_STAND_IN_WORDS = ("example", "placeholder", "dummy", "fake", "your_", "_your", "your-", "_here", "here_",
+                   "replace", "insert_", "xxxxxx", "######")
+
+
 def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
     """Precision guard for secret-named assignments: is ``value`` a literal credential?
 
@@ -287,14 +318,17 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
     if len(value) < (6 if kind == "password" else 10) or _is_masked(value):
         return False
     low = value.lower()
-    if low in _PLACEHOLDER_WORDS or value.startswith(REDACTED):
+    if low in _PLACEHOLDER_WORDS or value.startswith(REDACTED[:-1]):
         return False
     if (
-        value[0] in "<{[(*#"
-        or value.startswith(("$(", "%(", "{{", "--"))
+        value[0] in "<*#"
+        or (value[0] in "{[(" and (not quoted or value[1:].rstrip(")]}").isalpha()))  # structure; "(unchanged)"
+        or value.startswith(("--", "$(", "%("))
         or any(c.isspace() for c in value)
     ):
         return False
+    if any(w in low for w in _STAND_IN_WORDS):
+        return False  # "REPLACE_WITH_YOUR_API_KEY", "k6JX…thisisfake…", "sha256~XXXX_PUT_YOUR_TOKEN_HERE"
     if len(set(value)) <= 2 or "%s" in value or "%d" in value:  # "********", printf formats
         return False
     if value[0] == "!" and value[1:].isalpha():  # YAML tag: "!vault |", "!Ref"
@@ -315,7 +349,7 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         return False
     if _DOTTED_REF.fullmatch(value) and all(_REF_SEGMENT.fullmatch(p) for p in value.split(".")):
         return False  # settings.SECRET_KEY, jinja2.pass_context
-    if _IDENT.fullmatch(value) and not _names_itself(value, kind, quoted):
+    if _IDENT.fullmatch(value) and not _names_itself(value, kind, quoted) and not _generated(value):
         words = {p.lower() for p in _CAMEL_PARTS.findall(value)}
         if words & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}):
             return False  # key_password, AccessToken, credential_tuple: a variable or a type
@@ -334,7 +368,14 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
 
 # Placeholders: the ones no password holds (`${X}`, `{{ x }}`, `{% %}`, `$(cmd)`, `%(x)s`, `#{x}`),
 # and the plain ones a password may hold by chance (`{river}`, `[shadow]`, `<name>`, `{0}`).
-_STRONG_TEMPLATE = _lazy(r"\$\{|\{\{|\}\}|\{%|%\}|\$\(|%\([A-Za-z_]\w*\)[sdr]|#\{")
+# A template's expression: a name or path (`vault_pw`, `.Values.apiKey`, `env.X`) with calls,
+# subscripts and filters after it (`lookup('env', 'X')`, `a['b']`, `| b64enc`); "7]Lm$(zP" is none.
+_TEMPLATE_EXPR = (r"[ \t]*[A-Za-z_.$][\w.]*(?:[ \t]*(?:\|[ \t]*[\w.]+|\([^(){}\n]*\)|\[[^\[\]{}\n]*\]|\.\w+))*[ \t]*")
+_STRONG_TEMPLATE = _lazy(
+    r"\$\{[A-Za-z_][\w.]*(?:[:}=?+\[-]|\Z)"  # ${VAR}, ${VAR:-default}, ${a[0]} (maybe cut at its end)
+    r"|\{\{-?" + _TEMPLATE_EXPR + r"-?\}\}|\{%[^%\n]*%\}"  # Jinja, Go, Liquid
+    r"|\$\([A-Za-z_][^()\n]*\)|%\([A-Za-z_]\w*\)[sdr]|#\{[^{}\n]*\}"  # $(cmd), %(x)s, #{ruby}
+)
 _PLAIN_PLACEHOLDER = _lazy(r"\{[A-Za-z_]*\}|\{[0-9]{0,2}\}|\{[A-Za-z_]\w*![rsa]\}|\[[A-Za-z_ -]+\]|<[A-Za-z_][\w .-]*>")
 _CALL = _lazy(r"[A-Za-z_][A-Za-z_.]*[(\[]")  # a call or a subscript: os.environ["X"], form.data['p']
 
@@ -482,6 +523,9 @@ def _spaced_value(text: str, m: Match, key: str) -> str | None:
         value = m.group("vq")
         if not any(c in " \t" for c in value):
             return None
+        code = m.groupdict().get("sep") in ("=", ":=", "=>") and not env
+        if code and _code_passphrase(value):
+            return value
         return value if _plausible_spaced(value, quoted=True, env=env) else None
     start, end = m.span("vu")
     sep = m.groupdict().get("sep")
@@ -500,6 +544,34 @@ def _spaced_value(text: str, m: Match, key: str) -> str | None:
     if not any(c in " \t" for c in value):
         return None
     return value if _plausible_spaced(value, quoted=False, env=env) else None
+
+
+# Words of the strings code assigns to a password variable that are not passwords: prompts,
+# rules and errors ("Enter your password", "must be at least 8 characters", "is too short").
+_INSTRUCTION_WORDS = frozenset(
+    {
+        "enter", "your", "must", "should", "least", "most", "characters", "chars", "char", "required",
+        "invalid", "incorrect", "wrong", "too", "short", "long", "minimum", "maximum", "please", "type",
+        "here", "see", "example", "placeholder", "cannot", "can't", "don't", "not", "is", "are",
+        "match", "matches", "confirm", "retype", "again", "empty", "missing", "expired", "forgot",
+    }
+)
+
+
+def _code_passphrase(value: str) -> bool:
+    """A quoted value with spaces assigned in code to a password-named variable
+    (``password = "copper kettle on the stove"``): a passphrase, unless it reads as a prompt, a
+    rule or an error (`_INSTRUCTION_WORDS`, row 4b's descriptive words) or is not a literal."""
+    words = value.split()
+    if not 5 <= len(value) <= 128 or not 2 <= len(words) <= 8:
+        return False
+    if value[0] in "*#<" or _SPACED_BAD.search(value) or _templated(value) or _is_masked(value):
+        return False
+    low = value.lower()
+    if any(w in low for w in ("password", "passwd", "passphrase", "secret", "token")):
+        return False
+    stripped = {w.strip(".,;:!?\"'()").lower() for w in words}
+    return not stripped & (_INSTRUCTION_WORDS | _DESCRIPTIVE_WORDS)
 
 
 def _plausible_spaced(value: str, *, quoted: bool, env: bool) -> bool:
@@ -581,6 +653,10 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                 continue  # "https://…": the rest of a URL, not a value
             if regex is _XML_ASSIGN and m.group("close") != m.group("name"):
                 continue  # <a>x</b>: not an element
+            if regex is _XML_ASSIGN and m.group("vu").startswith("{") and _name_kind(m.group("name")):
+                # a braced blob in a secret-named element: an encrypted credential (Jenkins), whole
+                yield "generic-secret-assignment", m.start("vu"), m.end("vu")
+                continue
             kind = _name_kind(m.group("name"))
             if kind is None and regex is _ASSIGN and (
                 m.group("sep") in ("=", ":=", "=>") or m.group("vq") is not None
@@ -614,6 +690,19 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                 yield "generic-secret-assignment", start, end
     for_assign = _finditer_unless(_FOR_ASSIGN, text, lambda _t, _m: False) if labelled else ()
     is_assign = _finditer_unless(_IS_ASSIGN, text, _not_pass_is) if labelled else ()
+    for m in _COMPARE.finditer(text) if ("==" in text or "!=" in text or "expect(" in text) else ():
+        name = m.group("name").rsplit(".", 1)[-1]
+        kind = _name_kind(name)
+        value = m.group("vq")
+        if kind is not None and _plausible_value(value, kind) and (kind == "password" or _letter_and_digit(value)):
+            yield "generic-secret-assignment", m.start("vq"), m.end("vq")
+    for m in _DASH_ASSIGN.finditer(text) if labelled and "-" in text else ():
+        value = m.group("vq")
+        kind = "password" if m.group("name").lower().startswith("p") else "secret"
+        if kind == "secret" and not (_letter_and_digit(value) and _TOKEN_CHARS.fullmatch(value)):
+            continue  # a generated token: letters and digits in a URL-safe alphabet ("?", "!" are not)
+        if _plausible_value(value, kind):
+            yield "generic-secret-assignment", m.start("vq"), m.end("vq")
     for m in (*is_assign, *for_assign):
         key = "vq" if m.group("vq") is not None else "vu"
         value = m.group(key).rstrip(".,;:)]}>*_")  # also markdown emphasis: "**policy**"

@@ -26,7 +26,7 @@ _BENIGN_NAME_PARTS = frozenset(
         "version", "url", "uri", "href", "src", "path", "file", "dir", "name", "title", "image",
         "signature", "sig", "nonce", "salt", "iv", "ref", "branch", "tag", "class",
         "module", "package", "import", "from", "see", "link", "host", "domain", "email",
-        "public", "pub", "publishable", "cert", "certificate", "challenge",
+        "public", "pub", "publishable", "cert", "certificate", "crt", "challenge",
     }
 )
 _HEX = _lazy(r"[0-9a-fA-F]+")

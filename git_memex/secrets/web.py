@@ -1,4 +1,4 @@
-"""Detector family 2: credentials in web and command-line forms.
+"""Detector family 2: credentials in web, command-line and manifest forms.
 
 URL user:password, .netrc / .pgpass / `login -p` / `mysql -p` / `curl -u` / `sshpass -p` passwords, Azure SAS signatures,
 Authorization and Bearer headers, session cookies.
@@ -6,6 +6,7 @@ Authorization and Bearer headers, session cookies.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 from git_memex.secrets.assignments import _plausible_value, _strong
@@ -25,9 +26,9 @@ _CLI_PASSWORD = (
     # .pgpass: host:port:database:user:password
     _lazy(r"(?m)^[\w.*-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<v>\S+)$"),
     # curl -u user:password in its spellings: -uUSER:PW, -su 'u:p' (flags before it), --user=,
-    # --user "u:p"; -U and --proxy-user for the proxy's
-    _lazy(r"\bcurl\b[^\n]*?[ \t](?:-[A-Za-z]*[uU][ \t]*|--(?:proxy-)?user(?:[ \t]+|=|(?:[\"'])))[\"']?"
-          r"[^\s:\"'$]{1,100}:(?P<v>[^\s\"']+)"),
+    # --user "u:p", --user u:'p'; -U and --proxy-user for the proxy's; on a line continued with "\"
+    _lazy(r"\bcurl\b(?:[^\n]|\\\r?\n)*?[ \t](?:-[A-Za-z]*[uU][ \t]*|--(?:proxy-)?user(?:[ \t]+|=|(?:[\"'])))[\"']?"
+          r"[^\s:\"'$]{1,100}:[\"']?(?P<v>[^\s\"']+)"),
     # sshpass -p password (glued or not); -e and -f read it from elsewhere
     _lazy(r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*[\"']?(?P<v>[^\s\"']+)"),
     # ldapsearch/ldapwhoami/… -w password (glued or not; -W prompts, -y reads a file)
@@ -52,8 +53,10 @@ _TEAMS_WEBHOOK = _lazy(
 # .npmrc: //registry/:_authToken=…, _auth=… (base64 user:password), _password=… (base64)
 _NPMRC = _lazy(r"//[^\s/:]+(?:/[^\s:]*)?/?:_(?:authToken|auth|password)[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"']+)")
 _AZURE_SAS = _lazy(r"[?&]sv=\d{4}-\d\d-\d\d&[^\s\"'<>]*?\bsig=(?P<v>[A-Za-z0-9%+/=]{20,})")
+# With its scheme, or without one (`Authorization: <api key>`: some APIs take the bare key); a
+# bare value must look generated (`_web_candidates`).
 _AUTH_HEADER = _lazy(
-    r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token|digest)[ \t]+"
+    r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>bearer|basic|token|digest)[ \t]+)?"
     r"(?P<v>[A-Za-z0-9._~+/-]{8,}=*)"
 )
 _BEARER = _lazy(r"(?i)\bbearer[ \t]+(?P<v>[A-Za-z0-9._~+/-]{20,}=*)")
@@ -62,6 +65,66 @@ _COOKIE = _lazy(
     r"(?i)\b(?:set-)?cookie:[^\n]*?\b(?:session|sess|sid|sessionid|connect\.sid|auth|token|jwt|"
     r"remember_token|_session)[\w.-]*=(?P<v>[^;\s\"']{16,})"
 )
+
+
+# Kubernetes Secret manifests: every value under `data:` / `stringData:` is secret data (base64
+# under `data:`), whatever its key is called. The document must say `kind: Secret`.
+_K8S_KIND = _lazy(r"(?im)^[ \t]*kind:[ \t]*[\"']?secret[\"']?[ \t]*\r?$")
+_K8S_DATA = _lazy(r"(?m)^(?P<indent>[ \t]*)(?P<block>data|stringData):[ \t]*\r?\n")
+_K8S_DOC = _lazy(r"(?m)^---[ \t]*\r?$")
+_K8S_ENTRY = _lazy(r"(?P<indent>[ \t]+)[\"']?(?P<key>[\w.-]{1,253})[\"']?:[ \t]*(?P<v>[^\n]*)")
+
+
+def _k8s_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+    """The values of a Secret's `data:`/`stringData:` block (one line each, or each line of a
+    `>`/`|` block scalar; comment lines skipped), in every YAML document of `text` that says
+    `kind: Secret`, but a certificate's (`tls.crt`, `ca.crt`); a value shorter than 12 characters
+    under `data:` (base64 of fewer than 8 bytes: "YmFyCg==") or 8 under `stringData:` is left
+    alone. One pass over the block's lines; a document's kind is read once."""
+    bounds = [0, *(m.start() for m in _K8S_DOC.finditer(text)), len(text)]
+    secret_doc: dict[int, bool] = {}
+    for m in _K8S_DATA.finditer(text):
+        doc = bisect.bisect_right(bounds, m.start()) - 1
+        if doc not in secret_doc:
+            secret_doc[doc] = _K8S_KIND.search(text[bounds[doc] : bounds[doc + 1]]) is not None
+        if not secret_doc[doc]:
+            continue
+        depth = len(m.group("indent").expandtabs(4))
+        shortest = 12 if m.group("block") == "data" else 8  # base64 of 8 bytes; a raw value of 8
+        inner = None  # the indentation of the block's entries, once read
+        pos = m.end()
+        while pos < len(text):
+            line_end = text.find("\n", pos)
+            line_end = len(text) if line_end < 0 else line_end
+            line = text[pos:line_end]
+            if line.lstrip(" \t").startswith("#") or not line.strip():
+                pos = line_end + 1
+                continue
+            entry = _K8S_ENTRY.match(line)
+            if entry is None or len(entry.group("indent").expandtabs(4)) <= depth:
+                break
+            inner = len(entry.group("indent").expandtabs(4))
+            public = entry.group("key").endswith(".crt")  # a certificate (tls.crt, ca.crt) is public
+            vs = pos + entry.start("v")
+            value = entry.group("v").rstrip(" \t\r")
+            if value[:1] in (">", "|"):  # a block scalar: each more indented line after it
+                cur = line_end + 1
+                while cur < len(text):
+                    nxt = text.find("\n", cur)
+                    nxt = len(text) if nxt < 0 else nxt
+                    part = text[cur:nxt].rstrip(" \t\r")
+                    body = part.lstrip(" \t")
+                    if not body or len(part[: len(part) - len(body)].expandtabs(4)) <= inner:
+                        break
+                    if len(body) >= shortest and not public:
+                        yield "kubernetes-secret-data", cur + len(part) - len(body), cur + len(part)
+                    line_end, cur = nxt, nxt + 1
+            else:
+                if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
+                    vs, value = vs + 1, value[1:-1]
+                if len(value) >= shortest and not public and not value.startswith(("${", "{{", "#")):
+                    yield "kubernetes-secret-data", vs, vs + len(value)
+            pos = line_end + 1
 
 
 # Like _PROVIDER_HINTS: a literal every match contains (in the lowered text), so that a text
@@ -155,6 +218,8 @@ def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int
                 continue  # "redis-cli -a prints a warning": a word after the flag, not a password
             if _plausible_value(value, "password"):
                 yield rule, m.start("v"), m.end("v")
+    if not use_hint or ("secret" in low and "data:" in low and "kind" in low):
+        yield from _k8s_candidates(text)
     if _web_hinted(low, "htpasswd", use_hint):
         for m in _HTPASSWD.finditer(text):
             found = _htpasswd_password(m.group("rest"))
@@ -179,8 +244,12 @@ def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int
             continue
         for m in regex.finditer(text):
             value = m.group("v")
-            if regex is _BEARER and not (_has_digit(value) and any(c.isalpha() for c in value)):
+            if (regex is _BEARER or m.group("scheme") is None) and not (_has_digit(value) and any(c.isalpha() for c in value)):
                 continue
+            if regex is _AUTH_HEADER and m.group("scheme") is None and (
+                len(value) < 16 or value.lower() in ("bearer", "basic", "token", "digest")
+            ):
+                continue  # "Authorization: required", a scheme with nothing after it
             if not _is_masked(value):
                 yield "authorization-header", m.start("v"), m.end("v")
 

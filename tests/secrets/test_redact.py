@@ -252,9 +252,12 @@ def _recall_precision(
             caught += 1
         else:
             misses.append(text)
+        # a finding is real when it overlaps any place of the secret (a repeated value is masked
+        # at each of its places)
+        places = [(m.start(), m.end()) for m in re.finditer(re.escape(secret), text)]
         for f in findings:
             total += 1
-            if f.start < end and start < f.end:
+            if any(f.start < e and s < f.end for s, e in places):
                 real += 1
             else:
                 false_hits.append(f"{f.rule}: {text!r}")
@@ -314,10 +317,11 @@ def _families(families: set[str], note: str, positives: list[dict],
 
 
 def _family_figures(name: str, families: set[str], note: str, *, min_pos: int, min_neg: int,
-                    held_recall: float) -> None:
-    """Both halves of one attack's families, printed, with the goals asserted."""
+                    held_recall: float, held_note: str | None = None) -> None:
+    """Both halves of one attack's families, printed, with the goals asserted (`held_note`: how
+    the held-out look-alikes are noted, when not as the tuning ones)."""
     tuned = _recall_precision(*_families(families, note, POSITIVES, NEGATIVES))
-    held_pos, held_neg = _families(families, note, HELD_OUT["positives"], HELD_OUT["negatives"])
+    held_pos, held_neg = _families(families, held_note or note, HELD_OUT["positives"], HELD_OUT["negatives"])
     held = _recall_precision(held_pos, held_neg)
     assert len(held_pos) >= min_pos and len(held_neg) >= min_neg
     assert {p["family"].partition(":")[2] for p in held_pos} == families
@@ -698,3 +702,22 @@ def test_assignment_hints_are_in_every_match(name: str, rx, hints: tuple[str, ..
 
     with pytest.raises(NoSuchExample):
         find(st.from_regex(regex), misses_hint, settings=settings(max_examples=120, database=None))
+
+
+# The families the outside suites' tuning halves showed missing or wrongly masked (docs/security.md,
+# "issue 31, second pass"): a found value repeated elsewhere in the text, secret-named XML
+# elements (Jenkins credentials, a value on its own line), "<what> token - 'value'", passwords
+# holding {}[]()$ that form no template, a literal compared with a secret-named variable, a
+# spaced quoted value under a password key in code, Kubernetes Secret data, curl credentials on a
+# continuation line or as a bare Authorization value, and a vendor's prefix and exact shape
+# whatever its body reads like; the look-alikes are templates, placeholders, anti-forgery and
+# public tokens. Written by us, both halves before the detector was changed for them.
+ISSUE31_PASS2_FAMILIES = {"repeat", "xml-secret", "dash-label", "brackets", "compare", "spaced-code", "k8s-secret",
+                          "curl-2", "vendor-placeholder"}
+
+
+def test_issue31_pass2_families_recall_and_precision() -> None:
+    """Both halves of the second pass's families (tuning: positives/negatives, held-out: held_out)."""
+    _family_figures("issue-31 pass-2", ISSUE31_PASS2_FAMILIES, "look-alike of issue-31 pass-2 forms",
+                    min_pos=25, min_neg=20, held_recall=0.9,
+                    held_note="held-out look-alike of issue-31 pass-2 forms (written before tuning)")
