@@ -123,6 +123,16 @@ def _distinct(v: str) -> bool:
     return len(set(v.lower())) >= min(6, max(3, len(v) // 4))
 
 
+def _aws_secret(v: str) -> bool:
+    """A secret access key as AWS generates it: upper- and lower-case letters and a digit (a
+    random 40 of base64 lacks one with odds under 1 in 500), not a path (``/Users/…``, a few
+    slashes at most). A 40-hex SHA-1 and a lower-case word run are left alone."""
+    return (
+        any(c.isupper() for c in v) and any(c.islower() for c in v) and any(c.isdigit() for c in v)
+        and not v.startswith("/") and v.count("/") <= 4 and _distinct(v)
+    )
+
+
 def _nuget_ok(v: str) -> bool:
     """Not a reference to an environment variable (``%NUGET_PASSWORD%``) nor a word like "Password1"."""
     return not (v.startswith("%") and v.endswith("%")) and "password" not in v.lower()
@@ -282,6 +292,14 @@ FORMATS: tuple[Format, ...] = (
          ("bedrock-api-key-",), _GL + "aws-amazon-bedrock-api-key-short-lived"),
     _kw("aws-secret-access-key", r"aws_?secret_?access_?key|aws_?secret|secret_?access_?key", r"[A-Za-z0-9/+]{40}", ("aws_secret", "awssecret", "secret_access", "secretaccess"),
         "https://docs.aws.amazon.com/IAM/latest/UserGuide/security-creds.html", right=_B64 + "=", check=_distinct),
+    # the same 40-character secret in prose: within 80 characters after its key id or after an
+    # "AWS secret" / "secret access key" label, whatever words sit between ("AWS key AKIA… with
+    # secret key …", "the AWS secret key … was rotated"); it must read as generated (`_aws_secret`)
+    _tok("aws-secret-access-key-prose", r"(?:(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}|(?i:aws[ \t_.-]{0,3}secret|secret[ \t_-]?access))"
+         r"(?s:.){0,80}?[^A-Za-z0-9+/=](?P<v>[A-Za-z0-9/+]{40})", 0, ("akia", "asia", "abia", "acca", "secret"),
+         "https://docs.aws.amazon.com/IAM/latest/UserGuide/security-creds.html (a secret access key: 40 base64 characters)",
+         check=_aws_secret, left="", right=_B64 + "=",
+         anchor=r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}|(?i:aws[ \t_.-]{0,3}secret|secret[ \t_-]?access)"),
     # --- Azure
     _tok("azure-ad-client-secret", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", 0, ("q~",), _GL + "azure-ad-client-secret",
          left=_WORD + "~.-", right=_WORD + "~.-"),

@@ -50,7 +50,7 @@ def _chars(items: list[Any]) -> list[str]:
             elif av == sre_constants.CATEGORY_SPACE:
                 out.append(" ")
     if negate:
-        out = [c for c in "abcdefghijkmnpqrstuvwzABCDEFGHJKLMNPQRSTUVWZ23456789" if c not in out]
+        out = [c for c in "abcdefghijkmnpqrstuvwzABCDEFGHJKLMNPQRSTUVWZ23456789" if c not in out] or [" "]
     return out
 
 
@@ -261,6 +261,7 @@ def test_issue_families_leave_look_alikes_alone(text: str) -> None:
 # Look-alikes a row used to take for its token: each is wrong about the format in one documented
 # way (length, suffix, alphabet, boundary, the JSON a JWT header must be…). Written for these tests.
 _B = "Hq2mLx9Rv4Tn1Kp8Ws6Yb3Nc7Vd5Lz0Jf2Gh4Dk8Ma1Qe5Ut3Io7Py9Ar2St6Uv0Wx4Yz8Bc1"
+_AWS_SECRET = "q8Jm3Xv7Lp2R/9Wn4Kz6Hb1Yc5Nd0F+8Gt3Vx7Qe"  # 40 base64 characters, written by us
 WRONG_ABOUT_THE_FORMAT = [
     ("anthropic-api-key", "key: sk-ant-api03-" + (_B * 2)[:93] + "BB"),  # API keys end in "AA"
     ("anthropic-api-key", "key: sk-ant-api03-" + _B[:60] + "AA"),  # and hold 93 characters before it
@@ -270,6 +271,9 @@ WRONG_ABOUT_THE_FORMAT = [
     ("gitlab-token", "glimt-" + _B[:29]),  # incoming-mail tokens 25
     ("gitlab-token", "gloas-" + (_B * 2)[:80]),  # OAuth secrets 64
     ("gitlab-pat", "ci: glpat-" + _B[:64].lower()),  # 20-50, or routable with its ".xx" + 7 suffix
+    # the AWS secret in prose must read as generated: not a SHA-1, not a path
+    ("aws-secret-access-key-prose", "AKIAZ3MHQX7RPL2WNC4D was rotated at commit 3f9a0c27d41e8b56a0c9d3e7f1b24a68c0d1e2f3"),
+    ("aws-secret-access-key-prose", "the AWS secret lives in /Users/alice/Documents/Projects/awsconfig1 now"),
     ("jwt", "eyJxYWxzZGtqZmhhc2tqZGZoYWtzamRmaGFr.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXBhcnQ"),  # header is no JSON
     ("jwt", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXBhcnQ"),  # header cut short
     ("openai-project-key", "OPENAI_API_KEY=sk-proj-" + _B[:48]),  # every OpenAI key holds T3BlbkFJ
@@ -308,6 +312,11 @@ RIGHT_ABOUT_THE_FORMAT = [
     ("infracost-api-token", "INFRACOST_API_KEY=ico-" + _B[:32]),
     ("sentry-org-token", "sntrys_eyJpYXQiOjE3MTYyMzkwMjIsInVybCI6Imh0dHBzOi8vc2VudHJ5LmlvIiwicmVnaW9uX3VybCI6Imh0dHBzOi8vdXMuc2VudHJ5LmlvIiwib3JnIjoiYWNtZSJ9_" + _B[:43]),
     ("shippo-api-token", "shippo_live_" + "3f9a0c27d41e8b56a0c9d3e7f1b24a68c0d1e2f3"),
+    # an AWS secret access key in prose, near its key id or an "AWS secret" label
+    ("aws-secret-access-key-prose", f"AWS key AKIAZ3MHQX7RPL2WNC4D with secret key {_AWS_SECRET} in the runbook"),
+    ("aws-secret-access-key-prose", f"use AKIAZ3MHQX7RPL2WNC4D and {_AWS_SECRET} for the deploy user"),
+    ("aws-secret-access-key-prose", f"The AWS secret key {_AWS_SECRET} was rotated"),
+    ("aws-secret-access-key-prose", f"access key id: ASIAZ3MHQX7RPL2WNC4D\nsecret access key: {_AWS_SECRET}"),
     # a documented prefix and the exact shape: masked whatever the body reads like (docs/security.md)
     ("gitlab-rrt", "GR1348941" + "123" * 6 + "12"),
     ("stripe-access-token", "sk_test_" + "B" * 24),
@@ -324,6 +333,14 @@ RIGHT_ABOUT_THE_FORMAT = [
 def test_a_row_finds_its_format(rule: str, text: str) -> None:
     assert rule in [r for r, *_ in find(text)]
     assert redact(text).text != text
+
+
+def test_an_aws_secret_in_prose_is_masked_whole() -> None:
+    """Issue 31's known gap: "AWS key AKIA… with secret key <40 base64>" kept the secret key."""
+    for text in (f"AWS key AKIAZ3MHQX7RPL2WNC4D with secret key {_AWS_SECRET} in the runbook",
+                 f"use AKIAZ3MHQX7RPL2WNC4D and {_AWS_SECRET} for the deploy user"):
+        out = redact(text).text
+        assert _AWS_SECRET not in out and "x" * 40 in out and "AKIAZ3MH" not in out
 
 
 def _github_checksum(body: str) -> str:
