@@ -721,3 +721,13 @@ def test_issue31_pass2_families_recall_and_precision() -> None:
     _family_figures("issue-31 pass-2", ISSUE31_PASS2_FAMILIES, "look-alike of issue-31 pass-2 forms",
                     min_pos=25, min_neg=20, held_recall=0.9,
                     held_note="held-out look-alike of issue-31 pass-2 forms (written before tuning)")
+
+
+def test_a_repeated_value_is_masked_only_where_it_stands_alone() -> None:
+    """A found value is masked at its other places (`redact._echoes`), but not inside a longer
+    word, and a value of letters only is not hunted elsewhere: the password of
+    ``postgres://postgres:postgres@`` is masked, the scheme and the user of that name stay."""
+    out = redact("DB_URL=postgres://app:S3cr3t-Pw9@db/app\nthen psql with S3cr3t-Pw9, not S3cr3t-Pw99\n").text
+    assert "S3cr3t-Pw9," not in out and "with " + "x" * 10 + "," in out and "S3cr3t-Pw99" in out
+    url = 'DSN = "postgres://postgres:postgres@localhost:5432/app"'
+    assert redact(url).text == 'DSN = "postgres://postgres:xxxxxxxx@localhost:5432/app"'
