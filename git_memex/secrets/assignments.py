@@ -85,10 +85,10 @@ def _name_kind(name: str) -> str | None:
 
 
 # A value in the same quotes on both sides (one alternative per quote: RE2 has no
-# back-reference; at most 256 characters, `_fits`: a counted repeat of a class that holds every
+# back-reference; at most `_MAX_VALUE` characters, `_fits`: a counted repeat of a class that holds every
 # non-ASCII character is costly to compile), or unquoted: printable ASCII but quotes (not a
 # negated class, and outside (?i): case folding adds non-ASCII letters to it).
-_MAX_VALUE = 256
+_MAX_VALUE = 4096  # a JWT or an OAuth refresh token runs to 1-2 KB
 _ASSIGN_VALUE = (
     r"(?-i:(?P<q__1>\")(?P<vq__1>[^\n\"'`]+)\"|(?P<q__2>')(?P<vq__2>[^\n\"'`]+)'"
     r"|(?P<q__3>`)(?P<vq__3>[^\n\"'`]+)`"
@@ -169,6 +169,9 @@ _IS_ASSIGN = _lazy(
     before=r"[^\w-]",
 )
 _PASS_IS = _lazy(r"[ \t]+(?:is|was)\b")
+# Where an unquoted value ends before its line does: the next pair of a connection string or a
+# query (";Encrypt=false", "&user=x"), or the closing tag around it ("…</jdbc-url>").
+_NEXT_PAIR = _lazy(r"[;&][A-Za-z_][\w.-]{0,63}=|</")
 _TOKEN_CHARS = _lazy(r"[A-Za-z0-9_.~+/=:-]+")
 # A dash between a label and a quoted value: "stripe token - 'V'", "root password - \"V\"" (a
 # list of credentials in a note). Only a quoted value: "api key - rotated monthly" is prose.
@@ -658,6 +661,10 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                 yield "generic-secret-assignment", m.start("vu"), m.end("vu")
                 continue
             kind = _name_kind(m.group("name"))
+            if kind is None and _any_key(m.group("name")):
+                value = m.group("vq") if regex is not _XML_ASSIGN and m.group("vq") is not None else m.group("vu")
+                if _generated_key(value.rstrip(".,;:)]}>")):
+                    kind = "secret"  # braintreeKey := "f7b3…", clarifai_key: "WCFc…": a vendor's key
             if kind is None and regex is _ASSIGN and (
                 m.group("sep") in ("=", ":=", "=>") or m.group("vq") is not None
             ):
@@ -678,7 +685,8 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                     continue  # a tag ("passwort:-siehe-tresor"): `_tag_candidates`'
                 if _CODE_AFTER.match(text, m.end(key)):
                     continue  # "token: Foo | None = None", "x = y(": an expression, not a literal
-                trimmed = value.rstrip(".,;:)]}>")
+                cut = _NEXT_PAIR.search(value)
+                trimmed = (value[: cut.start()] if cut else value).rstrip(".,;:)]}>")
                 end -= len(value) - len(trimmed)
                 value = trimmed
             if kind == "password" and regex is not _FLAG_ASSIGN and regex is not _XML_ASSIGN:
@@ -739,6 +747,42 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
 
 
 
+# Keys that are no credential, whatever their value looks like: a database's, a map's, a cache's,
+# a translation's, a keyboard's, an idempotent request's, a public key.
+_PLAIN_KEYS = frozenset(
+    {
+        "primary", "foreign", "sort", "partition", "composite", "unique", "index", "cache", "map",
+        "dict", "hash", "lookup", "row", "object", "bucket", "s3", "translation", "i18n", "hot",
+        "short", "shortcut", "keyboard", "sign", "ssh", "host", "gpg", "pgp", "jwk", "kid", "key",
+        "routing", "shard", "dedup", "dedupe", "group", "message", "cursor", "storage",
+    }
+) | _NON_SECRET_QUALIFIERS
+_KEY_RUN = _lazy(r"[A-Za-z0-9]{16,}")
+_KEY_ALPHABET = _lazy(r"[A-Za-z0-9_+/=.-]+")
+
+
+def _any_key(name: str) -> bool:
+    """A name that ends in ``key`` after some other word (``clarifai_key``, ``braintreeKey``):
+    a vendor's key when its value is generated (`_generated_key`), unless the word before says
+    what kind of key it is and that kind holds no credential (`_PLAIN_KEYS`)."""
+    parts = [p.lower() for p in _CAMEL_PARTS.findall(name)]
+    return len(parts) >= 2 and parts[-1] == "key" and parts[-2] not in _PLAIN_KEYS
+
+
+def _generated_key(value: str) -> bool:
+    """A value as a key generator writes it: a token alphabet with a run of 16 letters and digits
+    or more that holds both (hex, base62), nothing like words joined by separators or a path."""
+    if not 16 <= len(value) <= 256 or not _KEY_ALPHABET.fullmatch(value) or value.count(".") > 2:
+        return False
+    return any(_letter_and_digit(run) and _spread_enough(run) for run in _KEY_RUN.findall(value))
+
+
+def _spread_enough(run: str) -> bool:
+    """Varied characters, not an alphabet written out ("ABCDEFGHIJ…0123")."""
+    steps = sum(1 for a, b in zip(run, run[1:], strict=False) if ord(b) - ord(a) == 1)
+    return len(set(run.lower())) >= min(10, len(run) // 2) and steps * 2 < len(run)
+
+
 def _letter_and_digit(value: str) -> bool:
     return _has_digit(value) and any(c.isalpha() for c in value)
 
@@ -766,7 +810,9 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
                     yield "generic-secret-assignment", m.start("vq"), m.end("vq")
                 continue
         else:
-            value = m.group("vu")[:_MAX_VALUE]
+            value = m.group("vu")[:256]
+            cut = _NEXT_PAIR.search(value)
+            value = value[: cut.start()] if cut else value
             if m.start("vu") in tag_dashes:
                 continue  # a tag ("senha:-veja-o-cofre"): `_tag_candidates`'
 

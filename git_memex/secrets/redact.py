@@ -301,13 +301,15 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     """Every other place of each found value of 8 characters or more, under the rule that found
     it: a token assigned once and pasted again into a command, a password repeated in a comment,
     ``token = 'X' | 'X'``. Most families find a value by what surrounds it, which its copies do
-    not have. A copy is a whole word (no letter, digit or ``_`` touches it), and a value of
-    letters only is not copied: the password "postgres" of ``postgres://postgres:postgres@`` leaves
-    the scheme and a service of that name alone. One RE2 pass over an alternation of the values,
+    not have. A copy inside a longer word is masked too (the longer word may be the secret with
+    a suffix), so a value of letters only is not copied when it could be a word (lower case, or
+    under 16 letters): the password "postgres" of ``postgres://postgres:postgres@`` leaves the
+    scheme and a service of that name alone. One RE2 pass over an alternation of the values,
     longest first (linear in the text)."""
     values: dict[str, tuple[str, int]] = {}
     for start, end, rule, keep in taken:
-        if end - start >= _ECHO_MIN and not text[start:end].isalpha():
+        value = text[start:end]
+        if end - start >= _ECHO_MIN and not (value.isalpha() and (value.islower() or len(value) < 16)):
             values.setdefault(text[start:end], (rule, keep))
     if not values:
         return
@@ -316,15 +318,8 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     ordered = sorted(values, key=len, reverse=True)
     rx = Rx("|".join(re2.escape(v) for v in ordered), raw=True)
     for m in rx.finditer(text):
-        s, e = m.span()
-        if (s > 0 and _word_char(text[s - 1])) or (e < len(text) and _word_char(text[e])):
-            continue  # inside a longer word: "…X2" holds "X" but is not it
         rule, keep = values[m.group()]
-        yield rule, s, e, keep
-
-
-def _word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
+        yield rule, m.start(), m.end(), keep
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> str:

@@ -724,10 +724,63 @@ def test_issue31_pass2_families_recall_and_precision() -> None:
 
 
 def test_a_repeated_value_is_masked_only_where_it_stands_alone() -> None:
-    """A found value is masked at its other places (`redact._echoes`), but not inside a longer
-    word, and a value of letters only is not hunted elsewhere: the password of
+    """A found value is masked at its other places (`redact._echoes`), but a value that could be
+    a word (letters only, lower case or short) is not hunted elsewhere: the password of
     ``postgres://postgres:postgres@`` is masked, the scheme and the user of that name stay."""
-    out = redact("DB_URL=postgres://app:S3cr3t-Pw9@db/app\nthen psql with S3cr3t-Pw9, not S3cr3t-Pw99\n").text
-    assert "S3cr3t-Pw9," not in out and "with " + "x" * 10 + "," in out and "S3cr3t-Pw99" in out
+    out = redact("DB_URL=postgres://app:S3cr3t-Pw9@db/app\nthen psql with S3cr3t-Pw9 again\n").text
+    assert "S3cr3t" not in out and "with " + "x" * 10 + " again" in out
     url = 'DSN = "postgres://postgres:postgres@localhost:5432/app"'
     assert redact(url).text == 'DSN = "postgres://postgres:xxxxxxxx@localhost:5432/app"'
+    letters = "crawler token = 'wqXKCFzOWEPRqhTmmbWtVQ' | 'wqXKCFzOWEPRqhTmmbWtVQ'"  # generated letters: copied
+    assert "wqXK" not in redact(letters).text
+
+
+VENDOR_KEYS = [  # a vendor's name before "key", a generated value (written by us)
+    'clarifai_key: "Wq7FcxUCsl2P3vCJuFgDuLeUXdyTo9Zl"',
+    'braintreeKey := "e7a3cb81a7fd0915a71ce17ab8a903cf"',
+    "MAPBOX_SERVICE_KEY=Hq2mLx9Rv4Tn1Kp8Ws6Yb3Nc",
+    "<stripeKey>rk2Lm9Qx7Vb4Nc8Tz1Wy6Hd3</stripeKey>",
+]
+PLAIN_KEYS = [  # keys that hold no credential, or values nobody generated
+    'cache_key = "5d41402abc4b2a76b9719d911017c592"',
+    'sortKey: "created_at_2024_01_01"',
+    'translationKey = "homepage.welcome.message1"',
+    'mapbox_key = "v2-user-profile-12345"',
+    'deploy_key: "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123"',
+    'idempotencyKey = "a81bc81b-dead-4e5d-abff-90865d1e13b1"',
+    "primary_key: user_id_2024_v2",
+]
+
+
+@pytest.mark.parametrize("text", VENDOR_KEYS)
+def test_a_generated_value_under_any_key_name_is_masked(text: str) -> None:
+    """``<vendor>_key`` / ``<vendor>Key``: a name our tables do not know, ending in "key", with
+    a value a key generator wrote (a run of 16+ varied letters and digits) is a credential."""
+    assert redact(text).masked == ("generic-secret-assignment",)
+
+
+@pytest.mark.parametrize("text", PLAIN_KEYS)
+def test_a_plain_key_or_a_written_value_is_left_alone(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_long_token_under_a_secret_name_is_masked_whole() -> None:
+    """A JWT or an OAuth refresh token runs past 256 characters: the quoted value is masked whole."""
+    body = "Tq3vX8kR2mLp9ZwY5bN1cH7dJ4sG6aQ0eUoV2rK8xMs" * 30  # 1,290 characters
+    text = f'"refresh_token": "1.{body}",'
+    out = redact(text).text
+    assert body[:40] not in out and out == '"refresh_token": "' + "x" * (len(body) + 2) + '",'
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("jdbc:sqlserver://db:1433;user=app;password=Xk9-vLp2qR;encrypt=false</jdbc-url>", ";encrypt=false</jdbc-url>"),
+        ("jdbc:postgresql://db:5432/app?sslmode=disable&password=Xk9vLp2qR7&user=app&", "&user=app&"),
+        ("<pw>password=Xk9vLp2qR7</pw>", "</pw>"),
+    ],
+)
+def test_an_unquoted_value_ends_at_the_next_pair_or_its_closing_tag(text: str, kept: str) -> None:
+    """A password in a connection string or a query is masked, not the pairs and tags after it."""
+    out = redact(text).text
+    assert "Xk9" not in out and out.endswith(kept)
