@@ -116,9 +116,11 @@ _TYPED_ASSIGN = _lazy(
     r"(?:[ \t]*:[ \t]*|[ \t]+)&?'?[A-Za-z_][\w.\[\]*<>]{0,40}[ \t]*(?P<sep>=)[ \t]*" + _ASSIGN_VALUE
 )
 # A secret set by a call: `System.setProperty("X_TOKEN", "…")`, `os.Setenv("DB_PASSWORD", "…")`,
+# an HTTP header (`req.Header.Set("X-Api-Key", "…")`, `xhr.setRequestHeader("X-Auth-Token", "…")`),
 # `os.environ.setdefault("API_KEY", "…")`, `putenv("X=…")` is `_ASSIGN`'s.
 _CALL_ASSIGN = _lazy(
-    r"\b(?:setProperty|Setenv|setenv|putenv|setdefault|set_var|SetEnvironmentVariable)[ \t]*\([ \t]*"
+    r"\b(?:setProperty|Setenv|setenv|putenv|setdefault|set_var|SetEnvironmentVariable"
+    r"|[Hh]eaders?\.(?:Set|Add|set|add|append)|setRequestHeader|setHeader|addHeader|set_header|add_header)[ \t]*\([ \t]*"
     r"[\"'](?P<name>[A-Za-z][\w.-]{0,63})[\"'][ \t]*,[ \t]*" + _ASSIGN_VALUE
 )
 # Log lines: "[DEBUG] Using Key=…", "auth: using token … for upload". Only a value that looks
@@ -612,7 +614,7 @@ def _finditer_names(regex: _Lazy, text: str) -> Iterator[Match]:
 _HINTS: dict[_Lazy, tuple[str, ...]] = {
     _ASSIGN: (":", "=", "："),
     _TYPED_ASSIGN: ("var", "val", "let", "const"),
-    _CALL_ASSIGN: ("set", "putenv"),
+    _CALL_ASSIGN: ("set", "putenv", "header"),
     _FLAG_ASSIGN: ("--",),
     _XML_ASSIGN: ("</",),
     _NAME_VALUE: ("value:",),

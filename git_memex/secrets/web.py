@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from git_memex.secrets.assignments import _plausible_value, _strong
+from git_memex.secrets.assignments import _generated_key, _plausible_value, _strong
 from git_memex.secrets.masking import _has_digit, _is_masked, _lazy
 
 # scheme://user:password@host — the password is the value; "localhost:8080@" style ports are not.
@@ -52,6 +52,12 @@ _TEAMS_WEBHOOK = _lazy(
 )
 # .npmrc: //registry/:_authToken=…, _auth=… (base64 user:password), _password=… (base64)
 _NPMRC = _lazy(r"//[^\s/:]+(?:/[^\s:]*)?/?:_(?:authToken|auth|password)[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"']+)")
+# A key in a URL's query: "?key=…", "&api_key=…", "?access_token=…" (Google Maps, most REST APIs
+# that take the key in the URL). The value must read as generated (`_query_key`).
+_QUERY_KEY = _lazy(
+    r"[?&](?P<name>(?i:key|api[_-]?key|apikey|access[_-]?key|access[_-]?token|auth[_-]?token|token|"
+    r"client[_-]?secret|secret|private[_-]?key|app[_-]?key))=(?P<v>[A-Za-z0-9._~%+/-]{16,256})(?:[&#\s\"'<>)\]]|\Z)"
+)
 _AZURE_SAS = _lazy(r"[?&]sv=\d{4}-\d\d-\d\d&[^\s\"'<>]*?\bsig=(?P<v>[A-Za-z0-9%+/=]{20,})")
 # With its scheme, or without one (`Authorization: <api key>`: some APIs take the bare key); a
 # bare value must look generated (`_web_candidates`).
@@ -145,6 +151,7 @@ _WEB_HINTS = {
     "htpasswd": ("htpasswd",),
     "teams-webhook": ("webhook.office.com",),
     "npmrc": (":_auth", ":_password"),
+    "query-key": ("key=", "token=", "secret="),
     "url-credentials": ("://",),
     "authorization-header": ("authorization",),
     "bearer": ("bearer",),
@@ -233,6 +240,9 @@ def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int
             value = m.group("v")
             if len(value) >= 8 and not _is_masked(value) and "${" not in value and "{{" not in value:
                 yield "npmrc-auth-token", m.start("v"), m.end("v")
+    for m in (_QUERY_KEY.finditer(text) if _web_hinted(low, "query-key", use_hint) else ()):
+        if _generated_key(m.group("v")) and not _is_masked(m.group("v")):
+            yield "url-query-key", m.start("v"), m.end("v")
     for m in (_URL_CREDS.finditer(text) if _web_hinted(low, "url-credentials", use_hint) else ()):
         value = m.group("v")
         if value.isdigit() and len(value) <= 5:

@@ -607,7 +607,8 @@ def test_web_hints_lose_nothing_on_the_corpus() -> None:
 
 
 @pytest.mark.parametrize("key", ["azure", "cookie", "netrc-password", "login-password", "mysql-password",
-                                 "pgpass-password", "url-credentials", "authorization-header", "bearer"])
+                                 "pgpass-password", "url-credentials", "authorization-header", "bearer",
+                                 "query-key"])
 def test_web_hints_are_in_every_match(key: str) -> None:
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
@@ -617,7 +618,7 @@ def test_web_hints_are_in_every_match(key: str) -> None:
     rx = {"azure": r._AZURE_SAS, "cookie": r._COOKIE, "netrc-password": r._CLI_PASSWORD[0],
              "login-password": r._CLI_PASSWORD[1], "mysql-password": r._CLI_PASSWORD[2],
              "pgpass-password": r._CLI_PASSWORD[3], "url-credentials": r._URL_CREDS,
-             "authorization-header": r._AUTH_HEADER, "bearer": r._BEARER}[key]
+             "authorization-header": r._AUTH_HEADER, "bearer": r._BEARER, "query-key": r._QUERY_KEY}[key]
     regex = re.compile(rx.python)  # as Python's re reads it, for hypothesis to draw from
     hints = r._WEB_HINTS[key]
 
@@ -784,3 +785,30 @@ def test_an_unquoted_value_ends_at_the_next_pair_or_its_closing_tag(text: str, k
     """A password in a connection string or a query is masked, not the pairs and tags after it."""
     out = redact(text).text
     assert "Xk9" not in out and out.endswith(kept)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'req.Header.Set("X-Acme-ApiKey", "Hq2mLx9Rv4Tn1Kp8Ws6Yb3Nc7Vd")',
+        'xhr.setRequestHeader("X-Auth-Token", "rk2Lm9Qx7Vb4Nc8Tz1Wy6Hd3")',
+        "https://maps.example.com/api/js?key=Hq2mLx9Rv4Tn1Kp8Ws6Yb3Nc&callback=init",
+        'curl "https://api.example.com/v1/items?access_token=rk2Lm9Qx7Vb4Nc8Tz1Wy6Hd3"',
+    ],
+)
+def test_a_key_in_a_header_call_or_a_url_query_is_masked(text: str) -> None:
+    """An HTTP header set by a call, and a key in a URL's query, with a generated value."""
+    out = redact(text).text
+    assert "Hq2mLx9R" not in out and "rk2Lm9Qx" not in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'xhr.setRequestHeader("Content-Type", "application/json")',
+        "https://example.com/search?key=value_of_the_query_string&page=2",
+        "https://example.com/docs?token=how-to-rotate-keys",
+    ],
+)
+def test_a_plain_header_or_query_is_left_alone(text: str) -> None:
+    assert redact(text).text == text
