@@ -767,7 +767,7 @@ def _any_key(name: str) -> bool:
     """A name that ends in ``key`` after some other word (``clarifai_key``, ``braintreeKey``):
     a vendor's key when its value is generated (`_generated_key`), unless the word before says
     what kind of key it is and that kind holds no credential (`_PLAIN_KEYS`)."""
-    if not name[-3:].lower() == "key":
+    if name[-3:].lower() != "key":
         return False  # most names: no split needed
     parts = [p.lower() for p in _CAMEL_PARTS.findall(name)]
     return len(parts) >= 2 and parts[-1] == "key" and parts[-2] not in _PLAIN_KEYS
