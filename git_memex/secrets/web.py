@@ -58,6 +58,11 @@ _QUERY_KEY = _lazy(
     r"[?&](?P<name>(?i:key|api[_-]?key|apikey|access[_-]?key|access[_-]?token|auth[_-]?token|token|"
     r"client[_-]?secret|secret|private[_-]?key|app[_-]?key))=(?P<v>[A-Za-z0-9._~%+/-]{16,256})(?:[&#\s\"'<>)\]]|\Z)"
 )
+# Docker's config.json (`~/.docker/config.json`, `DOCKER_AUTH_CONFIG`, a `.dockerconfigjson`):
+# "auths": {"<registry>": {"auth": "<base64 of user:password>"}}, also as escaped JSON inside a
+# string (`\"auth\":\"…\"`). Only a value that decodes to `user:password` is taken, so any
+# JSON "auth" of that kind counts (npm's and others' are the same scheme).
+_DOCKER_AUTH = _lazy(r"\\?\"auth\\?\"[ \t]*:[ \t]*\\?\"(?P<v>[A-Za-z0-9+/]{8,1000}={0,2})\\?\"")
 _AZURE_SAS = _lazy(r"[?&]sv=\d{4}-\d\d-\d\d&[^\s\"'<>]*?\bsig=(?P<v>[A-Za-z0-9%+/=]{20,})")
 # With its scheme, or without one (`Authorization: <api key>`: some APIs take the bare key); a
 # bare value must look generated (`_web_candidates`).
@@ -152,6 +157,7 @@ _WEB_HINTS = {
     "teams-webhook": ("webhook.office.com",),
     "npmrc": (":_auth", ":_password"),
     "query-key": ("key=", "token=", "secret="),
+    "docker-auth": ('auth"', 'auth\\"'),
     "url-credentials": ("://",),
     "authorization-header": ("authorization",),
     "bearer": ("bearer",),
@@ -160,6 +166,19 @@ _WEB_HINTS = {
 
 # Flags whose value must look like a password (letters and a digit or a symbol): prose names them.
 _FLAG_WORDS = frozenset({"ldap-password", "redis-password", "keytool-password", "openssl-password"})
+
+
+def _user_password_b64(value: str) -> bool:
+    """Base64 of ``user:password`` (printable, a colon after a non-empty user, a password)."""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    user, colon, password = raw.partition(":")
+    return bool(colon and user and password and raw.isprintable())
 
 
 def _web_hinted(low: str, key: str, use_hint: bool) -> bool:
@@ -240,6 +259,9 @@ def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int
             value = m.group("v")
             if len(value) >= 8 and not _is_masked(value) and "${" not in value and "{{" not in value:
                 yield "npmrc-auth-token", m.start("v"), m.end("v")
+    for m in (_DOCKER_AUTH.finditer(text) if _web_hinted(low, "docker-auth", use_hint) else ()):
+        if _user_password_b64(m.group("v")):
+            yield "docker-registry-auth", m.start("v"), m.end("v")
     for m in (_QUERY_KEY.finditer(text) if _web_hinted(low, "query-key", use_hint) else ()):
         if _generated_key(m.group("v")) and not _is_masked(m.group("v")):
             yield "url-query-key", m.start("v"), m.end("v")

@@ -608,7 +608,7 @@ def test_web_hints_lose_nothing_on_the_corpus() -> None:
 
 @pytest.mark.parametrize("key", ["azure", "cookie", "netrc-password", "login-password", "mysql-password",
                                  "pgpass-password", "url-credentials", "authorization-header", "bearer",
-                                 "query-key"])
+                                 "query-key", "docker-auth"])
 def test_web_hints_are_in_every_match(key: str) -> None:
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
@@ -618,7 +618,8 @@ def test_web_hints_are_in_every_match(key: str) -> None:
     rx = {"azure": r._AZURE_SAS, "cookie": r._COOKIE, "netrc-password": r._CLI_PASSWORD[0],
              "login-password": r._CLI_PASSWORD[1], "mysql-password": r._CLI_PASSWORD[2],
              "pgpass-password": r._CLI_PASSWORD[3], "url-credentials": r._URL_CREDS,
-             "authorization-header": r._AUTH_HEADER, "bearer": r._BEARER, "query-key": r._QUERY_KEY}[key]
+             "authorization-header": r._AUTH_HEADER, "bearer": r._BEARER, "query-key": r._QUERY_KEY,
+             "docker-auth": r._DOCKER_AUTH}[key]
     regex = re.compile(rx.python)  # as Python's re reads it, for hypothesis to draw from
     hints = r._WEB_HINTS[key]
 
@@ -811,4 +812,24 @@ def test_a_key_in_a_header_call_or_a_url_query_is_masked(text: str) -> None:
     ],
 )
 def test_a_plain_header_or_query_is_left_alone(text: str) -> None:
+    assert redact(text).text == text
+
+
+_DOCKER_B64 = "ZGVwbG95LWJvdDpWcTctTG0ycFh6OVJ0"  # base64 of "deploy-bot:Vq7-Lm2pXz9Rt" (written by us)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"auths": {"registry.example.com": {"auth": "' + _DOCKER_B64 + '"}}}',
+        'config.json: "{\\n\\t\\"auths\\": {\\"ghcr.io\\": {\\"auth\\":\\"' + _DOCKER_B64 + '\\"}}}"',
+    ],
+)
+def test_a_docker_registry_auth_is_masked(text: str) -> None:
+    """Docker's config.json `auths` entry (also as escaped JSON in a string): base64 of user:password."""
+    assert _DOCKER_B64 not in redact(text).text
+
+
+def test_a_docker_auth_that_is_no_user_password_pair_is_left_alone() -> None:
+    text = '{"auths": {"ghcr.io": {"auth": "bm90LWEtcGFpcg=="}}}'  # base64 of "not-a-pair"
     assert redact(text).text == text
