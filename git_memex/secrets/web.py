@@ -169,7 +169,8 @@ _FLAG_WORDS = frozenset({"ldap-password", "redis-password", "keytool-password", 
 
 
 def _user_password_b64(value: str) -> bool:
-    """Base64 of ``user:password`` (printable, a colon after a non-empty user, a password)."""
+    """Base64 of ``user:password`` (printable, a colon after a non-empty user) whose password
+    passes the guard of any password (`_plausible_value`: not ``pass``, ``my_password``)."""
     import base64
     import binascii
 
@@ -178,7 +179,7 @@ def _user_password_b64(value: str) -> bool:
     except (binascii.Error, UnicodeDecodeError):
         return False
     user, colon, password = raw.partition(":")
-    return bool(colon and user and password and raw.isprintable())
+    return bool(colon and user and raw.isprintable()) and _plausible_value(password, "password")
 
 
 def _web_hinted(low: str, key: str, use_hint: bool) -> bool:

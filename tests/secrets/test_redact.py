@@ -5,6 +5,7 @@ Everything runs against the real detect-secrets plugins; nothing is mocked.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -830,6 +831,8 @@ def test_a_docker_registry_auth_is_masked(text: str) -> None:
     assert _DOCKER_B64 not in redact(text).text
 
 
-def test_a_docker_auth_that_is_no_user_password_pair_is_left_alone() -> None:
-    text = '{"auths": {"ghcr.io": {"auth": "bm90LWEtcGFpcg=="}}}'  # base64 of "not-a-pair"
+@pytest.mark.parametrize("pair", [b"not-a-pair", b"user:pass", b"my_username:my_password"])
+def test_a_docker_auth_that_is_no_user_password_pair_is_left_alone(pair: bytes) -> None:
+    """Not base64 of ``user:password``, or a placeholder pair (its password fails the guard of any password)."""
+    text = '{"auths": {"ghcr.io": {"auth": "' + base64.b64encode(pair).decode() + '"}}}'
     assert redact(text).text == text
