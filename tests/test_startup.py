@@ -39,7 +39,9 @@ raise SystemExit(main())
 # stays unloaded unless a text needs it).
 REDACT = {"git_memex.secrets.redact", "git_memex.secrets.masking", "git_memex.secrets.tokens",
           "git_memex.secrets.web", "git_memex.secrets.assignments", "git_memex.secrets.entropy",
-          "git_memex.secrets.dsplugins", "git_memex.secrets.dscache"}
+          "git_memex.secrets.dsplugins", "git_memex.secrets.dscache",
+          # the patterns' engine (RE2, linear time) and the vendor formats table, read on first scan
+          "git_memex.secrets.rx", "git_memex.secrets.formats"}
 # A search refreshes the index first; plainyaml and progress load only when it has files to
 # read, which right after a write (git's racy-timestamp window) it has.
 INDEX = {"git_memex.index.stores", "git_memex.index.database", "git_memex.index.schema",

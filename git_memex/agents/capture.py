@@ -205,7 +205,7 @@ _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "
 _CLOSERS = "\"'”’)]」』》）"
 """Closing quotes and brackets that belong to the sentence they follow ('run "make test." Then')."""
 _CJK_ENDS = "。！？"
-_SWITCH = re.compile(r"\s*(?:,|，)\s*(?:and\s+|but\s+)?(?:now|please|next)\b\s*\S|，\s*(?:现在|另外|顺便|接下来|请)",
+_SWITCH = re.compile(r"(?:,|，)\s*(?:and\s+|but\s+)?(?:now|please|next)\b\s*\S|，\s*(?:现在|另外|顺便|接下来|请)",
                      re.IGNORECASE)
 """A clause that turns from the statement to a new request: ", now fix …", ", please run …", "，现在修一下 …".
 (", then …" and "，然后…" are left alone: "build first, then run the tests" is one statement.)"""

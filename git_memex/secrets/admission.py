@@ -27,9 +27,10 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
+
+from git_memex.secrets.rx import Rx
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,12 +52,12 @@ STRUCTURAL = frozenset(
 )
 
 
-_ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
-SHAPES: dict[str, re.Pattern[str]] = {
+_ULID = Rx(r"[0-9A-HJKMNP-TV-Z]{26}")
+SHAPES: dict[str, Rx] = {
     "id": _ULID, "supersedes": _ULID, "superseded_by": _ULID,
-    "repo_id": re.compile(r"(?:git-origin|path)-sha256:[0-9a-f]{64}"),
-    "via": re.compile(r"(?:cli|mcp|import|hook|keyword|claude|codex)(?::[a-z0-9-]{1,32})?"),
-    "language": re.compile(r"[a-z]{2,5}"),
+    "repo_id": Rx(r"(?:git-origin|path)-sha256:[0-9a-f]{64}"),
+    "via": Rx(r"(?:cli|mcp|import|hook|keyword|claude|codex)(?::[a-z0-9-]{1,32})?"),
+    "language": Rx(r"[a-z]{2,5}"),
 }
 """The canonical shape of each string-typed structural key: a value in it is kept unscanned."""
 

@@ -6,10 +6,11 @@ placeholders, references, identifiers and code that such names are also given.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 
 from git_memex.secrets.masking import REDACTED, _has_digit, _is_masked, _Lazy, _lazy, _mixed_case
+from git_memex.secrets.rx import Match
 
 _PASSWORD_PARTS = frozenset(
     {"password", "passwd", "passphrase", "pwd", "pw", "pass", "contraseña", "contrasena", "passwort"}
@@ -51,11 +52,16 @@ _NON_SECRET_QUALIFIERS = frozenset(
         "progress", "action", "sync", "idempotency", "cancellation", "request", "marker", "end",
         "last", "first", "prev", "previous", "backward", "forward", "max", "min", "num", "total",
         "lock", "change",
+        # anti-forgery and public values: a CSRF or form token, a public or publishable key
+        "csrf", "xsrf", "authenticity", "public", "publishable",
     }
 )
-_CAMEL_PARTS = _lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-zß-öø-ÿ]+|[0-9]+")
+# An upper-case run not followed by a lower-case letter (`(?![a-z])`: read after the run, not
+# kept in the part), a capitalised or lower-case word, a number.
+_CAMEL_PARTS = _lazy(r"(?P<_0__1>[A-Z]+)(?:[^a-z]|\Z)|(?P<_0__2>[A-Z]?[a-zß-öø-ÿ]+)|(?P<_0__3>[0-9]+)")
 
 
+@functools.lru_cache(maxsize=4096)  # names repeat (every line of an env dump, every config)
 def _name_kind(name: str) -> str | None:
     """Classify a key name: "password", "secret", or None when it does not hold a secret."""
     parts = [p.lower() for p in _CAMEL_PARTS.findall(name)]
@@ -78,13 +84,63 @@ def _name_kind(name: str) -> str | None:
     return kind
 
 
+# A value in the same quotes on both sides (one alternative per quote: RE2 has no
+# back-reference; at most `_MAX_VALUE` characters, `_fits`: a counted repeat of a class that holds every
+# non-ASCII character is costly to compile), or unquoted: printable ASCII but quotes (not a
+# negated class, and outside (?i): case folding adds non-ASCII letters to it).
+_MAX_VALUE = 4096  # a JWT or an OAuth refresh token runs to 1-2 KB
 _ASSIGN_VALUE = (
-    r"(?:(?P<q>[\"'`])(?P<vq>[^\n\"'`]{1,256}?)(?P=q)"
-    r"|(?P<vu>[!#-&(-_a-~]{1,256}))"  # printable ASCII but quotes (not a negated class: (?i))
+    r"(?-i:(?P<q__1>\")(?P<vq__1>[^\n\"'`]+)\"|(?P<q__2>')(?P<vq__2>[^\n\"'`]+)'"
+    r"|(?P<q__3>`)(?P<vq__3>[^\n\"'`]+)`"
+    r"|(?P<vu>[!#-&(-_a-~]{1,256}))"
 )
+
+
+def _fits(m: Match) -> bool:
+    """The quoted value of an `_ASSIGN_VALUE` match is at most `_MAX_VALUE` characters."""
+    try:
+        vq = m.group("vq")
+    except IndexError:  # a pattern without a quoted value (`_XML_ASSIGN`)
+        return True
+    return vq is None or len(vq) <= _MAX_VALUE
+# (An unquoted value that starts with "//" is a URL's rest, not a value: `_assignment_candidates`.)
 _ASSIGN = _lazy(
-    r"(?<![A-Za-z0-9_.:])(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63}|contraseña)[\"']?\]?[ \t]*"
-    r"(?P<sep>:=|=>|=|:|：)[ \t]*(?!//)" + _ASSIGN_VALUE
+    r"(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63}|contraseña)[\"']?\]?[ \t]*"
+    r"(?P<sep>:::=|::=|:=|=>|\.=|\?=|\+=|=|:|：)[ \t]*" + _ASSIGN_VALUE,
+    before="[^A-Za-z0-9_.:]",
+)
+# Go, Kotlin, Swift, TypeScript, Rust: a type between the name and "=" (`var dbPassword string =`,
+# `val apiKey: String =`, `let api_key: &str =`).
+_TYPED_ASSIGN = _lazy(
+    r"\b(?:var|val|let|const)[ \t]+(?:mut[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63})"
+    r"(?:[ \t]*:[ \t]*|[ \t]+)&?'?[A-Za-z_][\w.\[\]*<>]{0,40}[ \t]*(?P<sep>=)[ \t]*" + _ASSIGN_VALUE
+)
+# A secret set by a call: `System.setProperty("X_TOKEN", "…")`, `os.Setenv("DB_PASSWORD", "…")`,
+# an HTTP header (`req.Header.Set("X-Api-Key", "…")`, `xhr.setRequestHeader("X-Auth-Token", "…")`),
+# `os.environ.setdefault("API_KEY", "…")`, `putenv("X=…")` is `_ASSIGN`'s.
+_CALL_ASSIGN = _lazy(
+    r"\b(?:setProperty|Setenv|setenv|putenv|setdefault|set_var|SetEnvironmentVariable"
+    r"|[Hh]eaders?\.(?:Set|Add|set|add|append)|setRequestHeader|setHeader|addHeader|set_header|add_header)[ \t]*\([ \t]*"
+    r"[\"'](?P<name>[A-Za-z][\w.-]{0,63})[\"'][ \t]*,[ \t]*" + _ASSIGN_VALUE
+)
+# Log lines: "[DEBUG] Using Key=…", "auth: using token … for upload". Only a value that looks
+# generated (16 characters or more, letters and digits) counts: "Using Key=default" is a word.
+_LOG_ASSIGN = _lazy(
+    r"(?i)\b(?:using|with|got|loaded|sending|sent|found|read|generated|created|issued)[ \t]+"
+    r"(?:(?:the|a|an|new)[ \t]+)?(?:(?:api|access|secret|auth|session|bearer|private|client)[ _-]?)?"
+    r"(?P<name>key|token|secret|password|apikey)[ \t]*(?:[=:][ \t]*|[ \t]+)"
+    r"[\"']?(?P<vu>[A-Za-z0-9_\-./+=]{16,256})",
+    after=r"[\s\"',;)\]]",  # the whole word: "Key=VmFYK7WG3CkgVmTl:c*X" is not a value of this shape
+)
+# A literal compared with a secret-named variable, either side (`if (password == "X")`,
+# `"X" !== user_secret`), and a test's expectation (`expect(token).toBe("X")`).
+_COMPARE = _lazy(
+    r"(?P<name__1>[A-Za-z_][\w.]{0,63})[ \t]*(?:===?|!==?)[ \t]*"
+    r"(?-i:\"(?P<vq__1>[^\n\"'`]{1,256})\"|'(?P<vq__2>[^\n\"'`]{1,256})')"
+    r"|(?-i:\"(?P<vq__3>[^\n\"'`]{1,256})\"|'(?P<vq__4>[^\n\"'`]{1,256})')[ \t]*(?:===?|!==?)[ \t]*"
+    r"(?P<name__2>[A-Za-z_][\w.]{0,63})"
+    r"|\bexpect\([ \t]*(?P<name__3>[A-Za-z_][\w.]{0,63})[ \t]*\)\.to(?:Be|Equal|StrictEqual)\([ \t]*"
+    r"(?-i:\"(?P<vq__5>[^\n\"'`]{1,256})\"|'(?P<vq__6>[^\n\"'`]{1,256})')"
 )
 # "set `API_KEY` to X" in prose, and .NET-style <add key="Password" value="X" />.
 _SET_TO = _lazy(
@@ -96,25 +152,46 @@ _KEY_VALUE_ATTR = _lazy(
 )
 _CODE_AFTER = _lazy(r"[ \t]*(?:\||=[^=]|\(|\[)")
 # "--password X": values must look strong, since "the --password options" is prose.
-_FLAG_ASSIGN = _lazy(r"(?<![\w-])--(?P<name>[A-Za-z][A-Za-z0-9-]{1,40})[ \t]+" + _ASSIGN_VALUE)
-_XML_ASSIGN = _lazy(r"<(?P<name>[A-Za-z][\w.-]{0,40})>(?P<vu>[^<>\s]{1,256})</(?P=name)>")
+_FLAG_ASSIGN = _lazy(r"--(?P<name>[A-Za-z][A-Za-z0-9-]{1,40})[ \t]+" + _ASSIGN_VALUE, before=r"[^\w-]")
+# The closing tag must name the opening one: checked in `_assignment_candidates`.
+# The value may stand on its own line between the tags, and may be a braced blob with spaces in
+# it: Jenkins keeps credentials encrypted as `<secret>{AQAAABAAAA…}</secret>` (`_BRACED`).
+_XML_ASSIGN = _lazy(
+    r"<(?P<name>[A-Za-z][\w.-]{0,40})>[ \t]*(?:\r?\n[ \t]*)?"
+    r"(?P<vu>\{[^<>{}\n]{8,256}\}|[^<>\s]{1,256})[ \t]*(?:\r?\n[ \t]*)?</(?P<close>[A-Za-z][\w.-]{0,40})>"
+)
 # Prose: "the staging password is Pr0d-S3cret" — only accepted for strong-looking values.
+# "pass" counts only before "is"/"was" (`_PASS_IS`, checked on the match).
 _IS_ASSIGN = _lazy(
-    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key|requirepass"
-    r"|masterauth|pass(?=[ \t]+(?:is|was)\b))"
+    r"(?i)(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key|requirepass"
+    r"|masterauth|pass)"
     r"s?(?P<link>[ \t]+(?:(?:is|was|has[ \t]+been|will[ \t]+be)[ \t]+)?"
     r"(?:(?:set|changed|rotated|reset|updated)[ \t]+)?(?:to[ \t]+|:[ \t]*|=[ \t]*)?)"
-    + _ASSIGN_VALUE
+    + _ASSIGN_VALUE,
+    before=r"[^\w-]",
+)
+_PASS_IS = _lazy(r"[ \t]+(?:is|was)\b")
+# Where an unquoted value ends before its line does: the next pair of a connection string or a
+# query (";Encrypt=false", "&user=x"), or the closing tag around it ("…</jdbc-url>").
+_NEXT_PAIR = _lazy(r"[;&][A-Za-z_][\w.-]{0,63}=|</")
+_TOKEN_CHARS = _lazy(r"[A-Za-z0-9_.~+/=:-]+")
+# A dash between a label and a quoted value: "stripe token - 'V'", "root password - \"V\"" (a
+# list of credentials in a note). Only a quoted value: "api key - rotated monthly" is prose.
+_DASH_ASSIGN = _lazy(
+    r"(?i)(?P<name>password|passwd|passphrase|pwd|secret|token|api[ _-]?key|key)s?[ \t]+[-–—][ \t]+"
+    r"(?-i:\"(?P<vq__1>[^\n\"'`]{1,256})\"|'(?P<vq__2>[^\n\"'`]{1,256})')",
+    before=r"[^\w-]",
 )
 # Prose with the password's target between the label and its value: "the password for prod is
 # X", "password for the admin account: X", "the root password on db-03 was changed to X". The
 # target is at most 40 characters (bounded: linear); only strong values count (`_strong_prose`).
 _FOR_ASSIGN = _lazy(
-    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key)s?"
+    r"(?i)(?P<name>password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key)s?"
     r"[ \t]+(?:for|on|of|at|in)[ \t]+[^\n:=]{1,40}?"
     r"(?P<link>[ \t]*[:=][ \t]*|[ \t]+(?:is|was|has[ \t]+been|will[ \t]+be)[ \t]+"
     r"(?:(?:set|changed|rotated|reset|updated)[ \t]+)?(?:to[ \t]+)?)"
-    + _ASSIGN_VALUE
+    + _ASSIGN_VALUE,
+    before=r"[^\w-]",
 )
 # Kubernetes / ECS env lists: "- name: DB_PASSWORD" with "value: …" on the next line.
 _NAME_VALUE = _lazy(
@@ -148,20 +225,27 @@ _ENGLISH_PASSWORD_WORDS = r"password|passwd|passphrase|pwd|pass|pw"
 _COPULAS = (
     r"ist|lautet|est|es|é|è|är|er|is|was|este|je|és|jest|to|это|—|-|là|adalah|ialah|هي|היא|הוא"
 )
+# A label that is a word of its own (the character before it, when any, is read: not a word
+# character nor "-") or a glued one; a separator, or none before an opening quote 「『“.
 _LABEL_ASSIGN = _lazy(
-    r"(?i)(?P<name>(?<![\w-])(?:" + _ENGLISH_PASSWORD_WORDS + "|" + _I18N_PASSWORD_WORDS + r")|"
-    + _I18N_GLUED_WORDS + r")"
-    r"(?P<sep>(?P<mid>[ \t][^\n:：=]{0,30}?)?(?:[ \t]*[:：=]|[ \t]+(?P<cop>" + _COPULAS + r")[ \t]"
-    r"|[ \t]*คือ[ \t]*|[ \t]*は|[ \t]*는|[ \t]*(?=[「『“])))"
-    r"[ \t]*(?:(?P<q>[\"'“«„「])(?P<vq>[^\n\"'“”«»„「」]{1,128})[\"'”»“」]"
-    r"|[\"'“«„「]?(?P<vu>[^\s\"'“”«»„「」]{1,256}))"
+    r"(?i)(?:(?:^|[^\w-])(?P<name__1>" + _ENGLISH_PASSWORD_WORDS + "|" + _I18N_PASSWORD_WORDS + r")"
+    r"|(?P<name__2>" + _I18N_GLUED_WORDS + r"))"
+    r"(?P<mid>[ \t][^\n:：=]{0,30}?)?"
+    r"(?:(?:[ \t]*[:：=]|[ \t]+(?P<cop>" + _COPULAS + r")[ \t]|[ \t]*คือ[ \t]*|[ \t]*は|[ \t]*는)"
+    r"[ \t]*(?:(?P<q__1>[\"'“«„「])(?P<vq__1>[^\n\"'“”«»„「」]+)[\"'”»“」]"
+    r"|[\"'“«„「]?(?P<vu__1>[^\s\"'“”«»„「」]+))"
+    r"|[ \t]*(?:(?P<q__2>[「“])(?P<vq__2>[^\n\"'“”«»„「」]+)[\"'”»“」]"
+    r"|[「“](?P<vu__2>[^\s\"'“”«»„「」]+)|(?P<vu__3>『[^\s\"'“”«»„「」]*)))"
 )
+# (The value classes hold non-ASCII holes: unbounded here, a quoted value of more than 128
+# characters skipped and an unquoted one cut at 256 in `_label_candidates`.)
 # "db pass Kx81Mq22pz", "wifi pass Tz9!qw4Rm5": a short label after what it opens, with only a
 # space before the value; the value must hold a letter and a digit.
 _QUALIFIED_PASS = _lazy(
-    r"(?i)(?<![\w-])(?:db|database|root|admin|wifi|wi-fi|smtp|ftp|sftp|ssh|vpn|mail|e-?mail|imap"
+    r"(?i)(?:db|database|root|admin|wifi|wi-fi|smtp|ftp|sftp|ssh|vpn|mail|e-?mail|imap"
     r"|pop3?|mysql|postgres|redis|sudo|login|user|app|api|server|router)[ _-]?"
-    r"(?:pass|pwd|pw)[ \t]+(?P<vu>[^\s\"'`]{6,128})"
+    r"(?:pass|pwd|pw)[ \t]+(?P<vu>[^\s\"'`]{6,128})",
+    before=r"[^\w-]",
 )
 _VERSION = _lazy(r"(?i)v?[0-9]+(?:\.[0-9]+)+(?:[-+.][a-z0-9.]+)?")
 _ENGLISH_LABELS = frozenset(_ENGLISH_PASSWORD_WORDS.split("|"))
@@ -172,13 +256,16 @@ _NOT_AFTER_ENGLISH = frozenset({"to", "-", "—", "er", "je", "là"})
 # A tag stands alone: on its own line, in a YAML list ("- pass:-x"), quoted, or in a flow list
 # ("[smtp, pass:-x]"); never inside a word or a shell default ("${DB_PASSWORD:-x}").
 _TAG_FORM = _lazy(
-    r"(?<![^\s,\[\"'])(?P<label>[^\s:=,\[\]\"'{}$]{1,64})[:=]-"
-    r"(?P<value>[^\s,\[\]]{1,128}?)(?=[\"']?(?:[\s,\]]|$))"
+    r"(?P<label>[^\s:=,\[\]\"'{}$]{1,64})[:=]-(?P<value>[^\s,\[\]]{1,128}?)",
+    before=r"[\s,\[\"']",
+    after=r"[\"']?(?:[\s,\]]|\Z)",
 )
 # "password:" with the value alone on the next line (a note pasted from a chat or a wiki).
 _NEXT_LINE = _lazy(
-    r"(?i)(?<![\w-])(?P<name>password|passwd|passphrase|pwd|pass|secret|token|api[ _-]?key)s?[ \t]*[:：=][ \t]*"
-    r"\r?\n[ \t]*(?P<vu>[!-~]{6,256})[ \t]*(?=\r?\n|$)"
+    r"(?i)(?P<name>password|passwd|passphrase|pwd|pass|secret|token|api[ _-]?key)s?[ \t]*[:：=][ \t]*"
+    r"\r?\n[ \t]*(?P<vu>[!-~]{6,256})[ \t]*",
+    before=r"[^\w-]",
+    after=r"\r?\n",
 )
 
 _PLACEHOLDER_WORDS = frozenset(
@@ -221,6 +308,12 @@ _FILE_PATH = _lazy(r"(?:~|\.{1,2})?/[\w.@%+-]|[A-Za-z]:\\")
 _PLACEHOLDER_SHAPE = _lazy(r"(?i)(?:your|insert|enter|replace|put|add)[_-]?[\w-]*|[\w-]*[_-]here")
 
 
+# Words that ask for the real value or say the value is not one.
+# ("changeme" is not one: a default password is the live one wherever nobody changed it.)
+_STAND_IN_WORDS = ("example", "placeholder", "dummy", "fake", "your_", "_your", "your-", "_here", "here_",
+                   "replace", "insert_", "xxxxxx", "######")
+
+
 def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
     """Precision guard for secret-named assignments: is ``value`` a literal credential?
 
@@ -230,22 +323,25 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
     if len(value) < (6 if kind == "password" else 10) or _is_masked(value):
         return False
     low = value.lower()
-    if low in _PLACEHOLDER_WORDS or value.startswith(REDACTED):
+    if low in _PLACEHOLDER_WORDS or value.startswith(REDACTED[:-1]):
         return False
     if (
-        value[0] in "<{[(*#"
-        or value.startswith(("$(", "%(", "{{", "--"))
+        value[0] in "<*#"
+        or (value[0] in "{[(" and (not quoted or value[1:].rstrip(")]}").isalpha()))  # structure; "(unchanged)"
+        or value.startswith(("--", "$(", "%("))
         or any(c.isspace() for c in value)
     ):
         return False
+    if any(w in low for w in _STAND_IN_WORDS):
+        return False  # "REPLACE_WITH_YOUR_API_KEY", "k6JX…thisisfake…", "sha256~XXXX_PUT_YOUR_TOKEN_HERE"
     if len(set(value)) <= 2 or "%s" in value or "%d" in value:  # "********", printf formats
         return False
     if value[0] == "!" and value[1:].isalpha():  # YAML tag: "!vault |", "!Ref"
         return False
-    if ("{" in value and "}" in value) or (
+    if _templated(value) or (
         not quoted and (_KWARG.fullmatch(value) or ("=" in value and "," in value))
     ):
-        return False  # a template ("//{}:_authToken") or code ("Token=None")
+        return False  # a template ("//{}:_authToken", "Bearer {token}") or code ("Token=None")
     if (
         "://" in value
         or _ENV_REF.fullmatch(value)
@@ -253,17 +349,16 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         or _HEADER_NAME.fullmatch(value)  # "Access-Control-Allow-Credentials"
         or _FILE_PATH.match(value)
         or _PLACEHOLDER_SHAPE.fullmatch(value)
-        or "(" in value
-        or "[" in value
+        or _CALL.match(value)  # os.getenv("DB_PASSWORD"), os.environ["API_KEY"]
     ):
         return False
     if _DOTTED_REF.fullmatch(value) and all(_REF_SEGMENT.fullmatch(p) for p in value.split(".")):
         return False  # settings.SECRET_KEY, jinja2.pass_context
-    if _IDENT.fullmatch(value) and not _names_itself(value, kind, quoted):
+    if _IDENT.fullmatch(value) and not _names_itself(value, kind, quoted) and not _generated(value):
         words = {p.lower() for p in _CAMEL_PARTS.findall(value)}
         if words & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}):
             return False  # key_password, AccessToken, credential_tuple: a variable or a type
-    if not quoted and (_is_camel_ident(value) or _SNAKE_IDENT.fullmatch(value)):
+    if not quoted and (_is_camel_ident(value) or (_SNAKE_IDENT.fullmatch(value) and not _generated_tail(value))):
         return False  # "token: AccessToken", "user, password = proxy_auth": code, not a literal
     if low.startswith(
         ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:")
@@ -274,6 +369,40 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
     if _WORDY.fullmatch(value) or _NUMBERISH.fullmatch(value) or _is_slug(value):
         return False
     return not (value.isalpha() and value.islower())
+
+
+# Placeholders: the ones no password holds (`${X}`, `{{ x }}`, `{% %}`, `$(cmd)`, `%(x)s`, `#{x}`),
+# and the plain ones a password may hold by chance (`{river}`, `[shadow]`, `<name>`, `{0}`).
+# A template's expression: a name or path (`vault_pw`, `.Values.apiKey`, `env.X`) with calls,
+# subscripts and filters after it (`lookup('env', 'X')`, `a['b']`, `| b64enc`); "7]Lm$(zP" is none.
+_TEMPLATE_EXPR = (r"[ \t]*[A-Za-z_.$][\w.]*(?:[ \t]*(?:\|[ \t]*[\w.]+|\([^(){}\n]*\)|\[[^\[\]{}\n]*\]|\.\w+))*[ \t]*")
+_STRONG_TEMPLATE = _lazy(
+    r"\$\{[A-Za-z_][\w.]*(?:[:}=?+\[-]|\Z)"  # ${VAR}, ${VAR:-default}, ${a[0]} (maybe cut at its end)
+    r"|\{\{-?" + _TEMPLATE_EXPR + r"-?\}\}|\{%[^%\n]*%\}"  # Jinja, Go, Liquid
+    r"|\$\([A-Za-z_][^()\n]*\)|%\([A-Za-z_]\w*\)[sdr]|#\{[^{}\n]*\}"  # $(cmd), %(x)s, #{ruby}
+)
+_PLAIN_PLACEHOLDER = _lazy(r"\{[A-Za-z_]*\}|\{[0-9]{0,2}\}|\{[A-Za-z_]\w*![rsa]\}|\[[A-Za-z_ -]+\]|<[A-Za-z_][\w .-]*>")
+_CALL = _lazy(r"[A-Za-z_][A-Za-z_.]*[(\[]")  # a call or a subscript: os.environ["X"], form.data['p']
+
+
+def _templated(value: str) -> bool:
+    """A template, not a literal: a placeholder no password holds (``${DB_PASSWORD}``,
+    ``{{ secret }}``, ``$(pass show x)``), or plain placeholders (``{token}``, ``[TOKEN]``,
+    ``<your-token>``) with nothing around them but words ("Bearer {token}"). A password may hold
+    ``{}[]()$`` ("blue {river} 42", "p@ss(w0rd)!"): what is around its brackets has a digit or a
+    symbol."""
+    if _STRONG_TEMPLATE.search(value) is not None:
+        return True
+    pieces = [m.span() for m in _PLAIN_PLACEHOLDER.finditer(value)]
+    if not pieces:
+        return False
+    rest, pos = [], 0
+    for s, e in pieces:
+        rest.append(value[pos:s])
+        pos = e
+    rest.append(value[pos:])
+    around = "".join(rest)
+    return not any(c.isdigit() or not (c.isalpha() or c in " -_./:") for c in around)
 
 
 _GLUED_SECRET_WORD = _lazy(r"[a-z0-9](?:secret|token|passw(?:or)?d|pass|key)s?\Z")
@@ -298,13 +427,34 @@ def _names_itself(value: str, kind: str, quoted: bool) -> bool:
     return len(head) >= 8 and _has_digit(head) and _mixed_case(head)
 
 
+_SEGMENT_SEPARATORS = str.maketrans("-_.", "///")
+
+
 def _is_slug(value: str) -> bool:
-    """A lower-case name made of words ("prod-cert-2024", "v2-compatible"): names a secret."""
+    """A lower-case name made of words ("prod-cert-2024", "v2-compatible"): names a secret. A
+    generated segment (12 characters or more, letters and digits mixed) makes it a value with a
+    word prefix instead ("key-3ax6xnjp29jd6fds…", "shippo_live_0b1c…", "pul-35254…"; `_generated`)."""
     if value.lower() != value:
         return False
-    segments = [s for s in re.split(r"[-_./]", value) if s]
+    segments = [s for s in value.translate(_SEGMENT_SEPARATORS).split("/") if s]
+    if any(_generated(s) for s in segments):
+        return False
     words = sum(1 for s in segments if s.isalpha() and len(s) >= 3)
     return len(segments) >= 2 and words * 2 >= len(segments)
+
+
+def _generated_tail(value: str) -> bool:
+    """A snake_case value whose last part is generated (`_generated`): a vendor's word prefix and
+    a key ("shippo_live_0b1c…"), not a variable's name."""
+    return _generated(value.rsplit("_", 1)[-1])
+
+
+def _generated(segment: str) -> bool:
+    """12 characters or more, letters and at least 3 digits: generated, not a word ("ec2capacity…")."""
+    if len(segment) < 12 or sum(c.isdigit() for c in segment) < 3 or not any(c.isalpha() for c in segment):
+        return False
+    steps = sum(1 for a, b in zip(segment, segment[1:], strict=False) if ord(b) - ord(a) == 1)
+    return steps * 2 < len(segment)  # "abcdefghijklmnopqrstuvwxyz123" is an alphabet, not a key
 
 
 def _is_camel_ident(value: str) -> bool:
@@ -358,11 +508,11 @@ _PROSE_WORDS = frozenset(
         "bei", "nach", "geschützt", "gesperrt", "pessoal", "personnel", "personnelle",
     }
 )
-_SPACED_BAD = _lazy(r"[<>{}`]|\$[({A-Za-z_]|://|%[sd]")
+_SPACED_BAD = _lazy(r"[<>`]|\$[({A-Z_]|://|%[sd]")
 _LINE_WINDOW = 130  # characters looked at for an unquoted value that runs to the line's end
 
 
-def _spaced_value(text: str, m: re.Match[str], key: str) -> str | None:
+def _spaced_value(text: str, m: Match, key: str) -> str | None:
     """The whole of a password value that holds spaces (``DB_PASSWORD="p@ss w0rd!"``,
     ``password: p@ss w0rd!``), or None when the value has none or reads as prose.
 
@@ -378,6 +528,9 @@ def _spaced_value(text: str, m: re.Match[str], key: str) -> str | None:
         value = m.group("vq")
         if not any(c in " \t" for c in value):
             return None
+        code = m.groupdict().get("sep") in ("=", ":=", "=>") and not env
+        if code and _code_passphrase(value):
+            return value
         return value if _plausible_spaced(value, quoted=True, env=env) else None
     start, end = m.span("vu")
     sep = m.groupdict().get("sep")
@@ -398,12 +551,40 @@ def _spaced_value(text: str, m: re.Match[str], key: str) -> str | None:
     return value if _plausible_spaced(value, quoted=False, env=env) else None
 
 
+# Words of the strings code assigns to a password variable that are not passwords: prompts,
+# rules and errors ("Enter your password", "must be at least 8 characters", "is too short").
+_INSTRUCTION_WORDS = frozenset(
+    {
+        "enter", "your", "must", "should", "least", "most", "characters", "chars", "char", "required",
+        "invalid", "incorrect", "wrong", "too", "short", "long", "minimum", "maximum", "please", "type",
+        "here", "see", "example", "placeholder", "cannot", "can't", "don't", "not", "is", "are",
+        "match", "matches", "confirm", "retype", "again", "empty", "missing", "expired", "forgot",
+    }
+)
+
+
+def _code_passphrase(value: str) -> bool:
+    """A quoted value with spaces assigned in code to a password-named variable
+    (``password = "copper kettle on the stove"``): a passphrase, unless it reads as a prompt, a
+    rule or an error (`_INSTRUCTION_WORDS`, row 4b's descriptive words) or is not a literal."""
+    words = value.split()
+    if not 5 <= len(value) <= 128 or not 2 <= len(words) <= 8:
+        return False
+    if value[0] in "*#<" or _SPACED_BAD.search(value) or _templated(value) or _is_masked(value):
+        return False
+    low = value.lower()
+    if any(w in low for w in ("password", "passwd", "passphrase", "secret", "token")):
+        return False
+    stripped = {w.strip(".,;:!?\"'()").lower() for w in words}
+    return not stripped & (_INSTRUCTION_WORDS | _DESCRIPTIVE_WORDS)
+
+
 def _plausible_spaced(value: str, *, quoted: bool, env: bool) -> bool:
     words = value.split()
     if not 5 <= len(value) <= 128 or not 2 <= len(words) <= (5 if quoted else 4):
         return False
     low = value.lower()
-    if value[0] in "*#" or _SPACED_BAD.search(value) or _is_masked(value):
+    if value[0] in "*#" or _SPACED_BAD.search(value) or _templated(value) or _is_masked(value):
         return False
     if any(w in low for w in ("password", "passwd", "passphrase", "secret", "token")):
         return False  # 'password="a bpassword=': a run of labels, or a sentence about one
@@ -417,22 +598,75 @@ def _plausible_spaced(value: str, *, quoted: bool, env: bool) -> bool:
     return _strong(value) or (quoted and env)
 
 
-def _finditer_names(regex: _Lazy, text: str) -> Iterator[re.Match[str]]:
+def _finditer_names(regex: _Lazy, text: str) -> Iterator[Match]:
     """Like ``finditer`` but resumes after the *name*, so "note: password = x" finds both."""
     pos = 0
     while (m := regex.search(text, pos)) is not None:
-        yield m
+        if _fits(m):
+            yield m
         pos = max(m.end("name"), pos + 1)
+
+
+# Literals every match of a pattern holds, in the lowered text (as `tokens._PROVIDER_HINTS`): a
+# text without them skips the pattern. `_LABEL_HINTS` gate the label-driven prose forms (each of
+# their labels holds one: password, passwd, passphrase, pwd, pass, pw, secret, token, api key,
+# requirepass, masterauth; the log form's key, token, secret, password).
+_HINTS: dict[_Lazy, tuple[str, ...]] = {
+    _ASSIGN: (":", "=", "："),
+    _TYPED_ASSIGN: ("var", "val", "let", "const"),
+    _CALL_ASSIGN: ("set", "putenv", "header"),
+    _FLAG_ASSIGN: ("--",),
+    _XML_ASSIGN: ("</",),
+    _NAME_VALUE: ("value:",),
+    _SET_TO: ("set",),
+    _KEY_VALUE_ATTR: ("value=",),
+}
+_LABEL_HINTS = ("pass", "pw", "secret", "token", "key", "masterauth")
+
+
+def _finditer_unless(regex: _Lazy, text: str, reject: Callable[[str, Match], bool]) -> Iterator[Match]:
+    """Like ``finditer``, but a match ``reject`` refuses is skipped and the search resumes after
+    its name, as if the pattern had failed there (a look-ahead RE2 cannot spell)."""
+    pos = 0
+    while (m := regex.search(text, pos)) is not None:
+        if reject(text, m) or not _fits(m):
+            pos = max(m.end("name"), pos + 1)
+            continue
+        yield m
+        pos = max(m.end(), pos + 1)
+
+
+def _not_pass_is(text: str, m: Match) -> bool:
+    """"pass" is a password label only before "is"/"was" ("the pass is X"; "First pass: …" is not)."""
+    return m.group("name").lower() == "pass" and _PASS_IS.match(text, m.end("name")) is None
 
 
 def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, int, int]]:
     # Tags first: "pass:-x" is a tag, not a value "-x"; the dash before each tag's value.
-    tag_dashes = {m.start("value") - 1 for m in _TAG_FORM.finditer(text)} if tags else set()
+    tagged = tags and (":-" in text or "=-" in text)
+    tag_dashes = {m.start("value") - 1 for m in _TAG_FORM.finditer(text)} if tagged else set()
     if tag_dashes:
         yield from _tag_candidates(text)
-    for regex in (_ASSIGN, _FLAG_ASSIGN, _XML_ASSIGN, _NAME_VALUE, _SET_TO, _KEY_VALUE_ATTR):
+    low = text.lower()
+    labelled = any(w in low for w in _LABEL_HINTS)
+    for regex in (_ASSIGN, _TYPED_ASSIGN, _CALL_ASSIGN, _FLAG_ASSIGN, _XML_ASSIGN, _NAME_VALUE, _SET_TO,
+                  _KEY_VALUE_ATTR):
+        if not any(h in low for h in _HINTS[regex]):
+            continue  # a literal every match holds is absent: the pattern is neither compiled nor run
         for m in _finditer_names(regex, text):
+            if regex is _ASSIGN and (m.group("vu") or "").startswith("//"):
+                continue  # "https://…": the rest of a URL, not a value
+            if regex is _XML_ASSIGN and m.group("close") != m.group("name"):
+                continue  # <a>x</b>: not an element
+            if regex is _XML_ASSIGN and m.group("vu").startswith("{") and _name_kind(m.group("name")):
+                # a braced blob in a secret-named element: an encrypted credential (Jenkins), whole
+                yield "generic-secret-assignment", m.start("vu"), m.end("vu")
+                continue
             kind = _name_kind(m.group("name"))
+            if kind is None and _any_key(m.group("name")):
+                value = m.group("vq") if regex is not _XML_ASSIGN and m.group("vq") is not None else m.group("vu")
+                if _generated_key(value.rstrip(".,;:)]}>")):
+                    kind = "secret"  # braintreeKey := "f7b3…", clarifai_key: "WCFc…": a vendor's key
             if kind is None and regex is _ASSIGN and (
                 m.group("sep") in ("=", ":=", "=>") or m.group("vq") is not None
             ):
@@ -453,7 +687,8 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                     continue  # a tag ("passwort:-siehe-tresor"): `_tag_candidates`'
                 if _CODE_AFTER.match(text, m.end(key)):
                     continue  # "token: Foo | None = None", "x = y(": an expression, not a literal
-                trimmed = value.rstrip(".,;:)]}>")
+                cut = _NEXT_PAIR.search(value)
+                trimmed = (value[: cut.start()] if cut else value).rstrip(".,;:)]}>")
                 end -= len(value) - len(trimmed)
                 value = trimmed
             if kind == "password" and regex is not _FLAG_ASSIGN and regex is not _XML_ASSIGN:
@@ -463,7 +698,22 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                     continue
             if _plausible_value(value, kind, quoted=key == "vq"):
                 yield "generic-secret-assignment", start, end
-    for m in (*_IS_ASSIGN.finditer(text), *_FOR_ASSIGN.finditer(text)):
+    for_assign = _finditer_unless(_FOR_ASSIGN, text, lambda _t, _m: False) if labelled else ()
+    is_assign = _finditer_unless(_IS_ASSIGN, text, _not_pass_is) if labelled else ()
+    for m in _COMPARE.finditer(text) if ("==" in text or "!=" in text or "expect(" in text) else ():
+        name = m.group("name").rsplit(".", 1)[-1]
+        kind = _name_kind(name)
+        value = m.group("vq")
+        if kind is not None and _plausible_value(value, kind) and (kind == "password" or _letter_and_digit(value)):
+            yield "generic-secret-assignment", m.start("vq"), m.end("vq")
+    for m in _DASH_ASSIGN.finditer(text) if labelled and "-" in text else ():
+        value = m.group("vq")
+        kind = "password" if m.group("name").lower().startswith("p") else "secret"
+        if kind == "secret" and not (_letter_and_digit(value) and _TOKEN_CHARS.fullmatch(value)):
+            continue  # a generated token: letters and digits in a URL-safe alphabet ("?", "!" are not)
+        if _plausible_value(value, kind):
+            yield "generic-secret-assignment", m.start("vq"), m.end("vq")
+    for m in (*is_assign, *for_assign):
         key = "vq" if m.group("vq") is not None else "vu"
         value = m.group(key).rstrip(".,;:)]}>*_")  # also markdown emphasis: "**policy**"
         name = m.group("name").lower()
@@ -474,18 +724,22 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
         if _strong_prose(value, linked) and _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start(key), m.start(key) + len(value)
     yield from _label_candidates(text, tag_dashes)
-    for m in _QUALIFIED_PASS.finditer(text):
+    for m in _LOG_ASSIGN.finditer(text) if labelled else ():
+        value = m.group("vu").rstrip(".,;:)]}>")
+        if _letter_and_digit(value) and len(value) >= 16 and _plausible_value(value, "secret"):
+            yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
+    for m in _QUALIFIED_PASS.finditer(text) if labelled else ():
         value = m.group("vu").rstrip(".,;:)]}>")
         if not value.startswith("-") and _letter_and_digit(value) and _strong_prose(value, "password") and _plausible_value(value, "password"):
             yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
-    for m in _NEXT_LINE.finditer(text):
+    for m in _NEXT_LINE.finditer(text) if labelled and "\n" in text else ():
         value = m.group("vu")
         kind = "password" if m.group("name").lower().startswith("p") else "secret"
         if value.endswith(":") or not _strong_prose(value):
             continue  # the next label, or a heading
         if _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start("vu"), m.end("vu")
-    for m in _CJK_ASSIGN.finditer(text):
+    for m in _CJK_ASSIGN.finditer(text) if not text.isascii() else ():
         value = m.group("vu").rstrip(".,;:)]}>\"'")
         kind = "password" if m.group("name") in ("密码", "口令", "密碼") else "secret"
         if not m.group("sep").strip() and not _strong(value):
@@ -493,6 +747,44 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
         if _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start("vu"), m.start("vu") + len(value)
 
+
+
+# Keys that are no credential, whatever their value looks like: a database's, a map's, a cache's,
+# a translation's, a keyboard's, an idempotent request's, a public key.
+_PLAIN_KEYS = frozenset(
+    {
+        "primary", "foreign", "sort", "partition", "composite", "unique", "index", "cache", "map",
+        "dict", "hash", "lookup", "row", "object", "bucket", "s3", "translation", "i18n", "hot",
+        "short", "shortcut", "keyboard", "sign", "ssh", "host", "gpg", "pgp", "jwk", "kid", "key",
+        "routing", "shard", "dedup", "dedupe", "group", "message", "cursor", "storage",
+    }
+) | _NON_SECRET_QUALIFIERS
+_KEY_RUN = _lazy(r"[A-Za-z0-9]{16,}")
+_KEY_ALPHABET = _lazy(r"[A-Za-z0-9_+/=.-]+")
+
+
+def _any_key(name: str) -> bool:
+    """A name that ends in ``key`` after some other word (``clarifai_key``, ``braintreeKey``):
+    a vendor's key when its value is generated (`_generated_key`), unless the word before says
+    what kind of key it is and that kind holds no credential (`_PLAIN_KEYS`)."""
+    if name[-3:].lower() != "key":
+        return False  # most names: no split needed
+    parts = [p.lower() for p in _CAMEL_PARTS.findall(name)]
+    return len(parts) >= 2 and parts[-1] == "key" and parts[-2] not in _PLAIN_KEYS
+
+
+def _generated_key(value: str) -> bool:
+    """A value as a key generator writes it: a token alphabet with a run of 16 letters and digits
+    or more that holds both (hex, base62), nothing like words joined by separators or a path."""
+    if not 16 <= len(value) <= 256 or not _KEY_ALPHABET.fullmatch(value) or value.count(".") > 2:
+        return False
+    return any(_letter_and_digit(run) and _spread_enough(run) for run in _KEY_RUN.findall(value))
+
+
+def _spread_enough(run: str) -> bool:
+    """Varied characters, not an alphabet written out ("ABCDEFGHIJ…0123")."""
+    steps = sum(1 for a, b in zip(run, run[1:], strict=False) if ord(b) - ord(a) == 1)
+    return len(set(run.lower())) >= min(10, len(run) // 2) and steps * 2 < len(run)
 
 
 def _letter_and_digit(value: str) -> bool:
@@ -503,6 +795,8 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
     """Values after a label of the one label table (`_LABEL_ASSIGN`): a spaced value whole (quoted,
     or unquoted to the end of its line), else its first word when it looks like a password."""
     for m in _LABEL_ASSIGN.finditer(text):
+        if m.group("vq") is not None and len(m.group("vq")) > 128:
+            continue
         name = m.group("name").lower()
         english = name in _ENGLISH_LABELS
         cop = (m.group("cop") or "").lower()
@@ -520,7 +814,9 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
                     yield "generic-secret-assignment", m.start("vq"), m.end("vq")
                 continue
         else:
-            value = m.group("vu")
+            value = m.group("vu")[:256]
+            cut = _NEXT_PAIR.search(value)
+            value = value[: cut.start()] if cut else value
             if m.start("vu") in tag_dashes:
                 continue  # a tag ("senha:-veja-o-cofre"): `_tag_candidates`'
 

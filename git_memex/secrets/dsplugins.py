@@ -9,6 +9,11 @@ from collections.abc import Iterator
 from git_memex.secrets.assignments import _WORDY, _name_kind, _plausible_value
 from git_memex.secrets.dscache import cache_place, read_cache, write_cache
 from git_memex.secrets.masking import _lazy
+from git_memex.secrets.rx import PatternError, Rx
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # A cheap superset test for the plugins below: only lines that match it are handed to them, and
 # detect-secrets is imported only once some line does (importing it costs ~100 ms).
@@ -24,16 +29,6 @@ _DS_HINT = _lazy(
     # basic auth: the plugin's own pattern; its classes stop at ':', '/' and '@', so one pass
     # (the old `://[^\s]*:[^\s]*@` rescanned the line from every colon: ~40 s on 20k chars)
     r"|://[^:/?#\[\]@!$&'()*+,;=\s]+:[^:/?#\[\]@!$&'()*+,;=\s]+@"
-    r"|(?:AC|SK)[a-z0-9]{32}"  # twilio
-    r"|[0-9a-z]{32}-us[0-9]"  # mailchimp
-    r"|SG\.[\w-]{22}\."  # sendgrid
-    r"|sq0csp-"  # square
-    r"|[MNO][\w-]{23,25}\.[\w-]{6}\."  # discord
-    r"|AccountKey="  # azure storage
-    r"|\d{8,10}:[\w-]{35}"  # telegram
-    r"|pypi-AgE"  # pypi
-    r"|gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941"  # gitlab (other token kinds)
-    r"|AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}"  # artifactory
 )
 
 
@@ -46,30 +41,136 @@ def _ds_hint(line: str) -> bool:
 
 
 _DS_REGEX_PLUGINS = (
-    ("artifactory", "ArtifactoryDetector"),
-    ("azure_storage_key", "AzureStorageKeyDetector"),
     ("basic_auth", "BasicAuthDetector"),
     ("cloudant", "CloudantDetector"),
-    ("discord", "DiscordBotTokenDetector"),
-    ("gitlab_token", "GitLabTokenDetector"),
     ("ibm_cloud_iam", "IbmCloudIamDetector"),
     ("ibm_cos_hmac", "IbmCosHmacDetector"),
-    ("mailchimp", "MailchimpDetector"),
-    ("pypi_token", "PypiTokenDetector"),
-    ("sendgrid", "SendGridDetector"),
     ("softlayer", "SoftlayerDetector"),
-    ("square_oauth", "SquareOAuthDetector"),
-    ("telegram_token", "TelegramBotTokenDetector"),
-    ("twilio", "TwilioKeyDetector"),
 )
 # Not used, on purpose: the entropy plugins (flag prose), IPPublicDetector (not a secret), and the
-# plugins our own patterns replace with better boundaries and rule ids (AWS, GitHub, GitLab PAT,
-# npm, OpenAI, Slack, Stripe, JWT, PrivateKey).
+# plugins whose formats `secrets/formats.py` holds with their documented lengths, boundaries and
+# checks (AWS, GitHub, GitLab, npm, OpenAI, Slack, Stripe, JWT, private keys, Artifactory, Azure
+# storage keys, Discord, Mailchimp, PyPI, SendGrid, Square, Telegram, Twilio): their looser
+# patterns only ever added what the table rejects ("GR1348941" + digits, an Artifactory "AKC…" of
+# the wrong length).
 
-_ds_cache: list[tuple[str, re.Pattern[str], int | None]] | None = None
+_ds_cache: list[tuple[str, DsRegex, int | None]] | None = None
 
 
-def _ds_patterns() -> list[tuple[str, re.Pattern[str], int | None]]:
+class DsRegex:
+    """One detect-secrets pattern, run by RE2 in the form `re2_form` gives it; ``pattern`` and
+    ``flags`` are the library's. A pattern `re2_form` cannot rewrite (a later library version)
+    runs on Python's ``re`` one line at a time, in windows of at most `userregex.WINDOW`
+    characters, as team patterns do: its cost is bounded by the window, not by the text."""
+
+    __slots__ = ("_closing", "_fallback", "_rx", "flags", "pattern")
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self.pattern, self.flags = pattern, flags
+        form = re2_form(pattern)
+        self._rx: Rx | None = None
+        self._fallback: re.Pattern[str] | None = None
+        self._closing: tuple[tuple[int, str], ...] = ()
+        if form is not None:
+            source, before, after, self._closing = form
+            rx = Rx(source, flags, before=before, after=after)
+            try:
+                self._rx = rx.compile()
+            except PatternError:
+                self._rx = None
+        if self._rx is None:
+            self._fallback = re.compile(pattern, flags)
+
+    @property
+    def groups(self) -> int:
+        if self._rx is not None:
+            return self._rx.groups  # a closing group stands where the library's "(\\N)" group stood
+        assert self._fallback is not None
+        return self._fallback.groups
+
+    def finditer(self, line: str) -> Iterator[Any]:
+        if self._rx is not None:
+            for m in self._rx.finditer(line):
+                if all(m.group(opening) == m.group(name) for opening, name in self._closing):
+                    yield m
+            return
+        from git_memex.core.userregex import windows
+
+        assert self._fallback is not None
+        seen: set[tuple[int, int]] = set()
+        for offset, piece in windows(line):
+            for w in self._fallback.finditer(piece):
+                if (offset + w.start(), offset + w.end()) not in seen:
+                    seen.add((offset + w.start(), offset + w.end()))
+                    yield _Shifted(w, offset)
+
+
+class _Shifted:
+    """A match of a window, with offsets in the whole line."""
+
+    __slots__ = ("_m", "_offset")
+
+    def __init__(self, m: re.Match[str], offset: int) -> None:
+        self._m, self._offset = m, offset
+
+    def group(self, g: int | str = 0) -> str | None:
+        return self._m.group(g)
+
+    def span(self, g: int | str = 0) -> tuple[int, int]:
+        s, e = self._m.span(g)
+        return (s + self._offset, e + self._offset) if s >= 0 else (s, e)
+
+    def start(self, g: int | str = 0) -> int:
+        return self.span(g)[0]
+
+    def end(self, g: int | str = 0) -> int:
+        return self.span(g)[1]
+
+
+# The library's look-arounds and back-references, said the RE2 way (`re2_form`).
+_LEADING_BOUNDARY = "(?:(?<=\\W)|(?<=^))"  # preceded by a non-word character, or first
+_TRAILING_BOUNDARY = "(?!\\w)"  # not followed by a word character
+# "(?=[^\v'\"]*)(?=\w+)" before a value: the first look-ahead always holds, the second asks the
+# value to start with a word character (a value of one character is that character).
+_WORD_FIRST = ("((?=[^\\v\\'\\\"]*)(?=\\w+)[^\\v\\'\\\"]*[^\\v,\\'\\\"`])",
+               "(\\w[^\\v\\'\\\"]*[^\\v,\\'\\\"`]|\\w)")
+# (These read the library's pattern sources, never memory text: Python's re, used in place.)
+_BACKREF = r"\(\\(\d)\)"
+_LONG_REPEAT = r"\{(\d+),(\d{4,})\}"
+_FIXED_RUN_TAIL = r"\((\[[^\]\[]+\])\{(\d+)\}\(\?!\1\)\)\(\?:\"\|\\'\|\)\Z"
+
+
+def re2_form(source: str) -> tuple[str, str | None, str | None, tuple[tuple[int, str], ...]] | None:
+    """(pattern, before, after, closing groups) for `rx.Rx`, or None when `source` holds a
+    construct this does not know. A back-reference ``(\\N)`` to an opening quote becomes a group
+    ``_cN`` that may be any quote, and `DsRegex.finditer` keeps a match only when it is the
+    same quote; a repeat over RE2's limit of 1,000 loses its upper bound."""
+    before = after = None
+    if source.startswith(_LEADING_BOUNDARY):
+        source, before = source[len(_LEADING_BOUNDARY) :], r"[^\w]"
+    if source.endswith(_TRAILING_BOUNDARY):
+        source, after = source[: -len(_TRAILING_BOUNDARY)], r"[^\w]"
+    source = source.replace(*_WORD_FIRST)
+    # "([X]{n}(?![X]))(?:\"|\'|)" at the end (IBM's keys): the value not followed by another X;
+    # the quote after it is optional, so the character read after the value may stand for it
+    tail = re.search(_FIXED_RUN_TAIL, source)
+    if tail is not None:
+        source = (source[: tail.start()] + f"({tail.group(1)}{{{tail.group(2)}}})"
+                  + rf"(?:[^{tail.group(1)[1:-1]}]|\z)")
+    closing: list[tuple[int, str]] = []
+
+    def closing_group(m: re.Match[str]) -> str:
+        closing.append((int(m.group(1)), f"_c{len(closing)}"))
+        return f"(?P<_c{len(closing) - 1}>[\\'\"`])"
+
+    source = re.sub(_BACKREF, closing_group, source)
+    source = re.sub(_LONG_REPEAT, lambda m: "{" + m.group(1) + ",}" if int(m.group(2)) > 1000 else m.group(0), source)
+    if any(bad in source for bad in ("(?=", "(?!", "(?<", "(?P=")) or re.search(r"\\\d", source):
+        return None
+    return source, before, after, tuple(closing)
+
+
+def _ds_patterns() -> list[tuple[str, DsRegex, int | None]]:
     """(rule id, regex, value group) for the chosen plugins.
 
     Importing detect-secrets costs ~100 ms (its keyword plugin: median of 5
@@ -77,17 +178,29 @@ def _ds_patterns() -> list[tuple[str, re.Pattern[str], int | None]]:
     verification we never use), paid by a hook or a search whenever a line could match. The
     plugins' patterns are therefore kept in the data root (`cache/detect-secrets-patterns.json`),
     keyed by the installed plugin files' sizes and times: any upgrade rebuilds it from the
-    library, and an unreadable cache means the library is imported as before."""
+    library, and an unreadable cache, or one holding a pattern that does not compile, means the
+    library is imported as before."""
     global _ds_cache
     if _ds_cache is None:
         key, cache = cache_place([m for m, _c in _DS_REGEX_PLUGINS])
         specs = read_cache(cache, key) if cache is not None else None
-        if specs is None:
+        built = _built(specs) if specs is not None else None
+        if built is None:
             specs = _ds_specs_from_library()
             if cache is not None:
                 write_cache(cache, key, specs)
-        _ds_cache = [(rule, re.compile(source, flags), group) for rule, source, flags, group in specs]
+            built = _built(specs)
+            if built is None:
+                raise PatternError("a detect-secrets pattern compiles neither on RE2 nor on re")
+        _ds_cache = built
     return _ds_cache
+
+
+def _built(specs: list[tuple[str, str, int, int | None]]) -> list[tuple[str, DsRegex, int | None]] | None:
+    try:
+        return [(rule, DsRegex(source, flags), group) for rule, source, flags, group in specs]
+    except (re.error, PatternError, ValueError, OverflowError, RecursionError):
+        return None
 
 
 def _bounded(source: str) -> str:
@@ -167,8 +280,7 @@ def _ds_candidates(
                     )
                     if kind is None or not _plausible_value(value, kind):
                         continue
-                elif regex.groups and not rule.endswith("GitLabTokenDetector"):
-                    # (GitLab's groups only capture the prefix: detect-secrets reports "glpat".)
+                elif regex.groups:
                     idx = next((i for i in range(1, regex.groups + 1) if m.group(i)), None)
                     if idx is None:
                         continue
@@ -187,8 +299,7 @@ def _ds_candidates(
                     lead = len(raw) - len(raw.lstrip(_DS_TRIM))
                     start = max(start, m.start() + lead)
                     end = m.start() + len(raw.rstrip(_DS_TRIM))
-                    # Their patterns have no word boundaries: refuse hits inside longer tokens
-                    # ("bot123456789:…" in a Telegram URL is fine: letter before digit).
+                    # Their patterns have no word boundaries: refuse hits inside longer tokens.
                     if _glued(body, start - 1, start) or _glued(body, end, end - 1):
                         continue
                 value = body[start:end]

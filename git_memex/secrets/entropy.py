@@ -12,9 +12,12 @@ from git_memex.secrets.assignments import (
 )
 from git_memex.secrets.masking import _has_digit, _is_masked, _lazy
 
+# (An unquoted value that starts with "//" is a URL's rest: `_high_entropy_candidates`.)
 _HE_ASSIGN = _lazy(
-    r"(?<![A-Za-z0-9_.:/-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
-    r"(?!//)[\"'`]?(?P<v>[A-Za-z0-9_\-./+=~]{20,512})(?![A-Za-z0-9_\-./+=~])"
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
+    r"(?P<oq>[\"'`])?(?P<v>[A-Za-z0-9_\-./+=~]{20,512})",
+    before="[^A-Za-z0-9_.:/-]",
+    after="[^A-Za-z0-9_\\-./+=~]",
 )
 _BENIGN_NAME_PARTS = frozenset(
     {
@@ -23,7 +26,7 @@ _BENIGN_NAME_PARTS = frozenset(
         "version", "url", "uri", "href", "src", "path", "file", "dir", "name", "title", "image",
         "signature", "sig", "nonce", "salt", "iv", "ref", "branch", "tag", "class",
         "module", "package", "import", "from", "see", "link", "host", "domain", "email",
-        "public", "pub", "publishable", "cert", "certificate", "challenge",
+        "public", "pub", "publishable", "cert", "certificate", "crt", "challenge",
     }
 )
 _HEX = _lazy(r"[0-9a-fA-F]+")
@@ -32,7 +35,7 @@ _ULID = _lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 _SEMVER = _lazy(r"v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.-]+)?")
 _LOWER_PATH = _lazy(r"[~.]?/?(?:[a-z0-9_.@+-]+/)+[a-z0-9_.@+-]*")
 _HOSTNAME = _lazy(r"[\w-]+(?:\.[\w-]+)*\.[a-z]{2,12}")
-_FILE_EXT = _lazy(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
+_FILE_EXT = _lazy(r"\.[A-Za-z][A-Za-z0-9]{0,4}\Z")
 _SRI = _lazy(r"(?:sha(?:1|224|256|384|512)|md5)[-:]")
 _HE_THRESHOLD = 4.5  # bits/char; hex digests and prose stay near 4.0, random base62/64 goes above
 
@@ -112,6 +115,8 @@ def _high_entropy_candidates(text: str) -> Iterator[tuple[str, int, int]]:
     while (m := _HE_ASSIGN.search(text, pos)) is not None:
         pos = max(m.end("name"), pos + 1)  # overlapping: "id=deploy_key=…" still sees deploy_key
         name, value = m.group("name"), m.group("v")
+        if m.group("oq") is None and value.startswith("//"):
+            continue  # "x: //host/…": the rest of a URL
         start = m.start("v")
         before = text[max(0, m.start() - 12) : m.start()]
         if "://" in before or "://" in value:

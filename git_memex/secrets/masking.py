@@ -1,78 +1,51 @@
 """What every detector shares: regexes compiled on first use, and the mask itself.
 
-A masked value keeps its first 4 characters and turns the rest into ``x`` (docs/security.md), so
-an already-masked value is recognised and never reported again.
+A masked value keeps only the documented, non-secret prefix of a known format (``ghp_``, ``AKIA``)
+and turns every other character into ``x`` (docs/security.md); a password or a generic value
+keeps nothing. An already-masked value is recognised and never reported again.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
+from git_memex.secrets.rx import Rx
 
-
-class _Lazy:
-    """A regex compiled on first use.
-
-    Compiling the ~100 patterns of the detector modules costs ~13 ms (median of 9), paid by every short-lived command that merely
-    imports this module (hooks, capture); it is paid once, by the first redaction, instead.
-    """
-
-    __slots__ = ("_flags", "_pattern", "_rx")
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._pattern = pattern
-        self._flags = flags
-        self._rx: re.Pattern[str] | None = None
-
-    @property
-    def rx(self) -> re.Pattern[str]:
-        if self._rx is None:
-            self._rx = re.compile(self._pattern, self._flags)
-        return self._rx
-
-    @property
-    def groups(self) -> int:
-        return self.rx.groups
-
-    @property
-    def groupindex(self) -> Mapping[str, int]:
-        return self.rx.groupindex
-
-    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.rx.search(text, pos)
-
-    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.rx.match(text, pos)
-
-    def fullmatch(self, text: str) -> re.Match[str] | None:
-        return self.rx.fullmatch(text)
-
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.rx.finditer(text)
-
-    def findall(self, text: str) -> list[str]:
-        return self.rx.findall(text)
-
-
-_lazy = _Lazy
+# Every detector's pattern is an `Rx`: run by RE2 (linear time), compiled on first use.
+_Lazy = Rx
+_lazy = Rx
 
 
 REDACTED = "[REDACTED]"
-KEEP = 4  # characters of a secret kept visible (D14, docs/decisions.md)
-_MIN_SECRET_LEN = KEEP + 1  # shorter values cannot be masked at all, so are not reported
+_MIN_SECRET_LEN = 5  # values of 4 characters or fewer are not reported
+# What masks written before the whole value was masked left visible: a value whose characters
+# after its first 4 are all "x" is still taken as masked, so files masked then scan clean.
+_OLD_KEEP = 4
+_MAX_KEEP = 16  # the longest documented prefix a mask may leave (`formats.Format.keep`)
+_MAX_PREFIX = 24
 
 
-def mask(value: str) -> str:
-    """Keep the first 4 characters, turn the rest into ``x`` (same length; line breaks kept)."""
-    head, tail = value[:KEEP], value[KEEP:]
+def mask(value: str, keep: int = 0) -> str:
+    """Every character of ``value`` becomes ``x`` (same length, line breaks kept) but its first
+    ``keep``: a documented, non-secret prefix of a known format (``ghp_``, ``AKIA``), never any
+    part of a password or a generic value (a `formats.Format`'s ``keep`` says how long)."""
+    head, tail = value[:keep], value[keep:]
     return head + "".join(c if c in "\r\n" else "x" for c in tail)
 
 
-def _is_masked(value: str) -> bool:
-    """True for values already masked by us (``x`` tail) or documentation placeholders (``X``)."""
-    tail = value[KEEP:]
-    return bool(tail) and all(c in "xX\r\n" for c in tail)
-
+def _is_masked(value: str, keep: int = 0) -> bool:
+    """True for values already masked (ours, now or before: an ``x`` tail after at most
+    ``max(keep, 4)`` characters, or at least 8 after at most 16, or after up to 24 that end in
+    ``_``, ``-`` or ``.``)
+    and for documentation placeholders (``X``)."""
+    start = len(value.rstrip("xX\r\n"))  # where the x tail begins
+    if start == len(value):
+        return False
+    if start <= max(keep, _OLD_KEEP):
+        return True
+    if len(value) - start < 8:
+        return False
+    # a documented prefix (`formats.Format.keep`, at most 16: ``GR1348941``, ``ATATT3``) or a
+    # longer one that ends as prefixes do, then at least 8 x
+    return start <= _MAX_KEEP or (start <= _MAX_PREFIX and value[start - 1] in "_-.")
 
 
 def _has_digit(v: str) -> bool:

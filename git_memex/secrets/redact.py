@@ -4,14 +4,14 @@ Two steps, in this order:
 
 1. ``<private>…</private>`` spans become ``[REDACTED]``: the author opted out explicitly, so the
    span is gone before any detector (or index) sees it.
-2. Secrets are masked in place, never refused: the first 4 characters of the secret value are
-   kept, every other character becomes ``x``, so the note still says *which* credential it was
-   about while the credential itself is unusable. Every copy of a secret found is masked, not
-   only the one its detector saw (`_echoes`). Line breaks inside a masked span (PEM blocks)
-   are kept so that line numbers and line-based git merges still work.
+2. Secrets are masked in place, never refused: every character of the secret value becomes
+   ``x`` but a documented, non-secret prefix of a known token format (``ghp_``, ``AKIA``,
+   ``sk_live_``; a `formats.Format`'s ``keep``), so the note still says *which* kind of credential it was
+   about while no part of the credential is left. A password or generic value keeps nothing.
+   Line breaks inside a masked span (PEM blocks) are kept so that line numbers and line-based
+   git merges still work.
 
-Detection = our own patterns for modern token formats (detect-secrets misses several of them in
-markdown) + a hand-picked set of detect-secrets plugins for the rest + a conservative
+Detection = a table of vendor token formats (`formats`, each row with its source) + a hand-picked set of detect-secrets plugins for the rest + a conservative
 high-entropy heuristic for ``name = value`` assignments. detect-secrets' own entropy plugins are not
 used: they flag English prose. detect-secrets (and through it ``requests``: ~100 ms together) is imported
 only when a line could match one of its plugins, so a plain note never pays for it.
@@ -21,7 +21,7 @@ iterates to a fixpoint, so ``redact(redact(t).text) == redact(t)`` with nothing 
 second time.
 
 The detectors live one family per module, tried by :func:`find_secrets` in this order:
-`tokens` (private-key blocks, vendor token formats), the team's own patterns
+`tokens` (private-key blocks), `formats` (vendor token formats), the team's own patterns
 (`memex.redactPattern`, docs/team-patterns.md), `dsplugins` (detect-secrets' format plugins),
 `web` (URL, command-line and header credentials), `assignments` (secret-named keys),
 `dsplugins` again (its name-driven plugins), `entropy`. `masking` holds what they share,
@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from git_memex.core.record import record
 from git_memex.secrets.assignments import _assignment_candidates
 from git_memex.secrets.dsplugins import _ds_candidates
 from git_memex.secrets.entropy import _high_entropy_candidates, find_high_entropy_secret
-from git_memex.secrets.masking import KEEP, REDACTED, _is_masked, _lazy, mask
-from git_memex.secrets.tokens import _pem_candidates, _provider_candidates
+from git_memex.secrets.formats import find as _format_candidates
+from git_memex.secrets.masking import _MIN_SECRET_LEN, REDACTED, _is_masked, _lazy, mask
+from git_memex.secrets.rx import Rx
+from git_memex.secrets.tokens import _pem_candidates
 from git_memex.secrets.web import _web_candidates
 
 __all__ = [
@@ -53,17 +55,18 @@ __all__ = [
     "strip_private",
 ]
 
-_MIN_SECRET_LEN = KEEP + 1  # shorter values cannot be masked at all, so are not reported
-
 
 @record(frozen=True)
 class Finding:
-    """One secret in a text; ``start``/``end`` delimit the value that gets masked."""
+    """One secret in a text; ``start``/``end`` delimit the value that gets masked, and its first
+    ``keep`` characters are the documented, non-secret prefix of a known format (``ghp_``) that
+    the mask leaves visible: 0 for a password or any value not found by its format."""
 
     rule: str
     start: int
     end: int
     line: int
+    keep: int = 0
 
 
 @record(frozen=True)
@@ -135,12 +138,24 @@ def _user_candidates(text: str, patterns: Sequence[str]) -> Iterator[tuple[str, 
                     yield source, span[0], span[1]
 
 
-# Removed from the copy detection reads: zero-width characters, bidi controls, soft hyphen, word
-# joiner, BOM. They are invisible, so "ghp_\u200bAbc…" reads as a token to a human and must to us.
-_INVISIBLE = frozenset(
-    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u200b\u200c\u200d\u200e\u200f"
-    "\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0"
-)
+# Removed from the copy detection reads, by Unicode category, not by a list: every format
+# character (Cf: zero-width characters, bidi controls, soft hyphen, word joiner, BOM, tag
+# characters), the tag block's unassigned rest, and the fillers that are letters or symbols drawn
+# as nothing (Hangul fillers, the blank braille pattern); and a combining mark (Mn, Me: variation
+# selectors U+FE00-FE0F and U+E0100-E01EF, U+0301, U+0307…) that follows an ASCII character, where
+# it only decorates a token ("ghp_a\u0301bc…" reads as a token to a human and must to us). Marks on
+# other scripts' letters stay: they spell words ("पासवर्ड", "รหัสผ่าน").
+_INVISIBLE_CATEGORIES = frozenset({"Cf"})
+_MARK_CATEGORIES = frozenset({"Mn", "Me"})
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f")
+
+
+def _invisible(c: str, after_ascii: bool, category: Callable[[str], str]) -> bool:
+    """Whether `c` (not ASCII) is left out of the detection copy (`_detection_copy`)."""
+    if c in _FILLERS or 0xE0000 <= ord(c) <= 0xE0FFF:
+        return True
+    cat = category(c)
+    return cat in _INVISIBLE_CATEGORIES or (after_ascii and cat in _MARK_CATEGORIES)
 
 
 # Cyrillic and Greek letters drawn like Latin ones ("pаssword" with a Cyrillic "а"). Folded only
@@ -176,7 +191,7 @@ def _fold_confusables(copy: str) -> str:
 
 def _detection_copy(text: str) -> tuple[str, list[int] | None]:
     """The text detection reads: NFKC-normalised (full-width letters, NBSP and U+3000 become
-    ASCII), invisible characters removed, look-alike letters of a mixed-script word folded to
+    ASCII), invisible characters removed by category (`_invisible`), look-alike letters of a mixed-script word folded to
     Latin (`_fold_confusables`); and, when that changed anything, the offset in
     ``text`` of each of its characters (plus one past the end). ASCII text is its own copy.
 
@@ -190,12 +205,19 @@ def _detection_copy(text: str) -> tuple[str, list[int] | None]:
 
     out: list[str] = []
     where: list[int] = []
+    after_ascii = False  # the last character kept is ASCII
     for i, c in enumerate(text):
-        if c in _INVISIBLE:
+        if c.isascii():
+            out.append(c)
+            where.append(i)
+            after_ascii = True
             continue
-        n = c if c.isascii() else unicodedata.normalize("NFKC", c)
+        if _invisible(c, after_ascii, unicodedata.category):
+            continue
+        n = unicodedata.normalize("NFKC", c)
         out.append(n)
         where.extend([i] * len(n))
+        after_ascii = n.isascii()
     copy = _fold_confusables("".join(out))
     if copy == text:
         return text, None
@@ -215,30 +237,33 @@ def find_secrets(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]
     found = _find_in(copy, extra_patterns)
     if where is None or not found:
         return found
-    spans: list[tuple[str, int, int]] = []
+    spans: list[tuple[str, int, int, int]] = []
     for f in found:
         start, end = where[f.start], where[f.end - 1] + 1
-        if not _is_masked(text[start:end]):
-            spans.append((f.rule, start, end))
+        # the prefix stays visible only when the text spells it as the copy does (no invisible
+        # character or look-alike letter inside it); else nothing of the value stays
+        keep = f.keep if text[start : start + f.keep] == copy[f.start : f.start + f.keep] else 0
+        if not _is_masked(text[start:end], keep):
+            spans.append((f.rule, start, end, keep))
     return _with_lines(text, spans)
 
 
-def _with_lines(text: str, spans: Sequence[tuple[str, int, int]]) -> list[Finding]:
+def _with_lines(text: str, spans: Sequence[tuple[str, int, int, int]]) -> list[Finding]:
     """Findings for sorted `spans`, each with its line number, counted in one pass over `text`
     (a count from the start for each finding was quadratic on a text full of them)."""
     out: list[Finding] = []
     line, pos = 1, 0
-    for rule, start, end in spans:
+    for rule, start, end, keep in spans:
         line += text.count("\n", pos, start)
         pos = start
-        out.append(Finding(rule, start, end, line))
+        out.append(Finding(rule, start, end, line, keep))
     return out
 
 
 def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
-    families: list[Iterator[tuple[str, int, int]]] = [
+    families: list[Iterator[tuple[str, int, int]] | Iterator[tuple[str, int, int, int]]] = [
         _pem_candidates(text),
-        _provider_candidates(text),
+        _format_candidates(text),  # vendor token formats (secrets/formats.py): (rule, start, end, keep)
         _user_candidates(text, extra_patterns),
         _ds_candidates(text, generic=False),
         _web_candidates(text),
@@ -249,17 +274,52 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
     # Claimed spans, disjoint and kept sorted, so a new one is checked against its two
     # neighbours only (a scan of every claimed span was quadratic on a text full of findings).
     starts: list[int] = []
-    taken: list[tuple[int, int, str]] = []
+    taken: list[tuple[int, int, str, int]] = []
     for family in families:
-        for rule, start, end in family:
-            if end - start < _MIN_SECRET_LEN or _is_masked(text[start:end]):
+        for rule, start, end, *kept in family:
+            keep = kept[0] if kept else 0
+            if end - start < _MIN_SECRET_LEN or _is_masked(text[start:end], keep):
                 continue
             i = bisect.bisect_right(starts, start)
             if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
                 continue
             starts.insert(i, start)
-            taken.insert(i, (start, end, rule))
-    return _with_lines(text, [(rule, s, e) for s, e, rule in taken])
+            taken.insert(i, (start, end, rule, keep))
+    for rule, start, end, keep in _echoes(text, taken):
+        i = bisect.bisect_right(starts, start)
+        if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
+            continue
+        starts.insert(i, start)
+        taken.insert(i, (start, end, rule, keep))
+    return _with_lines(text, [(rule, s, e, keep) for s, e, rule, keep in taken])
+
+
+_ECHO_MIN = 8  # a found value this long is masked wherever else it occurs in the text
+
+
+def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[tuple[str, int, int, int]]:
+    """Every other place of each found value of 8 characters or more, under the rule that found
+    it: a token assigned once and pasted again into a command, a password repeated in a comment,
+    ``token = 'X' | 'X'``. Most families find a value by what surrounds it, which its copies do
+    not have. A copy inside a longer word is masked too (the longer word may be the secret with
+    a suffix), so a value of letters only is not copied when it could be a word (lower case, or
+    under 16 letters): the password "postgres" of ``postgres://postgres:postgres@`` leaves the
+    scheme and a service of that name alone. One RE2 pass over an alternation of the values,
+    longest first (linear in the text)."""
+    values: dict[str, tuple[str, int]] = {}
+    for start, end, rule, keep in taken:
+        value = text[start:end]
+        if end - start >= _ECHO_MIN and not (value.isalpha() and (value.islower() or len(value) < 16)):
+            values.setdefault(text[start:end], (rule, keep))
+    if not values:
+        return
+    import re2
+
+    ordered = sorted(values, key=len, reverse=True)
+    rx = Rx("|".join(re2.escape(v) for v in ordered), raw=True)
+    for m in rx.finditer(text):
+        rule, keep = values[m.group()]
+        yield rule, m.start(), m.end(), keep
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> str:
@@ -267,7 +327,7 @@ def _apply(text: str, findings: Sequence[Finding]) -> str:
     pos = 0
     for f in findings:
         out.append(text[pos : f.start])
-        out.append(mask(text[f.start : f.end]))
+        out.append(mask(text[f.start : f.end], f.keep))
         pos = f.end
     out.append(text[pos:])
     return "".join(out)
@@ -287,54 +347,10 @@ def redact(text: str, extra_patterns: Sequence[str] = ()) -> Redaction:
         round_findings = find_secrets(current, extra_patterns)
         if not round_findings:
             break
-        echoes = _echoes(current, round_findings)
-        current = _apply(current, sorted([*round_findings, *echoes], key=lambda f: f.start))
+        current = _apply(current, round_findings)
         found.extend(round_findings)
-        found.extend(echoes)
     found.sort(key=lambda f: (f.start, f.end))
     return Redaction(current, tuple(f.rule for f in found), spans)
-
-
-_MIN_ECHO_LEN = 8
-"""A secret shorter than this is not hunted for elsewhere in the text: a short value (``pass=admin1``)
-also occurs as an ordinary word, and masking every copy of it would garble the note."""
-
-
-_ECHO_BUDGET = 512 * 1024 * 1024
-"""Characters the echo hunt may scan in one round (one `str.find` pass over the text per distinct
-secret): 8,192 secrets of a 64 KiB body, more than it can hold (a secret here is 8 characters or
-more, and a separator), so every copy in a memory's body is masked; in a larger text (a 1 MiB
-file) the echoes of its first 512 distinct secrets are."""
-
-
-def _echoes(text: str, findings: Sequence[Finding]) -> list[Finding]:
-    """Every other verbatim copy of a secret `findings` found in `text` (the same token pasted twice:
-    "password is hunter2Secret … psql -W hunter2Secret"); a detector that keys on the context
-    (``password is``) sees only the first. Each echo is reported under its secret's rule, and none
-    overlaps a finding or another echo."""
-    taken = sorted((f.start, f.end) for f in findings)
-    starts = [s for s, _ in taken]
-    out: list[Finding] = []
-    seen: set[str] = set()
-    budget = _ECHO_BUDGET
-    for f in findings:
-        value = text[f.start : f.end]
-        if len(value) < _MIN_ECHO_LEN or value in seen:
-            continue
-        budget -= len(text)
-        if budget < 0:
-            break
-        seen.add(value)
-        pos = text.find(value)
-        while pos >= 0:
-            end = pos + len(value)
-            i = bisect.bisect_right(starts, pos)
-            if not ((i > 0 and taken[i - 1][1] > pos) or (i < len(taken) and taken[i][0] < end)):
-                starts.insert(i, pos)
-                taken.insert(i, (pos, end))
-                out.append(Finding(f.rule, pos, end, text.count("\n", 0, pos) + 1))
-            pos = text.find(value, end)
-    return out
 
 
 def scan_text(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]:

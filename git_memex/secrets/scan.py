@@ -13,6 +13,7 @@ from pathlib import Path
 from git_memex.core import frontmatter
 from git_memex.core.model import SAFE_ID_RE, ValidationError, validate
 from git_memex.core.record import record
+from git_memex.secrets.rx import Rx
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -241,10 +242,10 @@ def _only_marking_lines(head: bytes, text: str, fm: dict[str, Any], keys: set[st
 
 
 # `superseded_by: ID` as the writer puts it (quoted by hand at most); `null` and `~` are no id
-_SUCCESSOR_RE = re.compile(r"^superseded_by:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
+_SUCCESSOR_RE = Rx(r"^superseded_by:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
 
 
-_SUPERSEDES_RE = re.compile(r"^supersedes:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
+_SUPERSEDES_RE = Rx(r"^supersedes:[ \t]*['\"]?([0-9A-Za-z][0-9A-Za-z_-]{0,63})['\"]?[ \t]*$", re.M)
 
 
 def replaced_named(text: str) -> tuple[str, int] | None:
@@ -300,7 +301,7 @@ def supersede_rings(work_tree: Path, memory_dir: str, staged: list[tuple[str, by
     return out
 
 
-_CLAIM_RE = re.compile(r"^review_state:[ \t]*['\"]?(approved|published)['\"]?[ \t]*$", re.M)
+_CLAIM_RE = Rx(r"(?m)^review_state:[ \t]*['\"]?(approved|published)['\"]?[ \t]*$", raw=True)
 
 
 def _claimed_review(text: str) -> tuple[str, int] | None:

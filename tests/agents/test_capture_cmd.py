@@ -479,7 +479,7 @@ def test_capture_masks_every_copy_of_a_secret(repo: Path, isolated_env: Path) ->
     secret = "Zq7-hunter2-Secret"
     res = capture(f"remember that the staging db password is {secret} and psql -W {secret} logs in on staging")
     (saved,) = res["saved"]
-    assert secret not in saved["body"] and saved["body"].count(secret[:4] + "x") == 2
+    assert secret not in saved["body"] and saved["body"].count("x" * len(secret)) == 2
     (stored,) = memory_files(isolated_env)
     assert secret not in stored.read_text("utf-8")
     shown = run_cli("show", saved["id"], "--json").json()

@@ -153,7 +153,7 @@ def test_a_merge_cannot_bring_a_secret_in(repo: Path):
     commit_all(repo, "init memex")
     git("checkout", "-q", "-b", "theirs", cwd=repo)
     write_memory(repo, "the registry password is hunter2hunter2 for now", tags=["ci"])
-    write_memory(repo, "token xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx for the bot")
+    write_memory(repo, "token xoxb-730241958163-4719305826417-Kq8vRz2mWx5LpT9nYc3HdJ6s for the bot")
     git("add", "-A", cwd=repo)
     git("commit", "-q", "--no-verify", "-m", "someone skipped the hook", cwd=repo)
     git("checkout", "-q", "main", cwd=repo)

@@ -21,4 +21,4 @@ def test_a_real_git_merge_masks_a_team_secret_one_side_carried(repo: Path) -> No
     r = git("merge", "-q", "--no-edit", "feature", cwd=work, check=False)
     assert r.returncode == 0, r.stderr
     merged = (work / REL).read_text()
-    assert TOKEN not in merged and "ACMExxxxxxxxxxxxxxxxx" in merged and "sqitch" in merged
+    assert TOKEN not in merged and "x" * len(TOKEN) in merged and "ACME" not in merged and "sqitch" in merged

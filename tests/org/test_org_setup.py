@@ -372,7 +372,7 @@ def test_an_org_file_with_a_secret_is_masked_everywhere_and_doctor_fails(sub: tu
             run_cli("context", "-q", "staging deploy bot token", "--json", cwd=a)]
     for r in outs:
         assert r.code == 0, r.err
-        assert TOKEN not in r.out and TOKEN[:4] in r.out.replace(TOKEN, ""), r.out  # masked, first 4 kept
+        assert TOKEN not in r.out and TOKEN[:4] in r.out.replace(TOKEN, ""), r.out  # masked, its documented prefix ghp_ kept
     assert LEAK in outs[0].out
 
     import anyio
