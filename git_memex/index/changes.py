@@ -73,11 +73,14 @@ def folder_stamp(folder: str, now_ns: int) -> str | None:
     """The folder's `mtime_ns:ctime_ns:inode:device` (`absent` when there is no folder: a data
     root's outbox before the first draft), or None when it cannot be used as a stamp: changed
     within RACY_NS of `now_ns` (a change in the same timestamp granule would leave it as it is),
-    or not to be looked at."""
+    or not to be looked at. A folder that is a symbolic link (a memory folder linked to one
+    elsewhere in the work tree, a personal folder linked inside the data root) is stamped by
+    what it leads to, the folder whose entries change: `stat`, never `lstat`, whose answer is
+    the link's own and never moves when a file is added behind it."""
     from git_memex.index.database import RACY_NS
 
     try:
-        st = os.lstat(folder)
+        st = os.stat(folder)
     except FileNotFoundError:
         return "absent"
     except OSError:
