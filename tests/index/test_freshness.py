@@ -285,3 +285,27 @@ def test_a_new_subfolder_is_seen_when_its_parents_mtime_is_put_back(folder: Path
     os.utime(sub, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert found("civet") == {mid(47)}  # a command's own refresh, not only a named sync
 
+
+def test_an_in_place_edit_of_the_same_size_with_its_mtime_put_back_is_seen(folder: Path) -> None:
+    p = folder / f"{mid(11)}.md"
+    before = p.stat()
+    raw = p.read_bytes()
+    edited = raw.replace(b"service11", b"pangolin1")  # the same size
+    assert len(edited) == len(raw) and edited != raw
+    with open(p, "r+b") as fh:  # written in place: same inode
+        fh.write(edited)
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back; the ctime moved
+    after = p.stat()
+    assert (after.st_mtime_ns, after.st_size, after.st_ino) == (before.st_mtime_ns, before.st_size, before.st_ino)
+    commands = 0
+    while not found("pangolin1") and commands <= N:
+        commands += 1
+    assert commands < -(-N // SLICE) + 1, f"seen only after {commands} commands"  # the slices see it
+    settle()
+    raw = p.read_bytes()
+    before = p.stat()
+    with open(p, "r+b") as fh:
+        fh.write(raw.replace(b"pangolin1", b"wombatxx1"))
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert run_cli("reindex").code == 0  # a named sync: at once
+    assert found("wombatxx1") == {mid(11)}
