@@ -7,9 +7,10 @@
 2. the folder's stamp (a command's refresh that is not a named sync, `quick`): the folder's own
    mtime, ctime, inode and device, equal to those recorded at its last complete scan, say that no
    entry was added, removed or renamed since → no listing; the racy files are re-checked and a
-   slice of SLICE_FILES files (the next ones after the last slice, in path order, round the folder)
-   is stat-checked, so an edit written in place (which leaves the folder's stamp alone) is seen
-   within ⌈files / SLICE_FILES⌉ commands (docs/index.md, "What a command notices");
+   slice of SLICE_FILES rows (the next ones after the last slice, in path order, round the folder;
+   the rows of every file under it, subfolders' included, of which only its own are stat-checked)
+   is taken, so an edit written in place (which leaves the folder's stamp alone) is seen within
+   ⌈files under the folder / SLICE_FILES⌉ commands (docs/index.md, "What a command notices");
 3. the listing digest (count, names, sizes, inodes, times): equal to the stored one → only the
    files that were racy at the last scan are re-checked;
 4. the listing snapshot of the last complete scan (`scans` + `scan_patches`): compared in memory,
@@ -156,8 +157,10 @@ def scan(index: Index, src: Source, stats: RefreshStats, plan: Plan, gone: list[
 def _quick(index: Index, src: Source, count: int, stats: RefreshStats, plan: Plan, gone: list[str],
            marks: dict[str, str]) -> None:
     """The folder's stamp is the one of its last complete scan: no entry came, went or was renamed.
-    Re-check the racy files, and the stat of the next SLICE_FILES files after the last slice (in
-    path order, from the start again at the end), for an edit written in place."""
+    Re-check the racy files, and the stat of the folder's own files among the next SLICE_FILES
+    rows under it after the last slice (in path order, from the start again at the end; a
+    subfolder's rows count towards the SLICE_FILES but are its own source's), for an edit written
+    in place."""
     folder = str(src.folder)
     planned = _racy_only(index, src, count, stats, plan)
     lo, hi = _under(folder)
@@ -170,7 +173,7 @@ def _quick(index: Index, src: Source, count: int, stats: RefreshStats, plan: Pla
                                    (lo, after, SLICE_FILES - len(rows))).fetchall()
     if not rows:
         return
-    if rows[-1][0] != stored:  # a folder of SLICE_FILES files or fewer: all of them, every time
+    if rows[-1][0] != stored:  # SLICE_FILES files or fewer under the folder: all of them, every time
         marks[slice_key(folder)] = rows[-1][0]
     start = len(folder) + 1
     changed: list[tuple[str, str]] = []
