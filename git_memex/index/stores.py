@@ -610,7 +610,7 @@ def known_tree(index: Index, top: Source, warnings: list[str]) -> list[Source]:
         marks: list[list[Any]] = [[str(src.folder), *mark(str(src.folder))] for src in sources]
     except OSError:
         marks = []
-    settled = bool(marks) and not seen and all(now - max(m[1], m[2]) >= RACY_NS for m in marks)
+    settled = bool(marks) and not seen and all(now - m[1] >= RACY_NS for m in marks)  # by the mtime, as git tells racy
     with contextlib.suppress(sqlite3.Error):
         if settled or raw is not None:
             with index.write() as c:
