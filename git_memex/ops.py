@@ -17,6 +17,7 @@ from git_memex.core.files import (
     delete_file,
     file_text,
     read_memory,
+    size_problem,
     write_memory,
 )
 from git_memex.core.model import Memory, ValidationError
@@ -200,6 +201,9 @@ def add(
         ctx.require_project()  # a draft outside a repository would belong to no project anyone reaches
     if text is None or not text.strip():
         raise UsageError("memory text is empty; give the text to remember")
+    too_big = size_problem(text.strip())  # before the detector reads it: its cost grows with the text
+    if too_big is not None:
+        raise UsageError(too_big)
     cites = checked_canonical_ref(ctx, canonical_ref) if canonical_ref is not None else None
     red = redact(text.strip(), ctx.redact_patterns)
     body = red.text.strip()
@@ -811,6 +815,9 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
             nxt = old.fm.get("superseded_by")
             hint = f"; supersede {nxt} instead" if nxt else ""
             raise MemexError(f"{old.id} is {old.status} and cannot be superseded{hint}", FAILED)
+        too_big = size_problem(text.strip())  # before the detector reads it
+        if too_big is not None:
+            raise UsageError(too_big)
         red = redact(text.strip(), ctx.redact_patterns)
         fm = old.fm
         scope = str(fm.get("scope", "project"))

@@ -214,6 +214,37 @@ def memory_path(folder: Path, memory_id: str) -> Path:
     return folder / f"{memory_id}.md"
 
 
+def size_problem(body: str, fm: object = None) -> str | None:
+    """Why a memory about to be written is over a write path's size limits, measured on the text
+    as given, before anything masks it; None when it is not. The secret detector's cost grows with
+    the text it reads (~1 s a MiB), so a path that masks (`secrets.admission.admit`) asks this
+    first: a 50 MB body is refused at once, not after a minute of CPU. The limits are the ones
+    `file_text` holds the written file to: the body's UTF-8 bytes (MAX_BODY_BYTES) and, for
+    `fm`, the text of every key and string value at any depth (MAX_FRONTMATTER_BYTES, which the
+    written block, holding each of them at least once, could not stay under)."""
+    limit = frontmatter.MAX_BODY_BYTES
+    n = len(body.encode("utf-8", "surrogatepass"))
+    if n > limit:
+        return f"memory text is {n:,} bytes; the limit is {limit:,} bytes ({limit // 1024} KiB)"
+    if fm is None:
+        return None
+    cap = frontmatter.MAX_FRONTMATTER_BYTES
+    total, todo = 0, [fm]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            total += len(v.encode("utf-8", "surrogatepass"))
+            if total > cap:
+                return (f"memory frontmatter holds more than {cap:,} bytes of text; the limit of its block is "
+                        f"{cap:,} bytes ({cap // 1024} KiB)")
+        elif isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+    return None
+
+
 def file_text(m: Memory, path: Path) -> str:
     """The exact text `write_memory` writes for `m` at `path`, once the reader accepts it.
 

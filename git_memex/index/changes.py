@@ -7,9 +7,10 @@
 2. the folder's stamp (a command's refresh that is not a named sync, `quick`): the folder's own
    mtime, ctime, inode and device, equal to those recorded at its last complete scan, say that no
    entry was added, removed or renamed since → no listing; the racy files are re-checked and a
-   slice of SLICE_FILES files (the next ones after the last slice, in path order, round the folder)
-   is stat-checked, so an edit written in place (which leaves the folder's stamp alone) is seen
-   within ⌈files / SLICE_FILES⌉ commands (docs/index.md, "What a command notices");
+   slice of SLICE_FILES rows (the next ones after the last slice, in path order, round the folder;
+   the rows of every file under it, subfolders' included, of which only its own are stat-checked)
+   is taken, so an edit written in place (which leaves the folder's stamp alone) is seen within
+   ⌈files under the folder / SLICE_FILES⌉ commands (docs/index.md, "What a command notices");
 3. the listing digest (count, names, sizes, inodes, times): equal to the stored one → only the
    files that were racy at the last scan are re-checked;
 4. the listing snapshot of the last complete scan (`scans` + `scan_patches`): compared in memory,
@@ -44,8 +45,8 @@ if TYPE_CHECKING:
 
 Plan = list[tuple["Source", str, str, "str | None", bool]]
 """Files to read: (source, path, stat signature, known content SHA-1, known to the index)."""
-Listing = tuple[list[str], list[tuple[int, int, int]]]
-"""A folder's memory files and their (mtime_ns, size, inode), in directory order."""
+Listing = tuple[list[str], list[tuple[int, int, int, int]]]
+"""A folder's memory files and their (mtime_ns, size, inode, ctime_ns), in directory order."""
 
 _SCANS: dict[tuple[str, str], int] = {}  # (index, folder) -> refreshes in this process
 SLICE_FILES = 500
@@ -73,11 +74,14 @@ def folder_stamp(folder: str, now_ns: int) -> str | None:
     """The folder's `mtime_ns:ctime_ns:inode:device` (`absent` when there is no folder: a data
     root's outbox before the first draft), or None when it cannot be used as a stamp: changed
     within RACY_NS of `now_ns` (a change in the same timestamp granule would leave it as it is),
-    or not to be looked at."""
+    or not to be looked at. A folder that is a symbolic link (a memory folder linked to one
+    elsewhere in the work tree, a personal folder linked inside the data root) is stamped by
+    what it leads to, the folder whose entries change: `stat`, never `lstat`, whose answer is
+    the link's own and never moves when a file is added behind it."""
     from git_memex.index.database import RACY_NS
 
     try:
-        st = os.lstat(folder)
+        st = os.stat(folder)
     except FileNotFoundError:
         return "absent"
     except OSError:
@@ -153,8 +157,10 @@ def scan(index: Index, src: Source, stats: RefreshStats, plan: Plan, gone: list[
 def _quick(index: Index, src: Source, count: int, stats: RefreshStats, plan: Plan, gone: list[str],
            marks: dict[str, str]) -> None:
     """The folder's stamp is the one of its last complete scan: no entry came, went or was renamed.
-    Re-check the racy files, and the stat of the next SLICE_FILES files after the last slice (in
-    path order, from the start again at the end), for an edit written in place."""
+    Re-check the racy files, and the stat of the folder's own files among the next SLICE_FILES
+    rows under it after the last slice (in path order, from the start again at the end; a
+    subfolder's rows count towards the SLICE_FILES but are its own source's), for an edit written
+    in place."""
     folder = str(src.folder)
     planned = _racy_only(index, src, count, stats, plan)
     lo, hi = _under(folder)
@@ -167,7 +173,7 @@ def _quick(index: Index, src: Source, count: int, stats: RefreshStats, plan: Pla
                                    (lo, after, SLICE_FILES - len(rows))).fetchall()
     if not rows:
         return
-    if rows[-1][0] != stored:  # a folder of SLICE_FILES files or fewer: all of them, every time
+    if rows[-1][0] != stored:  # SLICE_FILES files or fewer under the folder: all of them, every time
         marks[slice_key(folder)] = rows[-1][0]
     start = len(folder) + 1
     changed: list[tuple[str, str]] = []
@@ -183,7 +189,7 @@ def _quick(index: Index, src: Source, count: int, stats: RefreshStats, plan: Pla
                 continue
             except OSError:
                 continue
-            now = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+            now = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}:{st.st_ctime_ns}"
             if now != sig:
                 changed.append((p, now))
     for p, now in changed:
@@ -218,7 +224,7 @@ def _racy_only(index: Index, src: Source, count: int, stats: RefreshStats, plan:
     return {r[0] for r in racy}
 
 
-def _against_snapshot(index: Index, src: Source, names: list[str], sigs: list[tuple[int, int, int]],
+def _against_snapshot(index: Index, src: Source, names: list[str], sigs: list[tuple[int, int, int, int]],
                       snap: dict[str, tuple[int, ...]], stats: RefreshStats, plan: Plan, gone: list[str]) -> None:
     """The listing of the last complete scan (+ what was written since): compare in memory and read
     rows only for the files that differ, instead of every row of the folder."""
@@ -234,9 +240,9 @@ def _against_snapshot(index: Index, src: Source, names: list[str], sigs: list[tu
     stats.unchanged += len(names) - len(suspects)
     lookup = index.conn.execute
     for i in suspects:
-        name, (mtime_ns, size, ino) = names[i], sigs[i]
+        name, (mtime_ns, size, ino, ctime_ns) = names[i], sigs[i]
         p = prefix + name
-        sig = f"{mtime_ns}:{size}:{ino}"
+        sig = f"{mtime_ns}:{size}:{ino}:{ctime_ns}"
         row = lookup("SELECT sig, racy, sha FROM files WHERE path=?", (p,)).fetchone()
         if row is not None and row[0] == sig and not row[1]:
             stats.unchanged += 1
@@ -247,7 +253,7 @@ def _against_snapshot(index: Index, src: Source, names: list[str], sigs: list[tu
     gone.extend(prefix + name for name in snap)  # listed last time, not now
 
 
-def _against_rows(index: Index, src: Source, names: list[str], sigs: list[tuple[int, int, int]],
+def _against_rows(index: Index, src: Source, names: list[str], sigs: list[tuple[int, int, int, int]],
                   stats: RefreshStats, plan: Plan, gone: list[str]) -> None:
     """No snapshot (first scan, or one written by an older version): every row of the folder."""
     folder = str(src.folder)
@@ -255,10 +261,10 @@ def _against_rows(index: Index, src: Source, names: list[str], sigs: list[tuple[
     known = {r[0]: (r[1], r[2], r[3]) for r in index.conn.execute(
         "SELECT path, sig, racy, sha FROM files WHERE path >= ? AND path < ?", _under(folder)) if _direct(folder, r[0])}
     seen: set[str] = set()
-    for name, (mtime_ns, size, ino) in zip(names, sigs, strict=True):
+    for name, (mtime_ns, size, ino, ctime_ns) in zip(names, sigs, strict=True):
         p = prefix + name
         seen.add(p)
-        sig = f"{mtime_ns}:{size}:{ino}"
+        sig = f"{mtime_ns}:{size}:{ino}:{ctime_ns}"
         old = known.get(p)
         if old is not None and old[0] == sig and not old[1]:
             stats.unchanged += 1
@@ -282,7 +288,7 @@ def _force(index: Index, src: Source, names: set[str], planned: set[str], plan: 
 
 
 def snapshot(index: Index, folder: str) -> dict[str, tuple[int, ...]] | None:
-    """name -> (mtime_ns, size, inode) as of the last complete scan of folder, later writes applied."""
+    """name -> (mtime_ns, size, inode, ctime_ns) as of the last complete scan of folder, later writes applied."""
     from array import array
 
     row = index.conn.execute("SELECT names, sigs FROM scans WHERE folder=?", (folder,)).fetchone()
@@ -291,10 +297,10 @@ def snapshot(index: Index, folder: str) -> dict[str, tuple[int, ...]] | None:
     names = bytes(row[0]).decode("utf-8", "surrogateescape").split("\0") if row[0] else []
     nums = array("q")
     nums.frombytes(bytes(row[1]))
-    if len(nums) != 3 * len(names):
+    if len(nums) != 4 * len(names):
         return None
     it = iter(nums)
-    snap: dict[str, tuple[int, ...]] = dict(zip(names, zip(it, it, it, strict=True), strict=True))
+    snap: dict[str, tuple[int, ...]] = dict(zip(names, zip(it, it, it, it, strict=True), strict=True))
     for name, sig in index.conn.execute("SELECT name, sig FROM scan_patches WHERE folder=?", (folder,)):
         if sig is None:
             snap.pop(name, None)
@@ -306,12 +312,12 @@ def snapshot(index: Index, folder: str) -> dict[str, tuple[int, ...]] | None:
 _DIR_FD = os.stat in os.supports_dir_fd and os.listdir in os.supports_fd
 
 
-def listing(folder: str) -> tuple[list[str], list[tuple[int, int, int]]]:
-    """The memory files of a folder (`*.md`, not hidden) and their (mtime_ns, size, inode), in
+def listing(folder: str) -> Listing:
+    """The memory files of a folder (`*.md`, not hidden) and their (mtime_ns, size, inode, ctime_ns), in
     directory order. One lstat per file, relative to an open folder descriptor where the platform
     allows (no path walk per file: ~15% faster than DirEntry.stat)."""
     names: list[str] = []
-    sigs: list[tuple[int, int, int]] = []
+    sigs: list[tuple[int, int, int, int]] = []
     if _DIR_FD:
         try:
             fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -327,7 +333,7 @@ def listing(folder: str) -> tuple[list[str], list[tuple[int, int, int]]]:
                 except OSError:
                     continue
                 names.append(name)
-                sigs.append((st.st_mtime_ns, st.st_size, st.st_ino))
+                sigs.append((st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
         finally:
             os.close(fd)
         return names, sigs
@@ -342,14 +348,14 @@ def listing(folder: str) -> tuple[list[str], list[tuple[int, int, int]]]:
                 except OSError:
                     continue
                 names.append(name)
-                sigs.append((st.st_mtime_ns, st.st_size, st.st_ino))
+                sigs.append((st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
     except (FileNotFoundError, NotADirectoryError):
         pass
     return names, sigs
 
 
-def listing_blob(names: list[str], sigs: list[tuple[int, int, int]]) -> tuple[bytes, bytes]:
-    """(names joined by NUL, the (mtime_ns, size, inode) triples as 64-bit integers): a folder's listing."""
+def listing_blob(names: list[str], sigs: list[tuple[int, int, int, int]]) -> tuple[bytes, bytes]:
+    """(names joined by NUL, the (mtime_ns, size, inode, ctime_ns) of each as 64-bit integers): a folder's listing."""
     from array import array
     from itertools import chain
 

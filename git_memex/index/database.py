@@ -106,7 +106,12 @@ class RefreshStats:
 
 
 def _sig(st: os.stat_result) -> str:
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+    """A file's stat signature, `mtime_ns:size:inode:ctime_ns` (`changes.listing` lists the same
+    four). The ctime is git's answer to an edit written in place that keeps the size with its
+    mtime put back (`touch -r`, `os.utime`): userspace cannot set a ctime, so such an edit still
+    changes the signature. Whether a file is racy is told by its mtime alone, as git tells it
+    (`RACY_NS`)."""
+    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}:{st.st_ctime_ns}"
 
 
 def _read_bytes(path: str) -> bytes | None:

@@ -8,7 +8,7 @@ recreated on open, so changing a table here means bumping it.
 - `memories`: one row per readable memory file (`memory_row`); `rid` is also the rowid of its
   `memories_fts` row, whose columns are `fts_fields`.
 - `files`: every memory file read, readable or not, with the stat signature it was read with
-  (`mtime_ns:size:inode`), whether it was racy then, its SHA-1, and why it was quarantined.
+  (`mtime_ns:size:inode:ctime_ns`), whether it was racy then, its SHA-1, and why it was quarantined.
 - `meta`: the schema version, the last sync, and one listing digest per folder (`scan:FOLDER`).
 - `scans` and `scan_patches`: the listing of a folder's last complete scan, and the files written
   since by other paths (see `changes`).
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-SCHEMA_VERSION = "16"  # 16: standing (the review state proven by location and history); 15: enum columns masked unless an enum value; 14: expires_ts, language, canonical_ref; personal files in shared folders quarantined; pinyin of Han tags
+SCHEMA_VERSION = "17"  # 17: a file's stat signature holds its ctime (`mtime_ns:size:inode:ctime_ns`); 16: standing (the review state proven by location and history); 15: enum columns masked unless an enum value; 14: expires_ts, language, canonical_ref; personal files in shared folders quarantined; pinyin of Han tags
 
 FTS_COLUMNS = ("body", "tags", "type", "cjk", "aliases")
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"

@@ -576,9 +576,12 @@ def tree_sources(location: str, top: Path, project_key: str | None, warnings: li
 
 def known_tree(index: Index, top: Source, warnings: list[str]) -> list[Source]:
     """`tree_sources` of `top.folder`, without walking it again while no folder of the last walk
-    changed: creating, deleting or renaming an entry changes its folder's mtime, so one `lstat` per
-    folder (one for a flat memory folder) tells that the set of subfolders is the one recorded in
-    the index (`meta`, `tree:<folder>`). A walk that saw a folder changed within RACY_NS of it, or
+    changed: creating, deleting or renaming an entry changes its folder's mtime and ctime, so one
+    `stat` per folder (one for a flat memory folder) tells that the set of subfolders is the one
+    recorded in the index (`meta`, `tree:<folder>`: each folder's mtime, ctime and inode, as
+    `changes.folder_stamp` stamps the top folder; an mtime put back with `touch -r` leaves the
+    ctime moved, which userspace cannot set). `stat`, not `lstat`: a top folder that is a link is
+    stamped by the folder it leads to. A walk that saw a folder changed within RACY_NS of it, or
     left a folder out with a warning, is not recorded: the next refresh walks again. A walk of a
     flat folder of 10,000 files costs ~4-16 ms (os.walk lists every name); the check, ~0.02 ms."""
     import json
@@ -586,13 +589,17 @@ def known_tree(index: Index, top: Source, warnings: list[str]) -> list[Source]:
 
     from git_memex.index.database import RACY_NS
 
+    def mark(folder: str) -> list[int]:
+        st = os.stat(folder)
+        return [st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
     key = f"tree:{top.folder}"
     raw = index.get_meta(key)
     if raw is not None:
         try:
             folders = json.loads(raw)
-            if all(os.lstat(f).st_mtime_ns == m for f, m in folders):
-                return [Source(top.location, Path(f), top.project_key) for f, _ in folders]
+            if all(len(f) == 4 and mark(f[0]) == f[1:] for f in folders):
+                return [Source(top.location, Path(f[0]), top.project_key) for f in folders]
         except (OSError, ValueError, TypeError):
             pass
     now = time.time_ns()
@@ -600,10 +607,10 @@ def known_tree(index: Index, top: Source, warnings: list[str]) -> list[Source]:
     sources = tree_sources(top.location, top.folder, top.project_key, seen)
     warnings.extend(seen)
     try:
-        marks: list[tuple[str, int]] = [(str(src.folder), os.lstat(src.folder).st_mtime_ns) for src in sources]
+        marks: list[list[Any]] = [[str(src.folder), *mark(str(src.folder))] for src in sources]
     except OSError:
         marks = []
-    settled = bool(marks) and not seen and all(now - m >= RACY_NS for _, m in marks)
+    settled = bool(marks) and not seen and all(now - m[1] >= RACY_NS for m in marks)  # by the mtime, as git tells racy
     with contextlib.suppress(sqlite3.Error):
         if settled or raw is not None:
             with index.write() as c:

@@ -283,7 +283,9 @@ class ImportResult:
 
 
 def read_bundle(path: str) -> dict[str, Any]:
-    """The bundle document in `path` (`-` for stdin), its envelope checked; one sentence otherwise."""
+    """The bundle document in `path` (`-` for stdin), its envelope checked; one sentence otherwise.
+    At most MAX_BUNDLE_BYTES are read: a larger file is refused from its size, before any read."""
+    import os
     import sys
 
     if path == "-":
@@ -296,6 +298,10 @@ def read_bundle(path: str) -> dict[str, Any]:
             raise UsageError(f"{path} is a folder, not a bundle file")
         try:
             with open(p, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size > MAX_BUNDLE_BYTES:  # refused from its size: never read into memory
+                    raise _bundle_problem(name, f"is larger than {MAX_BUNDLE_BYTES // (1024 * 1024)} MiB, "
+                                          "so it is not a bundle")
                 raw = fh.read(MAX_BUNDLE_BYTES + 1)
         except FileNotFoundError:
             raise UsageError(f"{path} does not exist; name a bundle written by `git memex export -o FILE`") from None
@@ -397,11 +403,14 @@ def plan_memory(ctx: Context, name: str, mid: str, loc: str, fm: dict[str, Any],
     location). Raises `problem(why)` (by default MemexError with one sentence naming `name` and the
     memory, "nothing was imported")."""
     from git_memex.core import model
-    from git_memex.core.files import file_text
+    from git_memex.core.files import file_text, size_problem
     from git_memex.secrets.admission import admit
     from git_memex.secrets.scan import check_text
 
     fail = problem or (lambda why: _bundle_problem(name, why))
+    too_big = size_problem(body, fm)  # before the detector reads a byte of it
+    if too_big is not None:
+        raise fail(f"holds memory {mid}, which is not valid ({too_big})")
     m = model.from_parsed(fm, body)  # a v1 or reference-tool file is read as any file is
     dest = _destination(name, mid, loc, m.fm, fail)
     if dest != "personal" and ctx.repo is None:

@@ -118,3 +118,33 @@ def test_a_committed_personal_scoped_file_is_quarantined_never_shown_as_personal
     doctor = run_cli("doctor", "--json").json()["checks"]
     assert any(c["name"] == "unreadable file" and theirs in c["detail"] and "scope: personal" in c["detail"]
                for c in doctor)
+
+
+def test_an_index_of_signatures_without_ctime_is_made_again_once(tmp_path: Path) -> None:
+    """Signatures gained the ctime (schema 17): an index written before holds `mtime:size:inode`,
+    which no file's signature equals any more. It is made again at its first open (the one re-read
+    of every file a layout change costs, docs/index.md), and from then on nothing is read again."""
+    from git_memex.index.database import RefreshStats, Source
+
+    folder = tmp_path / "mem"
+    folder.mkdir()
+    for i in range(5):
+        mid = f"01JHM6MNKBRW8EKSW4MXHS5N{i:02d}"
+        p = folder / f"{mid}.md"
+        p.write_text(f"---\nid: {mid}\nschema_version: 2\nscope: project\ntype: fact\n---\n\nmemory {i}\n")
+        old = os.stat(p).st_mtime - 60  # outside the racy window
+        os.utime(p, (old, old))
+    src = Source("repo", folder, "k")
+    db = tmp_path / "index.db"
+    with Index(db) as ix:
+        assert ix.refresh([src]).added == 5
+        with ix.write() as c:  # as the version before wrote it
+            for path, sig in c.execute("SELECT path, sig FROM files").fetchall():
+                c.execute("UPDATE files SET sig=? WHERE path=?", (":".join(sig.split(":")[:3]), path))
+            c.execute("UPDATE meta SET value='16' WHERE key='schema_version'")
+    with Index(db) as ix:
+        assert ix.rebuilt
+        assert ix.refresh([src]).added == 5  # read once
+        again: RefreshStats = ix.refresh([src])
+        assert (again.added, again.changed, again.unchanged) == (0, 0, 5)
+        assert all(len(sig.split(":")) == 4 for (sig,) in ix.conn.execute("SELECT sig FROM files"))

@@ -186,3 +186,126 @@ def test_a_long_lived_process_sees_an_in_place_edit_at_once(folder: Path, monkey
         fh.truncate()
     with Stores(ctx) as st:
         assert [h.id for h in search(st, "tapir").hits] == [mid(13)]
+
+
+def linked_folder(link: Path, target: Path) -> Path:
+    """`link` (the memory folder) made a symbolic link to `target`, a new folder beside it."""
+    import shutil
+
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    elif link.exists():
+        shutil.rmtree(link)
+    target.mkdir(parents=True)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(os.path.relpath(target, link.parent))
+    return target
+
+
+@pytest.fixture
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command's refresh with the racy window shortened, no watch (as `folder` sets it up)."""
+    monkeypatch.setattr(database, "RACY_NS", int(RACY_S * 1e9))
+    monkeypatch.setattr(changes, "SLICE_FILES", SLICE, raising=False)
+    monkeypatch.setenv("GIT_MEMEX_WATCH", "0")
+
+
+def test_a_new_file_in_a_linked_memory_folder_is_seen_at_once(ready: Path, quick: None) -> None:
+    mem = linked_folder(ready / MEM, ready / "mem")  # .ai/open-memex -> ../../mem, inside the work tree
+    for i in range(N):
+        write(mem, i, f"memory {i} about the cache of service{i}")
+    git("add", "-A", cwd=ready)
+    git("commit", "-qm", "memories in a linked folder", cwd=ready)
+    assert run_cli("reindex").code == 0
+    assert found("service4") == {mid(4)}
+    settle()
+    settle()  # the stamps recorded and trusted: a command now lists no folder
+    write(mem, 43, "a memory about the gecko scheduler")  # through the target, as a copy or a pull does
+    assert found("gecko") == {mid(43)}
+    settle()
+    (mem / f"{mid(43)}.md").unlink()
+    assert found("gecko") == set()
+
+
+def test_a_new_file_in_a_linked_personal_folder_is_seen_at_once(repo: Path, quick: None, isolated_env: Path) -> None:
+    data = isolated_env / "data"
+    mine = linked_folder(data / "memories" / "personal", data / "mine")  # a link that stays inside the data root
+    for i in range(3):
+        (mine / f"{mid(i)}.md").write_text(text(i, f"personal memory {i} about editor{i}").replace(
+            "scope: project", "scope: personal"), encoding="utf-8")
+    assert found("editor1") == {mid(1)}
+    settle()
+    settle()
+    (mine / f"{mid(44)}.md").write_text(text(44, "a personal memory about the heron keymap").replace(
+        "scope: project", "scope: personal"), encoding="utf-8")
+    assert found("heron") == {mid(44)}
+
+
+def test_a_pull_into_a_linked_memory_folder_is_seen_by_the_next_command(ready: Path, quick: None,
+                                                                        tmp_path: Path) -> None:
+    mem = linked_folder(ready / MEM, ready / "mem")  # committed as a link: git stores the link and mem/
+    for i in range(N):
+        write(mem, i, f"memory {i} about the cache of service{i}")
+    git("add", "-A", cwd=ready)
+    git("commit", "-qm", "memories in a linked folder", cwd=ready)
+    origin = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(ready), str(origin))
+    git("remote", "add", "origin", str(origin), cwd=ready)
+    git("fetch", "-q", "origin", cwd=ready)
+    git("branch", "-q", "--set-upstream-to", "origin/main", cwd=ready)
+    other = tmp_path / "other"
+    git("clone", "-q", str(origin), str(other))
+    assert (other / MEM).is_symlink()
+    write(other / "mem", 45, "a memory about the marmot release")
+    git("add", "-A", cwd=other)
+    git("commit", "-qm", "marmot", cwd=other)
+    git("push", "-q", "origin", "HEAD:main", cwd=other)
+    assert run_cli("reindex").code == 0
+    settle()
+    settle()
+    r = git("pull", "-q", "--ff-only", cwd=ready)  # through the post-merge hook `init` installed
+    assert "Traceback" not in r.stderr, r.stderr
+    assert found("marmot") == {mid(45)}
+
+
+def test_a_new_subfolder_is_seen_when_its_parents_mtime_is_put_back(folder: Path) -> None:
+    before = os.stat(folder)
+    sub = folder / "team"
+    sub.mkdir()
+    write(sub, 46, "a memory about the ocelot registry")
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))  # `touch -r`: the ctime still moved
+    assert os.stat(folder).st_mtime_ns == before.st_mtime_ns
+    assert run_cli("reindex").code == 0
+    assert found("ocelot") == {mid(46)}
+    settle()
+    deeper = sub / "infra"
+    before = os.stat(sub)
+    deeper.mkdir()
+    write(deeper, 47, "a memory about the civet runner")
+    os.utime(sub, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert found("civet") == {mid(47)}  # a command's own refresh, not only a named sync
+
+
+def test_an_in_place_edit_of_the_same_size_with_its_mtime_put_back_is_seen(folder: Path) -> None:
+    p = folder / f"{mid(11)}.md"
+    before = p.stat()
+    raw = p.read_bytes()
+    edited = raw.replace(b"service11", b"pangolin1")  # the same size
+    assert len(edited) == len(raw) and edited != raw
+    with open(p, "r+b") as fh:  # written in place: same inode
+        fh.write(edited)
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back; the ctime moved
+    after = p.stat()
+    assert (after.st_mtime_ns, after.st_size, after.st_ino) == (before.st_mtime_ns, before.st_size, before.st_ino)
+    commands = 0
+    while not found("pangolin1") and commands <= N:
+        commands += 1
+    assert commands < -(-N // SLICE) + 1, f"seen only after {commands} commands"  # the slices see it
+    settle()
+    raw = p.read_bytes()
+    before = p.stat()
+    with open(p, "r+b") as fh:
+        fh.write(raw.replace(b"pangolin1", b"wombatxx1"))
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert run_cli("reindex").code == 0  # a named sync: at once
+    assert found("wombatxx1") == {mid(11)}

@@ -101,7 +101,7 @@ def recorded_tree(checkout: Path) -> list[str]:
 
     with sqlite3.connect(checkout / ".git" / "memex" / "index.db") as conn:
         row = conn.execute("SELECT value FROM meta WHERE key LIKE 'tree:%'").fetchone()
-    return [] if row is None else [Path(f).name for f, _ in json.loads(row[0])]
+    return [] if row is None else [Path(f[0]).name for f in json.loads(row[0])]
 
 
 def test_the_recorded_folder_tree_notices_new_and_deleted_subfolders(checkout: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -376,3 +377,59 @@ def test_import_masks_a_teams_own_secret_format(repo: Path, tmp_path: Path, othe
     assert d in r.json()["masked"]
     files = files_under(Path(other_machine["GIT_MEMEX_HOME"]))
     assert files and not any(token.encode() in v for v in files.values())
+
+
+def test_a_body_over_the_limit_is_refused_before_anything_masks_it(repo: Path, tmp_path: Path, other_machine) -> None:
+    """The body limit (64 KiB) holds for the text as given: it is checked before the secret
+    detector reads the text (whose cost grows with it: a 50 MB body took ~45 s of CPU before the
+    limit refused it). This body is over the limit with a secret in it and a `<private>` part
+    whose removal would bring it under: refused, naming the limit, whatever masking would make."""
+    doc = _good_bundle(repo, tmp_path)
+    body = ("We deploy on Tuesdays. " * 2900)[:65_000] + f" token {SECRET} <private>{'p' * 2000}</private>"
+    assert len(body.encode()) > 65_536 > len(body.encode()) - 2000
+    doc["memories"][0]["body"] = body
+    big = tmp_path / "big-body.json"
+    big.write_text(json.dumps(doc))
+    r = imp(str(big), env=other_machine)
+    assert r.code == 2, (r.out, r.err)
+    one_sentence(r.err)
+    assert "the limit is 65,536 bytes (64 KiB)" in r.err and "nothing was imported" in r.err
+    assert SECRET not in r.err
+    assert files_under(Path(other_machine["GIT_MEMEX_HOME"])) == {}
+    r = run_cli("add", "-", input=body)  # `add` reads its text from stdin: the same rule, exit 1
+    assert r.code == 1 and "the limit is 65,536 bytes (64 KiB)" in r.err, (r.code, r.err)
+    one_sentence(r.err)
+
+
+def test_frontmatter_text_over_the_limit_is_refused_before_anything_masks_it(repo: Path, tmp_path: Path,
+                                                                              other_machine) -> None:
+    doc = _good_bundle(repo, tmp_path)
+    doc["memories"][0]["frontmatter"]["notes"] = f"{SECRET} " + "n" * 70_000
+    big = tmp_path / "big-field.json"
+    big.write_text(json.dumps(doc))
+    r = imp(str(big), env=other_machine)
+    assert r.code == 2, (r.out, r.err)
+    one_sentence(r.err)
+    assert "frontmatter holds more than 65,536 bytes of text" in r.err and SECRET not in r.err
+    assert files_under(Path(other_machine["GIT_MEMEX_HOME"])) == {}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_DATA bounds every allocation on Linux only")
+def test_a_bundle_file_over_256_mib_is_refused_from_its_size_unread(tmp_path: Path) -> None:
+    """A file over MAX_BUNDLE_BYTES (256 MiB, docs/bundle.md) is refused from its size: the process
+    below may not allocate 160 MiB, so reading it into memory (as before) fails there."""
+    import resource
+    import subprocess
+
+    big = tmp_path / "huge.json"
+    with open(big, "wb") as fh:  # sparse: no disk used
+        fh.truncate(300 * 1024 * 1024)
+
+    def small() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (160 * 1024 * 1024, 160 * 1024 * 1024))
+
+    r = subprocess.run([sys.executable, "-m", "git_memex", "import", str(big)], capture_output=True, text=True,
+                       preexec_fn=small, cwd=tmp_path, timeout=120)
+    assert r.returncode == 2, r.stderr
+    one_sentence(r.stderr)
+    assert "is larger than 256 MiB, so it is not a bundle; nothing was imported" in r.stderr
