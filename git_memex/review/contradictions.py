@@ -31,6 +31,8 @@ MAX_APART = 12
 disagree differ in a value, a negation or a choice, a name, and a few words..."""
 MAX_APART_WORDS = 8
 """...nor more than this many plain words in one only (`disagreement.plain_word`)."""
+MAX_ONE_SIDE = 7
+"""...and texts that say it in other words: at most this many plain words in each that the other lacks."""
 MAX_CANDIDATES = 16
 """At most this many candidates are compared with each memory (those sharing the most probes)."""
 PROBES = 8
@@ -88,7 +90,7 @@ def pair(ra: Mapping[str, Any], rb: Mapping[str, Any], verdict: Verdict) -> Cont
 def signature(text: str) -> frozenset[str]:
     """A cheap stand-in for a text's words (its whitespace-separated pieces lowercased, and each
     CJK character), for choosing which pairs `compare` looks at. No regex: ~20 µs a memory."""
-    words = frozenset(text.lower().split())
+    words = frozenset(p.strip(_EDGES) for p in text.lower().split()) - {""}
     return words if text.isascii() else words | frozenset(c for c in text if c >= "\u2e80")
 
 
@@ -106,6 +108,17 @@ def plain(text: str, sig: frozenset[str], known: dict[str, str | None]) -> tuple
     names = frozenset(w for p in text.split() if p[:1].isupper() or p[:1] == "@"
                       if (w := norm(p.lower())) is not None)
     return words, names
+
+
+_EDGES = ".,;:!?()[]{}\"'`"
+
+
+def near(pa: tuple[frozenset[str], frozenset[str]], pb: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Could two texts, written alike or in other words, be about one subject? At most
+    MAX_ONE_SIDE plain words (`plain`) in each that the other lacks: `disagreement.loose` allows
+    two content words on each side, and plain words also hold the verbs it leaves out."""
+    (wa, _na), (wb, _nb) = pa, pb
+    return len(wa - wb) <= MAX_ONE_SIDE and len(wb - wa) <= MAX_ONE_SIDE
 
 
 def close(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -153,9 +166,17 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
             plains[i] = plain(items[i][0]["body"] or "", items[i][1], known)
         return plains[i]
 
+    def probe_words(i: int) -> frozenset[str]:
+        """Its plain words (filler, values and choices left out) and CJK characters: what two
+        texts about one subject share however they are written."""
+        sig = items[i][1]
+        words = plain_of(i)[0] | frozenset(w for w in sig if len(w) == 1 and w >= "\u2e80")
+        return words or sig
+
+    keys = [probe_words(i) for i in range(len(items))]
     df: dict[str, int] = {}
-    for _r, sig in items:
-        for w in sig:
+    for ks in keys:
+        for w in ks:
             df[w] = df.get(w, 0) + 1
     postings: dict[str, list[int]] = {}
     toks: dict[int, list[Tok] | None] = {}
@@ -167,8 +188,8 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
         return toks[i]
 
     out: list[Contradiction] = []
-    for i, (r, sig) in enumerate(items):
-        probes = heapq.nsmallest(PROBES, sig, key=lambda w: (df[w], w))
+    for i, (r, _sig) in enumerate(items):
+        probes = heapq.nsmallest(PROBES, keys[i], key=lambda w: (df[w], w))
         counts: dict[int, int] = {}
         for w in probes:
             for j in postings.get(w, ())[-POSTINGS:]:
@@ -176,7 +197,7 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
         best = counts if len(counts) <= MAX_CANDIDATES else heapq.nlargest(MAX_CANDIDATES, counts, key=counts.__getitem__)
         for j in best:
             rj, sj = items[j]
-            if not close(sig, sj) or not words_close(plain_of(i), plain_of(j)) or _linked(r, rj):
+            if not near(plain_of(i), plain_of(j)) or _linked(r, rj):
                 continue
             ta, tb = tokens_of(j), tokens_of(i)
             if ta is None or tb is None:
@@ -380,7 +401,7 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
     found: list[Contradiction] = []
     for x in range(len(items)):
         for y in range(x + 1, len(items)):
-            if not close(sigs[x], sigs[y]) or not words_close(plain_of(x), plain_of(y)) or _linked(items[x], items[y]):
+            if sigs[x].isdisjoint(sigs[y]) or not near(plain_of(x), plain_of(y)) or _linked(items[x], items[y]):
                 continue
             ta, tb = tokens_of(x), tokens_of(y)
             if ta is None or tb is None:

@@ -239,3 +239,38 @@ def test_tokens_grow_linearly():
     text = "The 1.2.3 limit isn't 100 requests; 我们不使用 pnpm 管理依赖，负责人是王磊。 " * 4000
     ok, small, big = grows_linearly(lambda n: dx.tokens(text[:n]), len(text))
     assert ok, (small, big)
+
+
+@pytest.mark.parametrize("half", ["paraphrase-tuning", "paraphrase-heldout"])
+def test_paraphrased_pairs_through_the_stores_finder(half: str):
+    """The second labelled set (texts of a pair written in different words), each pair alone
+    through the store's finder (`find`, what audit and sync-status run). Printed for
+    docs/search.md. The tuning half holds issue 33's floors; the held-out half (committed before
+    the paraphrase rules, d8e7012) holds its false-flag ceiling and the recall it was first
+    measured at (11 of 20), below the issue's floor: docs/search.md says so."""
+    pairs = load(half)
+    flagged = set()
+    for p in pairs:
+        a = {"id": "A", "body": p["a"], "location": "repo", "type": "fact", "source": None,
+             "review_state": "published", "supersedes": None, "superseded_by": None}
+        if cx.find([a, {**a, "id": "B", "body": p["b"]}]):
+            flagged.add(p["id"])
+    f = figures(pairs, flagged)
+    print(f"\n{half}: {f['flagged']}/{f['contradictions']} contradictions flagged (recall {f['recall']:.3f}), "
+          f"{f['false_flags']}/{f['compatible']} compatible flagged, precision {f['precision']:.3f}")
+    assert f["false_rate"] <= CEILING_FALSE
+    assert f["recall"] >= (FLOOR_RECALL if half == "paraphrase-tuning" else 11 / 20)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Tenant 4 has a rate limit of 100 requests per minute", "Tenant 6 has a rate limit of 100 requests per minute"),
+    ("Python 3.11 is supported", "Python 3.12 is supported"),
+    ("The first retry waits 1 second", "The second retry waits 2 seconds"),
+    ("Every PR needs at least 2 reviewers", "Every PR can have at most 5 reviewers"),
+    ("Nightly backups start at 02:00 UTC", "The backup job runs every night at 2am UTC"),
+    ("Until March the API limit was 100 requests per minute", "Since March the API limit is 500 requests per minute"),
+])
+def test_what_names_the_thing_is_no_differing_value(a: str, b: str):
+    """A number that names a thing, a version of several supported, an ordinal, a floor against a
+    ceiling, one time written two ways, two periods: compatible, written alike or not."""
+    assert dx.compare(a, b) is None and dx.compare(b, a) is None
