@@ -217,3 +217,27 @@ def test_shown_values_are_masked(repo: Path):
                  ("search", "staging database password", "--json"), ("search", "staging database password")):
         out = run_cli(*args).out
         assert "4821xxxx" in out and secret_a not in out and secret_b not in out, args
+
+
+def stdio_search(repo: Path, tmp_path: Path, query: str) -> Any:
+    """memory_search through the official MCP client over stdio."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "git_memex", "mcp"], env=dict(os.environ),
+                                   cwd=str(repo))
+
+    async def main() -> Any:
+        with (tmp_path / "stderr.txt").open("w") as log, anyio.fail_after(60):
+            async with stdio_client(params, errlog=log) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                return await s.call_tool("memory_search", {"query": query})
+
+    return anyio.run(main)
+
+
+def test_control_characters_in_the_differing_values_are_escaped_over_mcp(repo: Path, tmp_path: Path):
+    """A memory's text may hold terminal controls: the notes about a pair show them as escapes."""
+    a = committed(repo, "The build cache lives in \x1b[31m/var/cache/alpha\x07 on port 8080.")
+    b = committed(repo, "The build cache lives in \x1b[31m/var/cache/alpha\x07 on port 9090.")
+    res = stdio_search(repo, tmp_path, "build cache port")
+    said = "\n".join(getattr(x, "text", "") for x in res.content)
+    assert f"id={min(a, b)}" in said and "These disagree" in said
+    assert "\x1b" not in said and "\x07" not in said and "\\u001b" in said
