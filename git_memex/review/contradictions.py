@@ -239,14 +239,17 @@ def unresolved(ctx: Context, rows: Iterable[Any]) -> list[Contradiction]:
     for r in rows:
         by_id.setdefault(str(r["id"]), r)
     marks = compatible.marks(ctx)
-    return [_masked(ctx, c, by_id) for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])]
+    return [m for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])
+            if (m := _masked(ctx, c, by_id)) is not None]
 
 
-def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]]) -> Contradiction:
+def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]]) -> Contradiction | None:
     """`c` with its differing values as the bodies may be shown: secrets masked (a file that came
     in by another road may hold one; only found pairs pay for the check). Each word of a value
     that masking changed in its body is replaced by the masked word; where the words of a body
-    cannot be matched up, the value is "(masked)"."""
+    cannot be matched up, the value is "(masked)". A difference in a masked value is no
+    difference (two secrets, each masked, say nothing a person can compare, and the masks would
+    show part of them side by side): it is left out, and a pair with no other is None."""
     from git_memex.secrets.redact import redact
 
     def shown(body: str) -> dict[str, str] | None:
@@ -276,7 +279,10 @@ def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any
 
     from git_memex.review.disagreement import Difference
 
-    diffs = [Difference(d.kind, value(d.a, ma), value(d.b, mb)) for d in c.differences]
+    diffs = [Difference(d.kind, va, vb) for d in c.differences
+             if (va := value(d.a, ma)) == d.a and (vb := value(d.b, mb)) == d.b]
+    if not diffs:
+        return None
     return Contradiction(c.a, c.b, diffs, c.preferred, c.why, c.tiers)
 
 
@@ -309,7 +315,7 @@ def contradictions(ctx: Context, *, stores: Stores | None = None) -> list[dict[s
             by_id: dict[str, Any] = {}
             for r in rows:
                 by_id.setdefault(str(r["id"]), r)
-            pairs = [_masked(ctx, c, by_id).to_json() for c in find(rows)]
+            pairs = [m.to_json() for c in find(rows) if (m := _masked(ctx, c, by_id)) is not None]
             _store(ctx, key, pairs)
     if not pairs:
         return []
@@ -415,7 +421,8 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
 
     marks = compatible.marks(ctx)
     by_id = {str(it["id"]): it for it in items}
-    return [_masked(ctx, c, by_id) for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])]
+    return [m for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])
+            if (m := _masked(ctx, c, by_id)) is not None]
 
 
 def sentence(c: Mapping[str, Any], *, commands: bool = True) -> str:
