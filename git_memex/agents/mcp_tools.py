@@ -37,6 +37,7 @@ from git_memex.agents.mcp_schema import (
     Visibility,
     WriteScope,
     agent_source,
+    contradicts_line,
     disagreement_lines,
     error,
     format_status,
@@ -203,8 +204,8 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                 lines.append(f"- {label(h)} id={h['id']}" + same_text(h))
                 lines.append(f"  {one_line(h.get('snippet'))}")
                 if h.get("contradicts"):
-                    lines.append("  disagrees with " + ", ".join(f"id={c}" for c in h["contradicts"]))
-            lines.extend(disagreement_lines(data.get("disagreements", [])))
+                    lines.append(contradicts_line(h, hits))
+            lines.extend(disagreement_lines(data.get("disagreements", []), data.get("disagreements_left_out", 0)))
             if data.get("more"):
                 lines.append(f"More memories matched; raise `limit` (now {limit}) to see them.")
             lines.extend(f"warning: {w}" for w in data.get("warnings", []))
@@ -242,8 +243,8 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             for m in mems:
                 lines.append(f"- {label(m)} id={m['id']} — {one_line(m.get('snippet'))}")
                 if m.get("contradicts"):
-                    lines.append("  disagrees with " + ", ".join(f"id={c}" for c in m["contradicts"]))
-            lines.extend(disagreement_lines(data.get("disagreements", [])))
+                    lines.append(contradicts_line(m, mems))
+            lines.extend(disagreement_lines(data.get("disagreements", []), data.get("disagreements_left_out", 0)))
             if note:
                 lines.append(f"warning: {note}")
             lines.extend(f"note: {f['note']}" for f in data.get("freshness", []) if f.get("note"))

@@ -140,13 +140,31 @@ def words_close(pa: tuple[frozenset[str], frozenset[str]], pb: tuple[frozenset[s
     return not ((wa - wb - na) and (wb - wa - nb))
 
 
-def find(rows: Iterable[Any]) -> list[Contradiction]:
+REPORT_LIMIT = 100
+"""At most this many pairs are listed by `audit --json` and `sync-status --json` (`bounded`),
+the ones precedence decides first; `contradictions_left_out` says how many more there are."""
+ANSWER_LIMIT = 10
+"""At most this many pairs in one answer's `disagreements` (search, list, the session block)..."""
+CONTRADICTS_LIMIT = 5
+"""...and at most this many ids in one hit's `contradicts` (`contradicts_left_out` counts the rest)."""
+
+
+def bounded(pairs: Sequence[Any]) -> tuple[list[Any], int]:
+    """The first REPORT_LIMIT pairs (`pairs` as `contradictions` orders them) and how many are left out."""
+    return list(pairs[:REPORT_LIMIT]), max(0, len(pairs) - REPORT_LIMIT)
+
+
+def find(rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contradiction]:
     """Every pair of the rows (active memories: id, body, location, type, source, review_state,
     supersedes, superseded_by) that `compare` says disagree. An id seen twice counts once (the
     first row wins). Candidates share one of their PROBES rarest signature words (two texts that
     differ in a few words share their rarest others), from the last POSTINGS memories holding
     it, at most MAX_CANDIDATES for each memory, and pass `close`; only they are tokenized and
-    compared. Linear in the number of rows: at most PROBES × POSTINGS look-ups a memory."""
+    compared. Linear in the number of rows: at most PROBES × POSTINGS look-ups a memory.
+
+    Those bounds can leave pairs unseen: a memory whose probe words more than POSTINGS earlier
+    memories hold, or with more than MAX_CANDIDATES candidates, is compared with only some of
+    them. `stats["unchecked"]` counts such memories (said by audit, sync-status and doctor)."""
     import heapq
 
     from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
@@ -188,12 +206,18 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
         return toks[i]
 
     out: list[Contradiction] = []
+    unchecked = 0
     for i, (r, _sig) in enumerate(items):
         probes = heapq.nsmallest(PROBES, keys[i], key=lambda w: (df[w], w))
         counts: dict[int, int] = {}
+        cut = False
         for w in probes:
-            for j in postings.get(w, ())[-POSTINGS:]:
+            held = postings.get(w, ())
+            cut = cut or len(held) > POSTINGS
+            for j in held[-POSTINGS:]:
                 counts[j] = counts.get(j, 0) + 1
+        cut = cut or len(counts) > MAX_CANDIDATES
+        unchecked += cut
         best = counts if len(counts) <= MAX_CANDIDATES else heapq.nlargest(MAX_CANDIDATES, counts, key=counts.__getitem__)
         for j in best:
             rj, sj = items[j]
@@ -207,7 +231,9 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
                 out.append(pair(rj, r, v))
         for w in probes:
             postings.setdefault(w, []).append(i)
-    out.sort(key=lambda c: (c.a, c.b))
+    out.sort(key=lambda c: (c.preferred is None, c.a, c.b))
+    if stats is not None:
+        stats["unchecked"] = stats.get("unchecked", 0) + unchecked
     return out
 
 
@@ -227,10 +253,10 @@ ROW_COLUMNS = ("m.id, m.body, m.location, m.type, m.source, m.review_state, m.su
                "m.content_hash, m.updated_ts")
 
 
-def unresolved(ctx: Context, rows: Iterable[Any]) -> list[Contradiction]:
+def unresolved(ctx: Context, rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contradiction]:
     """`find` over `rows`, less the pairs a person marked as not contradictory (`review.compatible`)."""
     rows = list(rows)
-    found = find(rows)
+    found = find(rows, stats)
     if not found:
         return []
     from git_memex.review import compatible
@@ -288,11 +314,12 @@ def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any
 
 KEY_COLUMNS = ("m.id, m.content_hash, m.location, m.type, m.source, m.review_state, m.supersedes, "
                "m.superseded_by")
-CACHE_FORMAT = "git-memex-contradictions/1"
+CACHE_FORMAT = "git-memex-contradictions/2"
 """The cache file's format; the key also holds a hash of the finder's code (`_finder_id`)."""
 
 
-def contradictions(ctx: Context, *, stores: Stores | None = None) -> list[dict[str, Any]]:
+def contradictions(ctx: Context, *, stores: Stores | None = None,
+                   stats: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """Every pair of active memories this context reads (personal, the project's, subscribed org
     and remote memories; from the index) that disagree, less the pairs a person marked as not
     contradictory: {"a", "b", "kind", "values", "differences", "preferred", "why", "tiers"}, `a`
@@ -302,21 +329,28 @@ def contradictions(ctx: Context, *, stores: Stores | None = None) -> list[dict[s
     and the fields precedence reads (and the team's secret patterns): `sync-status` and `doctor`
     run again over an unchanged store read one small query and the cache; any change anywhere
     recomputes the whole store (the finder is linear in it). The person's marks are applied
-    after the cache, so marking or unmarking a pair shows at once."""
+    after the cache, so marking or unmarking a pair shows at once. `stats` gets the finder's
+    `unchecked` count (`find`)."""
     from git_memex.index.schema import NOT_EXPIRED
 
     cond = "m.status = 'active' AND " + NOT_EXPIRED
     with opened(ctx, stores) as st:
         keys = st.rows(cond, columns=KEY_COLUMNS, order_by="m.id")
         key = _state_key(ctx, keys)
-        pairs = _cached(ctx, key)
-        if pairs is None:
+        got = _cached(ctx, key)
+        if got is None:
             rows = st.rows(cond, columns=ROW_COLUMNS, order_by="m.id")
             by_id: dict[str, Any] = {}
             for r in rows:
                 by_id.setdefault(str(r["id"]), r)
-            pairs = [m.to_json() for c in find(rows) if (m := _masked(ctx, c, by_id)) is not None]
-            _store(ctx, key, pairs)
+            mine: dict[str, int] = {}
+            pairs = [m.to_json() for c in find(rows, mine) if (m := _masked(ctx, c, by_id)) is not None]
+            unchecked = mine.get("unchecked", 0)
+            _store(ctx, key, pairs, unchecked)
+        else:
+            pairs, unchecked = got
+    if stats is not None:
+        stats["unchecked"] = unchecked
     if not pairs:
         return []
     from git_memex.review import compatible
@@ -360,22 +394,24 @@ def _cache_path(ctx: Context) -> Any:
     return ctx.data_root / "cache" / f"contradictions-{sha256_hex(place.encode('utf-8', 'surrogatepass'))[:16]}.json"
 
 
-def _cached(ctx: Context, key: str) -> list[dict[str, Any]] | None:
+def _cached(ctx: Context, key: str) -> tuple[list[dict[str, Any]], int] | None:
     try:
         doc = json.loads(_cache_path(ctx).read_text("utf-8"))
     except (OSError, ValueError):
         return None
-    if isinstance(doc, dict) and doc.get("key") == key and isinstance(doc.get("pairs"), list):
-        return doc["pairs"]
+    if isinstance(doc, dict) and doc.get("key") == key and isinstance(doc.get("pairs"), list) and isinstance(
+            doc.get("unchecked", 0), int):
+        return doc["pairs"], int(doc.get("unchecked", 0))
     return None
 
 
-def _store(ctx: Context, key: str, pairs: list[dict[str, Any]]) -> None:
+def _store(ctx: Context, key: str, pairs: list[dict[str, Any]], unchecked: int) -> None:
     """Write the cache; a cache that cannot be written is no error (the next run computes again)."""
     from git_memex.agents.approval_record import write
 
     with contextlib.suppress(OSError, MemexError):
-        write(_cache_path(ctx), json.dumps({"key": key, "pairs": pairs}, ensure_ascii=False).encode("utf-8"))
+        write(_cache_path(ctx), json.dumps({"key": key, "pairs": pairs, "unchecked": unchecked},
+                                           ensure_ascii=False).encode("utf-8"))
 
 
 def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradiction]:
@@ -405,10 +441,16 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
         return toks[i]
 
     found: list[Contradiction] = []
+    compared = [0] * len(items)
     for x in range(len(items)):
         for y in range(x + 1, len(items)):
-            if sigs[x].isdisjoint(sigs[y]) or not near(plain_of(x), plain_of(y)) or _linked(items[x], items[y]):
+            if compared[x] >= MAX_CANDIDATES:
+                break  # linear: at most MAX_CANDIDATES texts compared with each (a list page of 200 included)
+            if compared[y] >= MAX_CANDIDATES or sigs[x].isdisjoint(sigs[y]) or not near(plain_of(x), plain_of(y)) \
+                    or _linked(items[x], items[y]):
                 continue
+            compared[x] += 1
+            compared[y] += 1
             ta, tb = tokens_of(x), tokens_of(y)
             if ta is None or tb is None:
                 continue
@@ -440,13 +482,24 @@ def sentence(c: Mapping[str, Any], *, commands: bool = True) -> str:
     return head
 
 
-def summary(pairs: Sequence[Mapping[str, Any]]) -> str:
-    """`sync-status`'s and `doctor`'s one line about the contradictions found (pairs non-empty)."""
-    n = len(pairs)
+def summary(pairs: Sequence[Mapping[str, Any]], unchecked: int = 0, total: int | None = None) -> str:
+    """`sync-status`'s and `doctor`'s one line about the contradictions found (pairs or
+    `unchecked` non-empty): every pair counted (`total`, when `pairs` is a bounded list)."""
+    n = len(pairs) if total is None else total
+    tail = f"; {unchecked_sentence(unchecked)}" if unchecked else ""
+    if not n:
+        return unchecked_sentence(unchecked)
     first = sentence(pairs[0], commands=False)
     more = f" (and {n - 1} more pair{'s' if n > 2 else ''})" if n > 1 else ""
     return (f"{n} pair{'s' if n > 1 else ''} of memories disagree, a person decides: {first}{more}; "
-            "`git memex audit` lists them with the ways out")
+            f"`git memex audit` lists them with the ways out{tail}")
+
+
+def unchecked_sentence(n: int) -> str:
+    """What the finder's bounds left unseen (`find`), in words."""
+    return (f"{n} memor{'y shares' if n == 1 else 'ies share'} their words with more than {POSTINGS} others or "
+            f"has more than {MAX_CANDIDATES} close ones, and {'was' if n == 1 else 'were'} compared with only "
+            "some of them: pairs among them may be missing (docs/search.md)")
 
 
 # ------------------------------------------------------------------ memories shown together
@@ -474,12 +527,16 @@ def annotate(ctx: Context, entries: list[dict[str, Any]], items: Sequence[Mappin
     found = among(ctx, items)
     if not found:
         return []
+    at = {str(e["id"]): e for e in entries}
     for c in found:
-        for e in entries:
-            if e["id"] == c.a:
-                e["contradicts"].append(c.b)
-            elif e["id"] == c.b:
-                e["contradicts"].append(c.a)
+        for mine, other in ((c.a, c.b), (c.b, c.a)):
+            e = at.get(mine)
+            if e is None:
+                continue
+            if len(e["contradicts"]) < CONTRADICTS_LIMIT:
+                e["contradicts"].append(other)
+            else:
+                e["contradicts_left_out"] = e.get("contradicts_left_out", 0) + 1
     if reorder:
         preferred_first(entries, found)
     return found

@@ -217,7 +217,9 @@ class AuditReport:
     """A secret in a repository memory file (one that came past the hooks: `--no-verify`, a
     hosting site's editor): path, line, rule (never the secret), how many commits hold the path,
     and how to remove it (`secret_fix`)."""
-    contradictions: list[dict[str, Any]] = field(default_factory=list)
+    contradictions: list[dict[str, Any]] = field(default_factory=list)  # at most REPORT_LIMIT
+    contradictions_left_out: int = 0  # pairs found beyond REPORT_LIMIT
+    contradictions_unchecked: int = 0  # memories the finder's bounds compared with only some others
     scanned: int = 0
     stale_days: int = STALE_DAYS
 
@@ -225,7 +227,8 @@ class AuditReport:
     def clean(self) -> bool:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
                     or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals
-                    or self.approver_mismatch or self.secrets or self.contradictions)
+                    or self.approver_mismatch or self.secrets or self.contradictions
+                    or self.contradictions_unchecked)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -243,6 +246,8 @@ class AuditReport:
             "approver_mismatch": self.approver_mismatch,
             "secrets": self.secrets,
             "contradictions": self.contradictions,
+            "contradictions_left_out": self.contradictions_left_out,
+            "contradictions_unchecked": self.contradictions_unchecked,
         }
 
 
@@ -395,7 +400,7 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
         _unbacked(st.ctx, rows, rep)
         _approvers(st.ctx, rows, rep)
         _drift(st, rows, rep)
-        rep.contradictions = _contradictions(st, rows, now)
+        rep.contradictions, rep.contradictions_left_out, rep.contradictions_unchecked = _contradictions(st, rows, now)
     return rep
 
 
@@ -433,14 +438,14 @@ def _approvers(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> No
             rep.self_approved.append({"id": r["id"], "path": r["path"], "by": str(_masked(f"local:{email}") or "")})
 
 
-def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None) -> list[dict[str, Any]]:
+def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None) -> tuple[list[dict[str, Any]], int, int]:
     """Active memories that disagree (`review.contradictions`): this context's files, and the
     subscribed org and remote memories as their indexes hold them (not this context's files, but
     what agents here are shown beside them)."""
     import time
 
     from git_memex.core.model import parse_time
-    from git_memex.review.contradictions import ROW_COLUMNS, unresolved
+    from git_memex.review.contradictions import ROW_COLUMNS, bounded, unresolved
 
     at = time.time() if now is None else now
 
@@ -452,7 +457,9 @@ def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None) -
     theirs = st.rows("(m.location LIKE 'org:%' OR m.location LIKE 'remote:%') AND m.status = 'active'",
                      columns=ROW_COLUMNS + ", m.expires_ts AS expires_at")
     theirs = [r for r in theirs if r["expires_at"] is None or r["expires_at"] > at]
-    return [c.to_json() for c in unresolved(st.ctx, [*mine, *theirs])]
+    stats: dict[str, int] = {}
+    shown, left_out = bounded(unresolved(st.ctx, [*mine, *theirs], stats))
+    return [c.to_json() for c in shown], left_out, stats.get("unchecked", 0)
 
 
 def _unbacked(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> None:

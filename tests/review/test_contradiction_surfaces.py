@@ -251,3 +251,49 @@ def test_control_characters_in_the_differing_values_are_escaped_over_mcp(repo: P
     said = "\n".join(getattr(x, "text", "") for x in res.content)
     assert f"id={min(a, b)}" in said and "These disagree" in said
     assert "\x1b" not in said and "\x07" not in said and "\\u001b" in said
+
+
+def test_many_memories_that_all_disagree_are_bounded_and_counted(repo: Path, tmp_path: Path):
+    """150 memories on one subject, each disagreeing with every other: audit and sync-status list
+    at most REPORT_LIMIT pairs and say how many more, and how many memories the finder's bounds
+    compared with only some others; an MCP list page bounds its pairs and each hit's ids, and
+    names each other by a short label."""
+    from git_memex.review.contradictions import ANSWER_LIMIT, CONTRADICTS_LIMIT, REPORT_LIMIT
+
+    folder = repo / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(150):
+        m = model.create(f"The public API rate limit is {i + 1} requests per minute.", scope="project",
+                         review_state="published")
+        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), encoding="utf-8")
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "many", cwd=repo)
+    audit = run_cli("audit", "--json").json()
+    assert len(audit["contradictions"]) == REPORT_LIMIT and audit["contradictions_left_out"] > 0
+    assert audit["contradictions_unchecked"] > 0
+    status = run_cli("sync-status", "--json").json()
+    assert len(status["contradictions"]) == REPORT_LIMIT
+    assert status["contradictions_count"] == REPORT_LIMIT + status["contradictions_left_out"]
+    assert status["contradictions_unchecked"] > 0
+    line = run_cli("sync-status").out
+    assert f"{status['contradictions_count']} pairs of memories disagree" in line and "compared with only some" in line
+    assert "compared with only some" in run_cli("doctor").out
+    text = run_cli("audit").out
+    assert f"and {audit['contradictions_left_out']} more pairs" in text and "compared with only some" in text
+    params = StdioServerParameters(command=sys.executable, args=["-m", "git_memex", "mcp"], env=dict(os.environ),
+                                   cwd=str(repo))
+
+    async def main() -> Any:
+        with (tmp_path / "stderr.txt").open("w") as log, anyio.fail_after(120):
+            async with stdio_client(params, errlog=log) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                return await s.call_tool("memory_list", {"limit": 200})
+
+    res = anyio.run(main)
+    data = res.structured_content
+    assert len(data["disagreements"]) == ANSWER_LIMIT and data["disagreements_left_out"] > 0
+    assert all(len(m["contradicts"]) <= CONTRADICTS_LIMIT for m in data["memories"])
+    assert any(m.get("contradicts_left_out") for m in data["memories"])
+    said = "\n".join(getattr(b, "text", "") for b in res.content)
+    assert f"and {data['disagreements_left_out']} more pairs" in said
+    assert 'disagrees with id=' in said and '("The public API rate limit is' in said

@@ -274,3 +274,48 @@ def test_what_names_the_thing_is_no_differing_value(a: str, b: str):
     """A number that names a thing, a version of several supported, an ordinal, a floor against a
     ceiling, one time written two ways, two periods: compatible, written alike or not."""
     assert dx.compare(a, b) is None and dx.compare(b, a) is None
+
+
+def test_the_check_among_shown_memories_is_linear_when_all_disagree(nogit: Path):
+    """A list page of 200 memories that all disagree pairwise: at most MAX_CANDIDATES comparisons
+    each (not 200 × 199 / 2), and its cost grows linearly with the page."""
+    from git_memex.core.context import load_context
+
+    from conftest import grows_linearly
+
+    ctx = load_context()
+
+    def page(n: int) -> list[dict]:
+        return [{"id": f"M{i:04d}", "body": f"The public API rate limit is {i + 1} requests per minute.",
+                 "location": "repo", "type": "fact", "source": None, "review_state": "published",
+                 "content_hash": None} for i in range(n)]
+
+    calls = {"n": 0}
+    real = dx.compare_tokens
+
+    def counting(a, b):
+        calls["n"] += 1
+        return real(a, b)
+
+    dx.compare_tokens = counting
+    try:
+        found = cx.among(ctx, page(200))
+    finally:
+        dx.compare_tokens = real
+    assert found and calls["n"] <= cx.MAX_CANDIDATES * 200
+    ok, small, big = grows_linearly(lambda n: cx.among(ctx, page(n)), 800)
+    assert ok, (small, big)
+
+
+def test_the_finder_says_how_many_memories_its_bounds_cut():
+    """More than POSTINGS memories on one subject: each later one is compared with only some of
+    them, and `find` counts it (audit, sync-status and doctor say so), never silently."""
+    same = [{**r, "body": f"The public API rate limit is {i} requests per minute."}
+            for i, r in enumerate(_rows(cx.POSTINGS + 40))]
+    stats: dict[str, int] = {}
+    assert cx.find(same, stats)
+    assert stats["unchecked"] > 0
+    few: dict[str, int] = {}
+    assert cx.find(same[:4], few) and few["unchecked"] == 0
+    shown, left = cx.bounded(list(range(cx.REPORT_LIMIT + 7)))
+    assert len(shown) == cx.REPORT_LIMIT and left == 7
