@@ -588,7 +588,7 @@ def list_memories(
         )
 
         found = annotate(ctx, memories, [shown_item(r["id"], r["body"] or "", r["location"], r["type"], r["source"],
-                                                     r["review_state"], r["content_hash"])
+                                                     r["review_state"], r["content_hash"], r["path"])
                                           for r in page if r["status"] == "active" and r["id"] not in newer],
                          reorder=False)  # a memory shown superseded (a chain repaired on read) disagrees with nothing
         if found:
@@ -707,7 +707,8 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
             shown_item,
         )
 
-        found = annotate(ctx, out["hits"], [shown_item(h.id, h.body, h.location, h.type, h.source, h.review_state)
+        found = annotate(ctx, out["hits"], [shown_item(h.id, h.body, h.location, h.type, h.source, h.review_state,
+                                                       path=h.path)
                                             for h in res.hits if h.status == "active"])
         if found:
             out["disagreements"] = [disagreement_json(c) for c in found[:ANSWER_LIMIT]]

@@ -123,8 +123,59 @@ REVIEW_RANK: dict[str | None, int] = {"published": 0, "approved": 0, "proposed":
 a proposal, before a draft (user guide §5: reviewed knowledge ranks above drafts)."""
 
 
+def standing(memory: Any) -> str | None:
+    """The review state precedence trusts, by where a memory is and what proves it; its file's
+    ``review_state`` is only a claim. Where the mapping carries ``standing`` (an index column that
+    computes this at index time), that; else:
+
+    * personal: None (nobody reviews a person's own memories);
+    * the outbox and the private folder (not submitted): ``draft``, whatever the file says;
+    * a remote server's memory: the server's state (the server is the reviewer of record);
+    * the repository and an org: the claim, except that ``approved`` and ``published`` count only
+      when the memory's file (``path``) records that step in its ``review_history`` (its last
+      entry about the review state goes to it and names who took it, as promote, pr-status
+      --apply and propose --local-approve write): an unrecorded claim, a hand edit or a file
+      committed with --no-verify, stands as ``proposed``.
+
+    Read only where two memories disagree (`prefer`), so the file read is paid per pair found."""
+    if isinstance(memory, Mapping) and "standing" in memory:
+        return memory["standing"] or None
+    claim = _get(memory, "review_state") or None
+    loc = str(_get(memory, "location") or "")
+    if loc == "personal":
+        return None
+    if loc in ("outbox", "private"):
+        return "draft"
+    if claim not in ("approved", "published") or loc.startswith("remote:"):
+        return claim
+    return claim if _recorded(_get(memory, "path"), claim) else "proposed"
+
+
+def _recorded(path: Any, state: str) -> bool:
+    """Whether the memory file at `path` records the review step to `state` (`standing`)."""
+    if not path:
+        return False
+    from pathlib import Path
+
+    from git_memex.core.files import read_memory
+    from git_memex.errors import MemexError
+
+    try:
+        fm = read_memory(Path(str(path))).fm
+    except (OSError, ValueError, MemexError):
+        return False
+    hist = fm.get("review_history")
+    if not isinstance(hist, list):
+        return False
+    for h in reversed(hist):
+        if not isinstance(h, dict) or h.get("field") not in (None, "review_state"):
+            continue
+        return h.get("to") == state and bool(str(h.get("by") or "").strip())
+    return False
+
+
 def _review(memory: Any) -> str | None:
-    return _get(memory, "review_state") or None
+    return standing(memory)
 
 
 def prefer(a: Any, b: Any) -> tuple[Any | None, str]:

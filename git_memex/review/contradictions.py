@@ -250,7 +250,7 @@ def _linked(ra: Mapping[str, Any], rb: Mapping[str, Any]) -> bool:
 
 
 ROW_COLUMNS = ("m.id, m.body, m.location, m.type, m.source, m.review_state, m.supersedes, m.superseded_by, "
-               "m.content_hash, m.updated_ts")
+               "m.content_hash, m.updated_ts, m.path")
 
 
 def unresolved(ctx: Context, rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contradiction]:
@@ -313,7 +313,7 @@ def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any
 
 
 KEY_COLUMNS = ("m.id, m.content_hash, m.location, m.type, m.source, m.review_state, m.supersedes, "
-               "m.superseded_by")
+               "m.superseded_by, m.updated_ts, m.path")
 CACHE_FORMAT = "git-memex-contradictions/2"
 """The cache file's format; the key also holds a hash of the finder's code (`_finder_id`)."""
 
@@ -504,10 +504,11 @@ def unchecked_sentence(n: int) -> str:
 
 # ------------------------------------------------------------------ memories shown together
 def shown_item(mid: str, body: str, location: str, type_: str | None, source: str | None,
-               review_state: str | None, content_hash: str | None = None) -> dict[str, Any]:
-    """The fields `among` and `core.precedence` read, from a search hit or an index row."""
+               review_state: str | None, content_hash: str | None = None, path: str | None = None) -> dict[str, Any]:
+    """The fields `among` and `core.precedence` read, from a search hit or an index row (`path`:
+    where `precedence.standing` reads the review history that proves a reviewed claim)."""
     return {"id": mid, "body": body, "location": location, "type": type_, "source": source,
-            "review_state": review_state, "content_hash": content_hash}
+            "review_state": review_state, "content_hash": content_hash, "path": path}
 
 
 def annotate(ctx: Context, entries: list[dict[str, Any]], items: Sequence[Mapping[str, Any]], *,

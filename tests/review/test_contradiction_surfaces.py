@@ -297,3 +297,21 @@ def test_many_memories_that_all_disagree_are_bounded_and_counted(repo: Path, tmp
     said = "\n".join(getattr(b, "text", "") for b in res.content)
     assert f"and {data['disagreements_left_out']} more pairs" in said
     assert 'disagrees with id=' in said and '("The public API rate limit is' in said
+
+
+def test_precedence_trusts_a_recorded_review_not_a_label(repo: Path, tmp_path: Path):
+    """Two published repository memories that disagree: one reached published through review (its
+    history records the step and who took it), the other only says so (a hand edit, or a commit
+    with --no-verify). Precedence prefers the reviewed one (`precedence.standing`, as ranking
+    reads review standing) in audit, search and over MCP; the label alone earns nothing."""
+    claimed = committed(repo, "Checkout retries a failed payment 3 times.")
+    reviewed = committed(repo, "Checkout retries a failed payment 5 times.", review_history=[
+        {"at": "2026-12-01T10:00:00Z", "by": "Rev <rev@example.com>", "from": "approved", "to": "published"}])
+    found = run_cli("audit", "--json").json()["contradictions"]
+    assert len(found) == 1 and found[0]["preferred"] == reviewed and found[0]["a"] == reviewed
+    assert "published outranks proposed" in found[0]["why"]
+    hits = run_cli("search", "checkout retries failed payment", "--json").json()
+    assert hits["disagreements"][0]["preferred"] == reviewed
+    res = stdio_search(repo, tmp_path, "checkout retries failed payment")
+    assert res.structured_content["disagreements"][0]["preferred"] == reviewed
+    assert claimed in {h["id"] for h in res.structured_content["hits"]}

@@ -141,7 +141,10 @@ def test_a_long_text_is_not_one_statement():
 
 # ------------------------------------------------------------------ precedence
 def row(mid: str, location: str = "repo", type_: str = "fact", review: str | None = None, source: str | None = None):
-    return {"id": mid, "location": location, "type": type_, "review_state": review, "source": source}
+    """A memory as precedence reads it; `standing` as an index that computes it would give (a
+    reviewed claim with no recorded step stands as proposed: `precedence.standing`)."""
+    return {"id": mid, "location": location, "type": type_, "review_state": review, "source": source,
+            "standing": review}
 
 
 def test_precedence_prefers_by_tier_then_review():
