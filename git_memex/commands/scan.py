@@ -37,14 +37,18 @@ def run(args: argparse.Namespace) -> int:
     findings = []
     if args.staged:
         from git_memex.core.gitcmd import staged_memory_changes
-        from git_memex.secrets.scan import dangling_pointers, size_findings
+        from git_memex.secrets.scan import dangling_pointers, record_problems, size_findings
 
         work_tree = ctx.require_repo("scan --staged").work_tree
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
-            staged, deleted, oversized = staged_memory_changes(work_tree, ctx.memory_dir_rel)
+            records: list[tuple[str, bytes]] = []
+            staged, deleted, oversized = staged_memory_changes(work_tree, ctx.memory_dir_rel,
+                                                               records=records if kw["secrets"] else None)
             findings.extend(size_findings(oversized))  # known from the blob's size; never read, nor scanned
             for path, data in staged:
                 findings.extend(check_bytes(path, data, **kw))
+            for path, data in records:  # .compatible and .approvals JSON: secrets only
+                findings.extend(record_problems(path, data, ctx.redact_patterns))
             if kw["fmt"]:  # what the pre-commit hook also refuses: a successor the commit lacks
                 findings.extend(dangling_pointers(work_tree, ctx.memory_dir_rel, staged, deleted,
                                                   patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys))
@@ -61,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
             if folder is None:
                 raise MemexError("no files given and no repository memory folder here", USAGE)
             paths = sorted(folder.rglob("*.md"))  # subfolders too (an org repo's engineering/, …)
+            if kw["secrets"]:  # and the record folders' JSON (secrets only: they have no frontmatter)
+                from git_memex.core.gitcmd import RECORD_FOLDERS
+
+                paths += sorted(p for f in RECORD_FOLDERS for p in (folder / f).glob("*.json"))
         from git_memex.core.files import UnreadableMemory, read_bytes
         from git_memex.secrets.scan import Finding
 
@@ -71,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
                 if not p.exists() and not p.is_symlink():
                     raise MemexError(f"cannot read {p} ({exc})", USAGE) from None
                 findings.append(Finding(str(p), 0, f"unreadable: {exc}"))
+                continue
+            if p.suffix == ".json" and p.parent.name in (".compatible", ".approvals"):
+                from git_memex.secrets.scan import record_problems
+
+                findings.extend(record_problems(str(p), data, ctx.redact_patterns) if kw["secrets"] else [])
                 continue
             findings.extend(check_bytes(str(p), data, **kw))
     for f in findings:

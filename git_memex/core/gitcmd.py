@@ -194,7 +194,19 @@ def is_memory_path(path: str, memory_dir: str) -> bool:
     return path.startswith(prefix) and path.endswith(".md") and len(path) > len(prefix) + 3
 
 
+RECORD_FOLDERS = (".compatible", ".approvals")
+"""The memory folder's record folders (`review.compatible`, `agents.approval_record`): JSON files a
+person's command writes and the team commits; checked for secrets as memory files are."""
+
+
+def is_record_path(path: str, memory_dir: str) -> bool:
+    """A record file: `<memory_dir>/.compatible/….json` or `<memory_dir>/.approvals/….json`."""
+    prefix = memory_dir.rstrip("/") + "/"
+    return path.startswith(tuple(prefix + f + "/" for f in RECORD_FOLDERS)) and path.endswith(".json")
+
+
 def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = None,
+                          records: list[tuple[str, bytes]] | None = None,
                           ) -> tuple[list[tuple[str, bytes]], list[str], list[tuple[str, int]]]:
     """(path, blob) of the memory files (at any depth of the folder) whose entry in the index git
     is recording differs from HEAD (all of them on an unborn branch): the content the commit
@@ -205,6 +217,8 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     The index is the one `GIT_INDEX_FILE` names, else the repository's own, exactly as for git.
     One `git diff-index` call; two more (`cat-file --batch-check`, then `--batch` for the blobs
     within the limit) only when a memory file is staged.
+    With `records` (a list), the staged record files (`is_record_path`) within the limit are
+    appended to it as (path, blob), read in the same calls; one over it is in the third list.
     Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
     """
     if limit is None:
@@ -227,7 +241,8 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     fields = r.stdout.decode("utf-8", "surrogateescape").split("\0")
     changes = [("A", f) for f in fields if f] if listing else list(zip(fields[0::2], fields[1::2], strict=False))
     deleted = [p for st, p in changes if st == "D" and is_memory_path(p, memory_dir)]
-    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p) if is_memory_path(p, memory_dir)]
+    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p)
+             if is_memory_path(p, memory_dir) or (records is not None and is_record_path(p, memory_dir))]
     if not paths:
         return [], deleted, []
     if any("\n" in p for p in paths):  # `cat-file` reads one name a line
@@ -252,6 +267,9 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     blobs = _blobs(work_tree, small)
     if blobs is None:
         raise OSError("git could not read the staged memory files")
+    if records is not None:
+        records.extend(b for b in blobs if not is_memory_path(b[0], memory_dir))
+        blobs = [b for b in blobs if is_memory_path(b[0], memory_dir)]
     return blobs, deleted, oversized
 
 

@@ -479,16 +479,24 @@ def pre_commit() -> int:
     """
     from git_memex.core.context import load_context
     from git_memex.core.gitcmd import staged_memory_changes
-    from git_memex.secrets.scan import commit_problems, dangling_pointers, size_findings
+    from git_memex.secrets.scan import (
+        commit_problems,
+        dangling_pointers,
+        record_problems,
+        size_findings,
+    )
 
     ctx = load_context()
     repo_info = ctx.require_repo("the pre-commit hook")
     findings = []
     try:  # a blob over the size limit is refused from its size alone, never read
-        staged, deleted, oversized = staged_memory_changes(repo_info.work_tree, ctx.memory_dir_rel)
+        records: list[tuple[str, bytes]] = []  # .compatible and .approvals JSON: secrets too
+        staged, deleted, oversized = staged_memory_changes(repo_info.work_tree, ctx.memory_dir_rel, records=records)
         findings.extend(size_findings(oversized))
         for path, data in staged:
             findings.extend(commit_problems(path, data, ctx.redact_patterns))
+        for path, data in records:
+            findings.extend(record_problems(path, data, ctx.redact_patterns))
         findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted,
                                           patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys))
     except OSError as exc:

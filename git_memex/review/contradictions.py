@@ -253,8 +253,10 @@ ROW_COLUMNS = ("m.id, m.body, m.location, m.type, m.source, m.review_state, m.su
                "m.content_hash, m.updated_ts, m.path")
 
 
-def unresolved(ctx: Context, rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contradiction]:
-    """`find` over `rows`, less the pairs a person marked as not contradictory (`review.compatible`)."""
+def unresolved(ctx: Context, rows: Iterable[Any], stats: dict[str, int] | None = None,
+               quiet: list[dict[str, Any]] | None = None) -> list[Contradiction]:
+    """`find` over `rows`, less the pairs a person marked as not contradictory (`review.compatible`);
+    those go to `quiet` as their records (audit counts them: nothing is silenced unseen)."""
     rows = list(rows)
     found = find(rows, stats)
     if not found:
@@ -265,8 +267,16 @@ def unresolved(ctx: Context, rows: Iterable[Any], stats: dict[str, int] | None =
     for r in rows:
         by_id.setdefault(str(r["id"]), r)
     marks = compatible.marks(ctx)
-    return [m for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])
-            if (m := _masked(ctx, c, by_id)) is not None]
+    out = []
+    for c in found:
+        rec = compatible.covering(marks, by_id[c.a], by_id[c.b]) if marks else None
+        if rec is not None:
+            if quiet is not None:
+                quiet.append(rec)
+            continue
+        if (m := _masked(ctx, c, by_id)) is not None:
+            out.append(m)
+    return out
 
 
 def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]]) -> Contradiction | None:

@@ -220,6 +220,7 @@ class AuditReport:
     contradictions: list[dict[str, Any]] = field(default_factory=list)  # at most REPORT_LIMIT
     contradictions_left_out: int = 0  # pairs found beyond REPORT_LIMIT
     contradictions_unchecked: int = 0  # memories the finder's bounds compared with only some others
+    contradictions_silenced: list[dict[str, Any]] = field(default_factory=list)  # pairs a person marked compatible
     scanned: int = 0
     stale_days: int = STALE_DAYS
 
@@ -228,7 +229,7 @@ class AuditReport:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
                     or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals
                     or self.approver_mismatch or self.secrets or self.contradictions
-                    or self.contradictions_unchecked)
+                    or self.contradictions_unchecked or self.contradictions_silenced)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -248,6 +249,8 @@ class AuditReport:
             "contradictions": self.contradictions,
             "contradictions_left_out": self.contradictions_left_out,
             "contradictions_unchecked": self.contradictions_unchecked,
+            "contradictions_silenced": len(self.contradictions_silenced),
+            "silenced": self.contradictions_silenced[:100],
         }
 
 
@@ -400,7 +403,8 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
         _unbacked(st.ctx, rows, rep)
         _approvers(st.ctx, rows, rep)
         _drift(st, rows, rep)
-        rep.contradictions, rep.contradictions_left_out, rep.contradictions_unchecked = _contradictions(st, rows, now)
+        (rep.contradictions, rep.contradictions_left_out, rep.contradictions_unchecked,
+         rep.contradictions_silenced) = _contradictions(st, rows, now)
     return rep
 
 
@@ -438,7 +442,8 @@ def _approvers(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> No
             rep.self_approved.append({"id": r["id"], "path": r["path"], "by": str(_masked(f"local:{email}") or "")})
 
 
-def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None) -> tuple[list[dict[str, Any]], int, int]:
+def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None,
+                    ) -> tuple[list[dict[str, Any]], int, int, list[dict[str, Any]]]:
     """Active memories that disagree (`review.contradictions`): this context's files, and the
     subscribed org and remote memories as their indexes hold them (not this context's files, but
     what agents here are shown beside them)."""
@@ -457,9 +462,13 @@ def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None) -
     theirs = st.rows("(m.location LIKE 'org:%' OR m.location LIKE 'remote:%') AND m.status = 'active'",
                      columns=ROW_COLUMNS + ", m.expires_ts AS expires_at")
     theirs = [r for r in theirs if r["expires_at"] is None or r["expires_at"] > at]
+    from git_memex.review.compatible import silenced
+
     stats: dict[str, int] = {}
-    shown, left_out = bounded(unresolved(st.ctx, [*mine, *theirs], stats))
-    return [c.to_json() for c in shown], left_out, stats.get("unchecked", 0)
+    quiet: list[dict[str, Any]] = []
+    shown, left_out = bounded(unresolved(st.ctx, [*mine, *theirs], stats, quiet))
+    who = [silenced(st.ctx, r) for r in quiet[:100]] + [{"a": r["a"], "b": r["b"]} for r in quiet[100:]]
+    return [c.to_json() for c in shown], left_out, stats.get("unchecked", 0), who
 
 
 def _unbacked(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> None:

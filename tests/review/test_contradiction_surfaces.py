@@ -315,3 +315,51 @@ def test_precedence_trusts_a_recorded_review_not_a_label(repo: Path, tmp_path: P
     res = stdio_search(repo, tmp_path, "checkout retries failed payment")
     assert res.structured_content["disagreements"][0]["preferred"] == reviewed
     assert claimed in {h["id"] for h in res.structured_content["hits"]}
+
+
+def test_audit_counts_silenced_pairs_and_names_who_git_says_marked_them(ready: Path):
+    """A pair marked not contradictory is not raised again, but audit says how many pairs are
+    silenced and who marked each as git knows them (the author of the commit that added the
+    record), not the name written inside the record, which any hand could write."""
+    a = committed(ready, "Checkout retries a failed payment 3 times.")
+    b = committed(ready, "Checkout retries a failed payment 5 times.")
+    assert run_cli("compatible", a, b).code == 0
+    rec_path = ready / MEM / ".compatible" / f"{min(a, b)}-{max(a, b)}.json"
+    rec = json.loads(rec_path.read_text("utf-8"))
+    rec["by"] = "local:boss@example.com"  # a hand edit claims someone else
+    rec_path.write_text(json.dumps(rec), encoding="utf-8")
+    pending = run_cli("audit", "--json").json()
+    assert pending["contradictions"] == [] and pending["contradictions_silenced"] == 1
+    assert pending["silenced"][0]["committed"] is False and pending["silenced"][0]["by"] is None
+    git("add", "-A", cwd=ready)
+    done = git("commit", "-qm", "not contradictory", cwd=ready, check=False)
+    assert done.returncode == 0, done.stderr
+    doc = run_cli("audit", "--json").json()
+    assert doc["contradictions"] == [] and doc["contradictions_silenced"] == 1
+    s = doc["silenced"][0]
+    assert (s["a"], s["b"]) == (min(a, b), max(a, b)) and s["by"] == "Test User <test@example.com>"
+    assert s["says"] == "local:boss@example.com"
+    text = run_cli("audit").out
+    assert "1 pair of memories that disagree, marked not contradictory" in text
+    assert "by Test User <test@example.com> (the record says local:boss@example.com)" in text
+
+
+def test_record_files_are_checked_for_secrets_by_the_hook_and_scan(ready: Path):
+    """A `.compatible` or `.approvals` JSON file is text a commit records: the pre-commit hook
+    refuses one holding a secret, and `scan` (the work tree, and --staged) reports it."""
+    token = "ghp_" + "Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5N"
+    for folder in (".compatible", ".approvals"):
+        path = ready / MEM / folder / "01AAAAAAAAAAAAAAAAAAAAAAAA-01BBBBBBBBBBBBBBBBBBBBBBBB.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"note": f"the deploy token is {token}"}), encoding="utf-8")
+        git("add", "-A", cwd=ready)
+        refused = git("commit", "-qm", "a record", cwd=ready, check=False)
+        assert refused.returncode != 0 and token not in refused.stderr, folder
+        assert f"{MEM}/{folder}/" in refused.stderr
+        staged = run_cli("scan", "--staged")
+        assert staged.code == 1 and f"{folder}/" in staged.out and token not in staged.out
+        tree = run_cli("scan")
+        assert tree.code == 1 and f"{folder}/" in tree.out and token not in tree.out
+        path.unlink()
+        git("add", "-A", cwd=ready)
+    assert run_cli("scan").code == 0
