@@ -73,7 +73,7 @@ _ALT_EN: dict[str, tuple[tuple[str, ...], ...]] = {
     "bool": (("true",), ("false",)),
     "indent": (("tab", "tabs"), ("space", "spaces")),
     "package-manager": (("npm",), ("pnpm",), ("yarn",), ("bun",)),
-    "merge-style": (("squash", "squashed", "squashing"), ("rebase", "rebased", "rebasing"), ("merge",)),
+    "merge-style": (("squash", "squashed", "squashing"), ("rebase", "rebased", "rebasing"), ("merge", "merged", "merging")),
     "day": (("monday",), ("tuesday",), ("wednesday",), ("thursday",), ("friday",), ("saturday",), ("sunday",)),
     "requirement": (("required", "mandatory"), ("optional",)),
     "order": (("before", "until"), ("after", "since")),
@@ -640,7 +640,8 @@ go goes put take takes keep keeps kept live lives stay stays is be can may might
 want wants done do did does happen happens happened start starts started begin begins kick kicks off on
 listen listens bind binds serve serves work works handle come comes mean means say says ship ships shipped
 up at most least max maximum min minimum limit limited limits cap caps capped configured configure
-default defaults value still every each per even if also instance stack 使 用 使用 跑 运行 上 为 监听 开始 执行"""
+default defaults value still every each per even if also instance stack require requires pin pins pinned
+target targets 使 用 使用 跑 运行 上 为 监听 开始 执行"""
 GENERIC_VERBS = frozenset(_GENERIC_TEXT.split())
 """Words that say how, not what: left out of a text's subject (and of the words only one side has)."""
 _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "repository", "config": "configuration",
@@ -794,9 +795,13 @@ def says(toks: Sequence[Tok]) -> Says:
                 continue
             if low in _MULTI:
                 multi = True
+            if not t.han:
+                low = t.surface.lower()  # `_key` stems it (its own way: pushes → push)
             parts = low.split("-") if "-" in low and not t.han else [low]
             for part in parts:
                 _lexicons()
+                if len(parts) > 1 and part in _NUMBER_WORDS:
+                    continue  # two-space: the number says how many, not what
                 hit = _LEX_EN.get(_stem(part)) if len(parts) > 1 else None
                 if hit is not None and hit[0] == "alt":
                     add_alt(hit[1], part)
@@ -872,6 +877,9 @@ def loose(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
         if ma - mb and mb - ma:
             found.append(Difference("alternative", sa.alt_surface[cls], sb.alt_surface[cls]))
             tool = tool or cls in _TOOLS
+    for cls in sa.alts.keys() & sb.alts.keys():  # a choice both name is part of what they are about
+        if sa.alts[cls] == sb.alts[cls] and cls not in ("frequency", "permit", "switch", "day", "order"):
+            shared += 1.0
     unit = False
     for d in sorted({d for d, *_ in sa.nums} & {d for d, *_ in sb.nums}):
         va = [x for dd, x, _w, _k in sa.nums if dd == d]
@@ -882,7 +890,7 @@ def loose(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
         wb, kb = next((w, k) for dd, x, w, k in sb.nums if dd == d and x not in va)
         found.append(Difference(ka if ka == kb or kb == "number" else kb, wa, wb))
         strong = strong or d in STRONG_DIMENSIONS
-        unit = unit or d != "n"
+        unit = unit or d != "n" or ka in ("version", "port") or kb in ("version", "port")
     if unit and len(found) > 1 and any(f.kind != "alternative" for f in found[:-1]) and any(
             d == "n" for d, *_ in sa.nums):
         return None  # "service 0 … 30 s" vs "service 1 … 31 s": the bare number names the subject
