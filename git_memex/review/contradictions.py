@@ -541,13 +541,13 @@ def annotate(ctx: Context, entries: list[dict[str, Any]], items: Sequence[Mappin
     at = {str(e["id"]): e for e in entries}
     for c in found:
         for mine, other in ((c.a, c.b), (c.b, c.a)):
-            e = at.get(mine)
-            if e is None:
+            got = at.get(mine)
+            if got is None:
                 continue
-            if len(e["contradicts"]) < CONTRADICTS_LIMIT:
-                e["contradicts"].append(other)
+            if len(got["contradicts"]) < CONTRADICTS_LIMIT:
+                got["contradicts"].append(other)
             else:
-                e["contradicts_left_out"] = e.get("contradicts_left_out", 0) + 1
+                got["contradicts_left_out"] = got.get("contradicts_left_out", 0) + 1
     if reorder:
         preferred_first(entries, found)
     return found

@@ -322,3 +322,15 @@ def test_the_finder_says_how_many_memories_its_bounds_cut():
     assert cx.find(same[:4], few) and few["unchecked"] == 0
     shown, left = cx.bounded(list(range(cx.REPORT_LIMIT + 7)))
     assert len(shown) == cx.REPORT_LIMIT and left == 7
+
+
+def test_the_bench_prints_each_halfs_figures():
+    """`python -m bench.contradiction_set`, the command docs/search.md gives to rerun the figures."""
+    root = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, "-m", "bench.contradiction_set"], cwd=root, capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [x.split(":")[0] for x in lines] == ["tuning.json", "heldout.json", "paraphrase-tuning.json",
+                                                "paraphrase-heldout.json"]
+    assert all("contradictions flagged" in x and "precision" in x for x in lines)
