@@ -605,14 +605,21 @@ def list_memories(
                      **({"gate": gate[(r["id"], r["location"])]} if (r["id"], r["location"]) in gate else {})}
                     for r in page]
         out: dict[str, Any] = {"memories": memories, "total": total, "limit": limit, "more": total > len(page)}
-        from git_memex.review.contradictions import annotate, disagreement_json, shown_item
+        from git_memex.review.contradictions import (
+            ANSWER_LIMIT,
+            annotate,
+            disagreement_json,
+            shown_item,
+        )
 
         found = annotate(ctx, memories, [shown_item(r["id"], r["body"] or "", r["location"], r["type"], r["source"],
-                                                     r["review_state"], r["content_hash"])
+                                                     r["review_state"], r["content_hash"], r["path"])
                                           for r in page if r["status"] == "active" and r["id"] not in newer],
                          reorder=False)  # a memory shown superseded (a chain repaired on read) disagrees with nothing
         if found:
-            out["disagreements"] = [disagreement_json(c) for c in found]
+            out["disagreements"] = [disagreement_json(c) for c in found[:ANSWER_LIMIT]]
+            if len(found) > ANSWER_LIMIT:
+                out["disagreements_left_out"] = len(found) - ANSWER_LIMIT
         fresh = remote_freshness(ctx, [r["location"] for r in page])
         if fresh:
             out["freshness"] = fresh
@@ -721,12 +728,20 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
                 if (d["id"], d["location"]) in gate:
                     d["gate"] = gate[(d["id"], d["location"])]
         # hits that disagree name each other, the one precedence prefers first (docs/search.md)
-        from git_memex.review.contradictions import annotate, disagreement_json, shown_item
+        from git_memex.review.contradictions import (
+            ANSWER_LIMIT,
+            annotate,
+            disagreement_json,
+            shown_item,
+        )
 
-        found = annotate(ctx, out["hits"], [shown_item(h.id, h.body, h.location, h.type, h.source, h.review_state)
+        found = annotate(ctx, out["hits"], [shown_item(h.id, h.body, h.location, h.type, h.source, h.review_state,
+                                                       path=h.path)
                                             for h in res.hits if h.status == "active"])
         if found:
-            out["disagreements"] = [disagreement_json(c) for c in found]
+            out["disagreements"] = [disagreement_json(c) for c in found[:ANSWER_LIMIT]]
+            if len(found) > ANSWER_LIMIT:
+                out["disagreements_left_out"] = len(found) - ANSWER_LIMIT
         if explain:
             out["precedence"] = {k: list(v) for k, v in CHAINS.items()}
             out["fts"] = res.fts

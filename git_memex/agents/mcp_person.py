@@ -82,6 +82,26 @@ def quoted(text: str) -> str:
     return "\n".join("> " + line for line in (text or "").strip().splitlines()) or "> (empty)"
 
 
+def reviewed_memory(ctx: Context, memory_id: str) -> dict[str, Any] | None:
+    """The reviewed knowledge behind `memory_id` (a repository copy whose file says approved or
+    published: what the team reviewed and every agent session is shown first), as {id, text,
+    state}; None otherwise. Reads only. The file's word is enough here: asking the person about a
+    memory that only claims review costs a question, never a change nobody agreed to."""
+    from git_memex.core.files import read_memory
+    from git_memex.index.stores import opened
+
+    with opened(ctx, None) as st:
+        st.refresh()
+        mid = st.find_changeable(memory_id).row["id"]
+        for found in st.find_all(mid):
+            if found.row["location"] == "personal":
+                continue
+            m = read_memory(found.path)
+            if m.fm.get("review_state") in ("approved", "published"):
+                return {"id": m.id, "text": m.body, "state": m.fm["review_state"]}
+    return None
+
+
 def approved_rule(ctx: Context, memory_id: str) -> dict[str, Any] | None:
     """The approved rule (role instruction, instruction_state approved) behind `memory_id`, in any
     of its copies, as {id, text}; None when it is no approved rule. Reads only. An org or remote

@@ -318,9 +318,24 @@ def one_line(text: str | None, width: int = 240) -> str:
     return squeeze(text or "", width)
 
 
-def disagreement_lines(pairs: list[dict[str, Any]]) -> list[str]:
+def contradicts_line(entry: dict[str, Any], shown: list[dict[str, Any]]) -> str:
+    """The line under a hit that disagrees with others: each other's id with a short label (its
+    text's start, as shown in this answer; or that it is not shown here), and how many more."""
+    said = {str(d.get("id")): d for d in shown}
+    parts = []
+    for other in entry.get("contradicts", []):
+        d = said.get(str(other))
+        what = f'"{one_line(d.get("snippet") or d.get("body") or "", 60)}"' if d is not None else \
+            "not shown here; memory_get reads it"
+        parts.append(f"id={other} ({what})")
+    more = entry.get("contradicts_left_out", 0)
+    return "  disagrees with " + ", ".join(parts) + (f", and {more} more" if more else "")
+
+
+def disagreement_lines(pairs: list[dict[str, Any]], left_out: int = 0) -> list[str]:
     """What a result says about memories in it that disagree (review/contradictions.py): each
-    pair, the one precedence prefers first, and that the user decides."""
+    pair, the one precedence prefers first, and that the user decides; at most
+    `review.contradictions.ANSWER_LIMIT` pairs, and how many more."""
     if not pairs:
         return []
     lines = ["These disagree; a person decides. Tell the user; do not pick one yourself, and do not supersede "
@@ -330,7 +345,9 @@ def disagreement_lines(pairs: list[dict[str, Any]]) -> list[str]:
         a, b = p["ids"]
         said = f'{p["kind"]}: "{one_line(p["values"][0], 80)}" vs "{one_line(p["values"][1], 80)}"'
         pref = f"precedence prefers id={p['preferred']}: {p['why']}" if p.get("preferred") else p["why"]
-        lines.append(f"- id={a} vs id={b} ({said}); {pref}")
+        lines.append(f"- id={a} vs id={b} ({said}); {one_line(pref)}")
+    if left_out:
+        lines.append(f"- and {left_out} more pairs that disagree, not listed here (`git memex audit` lists them)")
     return lines
 
 

@@ -37,6 +37,7 @@ from git_memex.agents.mcp_schema import (
     Visibility,
     WriteScope,
     agent_source,
+    contradicts_line,
     disagreement_lines,
     error,
     format_status,
@@ -68,30 +69,40 @@ if TYPE_CHECKING:
 def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
     def rule_off(mctx: MCPContext | None, name: str, memory_id: str, command: str,
                  act: str) -> CallToolResult | Callable[[Context], CallToolResult | None]:
-        """The refusal, or a guard for the run: when `memory_id` is an approved rule, the person
-        is asked first; the guard (called under the lock, right before the change) refuses when
-        the memory is not what was checked or shown any more."""
+        """The refusal, or a guard for the run: when `memory_id` is an approved rule, or reviewed
+        knowledge (approved or published: the team's, not the agent's to retract or replace), the
+        person is asked first; the guard (called under the lock, right before the change) refuses
+        when the memory is not what was checked or shown any more."""
         seen: dict[str, Any] = {}
 
         def look(ctx: Context) -> CallToolResult:
             seen["rule"] = person.approved_rule(ctx, memory_id)
+            seen["reviewed"] = None if seen["rule"] is not None else person.reviewed_memory(ctx, memory_id)
             return ok("", {})
 
         res = a.call(name, look)
         if res.is_error:
             return res
-        rule = seen["rule"]
+        rule, reviewed = seen["rule"], seen["reviewed"]
         if rule is not None:
             answer = person.ask(mctx, f"Your AI agent asks to switch off an approved rule: {act} {rule['id']}, "
                                 "which every agent session follows:\n" + person.quoted(rule["text"])
                                 + "\nDo you, the person at this computer, want this?")
             if answer != "yes":
                 return error(person.refusal(answer, f"{act} {rule['id']}", command), 2)
+        elif reviewed is not None:
+            what = act.replace("the approved rule", f"the {reviewed['state']} memory")
+            answer = person.ask(mctx, f"Your AI agent asks to change knowledge your team reviewed: {what} "
+                                f"{reviewed['id']} ({reviewed['state']}), which agents are shown first:\n"
+                                + person.quoted(reviewed["text"]) + "\nDo you, the person at this computer, want this?")
+            if answer != "yes":
+                return error(person.refusal(answer, f"{what} {reviewed['id']}", command), 2)
 
         def guard(ctx: Context) -> CallToolResult | None:
-            if person.approved_rule(ctx, memory_id) != rule:
-                return error(f"{memory_id} changed since it was checked (it is, or was, an approved rule); "
-                             "nothing was changed, ask again.", 2)
+            if person.approved_rule(ctx, memory_id) != rule or (
+                    rule is None and person.reviewed_memory(ctx, memory_id) != reviewed):
+                return error(f"{memory_id} changed since it was checked (it is, or was, an approved rule or "
+                             "reviewed knowledge); nothing was changed, ask again.", 2)
             return None
 
         return guard
@@ -203,8 +214,8 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                 lines.append(f"- {label(h)} id={h['id']}" + same_text(h))
                 lines.append(f"  {one_line(h.get('snippet'))}")
                 if h.get("contradicts"):
-                    lines.append("  disagrees with " + ", ".join(f"id={c}" for c in h["contradicts"]))
-            lines.extend(disagreement_lines(data.get("disagreements", [])))
+                    lines.append(contradicts_line(h, hits))
+            lines.extend(disagreement_lines(data.get("disagreements", []), data.get("disagreements_left_out", 0)))
             if data.get("more"):
                 lines.append(f"More memories matched; raise `limit` (now {limit}) to see them.")
             lines.extend(f"warning: {w}" for w in data.get("warnings", []))
@@ -242,8 +253,8 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             for m in mems:
                 lines.append(f"- {label(m)} id={m['id']} — {one_line(m.get('snippet'))}")
                 if m.get("contradicts"):
-                    lines.append("  disagrees with " + ", ".join(f"id={c}" for c in m["contradicts"]))
-            lines.extend(disagreement_lines(data.get("disagreements", [])))
+                    lines.append(contradicts_line(m, mems))
+            lines.extend(disagreement_lines(data.get("disagreements", []), data.get("disagreements_left_out", 0)))
             if note:
                 lines.append(f"warning: {note}")
             lines.extend(f"note: {f['note']}" for f in data.get("freshness", []) if f.get("note"))

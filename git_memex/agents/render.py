@@ -105,8 +105,12 @@ class ContextBlock:
 
 
 def squeeze(text: str, limit: int = LINE_CHARS) -> str:
-    """One line: whitespace collapsed, cut at `limit` characters with an ellipsis."""
-    one = " ".join(text.split())
+    """One line: whitespace collapsed, cut at `limit` characters with an ellipsis; a terminal
+    control or bidi override a memory holds spelled as its visible escape (`core.output.neutralise`,
+    as the CLI prints): what the session block and every MCP text line show."""
+    from git_memex.core.output import neutralise
+
+    one = neutralise(" ".join(text.split()))
     if len(one) <= limit:
         return one
     return one[: limit - 1].rstrip() + "…"

@@ -325,7 +325,7 @@ def _disagreement_units(ctx: Context, know: list[tuple[float, sqlite3.Row, str, 
     from git_memex.review.contradictions import among, shown_item
 
     found = among(ctx, [shown_item(r["id"], r["body"] or "", r["location"], r["type"], r["source"], r["review_state"],
-                                   r["content_hash"]) for _s, r, _l, _w in know if r["status"] == "active"])
+                                   r["content_hash"], r["path"]) for _s, r, _l, _w in know if r["status"] == "active"])
     if not found:
         return [(None, [z]) for z in know]
     line_of = {z[1]["id"]: z for z in know}

@@ -66,6 +66,22 @@ def run(args: argparse.Namespace) -> int:
         from git_memex.review.contradictions import sentence
 
         _capped([f"warn  contradiction: {sentence(c)}" for c in rep.contradictions], "contradictions")
+    if rep.contradictions_left_out:
+        print(f"      … and {rep.contradictions_left_out} more pairs of memories that disagree, not listed "
+              f"(at most {len(rep.contradictions)} are; supersede or mark some, then run audit again)")
+    if rep.contradictions_silenced:
+        n = len(rep.contradictions_silenced)
+        print(f"info  {n} pair{'s' if n > 1 else ''} of memories that disagree, marked not contradictory "
+              "(`git memex compatible`):")
+        _capped([f"      {s['a']} {s['b']}: "
+                 + (f"by {s['by']}" if s.get("by") else "not committed yet, so nobody git knows"
+                    if s.get("where") == "repository" else "by nobody known")
+                 + (f" (the record says {s['says']})" if s.get("says") and s.get("says") != s.get("by") else "")
+                 for s in rep.contradictions_silenced if "where" in s], "silenced pairs")
+    if rep.contradictions_unchecked:
+        from git_memex.review.contradictions import unchecked_sentence
+
+        print(f"warn  contradictions: {unchecked_sentence(rep.contradictions_unchecked)}")
     _capped([f"warn  near-duplicates ({d.similarity:.2f}): {d.a} {d.b} (supersede or forget one)"
              for d in rep.near_duplicates], "near-duplicate pairs")
     _capped([f"info  stale ({'no date' if s.days < 0 else f'{s.days} days'}): {s.id} {s.location}/{s.type} "

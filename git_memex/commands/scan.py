@@ -36,19 +36,24 @@ def run(args: argparse.Namespace) -> int:
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only, "patterns": ctx.redact_patterns}
     findings = []
     if args.staged:
-        from git_memex.agents.approval_record import record_problems
-        from git_memex.core.gitcmd import is_record_path, staged_memory_changes
-        from git_memex.secrets.scan import dangling_pointers, size_findings
+        from git_memex.agents import approval_record
+        from git_memex.core.gitcmd import is_record_path, is_team_record_path, staged_memory_changes
+        from git_memex.secrets.scan import dangling_pointers, record_problems, size_findings
 
         work_tree = ctx.require_repo("scan --staged").work_tree
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
             both, deleted, oversized = staged_memory_changes(work_tree, ctx.memory_dir_rel, records=True)
             findings.extend(size_findings(oversized))  # known from the blob's size; never read, nor scanned
-            staged = [(p, d) for p, d in both if not is_record_path(p, ctx.memory_dir_rel)]
+            staged = [(p, d) for p, d in both if not is_team_record_path(p, ctx.memory_dir_rel)]
+            records = [(p, d) for p, d in both if is_team_record_path(p, ctx.memory_dir_rel)]
             if kw["fmt"]:  # an approval record as the pre-commit hook checks it
-                findings.extend(f for p, d in both if is_record_path(p, ctx.memory_dir_rel) for f in record_problems(p, d))
+                findings.extend(f for p, d in records if is_record_path(p, ctx.memory_dir_rel)
+                                for f in approval_record.record_problems(p, d))
             for path, data in staged:
                 findings.extend(check_bytes(path, data, **kw))
+            if kw["secrets"]:  # .compatible and .approvals JSON: secrets, as the hook checks them
+                for path, data in records:
+                    findings.extend(record_problems(path, data, ctx.redact_patterns))
             if kw["fmt"]:  # what the pre-commit hook also refuses: a successor the commit lacks
                 findings.extend(dangling_pointers(work_tree, ctx.memory_dir_rel, staged, deleted,
                                                   patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys))
@@ -65,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
             if folder is None:
                 raise MemexError("no files given and no repository memory folder here", USAGE)
             paths = sorted(folder.rglob("*.md"))  # subfolders too (an org repo's engineering/, …)
+            if kw["secrets"]:  # and the record folders' JSON (secrets only: they have no frontmatter)
+                from git_memex.core.gitcmd import RECORD_FOLDERS
+
+                paths += sorted(p for f in RECORD_FOLDERS for p in (folder / f).glob("*.json"))
         from git_memex.core.files import UnreadableMemory, read_bytes
         from git_memex.secrets.scan import Finding
 
@@ -75,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
                 if not p.exists() and not p.is_symlink():
                     raise MemexError(f"cannot read {p} ({exc})", USAGE) from None
                 findings.append(Finding(str(p), 0, f"unreadable: {exc}"))
+                continue
+            if p.suffix == ".json" and p.parent.name in (".compatible", ".approvals"):
+                from git_memex.secrets.scan import record_problems
+
+                findings.extend(record_problems(str(p), data, ctx.redact_patterns) if kw["secrets"] else [])
                 continue
             findings.extend(check_bytes(str(p), data, **kw))
     for f in findings:

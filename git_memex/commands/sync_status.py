@@ -47,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"repository: {counts}")
         for f in s["uncommitted"]:
             print(f"  uncommitted: {f}")
-    if s["contradictions"]:
+    if s["contradictions"] or s["contradictions_unchecked"]:
         from git_memex.review.contradictions import summary
 
-        print(f"contradictions: {summary(s['contradictions'])}")
+        print(f"contradictions: {summary(s['contradictions'], s['contradictions_unchecked'], s['contradictions_count'])}")
     print(f"next: {s['next']}")
     return 0

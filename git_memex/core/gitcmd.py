@@ -249,11 +249,23 @@ def is_memory_path(path: str, memory_dir: str) -> bool:
     return path.startswith(prefix) and path.endswith(".md") and len(path) > len(prefix) + 3
 
 
+RECORD_FOLDERS = (".compatible", ".approvals")
+"""The memory folder's record folders (`review.compatible`, `agents.approval_record`): JSON files a
+person's command writes and the team commits; checked for secrets as memory files are."""
+
+
 def is_record_path(path: str, memory_dir: str) -> bool:
     """An approval or revocation record of a repository rule: `<memory_dir>/.approvals/<name>.json`
     (agents/approval_record.py), which the pre-commit hook checks too (`approval_record.record_problems`)."""
     prefix = memory_dir.rstrip("/") + "/.approvals/"
     return path.startswith(prefix) and path.endswith(".json") and "/" not in path[len(prefix):]
+
+
+def is_team_record_path(path: str, memory_dir: str) -> bool:
+    """Any record file: `<memory_dir>/.compatible/….json` (a pair marked not contradictory) or
+    `<memory_dir>/.approvals/….json`; each is checked for secrets as memory files are."""
+    prefix = memory_dir.rstrip("/") + "/"
+    return path.startswith(tuple(prefix + f + "/" for f in RECORD_FOLDERS)) and path.endswith(".json")
 
 
 def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = None, *, records: bool = False,
@@ -268,8 +280,9 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     One `git diff-index` call; two more (`cat-file --batch-check`, then `--batch` for the blobs
     within the limit) only when a memory file is staged.
     Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
-    With `records`, the staged approval and revocation records (`is_record_path`) are among the
-    (path, blob) pairs too, for the caller to check as what they are.
+    With `records`, the staged record files (`is_team_record_path`: approval and revocation
+    records, pairs marked compatible) are among the (path, blob) pairs too, for the caller to
+    check as what they are; one over the limit is in the third list.
     """
     if limit is None:
         from git_memex.core.frontmatter import MAX_FILE_BYTES
@@ -292,7 +305,7 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     changes = [("A", f) for f in fields if f] if listing else list(zip(fields[0::2], fields[1::2], strict=False))
     deleted = [p for st, p in changes if st == "D" and is_memory_path(p, memory_dir)]
     paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p)
-             if is_memory_path(p, memory_dir) or (records and is_record_path(p, memory_dir))]
+             if is_memory_path(p, memory_dir) or (records and is_team_record_path(p, memory_dir))]
     if not paths:
         return [], deleted, []
     if any("\n" in p for p in paths):  # `cat-file` reads one name a line

@@ -150,8 +150,48 @@ REVIEW_RANK: dict[str | None, int] = {"published": 0, "approved": 0, "proposed":
 a proposal, before a draft (user guide §5: reviewed knowledge ranks above drafts)."""
 
 
+def standing(memory: Any) -> str | None:
+    """The review state precedence trusts: `core.model.standing`, the one rule ranking and every
+    label use (where a memory is and what proves it; its file's ``review_state`` is only a claim).
+    Where the memory carries ``standing`` (the index column that computes it at index time), that;
+    else it is computed from the memory's file (``path``), read only when the claim is a reviewed
+    state (``approved``, ``published``) that needs its recorded step: read only where two memories
+    disagree (`prefer`), so the file read is paid per pair found. A file that cannot be read
+    proves nothing: its reviewed claim stands as ``proposed``."""
+    from git_memex.core import model
+
+    if isinstance(memory, Mapping):
+        if "standing" in memory:
+            return memory["standing"] or None
+    elif hasattr(memory, "keys") and "standing" in memory.keys():  # noqa: SIM118 (a sqlite3.Row: `in` tests its values)
+        return _get(memory, "standing")
+    claim = _get(memory, "review_state")
+    loc = str(_get(memory, "location") or "")
+    if claim not in model.REVIEWED_STATES or loc in ("personal", "outbox", "private") or loc.startswith("remote:"):
+        return model.standing(loc, {"review_state": claim})
+    fm = _file_fm(_get(memory, "path"))
+    if fm is None:
+        return "proposed"
+    return model.standing(loc, {**fm, "review_state": claim})
+
+
+def _file_fm(path: Any) -> dict[str, Any] | None:
+    """The frontmatter of the memory file at `path`, or None when there is none to read."""
+    if not path:
+        return None
+    from pathlib import Path
+
+    from git_memex.core.files import read_memory
+    from git_memex.errors import MemexError
+
+    try:
+        return dict(read_memory(Path(str(path))).fm)
+    except (OSError, ValueError, MemexError):
+        return None
+
+
 def _review(memory: Any) -> str | None:
-    return _get(memory, "review_state") or None
+    return standing(memory)
 
 
 def prefer(a: Any, b: Any) -> tuple[Any | None, str]:

@@ -100,6 +100,36 @@ def covers(found: dict[tuple[str, str], list[dict[str, Any]]], ra: Mapping[str, 
     return any(r["content"].get(a) == ha and r["content"].get(b) == hb for r in recs)
 
 
+def covering(found: dict[tuple[str, str], list[dict[str, Any]]], ra: Mapping[str, Any],
+             rb: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The record by which a person marked these two, as they read now, not contradictory; None."""
+    a, b = str(ra["id"]), str(rb["id"])
+    ha, hb = _hash(ra), _hash(rb)
+    for r in found.get((min(a, b), max(a, b)), []):
+        if r["content"].get(a) == ha and r["content"].get(b) == hb:
+            return r
+    return None
+
+
+def silenced(ctx: Context, record: Mapping[str, Any]) -> dict[str, Any]:
+    """What audit shows of one pair a record silences: the ids, where the record is, and who
+    marked it as git knows them: for a repository record, the author of the commit that added
+    it (``by``; None while it is not committed: ``committed`` false). The name inside the
+    record (``says``) is only what its writer put there (any file can be written by hand)."""
+    out: dict[str, Any] = {"a": record["a"], "b": record["b"], "where": record["where"], "path": record["path"],
+                           "says": str(record.get("by") or ""), "by": None, "committed": False}
+    if record["where"] == "repository" and ctx.repo is not None:
+        from git_memex.core.gitcmd import git_text
+
+        rel = Path(record["path"]).relative_to(ctx.repo.work_tree).as_posix()
+        r = git_text(["log", "--diff-filter=A", "-1", "--format=%an <%ae>", "--", rel], ctx.repo.work_tree, timeout=30)
+        who = r.stdout.strip() if r is not None and r.returncode == 0 else ""
+        out["by"], out["committed"] = (who or None), bool(who)
+    elif record["where"] == "this machine":
+        out["by"] = out["says"] or None  # written by this machine's `git memex compatible`, in its data root
+    return out
+
+
 def _rows(ctx: Context, a: str, b: str) -> tuple[Any, Any]:
     from git_memex.index.stores import Stores
 

@@ -31,6 +31,8 @@ MAX_APART = 12
 disagree differ in a value, a negation or a choice, a name, and a few words..."""
 MAX_APART_WORDS = 8
 """...nor more than this many plain words in one only (`disagreement.plain_word`)."""
+MAX_ONE_SIDE = 7
+"""...and texts that say it in other words: at most this many plain words in each that the other lacks."""
 MAX_CANDIDATES = 16
 """At most this many candidates are compared with each memory (those sharing the most probes)."""
 PROBES = 8
@@ -88,7 +90,7 @@ def pair(ra: Mapping[str, Any], rb: Mapping[str, Any], verdict: Verdict) -> Cont
 def signature(text: str) -> frozenset[str]:
     """A cheap stand-in for a text's words (its whitespace-separated pieces lowercased, and each
     CJK character), for choosing which pairs `compare` looks at. No regex: ~20 µs a memory."""
-    words = frozenset(text.lower().split())
+    words = frozenset(p.strip(_EDGES) for p in text.lower().split()) - {""}
     return words if text.isascii() else words | frozenset(c for c in text if c >= "\u2e80")
 
 
@@ -106,6 +108,17 @@ def plain(text: str, sig: frozenset[str], known: dict[str, str | None]) -> tuple
     names = frozenset(w for p in text.split() if p[:1].isupper() or p[:1] == "@"
                       if (w := norm(p.lower())) is not None)
     return words, names
+
+
+_EDGES = ".,;:!?()[]{}\"'`"
+
+
+def near(pa: tuple[frozenset[str], frozenset[str]], pb: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Could two texts, written alike or in other words, be about one subject? At most
+    MAX_ONE_SIDE plain words (`plain`) in each that the other lacks: `disagreement.loose` allows
+    two content words on each side, and plain words also hold the verbs it leaves out."""
+    (wa, _na), (wb, _nb) = pa, pb
+    return len(wa - wb) <= MAX_ONE_SIDE and len(wb - wa) <= MAX_ONE_SIDE
 
 
 def close(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -127,13 +140,31 @@ def words_close(pa: tuple[frozenset[str], frozenset[str]], pb: tuple[frozenset[s
     return not ((wa - wb - na) and (wb - wa - nb))
 
 
-def find(rows: Iterable[Any]) -> list[Contradiction]:
+REPORT_LIMIT = 100
+"""At most this many pairs are listed by `audit --json` and `sync-status --json` (`bounded`),
+the ones precedence decides first; `contradictions_left_out` says how many more there are."""
+ANSWER_LIMIT = 10
+"""At most this many pairs in one answer's `disagreements` (search, list, the session block)..."""
+CONTRADICTS_LIMIT = 5
+"""...and at most this many ids in one hit's `contradicts` (`contradicts_left_out` counts the rest)."""
+
+
+def bounded(pairs: Sequence[Any]) -> tuple[list[Any], int]:
+    """The first REPORT_LIMIT pairs (`pairs` as `contradictions` orders them) and how many are left out."""
+    return list(pairs[:REPORT_LIMIT]), max(0, len(pairs) - REPORT_LIMIT)
+
+
+def find(rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contradiction]:
     """Every pair of the rows (active memories: id, body, location, type, source, review_state,
     supersedes, superseded_by) that `compare` says disagree. An id seen twice counts once (the
     first row wins). Candidates share one of their PROBES rarest signature words (two texts that
     differ in a few words share their rarest others), from the last POSTINGS memories holding
     it, at most MAX_CANDIDATES for each memory, and pass `close`; only they are tokenized and
-    compared. Linear in the number of rows: at most PROBES × POSTINGS look-ups a memory."""
+    compared. Linear in the number of rows: at most PROBES × POSTINGS look-ups a memory.
+
+    Those bounds can leave pairs unseen: a memory whose probe words more than POSTINGS earlier
+    memories hold, or with more than MAX_CANDIDATES candidates, is compared with only some of
+    them. `stats["unchecked"]` counts such memories (said by audit, sync-status and doctor)."""
     import heapq
 
     from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
@@ -153,9 +184,17 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
             plains[i] = plain(items[i][0]["body"] or "", items[i][1], known)
         return plains[i]
 
+    def probe_words(i: int) -> frozenset[str]:
+        """Its plain words (filler, values and choices left out) and CJK characters: what two
+        texts about one subject share however they are written."""
+        sig = items[i][1]
+        words = plain_of(i)[0] | frozenset(w for w in sig if len(w) == 1 and w >= "\u2e80")
+        return words or sig
+
+    keys = [probe_words(i) for i in range(len(items))]
     df: dict[str, int] = {}
-    for _r, sig in items:
-        for w in sig:
+    for ks in keys:
+        for w in ks:
             df[w] = df.get(w, 0) + 1
     postings: dict[str, list[int]] = {}
     toks: dict[int, list[Tok] | None] = {}
@@ -167,16 +206,22 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
         return toks[i]
 
     out: list[Contradiction] = []
-    for i, (r, sig) in enumerate(items):
-        probes = heapq.nsmallest(PROBES, sig, key=lambda w: (df[w], w))
+    unchecked = 0
+    for i, (r, _sig) in enumerate(items):
+        probes = heapq.nsmallest(PROBES, keys[i], key=lambda w: (df[w], w))
         counts: dict[int, int] = {}
+        cut = False
         for w in probes:
-            for j in postings.get(w, ())[-POSTINGS:]:
+            held = postings.get(w, ())
+            cut = cut or len(held) > POSTINGS
+            for j in held[-POSTINGS:]:
                 counts[j] = counts.get(j, 0) + 1
+        cut = cut or len(counts) > MAX_CANDIDATES
+        unchecked += cut
         best = counts if len(counts) <= MAX_CANDIDATES else heapq.nlargest(MAX_CANDIDATES, counts, key=counts.__getitem__)
         for j in best:
             rj, sj = items[j]
-            if not close(sig, sj) or not words_close(plain_of(i), plain_of(j)) or _linked(r, rj):
+            if not near(plain_of(i), plain_of(j)) or _linked(r, rj):
                 continue
             ta, tb = tokens_of(j), tokens_of(i)
             if ta is None or tb is None:
@@ -186,7 +231,9 @@ def find(rows: Iterable[Any]) -> list[Contradiction]:
                 out.append(pair(rj, r, v))
         for w in probes:
             postings.setdefault(w, []).append(i)
-    out.sort(key=lambda c: (c.a, c.b))
+    out.sort(key=lambda c: (c.preferred is None, c.a, c.b))
+    if stats is not None:
+        stats["unchecked"] = stats.get("unchecked", 0) + unchecked
     return out
 
 
@@ -203,13 +250,15 @@ def _linked(ra: Mapping[str, Any], rb: Mapping[str, Any]) -> bool:
 
 
 ROW_COLUMNS = ("m.id, m.body, m.location, m.type, m.source, m.review_state, m.supersedes, m.superseded_by, "
-               "m.content_hash, m.updated_ts")
+               "m.content_hash, m.updated_ts, m.path")
 
 
-def unresolved(ctx: Context, rows: Iterable[Any]) -> list[Contradiction]:
-    """`find` over `rows`, less the pairs a person marked as not contradictory (`review.compatible`)."""
+def unresolved(ctx: Context, rows: Iterable[Any], stats: dict[str, int] | None = None,
+               quiet: list[dict[str, Any]] | None = None) -> list[Contradiction]:
+    """`find` over `rows`, less the pairs a person marked as not contradictory (`review.compatible`);
+    those go to `quiet` as their records (audit counts them: nothing is silenced unseen)."""
     rows = list(rows)
-    found = find(rows)
+    found = find(rows, stats)
     if not found:
         return []
     from git_memex.review import compatible
@@ -218,14 +267,25 @@ def unresolved(ctx: Context, rows: Iterable[Any]) -> list[Contradiction]:
     for r in rows:
         by_id.setdefault(str(r["id"]), r)
     marks = compatible.marks(ctx)
-    return [_masked(ctx, c, by_id) for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])]
+    out = []
+    for c in found:
+        rec = compatible.covering(marks, by_id[c.a], by_id[c.b]) if marks else None
+        if rec is not None:
+            if quiet is not None:
+                quiet.append(rec)
+            continue
+        if (m := _masked(ctx, c, by_id)) is not None:
+            out.append(m)
+    return out
 
 
-def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]]) -> Contradiction:
+def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]]) -> Contradiction | None:
     """`c` with its differing values as the bodies may be shown: secrets masked (a file that came
     in by another road may hold one; only found pairs pay for the check). Each word of a value
     that masking changed in its body is replaced by the masked word; where the words of a body
-    cannot be matched up, the value is "(masked)"."""
+    cannot be matched up, the value is "(masked)". A difference in a masked value is no
+    difference (two secrets, each masked, say nothing a person can compare, and the masks would
+    show part of them side by side): it is left out, and a pair with no other is None."""
     from git_memex.secrets.redact import redact
 
     def shown(body: str) -> dict[str, str] | None:
@@ -255,17 +315,21 @@ def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any
 
     from git_memex.review.disagreement import Difference
 
-    diffs = [Difference(d.kind, value(d.a, ma), value(d.b, mb)) for d in c.differences]
+    diffs = [Difference(d.kind, va, vb) for d in c.differences
+             if (va := value(d.a, ma)) == d.a and (vb := value(d.b, mb)) == d.b]
+    if not diffs:
+        return None
     return Contradiction(c.a, c.b, diffs, c.preferred, c.why, c.tiers)
 
 
 KEY_COLUMNS = ("m.id, m.content_hash, m.location, m.type, m.source, m.review_state, m.supersedes, "
-               "m.superseded_by")
-CACHE_FORMAT = "git-memex-contradictions/1"
+               "m.superseded_by, m.updated_ts, m.path")
+CACHE_FORMAT = "git-memex-contradictions/2"
 """The cache file's format; the key also holds a hash of the finder's code (`_finder_id`)."""
 
 
-def contradictions(ctx: Context, *, stores: Stores | None = None) -> list[dict[str, Any]]:
+def contradictions(ctx: Context, *, stores: Stores | None = None,
+                   stats: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """Every pair of active memories this context reads (personal, the project's, subscribed org
     and remote memories; from the index) that disagree, less the pairs a person marked as not
     contradictory: {"a", "b", "kind", "values", "differences", "preferred", "why", "tiers"}, `a`
@@ -275,21 +339,28 @@ def contradictions(ctx: Context, *, stores: Stores | None = None) -> list[dict[s
     and the fields precedence reads (and the team's secret patterns): `sync-status` and `doctor`
     run again over an unchanged store read one small query and the cache; any change anywhere
     recomputes the whole store (the finder is linear in it). The person's marks are applied
-    after the cache, so marking or unmarking a pair shows at once."""
+    after the cache, so marking or unmarking a pair shows at once. `stats` gets the finder's
+    `unchecked` count (`find`)."""
     from git_memex.index.schema import NOT_EXPIRED
 
     cond = "m.status = 'active' AND " + NOT_EXPIRED
     with opened(ctx, stores) as st:
         keys = st.rows(cond, columns=KEY_COLUMNS, order_by="m.id")
         key = _state_key(ctx, keys)
-        pairs = _cached(ctx, key)
-        if pairs is None:
+        got = _cached(ctx, key)
+        if got is None:
             rows = st.rows(cond, columns=ROW_COLUMNS, order_by="m.id")
             by_id: dict[str, Any] = {}
             for r in rows:
                 by_id.setdefault(str(r["id"]), r)
-            pairs = [_masked(ctx, c, by_id).to_json() for c in find(rows)]
-            _store(ctx, key, pairs)
+            mine: dict[str, int] = {}
+            pairs = [m.to_json() for c in find(rows, mine) if (m := _masked(ctx, c, by_id)) is not None]
+            unchecked = mine.get("unchecked", 0)
+            _store(ctx, key, pairs, unchecked)
+        else:
+            pairs, unchecked = got
+    if stats is not None:
+        stats["unchecked"] = unchecked
     if not pairs:
         return []
     from git_memex.review import compatible
@@ -333,22 +404,24 @@ def _cache_path(ctx: Context) -> Any:
     return ctx.data_root / "cache" / f"contradictions-{sha256_hex(place.encode('utf-8', 'surrogatepass'))[:16]}.json"
 
 
-def _cached(ctx: Context, key: str) -> list[dict[str, Any]] | None:
+def _cached(ctx: Context, key: str) -> tuple[list[dict[str, Any]], int] | None:
     try:
         doc = json.loads(_cache_path(ctx).read_text("utf-8"))
     except (OSError, ValueError):
         return None
-    if isinstance(doc, dict) and doc.get("key") == key and isinstance(doc.get("pairs"), list):
-        return doc["pairs"]
+    if isinstance(doc, dict) and doc.get("key") == key and isinstance(doc.get("pairs"), list) and isinstance(
+            doc.get("unchecked", 0), int):
+        return doc["pairs"], int(doc.get("unchecked", 0))
     return None
 
 
-def _store(ctx: Context, key: str, pairs: list[dict[str, Any]]) -> None:
+def _store(ctx: Context, key: str, pairs: list[dict[str, Any]], unchecked: int) -> None:
     """Write the cache; a cache that cannot be written is no error (the next run computes again)."""
     from git_memex.agents.approval_record import write
 
     with contextlib.suppress(OSError, MemexError):
-        write(_cache_path(ctx), json.dumps({"key": key, "pairs": pairs}, ensure_ascii=False).encode("utf-8"))
+        write(_cache_path(ctx), json.dumps({"key": key, "pairs": pairs, "unchecked": unchecked},
+                                           ensure_ascii=False).encode("utf-8"))
 
 
 def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradiction]:
@@ -378,10 +451,16 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
         return toks[i]
 
     found: list[Contradiction] = []
+    compared = [0] * len(items)
     for x in range(len(items)):
         for y in range(x + 1, len(items)):
-            if not close(sigs[x], sigs[y]) or not words_close(plain_of(x), plain_of(y)) or _linked(items[x], items[y]):
+            if compared[x] >= MAX_CANDIDATES:
+                break  # linear: at most MAX_CANDIDATES texts compared with each (a list page of 200 included)
+            if compared[y] >= MAX_CANDIDATES or sigs[x].isdisjoint(sigs[y]) or not near(plain_of(x), plain_of(y)) \
+                    or _linked(items[x], items[y]):
                 continue
+            compared[x] += 1
+            compared[y] += 1
             ta, tb = tokens_of(x), tokens_of(y)
             if ta is None or tb is None:
                 continue
@@ -394,7 +473,8 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
 
     marks = compatible.marks(ctx)
     by_id = {str(it["id"]): it for it in items}
-    return [_masked(ctx, c, by_id) for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])]
+    return [m for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])
+            if (m := _masked(ctx, c, by_id)) is not None]
 
 
 def sentence(c: Mapping[str, Any], *, commands: bool = True) -> str:
@@ -412,21 +492,33 @@ def sentence(c: Mapping[str, Any], *, commands: bool = True) -> str:
     return head
 
 
-def summary(pairs: Sequence[Mapping[str, Any]]) -> str:
-    """`sync-status`'s and `doctor`'s one line about the contradictions found (pairs non-empty)."""
-    n = len(pairs)
+def summary(pairs: Sequence[Mapping[str, Any]], unchecked: int = 0, total: int | None = None) -> str:
+    """`sync-status`'s and `doctor`'s one line about the contradictions found (pairs or
+    `unchecked` non-empty): every pair counted (`total`, when `pairs` is a bounded list)."""
+    n = len(pairs) if total is None else total
+    tail = f"; {unchecked_sentence(unchecked)}" if unchecked else ""
+    if not n:
+        return unchecked_sentence(unchecked)
     first = sentence(pairs[0], commands=False)
     more = f" (and {n - 1} more pair{'s' if n > 2 else ''})" if n > 1 else ""
     return (f"{n} pair{'s' if n > 1 else ''} of memories disagree, a person decides: {first}{more}; "
-            "`git memex audit` lists them with the ways out")
+            f"`git memex audit` lists them with the ways out{tail}")
+
+
+def unchecked_sentence(n: int) -> str:
+    """What the finder's bounds left unseen (`find`), in words."""
+    return (f"{n} memor{'y shares' if n == 1 else 'ies share'} their words with more than {POSTINGS} others or "
+            f"has more than {MAX_CANDIDATES} close ones, and {'was' if n == 1 else 'were'} compared with only "
+            "some of them: pairs among them may be missing (docs/search.md)")
 
 
 # ------------------------------------------------------------------ memories shown together
 def shown_item(mid: str, body: str, location: str, type_: str | None, source: str | None,
-               review_state: str | None, content_hash: str | None = None) -> dict[str, Any]:
-    """The fields `among` and `core.precedence` read, from a search hit or an index row."""
+               review_state: str | None, content_hash: str | None = None, path: str | None = None) -> dict[str, Any]:
+    """The fields `among` and `core.precedence` read, from a search hit or an index row (`path`:
+    where `precedence.standing` reads the review history that proves a reviewed claim)."""
     return {"id": mid, "body": body, "location": location, "type": type_, "source": source,
-            "review_state": review_state, "content_hash": content_hash}
+            "review_state": review_state, "content_hash": content_hash, "path": path}
 
 
 def annotate(ctx: Context, entries: list[dict[str, Any]], items: Sequence[Mapping[str, Any]], *,
@@ -446,12 +538,16 @@ def annotate(ctx: Context, entries: list[dict[str, Any]], items: Sequence[Mappin
     found = among(ctx, items)
     if not found:
         return []
+    at = {str(e["id"]): e for e in entries}
     for c in found:
-        for e in entries:
-            if e["id"] == c.a:
-                e["contradicts"].append(c.b)
-            elif e["id"] == c.b:
-                e["contradicts"].append(c.a)
+        for mine, other in ((c.a, c.b), (c.b, c.a)):
+            got = at.get(mine)
+            if got is None:
+                continue
+            if len(got["contradicts"]) < CONTRADICTS_LIMIT:
+                got["contradicts"].append(other)
+            else:
+                got["contradicts_left_out"] = got.get("contradicts_left_out", 0) + 1
     if reorder:
         preferred_first(entries, found)
     return found

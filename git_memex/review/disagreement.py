@@ -73,10 +73,10 @@ _ALT_EN: dict[str, tuple[tuple[str, ...], ...]] = {
     "bool": (("true",), ("false",)),
     "indent": (("tab", "tabs"), ("space", "spaces")),
     "package-manager": (("npm",), ("pnpm",), ("yarn",), ("bun",)),
-    "merge-style": (("squash", "squashed"), ("rebase", "rebased"), ("merge",)),
+    "merge-style": (("squash", "squashed", "squashing"), ("rebase", "rebased", "rebasing"), ("merge", "merged", "merging")),
     "day": (("monday",), ("tuesday",), ("wednesday",), ("thursday",), ("friday",), ("saturday",), ("sunday",)),
     "requirement": (("required", "mandatory"), ("optional",)),
-    "order": (("before",), ("after",)),
+    "order": (("before", "until"), ("after", "since")),
     "sync": (("sync", "synchronous", "synchronously"), ("async", "asynchronous", "asynchronously")),
     "case": (("camelcase",), ("snake_case", "snakecase"), ("kebab-case", "kebabcase"), ("pascalcase",)),
     "letter-case": (("lowercase",), ("uppercase",)),
@@ -85,8 +85,11 @@ _ALT_EN: dict[str, tuple[tuple[str, ...], ...]] = {
     "test-runner": (("jest",), ("vitest",), ("mocha",)),
     "verdict": (("accept", "accepts"), ("reject", "rejects", "rejected")),
     "visibility": (("public",), ("private",)),
+    "mode": (("automatic", "automatically", "auto"), ("manual", "manually")),
+    "log-level": (("trace",), ("debug",), ("info",), ("warn", "warning"), ("error",)),
+    "status": (("green", "passing"), ("red", "failing")),
 }
-SCOPING = frozenset({"day", "visibility"})
+SCOPING = frozenset({"day", "visibility", "order"})
 """Alternatives that scope a statement when something else differs too ("9:30 on Mondays" vs
 "16:00 on Fridays" are two meetings), and disagree when they alone differ."""
 _QUAL_EN: dict[str, str] = {w: k for k, ws in {
@@ -566,6 +569,14 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     """`compare` on texts already split by `tokens`."""
     if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
         return None
+    v = _aligned(a, b)
+    if v is not None:
+        return None if vetoed(says(a), says(b), v.differences) else v
+    return loose(a, b)
+
+
+def _aligned(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
+    """The word-by-word comparison (the module docstring)."""
     from difflib import SequenceMatcher
 
     na, nb = [t.norm for t in a], [t.norm for t in b]
@@ -613,3 +624,293 @@ def compare(a: str, b: str) -> Verdict | None:
     """Whether two texts disagree about one subject (see the module docstring): the differences,
     or None when they are compatible, about other things, or too long to be one statement."""
     return compare_tokens(tokens(a), tokens(b))
+
+
+# ------------------------------------------------------------------ paraphrases
+# The alignment above finds a value that differs in one sentence written twice. Two people write
+# one fact in different words ("100 requests a minute" vs "throttled at 500 requests per minute"),
+# so when the alignment says nothing, `loose` compares what each text says as sets: its subject
+# (content words, folded by a few synonyms and stemmed to their first five letters; filler, and
+# verbs that say how rather than what, left out; the differing values set aside), its qualifiers
+# (one canonical value per class: dev/development/local/开发环境 are one), and its values (numbers
+# by their unit's dimension, the members of each set of alternatives, the parity of its
+# negations, an owner's name). `vetoed` then applies the same "other case" rules to both ways.
+_GENERIC_TEXT = """use used uses using run runs ran running get gets got make makes made let lets set sets
+go goes put take takes keep keeps kept live lives stay stays is be can may might should must need needs needed
+want wants done do did does happen happens happened start starts started begin begins kick kicks off on
+listen listens bind binds serve serves work works handle come comes mean means say says ship ships shipped
+up at most least max maximum min minimum limit limited limits cap caps capped configured configure
+default defaults value still every each per even if also instance stack require requires pin pins pinned
+target targets 使 用 使用 跑 运行 上 为 监听 开始 执行"""
+GENERIC_VERBS = frozenset(_GENERIC_TEXT.split())
+"""Words that say how, not what: left out of a text's subject (and of the words only one side has)."""
+_SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "repository", "config": "configuration",
+             "env": "environment", "auth": "authentication", "pr": "pull-request", "prs": "pull-request",
+             "valid": "expire", "expiry": "expire", "ttl": "expire", "lifetime": "expire", "retried": "retry",
+             "retries": "retry", "attempt": "retry", "attempts": "retry", "throttled": "limit",
+             "throttle": "limit", "indented": "indent", "indentation": "indent", "long": "length",
+             "postgresql": "postgres", "k8s": "kubernetes", "owner": "own", "owned": "own", "owns": "own",
+             "maintained": "own", "maintains": "own", "maintainer": "own", "handled": "own", "on-call": "own",
+             "oncall": "own", "responsible": "own"}
+_IDENT_TEXT = """tenant tenants phase sprint shard worker room ticket issue step stage milestone cluster team
+floor iteration chapter section story tier building row column slot partition region zone rack batch wave
+round"""
+_IDENT_WORDS = frozenset(_IDENT_TEXT.split())
+"""A number right after one of these names a thing ("tenant 4", "phase 2"): part of the subject, no value."""
+_MULTI_TEXT = "support supports supported supporting accept accepts accepted open opened compatible tested"
+_MULTI = frozenset(_MULTI_TEXT.split())
+"""A version or port that differs beside one of these is one of several ("Python 3.11 is supported")."""
+_CANON_QUAL = {**{w: "dev" for w in ("dev", "development", "local", "locally", "开发环境", "开发", "本地", "线下")},
+               **{w: "prod" for w in ("prod", "production", "生产环境", "生产", "线上")},
+               **{w: "staging" for w in ("staging", "stage", "预发环境", "预发布", "预发")},
+               **{w: "test" for w in ("qa", "uat", "测试环境")}}
+_ORDINALS_TEXT = "first second third fourth fifth last next previous initial final 第一 第二 第三 最后"
+_ORDINALS = frozenset(_ORDINALS_TEXT.split())
+_LOWER_BOUND = ("at least", "minimum", "no less than", "no fewer than", "or more", "more than", "至少", "最少",
+                "不少于", "以上")
+_UPPER_BOUND = ("at most", "maximum", "max ", "up to", "no more than", "or less", "or fewer", "capped", "最多",
+                "不超过", "以内", "之内", "上限")
+_SWITCHED_ON = (" is on", " are on", " on by default", "turned on", "switched on")
+_SWITCHED_OFF = (" is off", " are off", " off by default", "turned off", "switched off")
+_NEVER = frozenset(("frequency:never", "frequency:从不"))
+_NEGATIVE = frozenset(("permit:forbid", "permit:禁止", "switch:disable", "switch:禁用"))
+"""A choice whose class the other text does not name at all counts as a negation there:
+"周二可以部署" vs "周二禁止部署"."""
+_TOOLS = ("package-manager", "merge-style", "indent", "database", "test-runner")
+"""Choices a "not" before is about ("pnpm, not npm"): the negated one is not said."""
+LOOSE_MAX_EXTRA = 2.0
+"""Subject words (a Han character counts half) one side has and the other lacks, beyond which
+two differently written texts are taken as about other things."""
+STRONG_DIMENSIONS = frozenset(("time", "size", "clock"))
+"""Values in these units are strong enough to say one subject where each side has a word the other lacks."""
+
+
+def _key(w: str) -> str:
+    """A content word as `loose` compares it: synonyms folded, a light stem, then its first five
+    letters (a stem that meets indent/indented/indentation, deploy/deploys/deployment)."""
+    w = _SYNONYMS.get(w, w)
+    if not w.isascii():
+        return w
+    if w.endswith(("shes", "ches", "xes", "sses")):
+        w = w[:-2]
+    w = _stem(w)
+    for suf in ("ing", "ed"):
+        if len(w) > len(suf) + 3 and w.endswith(suf):
+            w = w[:-len(suf)]
+            if len(w) > 3 and w[-1] == w[-2]:
+                w = w[:-1]
+            break
+    w = _SYNONYMS.get(w, w)
+    return w if len(w) <= 5 or "-" in w else w[:5]
+
+
+@record(frozen=True)
+class Says:
+    """What one text says, as `loose` compares it."""
+    subject: dict[str, float]  # content key -> weight (a Han character 0.5)
+    quals: dict[str, frozenset[str]]  # class -> canonical values
+    ordinals: frozenset[str]
+    alts: dict[str, frozenset[str]]  # class -> members said (not negated)
+    alt_surface: dict[str, str]
+    negs: int
+    nums: list[tuple[str, float, str, str]]  # (dimension, value in base units or minutes of the day, as written, kind)
+    cue: bool
+    bound: str  # "lower", "upper", "" (both or none)
+    multi: bool
+
+
+def _clock(t: Tok) -> float | None:
+    """02:00, 2am, 4:30pm as minutes of the day."""
+    s = t.norm
+    pm = s.endswith("pm")
+    s = s[:-2] if s.endswith(("am", "pm")) else s
+    h, _, m = s.partition(":")
+    try:
+        x = int(h) * 60 + (int(m) if m else 0)
+    except ValueError:
+        return None
+    return float(x + (720 if pm and int(h) < 12 else 0))
+
+
+def says(toks: Sequence[Tok]) -> Says:
+    subject: dict[str, float] = {}
+    quals: dict[str, set[str]] = {}
+    ordinals: set[str] = set()
+    alts: dict[str, set[str]] = {}
+    surf: dict[str, str] = {}
+    negs = 0
+    nums: list[tuple[str, float, str, str]] = []
+    cue = multi = False
+    n = len(toks)
+
+    def add_alt(detail: str, surface: str) -> None:
+        cls = detail.split(":")[0]
+        alts.setdefault(cls, set()).add(detail)
+        surf.setdefault(cls, surface)
+
+    for i, t in enumerate(toks):
+        prev = toks[i - 1] if i else None
+        nxt = toks[i + 1] if i + 1 < n else None
+        if t.kind == "neg":
+            if nxt is not None and nxt.kind == "alt" and nxt.norm.startswith(_TOOLS):
+                continue  # "pnpm, not npm": the not is about the choice, which is not said
+            negs += 1
+        elif t.kind == "alt":
+            if prev is not None and prev.kind == "neg" and t.norm.startswith(_TOOLS):
+                continue
+            add_alt(t.norm, t.surface)
+            multi = multi or t.surface.lower() in _MULTI
+        elif t.kind == "num":
+            if prev is not None and prev.kind == "word" and prev.norm in _IDENT_WORDS and (
+                    nxt is None or nxt.kind not in ("unit", "num")):
+                subject[f"{prev.norm}#{t.norm}"] = 1.0
+                continue
+            unit, norm = (nxt.detail if nxt is not None and nxt.kind == "unit" else ""), t.norm
+            glued = norm.lstrip("0123456789.,:")
+            if glued and glued in _UNITS and glued not in ("am", "pm"):
+                unit, norm = glued, norm[:-len(glued)]
+            dim, factor = _UNITS.get(unit, ("", 1.0))
+            kind = _value_kind([t], prev, nxt)
+            if kind == "time":
+                c = _clock(t)
+                nums.append(("clock", c if c is not None else -1.0, t.surface, "time"))
+                continue
+            try:
+                x = float(norm.lstrip("v").replace(",", "")) if kind != "version" or norm.count(".") < 2 else None
+            except ValueError:
+                x = None
+            if x is None:  # 17.0.2: a version, compared as written
+                nums.append(("n", float(hash(norm.lstrip("v"))), t.surface, "version"))
+            else:
+                nums.append((dim or "n", x * factor, t.surface, "number" if dim else kind))
+        elif t.kind == "qual":
+            klass = _QUAL_EN.get(t.norm) or _QUAL_ZH.get(t.norm) or t.detail
+            quals.setdefault(klass, set()).add(_CANON_QUAL.get(t.norm, t.norm))
+        elif t.kind in ("word", "cue"):
+            low = t.norm
+            if t.kind == "cue" or _SYNONYMS.get(low) == "own":
+                cue = True
+            if low in _ORDINALS:
+                ordinals.add(low)
+                continue
+            if low in _MULTI:
+                multi = True
+            if not t.han:
+                low = t.surface.lower()  # `_key` stems it (its own way: pushes → push)
+            parts = low.split("-") if "-" in low and not t.han else [low]
+            for part in parts:
+                _lexicons()
+                if len(parts) > 1 and part in _NUMBER_WORDS:
+                    continue  # two-space: the number says how many, not what
+                hit = _LEX_EN.get(_stem(part)) if len(parts) > 1 else None
+                if hit is not None and hit[0] == "alt":
+                    add_alt(hit[1], part)
+                    continue
+                if part in GENERIC_VERBS or part in _PORT_CUES or part in ("version", "版本") or hit is not None:
+                    continue
+                k = _key(part)
+                if not _DIGITS.isdisjoint(k):
+                    k = "#" + k  # p50, jira-1234: a name with digits names a thing
+                if k != "own":
+                    subject[k] = 0.5 if t.han and len(t.norm) == 1 else 1.0
+    text = (toks[0].src if toks and toks[0].src else "").lower()
+    if "switch" not in alts and any(w in text for w in _SWITCHED_ON):
+        add_alt("switch:enable", "on")
+    elif "switch" not in alts and any(w in text for w in _SWITCHED_OFF):
+        add_alt("switch:disable", "off")
+    for cls in ("merge-style",):  # "merge" the verb beside the style: "squash when merging"
+        if len(alts.get(cls, ())) > 1:
+            alts[cls].discard("merge-style:merge")
+    lower = any(b in text for b in _LOWER_BOUND)
+    upper = any(b in text for b in _UPPER_BOUND)
+    bound = "lower" if lower and not upper else "upper" if upper and not lower else ""
+    return Says(subject, {k: frozenset(v) for k, v in quals.items()}, frozenset(ordinals), {k: frozenset(v) for k, v in alts.items()}, surf, negs,
+                nums, cue, bound, multi)
+
+
+def _negations(s: Says, other: Says) -> int:
+    """Negations, with never and a negative choice the other text does not name counted in."""
+    n = s.negs
+    for cls, members in s.alts.items():
+        if cls not in other.alts and members & (_NEVER | _NEGATIVE):
+            n += 1
+    return n
+
+
+def vetoed(sa: Says, sb: Says, found: Sequence[Difference]) -> bool:
+    """Rules that make two texts compatible however they were compared: a qualifier or an
+    ordinal (first/second retry) tells them apart; a number names the thing (tenant 4 vs tenant
+    6); a version or port differs where several are supported or open; one text states a floor
+    and the other a ceiling."""
+    if sa.quals != sb.quals or sa.ordinals != sb.ordinals:
+        return True
+    ids_a = {k for k in sa.subject if "#" in k}
+    ids_b = {k for k in sb.subject if "#" in k}
+    if ids_a != ids_b:
+        return True
+    values = [d for d in found if d.kind in ("number", "version", "port", "time")]
+    if values and (sa.multi or sb.multi) and any(d.kind in ("version", "port") for d in values):
+        return True
+    return bool(values and sa.bound and sb.bound and sa.bound != sb.bound)
+
+
+def loose(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
+    """Whether two texts written in different words disagree (see above): None unless their
+    subjects meet (shared content words; at most LOOSE_MAX_EXTRA on one side only, or one each
+    beside a value in known units, a version or a port, or an owner), and a value, a choice, a
+    negation or an owner differs."""
+    if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
+        return None
+    sa, sb = says(a), says(b)
+    shared = sum(w for k, w in sa.subject.items() if k in sb.subject)
+    only_a = {k: w for k, w in sa.subject.items() if k not in sb.subject}
+    only_b = {k: w for k, w in sb.subject.items() if k not in sa.subject}
+    ea, eb = sum(only_a.values()), sum(only_b.values())
+    if ea > LOOSE_MAX_EXTRA or eb > LOOSE_MAX_EXTRA:
+        return None
+    found: list[Difference] = []
+    strong = tool = False
+    for cls in sorted(sa.alts.keys() & sb.alts.keys()):
+        ma, mb = sa.alts[cls], sb.alts[cls]
+        if cls == "frequency":
+            continue  # always/never: counted as a negation
+        if ma - mb and mb - ma:
+            found.append(Difference("alternative", sa.alt_surface[cls], sb.alt_surface[cls]))
+            tool = tool or cls in _TOOLS
+    for cls in sa.alts.keys() & sb.alts.keys():  # a choice both name is part of what they are about
+        if sa.alts[cls] == sb.alts[cls] and cls not in ("frequency", "permit", "switch", "day", "order"):
+            shared += 1.0
+    unit = False
+    for d in sorted({d for d, *_ in sa.nums} & {d for d, *_ in sb.nums}):
+        va = [x for dd, x, _w, _k in sa.nums if dd == d]
+        vb = [x for dd, x, _w, _k in sb.nums if dd == d]
+        if not (set(va) - set(vb)) or not (set(vb) - set(va)):
+            continue  # one side's values all said by the other too: a detail
+        wa, ka = next((w, k) for dd, x, w, k in sa.nums if dd == d and x not in vb)
+        wb, kb = next((w, k) for dd, x, w, k in sb.nums if dd == d and x not in va)
+        found.append(Difference(ka if ka == kb or kb == "number" else kb, wa, wb))
+        strong = strong or d in STRONG_DIMENSIONS
+        unit = unit or d != "n" or ka in ("version", "port") or kb in ("version", "port")
+    if unit and len(found) > 1 and any(f.kind != "alternative" for f in found[:-1]) and any(
+            d == "n" for d, *_ in sa.nums):
+        return None  # "service 0 … 30 s" vs "service 1 … 31 s": the bare number names the subject
+    scoping = [f for f in found if f.kind == "alternative" and _alt_class(f.a) in SCOPING | {"order"}]
+    if scoping and len(found) > len(scoping):
+        return None  # "before March" vs "after March": two periods
+    if (_negations(sa, sb) % 2) != (_negations(sb, sa) % 2) and not found:
+        if ea + eb > 1 or (shared < 2 and not (shared >= 1 and ea + eb == 0)):
+            return None
+        found.append(Difference("negation", _join(list(a)), _join(list(b))))
+    one = not any(e in (_join(list(a)) + _join(list(b))) for e in _SENTENCE_ENDS)
+    if not found and one and sa.cue and sb.cue and 0 < ea <= 1 and 0 < eb <= 1 and shared >= 1:
+        found.append(Difference("owner", " ".join(only_a), " ".join(only_b)))
+        return None if vetoed(sa, sb, found) else Verdict(found, int(shared))
+    if not found or vetoed(sa, sb, found):
+        return None
+    if ea and eb and not (strong and shared >= 2 and ea <= 1 and eb <= 1):
+        return None  # words replaced on both sides: another subject, unless a value in units says otherwise
+    if shared < 1 and not (tool and (not sa.subject or not sb.subject)):
+        return None  # "Use pnpm, not npm": a choice with no subject words is about the choice
+    if shared < 2 and (ea and eb or not (unit or tool or ea + eb == 0)):
+        return None
+    return Verdict(found, max(int(shared), 1))

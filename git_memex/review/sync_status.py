@@ -8,7 +8,7 @@ from typing import Any
 from git_memex.core import model
 from git_memex.core.context import Context
 from git_memex.index.stores import Stores, opened
-from git_memex.review.contradictions import contradictions
+from git_memex.review.contradictions import bounded, contradictions
 from git_memex.review.log import LADDER
 
 
@@ -48,7 +48,8 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
 
             r = git_text(["status", "--porcelain", "-z", "--no-renames", "--", ctx.memory_dir_rel], ctx.repo.work_tree)
             uncommitted = [e[3:] for e in (r.stdout if r else "").split("\0") if e[3:].endswith(".md")]
-        conflicts = contradictions(ctx, stores=st)
+        stats: dict[str, int] = {}
+        conflicts = contradictions(ctx, stores=st, stats=stats)
         if outbox and ctx.repo is None:
             nxt = ("nothing can be submitted here: submit needs a git repository, and these drafts stay on this "
                    "machine until this folder is one (`git init`, then `git memex submit ID`)")
@@ -69,7 +70,10 @@ def sync_status(ctx: Context, stores: Stores | None = None) -> dict[str, Any]:
             "outbox": outbox,
             "repo": {k: v for k, v in states.items()},
             "uncommitted": uncommitted,
-            "contradictions": conflicts,
+            "contradictions": bounded(conflicts)[0],
+            "contradictions_count": len(conflicts),
+            "contradictions_left_out": bounded(conflicts)[1],
+            "contradictions_unchecked": stats.get("unchecked", 0),
             "next": nxt,
             "git": ctx.repo is not None,
         }

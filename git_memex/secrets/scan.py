@@ -170,6 +170,18 @@ def commit_problems(path: str, data: bytes, patterns: Sequence[str] = ()) -> lis
     return check_bytes(path, data, patterns=patterns)
 
 
+def record_problems(path: str, data: bytes, patterns: Sequence[str] = ()) -> list[Finding]:
+    """Why a record file (`<memoryDir>/.compatible/*.json`, `<memoryDir>/.approvals/*.json`: JSON a
+    person's command writes, with a note or a name in it) may not enter a commit: a secret in it
+    (built-in rules and the team's `patterns`), as for a memory file. Its text is read as written
+    (a hand-written record may hold anything), undecodable bytes being one finding."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [Finding(path, 1, f"unreadable record (not valid UTF-8 at byte {exc.start})")]
+    return check_secrets(path, text, patterns)
+
+
 # What `git memex supersede` changes in the memory it replaces (`ops.supersede`, `ops._rewrite`):
 # the only change `submit` commits in a file beside its drafts. The reference tool's keys
 # (`Context.reference_keys`) may be filled in where the committed file lacks them.

@@ -221,7 +221,10 @@ class AuditReport:
     """A secret in a repository memory file (one that came past the hooks: `--no-verify`, a
     hosting site's editor): path, line, rule (never the secret), how many commits hold the path,
     and how to remove it (`secret_fix`)."""
-    contradictions: list[dict[str, Any]] = field(default_factory=list)
+    contradictions: list[dict[str, Any]] = field(default_factory=list)  # at most REPORT_LIMIT
+    contradictions_left_out: int = 0  # pairs found beyond REPORT_LIMIT
+    contradictions_unchecked: int = 0  # memories the finder's bounds compared with only some others
+    contradictions_silenced: list[dict[str, Any]] = field(default_factory=list)  # pairs a person marked compatible
     unreviewed_claims: list[dict[str, str]] = field(default_factory=list)
     scanned: int = 0
     stale_days: int = STALE_DAYS
@@ -230,7 +233,8 @@ class AuditReport:
     def clean(self) -> bool:
         return not (self.near_duplicates or self.stale or self.chains or self.personal_in_repo
                     or self.index_drift or self.unreadable or self.self_approved or self.unbacked_approvals
-                    or self.approver_mismatch or self.secrets or self.contradictions or self.unreviewed_claims)
+                    or self.approver_mismatch or self.secrets or self.contradictions or self.unreviewed_claims
+                    or self.contradictions_unchecked or self.contradictions_silenced)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -249,6 +253,10 @@ class AuditReport:
             "secrets": self.secrets,
             "contradictions": self.contradictions,
             "unreviewed_claims": self.unreviewed_claims,
+            "contradictions_left_out": self.contradictions_left_out,
+            "contradictions_unchecked": self.contradictions_unchecked,
+            "contradictions_silenced": len(self.contradictions_silenced),
+            "silenced": self.contradictions_silenced[:100],
         }
 
 
@@ -426,7 +434,8 @@ def audit(ctx: Context, *, days: int = STALE_DAYS, threshold: float | None = Non
         _unbacked(st.ctx, rows, rep)
         _approvers(st.ctx, rows, rep)
         _drift(st, rows, rep)
-        rep.contradictions = _contradictions(st, rows, now)
+        (rep.contradictions, rep.contradictions_left_out, rep.contradictions_unchecked,
+         rep.contradictions_silenced) = _contradictions(st, rows, now)
     return rep
 
 
@@ -466,14 +475,15 @@ def _approvers(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> No
             rep.self_approved.append({"id": r["id"], "path": r["path"], "by": str(_masked(f"local:{email}") or "")})
 
 
-def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None) -> list[dict[str, Any]]:
+def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None,
+                    ) -> tuple[list[dict[str, Any]], int, int, list[dict[str, Any]]]:
     """Active memories that disagree (`review.contradictions`): this context's files, and the
     subscribed org and remote memories as their indexes hold them (not this context's files, but
     what agents here are shown beside them)."""
     import time
 
     from git_memex.core.model import parse_time
-    from git_memex.review.contradictions import ROW_COLUMNS, unresolved
+    from git_memex.review.contradictions import ROW_COLUMNS, bounded, unresolved
 
     at = time.time() if now is None else now
 
@@ -485,7 +495,13 @@ def _contradictions(st: Stores, rows: list[dict[str, Any]], now: float | None) -
     theirs = st.rows("(m.location LIKE 'org:%' OR m.location LIKE 'remote:%') AND m.status = 'active'",
                      columns=ROW_COLUMNS + ", m.expires_ts AS expires_at")
     theirs = [r for r in theirs if r["expires_at"] is None or r["expires_at"] > at]
-    return [c.to_json() for c in unresolved(st.ctx, [*mine, *theirs])]
+    from git_memex.review.compatible import silenced
+
+    stats: dict[str, int] = {}
+    quiet: list[dict[str, Any]] = []
+    shown, left_out = bounded(unresolved(st.ctx, [*mine, *theirs], stats, quiet))
+    who = [silenced(st.ctx, r) for r in quiet[:100]] + [{"a": r["a"], "b": r["b"]} for r in quiet[100:]]
+    return [c.to_json() for c in shown], left_out, stats.get("unchecked", 0), who
 
 
 def _unbacked(ctx: Context, rows: list[dict[str, Any]], rep: AuditReport) -> None:

@@ -183,9 +183,10 @@ def _check_contradictions(ctx: Context, st: Stores, rep: Report) -> None:
     """One line: the active memories that disagree (review/contradictions.py), never resolved here."""
     from git_memex.review.contradictions import contradictions, summary
 
-    pairs = contradictions(ctx, stores=st)
-    if pairs:
-        rep.add("contradictions", "warn", summary(pairs))
+    stats: dict[str, int] = {}
+    pairs = contradictions(ctx, stores=st, stats=stats)
+    if pairs or stats.get("unchecked"):
+        rep.add("contradictions", "warn", summary(pairs, stats.get("unchecked", 0)))
 
 
 def _check_scopes(ctx: Context, rep: Report) -> None:

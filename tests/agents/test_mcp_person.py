@@ -293,3 +293,42 @@ def test_pr_status_apply_is_the_persons_act_and_never_touches_a_personal_memory(
     ok("memory_pr_status", {"apply": True}, person=Person(True))
     assert fm_of(repo_file)["review_state"] == "approved"
     assert personal_file.read_bytes() == before[1]
+
+
+def published_memory(repo: Path, body: str) -> str:
+    """Knowledge reviewed through the real steps: added, submitted, promoted to approved and to
+    published by the person git names, committed."""
+    assert run_cli("init", "--yes").code == 0
+    mid = run_cli("add", body, "--json").json()["id"]
+    assert run_cli("submit", mid).code == 0
+    for _ in range(2):
+        r = run_cli("promote", mid)
+        assert r.code == 0, r.err
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "publish", cwd=repo)
+    assert fm_of(next((repo / ".ai").rglob(f"{mid}.md")))["review_state"] == "published"
+    return mid
+
+
+def test_agent_cannot_forget_or_replace_reviewed_knowledge_alone(repo: Path) -> None:
+    """Published knowledge is the team's: an agent's forget or supersede asks the person (as for
+    an approved rule); without their yes nothing changes and the error names the CLI command."""
+    mid = published_memory(repo, "Checkout retries a failed payment 3 times")
+    files = md_files(repo / ".ai")
+    for tool, args, command in (
+        ("memory_forget", {"id": mid}, f"git memex forget {mid}"),
+        ("memory_forget", {"id": mid, "soft": True}, f"git memex forget {mid} --soft"),
+        ("memory_supersede", {"id": mid, "text": "Checkout retries a failed payment 5 times"},
+         f"git memex supersede {mid}"),
+    ):
+        msg = err(tool, args)
+        assert command in msg and "cannot ask the user" in msg, msg
+        no = Person(False)
+        assert "did not confirm" in err(tool, args, person=no)
+        assert "Checkout retries a failed payment 3 times" in no.asked[0] and "published" in no.asked[0]
+        assert md_files(repo / ".ai") == files
+        assert not list(data_root().rglob("outbox/*.md"))
+    yes = Person(True)
+    res = call("memory_supersede", {"id": mid, "text": "Checkout retries a failed payment 5 times"}, person=yes)
+    assert not res.is_error, text(res)
+    assert len(yes.asked) == 1 and "reviewed" in yes.asked[0]
