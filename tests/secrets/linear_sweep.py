@@ -233,21 +233,9 @@ def _runner(p: object, mode: str) -> Callable[[str], object]:
 
 
 def _cpu_linear(run: Callable[[int], object], n: int, tries: int = 5) -> tuple[bool, float, float]:
-    """`grows_linearly`'s rule on CPU time, for a case wall-clock time found slow: on a shared
-    machine a wall-clock pause of another process lands in one run of a pair, CPU time does not."""
-    import time
-
-    small = big = 0.0
-    for _ in range(tries):
-        took = []
-        for size in (n // 4, n):
-            t = time.process_time()
-            run(size)
-            took.append(time.process_time() - t)
-        small, big = took
-        if big < 0.05 or big < 10 * small:
-            return True, small, big
-    return False, small, big
+    """`grows_linearly` (CPU time), for a case wall-clock time found slow: on a shared machine a
+    wall-clock pause of another process lands in one run of a pair, CPU time does not."""
+    return grows_linearly(run, n, tries)
 
 
 def sweep(size: int = SIZE) -> Iterator[dict[str, object]]:
