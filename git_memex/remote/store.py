@@ -452,6 +452,7 @@ class Store:
             def __init__(self) -> None:  # noqa: D401 - no Context: the engine asks only for these
                 self.repo = self.home = store.index
                 self.orgs = []
+                self.remotes = []
                 self.warnings = []
                 self.degraded = None
                 self.unwritable = []

@@ -219,8 +219,10 @@ def test_default_branch_setting_is_validated_and_used(ready: Path) -> None:
 
 def test_an_indexed_edit_put_back_unnoticed_is_not_served(ready: Path) -> None:
     """What is served is what the gate verified: an edit of the same size is indexed, then the
-    committed bytes and the mtime are put back, so no refresh notices; the index still holds the
-    edited text, and the rule must not be served under the committed file's verdict."""
+    committed bytes and the mtime are put back. A file's signature holds its ctime (index schema
+    17), which no one can put back, so the next command reads the file again: the committed text
+    is served, never the edited one under the committed file's verdict (before the ctime, the row
+    kept the edited text and the gate failed closed)."""
     import os
     import time
 
@@ -242,8 +244,8 @@ def test_an_indexed_edit_put_back_unnoticed_is_not_served(ready: Path) -> None:
     with open(path, "r+b") as fh:
         fh.write(orig)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # size and mtime as the index saw them
-    assert served() == []  # the row still says evil.example: it fails closed
-    assert "evil.example" not in block()
+    assert served() == [mid]  # read again (its ctime moved): the committed text, verified
+    assert "evil.example" not in block() and "evil.example" not in run_cli("search", "evil", "--json").out
     r = run_cli("reindex", "--full")
     assert r.code == 0, r.err
     assert served() == [mid]  # read again, the committed text is served

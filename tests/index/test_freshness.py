@@ -54,7 +54,7 @@ def mid(i: int) -> str:
 
 def text(i: int, body: str) -> str:
     return (f"---\nid: {mid(i)}\nschema_version: 2\nscope: project\ntype: fact\nstatus: active\n"
-            f"review_state: published\n---\n\n{body}\n")
+            f"review_state: proposed\n---\n\n{body}\n")
 
 
 def write(mem: Path, i: int, body: str) -> Path:

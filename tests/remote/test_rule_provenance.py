@@ -34,7 +34,8 @@ def test_a_remote_rule_names_its_reviewer_and_the_server(ready: Path, tmp_path: 
     assert rule["approved"] == where
     line = next(ln for ln in block["text"].splitlines() if "migration linter" in ln)
     assert line.startswith("- [remote:team/") and line.endswith(f"; {where})"), line
-    assert "unless a rule names who approved it and where" in block["text"]
+    # the notes name each origin the rules have: the remote's rules as approved on that server
+    assert "those labelled remote:… were approved on that team server by its reviewers" in block["text"]
     # a rule of this project says nothing more: the heading's note speaks for it
     [own] = [i for i in block["instructions"] if i["id"] == ours]
     assert "approved" not in own and "approved by" not in own["line"]
