@@ -210,6 +210,7 @@ def new_memory(i: int, template: str) -> tuple[str, str]:
     fm, body = split(template)
     mid = f"01KSPEED{i:018d}"
     fm["id"] = mid
+    fm["review_state"] = "proposed"  # a new memory is a proposal: the hook refuses a review claim no step records
     lines = ["---"] + [f"{k}: {json.dumps(v, default=str)}" for k, v in fm.items()] + ["---", "", f"{body} speed{i}", ""]
     return f"{mid}.md", "\n".join(lines)
 

@@ -84,6 +84,7 @@ RESET: dict[str, tuple[tuple[str, ...], Callable[[ModuleType], None]]] = {
     "git_memex.core.caller": (("NAME",), _set(NAME="a command")),
     "git_memex.core.context": (("LAST",), _clear("LAST")),
     "git_memex.main": (("JSON_RUN",), _set(JSON_RUN=False)),
+    "git_memex.secrets.rx": (("_subject_slot",), _set(_subject_slot=None)),
     "git_memex.core.data_root": (("_START_CWD", "_READY_ROOTS"), _reset_paths),
     "git_memex.core.files": (("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED"),
                              _clear("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED")),
@@ -122,6 +123,12 @@ KEPT: dict[str, str] = {
     "git_memex.search.synonyms._LATIN_INDEX": "the synonym table, built from constants",
     "git_memex.search.synonyms._MAX_PHRASE_WORDS": "the synonym table, built from constants",
     "git_memex.secrets.dsplugins._ds_hint()": "lru_cache of a text line",
+    "git_memex.secrets.assignments._name_kind()": "lru_cache of a key name",
+    "git_memex.secrets.formats._screen": "the RE2 prefilter set over the constant table, built on first use",
+    "git_memex.secrets.formats._owners": "which table rows each prefilter entry selects, built with it",
+    "git_memex.secrets.formats._sides": "the constant table's neighbour classes, built on first use",
+    "git_memex.secrets.formats._compiled": "a table row's compiled RE2 pattern",
+    "git_memex.secrets.rx._ANCHORS": "RE2's three anchor constants, looked up once",
 }
 
 

@@ -207,7 +207,7 @@ def test_merge_driver_masks_a_secret_from_either_side(tmp_path: Path):
     r = run_cli("merge-driver", str(files["base"]), str(files["ours"]), str(files["theirs"]), "m.md")
     assert r.code == 0, r.err
     merged = files["ours"].read_text()
-    assert secret not in merged and "sk_l" + "x" * (len(secret) - 4) in merged
+    assert secret not in merged and "sk_live_" + "x" * (len(secret) - 8) in merged  # the documented prefix stays
     assert "masked 1 secret" in r.err and secret not in r.err
     assert frontmatter.parse(merged)[0]["tags"] == ["ours"]
 
