@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from test_review_order import LONG, add, mcp_search
 
 from git_memex.core import frontmatter
@@ -159,6 +160,7 @@ def test_the_hook_refuses_a_new_file_claiming_published_and_passes_a_recorded_on
     assert json.loads(run_cli("audit", "--json").out)["unreviewed_claims"][0]["id"] == fake.id
 
 
+@pytest.mark.slow
 def test_the_hook_reads_the_claim_as_the_parser_does_in_every_spelling(ready: Path) -> None:
     """A regex over the lines missed four spellings the frontmatter parser reads as the same claim:
     a comment after the value, a `!!str` tag, a quoted key, CRLF line ends. Each is refused under
