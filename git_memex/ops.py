@@ -314,7 +314,49 @@ def show(ctx: Context, memory_id: str, stores: Stores | None = None) -> dict[str
         gate = rule_verdicts(ctx, [found.row])
         if gate:
             out["gate"] = gate[(found.row["id"], found.row["location"])]
+        if ctx.remote_names() and not str(found.row["location"]).startswith("remote:"):
+            # the copy here wins (docs/remote.md); say when a remote holds a revision saying otherwise
+            from git_memex.core.files import read_bytes
+            from git_memex.remote import cache
+
+            try:
+                here = read_bytes(found.path).decode("utf-8", "replace")
+            except (OSError, ValueError):
+                here = None
+            others = cache.other_revisions(ctx, m.id, here) if here is not None else []
+            out["remote_revisions"] = others
+            warnings.extend(cache.other_revision_note(m.id, o) for o in others)
         return out
+
+
+def show_remote(ctx: Context, name: str, memory_id: str) -> dict[str, Any]:
+    """`show --remote NAME ID`: the revision remote `name`'s cache holds of ID (an id or a unique
+    prefix of it there), the one `remote review NAME ID` reviews, whether or not a copy held here
+    hides it from every other read. Its file is read through the one safe reader of the data root;
+    a file that is not the bytes the server sent with that revision is said so in `warnings`."""
+    from git_memex.core import frontmatter
+    from git_memex.core.digest import sha256_hex
+    from git_memex.core.files import read_private
+    from git_memex.remote import cache
+
+    cache.require(name, ctx)
+    state = cache.load_state(ctx, name)
+    mid = cache.cached_id(ctx, name, memory_id, state)
+    item = state["items"][mid] if isinstance(state["items"].get(mid), dict) else {}
+    path = ctx.remote_cache(name) / f"{mid}.md"
+    try:
+        data = read_private(ctx.data_root, path)
+        fm, body = frontmatter.parse(data.decode("utf-8", "replace"))
+    except (OSError, ValueError, frontmatter.FrontmatterError):
+        raise MemexError(f"the cache of remote {name} holds no readable file of {mid}; `git memex remote pull {name} "
+                         "--full` fetches it again", FAILED) from None
+    warnings: list[str] = []
+    if sha256_hex(data) != item.get("sha256"):
+        warnings.append(f"the cached file of {mid} is not what remote {name} sent with revision {item.get('revision')}; "
+                        f"`git memex remote pull {name} --full` fetches it again")
+    return {"id": mid, "path": str(path), "location": cache.location(name), "remote": name,
+            "revision": item.get("revision"), "review_state": item.get("review_state"), "frontmatter": fm,
+            "body": body, "warnings": warnings, "related": [], "canonical_ref": None}
 
 
 def rule_verdicts(ctx: Context, rows: list[sqlite3.Row]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -623,6 +665,9 @@ def list_memories(
         fresh = remote_freshness(ctx, [r["location"] for r in page])
         if fresh:
             out["freshness"] = fresh
+        others = remote_others(ctx, [(r["id"], r["location"], r["path"]) for r in page])
+        if others:
+            out["remote_revisions"] = others
         return out
 
 
@@ -753,7 +798,21 @@ def search(ctx: Context, query: str, *, scope: str = "both", type: str | None = 
         fresh = remote_freshness(ctx, [h.location for h in res.hits])
         if fresh:
             out["freshness"] = fresh
+        others = remote_others(ctx, [(h.id, h.location, h.path) for h in res.hits])
+        if others:
+            out["remote_revisions"] = others
         return out
+
+
+def remote_others(ctx: Context, shown: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """The remote revisions that differ from a copy shown from here, (id, location, path) each
+    (docs/remote.md, "The same id here and on the server"): the copy here wins every read, so
+    the listing says when a server holds (or approved) something else. [] without a subscription."""
+    if not shown or not ctx.remote_names():
+        return []
+    from git_memex.remote.cache import others_shown
+
+    return others_shown(ctx, shown)
 
 
 def remote_freshness(ctx: Context, locations: list[str]) -> list[dict[str, Any]]:

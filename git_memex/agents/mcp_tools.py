@@ -220,6 +220,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
                 lines.append(f"More memories matched; raise `limit` (now {limit}) to see them.")
             lines.extend(f"warning: {w}" for w in data.get("warnings", []))
             lines.extend(f"note: {f['note']}" for f in data.get("freshness", []) if f.get("note"))
+            lines.extend(f"note: {o['note']}" for o in data.get("remote_revisions", []))
             return ok("\n".join(lines), data)
 
         return a.call("memory_search", run)
@@ -258,6 +259,7 @@ def register_memory_tools(tool: Callable[..., Any], a: Adapter) -> None:
             if note:
                 lines.append(f"warning: {note}")
             lines.extend(f"note: {f['note']}" for f in data.get("freshness", []) if f.get("note"))
+            lines.extend(f"note: {o['note']}" for o in data.get("remote_revisions", []))
             return ok("\n".join(lines), data)
 
         return a.call("memory_list", run)

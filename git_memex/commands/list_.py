@@ -61,4 +61,6 @@ def run(args: argparse.Namespace) -> int:
     for f in res.get("freshness", []):
         if f.get("note"):
             print(f"note: {f['note']}")
+    for o in res.get("remote_revisions", []):
+        print(f"note: {o['note']}")
     return 0

@@ -45,16 +45,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json(pr)
     rv = rsub.add_parser("review", help="approve or reject a proposed memory on the server (a reviewer's token)",
                          description="A reviewer's decision on the server, about the revision this machine's cache "
-                         "holds (the one `git memex show ID` let you read): the server refuses it when it holds a "
+                         "holds (the one `git memex show --remote NAME ID` shows): the server refuses it when it holds a "
                          "newer revision (pull and read it again) or the memory is not proposed. The server records "
                          "the token's name as the reviewer; the subscription's token file must hold a reviewer's "
-                         "token. The cache is pulled afterwards.")
+                         "token. When a copy of ID is held here and says something else, nothing is sent unless "
+                         "--read-remote says you read the server's revision. The cache is pulled afterwards.")
     rv.add_argument("name")
     rv.add_argument("id")
     decision = rv.add_mutually_exclusive_group(required=True)
     decision.add_argument("--approve", dest="decision", action="store_const", const="approve")
     decision.add_argument("--reject", dest="decision", action="store_const", const="reject")
     rv.add_argument("--note", help="why, kept with the reviewed revision (review_note); at most 4096 characters")
+    rv.add_argument("--read-remote", action="store_true",
+                    help="you read the server's revision (`git memex show --remote NAME ID`): needed when a copy of ID "
+                    "held here, the one `git memex show ID` shows, says something else")
     add_json(rv)
     p.set_defaults(func=run)
 
@@ -116,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"unsubscribed from remote {res['name']} ({' and '.join(res['removed_from'])} git config); {kept}")
         return 0
     if args.action == "review":
-        res = subscriptions.review(ctx, args.name, args.id, args.decision, args.note)
+        res = subscriptions.review(ctx, args.name, args.id, args.decision, args.note, read_remote=args.read_remote)
         if args.json:
             emit_json(res)
             return 0

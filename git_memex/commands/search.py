@@ -121,6 +121,8 @@ def run(args: argparse.Namespace | Plain) -> int:
     for f in res.get("freshness", []):
         if f.get("note"):
             print(f"note: {f['note']}")
+    for o in res.get("remote_revisions", []):
+        print(f"note: {o['note']}")
     return 0
 
 

@@ -12,8 +12,11 @@ from git_memex.commands._common import add_json, context, emit_json, warn
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("show", help="show one memory", description="Show one memory (id or unique id prefix).")
+    p = sub.add_parser("show", help="show one memory", description="Show one memory (id or unique id prefix). A "
+                       "copy held here wins over a remote server's copy of the same id; `--remote NAME` shows the "
+                       "revision remote NAME's cache holds, the one `git memex remote review NAME ID` reviews.")
     p.add_argument("id")
+    p.add_argument("--remote", metavar="NAME", help="show the revision remote NAME's cache holds (docs/remote.md)")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -23,15 +26,24 @@ def run(args: argparse.Namespace) -> int:
     from git_memex.ops import show
 
     ctx = context()
-    res = show(ctx, args.id)
+    if args.remote is not None:
+        from git_memex.ops import show_remote
+
+        res = show_remote(ctx, args.remote, args.id)
+    else:
+        res = show(ctx, args.id)
     warn(res.pop("warnings", None) if not args.json else res.get("warnings"))
     if args.json:
         from git_memex.ops import masked
 
         res = masked(ctx, res)
-        emit_json({k: res[k] for k in ("id", "path", "frontmatter", "body", "warnings", "related", "canonical_ref")})
+        keys = ("id", "path", "frontmatter", "body", "warnings", "related", "canonical_ref", "remote", "revision",
+                "review_state", "remote_revisions")
+        emit_json({k: res[k] for k in keys if k in res})
         return 0
     print(f"# {res['path']}")
+    if args.remote is not None:
+        print(f"# remote {res['remote']}, revision {res['revision']}, {res['review_state'] or 'not reviewed'} there")
     print(frontmatter.serialize(res["frontmatter"], res["body"]), end="")
     links = res["related"]
     ref = res["canonical_ref"]

@@ -189,6 +189,81 @@ def content_key(text: str) -> str | None:
     return "sha256:" + sha256_hex(doc.encode("utf-8", "surrogateescape"))
 
 
+def cached_id(ctx: Context, name: str, memory_id: str, state: dict[str, Any] | None = None) -> str:
+    """The id of remote `name`'s cache that `memory_id` names: the id, or a unique prefix of 6 or
+    more characters (any case). Exit 1 when the cache lacks it or the prefix is ambiguous."""
+    items = (load_state(ctx, name) if state is None else state)["items"]
+    t = memory_id.strip()
+    ids = [i for i in items if i == t or (len(t) >= 6 and str(i).upper().startswith(t.upper()))]
+    if len(ids) != 1:
+        why = "matches several memories; give more of it" if ids else "is not in its cache"
+        raise MemexError(f"{memory_id} {why} of remote {name}; `git memex remote pull {name}` brings its memories, "
+                         "`git memex list --scope all` lists them; nothing was sent", USAGE)
+    return str(ids[0])
+
+
+def other_revisions(ctx: Context, mid: str, text: str) -> list[dict[str, Any]]:
+    """The subscribed remotes whose cache holds `mid` at a revision that says something else than
+    `text`, the copy held here (which every read shows: docs/remote.md, "The same id here and on the
+    server"), compared by `content_key` (the fields the server keeps for itself left out):
+    ``[{"remote", "revision", "review_state"}]``. Reads nothing when no remote is subscribed."""
+    from git_memex.core.files import read_private
+    from git_memex.remote.protocol import is_memory_id
+
+    names = ctx.remote_names()
+    if not names or not is_memory_id(mid):
+        return []
+    mine = content_key(text)
+    out: list[dict[str, Any]] = []
+    for name in names:
+        item = load_state(ctx, name)["items"].get(mid)
+        if not isinstance(item, dict):
+            continue
+        try:
+            theirs = content_key(read_private(ctx.data_root, ctx.remote_cache(name) / f"{mid}.md")
+                                 .decode("utf-8", "replace"))
+        except OSError:
+            continue
+        if theirs is None or theirs != mine:
+            out.append({"remote": name, "revision": item.get("revision"), "review_state": item.get("review_state")})
+    return out
+
+
+def others_shown(ctx: Context, shown: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """`other_revisions` for the memories a `search` or `list` shows, as (id, location, path): one
+    ``{"id", "remote", "revision", "review_state", "note"}`` per remote revision that differs from
+    a copy shown from here. Each remote's state is read once; a file is read only for an id both
+    hold (the rare case). [] without a subscribed remote."""
+    names = ctx.remote_names()
+    if not names:
+        return []
+    held: set[str] = set()
+    for name in names:
+        held.update(str(i) for i in load_state(ctx, name)["items"])
+    out: list[dict[str, Any]] = []
+    from git_memex.core.files import read_bytes
+
+    for mid, loc, path in shown:
+        if mid not in held or str(loc).startswith(PREFIX):
+            continue
+        try:
+            here = read_bytes(path).decode("utf-8", "replace")
+        except (OSError, ValueError):
+            continue
+        out.extend({"id": mid, **o, "note": other_revision_note(mid, o)} for o in other_revisions(ctx, mid, here))
+    return out
+
+
+def other_revision_note(mid: str, other: dict[str, Any]) -> str:
+    """One line naming a remote revision of `mid` that differs from the copy here (`other_revisions`)."""
+    name, state, rev = other["remote"], other.get("review_state"), other.get("revision")
+    state = state if state in ("proposed", "approved", "published", "rejected", "draft") else "not reviewed"
+    rev = rev if isinstance(rev, int) and not isinstance(rev, bool) else "?"
+    return (f"remote {name} holds revision {rev} of {mid}, {state} there, which says something "
+            f"else than the copy here (the one every read here shows); `git memex show --remote {name} {mid}` "
+            "shows it")
+
+
 def _base_path(ctx: Context, name: str, mid: str) -> Path:
     from git_memex.remote.protocol import is_memory_id
 

@@ -456,12 +456,37 @@ def _write_local(ctx: Context, found: Any, text: str, *, check: bool) -> None:
 
 
 # ------------------------------------------------------------------ review
-def review(ctx: Context, name: str, memory_id: str, decision: str, note: str | None = None) -> dict[str, Any]:
+def local_copy(ctx: Context, mid: str) -> str | None:
+    """The text of the copy of `mid` held here that `git memex show ID` shows (the repository, the
+    outbox, a private or personal memory, an org clone), or None when only a remote holds it."""
+    from git_memex.core.files import read_bytes
+    from git_memex.errors import NotFound
+    from git_memex.index.stores import REMOTE_PREFIX, opened
+
+    with opened(ctx) as st:
+        st.refresh()
+        try:
+            found = st.find(mid)
+        except NotFound:
+            return None
+        if str(found.row["location"]).startswith(REMOTE_PREFIX):
+            return None
+        try:
+            return read_bytes(found.path).decode("utf-8", "replace")
+        except (OSError, ValueError):  # unreadable (UnreadableMemory): `show ID` shows none either
+            return None
+
+
+def review(ctx: Context, name: str, memory_id: str, decision: str, note: str | None = None, *,
+           read_remote: bool = False) -> dict[str, Any]:
     """A reviewer's decision on remote `name` (`POST /v1/review/ID`) about the revision this
-    machine's cache holds, i.e. the one the person could read (`show`, `search`): the server
+    machine's cache holds, i.e. the one the person could read (`show --remote NAME ID`): the server
     refuses it when it holds a newer one (nothing changed; pull and read it again). The cached
-    file must be the bytes the server sent with that revision. The server records the token's
-    name as the reviewer. Then the cache is pulled, so the decision is what this machine serves."""
+    file must be the bytes the server sent with that revision. When a copy of ID is held here
+    (`show ID` shows that one, docs/remote.md) and says something else than the cached revision,
+    nothing is sent unless `read_remote` (the person says they read the remote revision): a
+    reviewer never approves a text `show ID` did not show them unawares. The server records the
+    token's name as the reviewer. Then the cache is pulled, so the decision is what this machine serves."""
     from git_memex.core.digest import sha256_hex
     from git_memex.core.files import read_private
     from git_memex.remote import cache
@@ -482,13 +507,7 @@ def review(ctx: Context, name: str, memory_id: str, decision: str, note: str | N
             what = "a part marked private" if found[1] == "private" else f"a secret ({found[1]})"
             raise MemexError(f"the note holds {what}, which a relay never stores; nothing was sent", USAGE)
     state = cache.load_state(ctx, name)
-    t = memory_id.strip()
-    ids = [i for i in state["items"] if i == t or (len(t) >= 6 and i.upper().startswith(t.upper()))]
-    if len(ids) != 1:
-        why = "matches several memories; give more of it" if ids else "is not in its cache"
-        raise MemexError(f"{memory_id} {why} of remote {name}; `git memex remote pull {name}` brings its memories, "
-                         "`git memex list --scope all` lists them; nothing was sent", USAGE)
-    mid = ids[0]
+    mid = cache.cached_id(ctx, name, memory_id, state)
     item = state["items"][mid]
     rev = item.get("revision") if isinstance(item, dict) else None
     if not isinstance(rev, int) or isinstance(rev, bool):
@@ -502,6 +521,13 @@ def review(ctx: Context, name: str, memory_id: str, decision: str, note: str | N
         raise MemexError(f"the cached file of {mid} is not what remote {name} sent with revision {rev}, so what you "
                          f"read is not what you would review; `git memex remote pull {name} --full`, read it again, "
                          "then review it; nothing was sent", FAILED)
+    if not read_remote:
+        here = local_copy(ctx, mid)
+        if here is not None and cache.content_key(here) != cache.content_key(data.decode("utf-8", "replace")):
+            raise MemexError(f"{mid} is also held here, and `git memex show {mid}` shows that copy, which says something "
+                             f"else than revision {rev} of remote {name} you would {decision}; read that revision with "
+                             f"`git memex show --remote {name} {mid}`, then review it with --read-remote; nothing was "
+                             "sent", FAILED)
     prov = cache.provider(ctx, name)
     try:
         doc = prov.review(mid, decision, rev, note)

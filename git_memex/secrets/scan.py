@@ -313,15 +313,26 @@ def supersede_rings(work_tree: Path, memory_dir: str, staged: list[tuple[str, by
     return out
 
 
-_CLAIM_RE = Rx(r"(?m)^review_state:[ \t]*['\"]?(approved|published)['\"]?[ \t]*$", raw=True)
-
-
 def _claimed_review(text: str) -> tuple[str, int] | None:
-    """The review state a memory file's frontmatter claims, when approved or published, and its line."""
-    end = text.find("\n---", 3)
-    head = text[: end if end > 0 else len(text)]
-    m = _CLAIM_RE.search(head)
-    return None if m is None else (m.group(1), head.count("\n", 0, m.start()) + 1)
+    """The review state a memory file's frontmatter claims, when approved or published, and its
+    line, as the project's frontmatter parser reads the field (`core.model.review_recorded` reads
+    the history the same way): a comment after the value, a `!!str` tag, a quoted key, CRLF line
+    ends or a YAML escape all say what the parser says. The substring test in front is only a
+    cheap prefilter that cannot miss: a key or value the parser reads as ``review_state`` and
+    ``approved``/``published`` either holds those words literally or is spelled with a backslash
+    escape of a double-quoted scalar. None for a file the parser refuses (the format checks name it)."""
+    from git_memex.core.model import REVIEWED_STATES
+
+    if "\\" not in text and ("review_state" not in text or ("approved" not in text and "published" not in text)):
+        return None
+    try:
+        state = frontmatter.parse(text)[0].get("review_state")
+    except (frontmatter.FrontmatterError, ValueError):
+        return None
+    if not isinstance(state, str) or state not in REVIEWED_STATES:
+        return None
+    at = text.find("review_state")
+    return state, (text.count("\n", 0, at) + 1 if at >= 0 else 1)
 
 
 def unreviewed_claims(work_tree: Path, staged: list[tuple[str, bytes]]) -> list[Finding]:
@@ -343,11 +354,7 @@ def unreviewed_claims(work_tree: Path, staged: list[tuple[str, bytes]]) -> list[
         found = _claimed_review(text)
         if found is None:
             continue
-        try:
-            fm = frontmatter.parse(text)[0]
-        except frontmatter.FrontmatterError:
-            continue  # the format checks name it
-        if not review_recorded(fm, found[0]):
+        if not review_recorded(frontmatter.parse(text)[0], found[0]):
             claims.append((path, found[0], found[1]))
     if not claims:
         return []

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from git_memex.core import frontmatter
 
 from client_support import remote_server
@@ -158,7 +160,7 @@ def test_remote_review_approves_rejects_and_refuses_a_stale_revision(ready: Path
 
         # refusals: a proposer's token, an id the cache lacks, a secret in the note, no decision
         cli("remote", "pull", "team", cwd=ben_repo, env=ben)
-        r = run_cli("remote", "review", "team", mid, "--approve", cwd=ben_repo, env=ben)
+        r = run_cli("remote", "review", "team", mid, "--approve", "--read-remote", cwd=ben_repo, env=ben)  # he holds a copy
         assert r.code == 1 and "role is too low" in r.err, r.err
         r = run_cli("remote", "review", "team", "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "--approve", cwd=ready, env=vera)
         assert r.code == 1 and "not in its cache" in r.err
@@ -307,3 +309,68 @@ def test_the_next_proposal_bases_on_what_this_file_last_sent(ready: Path, tmp_pa
         out = cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)
         assert out["merged_with"]["revision"] == 3 and out["revision"] == 4
         assert on_server(srv, mid)[2].strip() == "ALPHA\nBRAVO\ncharlie\nDELTA"
+
+
+@pytest.mark.slow
+def test_a_reviewer_reads_the_revision_they_approve_when_a_copy_is_held_here(ready: Path, tmp_path: Path) -> None:
+    """Ada's memory is committed in the repository and proposed to the server (propose keeps the
+    id); a teammate proposes a changed body (revision 2). Bob, a reviewer in a fresh clone, reads
+    `show ID`: the repository's copy wins there (docs/remote.md), so it is the old text. Before,
+    `remote review --approve` then approved revision 2, never shown to him, and nothing said so
+    afterwards. Now `show ID` names the differing remote revision, the review is refused (exit 2,
+    nothing sent) until `show --remote` was read and `--read-remote` says so, and after the
+    approval `show ID` says the server approved a revision that says something else."""
+    with remote_server(tmp_path) as srv:
+        ada_repo, ada, _ben_repo, _ben, mid = shared_memory(tmp_path, srv)
+        edit(ada_repo, mid, body=BODY.replace("on Tuesdays", "on Fridays at 17:00"))  # not committed
+        assert cli("propose", mid, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 2
+
+        bob_repo = tmp_path / "bob"
+        git("clone", "-q", str(tmp_path / "origin.git"), str(bob_repo))
+        bob = {"GIT_MEMEX_HOME": str(tmp_path / "bob-home")}
+        assert run_cli("init", "--yes", cwd=bob_repo, env=bob).code == 0
+        cli("remote", "add", "team", srv.url, "--token-file", str(srv.tokens["reviewer"]), cwd=bob_repo, env=bob)
+
+        shown = run_cli("show", mid, cwd=bob_repo, env=bob)
+        assert shown.code == 0 and "on Tuesdays" in shown.out and "Fridays" not in shown.out  # the local copy
+        assert f"remote team holds revision 2 of {mid}, proposed there" in shown.err, shown.err
+        assert f"git memex show --remote team {mid}" in shown.err
+
+        before = (srv.root / "audit.jsonl").read_text()
+        r = run_cli("remote", "review", "team", mid, "--approve", cwd=bob_repo, env=bob)
+        assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err, r.err
+        assert f"git memex show --remote team {mid}" in r.err and "--read-remote" in r.err
+        assert "nothing was sent" in r.err
+        assert (srv.root / "audit.jsonl").read_text() == before and on_server(srv, mid)[1]["review_state"] == "proposed"
+
+        remote = run_cli("show", "--remote", "team", mid, cwd=bob_repo, env=bob)
+        assert remote.code == 0 and "on Fridays at 17:00" in remote.out, remote.err
+        assert "# remote team, revision 2, proposed there" in remote.out
+        doc = cli("show", "--remote", "team", mid[:10], cwd=bob_repo, env=bob)
+        assert (doc["id"], doc["revision"], doc["review_state"]) == (mid, 2, "proposed")
+        assert "on Fridays at 17:00" in doc["body"]
+
+        out = cli("remote", "review", "team", mid, "--approve", "--read-remote", cwd=bob_repo, env=bob)
+        assert (out["reviewed_revision"], out["revision"], out["review_state"]) == (2, 3, "approved")
+        shown = run_cli("show", mid, "--json", cwd=bob_repo, env=bob)
+        assert shown.code == 0 and shown.json()["remote_revisions"] == [
+            {"remote": "team", "revision": 3, "review_state": "approved"}]
+        assert any(f"remote team holds revision 3 of {mid}, approved there" in w for w in shown.json()["warnings"])
+        note = f"note: remote team holds revision 3 of {mid}, approved there"
+        for args in (("search", "deploys", "Tuesdays"), ("list",)):
+            listed = run_cli(*args, cwd=bob_repo, env=bob)
+            assert listed.code == 0 and mid in listed.out and note in listed.out, (args, listed.out, listed.err)
+        got = cli("search", "deploys", "Tuesdays", cwd=bob_repo, env=bob)
+        assert [(o["id"], o["revision"], o["review_state"]) for o in got["remote_revisions"]] == [(mid, 3, "approved")]
+
+        # the same text held here and on the server: nothing to say, and the review needs no flag
+        rule = cli("add", "Always tag releases from main", "--role", "instruction", "--type", "workflow",
+                   cwd=ada_repo, env=ada)["id"]
+        assert run_cli("submit", rule, cwd=ada_repo, env=ada).code == 0
+        git("push", "-q", "origin", "main", cwd=ada_repo)
+        assert cli("propose", rule, "--to", "remote", "team", cwd=ada_repo, env=ada)["revision"] == 1
+        git("pull", "-q", "--ff-only", cwd=bob_repo)
+        cli("remote", "pull", "team", cwd=bob_repo, env=bob)
+        same = run_cli("show", rule, cwd=bob_repo, env=bob)
+        assert same.code == 0 and "remote team holds" not in same.err, same.err
+        assert cli("remote", "review", "team", rule, "--reject", cwd=bob_repo, env=bob)["review_state"] == "rejected"

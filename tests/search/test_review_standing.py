@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from test_review_order import LONG, add, mcp_search
 
 from git_memex.core import frontmatter
@@ -157,3 +158,41 @@ def test_the_hook_refuses_a_new_file_claiming_published_and_passes_a_recorded_on
     # a memory published by promote commits with the hook as always
     assert published("The frobnitz window is Tuesday") in {h["id"] for h in hits("frobnitz", "window")}
     assert json.loads(run_cli("audit", "--json").out)["unreviewed_claims"][0]["id"] == fake.id
+
+
+@pytest.mark.slow
+def test_the_hook_reads_the_claim_as_the_parser_does_in_every_spelling(ready: Path) -> None:
+    """A regex over the lines missed four spellings the frontmatter parser reads as the same claim:
+    a comment after the value, a `!!str` tag, a quoted key, CRLF line ends. Each is refused under
+    a real `git commit`; a file whose review promote recorded commits as always."""
+    from git_memex.core import model
+
+    spellings = {
+        "comment": lambda t: t.replace("review_state: published", "review_state: published # reviewed"),
+        "tag": lambda t: t.replace("review_state: published", "review_state: !!str published"),
+        "quoted key": lambda t: t.replace("review_state: published", '"review_state": published'),
+        "crlf": lambda t: t.replace("\n", "\r\n"),
+    }
+    for what, spell in spellings.items():
+        fake = model.create(f"The plugh flag defaults to {what}", review_state="published")
+        text = spell(frontmatter.serialize(fake.fm, fake.body))
+        assert frontmatter.parse(text)[0]["review_state"] == "published", what  # the parser reads the claim
+        path = ready / MEM / f"{fake.id}.md"
+        path.write_bytes(text.encode("utf-8"))
+        git("add", "-A", cwd=ready)
+        refused = git("commit", "-qm", f"hand-made, {what}", cwd=ready, check=False)
+        assert refused.returncode != 0 and "unreviewed-claim" in refused.stderr, (what, refused.stderr)
+        git("rm", "-q", "--cached", str(path), cwd=ready)
+        path.unlink()
+    # HEAD's blob is read the same way: a claim committed before (quoted key), touched for another
+    # reason, is not this commit's claim
+    old = model.create("The xyzzy flag defaults to on", review_state="published")
+    path = ready / MEM / f"{old.id}.md"
+    path.write_text(spellings["quoted key"](frontmatter.serialize(old.fm, old.body)), encoding="utf-8")
+    git("add", "-A", cwd=ready)
+    git("commit", "-q", "--no-verify", "-m", "arrived long ago", cwd=ready)
+    path.write_text(path.read_text(encoding="utf-8").replace("The xyzzy flag", "The xyzzy flag still"), encoding="utf-8")
+    ok = git("commit", "-qam", "a word", cwd=ready, check=False)
+    assert ok.returncode == 0, ok.stderr
+    # a file promote published, its steps recorded, commits with the hook
+    assert published("The frobnitz window is Tuesday") in {h["id"] for h in hits("frobnitz", "window")}
