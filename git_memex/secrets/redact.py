@@ -145,7 +145,10 @@ def _user_candidates(text: str, patterns: Sequence[str]) -> Iterator[tuple[str, 
 # selectors U+FE00-FE0F and U+E0100-E01EF, U+0301, U+0307…) that follows an ASCII character, where
 # it only decorates a token ("ghp_a\u0301bc…" reads as a token to a human and must to us). Marks on
 # other scripts' letters stay: they spell words ("पासवर्ड", "รหัสผ่าน").
-_INVISIBLE_CATEGORIES = frozenset({"Cf"})
+# Control characters (Cc: C0 but tab, line feed and carriage return, DEL, C1) are drawn as nothing
+# too, or as a box; inside a token they hid it ("ghp_Q3mZ…\x7fkX9…" was stored whole, issue 31 F5).
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc"})
+_ASCII_CONTROLS = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])  # Cc but \t \n \r
 _MARK_CATEGORIES = frozenset({"Mn", "Me"})
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f")
 
@@ -191,7 +194,8 @@ def _fold_confusables(copy: str) -> str:
 
 def _detection_copy(text: str) -> tuple[str, list[int] | None]:
     """The text detection reads: NFKC-normalised (full-width letters, NBSP and U+3000 become
-    ASCII), invisible characters removed by category (`_invisible`), look-alike letters of a mixed-script word folded to
+    ASCII), invisible characters removed by category (`_invisible`; control characters but tab,
+    line feed and carriage return too), look-alike letters of a mixed-script word folded to
     Latin (`_fold_confusables`); and, when that changed anything, the offset in
     ``text`` of each of its characters (plus one past the end). ASCII text is its own copy.
 
@@ -200,7 +204,9 @@ def _detection_copy(text: str) -> tuple[str, list[int] | None]:
     masked: the stored text keeps its own characters, only the secret's become ``x``.
     """
     if text.isascii():
-        return text, None
+        data = text.encode("ascii")
+        if len(data.translate(None, _ASCII_CONTROLS)) == len(data):
+            return text, None
     import unicodedata
 
     out: list[str] = []
@@ -208,6 +214,8 @@ def _detection_copy(text: str) -> tuple[str, list[int] | None]:
     after_ascii = False  # the last character kept is ASCII
     for i, c in enumerate(text):
         if c.isascii():
+            if c < " " and c not in "\t\n\r" or c == "\x7f":
+                continue  # a control character (`_ASCII_CONTROLS`)
             out.append(c)
             where.append(i)
             after_ascii = True
