@@ -11,6 +11,7 @@ quarter of the size, in the same process (`conftest.grows_linearly`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,25 @@ def test_copies_finds_what_the_alternation_finds(seed: int) -> None:
     text = "".join(rnd.choice([*values, base[:5], "x", "ab", "A"]) for _ in range(60))
     rx = Rx("|".join(re2.escape(v) for v in sorted(values, key=len, reverse=True)), raw=True)
     assert list(_copies(text, values)) == [m.span() for m in rx.finditer(text)]
+
+
+def test_the_pre_commit_hook_is_linear_on_non_ascii_text(ready: Path) -> None:
+    """A memory of ``key=`` runs ending in "é", committed by a real `git commit` under the hook
+    `init` installed: the CPU of git and the hook (waited-for children) grows like the commit of
+    a quarter of it. Before the fix the hook took ~20 s on the 60,000 characters."""
+    from git_memex.core import frontmatter, model
+
+    from conftest import git
+
+    folder = ready / ".ai" / "open-memex"
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def commit(n: int) -> None:
+        m = model.create(_fill("key=", n) + "é", scope="project", review_state="proposed")
+        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), "utf-8")
+        git("add", "-A", cwd=ready)
+        done = git("commit", "-q", "-m", f"{n} characters", cwd=ready, check=False)
+        assert done.returncode == 0, done.stderr
+
+    ok, small, big = grows_linearly(commit, 60000, children=True)
+    assert ok, f"{big:.2f} s of CPU for 60,000 characters, {small:.2f} s for a quarter"
