@@ -323,7 +323,7 @@ def cross_index_case() -> tuple[str, str]:
 
 
 
-def grows_linearly(run, n: int, tries: int = 3) -> tuple[bool, float, float]:
+def grows_linearly(run, n: int, tries: int = 3, children: bool = False) -> tuple[bool, float, float]:
     """Whether `run`'s cost is linear in its size, by a reference measured here: `run(n // 4)` then
     `run(n)` are timed one after the other, and a linear cost grows ~4 times where a quadratic one
     grows 16 times; under 10 times passes. The time is this process's CPU time, not the wall
@@ -331,17 +331,26 @@ def grows_linearly(run, n: int, tries: int = 3) -> tuple[bool, float, float]:
     scheduling hiccup still can, so a pair that looks quadratic is timed again (up to `tries`
     pairs); a real quadratic cost fails every pair. Below 50 ms the larger run is too short to be
     a quadratic blow-up at the sizes these tests use (seconds to minutes), and timer noise would
-    rule the ratio. `run` must do its work in this process (a child's CPU is not counted).
+    rule the ratio. `run` must do its work in this process (a child's CPU is not counted), or,
+    with `children`, in child processes it waits for (a `git commit` and the hook git runs: the
+    CPU of waited-for descendants is counted too).
     Returns (linear, seconds of the quarter-size run, seconds of the full one) of the last pair."""
+    import os
     import time
+
+    def cpu() -> float:
+        if not children:
+            return time.process_time()
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
 
     small = big = 0.0
     for _ in range(tries):
         took = []
         for size in (n // 4, n):
-            t = time.process_time()
+            t = cpu()
             run(size)
-            took.append(time.process_time() - t)
+            took.append(cpu() - t)
         small, big = took
         if big < 0.05 or big < 10 * small:
             return True, small, big

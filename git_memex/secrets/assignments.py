@@ -9,7 +9,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 
-from git_memex.secrets.masking import REDACTED, _has_digit, _is_masked, _Lazy, _lazy, _mixed_case
+from git_memex.secrets.masking import (
+    REDACTED,
+    _has_digit,
+    _is_masked,
+    _Lazy,
+    _lazy,
+    _mixed_case,
+    stand_in_word,
+)
 from git_memex.secrets.rx import Match
 
 _PASSWORD_PARTS = frozenset(
@@ -306,12 +314,15 @@ _WORDY = _lazy(r"[a-z]+(?:[_.-][a-z]+)*")
 _NUMBERISH = _lazy(r"[0-9][0-9_.:,/+-]*[a-zA-Z]{0,3}")
 _FILE_PATH = _lazy(r"(?:~|\.{1,2})?/[\w.@%+-]|[A-Za-z]:\\")
 _PLACEHOLDER_SHAPE = _lazy(r"(?i)(?:your|insert|enter|replace|put|add)[_-]?[\w-]*|[\w-]*[_-]here")
+# ... and its words must stand as words (`stand_in_word`): "YoUr5e4RDqshbOYlSt" is a password
+_PLACEHOLDER_SHAPE_WORDS = ("your", "insert", "enter", "replace", "put", "add", "here")
 
 
 # Words that ask for the real value or say the value is not one.
 # ("changeme" is not one: a default password is the live one wherever nobody changed it.)
 _STAND_IN_WORDS = ("example", "placeholder", "dummy", "fake", "your_", "_your", "your-", "_here", "here_",
-                   "replace", "insert_", "xxxxxx", "######")
+                   "replace", "insert_")
+_STAND_IN_FILL = ("xxxxxx", "######")
 
 
 def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
@@ -332,8 +343,8 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         or any(c.isspace() for c in value)
     ):
         return False
-    if any(w in low for w in _STAND_IN_WORDS):
-        return False  # "REPLACE_WITH_YOUR_API_KEY", "k6JX…thisisfake…", "sha256~XXXX_PUT_YOUR_TOKEN_HERE"
+    if stand_in_word(value, _STAND_IN_WORDS) or any(w in low for w in _STAND_IN_FILL):
+        return False  # "REPLACE_WITH_YOUR_API_KEY", "thisisfake", "sha256~XXXX_PUT_YOUR_TOKEN_HERE"
     if len(set(value)) <= 2 or "%s" in value or "%d" in value:  # "********", printf formats
         return False
     if value[0] == "!" and value[1:].isalpha():  # YAML tag: "!vault |", "!Ref"
@@ -348,7 +359,7 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         or _ENV_NAME.fullmatch(value)
         or _HEADER_NAME.fullmatch(value)  # "Access-Control-Allow-Credentials"
         or _FILE_PATH.match(value)
-        or _PLACEHOLDER_SHAPE.fullmatch(value)
+        or (_PLACEHOLDER_SHAPE.fullmatch(value) and stand_in_word(value, _PLACEHOLDER_SHAPE_WORDS))
         or _CALL.match(value)  # os.getenv("DB_PASSWORD"), os.environ["API_KEY"]
     ):
         return False

@@ -30,6 +30,7 @@ needs it.
 from __future__ import annotations
 
 from git_memex.core.record import record
+from git_memex.secrets.masking import stand_in_word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -103,13 +104,14 @@ _STAND_IN_WORDS = ("your", "here", "replace", "insert", "placeholder", "changeme
 def _not_stand_in(v: str) -> bool:
     """Not written as a stand-in: the body is not ``x``/``X``/``*``/``#`` but for at most 3
     characters (separators aside; our mask, or a document's) and holds no word that asks for a
-    real value (``YOUR_TOKEN_HERE``, ``replace-me``). A documentation example of the format
+    real value (``YOUR_TOKEN_HERE``, ``replace-me``) as a word (`masking.stand_in_word`: a random
+    body that spells "here" by chance is a token). A documentation example of the format
     (``…Example1234…``) is masked."""
     low = v.lower()
     body = low.translate(_SEPARATORS)
     if sum(c not in "x*#" for c in body) <= 3:
         return False  # "ghp_xxxx…", "A3-XXXXXX-…", "ops_eyJxxxx…" (a fixed head, then x)
-    return not any(w in low for w in _STAND_IN_WORDS)
+    return not stand_in_word(v, _STAND_IN_WORDS)
 
 
 _SEPARATORS = str.maketrans("", "", "-_.:/+=")

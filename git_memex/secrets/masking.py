@@ -55,3 +55,31 @@ def _has_digit(v: str) -> bool:
 def _mixed_case(v: str) -> bool:
     return any(c.islower() for c in v) and any(c.isupper() for c in v)
 
+
+
+def stand_in_word(value: str, words: tuple[str, ...]) -> bool:
+    """Whether `value` is written as a stand-in: it holds one of `words` (lower case, matched in
+    any case; a word may carry the separator it needs, ``your_``) *as a word*. A value without a
+    digit is words, and a word anywhere in it counts (``YOUR_TOKEN_HERE``, ``PutYourKeyHere``,
+    ``thisisfake``). A value with a digit may be a generated token whose random body spells a
+    word by chance (``ghp_…3HeRe8…``, ``sk_live_c3XuhereXeV…``, issue 31 F3): there the word must
+    be a whole segment between separators, the value's start or its end (``your-api-key-1``,
+    ``<dummy>``, ``replace_me_2``), or sit in a segment of letters of one case
+    (``ghp_YOURTOKENHERE_1``), never inside a run that mixes cases or holds digits; or two of the
+    words of four letters or more are there (``YOURtokenHERE…``: one such word turns up in
+    random bodies, two do not; "put" and "add" are too short to count)."""
+    low = value.lower()
+    hits = [w for w in words if w in low]
+    if not hits:
+        return False
+    if not any(c.isdigit() for c in value) or len({w.strip("_-.") for w in hits if len(w.strip("_-.")) >= 4}) >= 2:
+        return True
+    bare = {w.strip("_-.") for w in hits}
+    segments = "".join(c if c.isalnum() else " " for c in value).split()
+    for segment in segments:
+        s = segment.lower()
+        if s in bare:
+            return True
+        if segment.isalpha() and (segment.isupper() or segment.islower()) and any(b in s for b in bare):
+            return True
+    return False

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from git_memex.core.record import record
 from git_memex.secrets.assignments import _assignment_candidates
@@ -145,7 +145,10 @@ def _user_candidates(text: str, patterns: Sequence[str]) -> Iterator[tuple[str, 
 # selectors U+FE00-FE0F and U+E0100-E01EF, U+0301, U+0307…) that follows an ASCII character, where
 # it only decorates a token ("ghp_a\u0301bc…" reads as a token to a human and must to us). Marks on
 # other scripts' letters stay: they spell words ("पासवर्ड", "รหัสผ่าน").
-_INVISIBLE_CATEGORIES = frozenset({"Cf"})
+# Control characters (Cc: C0 but tab, line feed and carriage return, DEL, C1) are drawn as nothing
+# too, or as a box; inside a token they hid it ("ghp_Q3mZ…\x7fkX9…" was stored whole, issue 31 F5).
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc"})
+_ASCII_CONTROLS = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])  # Cc but \t \n \r
 _MARK_CATEGORIES = frozenset({"Mn", "Me"})
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f")
 
@@ -191,7 +194,8 @@ def _fold_confusables(copy: str) -> str:
 
 def _detection_copy(text: str) -> tuple[str, list[int] | None]:
     """The text detection reads: NFKC-normalised (full-width letters, NBSP and U+3000 become
-    ASCII), invisible characters removed by category (`_invisible`), look-alike letters of a mixed-script word folded to
+    ASCII), invisible characters removed by category (`_invisible`; control characters but tab,
+    line feed and carriage return too), look-alike letters of a mixed-script word folded to
     Latin (`_fold_confusables`); and, when that changed anything, the offset in
     ``text`` of each of its characters (plus one past the end). ASCII text is its own copy.
 
@@ -200,7 +204,9 @@ def _detection_copy(text: str) -> tuple[str, list[int] | None]:
     masked: the stored text keeps its own characters, only the secret's become ``x``.
     """
     if text.isascii():
-        return text, None
+        data = text.encode("ascii")
+        if len(data.translate(None, _ASCII_CONTROLS)) == len(data):
+            return text, None
     import unicodedata
 
     out: list[str] = []
@@ -208,6 +214,8 @@ def _detection_copy(text: str) -> tuple[str, list[int] | None]:
     after_ascii = False  # the last character kept is ASCII
     for i, c in enumerate(text):
         if c.isascii():
+            if c < " " and c not in "\t\n\r" or c == "\x7f":
+                continue  # a control character (`_ASCII_CONTROLS`)
             out.append(c)
             where.append(i)
             after_ascii = True
@@ -295,6 +303,7 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
 
 
 _ECHO_MIN = 8  # a found value this long is masked wherever else it occurs in the text
+_ECHO_ALTERNATION = 64  # up to this many values: one RE2 alternation; more: `_copies` (linear)
 
 
 def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[tuple[str, int, int, int]]:
@@ -304,14 +313,22 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     not have. A copy inside a longer word is masked too (the longer word may be the secret with
     a suffix), so a value of letters only is not copied when it could be a word (lower case, or
     under 16 letters): the password "postgres" of ``postgres://postgres:postgres@`` leaves the
-    scheme and a service of that name alone. One RE2 pass over an alternation of the values,
-    longest first (linear in the text)."""
+    scheme and a service of that name alone. Copies are found left to right, the longest value
+    where several start at one place, none overlapping. Linear in the text and the values: a few
+    values are one RE2 alternation, longest first; beyond `_ECHO_ALTERNATION` that program
+    outgrew RE2's DFA memory and its search grew with the number of values (10,000 passwords:
+    17 s, issue 31 F2), so many values are found by `_copies` instead."""
     values: dict[str, tuple[str, int]] = {}
     for start, end, rule, keep in taken:
         value = text[start:end]
         if end - start >= _ECHO_MIN and not (value.isalpha() and (value.islower() or len(value) < 16)):
             values.setdefault(text[start:end], (rule, keep))
     if not values:
+        return
+    if len(values) > _ECHO_ALTERNATION:
+        for s, e in _copies(text, values):
+            rule, keep = values[text[s:e]]
+            yield rule, s, e, keep
         return
     import re2
 
@@ -320,6 +337,55 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     for m in rx.finditer(text):
         rule, keep = values[m.group()]
         yield rule, m.start(), m.end(), keep
+
+
+def _copies(text: str, values: Iterable[str]) -> Iterator[tuple[int, int]]:
+    """The spans of `values` in `text`, as a leftmost-first alternation of them longest first
+    finds them: left to right, at each place the longest value that starts there, the next
+    search after its end. An Aho-Corasick automaton of the reversed values run over the reversed
+    text gives, at each place, the longest value that starts there in one step, so the cost is
+    linear in the text plus the values' characters, however many values there are."""
+    goto: list[dict[str, int]] = [{}]
+    depth = [0]
+    ends = [False]
+    for value in values:
+        node = 0
+        for c in reversed(value):
+            nxt = goto[node].get(c)
+            if nxt is None:
+                nxt = len(goto)
+                goto[node][c] = nxt
+                goto.append({})
+                depth.append(depth[node] + 1)
+                ends.append(False)
+            node = nxt
+        ends[node] = True
+    fail = [0] * len(goto)
+    longest = [0] * len(goto)  # the longest value that is a suffix of the node's string
+    queue = list(goto[0].values())
+    for node in queue:  # breadth first: a node's fail link is shallower, so already set
+        longest[node] = depth[node] if ends[node] else longest[fail[node]]
+        for c, child in goto[node].items():
+            f = fail[node]
+            while f and c not in goto[f]:
+                f = fail[f]
+            fail[child] = goto[f].get(c, 0)
+            queue.append(child)
+    best = [0] * len(text)  # best[i]: the longest value that starts at i
+    node = 0
+    for i in range(len(text) - 1, -1, -1):
+        c = text[i]
+        while node and c not in goto[node]:
+            node = fail[node]
+        node = goto[node].get(c, 0)
+        best[i] = longest[node]
+    i, n = 0, len(text)
+    while i < n:
+        if best[i]:
+            yield i, i + best[i]
+            i += best[i]
+        else:
+            i += 1
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> str:

@@ -23,15 +23,16 @@ use to show the two find the same matches. ``\\b`` and ``\\d`` are ASCII in RE2.
 
 Invariants: an :class:`Rx` compiles on first use (a hook pays only for the patterns its text
 needs); matches carry offsets in characters of the ``str`` searched, like ``re``; RE2 reads UTF-8,
-so each text is encoded once and its offsets converted through one table (`_subject`), which
-keeps a search from any position linear too (google-re2's own ``search(text, pos)`` re-encodes
-the whole text each call).
+so each text is encoded once and its offsets converted through one table (`_subject`, kept for
+the last few texts by identity), which keeps a search from any position linear too
+(google-re2's own ``search(text, pos)`` re-encodes the whole text each call).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate
 
 TYPE_CHECKING = False
@@ -119,20 +120,39 @@ def _flag_prefix(flags: int) -> str:
 # --------------------------------------------------------------------------- the subject text
 
 _STARTS = bytes(0 if 0x80 <= b < 0xC0 else 1 for b in range(256))  # 1 for a character's first byte
-_subject_slot: tuple[str, bytes, list[int] | None] | None = None
+_SLOTS = 8  # subjects kept (`_subject`)
+# id(text) -> [text, UTF-8 bytes, table or None, credit]; the text is held, so its id stays its own
+_subjects: dict[int, list[Any]] = {}
+_floor = 0  # GreedyDual's inflation value: the credit of the last subject let go
 
 
-def _subject(text: str) -> tuple[bytes, list[int] | None]:
+def _subject(text: str) -> tuple[bytes, Sequence[int] | None]:
     """`text` as UTF-8, and (unless it is ASCII) the table ``chars[b]``: the number of
-    characters before byte ``b``. Kept for the last text asked, since every pattern of a scan
-    reads the same one. A lone surrogate (valid in a str, not in UTF-8) reads as ``?``."""
-    global _subject_slot
-    slot = _subject_slot
+    characters before byte ``b``. A lone surrogate (valid in a str, not in UTF-8) reads as ``?``.
+
+    Kept for the last few texts asked, by identity: a scan runs every pattern on one text, and
+    between two searches of it a family runs patterns on pieces of it (a label, a value, a line).
+    Keeping only the last text let each piece push the whole one out, and the next search of the
+    whole text encoded it again: one pass over the text per match (issue 31, F1). Which text goes
+    when a new one comes is GreedyDual's choice (N. Young, 1994) with a text's length as the cost
+    of encoding it again: each text holds a credit, ``floor + len``, renewed when it is asked
+    again; the lowest credit goes, and the floor rises to it. So a long text asked between many
+    short ones stays until as many characters of other texts have come since, and what is
+    encoded in all is within ``_SLOTS`` times the least any choice of ``_SLOTS`` kept texts
+    could encode, for any order of texts: a scan that asks its whole text between pieces of it
+    encodes the whole text once, not once per match."""
+    global _floor
+    key = id(text)
+    slot = _subjects.get(key)
     if slot is not None and slot[0] is text:
+        slot[3] = _floor + len(text)
         return slot[1], slot[2]
     data = text.encode("utf-8", "replace")
-    chars = None if len(data) == len(text) else [0, *accumulate(data.translate(_STARTS))]
-    _subject_slot = (text, data, chars)
+    chars = None if len(data) == len(text) else array("q", accumulate(data.translate(_STARTS), initial=0))
+    if slot is None and len(_subjects) >= _SLOTS:
+        key_out = min(_subjects, key=lambda k: _subjects[k][3])
+        _floor = _subjects.pop(key_out)[3]
+    _subjects[key] = [text, data, chars, _floor + len(text)]
     return data, chars
 
 

@@ -439,3 +439,55 @@ def test_the_pre_commit_hook_refuses_a_hand_written_token(ready: Path) -> None:
         assert secret not in r.stdout + r.stderr
         git("reset", "-q", "--hard", cwd=ready)
         git("clean", "-qfd", cwd=ready)
+
+
+# --------------------------------------------------------------------------- issue 31, F3
+# A generated token's random body spells "here", "your", "dummy"… by chance now and then; read as a
+# stand-in, the token was stored whole. (prefix, body length, the body's alphabet) of formats that
+# hold such bodies, and the words of `formats._STAND_IN_WORDS` / `assignments._STAND_IN_WORDS`.
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_RANDOM_BODIES = [("ghp_", 36, _ALNUM), ("sk_live_", 24, _ALNUM), ("glpat-", 20, _ALNUM), ("npm_", 36, _ALNUM),
+                  ("xoxb-1234567890-1234567890123-", 24, _ALNUM), ("pypi-AgEIcHlwaS5vcmc", 80, _ALNUM)]
+_CHANCE_WORDS = ["here", "HERE", "HeRe", "hERE", "your", "YOUR", "YoUr", "dummy", "DUMMY", "Dummy", "replace",
+                 "insert", "redacted", "fake", "example", "placeholder", "changeme"]
+
+
+def _random_body(rnd: random.Random, length: int, alphabet: str) -> str:
+    """A generated body of `length` with one word spelt into it at a random place; resampled
+    until it holds an upper-case letter, a lower-case one and a digit, as a generated body of
+    this length does but for a few in a thousand (a body of words without a digit reads as one)."""
+    while True:
+        word = rnd.choice(_CHANCE_WORDS)
+        body = "".join(rnd.choice(alphabet) for _ in range(length - len(word)))
+        at = rnd.randrange(len(body) + 1)
+        body = body[:at] + word + body[at:]
+        rest = body[:at] + body[at + len(word):]
+        if any(c.isupper() for c in rest) and any(c.islower() for c in rest) and any(c.isdigit() for c in rest):
+            return body
+
+
+@pytest.mark.parametrize("prefix,length,alphabet", _RANDOM_BODIES, ids=[p for p, *_ in _RANDOM_BODIES])
+def test_a_token_whose_random_body_spells_a_stand_in_word_is_masked(prefix: str, length: int, alphabet: str) -> None:
+    rnd = random.Random(f"F3 {prefix}")
+    for _ in range(200):
+        token = prefix + _random_body(rnd, length, alphabet)
+        out = redact(f"deploy with {token} today")
+        assert token not in out.text and out.masked, token
+
+
+def test_a_password_whose_random_body_spells_a_stand_in_word_is_masked() -> None:
+    rnd = random.Random("F3 password")
+    for _ in range(200):
+        value = _random_body(rnd, 18, _ALNUM)
+        out = redact(f"DB_PASSWORD={value}\n")
+        assert value not in out.text, value
+
+
+@pytest.mark.parametrize("text", [
+    "token: ghp_YOUR_TOKEN_HERE", "GITHUB_TOKEN=ghp_YOUR_TOKEN_HERE_1234", "npm_YOURtokenHERE1234abcdefghijklmnopq",
+    "sk_live_your-api-key-here", "sk_live_replace_me_2024", "api_key = sk_live_<dummy>", "sk_test_YOURKEYHERE123",
+    "glpat-REPLACE_WITH_TOKEN_1", "password: <dummy>", 'password="your_password_1"', "password = replace_me_2",
+    "DB_PASSWORD=insert_password_here", "secret: thisisfake", 'api_key = "your-api-key-42"',
+])
+def test_stand_ins_written_as_words_stay_left_alone(text: str) -> None:
+    assert redact(text).text == text

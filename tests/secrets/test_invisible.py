@@ -112,3 +112,50 @@ def test_the_original_span_is_masked_and_marks_of_other_scripts_stay() -> None:
     for label in ("पासवर्ड", "รหัสผ่าน"):
         assert redact(f"{label}: Qw7!mZ92a").text == f"{label}: " + "x" * 9, label
     assert redact("café crème, naïve résumé").text == "café crème, naïve résumé"
+
+
+# Control characters (category Cc) but tab, line feed and carriage return (issue 31, F5): before,
+# a token with one inside was stored whole, and a password was masked only up to it.
+CONTROLS = {"NUL": "\x00", "SOH": "\x01", "BEL": "\x07", "BS": "\x08", "VT": "\x0b", "FF": "\x0c",
+            "ESC": "\x1b", "US": "\x1f", "DEL": "\x7f", "PAD U+0080": "\x80", "NEL U+0085": "\x85",
+            "APC U+009F": "\x9f"}
+
+
+def test_every_control_character_is_there() -> None:
+    assert {unicodedata.category(c) for c in CONTROLS.values()} == {"Cc"}
+
+
+@pytest.mark.parametrize("name", CONTROLS)
+def test_a_control_character_inside_a_secret_hides_no_part_of_it(name: str) -> None:
+    ch = CONTROLS[name]
+    token = _spliced(ch)
+    assert redact(f"the bot uses {token} now").text == "the bot uses ghp_" + "x" * (len(token) - 4) + " now"
+    password = f"Zx8!qW3eR{ch}pZx9"
+    assert redact(f"DB_PASSWORD={password}\n").text == "DB_PASSWORD=" + "x" * len(password) + "\n"
+    assert redact(f"é {token}").text == "é ghp_" + "x" * (len(token) - 4)  # the non-ASCII path too
+
+
+def test_line_feed_and_carriage_return_still_end_a_value() -> None:
+    """They are kept in the detection copy: a value ends at the line's end as before."""
+    assert redact("password=Zx8!qW3eRpZx9\nnext").text == "password=" + "x" * 13 + "\nnext"
+    assert redact("password=Zx8!qW3eRpZx9\r\nnext").text == "password=" + "x" * 13 + "\r\nnext"
+
+
+def test_the_hook_refuses_a_token_with_a_control_character_inside(ready: Path) -> None:
+    """Each control character in its own memory file, committed by a real `git commit` under the
+    installed hook: refused, every file named, the token never printed."""
+    folder = ready / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, ch in CONTROLS.items():
+        m = model.create(f"CI pushes with {_spliced(ch)} ({name})", scope="project", review_state="proposed")
+        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), "utf-8")
+        paths[name] = f"{MEM}/{m.id}.md"
+    git("add", "-A", cwd=ready)
+    done = git("commit", "-q", "-m", "tokens", cwd=ready, check=False)
+    assert done.returncode == 1
+    said = done.stdout + done.stderr
+    missed = [name for name, path in paths.items() if f"{path}:" not in said]
+    assert not missed, said
+    assert "github-pat" in said
+    assert _clean(said)

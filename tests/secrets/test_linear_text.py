@@ -1,0 +1,133 @@
+"""Redaction stays linear on whole texts, not only pattern by pattern (issue 31, F1 and F2).
+
+`test_linear.py` sweeps each pattern alone; here the whole detector (`redact`, `find_secrets`)
+runs on texts full of findings. One non-ASCII character used to make it quadratic: the UTF-8
+copy of a text RE2 reads was kept for the last text searched only, the families search pieces of
+the text between two searches of the whole (a label, a value), and each search of the whole
+encoded it again (`rx._subject`). No clock is asserted: each case grows like its own run at a
+quarter of the size, in the same process (`conftest.grows_linearly`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from git_memex.secrets.redact import find_secrets, redact
+
+from conftest import grows_linearly
+
+N = 65536  # the largest body a write accepts (64 KiB): before the fix, "key=" runs took 23 s here
+
+
+def _fill(unit: str, n: int) -> str:
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def _env(n: int, ch: str) -> str:
+    lines = [f"SVC{i}_API_TOKEN=Zq{i}Xm8Lp3Rt7Vn2Kw9 # {ch}\n" for i in range(n // 30 + 1)]
+    return "".join(lines)[:n]
+
+
+# Shapes of text a memory gets (long runs of a key, an env dump, passwords one per line, labels
+# in another script), each with non-ASCII characters: one at the end, or in every repetition.
+SHAPES: dict[str, Callable[[int, str], str]] = {
+    "key= run, one char at the end": lambda n, ch: _fill("key=", n) + ch,
+    "password=… lines, one char at the end": lambda n, ch: _fill("password=Zx8qW3eRpZ9\n", n) + ch,
+    "password=… lines, the char in each": lambda n, ch: _fill(f"password=Zx8{ch}qW3eRpZ9\n", n),
+    "env dump": _env,
+    "пароль: run": lambda n, ch: _fill("пароль: ", n) + ch,
+    "пароль: value lines": lambda n, ch: _fill(f"пароль: Qw7mZ92a{ch}\n", n),
+}
+CHARS = {"e-acute": "é", "cyrillic": "ж", "emoji": "\U0001f600"}
+
+
+@pytest.mark.parametrize("ch", list(CHARS.values()), ids=list(CHARS))
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_detection_is_linear_on_non_ascii_text(shape: str, ch: str) -> None:
+    make = SHAPES[shape]
+    for name, fn in (("redact", redact), ("find_secrets", find_secrets)):
+        ok, small, big = grows_linearly(lambda n, fn=fn: fn(make(n, ch)), N)
+        assert ok, f"{name} on {shape} with {ch!r}: {big:.2f} s at {N}, {small:.2f} s at a quarter"
+
+
+def test_the_subjects_kept_survive_pieces_searched_in_between() -> None:
+    """The whole text stays encoded while pieces of it are searched between its searches: a
+    search of the whole after many pieces costs no new encoding of it."""
+    from git_memex.secrets import rx
+
+    whole = _fill("key=é", 4096)
+    pattern = rx.Rx("key=")
+    assert pattern.search(whole) is not None
+    for i in range(200):
+        assert pattern.search(whole[i : i + 10] + "key=") is not None
+    assert any(slot[0] is whole for slot in rx._subjects.values())
+
+
+# --------------------------------------------------------------------------- F2: copies of many values
+
+_ALPHABET = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+def _passwords(k: int) -> str:
+    """k lines ``password=…`` with k different values, each pasted again in a comment."""
+    import random
+
+    rnd = random.Random(31)
+    out = []
+    for _ in range(k):
+        value = "".join(rnd.choice(_ALPHABET) for _ in range(6)) + "9!Qz"
+        out.append(f"password={value}\n# again: {value}\n")
+    return "".join(out)
+
+
+def test_copies_of_many_found_values_are_masked_in_linear_time() -> None:
+    """Every copy of every found value is masked (`redact._echoes`), and 10,000 values cost
+    about 4 times 2,500: the one RE2 alternation of all values grew faster (10,000: 17 s)."""
+    out = redact(_passwords(200))
+    assert "9!Qz" not in out.text and len(out.masked) == 400
+    ok, small, big = grows_linearly(lambda k: redact(_passwords(k)), 10000)
+    assert ok, f"{big:.2f} s for 10,000 values, {small:.2f} s for 2,500"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_copies_finds_what_the_alternation_finds(seed: int) -> None:
+    """`_copies` (many values) and the RE2 alternation longest first (a few) find the same spans,
+    on texts made of the values' pieces: overlapping values, one inside another, runs."""
+    import random
+
+    import re2
+
+    from git_memex.secrets.redact import _copies
+    from git_memex.secrets.rx import Rx
+
+    rnd = random.Random(seed)
+    base = "".join(rnd.choice("abAB01") for _ in range(24))
+    values = {base[i : i + rnd.randint(1, 12)] for i in (rnd.randrange(20) for _ in range(rnd.randint(1, 8)))}
+    text = "".join(rnd.choice([*values, base[:5], "x", "ab", "A"]) for _ in range(60))
+    rx = Rx("|".join(re2.escape(v) for v in sorted(values, key=len, reverse=True)), raw=True)
+    assert list(_copies(text, values)) == [m.span() for m in rx.finditer(text)]
+
+
+def test_the_pre_commit_hook_is_linear_on_non_ascii_text(ready: Path) -> None:
+    """A memory of ``key=`` runs ending in "é", committed by a real `git commit` under the hook
+    `init` installed: the CPU of git and the hook (waited-for children) grows like the commit of
+    a quarter of it. Before the fix the hook took ~20 s on the 60,000 characters."""
+    from git_memex.core import frontmatter, model
+
+    from conftest import git
+
+    folder = ready / ".ai" / "open-memex"
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def commit(n: int) -> None:
+        m = model.create(_fill("key=", n) + "é", scope="project", review_state="proposed")
+        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), "utf-8")
+        git("add", "-A", cwd=ready)
+        done = git("commit", "-q", "-m", f"{n} characters", cwd=ready, check=False)
+        assert done.returncode == 0, done.stderr
+
+    ok, small, big = grows_linearly(commit, 60000, children=True)
+    assert ok, f"{big:.2f} s of CPU for 60,000 characters, {small:.2f} s for a quarter"
