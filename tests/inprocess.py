@@ -84,7 +84,7 @@ RESET: dict[str, tuple[tuple[str, ...], Callable[[ModuleType], None]]] = {
     "git_memex.core.caller": (("NAME",), _set(NAME="a command")),
     "git_memex.core.context": (("LAST",), _clear("LAST")),
     "git_memex.main": (("JSON_RUN",), _set(JSON_RUN=False)),
-    "git_memex.secrets.rx": (("_subject_slot",), _set(_subject_slot=None)),
+    "git_memex.secrets.rx": (("_subjects", "_floor"), lambda m: (m._subjects.clear(), setattr(m, "_floor", 0))),
     "git_memex.core.data_root": (("_START_CWD", "_READY_ROOTS"), _reset_paths),
     "git_memex.core.files": (("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED"),
                              _clear("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED")),
