@@ -48,6 +48,12 @@ def _reset_paths(m: ModuleType) -> None:
     m._READY_ROOTS.clear()
 
 
+def _reset_subjects(m: ModuleType) -> None:
+    """The RE2 engine's kept subjects (texts it encoded) and their GreedyDual floor."""
+    m._subjects.clear()
+    setattr(m, "_floor", 0)  # noqa: B010 (ModuleType declares no such attribute)
+
+
 def _reset_watcher(m: ModuleType) -> None:
     for w in m.WATCHER:
         if w is not None:
@@ -84,7 +90,7 @@ RESET: dict[str, tuple[tuple[str, ...], Callable[[ModuleType], None]]] = {
     "git_memex.core.caller": (("NAME",), _set(NAME="a command")),
     "git_memex.core.context": (("LAST",), _clear("LAST")),
     "git_memex.main": (("JSON_RUN",), _set(JSON_RUN=False)),
-    "git_memex.secrets.rx": (("_subjects", "_floor"), lambda m: (m._subjects.clear(), setattr(m, "_floor", 0))),
+    "git_memex.secrets.rx": (("_subjects", "_floor"), _reset_subjects),
     "git_memex.core.data_root": (("_START_CWD", "_READY_ROOTS"), _reset_paths),
     "git_memex.core.files": (("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED"),
                              _clear("WRITTEN", "_SWEPT", "_DEFERRED", "_ACCEPTED")),
