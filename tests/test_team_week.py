@@ -420,7 +420,11 @@ def test_a_week_with_husky(team: tuple[Person, Person, Path], npm_cache: Path) -
         assert "#staging and #deploys" in body and "then page on-call" in body  # nothing lost
         assert bob.read(mid)[1] == body
         alice.memex("remote", "pull", "team", "--json")
-        out = alice.memex("remote", "review", "team", mid, "--approve", "--note", "both changes read", "--json")
+        # her own copy still says revision 2's text: she reads the revision under review, then approves it
+        shown = alice.memex("show", "--remote", "team", mid, "--json")
+        assert "then page on-call" in json.dumps(shown), shown
+        out = alice.memex("remote", "review", "team", mid, "--approve", "--read-remote", "--note", "both changes read",
+                          "--json")
         assert (out["reviewed_revision"], out["review_state"]) == (3, "approved"), out
         meta = frontmatter.parse(srv.call("GET", f"/memories/{mid}", role="reader")["file"])[0]
         assert meta["review_state"] == "approved" and meta["review_note"] == "both changes read"

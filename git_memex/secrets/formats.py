@@ -140,6 +140,19 @@ def _nuget_ok(v: str) -> bool:
     return not (v.startswith("%") and v.endswith("%")) and "password" not in v.lower()
 
 
+def _openai_like(v: str) -> bool:
+    """The body of a loose ``sk-`` key (the reference tool's rule): not Anthropic's (its own row),
+    a digit in it ("sk-learn-pipeline-for-ranking" is a name), and no stand-in."""
+    return not v.startswith("ant-") and any(c.isdigit() for c in v) and _not_stand_in(v)
+
+
+def _digit_and_varied(v: str) -> bool:
+    """A loose row's body: a digit and more than three distinct characters
+    ("000000000000-000000000000-" is a placeholder; "123456789012-abcdefghij", the reference
+    tool's own vector, is not)."""
+    return any(c.isdigit() for c in v) and len(set(v)) > 3
+
+
 def _digit(v: str) -> bool:
     return any(c.isdigit() for c in v) and _varied(v)
 
@@ -227,6 +240,7 @@ def _kw(rule: str, keywords: str, value: str, hints: tuple[str, ...], source: st
 
 _GL = "gitleaks "  # source prefix: the gitleaks rule id follows (cmd/generate/config/rules/*.go)
 _TH = "trufflehog detector "  # source prefix: the detector's directory follows (pkg/detectors/<name>)
+_REF = "the OpenMemex reference tool's secret rules (its test vectors: docs/security.md)"
 
 FORMATS: tuple[Format, ...] = (
     # --- 1Password
@@ -390,12 +404,13 @@ FORMATS: tuple[Format, ...] = (
     # its end, most of a token all the same
     _tok("github-pat", r"ghp_[A-Za-z0-9]{30,255}", 4, ("ghp_",), _GL + "github-pat; " + _TH + "github; https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/",
          check=_crc32_base62),
-    _tok("github-oauth", r"gho_[A-Za-z0-9]{30,255}", 4, ("gho_",), _GL + "github-oauth", check=_crc32_base62),
+    _tok("github-oauth-token", r"gho_[A-Za-z0-9]{30,255}", 4, ("gho_",), _GL + "github-oauth", check=_crc32_base62),
     _tok("github-app-token", r"gh[us]_[A-Za-z0-9]{30,255}", 4, ("ghu_", "ghs_"), _GL + "github-app-token", check=_crc32_base62),
     _tok("github-app-installation-token", r"ghs_[0-9]{1,12}_ey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", 4, ("ghs_",),
          "secretlint-rule-github (installation tokens: ghs_, the app's id, a JWT)", right=_WORDD + "."),
     _tok("github-refresh-token", r"ghr_[A-Za-z0-9]{30,76}", 4, ("ghr_",), _GL + "github-refresh-token", check=_crc32_base62),
-    _tok("github-fine-grained-pat", r"github_pat_[A-Za-z0-9_]{82}", 11, ("github_pat_",), _GL + "github-fine-grained-pat"),
+    # 82 characters after the prefix as issued; from 30, as the reference tool's rule reads it (its vectors)
+    _tok("github-fine-grained-pat", r"github_pat_[A-Za-z0-9_]{30,255}", 11, ("github_pat_",), _GL + "github-fine-grained-pat; " + _REF),
     # GitLab: each prefix with its own length (gitleaks' rules and detect-secrets' GitLabTokenDetector
     # agree on these; a routable token adds "." + 2 + 7 characters)
     _tok("gitlab-pat", r"(?:glpat-|glrt-t\d_)[A-Za-z0-9_-]{27,300}\.[0-9a-z]{2}[0-9a-z]{7}|glpat-[A-Za-z0-9_-]{20,50}", 6, ("glpat-", "glrt-t"),
@@ -558,7 +573,9 @@ FORMATS: tuple[Format, ...] = (
     _kw("squarespace-access-token", "squarespace", _UUID, ("squarespace",), _GL + "squarespace-access-token", check=_varied),
     _tok("stripe-access-token", r"(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}", 8, ("sk_test", "sk_live", "sk_prod", "rk_test", "rk_live", "rk_prod"),
          _GL + "stripe-access-token; https://docs.stripe.com/keys", check=_digit, right=_WORDD),
-    _tok("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{24,}", 6, ("whsec_",), "https://docs.stripe.com/webhooks", check=_digit, right=_B64 + "="),
+    # from 20 characters, as the reference tool's rule reads it (its vectors)
+    _tok("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{20,}", 6, ("whsec_",), "https://docs.stripe.com/webhooks; " + _REF, check=_digit,
+         right=_B64 + "="),
     _kw("sumologic-access-id", "SUMO|[Ss]umo", r"su[A-Za-z0-9]{12}", ("sumo",), _GL + "sumologic-access-id", case=True),
     _kw("sumologic-access-token", "SUMO|[Ss]umo", r"[A-Za-z0-9]{64}", ("sumo",), _GL + "sumologic-access-token", case=True),
     # --- Tailscale, Telegram, Travis CI, Trello, Twilio, Twitch, Twitter, Typeform, Vercel, Yandex, Zendesk
@@ -624,6 +641,16 @@ FORMATS: tuple[Format, ...] = (
     # an ngrok authtoken has no prefix of its own: found after "ngrok"/"authtoken" on its line
     _tok("ngrok-token", r"(?i:ngrok|authtoken)[^\n]{0,40}?(?P<v>[0-9][A-Za-z0-9]{26}_[A-Za-z0-9]{21})", 0, ("ngrok", "authtoken"),
          "https://ngrok.com/docs/agent/#authtokens", check=_random, left=""),
+    # --- The OpenMemex reference tool's rules, with its rule ids and looser lengths (its test
+    # vectors hold shortened tokens such as "npm_" + 32 digits). Last, so that a row above that
+    # knows the vendor's exact format claims a real token first; these catch what a note or the
+    # reference tool's files hold that the exact rows do not, masked whole but the prefix.
+    _tok("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,255}", 7, ("sk-ant-",), _REF, right=_WORDD),
+    _tok("openai-key", r"sk-[A-Za-z0-9_-]{20,255}", 3, ("sk-",), _REF, check=_openai_like, right=_WORDD),
+    _tok("google-api-key", r"AIza[0-9A-Za-z_-]{30,255}", 4, ("aiza",), _REF, right=_WORDD),
+    _tok("slack-token", r"xox[abeoprs]-[A-Za-z0-9-]{10,255}", 5, ("xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-"),
+         _REF, check=_digit_and_varied, right=_WORDD),
+    _tok("npm-token", r"npm_[A-Za-z0-9]{30,255}", 4, ("npm_",), _REF),
 )
 
 
