@@ -47,7 +47,7 @@ from pathlib import Path
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
     from git_memex.core.context import Context
@@ -508,6 +508,21 @@ def _batch(work: Path, specs: list[str]) -> list[bytes | None] | None:
         else:
             got.append(None)
     return got
+
+
+def staged_record_problems(path: str, data: bytes, memory_dir: str, patterns: Sequence[str] = (), *,
+                           secrets: bool = True, form: bool = True) -> list[Finding]:
+    """What the pre-commit hook and `scan --staged` refuse in a staged record file
+    (`gitcmd.is_team_record_path`): with `secrets`, a secret in it (any record,
+    `secrets.scan.record_problems`); with `form`, for an approval or revocation record, what
+    `record_problems` refuses."""
+    from git_memex.core.gitcmd import is_record_path
+    from git_memex.secrets import scan
+
+    out = scan.record_problems(path, data, patterns) if secrets else []
+    if form and is_record_path(path, memory_dir):
+        out += record_problems(path, data)
+    return out
 
 
 def record_problems(path: str, data: bytes) -> list[Finding]:

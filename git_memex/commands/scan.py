@@ -36,24 +36,21 @@ def run(args: argparse.Namespace) -> int:
     kw = {"secrets": not args.format_only, "fmt": not args.secrets_only, "patterns": ctx.redact_patterns}
     findings = []
     if args.staged:
-        from git_memex.agents import approval_record
-        from git_memex.core.gitcmd import is_record_path, is_team_record_path, staged_memory_changes
-        from git_memex.secrets.scan import dangling_pointers, record_problems, size_findings
+        from git_memex.agents.approval_record import staged_record_problems
+        from git_memex.core.gitcmd import is_team_record_path, staged_memory_changes
+        from git_memex.secrets.scan import dangling_pointers, size_findings
 
         work_tree = ctx.require_repo("scan --staged").work_tree
         try:  # the index GIT_INDEX_FILE names (as in a pre-commit hook), else the repository's own
             both, deleted, oversized = staged_memory_changes(work_tree, ctx.memory_dir_rel, records=True)
             findings.extend(size_findings(oversized))  # known from the blob's size; never read, nor scanned
             staged = [(p, d) for p, d in both if not is_team_record_path(p, ctx.memory_dir_rel)]
-            records = [(p, d) for p, d in both if is_team_record_path(p, ctx.memory_dir_rel)]
-            if kw["fmt"]:  # an approval record as the pre-commit hook checks it
-                findings.extend(f for p, d in records if is_record_path(p, ctx.memory_dir_rel)
-                                for f in approval_record.record_problems(p, d))
+            for path, data in both:  # .compatible and .approvals JSON, as the pre-commit hook checks them
+                if is_team_record_path(path, ctx.memory_dir_rel):
+                    findings.extend(staged_record_problems(path, data, ctx.memory_dir_rel, ctx.redact_patterns,
+                                                           secrets=not args.format_only, form=not args.secrets_only))
             for path, data in staged:
                 findings.extend(check_bytes(path, data, **kw))
-            if kw["secrets"]:  # .compatible and .approvals JSON: secrets, as the hook checks them
-                for path, data in records:
-                    findings.extend(record_problems(path, data, ctx.redact_patterns))
             if kw["fmt"]:  # what the pre-commit hook also refuses: a successor the commit lacks
                 findings.extend(dangling_pointers(work_tree, ctx.memory_dir_rel, staged, deleted,
                                                   patterns=ctx.redact_patterns, reference_keys=ctx.reference_keys))

@@ -256,7 +256,7 @@ person's command writes and the team commits; checked for secrets as memory file
 
 def is_record_path(path: str, memory_dir: str) -> bool:
     """An approval or revocation record of a repository rule: `<memory_dir>/.approvals/<name>.json`
-    (agents/approval_record.py), which the pre-commit hook checks too (`approval_record.record_problems`)."""
+    (agents/approval_record.py), which the pre-commit hook checks too (`approval_record.staged_record_problems`)."""
     prefix = memory_dir.rstrip("/") + "/.approvals/"
     return path.startswith(prefix) and path.endswith(".json") and "/" not in path[len(prefix):]
 

@@ -484,11 +484,10 @@ def pre_commit() -> int:
     memory file costs one `git diff-index` and no memory check can refuse it.
     """
     from git_memex.core.context import load_context
-    from git_memex.core.gitcmd import is_record_path, is_team_record_path, staged_memory_changes
+    from git_memex.core.gitcmd import is_team_record_path, staged_memory_changes
     from git_memex.secrets.scan import (
         commit_problems,
         dangling_pointers,
-        record_problems,
         size_findings,
         supersede_rings,
         unreviewed_claims,
@@ -503,11 +502,9 @@ def pre_commit() -> int:
         staged = [(p, d) for p, d in both if not is_team_record_path(p, ctx.memory_dir_rel)]
         for path, data in both:
             if is_team_record_path(path, ctx.memory_dir_rel):  # only when a record is staged
-                findings.extend(record_problems(path, data, ctx.redact_patterns))  # secrets in any record
-            if is_record_path(path, ctx.memory_dir_rel):
-                from git_memex.agents import approval_record
+                from git_memex.agents.approval_record import staged_record_problems
 
-                findings.extend(approval_record.record_problems(path, data))
+                findings.extend(staged_record_problems(path, data, ctx.memory_dir_rel, ctx.redact_patterns))
         for path, data in staged:
             findings.extend(commit_problems(path, data, ctx.redact_patterns))
         findings.extend(dangling_pointers(repo_info.work_tree, ctx.memory_dir_rel, staged, deleted,
