@@ -232,12 +232,6 @@ def _runner(p: object, mode: str) -> Callable[[str], object]:
     return lambda t: p.fullmatch(t)  # type: ignore[attr-defined]
 
 
-def _cpu_linear(run: Callable[[int], object], n: int, tries: int = 5) -> tuple[bool, float, float]:
-    """`grows_linearly` (CPU time), for a case wall-clock time found slow: on a shared machine a
-    wall-clock pause of another process lands in one run of a pair, CPU time does not."""
-    return grows_linearly(run, n, tries)
-
-
 def sweep(size: int = SIZE) -> Iterator[dict[str, object]]:
     """One record per case that did not grow linearly (none, when every pattern is linear),
     then a summary record."""
@@ -256,9 +250,7 @@ def sweep(size: int = SIZE) -> Iterator[dict[str, object]]:
                 run = _runner(p, mode)
                 cases += 1
                 case = lambda n, run=run, make=make: run(make(n))  # noqa: E731
-                linear, small, big = grows_linearly(case, size)
-                if not linear:
-                    linear, small, big = _cpu_linear(case, size)
+                linear, small, big = grows_linearly(case, size, 8)  # a pair that looks quadratic is timed again
                 if not linear:
                     yield {"pattern": name, "source": source_of(p)[:120], "input": label, "mode": mode,
                            "quarter_s": round(small, 4), "full_s": round(big, 4)}

@@ -59,8 +59,8 @@ def test_protocol_secret_is_masked_in_place(case: dict) -> None:
     if case.get("source") == "own":
         assert case["masked_prefix"] + "x" in out
     assert len(out) == len(case["input"])  # masked in place, never refused or shortened
+    spans = [case["input"][f.start : f.end] for f in find_secrets(case["input"], case.get("user_patterns") or ())]
     for needle in case.get("must_contain", []):
-        spans = [case["input"][f.start : f.end] for f in find_secrets(case["input"], case.get("user_patterns") or ())]
         if len(needle) >= 4 and any(needle == (t[:4] + "x" * (len(t) - 4))[: len(needle)] for t in spans):
             # the reference tool keeps a secret's first 4 characters; ours keeps only a documented
             # prefix (issue 31, docs/security.md): the masked span is checked above
