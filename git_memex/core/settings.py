@@ -111,7 +111,33 @@ def validate_setting(key: str, value: str, *, timed: bool = False) -> str:
     p = v.replace("\\", "/").strip("/")
     if not p or p.startswith("~") or os.path.isabs(v) or any(part in ("..", ".git", "") for part in p.split("/")):
         raise UsageError(f"memex.{s.key} must be a relative folder inside the work tree, not {value!r}")
+    bad = _path_problem(p)
+    if bad:
+        raise UsageError(f"memex.{s.key} is refused: a folder name here must not hold {bad} (not {value!r})")
     return p
+
+
+_PATH_MAGIC = {'"': 'a double quote', "#": "#", ";": ";", "*": "*", "?": "?", "[": "[", "]": "]"}
+
+
+def _path_problem(p: str) -> str:
+    """What in a folder setting the places that read it cannot hold as written, or "".
+
+    The value travels unquoted through git config (`TEAM_FILE`, read by the hooks with
+    ``git config -f``: ``#`` and ``;`` start a comment there, ``"`` opens a quote, a tab reads as
+    a space) and into git pathspecs (``:(glob)DIR/**/*.md``: ``*?[]`` are patterns), so such a
+    value would name one folder to git-memex and another to git. A control or format character
+    (Unicode Cc, Cf), or a space at either end of a part, is refused too: invisible in every listing."""
+    import unicodedata
+
+    for ch in p:
+        if ch in _PATH_MAGIC:
+            return _PATH_MAGIC[ch]
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") or (ch.isspace() and ch != " "):
+            return f"the control or format character U+{ord(ch):04X}"
+    if any(part != part.strip() for part in p.split("/")):
+        return "a space at the start or end of a folder name"
+    return ""
 
 
 # ----------------------------------------------------------------- the committed settings file
@@ -148,12 +174,49 @@ def parse_team_text(text: str) -> dict[str, str]:
         m = _TEAM_LINE.match(line)
         if section != "memex" or m is None:
             continue
-        value = m.group(2).strip('"')
+        value = git_config_value(m.group(2))
         for key in TEAM_KEYS:
             if m.group(1).lower() == key.lower():
                 with contextlib.suppress(UsageError):
                     out[f"memex.{key.lower()}"] = validate_setting(key, value)
     return out
+
+
+def git_config_value(raw: str) -> str:
+    """A git config value as git reads it (config.c `parse_value`): ``"…"`` quotes, ``\\`` escapes
+    (``\\"``, ``\\\\``, ``\\n``, ``\\t``, ``\\b``), an unquoted ``#`` or ``;`` starts a comment, each unquoted
+    whitespace character reads as a space, and none at either end. So `read_team_file` names the folder
+    git's ``git config -f .gitmemex`` names (the hooks read it that way) for any hand-written line;
+    "" (read as absent: the default folder, as for the hooks when git refuses the line) for an
+    unknown escape or a quote left open."""
+    out: list[str] = []
+    quoted = False
+    space = 0
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        i += 1
+        if not quoted and c in "#;":
+            break
+        if not quoted and c.isspace():
+            space += bool(out)
+            continue
+        out.append(" " * space)
+        space = 0
+        if c == '"':
+            quoted = not quoted
+        elif c == "\\":
+            nxt = raw[i] if i < len(raw) else ""
+            i += 1
+            if nxt not in _ESCAPES:
+                return ""  # git: "bad config line"; the hooks then read the default folder
+            out.append(_ESCAPES[nxt])
+        else:
+            out.append(c)
+    return "" if quoted else "".join(out)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}
 
 
 def write_team_setting(work_tree: Path, key: str, value: str | None) -> Path:

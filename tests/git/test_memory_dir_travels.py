@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import git, run_cli
+from conftest import git, run_cli, run_cli_process
 
 DIR = "team/memories"
 
@@ -64,3 +64,38 @@ def test_a_committed_memory_folder_that_is_a_file_is_one_sentence(repo: Path):
     lines = [ln for ln in r.err.splitlines() if ln.strip()]
     assert r.code == 2 and len(lines) == 1 and "is a file" in lines[0] and "Traceback" not in r.err
     assert git("status", "--porcelain", cwd=repo).stdout == ""
+
+
+BAD_FOLDERS = ['a"b', "a#b", "a;b", "notes[1]", "a*b", "a?b", "a\tb", "a\u200bb", "x /y"]
+
+
+def test_a_folder_git_config_or_a_pathspec_cannot_hold_as_written_is_refused(ready: Path):
+    """`config set` writes `.gitmemex` unquoted, and the hooks read it with `git config -f` and put
+    it in a `:(glob)` pathspec: `"` broke the file, `#`/`;` cut the value short for git alone,
+    `*?[]` matched other folders."""
+    for value in BAD_FOLDERS:
+        r = run_cli_process("config", "set", "memex.memoryDir", value)
+        assert r.code == 1, (value, r.out, r.err)
+        assert r.err.count("\n") == 1 and "refused" in r.err and "Traceback" not in r.err, r.err
+        assert not (ready / ".gitmemex").exists(), value
+    ok = run_cli_process("config", "set", "memex.memoryDir", "team notes/memories")
+    assert ok.code == 0, ok.err
+    assert git("config", "-f", ".gitmemex", "memex.memoryDir", cwd=ready).stdout.strip() == "team notes/memories"
+
+
+HAND_WRITTEN = [
+    "notes # a comment", "notes; a comment", '"team notes"/mem', "team   notes", 'a\\"b', "plain\\tx",
+    '"open', "bad\\qescape", '"quoted; not a comment"', "  spaced  ", "a\\\\b",
+]
+
+
+def test_a_hand_written_committed_folder_reads_as_git_reads_it(repo: Path):
+    """`read_team_file` names the folder `git config -f .gitmemex` names (the hooks' reading) for
+    any hand-written value: comments, quotes, escapes, whitespace, and a line git refuses."""
+    from git_memex.core.settings import git_config_value
+
+    for raw in HAND_WRITTEN:
+        (repo / ".gitmemex").write_text(f"[memex]\n\tmemoryDir = {raw}\n")
+        r = git("config", "-f", ".gitmemex", "memex.memoryDir", cwd=repo, check=False)
+        want = r.stdout[:-1] if r.returncode == 0 else ""
+        assert git_config_value(raw) == want, (raw, want)
