@@ -134,6 +134,8 @@ _UNITS: dict[str, tuple[str, float]] = {
     **{u: ("time", 3600.0) for u in ("h", "hr", "hrs", "hour", "hours", "小时", "个小时")},
     **{u: ("time", 86400.0) for u in ("day", "days", "天")},
     **{u: ("time", 604800.0) for u in ("week", "weeks", "星期", "个星期")},
+    **{u: ("time", 2592000.0) for u in ("month", "months", "个月")},
+    **{u: ("time", 31536000.0) for u in ("year", "years")},
     **{u: ("size", 1e3) for u in ("kb", "kilobyte", "kilobytes")},
     **{u: ("size", 1e6) for u in ("mb", "megabyte", "megabytes")},
     **{u: ("size", 1e9) for u in ("gb", "gigabyte", "gigabytes")},
@@ -366,6 +368,8 @@ def tokens(text: str) -> list[Tok]:
             continue
         if kind == "alt":
             norm = detail
+        if kind == "qual" and text[end:end + 8].lower().startswith(_NOT_QUAL_AFTER.get(low, "\0")):
+            kind, detail = "word", ""  # a load balancer is no load test
         out.append(Tok(norm, s, kind, detail, s[0].isupper() or s[0] == "@", at=at, end=end, src=text))
     if no is not None:
         out.append(no)
@@ -398,6 +402,8 @@ def _han(text: str, start: int, stop: int, out: list[Tok]) -> None:
 
 
 _DIGITS = frozenset("0123456789")
+_NOT_QUAL_AFTER = {"load": " balanc"}
+"""A qualifier word that names something else before these: load balancer."""
 _JOINED = ((" time out", " timeout "), (" timed out", " timedout "), (" times out", " timesout "))
 
 
@@ -730,7 +736,7 @@ _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "rep
              "oncall": "own", "responsible": "own", "svc": "service", "jdk": "java", "es": "elasticsearch",
              "capped": "limit", "cap": "limit", "limited": "limit", "belongs": "own", "belong": "own", "nvmrc": "node", "caching": "cache", "cached": "cache",
              "timedout": "timeout", "timesout": "timeout", "timeouts": "timeout", "限流": "limit", "上限": "limit", "限制": "limit",
-             "push": "推送", "pushes": "推送", "rollback": "回滚", "alert": "告警", "queue": "队列", "consumer": "消费者",
+             "push": "推送", "pii": "data", "concurrency": "并发", "lb": "balancer", "2fa": "factor", "pushes": "推送", "rollback": "回滚", "alert": "告警", "queue": "队列", "consumer": "消费者",
              "producer": "生产者", "job": "任务", "task": "任务",
              "session": "会话", "timeout": "超时", "cache": "缓存", "backup": "备份", "deploy": "部署",
              "database": "数据库", "retry": "重试", "password": "密码", "service": "服务", "upload": "上传",
@@ -923,7 +929,8 @@ def says(toks: Sequence[Tok]) -> Says:
                 norm = str(zh) if zh is not None else norm
             dim, factor = _UNITS.get(unit, ("", 1.0))
             kind = _value_kind([t], prev, nxt)
-            kind = "number" if config and kind == "version" else kind  # POOL_SIZE=40 is no version of POOL_SIZE
+            if kind == "version" and (config or (prev is not None and prev.han)) and "." not in norm:
+                kind = "number"  # POOL_SIZE=40, 并发 200: a setting's value, not a version of it
             if kind == "time":
                 c = _clock(t)
                 nums.append(("clock", c if c is not None else -1.0, t.surface, "time"))
@@ -937,6 +944,8 @@ def says(toks: Sequence[Tok]) -> Says:
                 nums.append(("n", float(hash(norm.lstrip("v"))), t.surface, "version"))
             elif period:  # 100 requests per minute, 30 attempts/min, 每秒 50 次, QPS 200: a rate, per second
                 nums.append(("rate", x / period, t.surface, "number"))
+            elif dim == "time" and t.src and t.src[max(0, t.at - 7):t.at].lower().rstrip().endswith(("every", "每")):
+                nums.append(("period", x * factor, t.surface, "number"))  # every 10 minutes, 每 10 分钟: how often
             else:
                 nums.append((dim or "n", x * factor, t.surface, "number" if dim else kind))
         elif t.kind == "qual":
@@ -980,11 +989,27 @@ def says(toks: Sequence[Tok]) -> Says:
     for cls in ("merge-style",):  # "merge" the verb beside the style: "squash when merging"
         if len(alts.get(cls, ())) > 1:
             alts[cls].discard("merge-style:merge")
-    lower = any(b in text for b in _LOWER_BOUND)
-    upper = any(b in text for b in _UPPER_BOUND)
-    bound = "lower" if lower and not upper else "upper" if upper and not lower else ""
+    bound = _bound(text)
     return Says(subject, {k: frozenset(v) for k, v in quals.items()}, frozenset(ordinals), {k: frozenset(v) for k, v in alts.items()}, surf, negs,
                 nums, cue, bound, multi)
+
+
+def _bound(text: str) -> str:
+    """"lower" (at least, 至少), "upper" (at most, 上限) or "" (both or none) in a lowercased text;
+    an English bound starts a word ("for more" is no "or more")."""
+    padded = f" {text}"
+    lower = any((f" {b}" if b.isascii() else b) in padded for b in _LOWER_BOUND)
+    upper = any((f" {b}" if b.isascii() else b) in padded for b in _UPPER_BOUND)
+    return "lower" if lower and not upper else "upper" if upper and not lower else ""
+
+
+_NOUN_ALTS = frozenset(("log-level", "database", "test-runner", "protocol", "package-manager", "case", "letter-case"))
+"""Choices that name a thing ("debug logs", "Postgres"): one the other text does not name at all is
+a word only it holds, like a subject word ("audit logs … 1 year" vs "debug logs … 3 days")."""
+
+
+def _named_alone(s: Says, other: Says) -> dict[str, float]:
+    return {f"alt:{cls}": 1.0 for cls in s.alts if cls in _NOUN_ALTS and cls not in other.alts}
 
 
 def _negations(s: Says, other: Says) -> int:
@@ -1022,11 +1047,13 @@ def loose(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
         return None
     sa, sb = says(a), says(b)
     shared = sum(w for k, w in sa.subject.items() if k in sb.subject)
-    only_a = {k: w for k, w in sa.subject.items() if k not in sb.subject}
-    only_b = {k: w for k, w in sb.subject.items() if k not in sa.subject}
+    only_a = {k: w for k, w in sa.subject.items() if k not in sb.subject} | _named_alone(sa, sb)
+    only_b = {k: w for k, w in sb.subject.items() if k not in sa.subject} | _named_alone(sb, sa)
     ea, eb = sum(only_a.values()), sum(only_b.values())
     if ea > LOOSE_MAX_EXTRA or eb > LOOSE_MAX_EXTRA:
         return None
+    if ea and eb and any(k.startswith("alt:") for k in (*only_a, *only_b)):
+        return None  # a named thing replaced ("debug logs" vs "audit logs"): another subject
     found: list[Difference] = []
     strong = tool = False
     for cls in sorted(sa.alts.keys() & sb.alts.keys()):
@@ -1099,6 +1126,7 @@ _OWN_WORDS = frozenset(("负", "责", "维", "护", "人", "者", "归", "own", 
 _ASIDE_EN_TEXT = "see ping ask contact cc bring check refer talk"
 _ASIDE_EN = frozenset(_ASIDE_EN_TEXT.split())
 _ASIDE_ZH = ("详见", "见", "参见", "参考", "有问题", "问题找", "改之前", "抄送")
+_WHY_MARKS = (" so that ", " so ", " because ", " to keep ", " in order to ", "因为", "以便", "为了", "以免")
 _CLAUSE_ENDS = frozenset(",;，；、—–()（）!?！？。\n")
 _OWN_ZH_OPEN = ("归", "由")
 _OWN_BY = ("run", "managed", "operated", "maintained", "owned", "handled")
@@ -1108,11 +1136,13 @@ _OWN_ZH_CLOSE = frozenset(("负责", "维护", "管理", "负责人"))
 _ONCALL = frozenset(("on-call", "oncall", "值班", "值班人"))
 _SLOT_IGNORE_TEXT = """upgra bump migra move moved switc chang now today curre yet last month week year ago recen
 since again 已 经 目 前 现 在 升 级 迁 改 调 成 了 到 统 律 换
-built build compi open reach visit 设 大 小 janua febru march april may june july augus septe octob novem decem
+built build compi open reach visit 设 大 小 conta inclu janua febru march april may june july augus septe octob novem decem
 one qps rps over under time #q1 #q2 #q3 #q4 #h1 #h2"""
 _SLOT_IGNORE = frozenset(_SLOT_IGNORE_TEXT.split())
 """Words that say a value changed or when (upgraded, bumped to, now, last month, 已经, 升级, 改成):
 not what the text is about (`_key`s: five letters at most)."""
+_WEAK_QUALS = frozenset(("customer", "customers"))
+_PERIOD_WORDS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
 _RANGE_EN = frozenset(("between", "from", "through", "to", "until", "到", "至"))
 
 
@@ -1136,8 +1166,28 @@ def _asides(src: str) -> list[tuple[int, int]]:
             first = clause.split(None, 1)[0].lower() if clause else ""
             if first in _ASIDE_EN or clause.startswith(_ASIDE_ZH):
                 spans.append((start, i))
+            else:  # a reason or purpose inside the clause: "… so history stays intact", "…，因为…"
+                low = src[start:i].lower()
+                at = min((k for k in (low.find(m) for m in _WHY_MARKS) if k > 0), default=-1)
+                if at > 0:
+                    spans.append((start + at, i))
             start = i + 1
     return spans
+
+
+def _core_text(toks: Sequence[Tok]) -> str:
+    """The text, lowercased, its asides blanked out."""
+    src = toks[0].src if toks and toks[0].src else ""
+    if not src:
+        return ""
+    out: list[str] = []
+    at = 0
+    for lo, hi in sorted(_asides(src)):
+        if lo >= at:
+            out.append(src[at:lo])
+            at = hi
+    out.append(src[at:])
+    return " ".join(out).lower()
 
 
 def _core(toks: Sequence[Tok]) -> list[Tok]:
@@ -1186,6 +1236,8 @@ def _owners(toks: Sequence[Tok]) -> tuple[frozenset[str], frozenset[str]]:
         before = any(0 < c - i <= 2 and _one_sentence(toks[c], t) for c in cues)  # "SRE owns", "Alice owns"
         if not (after or before):
             continue
+        if i and toks[i - 1].kind == "neg":
+            continue  # "owned by Lifecycle, not Growth"
         if t.surface[:1] == "@":
             names.add(t.norm)
         elif t.name and _SYNONYMS.get(t.norm) != "own" and len(t.surface) > 1:
@@ -1257,19 +1309,44 @@ def _ranged(toks: Sequence[Tok]) -> bool:
         any(f" {w} " in f" {text} " for w in _RANGE_EN) or "到" in text or "至" in text or "~" in text)
 
 
-def _value_slots(sa: Says, sb: Says, ra: bool, rb: bool) -> list[Difference]:
+def _periods(toks: Sequence[Tok]) -> list[tuple[float, str]]:
+    """How often a text says something happens without a number: hourly, daily, every hour, 每小时,
+    每天; not beside a time of day ("每天凌晨 1 点", "daily at 3am": the time is what it says)."""
+    out: list[tuple[float, str]] = []
+    if any(t.kind == "num" and (":" in t.norm or t.norm.endswith(("am", "pm")) or t.norm in _TIME_ZH) for t in toks) or any(
+            t.kind == "unit" and t.detail in ("点", "点钟", "o'clock", "oclock") for t in toks):
+        return out
+    for t in toks:
+        low = t.surface.lower()
+        if low in _PERIOD_WORDS:
+            out.append((_PERIOD_WORDS[low], t.surface))
+        elif t.kind == "unit" and _UNITS.get(t.detail, ("", 0.0))[0] == "time" and t.src:
+            head = t.src[max(0, t.at - 7):t.at].lower().rstrip()
+            if head.endswith(("every", "每")):
+                out.append((_UNITS[t.detail][1], t.surface))
+    return out
+
+
+def _value_slots(sa: Says, sb: Says, ra: bool, rb: bool,
+                 pa_: Sequence[tuple[float, str]] = (), pb_: Sequence[tuple[float, str]] = ()) -> list[Difference]:
     found: list[Difference] = []
 
     def group(s: Says) -> dict[str, list[tuple[float, str, str]]]:
         g: dict[str, list[tuple[float, str, str]]] = {}
+        interval = any(k.startswith(("inter", "frequ")) for k in s.subject) or {"间", "隔"} <= s.subject.keys() or (
+            {"频", "率"} <= s.subject.keys())
         for dim, x, w, k in s.nums:
             if dim == "clock" and x < 0:
                 continue  # 上午, 凌晨: a part of the day, not a time
-            key = "port" if k == "port" else dim
+            key = "port" if k == "port" else "period" if dim == "time" and interval else dim  # interval 10s: how often
             g.setdefault(key, []).append((x, w, k))
         return g
 
     ga, gb = group(sa), group(sb)
+    for g, pa in ((ga, pa_), (gb, pb_)):
+        for x, w in pa:
+            if not any(abs(v - x) < 1e-9 for v, *_ in g.get("period", [])):
+                g.setdefault("period", []).append((x, w, "number"))
     bare = False
     for key in sorted(ga.keys() & gb.keys()):
         va, vb = ga[key], gb[key]
@@ -1296,9 +1373,10 @@ def _value_slots(sa: Says, sb: Says, ra: bool, rb: bool) -> list[Difference]:
 
 def _quals_agree(qa: dict[str, frozenset[str]], qb: dict[str, frozenset[str]]) -> bool:
     """Qualifiers tell two texts apart, unless one side names several of a class ("locally and in
-    CI": every case) where the other names none."""
+    CI": every case) where the other names none; "customer" on one side only is the data's kind
+    ("real customer data"), not a case."""
     for cls in qa.keys() | qb.keys():
-        x, y = qa.get(cls, frozenset()), qb.get(cls, frozenset())
+        x, y = qa.get(cls, frozenset()) - _WEAK_QUALS, qb.get(cls, frozenset()) - _WEAK_QUALS
         if x == y or (not x and len(y) > 1) or (not y and len(x) > 1):
             continue
         return False
@@ -1318,10 +1396,11 @@ def slots(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
         return None  # ("last" is as often the verb: "cookies last 7 days")
     if {k for k in sa.subject if "#" in k} - _SLOT_IGNORE != {k for k in sb.subject if "#" in k} - _SLOT_IGNORE:
         return None
-    found = _value_slots(sa, sb, _ranged(ca), _ranged(cb))
+    found = _value_slots(sa, sb, _ranged(ca), _ranged(cb), _periods(ca), _periods(cb))
     if found and (_multi(ca) or _multi(cb)) and any(d.kind in ("version", "port") for d in found):
         return None  # one of several supported or open
-    if found and sa.bound and sb.bound and sa.bound != sb.bound:
+    ba, bb = _bound(_core_text(a)), _bound(_core_text(b))
+    if found and ba and bb and ba != bb:
         return None  # a floor and a ceiling
     for cls in sorted(sa.alts.keys() & sb.alts.keys()):
         ma, mb = sa.alts[cls], sb.alts[cls]
@@ -1348,7 +1427,7 @@ def slots(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
         return {k: w for k, w in s.subject.items() if k not in names and k not in _SLOT_IGNORE and k not in _OWN_WORDS
                 and not (owner and k not in other.subject and any(k in x for x in names if not x.isascii()))}
 
-    wa, wb = anchors(sa, sb), anchors(sb, sa)
+    wa, wb = anchors(sa, sb) | _named_alone(sa, sb), anchors(sb, sa) | _named_alone(sb, sa)
     for s, w in ((sa, wa), (sb, wb)):
         for vals in s.quals.values():
             for v in vals:

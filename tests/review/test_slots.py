@@ -98,6 +98,18 @@ def kind_of(a: str, b: str) -> str | None:
     # alternatives with other verbs
     ("Certificates are renewed automatically.", "We renew certificates manually every quarter.", "alternative"),
     ("部署失败时自动回滚。", "部署失败时需要手动回滚。", "alternative"),
+    # how often: an interval, every N, hourly, 每小时; a year in days
+    ("The load balancer health check interval is 10s.", "LB health checks run every 30 seconds", "number"),
+    ("图片压缩任务每 10 分钟跑一次。", "图片压缩任务改成每小时跑一次了。", "number"),
+    ("We keep audit logs for 1 year.", "Audit logs are deleted after 90 days.", "number"),
+    # a bound in an aside is no bound ("ask #payments for more"); a Chinese setting's value is a number
+    ("The payments API accepts at most 25 requests per second per merchant.",
+     "payments api → 100 rps per merchant, ask #payments for more", "number"),
+    ("图片服务最大并发 200。", "图片服务的 MAX_CONCURRENCY=500，见 values.yaml。", "number"),
+    # a reason or purpose set aside; a name after "not" is not the owner; PII is data
+    ("PRs are merged with a merge commit.", "We rebase-merge PRs to keep history linear.", "alternative"),
+    ("The mailer is maintained by the Growth team.", "mailer — owned by Lifecycle, not Growth", "owner"),
+    ("The demo dataset contains real PII.", "The demo dataset has no real customer data.", "negation"),
     # days of a recurring event, with its time
     ("Sprint planning is Monday at 10am.", "sprint planning happens Fridays at 5pm", "time"),
     ("每周日凌晨做全量备份。", "全量备份在每周一凌晨。", "alternative"),
@@ -121,6 +133,11 @@ def test_reworded_disagreements_of_each_slot_kind(a: str, b: str, kind: str):
     ("Maria Lopez is on-call this week. The auth service logs to Loki.",
      "Maria Lopez is on-call this week. The auth service logs to Grafana."),  # names far from the owner word
     ("消息队列的消费者并发数是 4。", "消息队列的生产者并发数是 2。"),
+    ("We keep audit logs for 1 year.", "We keep debug logs for 3 days."),  # a named thing replaced
+    ("Retention is 30 days for trace logs.", "Retention is 1 year for audit logs."),
+    ("每天早上 8 点同步报表。", "报表缓存每小时刷新一次。"),  # a daily time is no period
+    ("The sync job runs hourly.", "The sync job keeps 15 minutes of history."),  # a period and a duration
+    ("The load balancer timeout is 60 seconds.", "Load tests time out after 10 minutes."),
 ])
 def test_reworded_compatible_pairs_are_not_flagged(a: str, b: str):
     assert dx.compare(a, b) is None
@@ -138,6 +155,19 @@ def test_host_and_port(text: str, value: str):
                                              ("一千二百", 1200.0), ("周", None)])
 def test_chinese_numerals(text: str, value: float | None):
     assert dx._zh_number(text) == value
+
+
+@pytest.mark.parametrize(("text", "bound"), [
+    ("at most 25 requests", "upper"), ("at least 2 reviewers", "lower"), ("ask #payments for more", ""),
+    ("上限是 200", "upper"), ("至少 2 人", "lower"), ("at least 2 and at most 5", ""),
+])
+def test_bounds_start_a_word(text: str, bound: str):
+    assert dx._bound(text) == bound
+
+
+def test_a_load_balancer_is_no_load_test():
+    assert [t.kind for t in dx.tokens("load balancer")] == ["word", "word"]
+    assert dx.tokens("load tests")[0].kind == "qual"
 
 
 def test_cron_minute_and_hour_become_a_time_of_day():
