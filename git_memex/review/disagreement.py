@@ -915,6 +915,8 @@ def says(toks: Sequence[Tok]) -> Says:
                 subject[f"{prev.norm}#{t.norm}"] = 1.0
                 continue
             unit, norm = (nxt.detail if nxt is not None and nxt.kind == "unit" else ""), t.norm
+            if nxt is not None and nxt.han and nxt.norm == "周" and t.han:
+                unit = "星期"  # 一周, 两周
             glued = norm.lstrip("0123456789.,:")
             if glued and glued in _UNITS and glued not in ("am", "pm"):
                 unit, norm = glued, norm[:-len(glued)]
@@ -948,6 +950,10 @@ def says(toks: Sequence[Tok]) -> Says:
                 nums.append(("period", x * factor, t.surface, "number"))  # every 10 minutes, 每 10 分钟: how often
             else:
                 nums.append((dim or "n", x * factor, t.surface, "number" if dim else kind))
+        elif t.kind == "unit" and t.src and _UNITS.get(t.detail, ("", 0.0))[0] == "time" and not any(
+                x.kind == "num" for x in toks[max(0, i - 2):i]) and (
+                " " + t.src[max(0, t.at - 5):t.at].lower()).rstrip().endswith((" a", " an", " one")):
+            nums.append(("time", _UNITS[t.detail][1], t.surface, "number"))  # "a week", "within an hour"
         elif t.kind == "qual":
             klass = _QUAL_EN.get(t.norm) or _QUAL_ZH.get(t.norm) or t.detail
             quals.setdefault(klass, set()).add(_CANON_QUAL.get(t.norm, t.norm))
@@ -1093,7 +1099,7 @@ def loose(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
         return None if vetoed(sa, sb, found) else Verdict(found, int(shared))
     if not found or vetoed(sa, sb, found):
         return None
-    if ea and eb and not (strong and shared >= 2 and ea <= 1 and eb <= 1):
+    if ea and eb and not (strong and shared >= 2 and len(only_a) <= 1 and len(only_b) <= 1):
         return None  # words replaced on both sides: another subject, unless a value in units says otherwise
     if shared < 1 and not (tool and (not sa.subject or not sb.subject)):
         return None  # "Use pnpm, not npm": a choice with no subject words is about the choice
@@ -1126,7 +1132,8 @@ _OWN_WORDS = frozenset(("负", "责", "维", "护", "人", "者", "归", "own", 
 _ASIDE_EN_TEXT = "see ping ask contact cc bring check refer talk"
 _ASIDE_EN = frozenset(_ASIDE_EN_TEXT.split())
 _ASIDE_ZH = ("详见", "见", "参见", "参考", "有问题", "问题找", "改之前", "抄送")
-_WHY_MARKS = (" so that ", " so ", " because ", " to keep ", " in order to ", "因为", "以便", "为了", "以免")
+_WHY_MARKS = (" so that ", " so ", " because ", " to keep ", " in order to ", " when ", " but ", "因为", "以便", "为了",
+              "以免", "但是", "但")
 _CLAUSE_ENDS = frozenset(",;，；、—–()（）!?！？。\n")
 _OWN_ZH_OPEN = ("归", "由")
 _OWN_BY = ("run", "managed", "operated", "maintained", "owned", "handled")
@@ -1137,7 +1144,7 @@ _ONCALL = frozenset(("on-call", "oncall", "值班", "值班人"))
 _SLOT_IGNORE_TEXT = """upgra bump migra move moved switc chang now today curre yet last month week year ago recen
 since again 已 经 目 前 现 在 升 级 迁 改 调 成 了 到 统 律 换
 built build compi open reach visit 设 大 小 conta inclu janua febru march april may june july augus septe octob novem decem
-one qps rps over under time #q1 #q2 #q3 #q4 #h1 #h2"""
+one qps rps over under time anymo longe #q1 #q2 #q3 #q4 #h1 #h2"""
 _SLOT_IGNORE = frozenset(_SLOT_IGNORE_TEXT.split())
 """Words that say a value changed or when (upgraded, bumped to, now, last month, 已经, 升级, 改成):
 not what the text is about (`_key`s: five letters at most)."""
@@ -1168,8 +1175,8 @@ def _asides(src: str) -> list[tuple[int, int]]:
                 spans.append((start, i))
             else:  # a reason or purpose inside the clause: "… so history stays intact", "…，因为…"
                 low = src[start:i].lower()
-                at = min((k for k in (low.find(m) for m in _WHY_MARKS) if k > 0), default=-1)
-                if at > 0:
+                at = min((k for k in (f" {low}".find(m) for m in _WHY_MARKS) if k >= 0), default=-1)
+                if at >= 0:
                     spans.append((start + at, i))
             start = i + 1
     return spans
@@ -1222,6 +1229,16 @@ def _owners(toks: Sequence[Tok]) -> tuple[frozenset[str], frozenset[str]]:
     if not kinds:
         return frozenset(), frozenset()
     names: set[str] = set()
+    for i in cues:
+        t = toks[i] if i >= 0 else toks[0]
+        rest = t.src[t.end:t.end + _OWN_ZH_SPAN + 2].lstrip() if t.src and i >= 0 else ""
+        if rest[:1] in ("是", "为", ":", "："):
+            rest = rest[1:].lstrip()
+            j = 0
+            while j < len(rest) and rest[j] >= "\u3400":
+                j += 1
+            if j >= 2:
+                names.add(rest[:j])  # owner 是基础平台组, 负责人为数据组
     for i, t in enumerate(toks):
         if t.han and t.norm in _OWN_ZH_CLOSE and t.src:
             lo = max(0, t.at - _OWN_ZH_SPAN)
@@ -1394,8 +1411,10 @@ def slots(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     sa, sb = says(ca), says(cb)
     if not _quals_agree(sa.quals, sb.quals) or sa.ordinals - {"last"} != sb.ordinals - {"last"}:
         return None  # ("last" is as often the verb: "cookies last 7 days")
-    if {k for k in sa.subject if "#" in k} - _SLOT_IGNORE != {k for k in sb.subject if "#" in k} - _SLOT_IGNORE:
-        return None
+    ids_a = {k for k in sa.subject if "#" in k} - _SLOT_IGNORE
+    ids_b = {k for k in sb.subject if "#" in k} - _SLOT_IGNORE
+    if any(k[0] != "#" for k in ids_a ^ ids_b) or (ids_a - ids_b and ids_b - ids_a):
+        return None  # tenant 4 vs tenant 6, p50 vs p99 (a name with digits on one side only is a detail: S3)
     found = _value_slots(sa, sb, _ranged(ca), _ranged(cb), _periods(ca), _periods(cb))
     if found and (_multi(ca) or _multi(cb)) and any(d.kind in ("version", "port") for d in found):
         return None  # one of several supported or open

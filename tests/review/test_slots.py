@@ -110,6 +110,15 @@ def kind_of(a: str, b: str) -> str | None:
     ("PRs are merged with a merge commit.", "We rebase-merge PRs to keep history linear.", "alternative"),
     ("The mailer is maintained by the Growth team.", "mailer — owned by Lifecycle, not Growth", "owner"),
     ("The demo dataset contains real PII.", "The demo dataset has no real customer data.", "negation"),
+    # a quantity as words: "a week", "一周"; a Chinese owner after "owner 是"; "but", "when" as asides
+    ("Preview environments are kept for 48 hours.", "preview envs live for a week (see infra/preview.tf)", "number"),
+    ("构建产物保留 30 天。", "构建产物只保留一周，之后自动清理。", "number"),
+    ("消息推送服务由移动组负责。", "推送服务的 owner 是基础平台组。", "owner"),
+    ("线上数据库禁止直接执行 DDL。", "线上库允许直接跑 DDL，但要先通知 DBA。", "alternative"),
+    ("Dependabot PRs are merged automatically when CI passes.", "Someone has to merge Dependabot PRs manually.",
+     "alternative"),
+    # a name with digits on one side only is a detail
+    ("The nightly build publishes artifacts to S3.", "Nightly builds don't publish artifacts anymore.", "negation"),
     # days of a recurring event, with its time
     ("Sprint planning is Monday at 10am.", "sprint planning happens Fridays at 5pm", "time"),
     ("每周日凌晨做全量备份。", "全量备份在每周一凌晨。", "alternative"),
@@ -138,6 +147,8 @@ def test_reworded_disagreements_of_each_slot_kind(a: str, b: str, kind: str):
     ("每天早上 8 点同步报表。", "报表缓存每小时刷新一次。"),  # a daily time is no period
     ("The sync job runs hourly.", "The sync job keeps 15 minutes of history."),  # a period and a duration
     ("The load balancer timeout is 60 seconds.", "Load tests time out after 10 minutes."),
+    ("构建产物保留 30 天。", "构建日志保留 7 天。"),  # a two-character word replaced on each side
+    ("Tenant 4 keeps logs for 30 days.", "Logs are kept for 90 days."),  # a number naming the thing
 ])
 def test_reworded_compatible_pairs_are_not_flagged(a: str, b: str):
     assert dx.compare(a, b) is None
