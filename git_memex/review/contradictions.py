@@ -171,7 +171,7 @@ def find(rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contr
     them. `stats["unchecked"]` counts such memories (said by audit, sync-status and doctor)."""
     import heapq
 
-    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
+    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, cross_words, tokens
 
     items: list[tuple[Any, frozenset[str]]] = []
     seen: set[str] = set()
@@ -193,6 +193,7 @@ def find(rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contr
         texts about one subject share however they are written."""
         sig = items[i][1]
         words = plain_of(i)[0] | frozenset(w for w in sig if len(w) == 1 and w >= "\u2e80")
+        words |= cross_words(items[i][0]["body"] or "", frozenset(p.strip(_EDGES) for p in sig))
         return words or sig
 
     keys = [probe_words(i) for i in range(len(items))]
@@ -436,9 +437,10 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
     tokenized, and the person's marks are read only when a pair is found."""
     if len(items) < 2:
         return []
-    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
+    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, cross_words, tokens
 
     sigs = [signature(it["body"] or "") for it in items]
+    meets = [sig | cross_words(it["body"] or "", sig) for it, sig in zip(items, sigs, strict=True)]
     known: dict[str, str | None] = {}
     plains: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
 
@@ -461,7 +463,7 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
         for y in range(x + 1, len(items)):
             if compared[x] >= MAX_CANDIDATES:
                 break  # linear: at most MAX_CANDIDATES texts compared with each (a list page of 200 included)
-            if compared[y] >= MAX_CANDIDATES or sigs[x].isdisjoint(sigs[y]) or not near(plain_of(x), plain_of(y)) \
+            if compared[y] >= MAX_CANDIDATES or meets[x].isdisjoint(meets[y]) or not near(plain_of(x), plain_of(y)) \
                     or _linked(items[x], items[y]):
                 continue
             compared[x] += 1

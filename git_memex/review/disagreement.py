@@ -181,7 +181,7 @@ _QUAL_ZH: dict[str, str] = {w: k for k, ws in {
     "platform": "安卓 苹果 小程序 网页 桌面 移动端 桌面端 网页端 web端 pc端 手机端",
     "layer": "前端 后端 服务端 客户端 服务器端",
     "test-kind": "单元测试 集成测试 端到端 端到端测试 冒烟测试 压力测试 压测 单测",
-    "data-role": "主库 从库 读库 写库 备库 主节点 从节点",
+    "data-role": "主库 从库 读库 写库 备库 主节点 从节点 副本",
     "region": "国内 海外 境内 境外",
     "era": "旧版 新版 老版本 新版本 旧版本 老版",
     "week-part": "工作日 周末 节假日 假期 节假日期间",
@@ -195,7 +195,8 @@ _CONTENT_ZH = ("一些 一起 一定 一般 一样 之一 唯一 一直以来 �
                "会话 会议 周会 例会 晨会 站会 过期 有效期 超时 流量 比例 服务 数据 数据库 迁移 发布 上线 部署 窗口 代码 格式化 缩进 "
                "依赖 日志 备份 端口 版本 集群 节点 上限 连接 连接池 缓存 验证码 限流 请求 接口 网关 构建 仓库 提交 合并 周报 灰度 "
                "支付 搜索 订单 用户 文件 上传 下载 导出 导入 重试 次数 队列 任务 定时 告警 监控 指标 测试 配置 环境 分支 镜像 "
-               "证书 密码 令牌 权限 账号 机房 存储 内存 线程 进程 慢查询 生产者 消费者 推送 回滚 队列 限制 大小 阈值 分片")
+               "证书 密码 令牌 权限 账号 机房 存储 内存 线程 进程 慢查询 生产者 消费者 推送 回滚 队列 限制 大小 阈值 分片 "
+               "失效 有效 计费 通知 消息 报表 索引 钩子 域名 登录")
 """Words, not filler and not characters one by one: 会话 and 周会 hold 会, 数据库 is one subject."""
 
 
@@ -420,6 +421,32 @@ def plain_word(piece: str) -> str | None:
     norm = _stem(w)
     kind = _LEX_EN.get(norm, _LEX_EN.get(w, ("word", "")))[0]
     return None if kind in ("neg", "alt", "fill", "unit") else norm
+
+
+def cross_words(text: str, words: frozenset[str]) -> frozenset[str]:
+    """What a text's plain words (`plain_word`) and qualifiers stand for in the other language or
+    another spelling: a synonym's target (es → elasticsearch), a Chinese pair's characters (search →
+    搜, 索), a qualifier's canonical value ("q:prod" for prod, production, 生产环境, 线上). The
+    store's finder probes these too, so "prod replicas: 5" meets "生产环境的副本数是 3". Dictionary
+    look-ups per word, and a substring test per Chinese qualifier: linear in the text."""
+    out: set[str] = set()
+    for w in words:
+        x = w
+        for _ in range(2):
+            x = _SYNONYMS.get(x, "")
+            if not x:
+                break
+            if x.isascii():
+                out.add(x)
+            else:
+                out.update(x)
+                break
+        canon = _CANON_QUAL.get(w)
+        if canon:
+            out.add("q:" + canon)
+    if not text.isascii():
+        out.update("q:" + c for k, c in _CANON_QUAL.items() if not k.isascii() and k in text)
+    return frozenset(out)
 
 
 def subject(toks: Sequence[Tok]) -> frozenset[str]:
@@ -736,7 +763,15 @@ _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "rep
              "oncall": "own", "responsible": "own", "svc": "service", "jdk": "java", "es": "elasticsearch",
              "capped": "limit", "cap": "limit", "limited": "limit", "belongs": "own", "belong": "own", "nvmrc": "node", "caching": "cache", "cached": "cache",
              "timedout": "timeout", "timesout": "timeout", "timeouts": "timeout", "限流": "limit", "上限": "limit", "限制": "limit",
-             "push": "推送", "pii": "data", "concurrency": "并发", "lb": "balancer", "2fa": "factor", "pushes": "推送", "rollback": "回滚", "alert": "告警", "queue": "队列", "consumer": "消费者",
+             "push": "推送", "pii": "data", "hook": "钩子", "hooks": "钩子", "billing": "计费", "payment": "支付",
+             "payments": "支付", "order": "订单", "orders": "订单", "search": "搜索", "user": "用户", "users": "用户",
+             "account": "账号", "accounts": "账号", "login": "登录", "notification": "通知", "notifications": "通知",
+             "message": "消息", "messages": "消息", "file": "文件", "files": "文件", "image": "图片", "images": "图片",
+             "video": "视频", "report": "报表", "reports": "报表", "export": "导出", "exports": "导出", "import": "导入",
+             "permission": "权限", "permissions": "权限", "index": "索引", "indexes": "索引",
+             "configuration": "配置", "monitoring": "监控", "metric": "指标", "metrics": "指标", "download": "下载",
+             "token": "令牌", "tokens": "令牌", "certificate": "证书", "certificates": "证书", "domain": "域名",
+             "log": "日志", "logs": "日志", "失效": "expire", "过期": "expire", "有效期": "expire", "有效": "expire", "concurrency": "并发", "lb": "balancer", "2fa": "factor", "pushes": "推送", "rollback": "回滚", "alert": "告警", "queue": "队列", "consumer": "消费者",
              "producer": "生产者", "job": "任务", "task": "任务",
              "session": "会话", "timeout": "超时", "cache": "缓存", "backup": "备份", "deploy": "部署",
              "database": "数据库", "retry": "重试", "password": "密码", "service": "服务", "upload": "上传",
@@ -752,7 +787,9 @@ _MULTI = frozenset(_MULTI_TEXT.split())
 _CANON_QUAL = {**{w: "dev" for w in ("dev", "development", "local", "locally", "开发环境", "开发", "本地", "线下")},
                **{w: "prod" for w in ("prod", "production", "生产环境", "生产", "线上")},
                **{w: "staging" for w in ("staging", "stage", "预发环境", "预发布", "预发")},
-               **{w: "test" for w in ("qa", "uat", "测试环境")}}
+               **{w: "test" for w in ("qa", "uat", "测试环境")},
+               **{w: "e2e" for w in ("e2e", "end-to-end", "端到端", "端到端测试")},
+               **{w: "replica" for w in ("replica", "副本")}}
 _ORDINALS_TEXT = "first second third fourth fifth last next previous initial final 第一 第二 第三 最后"
 _ORDINALS = frozenset(_ORDINALS_TEXT.split())
 _LOWER_BOUND = ("at least", "minimum", "no less than", "no fewer than", "or more", "more than", "至少", "最少",
@@ -1132,23 +1169,23 @@ _OWN_WORDS = frozenset(("负", "责", "维", "护", "人", "者", "归", "own", 
 _ASIDE_EN_TEXT = "see ping ask contact cc bring check refer talk"
 _ASIDE_EN = frozenset(_ASIDE_EN_TEXT.split())
 _ASIDE_ZH = ("详见", "见", "参见", "参考", "有问题", "问题找", "改之前", "抄送")
-_WHY_MARKS = (" so that ", " so ", " because ", " to keep ", " in order to ", " when ", " but ", "因为", "以便", "为了",
+_WHY_MARKS = (" so that ", " so ", " because ", " to keep ", " in order to ", " when ", " but ", " since the ", "因为", "以便", "为了",
               "以免", "但是", "但")
 _CLAUSE_ENDS = frozenset(",;，；、—–()（）!?！？。\n")
 _OWN_ZH_OPEN = ("归", "由")
 _OWN_BY = ("run", "managed", "operated", "maintained", "owned", "handled")
 _OWN_ZH_SPAN = 10
 """How far before 负责/维护 a 归/由 opens the owner's name."""
-_OWN_ZH_CLOSE = frozenset(("负责", "维护", "管理", "负责人"))
+_OWN_ZH_CLOSE = frozenset(("负责", "维护", "管理", "负责人", "管"))
 _ONCALL = frozenset(("on-call", "oncall", "值班", "值班人"))
 _SLOT_IGNORE_TEXT = """upgra bump migra move moved switc chang now today curre yet last month week year ago recen
 since again 已 经 目 前 现 在 升 级 迁 改 调 成 了 到 统 律 换
 built build compi open reach visit 设 大 小 conta inclu janua febru march april may june july augus septe octob novem decem
-one qps rps over under time anymo longe #q1 #q2 #q3 #q4 #h1 #h2"""
+one qps rps over under time anymo longe every size 有 后 #q1 #q2 #q3 #q4 #h1 #h2"""
 _SLOT_IGNORE = frozenset(_SLOT_IGNORE_TEXT.split())
 """Words that say a value changed or when (upgraded, bumped to, now, last month, 已经, 升级, 改成):
 not what the text is about (`_key`s: five letters at most)."""
-_WEAK_QUALS = frozenset(("customer", "customers"))
+_WEAK_QUALS = frozenset(("customer", "customers", "server"))
 _PERIOD_WORDS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
 _RANGE_EN = frozenset(("between", "from", "through", "to", "until", "到", "至"))
 
@@ -1276,9 +1313,13 @@ def _whole_word(t: Tok) -> bool:
     return t.han and t.kind == "word" and len(t.norm) > 1 and _SLOT_IGNORE.isdisjoint(t.norm)
 
 
-def _near_extra(toks: Sequence[Tok], mine: dict[str, float], other: dict[str, float]) -> float:
+def _near_extra(toks: Sequence[Tok], mine: dict[str, float], other: dict[str, float], other_src: str = "",
+               names: bool = False) -> float:
     """The anchors only this text holds that stand in a clause holding a value, a choice or a
-    negation (words in another clause are an aside: "…, so users log in again every day")."""
+    negation (words in another clause are an aside: "…, so users log in again every day"; a text
+    with none of them is all one such clause), counting a Chinese word of the lists `other_src`
+    does not hold at all as one (消费者 vs 生产者 share a character). With `names`, the word right
+    before a number counts too (else it is the value's own name: Python 3.9)."""
     src = toks[0].src if toks and toks[0].src else ""
     if not src:
         return 0.0
@@ -1289,18 +1330,36 @@ def _near_extra(toks: Sequence[Tok], mine: dict[str, float], other: dict[str, fl
         while k < len(ends) and ends[k] < t.at:
             k += 1
         clause.append(k)
-    held = {c for c, t in zip(clause, toks, strict=True) if t.kind in ("num", "alt", "neg")}
-    extra = 0.0
+    held = {c for c, t in zip(clause, toks, strict=True) if t.kind in ("num", "alt", "neg")} or set(clause)
+    extra = whole = 0.0
     seen: set[str] = set()
     for i, (c, t) in enumerate(zip(clause, toks, strict=True)):
-        if c not in held or t.kind not in ("word", "cue") or (i + 1 < len(toks) and toks[i + 1].kind == "num"):
-            continue  # (the name right before a number is the value's own: Python 3.9)
-        keys = [t.norm] if t.han else [_key(x) for x in t.surface.lower().replace("_", "-").split("-") if x]
+        if c in held and t.kind == "alt" and f"alt:{t.norm.split(':')[0]}" in mine.keys() - other.keys():
+            extra += 0.0 if f"alt:{t.norm.split(':')[0]}" in seen else 1.0  # "debug logs" vs "audit logs"
+            seen.add(f"alt:{t.norm.split(':')[0]}")
+            continue
+        if c not in held or t.kind not in ("word", "cue") or (
+                not names and i + 1 < len(toks) and toks[i + 1].kind == "num"):
+            continue
+        parts = [t.norm] if t.han else [x for x in t.surface.lower().replace("_", "-").split("-") if x]
+        keys = [c for x in parts for key in (_key(x),) for c in ([key] if key.isascii() else key)]
+        own = [key for key in keys if key in mine and key not in other]
+        whole += 1.0 if own and other_src and _whole_word(t) and t.norm not in other_src else 0.0
         for key in keys:
             if key in mine and key not in other and key not in seen:
                 seen.add(key)
                 extra += mine[key]
-    return extra
+    return max(extra, whole)
+
+
+def _first_choices(toks: Sequence[Tok]) -> dict[str, str]:
+    """Each class of choice's first member in the text (where it names two, the first is what it
+    states; a later one is what to do about it)."""
+    out: dict[str, str] = {}
+    for t in toks:
+        if t.kind == "alt":
+            out.setdefault(t.norm.split(":")[0], t.norm)
+    return out
 
 
 def _contrasts(toks: Sequence[Tok]) -> int:
@@ -1421,8 +1480,11 @@ def slots(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     ba, bb = _bound(_core_text(a)), _bound(_core_text(b))
     if found and ba and bb and ba != bb:
         return None  # a floor and a ceiling
+    fa, fb = _first_choices(ca), _first_choices(cb)
     for cls in sorted(sa.alts.keys() & sb.alts.keys()):
         ma, mb = sa.alts[cls], sb.alts[cls]
+        ma = frozenset((fa[cls],)) if len(ma) > 1 and cls in fa else ma  # "默认是关闭的，需要手动打开": the first says it
+        mb = frozenset((fb[cls],)) if len(mb) > 1 and cls in fb else mb
         if ma - mb and mb - ma:
             found.append(Difference("alternative", sa.alt_surface[cls], sb.alt_surface[cls]))
     oa, ka = _owners(ca)
@@ -1455,13 +1517,10 @@ def slots(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     ta, tb = sum(wa.values()), sum(wb.values())
     if shared < SLOT_MIN_SHARED or shared < SLOT_SHARE * min(ta, tb):
         return None
-    ea, eb = ta - shared, tb - shared
-    # a Chinese word the other text does not hold at all (消费者 vs 生产者, which share a character)
-    src_a, src_b = ca[0].src, cb[0].src
-    ea = max(ea, float(sum(1 for t in ca if _whole_word(t) and t.norm not in src_b)))
-    eb = max(eb, float(sum(1 for t in cb if _whole_word(t) and t.norm not in src_a)))
-    if min(ea, eb) > SLOT_ONE_SIDE:
-        return None  # words replaced on both sides: another subject
-    if any(f.kind in _VALUE_KINDS for f in found) and max(_near_extra(ca, wa, wb), _near_extra(cb, wb, wa)) > SLOT_NEAR_EXTRA:
+    # words replaced on both sides, in the clauses that say the slot: another subject
+    if min(_near_extra(ca, wa, wb, cb[0].src, True), _near_extra(cb, wb, wa, ca[0].src, True)) > SLOT_ONE_SIDE:
+        return None
+    if any(f.kind in _VALUE_KINDS for f in found) and max(
+            _near_extra(ca, wa, wb, cb[0].src), _near_extra(cb, wb, wa, ca[0].src)) > SLOT_NEAR_EXTRA:
         return None  # "The API listens on port 8080" vs "The API's health check is served on port 8081"
     return Verdict(found, max(int(shared), 1))

@@ -16,10 +16,10 @@ from git_memex.review import contradictions as cx
 from git_memex.review import disagreement as dx
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "contradictions"
-FLOORS = {"reworded-tuning": (25 / 30, 2 / 28), "reworded-heldout": (17 / 30, 3 / 32)}
-"""(recall at least, false-flag rate at most) per half: a little under what docs/search.md
-reports (26/30 and 1/28 on the tuning half, 18/30 and 2/32 on the held-out half), so a change that
-loses a pair fails here."""
+FLOORS = {"reworded-tuning": (25 / 30, 2 / 28), "reworded-heldout": (18 / 30, 2 / 32)}
+"""(recall at least, false-flag rate at most) per half: one pair under what docs/search.md reports
+(26/30 and 1/28 on the tuning half, 19/30 and 1/32 on the held-out half), so a change that loses
+a pair more fails here."""
 
 
 def load(half: str) -> list[dict]:
@@ -119,6 +119,13 @@ def kind_of(a: str, b: str) -> str | None:
      "alternative"),
     # a name with digits on one side only is a detail
     ("The nightly build publishes artifacts to S3.", "Nightly builds don't publish artifacts anymore.", "negation"),
+    # Chinese: a negation beside a clause that adds a detail; 有/没有 with the English word for 钩子; 归…管;
+    # the first of two choices is what it states; 端到端 is e2e
+    ("用户上传的头像会被压缩。", "头像上传后不会压缩，保持原图。", "negation"),
+    ("这个仓库有 pre-commit 钩子。", "仓库里没有配置 pre-commit hook。", "negation"),
+    ("账单导出由数据组维护。", "账单导出现在归报表组管。", "owner"),
+    ("内部工具默认开启 SSO。", "内部工具 SSO 默认是关闭的，需要手动打开。", "alternative"),
+    ("CI 里会跑端到端测试。", "CI 不跑 e2e。", "negation"),
     # days of a recurring event, with its time
     ("Sprint planning is Monday at 10am.", "sprint planning happens Fridays at 5pm", "time"),
     ("每周日凌晨做全量备份。", "全量备份在每周一凌晨。", "alternative"),
@@ -149,6 +156,8 @@ def test_reworded_disagreements_of_each_slot_kind(a: str, b: str, kind: str):
     ("The load balancer timeout is 60 seconds.", "Load tests time out after 10 minutes."),
     ("构建产物保留 30 天。", "构建日志保留 7 天。"),  # a two-character word replaced on each side
     ("Tenant 4 keeps logs for 30 days.", "Logs are kept for 90 days."),  # a number naming the thing
+    ("用户上传的头像会被压缩。", "用户上传的视频不会被压缩。"),
+    ("内部工具默认开启 SSO。", "外部门户默认关闭 SSO。"),
 ])
 def test_reworded_compatible_pairs_are_not_flagged(a: str, b: str):
     assert dx.compare(a, b) is None
@@ -221,6 +230,24 @@ def test_a_config_name_is_a_probe_of_the_finder():
     a = {"id": "A", "body": "Outgoing webhooks are retried 5 times.", "location": "repo", "type": "fact",
          "source": None, "review_state": "published", "supersedes": None, "superseded_by": None}
     assert cx.find([a, {**a, "id": "B", "body": "WEBHOOK_RETRY_LIMIT=2 (set in the notifier deployment)"}])
+
+
+def test_cross_words():
+    assert {"搜", "索", "elasticsearch"} <= dx.cross_words("search svc on ES 8", frozenset({"search", "svc", "es"}))
+    assert "q:prod" in dx.cross_words("生产环境的副本数是 3。", frozenset())
+    assert "q:prod" in dx.cross_words("prod replicas: 5", frozenset({"prod", "replicas"}))
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("生产环境的副本数是 3。", "prod replicas: 5（k8s/prod/values.yaml）"),
+    ("搜索服务用的是 Elasticsearch 7。", "search svc 已经迁到 ES 8 了"),
+])
+def test_the_finder_meets_a_memory_written_in_the_other_language(a: str, b: str):
+    """Two memories with no word in common, one Chinese and one English, are still compared
+    (`cross_words`), by the store's finder and among shown memories."""
+    ra = {"id": "A", "body": a, "location": "repo", "type": "fact", "source": None,
+          "review_state": "published", "supersedes": None, "superseded_by": None}
+    assert cx.find([ra, {**ra, "id": "B", "body": b}])
 
 
 def test_slot_helpers_are_linear():
