@@ -763,7 +763,7 @@ _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "rep
              "oncall": "own", "responsible": "own", "svc": "service", "jdk": "java", "es": "elasticsearch",
              "capped": "limit", "cap": "limit", "limited": "limit", "belongs": "own", "belong": "own", "nvmrc": "node", "caching": "cache", "cached": "cache",
              "timedout": "timeout", "timesout": "timeout", "timeouts": "timeout", "限流": "limit", "上限": "limit", "限制": "limit",
-             "push": "推送", "pii": "data", "hook": "钩子", "hooks": "钩子", "billing": "计费", "payment": "支付",
+             "push": "推送", "pii": "data", "url": "link", "urls": "link", "hook": "钩子", "hooks": "钩子", "billing": "计费", "payment": "支付",
              "payments": "支付", "order": "订单", "orders": "订单", "search": "搜索", "user": "用户", "users": "用户",
              "account": "账号", "accounts": "账号", "login": "登录", "notification": "通知", "notifications": "通知",
              "message": "消息", "messages": "消息", "file": "文件", "files": "文件", "image": "图片", "images": "图片",
@@ -783,6 +783,8 @@ _IDENT_WORDS = frozenset(_IDENT_TEXT.split())
 """A number right after one of these names a thing ("tenant 4", "phase 2"): part of the subject, no value."""
 _MULTI_TEXT = "support supports supported supporting accept accepts accepted open opened compatible tested"
 _MULTI = frozenset(_MULTI_TEXT.split())
+_IMPERATIVE = frozenset(("open", "accept"))
+"""Of `_MULTI`, the verbs that opening a text are an instruction, not "one of several"."""
 """A version or port that differs beside one of these is one of several ("Python 3.11 is supported")."""
 _CANON_QUAL = {**{w: "dev" for w in ("dev", "development", "local", "locally", "开发环境", "开发", "本地", "线下")},
                **{w: "prod" for w in ("prod", "production", "生产环境", "生产", "线上")},
@@ -1001,8 +1003,8 @@ def says(toks: Sequence[Tok]) -> Says:
             if low in _ORDINALS:
                 ordinals.add(low)
                 continue
-            if low in _MULTI:
-                multi = True
+            if low in _MULTI and not (i == 0 and low in _IMPERATIVE):
+                multi = True  # (not "Open localhost:9000 …": a verb that opens it)
             if not t.han:
                 low = t.surface.lower()  # `_key` stems it (its own way: pushes → push)
             parts = low.replace("_", "-").split("-") if ("-" in low or "_" in low) and not t.han else [low]
@@ -1305,7 +1307,7 @@ def _multi(toks: Sequence[Tok]) -> bool:
     """Does the text say one of several is supported or open (`_MULTI`)? Not a verb that opens it
     ("Open localhost:9000 to…")."""
     return any(t.surface.lower() in _MULTI for t in toks[1:]) or bool(
-        toks and toks[0].surface.lower() in _MULTI and toks[0].surface.lower() not in ("open", "accept"))
+        toks and toks[0].surface.lower() in _MULTI and toks[0].surface.lower() not in _IMPERATIVE)
 
 
 def _whole_word(t: Tok) -> bool:

@@ -126,6 +126,10 @@ def kind_of(a: str, b: str) -> str | None:
     ("账单导出由数据组维护。", "账单导出现在归报表组管。", "owner"),
     ("内部工具默认开启 SSO。", "内部工具 SSO 默认是关闭的，需要手动打开。", "alternative"),
     ("CI 里会跑端到端测试。", "CI 不跑 e2e。", "negation"),
+    # "open …" is an instruction, not "one of several ports open"; URLs and links are one thing
+    ("MinIO console is on :9001.", "open the MinIO console at localhost:9090", "port"),
+    ("Signed URLs for downloads are valid for 5 minutes.",
+     "download links (signed) expire after 1 hour — see storage/sign.py", "number"),
     # days of a recurring event, with its time
     ("Sprint planning is Monday at 10am.", "sprint planning happens Fridays at 5pm", "time"),
     ("每周日凌晨做全量备份。", "全量备份在每周一凌晨。", "alternative"),
