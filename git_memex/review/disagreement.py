@@ -763,7 +763,8 @@ _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "rep
              "oncall": "own", "responsible": "own", "svc": "service", "jdk": "java", "es": "elasticsearch",
              "capped": "limit", "cap": "limit", "limited": "limit", "belongs": "own", "belong": "own", "nvmrc": "node", "caching": "cache", "cached": "cache",
              "timedout": "timeout", "timesout": "timeout", "timeouts": "timeout", "限流": "limit", "上限": "limit", "限制": "limit",
-             "push": "推送", "pii": "data", "url": "link", "urls": "link", "hook": "钩子", "hooks": "钩子", "billing": "计费", "payment": "支付",
+             "push": "推送", "pii": "data", "url": "link", "urls": "link", "mr": "合并请求", "mrs": "合并请求",
+             "approve": "审批", "approves": "审批", "approval": "审批", "approvals": "审批", "hook": "钩子", "hooks": "钩子", "billing": "计费", "payment": "支付",
              "payments": "支付", "order": "订单", "orders": "订单", "search": "搜索", "user": "用户", "users": "用户",
              "account": "账号", "accounts": "账号", "login": "登录", "notification": "通知", "notifications": "通知",
              "message": "消息", "messages": "消息", "file": "文件", "files": "文件", "image": "图片", "images": "图片",
@@ -1027,6 +1028,8 @@ def says(toks: Sequence[Tok]) -> Says:
                     for ch in k:
                         subject[ch] = 0.5
     text = (toks[0].src if toks and toks[0].src else "").lower()
+    if "mode" not in alts and (" by hand" in text or "人工" in text):
+        add_alt("mode:manual", "by hand")  # "someone runs it by hand", 人工执行
     if "switch" not in alts and any(w in text for w in _SWITCHED_ON):
         add_alt("switch:enable", "on")
     elif "switch" not in alts and any(w in text for w in _SWITCHED_OFF):
@@ -1183,7 +1186,7 @@ _ONCALL = frozenset(("on-call", "oncall", "值班", "值班人"))
 _SLOT_IGNORE_TEXT = """upgra bump migra move moved switc chang now today curre yet last month week year ago recen
 since again 已 经 目 前 现 在 升 级 迁 改 调 成 了 到 统 律 换
 built build compi open reach visit 设 大 小 conta inclu janua febru march april may june july augus septe octob novem decem
-one qps rps over under time anymo longe every size 有 后 #q1 #q2 #q3 #q4 #h1 #h2"""
+one qps rps over under time anymo longe every size someo hand night 有 后 #q1 #q2 #q3 #q4 #h1 #h2"""
 _SLOT_IGNORE = frozenset(_SLOT_IGNORE_TEXT.split())
 """Words that say a value changed or when (upgraded, bumped to, now, last month, 已经, 升级, 改成):
 not what the text is about (`_key`s: five letters at most)."""

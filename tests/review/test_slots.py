@@ -130,6 +130,10 @@ def kind_of(a: str, b: str) -> str | None:
     ("MinIO console is on :9001.", "open the MinIO console at localhost:9090", "port"),
     ("Signed URLs for downloads are valid for 5 minutes.",
      "download links (signed) expire after 1 hour — see storage/sign.py", "number"),
+    # "by hand" is manually; MR and approve are 合并请求 and 审批
+    ("Translations are synced automatically every night.", "Someone runs the translation sync by hand each week.",
+     "alternative"),
+    ("合并请求需要两个审批。", "MR 只需要一个 approve 就能合。", "number"),
     # days of a recurring event, with its time
     ("Sprint planning is Monday at 10am.", "sprint planning happens Fridays at 5pm", "time"),
     ("每周日凌晨做全量备份。", "全量备份在每周一凌晨。", "alternative"),
