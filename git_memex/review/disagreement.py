@@ -1017,6 +1017,9 @@ def says(toks: Sequence[Tok]) -> Says:
                 if hit is not None and hit[0] == "alt":
                     add_alt(hit[1], part)
                     continue
+                if hit is not None and hit[0] == "qual" and "-" in low:
+                    quals.setdefault(_QUAL_EN.get(part, hit[1]), set()).add(_CANON_QUAL.get(part, part))
+                    continue  # staging-deploy: a case, as "staging" alone
                 if part in GENERIC_VERBS or part in _PORT_CUES or part in ("version", "版本") or hit is not None:
                     continue
                 k = _key(part)
@@ -1168,13 +1171,16 @@ SLOT_NEAR_EXTRA = 1.5
 """Anchors one text alone holds in the clause of the differing slot, beyond which the slot is
 another thing's ("the API's health check … port 8081")."""
 SLOT_ONE_SIDE = 0.5
+SLOT_REPLACED = 1.0
+"""...and in the whole text (its asides left out), at most this much on the side with less, where
+both texts are Chinese (else SLOT_ONE_SIDE)."""
 """Where each text has anchors the other lacks, one of them may have this much (a Chinese verb
 of one character: 做, 跑); more on both sides is another subject."""
 _OWN_WORDS = frozenset(("负", "责", "维", "护", "人", "者", "归", "own", "owner", "team"))
 _ASIDE_EN_TEXT = "see ping ask contact cc bring check refer talk"
 _ASIDE_EN = frozenset(_ASIDE_EN_TEXT.split())
 _ASIDE_ZH = ("详见", "见", "参见", "参考", "有问题", "问题找", "改之前", "抄送")
-_WHY_MARKS = (" so that ", " so ", " because ", " to keep ", " in order to ", " when ", " but ", " since the ", "因为", "以便", "为了",
+_WHY_MARKS = (" so that ", " so ", " because ", " to keep ", " in order to ", " but ", " since the ", "因为", "以便", "为了",
               "以免", "但是", "但")
 _CLAUSE_ENDS = frozenset(",;，；、—–()（）!?！？。\n")
 _OWN_ZH_OPEN = ("归", "由")
@@ -1522,8 +1528,12 @@ def slots(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     ta, tb = sum(wa.values()), sum(wb.values())
     if shared < SLOT_MIN_SHARED or shared < SLOT_SHARE * min(ta, tb):
         return None
-    # words replaced on both sides, in the clauses that say the slot: another subject
-    if min(_near_extra(ca, wa, wb, cb[0].src, True), _near_extra(cb, wb, wa, ca[0].src, True)) > SLOT_ONE_SIDE:
+    # words replaced on both sides: another subject; in two Chinese texts (a word the lists lack is
+    # compared by its characters) a word on the side with less is allowed where, in the clauses that
+    # say the slot, one side has at most one character more ("用户上传的头像" vs "头像上传后…，保持原图")
+    han = not (ca[0].src.isascii() or cb[0].src.isascii())
+    if min(ta - shared, tb - shared) > (SLOT_REPLACED if han else SLOT_ONE_SIDE) or min(
+            _near_extra(ca, wa, wb, cb[0].src, True), _near_extra(cb, wb, wa, ca[0].src, True)) > SLOT_ONE_SIDE:
         return None
     if any(f.kind in _VALUE_KINDS for f in found) and max(
             _near_extra(ca, wa, wb, cb[0].src), _near_extra(cb, wb, wa, ca[0].src)) > SLOT_NEAR_EXTRA:
