@@ -656,6 +656,11 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     """`compare` on texts already split by `tokens`."""
     if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
         return None
+    if any(t.kind == "alt" for t in (*a, *b)):  # a choice passed over is not said: "ClickHouse over MongoDB"
+        a = [t for t in a if not (t.kind == "alt" and _passed_over(t))]
+        b = [t for t in b if not (t.kind == "alt" and _passed_over(t))]
+        if not a or not b:
+            return None
     v = _aligned(a, b)
     if v is not None:
         if vetoed(says(a), says(b), v.differences) or (any(d.kind == "number" for d in v.differences) and _in_range(a, b)):
@@ -1018,8 +1023,8 @@ def says(toks: Sequence[Tok]) -> Says:
                     add_alt(hit[1], part)
                     continue
                 if hit is not None and hit[0] == "qual" and "-" in low:
-                    quals.setdefault(_QUAL_EN.get(part, hit[1]), set()).add(_CANON_QUAL.get(part, part))
-                    continue  # staging-deploy: a case, as "staging" alone
+                    subject[_key(part)] = 1.0  # deploy-preview, staging-deploy: part of a name, not a case
+                    continue
                 if part in GENERIC_VERBS or part in _PORT_CUES or part in ("version", "版本") or hit is not None:
                     continue
                 k = _key(part)
@@ -1180,6 +1185,7 @@ _OWN_WORDS = frozenset(("负", "责", "维", "护", "人", "者", "归", "own", 
 _ASIDE_EN_TEXT = "see ping ask contact cc bring check refer talk"
 _ASIDE_EN = frozenset(_ASIDE_EN_TEXT.split())
 _ASIDE_ZH = ("详见", "见", "参见", "参考", "有问题", "问题找", "改之前", "抄送")
+_PASSED_OVER = (" over", "instead of", "rather than", "而不是", "而非", "代替")
 _WHY_MARKS = (" so that ", " so ", " because ", " to keep ", " in order to ", " but ", " since the ", "因为", "以便", "为了",
               "以免", "但是", "但")
 _CLAUSE_ENDS = frozenset(",;，；、—–()（）!?！？。\n")
@@ -1371,6 +1377,14 @@ def _first_choices(toks: Sequence[Tok]) -> dict[str, str]:
         if t.kind == "alt":
             out.setdefault(t.norm.split(":")[0], t.norm)
     return out
+
+
+def _passed_over(t: Tok) -> bool:
+    """A choice named as the one not taken: "ClickHouse over MongoDB", "instead of yarn", "而不是 npm"."""
+    if not t.src:
+        return False
+    head = t.src[max(0, t.at - 12):t.at].lower().rstrip()
+    return head.endswith(_PASSED_OVER)
 
 
 def _contrasts(toks: Sequence[Tok]) -> int:
