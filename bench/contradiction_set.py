@@ -7,7 +7,7 @@ or JSON lines ({"label", "a", "b"} a line; a line without a label is a compatibl
 alone goes through the store's finder (`review.contradictions.find`, the path `audit`,
 `sync-status` and `doctor` take), as two active memories of one tier and review state. Prints,
 per file: contradictions flagged of all (recall), compatible pairs flagged of all, precision, and
-with --misses the pairs it got wrong. Default: the four committed halves.
+with --misses the pairs it got wrong. Default: the six committed halves.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "contradictions"
-HALVES = ("tuning.json", "heldout.json", "paraphrase-tuning.json", "paraphrase-heldout.json")
+HALVES = ("tuning.json", "heldout.json", "paraphrase-tuning.json", "paraphrase-heldout.json", "reworded-tuning.json",
+          "reworded-heldout.json")
 
 
 def load(path: Path) -> list[dict[str, Any]]:

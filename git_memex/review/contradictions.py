@@ -89,8 +89,12 @@ def pair(ra: Mapping[str, Any], rb: Mapping[str, Any], verdict: Verdict) -> Cont
 
 def signature(text: str) -> frozenset[str]:
     """A cheap stand-in for a text's words (its whitespace-separated pieces lowercased, and each
-    CJK character), for choosing which pairs `compare` looks at. No regex: ~20 µs a memory."""
+    CJK character; a config name's parts too: WEBHOOK_RETRY_LIMIT=3 holds webhook, retry, limit),
+    for choosing which pairs `compare` looks at. No regex: ~20 µs a memory."""
     words = frozenset(p.strip(_EDGES) for p in text.lower().split()) - {""}
+    parts = frozenset(q for w in words if "_" in w or "=" in w or "/" in w or "-" in w
+                      for q in w.replace("_", " ").replace("=", " ").replace("/", " ").replace("-", " ").split())
+    words |= parts
     return words if text.isascii() else words | frozenset(c for c in text if c >= "\u2e80")
 
 
@@ -167,7 +171,7 @@ def find(rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contr
     them. `stats["unchecked"]` counts such memories (said by audit, sync-status and doctor)."""
     import heapq
 
-    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
+    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, cross_words, tokens
 
     items: list[tuple[Any, frozenset[str]]] = []
     seen: set[str] = set()
@@ -189,6 +193,7 @@ def find(rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contr
         texts about one subject share however they are written."""
         sig = items[i][1]
         words = plain_of(i)[0] | frozenset(w for w in sig if len(w) == 1 and w >= "\u2e80")
+        words |= cross_words(items[i][0]["body"] or "", frozenset(p.strip(_EDGES) for p in sig))
         return words or sig
 
     keys = [probe_words(i) for i in range(len(items))]
@@ -208,7 +213,8 @@ def find(rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contr
     out: list[Contradiction] = []
     unchecked = 0
     for i, (r, _sig) in enumerate(items):
-        probes = heapq.nsmallest(PROBES, keys[i], key=lambda w: (df[w], w))
+        # the rarest words another memory holds too (a word only this one holds finds no partner)
+        probes = heapq.nsmallest(PROBES, keys[i], key=lambda w: (df[w] < 2, df[w], w))
         counts: dict[int, int] = {}
         cut = False
         for w in probes:
@@ -431,9 +437,10 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
     tokenized, and the person's marks are read only when a pair is found."""
     if len(items) < 2:
         return []
-    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, tokens
+    from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, cross_words, tokens
 
     sigs = [signature(it["body"] or "") for it in items]
+    meets = [sig | cross_words(it["body"] or "", sig) for it, sig in zip(items, sigs, strict=True)]
     known: dict[str, str | None] = {}
     plains: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
 
@@ -456,7 +463,7 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
         for y in range(x + 1, len(items)):
             if compared[x] >= MAX_CANDIDATES:
                 break  # linear: at most MAX_CANDIDATES texts compared with each (a list page of 200 included)
-            if compared[y] >= MAX_CANDIDATES or sigs[x].isdisjoint(sigs[y]) or not near(plain_of(x), plain_of(y)) \
+            if compared[y] >= MAX_CANDIDATES or meets[x].isdisjoint(meets[y]) or not near(plain_of(x), plain_of(y)) \
                     or _linked(items[x], items[y]):
                 continue
             compared[x] += 1

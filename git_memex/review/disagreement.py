@@ -25,8 +25,27 @@ weekday or public/private that differs alongside something else scopes it instea
 Mondays" vs "16:00 on Fridays"). The word lists and thresholds were chosen on the tuning half
 of a labelled set (tests/data/contradictions/); both halves' figures are in docs/search.md.
 
+When the alignment finds nothing, two more ways compare texts written in other words: `loose`
+(the subjects as sets of content words, at most a couple apart) and then `slots`, which sets each
+text's asides aside ("see config/limits.yaml", "(ask @lena)", "ping them for changes", "详见…",
+"有问题找…") and compares slots: quantities by dimension (durations to seconds, sizes to bytes,
+rates per second: "200 req/min", "每秒 50 次", "QPS 200"; counts, percentages; Chinese numerals:
+一小时, 半小时), a unit named by a config variable (`SEARCH_TIMEOUT_MS=12000`) or glued to a size
+(`client_max_body_size 50m`), times of day (9:30, 3pm, 1 点, a cron line's `0 6 * * *`), versions
+(a version is the same as its release: 20 vs 20.11.0), ports (port 8080, localhost:3000, :3000),
+choices, whether it negates (a "…, not X" contrast is no negation), and owners (names after
+owned by / run by / belongs to, before owns, @handles, 归…负责, 由…维护). Two texts disagree
+there when their anchors (subject words, synonyms and a few English/Chinese pairs folded, Chinese
+by its characters; qualifiers) cover `SLOT_SHARE` of the shorter text's, one side alone holds
+other words (more on one side is a detail or an aside; on both, another subject), the clause of a
+differing value holds at most `SLOT_NEAR_EXTRA` words the other lacks, and the same vetoes hold
+(qualifiers, ordinals, a floor vs a ceiling, several supported; and a range holding the other's
+value, "1 to 32" vs "defaults to 8", for every way).
+
 Cost: every regular expression here is one character class with a quantifier (no nesting, no
-backtracking: linear in the text; tests/review/test_contradictions.py runs 64 KiB bodies). A text
+backtracking: linear in the text; tests/review/test_contradictions.py runs 64 KiB bodies). The
+slot scans (asides, clauses, rates) are plain loops over the text or bounded windows of it, each
+walked once (tests/review/test_slots.py). A text
 of more than `MAX_TOKENS` tokens is not compared (a memory is one statement; the alignment is
 quadratic in tokens, so it is bounded). Pure: no I/O.
 """
@@ -114,7 +133,9 @@ _UNITS: dict[str, tuple[str, float]] = {
     **{u: ("time", 60.0) for u in ("min", "mins", "minute", "minutes", "分钟")},
     **{u: ("time", 3600.0) for u in ("h", "hr", "hrs", "hour", "hours", "小时", "个小时")},
     **{u: ("time", 86400.0) for u in ("day", "days", "天")},
-    **{u: ("time", 604800.0) for u in ("week", "weeks", "星期")},
+    **{u: ("time", 604800.0) for u in ("week", "weeks", "星期", "个星期")},
+    **{u: ("time", 2592000.0) for u in ("month", "months", "个月")},
+    **{u: ("time", 31536000.0) for u in ("year", "years")},
     **{u: ("size", 1e3) for u in ("kb", "kilobyte", "kilobytes")},
     **{u: ("size", 1e6) for u in ("mb", "megabyte", "megabytes")},
     **{u: ("size", 1e9) for u in ("gb", "gigabyte", "gigabytes")},
@@ -148,6 +169,7 @@ _ALT_ZH: dict[str, tuple[tuple[str, ...], ...]] = {
     "requirement": (("必填", "必需", "必选"), ("可选", "选填")),
     "order": (("之前", "以前"), ("之后", "以后")),
     "sync": (("同步",), ("异步",)),
+    "mode": (("自动",), ("手动",)),
     "verdict": (("接受",), ("拒绝",)),
     "merge-style": (("压缩合并",), ("变基",)),
     "visibility": (("公开",), ("私有",)),
@@ -159,7 +181,7 @@ _QUAL_ZH: dict[str, str] = {w: k for k, ws in {
     "platform": "安卓 苹果 小程序 网页 桌面 移动端 桌面端 网页端 web端 pc端 手机端",
     "layer": "前端 后端 服务端 客户端 服务器端",
     "test-kind": "单元测试 集成测试 端到端 端到端测试 冒烟测试 压力测试 压测 单测",
-    "data-role": "主库 从库 读库 写库 备库 主节点 从节点",
+    "data-role": "主库 从库 读库 写库 备库 主节点 从节点 副本",
     "region": "国内 海外 境内 境外",
     "era": "旧版 新版 老版本 新版本 旧版本 老版",
     "week-part": "工作日 周末 节假日 假期 节假日期间",
@@ -169,7 +191,13 @@ _CUE_ZH = frozenset(_CUE_ZH_TEXT.split())
 _TIME_ZH_TEXT = "上午 下午 早上 晚上 凌晨 中午 傍晚 夜里 半夜 清晨"
 _TIME_ZH = frozenset(_TIME_ZH_TEXT.split())
 _NUM_ZH = frozenset("零〇一二两三四五六七八九十百千万亿半")
-_CONTENT_ZH = "一些 一起 一定 一般 一样 之一 唯一 一直以来 十分 万一 一下 第一 统一 一致 同一"
+_CONTENT_ZH = ("一些 一起 一定 一般 一样 之一 唯一 一直以来 十分 万一 一下 第一 统一 一致 同一 "
+               "会话 会议 周会 例会 晨会 站会 过期 有效期 超时 流量 比例 服务 数据 数据库 迁移 发布 上线 部署 窗口 代码 格式化 缩进 "
+               "依赖 日志 备份 端口 版本 集群 节点 上限 连接 连接池 缓存 验证码 限流 请求 接口 网关 构建 仓库 提交 合并 周报 灰度 "
+               "支付 搜索 订单 用户 文件 上传 下载 导出 导入 重试 次数 队列 任务 定时 告警 监控 指标 测试 配置 环境 分支 镜像 "
+               "证书 密码 令牌 权限 账号 机房 存储 内存 线程 进程 慢查询 生产者 消费者 推送 回滚 队列 限制 大小 阈值 分片 "
+               "失效 有效 计费 通知 消息 报表 索引 钩子 域名 登录")
+"""Words, not filler and not characters one by one: 会话 and 周会 hold 会, 数据库 is one subject."""
 
 
 def _stem(w: str) -> str:
@@ -259,6 +287,18 @@ class Tok:
         return f"Tok({self.norm!r}, {self.kind})"
 
 
+def _host_port(low: str) -> str:
+    """The port of host:port as written (localhost:9000, 127.0.0.1:3000, db.internal:5432), else "".
+    Not a time of day (10:15) nor a version."""
+    head, colon, tail = low.rpartition(":")
+    if not colon or not head or not tail.isdigit() or len(tail) < 2 or len(tail) > 5:
+        return ""
+    bare = head.replace(".", "")
+    if bare.isdigit() and head.count(".") != 3:
+        return ""
+    return tail if head[0].isalpha() or head.count(".") == 3 else ""
+
+
 def _is_number(low: str) -> bool:
     """A number, time or version as written: digits with . , : between them, an optional
     leading v and a short unit glued on (10mb, 6am, 30s, 80%); not an identifier (0332_add_x)."""
@@ -276,6 +316,9 @@ def tokens(text: str) -> list[Tok]:
 
     _lexicons()
     text = unicodedata.normalize("NFKC", text.replace("\u2019", "'"))
+    for two, one in _JOINED:  # "time out" is the word timeout (same length: positions stay)
+        if two in text:
+            text = text.replace(two, one)
     out: list[Tok] = []
     no: Tok | None = None  # a "no" waiting for its next word: a negation ("no cache"), or a bound ("no more than 4")
     for m in _TOKEN_RE.finditer(text):
@@ -296,8 +339,21 @@ def tokens(text: str) -> list[Tok]:
         if low == "no":
             no = Tok("not", s, "neg", at=at, end=end, src=text)
             continue
+        port = _host_port(low)
+        if port:  # localhost:9000, 127.0.0.1:3000, :3001: a port, said with the word
+            out.append(Tok("port", "port", "word", at=at, end=at, src=text))
+            out.append(Tok(port, s, "num", at=at, end=end, src=text))
+            continue
+        if low.isdigit() and at and text[at - 1] == ":" and (at < 2 or text[at - 2] in " (\t"):
+            out.append(Tok("port", "port", "word", at=at, end=at, src=text))
         if (low[0].isdigit() or (len(low) > 1 and low[0] == "v" and low[1].isdigit())) and _is_number(low) and not (
                 at and text[at - 1] == "#"):  # issue #6077 names something, it is no quantity
+            prev_num = out[-1] if out and out[-1].kind == "num" else None
+            if (prev_num is not None and low.isdigit() and prev_num.norm.isdigit() and text[end:end + 6] == " * * *"
+                    and not text[prev_num.end:at].strip()):  # cron "0 4 * * *": minute, hour
+                out[-1] = Tok(f"{int(low)}:{int(prev_num.norm):02d}", text[prev_num.at:end + 6], "num",
+                              at=prev_num.at, end=end + 6, src=text)
+                continue
             out.append(Tok(low, s, "num", at=at, end=end, src=text))
             continue
         if low in ("am", "pm") and out and out[-1].kind == "num" and out[-1].src:
@@ -313,6 +369,8 @@ def tokens(text: str) -> list[Tok]:
             continue
         if kind == "alt":
             norm = detail
+        if kind == "qual" and text[end:end + 8].lower().startswith(_NOT_QUAL_AFTER.get(low, "\0")):
+            kind, detail = "word", ""  # a load balancer is no load test
         out.append(Tok(norm, s, kind, detail, s[0].isupper() or s[0] == "@", at=at, end=end, src=text))
     if no is not None:
         out.append(no)
@@ -345,6 +403,9 @@ def _han(text: str, start: int, stop: int, out: list[Tok]) -> None:
 
 
 _DIGITS = frozenset("0123456789")
+_NOT_QUAL_AFTER = {"load": " balanc"}
+"""A qualifier word that names something else before these: load balancer."""
+_JOINED = ((" time out", " timeout "), (" timed out", " timedout "), (" times out", " timesout "))
 
 
 def plain_word(piece: str) -> str | None:
@@ -360,6 +421,32 @@ def plain_word(piece: str) -> str | None:
     norm = _stem(w)
     kind = _LEX_EN.get(norm, _LEX_EN.get(w, ("word", "")))[0]
     return None if kind in ("neg", "alt", "fill", "unit") else norm
+
+
+def cross_words(text: str, words: frozenset[str]) -> frozenset[str]:
+    """What a text's plain words (`plain_word`) and qualifiers stand for in the other language or
+    another spelling: a synonym's target (es → elasticsearch), a Chinese pair's characters (search →
+    搜, 索), a qualifier's canonical value ("q:prod" for prod, production, 生产环境, 线上). The
+    store's finder probes these too, so "prod replicas: 5" meets "生产环境的副本数是 3". Dictionary
+    look-ups per word, and a substring test per Chinese qualifier: linear in the text."""
+    out: set[str] = set()
+    for w in words:
+        x = w
+        for _ in range(2):
+            x = _SYNONYMS.get(x, "")
+            if not x:
+                break
+            if x.isascii():
+                out.add(x)
+            else:
+                out.update(x)
+                break
+        canon = _CANON_QUAL.get(w)
+        if canon:
+            out.add("q:" + canon)
+    if not text.isascii():
+        out.update("q:" + c for k, c in _CANON_QUAL.items() if not k.isascii() and k in text)
+    return frozenset(out)
 
 
 def subject(toks: Sequence[Tok]) -> frozenset[str]:
@@ -569,10 +656,37 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     """`compare` on texts already split by `tokens`."""
     if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
         return None
+    if any(t.kind == "alt" for t in (*a, *b)):  # a choice passed over is not said: "ClickHouse over MongoDB"
+        a = [t for t in a if not (t.kind == "alt" and _passed_over(t))]
+        b = [t for t in b if not (t.kind == "alt" and _passed_over(t))]
+        if not a or not b:
+            return None
     v = _aligned(a, b)
     if v is not None:
-        return None if vetoed(says(a), says(b), v.differences) else v
-    return loose(a, b)
+        if vetoed(says(a), says(b), v.differences) or (any(d.kind == "number" for d in v.differences) and _in_range(a, b)):
+            return None
+        return v
+    v = loose(a, b)
+    if v is not None and any(d.kind == "number" for d in v.differences) and _in_range(a, b):
+        return None  # "can be 1 to 32" vs "defaults to 8": a range and a value inside it
+    if v is not None and all(d.kind == "version" and _version_same(d.a.split()[-1], d.b.split()[-1])
+                             for d in v.differences):
+        return None  # Node 20 vs 20.11.0: one version and its release
+    return v or slots(a, b)
+
+
+def _in_range(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
+    """Does one text give a range (`_ranged`) that holds every value the other gives in its dimension?"""
+    for x, y in ((a, b), (b, a)):
+        if not _ranged(x):
+            continue
+        sx, sy = says(x), says(y)
+        for dim in {d for d, *_ in sx.nums} & {d for d, *_ in sy.nums}:
+            vx = [v for d, v, *_ in sx.nums if d == dim]
+            vy = [v for d, v, *_ in sy.nums if d == dim]
+            if len(vx) >= 2 and all(min(vx) <= v <= max(vx) for v in vy):
+                return True
+    return False
 
 
 def _aligned(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
@@ -651,7 +765,23 @@ _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "rep
              "throttle": "limit", "indented": "indent", "indentation": "indent", "long": "length",
              "postgresql": "postgres", "k8s": "kubernetes", "owner": "own", "owned": "own", "owns": "own",
              "maintained": "own", "maintains": "own", "maintainer": "own", "handled": "own", "on-call": "own",
-             "oncall": "own", "responsible": "own"}
+             "oncall": "own", "responsible": "own", "svc": "service", "jdk": "java", "es": "elasticsearch",
+             "capped": "limit", "cap": "limit", "limited": "limit", "belongs": "own", "belong": "own", "nvmrc": "node", "caching": "cache", "cached": "cache",
+             "timedout": "timeout", "timesout": "timeout", "timeouts": "timeout", "限流": "limit", "上限": "limit", "限制": "limit",
+             "push": "推送", "pii": "data", "url": "link", "urls": "link", "mr": "合并请求", "mrs": "合并请求",
+             "approve": "审批", "approves": "审批", "approval": "审批", "approvals": "审批", "hook": "钩子", "hooks": "钩子", "billing": "计费", "payment": "支付",
+             "payments": "支付", "order": "订单", "orders": "订单", "search": "搜索", "user": "用户", "users": "用户",
+             "account": "账号", "accounts": "账号", "login": "登录", "notification": "通知", "notifications": "通知",
+             "message": "消息", "messages": "消息", "file": "文件", "files": "文件", "image": "图片", "images": "图片",
+             "video": "视频", "report": "报表", "reports": "报表", "export": "导出", "exports": "导出", "import": "导入",
+             "permission": "权限", "permissions": "权限", "index": "索引", "indexes": "索引",
+             "configuration": "配置", "monitoring": "监控", "metric": "指标", "metrics": "指标", "download": "下载",
+             "token": "令牌", "tokens": "令牌", "certificate": "证书", "certificates": "证书", "domain": "域名",
+             "log": "日志", "logs": "日志", "失效": "expire", "过期": "expire", "有效期": "expire", "有效": "expire", "concurrency": "并发", "lb": "balancer", "2fa": "factor", "pushes": "推送", "rollback": "回滚", "alert": "告警", "queue": "队列", "consumer": "消费者",
+             "producer": "生产者", "job": "任务", "task": "任务",
+             "session": "会话", "timeout": "超时", "cache": "缓存", "backup": "备份", "deploy": "部署",
+             "database": "数据库", "retry": "重试", "password": "密码", "service": "服务", "upload": "上传",
+             "traffic": "流量", "cluster": "集群", "version": "版本", "branch": "分支", "request": "请求", "codeowners": "own"}
 _IDENT_TEXT = """tenant tenants phase sprint shard worker room ticket issue step stage milestone cluster team
 floor iteration chapter section story tier building row column slot partition region zone rack batch wave
 round"""
@@ -659,11 +789,15 @@ _IDENT_WORDS = frozenset(_IDENT_TEXT.split())
 """A number right after one of these names a thing ("tenant 4", "phase 2"): part of the subject, no value."""
 _MULTI_TEXT = "support supports supported supporting accept accepts accepted open opened compatible tested"
 _MULTI = frozenset(_MULTI_TEXT.split())
+_IMPERATIVE = frozenset(("open", "accept"))
+"""Of `_MULTI`, the verbs that opening a text are an instruction, not "one of several"."""
 """A version or port that differs beside one of these is one of several ("Python 3.11 is supported")."""
 _CANON_QUAL = {**{w: "dev" for w in ("dev", "development", "local", "locally", "开发环境", "开发", "本地", "线下")},
                **{w: "prod" for w in ("prod", "production", "生产环境", "生产", "线上")},
                **{w: "staging" for w in ("staging", "stage", "预发环境", "预发布", "预发")},
-               **{w: "test" for w in ("qa", "uat", "测试环境")}}
+               **{w: "test" for w in ("qa", "uat", "测试环境")},
+               **{w: "e2e" for w in ("e2e", "end-to-end", "端到端", "端到端测试")},
+               **{w: "replica" for w in ("replica", "副本")}}
 _ORDINALS_TEXT = "first second third fourth fifth last next previous initial final 第一 第二 第三 最后"
 _ORDINALS = frozenset(_ORDINALS_TEXT.split())
 _LOWER_BOUND = ("at least", "minimum", "no less than", "no fewer than", "or more", "more than", "至少", "最少",
@@ -719,6 +853,65 @@ class Says:
     multi: bool
 
 
+_SIZE_SUFFIX = frozenset(("k", "m", "g"))
+_SIZE_NAMES = ("size", "body", "upload", "mem", "heap", "buffer")
+"""A number with k/m/g glued on after a name holding one of these is a size (nginx's 50m)."""
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+
+
+def _zh_number(s: str) -> float | None:
+    """A Chinese numeral up to the thousands (一, 十五, 三十, 两百, 半) as a number, else None."""
+    if s == "半":
+        return 0.5
+    total = cur = 0
+    for c in s:
+        if c in _ZH_DIGITS:
+            cur = _ZH_DIGITS[c]
+        elif c in "十百千":
+            total += (cur or 1) * {"十": 10, "百": 100, "千": 1000}[c]
+            cur = 0
+        else:
+            return None
+    return float(total + cur)
+
+
+_RATE_MARKS = (" per ", "/", " a ", " an ", "每")
+_RATE_BEFORE = (("每秒", 1.0), ("每分钟", 60.0), ("每小时", 3600.0), ("每天", 86400.0), ("qps", 1.0), ("rps", 1.0),
+                ("rpm", 60.0))
+_RATE_WINDOW = 40
+
+
+def _rate(t: Tok) -> float | None:
+    """The period in seconds when the number is a rate: "10 per minute", "200 req/min", "500
+    requests a minute" (a time unit after per, /, a, 每 in its clause), "每秒 50 次", "QPS 200"
+    (a mark just before). Reads at most _RATE_WINDOW characters each side."""
+    src = t.src
+    if not src:
+        return None
+    after = src[t.end:t.end + _RATE_WINDOW].lower()
+    for i, ch in enumerate(after):
+        if ch in ",;()。；，":
+            after = after[:i]
+            break
+    for mark in _RATE_MARKS:
+        k = after.find(mark)
+        if k < 0:
+            continue
+        rest = after[k + len(mark):].lstrip()
+        j = 0
+        while j < len(rest) and (rest[j].isalpha()):
+            j += 1
+        word = rest[:j]
+        unit = _UNITS.get(word) or _UNITS.get(_stem(word)) or (_UNITS.get(word[:2]) if word[:1] >= "\u3400" else None)
+        if unit is not None and unit[0] == "time":
+            return unit[1]
+    before = src[max(0, t.at - 12):t.at].lower()
+    for mark, period in _RATE_BEFORE:
+        if mark in before or (mark.isascii() and after.lstrip().startswith(mark)):
+            return period
+    return None
+
+
 def _clock(t: Tok) -> float | None:
     """02:00, 2am, 4:30pm as minutes of the day."""
     s = t.norm
@@ -762,15 +955,29 @@ def says(toks: Sequence[Tok]) -> Says:
             multi = multi or t.surface.lower() in _MULTI
         elif t.kind == "num":
             if prev is not None and prev.kind == "word" and prev.norm in _IDENT_WORDS and (
-                    nxt is None or nxt.kind not in ("unit", "num")):
+                    nxt is None or nxt.kind not in ("unit", "num")) and not (
+                    t.src and t.src[prev.end:t.at].strip()):  # "cluster 3", not "cluster has 3 nodes"
                 subject[f"{prev.norm}#{t.norm}"] = 1.0
                 continue
             unit, norm = (nxt.detail if nxt is not None and nxt.kind == "unit" else ""), t.norm
+            if nxt is not None and nxt.han and nxt.norm == "周" and t.han:
+                unit = "星期"  # 一周, 两周
             glued = norm.lstrip("0123456789.,:")
             if glued and glued in _UNITS and glued not in ("am", "pm"):
                 unit, norm = glued, norm[:-len(glued)]
+            elif glued in _SIZE_SUFFIX and prev is not None and any(w in prev.norm for w in _SIZE_NAMES):
+                unit, norm = glued + "b", norm[:-len(glued)]  # client_max_body_size 50m
+            config = prev is not None and prev.kind == "word" and "_" in prev.norm
+            if not unit and prev is not None and config:
+                last = prev.surface.lower().rsplit("_", 1)[1]
+                unit = last if last in _UNITS else ""  # SEARCH_TIMEOUT_MS=12000: the name says the unit
+            if norm and all(c in _NUM_ZH for c in norm):
+                zh = _zh_number(norm)
+                norm = str(zh) if zh is not None else norm
             dim, factor = _UNITS.get(unit, ("", 1.0))
             kind = _value_kind([t], prev, nxt)
+            if kind == "version" and (config or (prev is not None and prev.han)) and "." not in norm:
+                kind = "number"  # POOL_SIZE=40, 并发 200: a setting's value, not a version of it
             if kind == "time":
                 c = _clock(t)
                 nums.append(("clock", c if c is not None else -1.0, t.surface, "time"))
@@ -779,10 +986,19 @@ def says(toks: Sequence[Tok]) -> Says:
                 x = float(norm.lstrip("v").replace(",", "")) if kind != "version" or norm.count(".") < 2 else None
             except ValueError:
                 x = None
+            period = _rate(t) if x is not None and kind in ("number", "version") and dim in ("", "time", "count") else None
             if x is None:  # 17.0.2: a version, compared as written
                 nums.append(("n", float(hash(norm.lstrip("v"))), t.surface, "version"))
+            elif period:  # 100 requests per minute, 30 attempts/min, 每秒 50 次, QPS 200: a rate, per second
+                nums.append(("rate", x / period, t.surface, "number"))
+            elif dim == "time" and t.src and t.src[max(0, t.at - 7):t.at].lower().rstrip().endswith(("every", "每")):
+                nums.append(("period", x * factor, t.surface, "number"))  # every 10 minutes, 每 10 分钟: how often
             else:
                 nums.append((dim or "n", x * factor, t.surface, "number" if dim else kind))
+        elif t.kind == "unit" and t.src and _UNITS.get(t.detail, ("", 0.0))[0] == "time" and not any(
+                x.kind == "num" for x in toks[max(0, i - 2):i]) and (
+                " " + t.src[max(0, t.at - 5):t.at].lower()).rstrip().endswith((" a", " an", " one")):
+            nums.append(("time", _UNITS[t.detail][1], t.surface, "number"))  # "a week", "within an hour"
         elif t.kind == "qual":
             klass = _QUAL_EN.get(t.norm) or _QUAL_ZH.get(t.norm) or t.detail
             quals.setdefault(klass, set()).add(_CANON_QUAL.get(t.norm, t.norm))
@@ -793,11 +1009,11 @@ def says(toks: Sequence[Tok]) -> Says:
             if low in _ORDINALS:
                 ordinals.add(low)
                 continue
-            if low in _MULTI:
-                multi = True
+            if low in _MULTI and not (i == 0 and low in _IMPERATIVE):
+                multi = True  # (not "Open localhost:9000 …": a verb that opens it)
             if not t.han:
                 low = t.surface.lower()  # `_key` stems it (its own way: pushes → push)
-            parts = low.split("-") if "-" in low and not t.han else [low]
+            parts = low.replace("_", "-").split("-") if ("-" in low or "_" in low) and not t.han else [low]
             for part in parts:
                 _lexicons()
                 if len(parts) > 1 and part in _NUMBER_WORDS:
@@ -806,14 +1022,22 @@ def says(toks: Sequence[Tok]) -> Says:
                 if hit is not None and hit[0] == "alt":
                     add_alt(hit[1], part)
                     continue
+                if hit is not None and hit[0] == "qual" and "-" in low:
+                    subject[_key(part)] = 1.0  # deploy-preview, staging-deploy: part of a name, not a case
+                    continue
                 if part in GENERIC_VERBS or part in _PORT_CUES or part in ("version", "版本") or hit is not None:
                     continue
                 k = _key(part)
                 if not _DIGITS.isdisjoint(k):
                     k = "#" + k  # p50, jira-1234: a name with digits names a thing
-                if k != "own":
-                    subject[k] = 0.5 if t.han and len(t.norm) == 1 else 1.0
+                if k != "own" and k.isascii():
+                    subject[k] = 1.0
+                elif k != "own":  # Chinese by its characters: 数据库 and 数据 share 数据 however segmented
+                    for ch in k:
+                        subject[ch] = 0.5
     text = (toks[0].src if toks and toks[0].src else "").lower()
+    if "mode" not in alts and (" by hand" in text or "人工" in text):
+        add_alt("mode:manual", "by hand")  # "someone runs it by hand", 人工执行
     if "switch" not in alts and any(w in text for w in _SWITCHED_ON):
         add_alt("switch:enable", "on")
     elif "switch" not in alts and any(w in text for w in _SWITCHED_OFF):
@@ -821,11 +1045,27 @@ def says(toks: Sequence[Tok]) -> Says:
     for cls in ("merge-style",):  # "merge" the verb beside the style: "squash when merging"
         if len(alts.get(cls, ())) > 1:
             alts[cls].discard("merge-style:merge")
-    lower = any(b in text for b in _LOWER_BOUND)
-    upper = any(b in text for b in _UPPER_BOUND)
-    bound = "lower" if lower and not upper else "upper" if upper and not lower else ""
+    bound = _bound(text)
     return Says(subject, {k: frozenset(v) for k, v in quals.items()}, frozenset(ordinals), {k: frozenset(v) for k, v in alts.items()}, surf, negs,
                 nums, cue, bound, multi)
+
+
+def _bound(text: str) -> str:
+    """"lower" (at least, 至少), "upper" (at most, 上限) or "" (both or none) in a lowercased text;
+    an English bound starts a word ("for more" is no "or more")."""
+    padded = f" {text}"
+    lower = any((f" {b}" if b.isascii() else b) in padded for b in _LOWER_BOUND)
+    upper = any((f" {b}" if b.isascii() else b) in padded for b in _UPPER_BOUND)
+    return "lower" if lower and not upper else "upper" if upper and not lower else ""
+
+
+_NOUN_ALTS = frozenset(("log-level", "database", "test-runner", "protocol", "package-manager", "case", "letter-case"))
+"""Choices that name a thing ("debug logs", "Postgres"): one the other text does not name at all is
+a word only it holds, like a subject word ("audit logs … 1 year" vs "debug logs … 3 days")."""
+
+
+def _named_alone(s: Says, other: Says) -> dict[str, float]:
+    return {f"alt:{cls}": 1.0 for cls in s.alts if cls in _NOUN_ALTS and cls not in other.alts}
 
 
 def _negations(s: Says, other: Says) -> int:
@@ -863,11 +1103,13 @@ def loose(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
         return None
     sa, sb = says(a), says(b)
     shared = sum(w for k, w in sa.subject.items() if k in sb.subject)
-    only_a = {k: w for k, w in sa.subject.items() if k not in sb.subject}
-    only_b = {k: w for k, w in sb.subject.items() if k not in sa.subject}
+    only_a = {k: w for k, w in sa.subject.items() if k not in sb.subject} | _named_alone(sa, sb)
+    only_b = {k: w for k, w in sb.subject.items() if k not in sa.subject} | _named_alone(sb, sa)
     ea, eb = sum(only_a.values()), sum(only_b.values())
     if ea > LOOSE_MAX_EXTRA or eb > LOOSE_MAX_EXTRA:
         return None
+    if ea and eb and any(k.startswith("alt:") for k in (*only_a, *only_b)):
+        return None  # a named thing replaced ("debug logs" vs "audit logs"): another subject
     found: list[Difference] = []
     strong = tool = False
     for cls in sorted(sa.alts.keys() & sb.alts.keys()):
@@ -907,10 +1149,407 @@ def loose(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
         return None if vetoed(sa, sb, found) else Verdict(found, int(shared))
     if not found or vetoed(sa, sb, found):
         return None
-    if ea and eb and not (strong and shared >= 2 and ea <= 1 and eb <= 1):
+    if ea and eb and not (strong and shared >= 2 and len(only_a) <= 1 and len(only_b) <= 1):
         return None  # words replaced on both sides: another subject, unless a value in units says otherwise
     if shared < 1 and not (tool and (not sa.subject or not sb.subject)):
         return None  # "Use pnpm, not npm": a choice with no subject words is about the choice
     if shared < 2 and (ea and eb or not (unit or tool or ea + eb == 0)):
         return None
+    return Verdict(found, max(int(shared), 1))
+
+
+# ------------------------------------------------------------------ slots
+# When neither the alignment nor `loose` finds a disagreement, `slots` compares what the two texts
+# say as slots, tolerant of asides and of words one side adds: each text's asides are set aside
+# ("see config/limits.yaml", "(ask @lena)", "ping them for changes", "详见…", "有问题找…"); its
+# anchors are its subject words (`says`) and its qualifiers; its slots are its values by
+# dimension (durations, sizes, counts and percentages, times of day, versions, ports), its
+# choices, whether it negates, and its owner. Two texts disagree when their anchors cover most of
+# the shorter one (`SLOT_SHARE`), a slot both fill differs, and nothing tells them apart (a
+# qualifier, an ordinal, a floor against a ceiling, a range holding the other's value).
+SLOT_SHARE = 0.6
+"""The anchors both texts hold: at least this share of the shorter text's."""
+SLOT_MIN_SHARED = 1.0
+"""...and at least this much (a word 1, a Han character 0.5)."""
+_VALUE_KINDS = frozenset(("number", "time", "port", "version"))
+SLOT_NEAR_EXTRA = 1.5
+"""Anchors one text alone holds in the clause of the differing slot, beyond which the slot is
+another thing's ("the API's health check … port 8081")."""
+SLOT_ONE_SIDE = 0.5
+SLOT_REPLACED = 1.0
+"""...and in the whole text (its asides left out), at most this much on the side with less, where
+both texts are Chinese (else SLOT_ONE_SIDE)."""
+"""Where each text has anchors the other lacks, one of them may have this much (a Chinese verb
+of one character: 做, 跑); more on both sides is another subject."""
+_OWN_WORDS = frozenset(("负", "责", "维", "护", "人", "者", "归", "own", "owner", "team"))
+_ASIDE_EN_TEXT = "see ping ask contact cc bring check refer talk"
+_ASIDE_EN = frozenset(_ASIDE_EN_TEXT.split())
+_ASIDE_ZH = ("详见", "见", "参见", "参考", "有问题", "问题找", "改之前", "抄送")
+_PASSED_OVER = (" over", "instead of", "rather than", "而不是", "而非", "代替")
+_WHY_MARKS = (" so that ", " so ", " because ", " to keep ", " in order to ", " but ", " since the ", "因为", "以便", "为了",
+              "以免", "但是", "但")
+_CLAUSE_ENDS = frozenset(",;，；、—–()（）!?！？。\n")
+_OWN_ZH_OPEN = ("归", "由")
+_OWN_BY = ("run", "managed", "operated", "maintained", "owned", "handled")
+_OWN_ZH_SPAN = 10
+"""How far before 负责/维护 a 归/由 opens the owner's name."""
+_OWN_ZH_CLOSE = frozenset(("负责", "维护", "管理", "负责人", "管"))
+_ONCALL = frozenset(("on-call", "oncall", "值班", "值班人"))
+_SLOT_IGNORE_TEXT = """upgra bump migra move moved switc chang now today curre yet last month week year ago recen
+since again 已 经 目 前 现 在 升 级 迁 改 调 成 了 到 统 律 换
+built build compi open reach visit 设 大 小 conta inclu janua febru march april may june july augus septe octob novem decem
+one qps rps over under time anymo longe every size someo hand night 有 后 #q1 #q2 #q3 #q4 #h1 #h2"""
+_SLOT_IGNORE = frozenset(_SLOT_IGNORE_TEXT.split())
+"""Words that say a value changed or when (upgraded, bumped to, now, last month, 已经, 升级, 改成):
+not what the text is about (`_key`s: five letters at most)."""
+_WEAK_QUALS = frozenset(("customer", "customers", "server"))
+_PERIOD_WORDS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
+_RANGE_EN = frozenset(("between", "from", "through", "to", "until", "到", "至"))
+
+
+def _asides(src: str) -> list[tuple[int, int]]:
+    """The spans of `src` that are asides: a clause (between , ; ( ) — and sentence ends) that
+    starts with a pointer elsewhere (see, ping, ask, 详见, 有问题找…), and what parentheses
+    hold. One pass over the text."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    depth_at = -1
+    n = len(src)
+    for i in range(n + 1):
+        ch = src[i] if i < n else "\n"
+        if ch in "(（":
+            depth_at = i
+        elif ch in ")）" and depth_at >= 0:
+            spans.append((depth_at, i + 1))
+            depth_at = -1
+        if ch in _CLAUSE_ENDS or (ch == "." and (i + 1 >= n or src[i + 1] in " \n")):
+            clause = src[start:i].strip(" \t:-*")
+            first = clause.split(None, 1)[0].lower() if clause else ""
+            if first in _ASIDE_EN or clause.startswith(_ASIDE_ZH):
+                spans.append((start, i))
+            else:  # a reason or purpose inside the clause: "… so history stays intact", "…，因为…"
+                low = src[start:i].lower()
+                at = min((k for k in (f" {low}".find(m) for m in _WHY_MARKS) if k >= 0), default=-1)
+                if at >= 0:
+                    spans.append((start + at, i))
+            start = i + 1
+    return spans
+
+
+def _core_text(toks: Sequence[Tok]) -> str:
+    """The text, lowercased, its asides blanked out."""
+    src = toks[0].src if toks and toks[0].src else ""
+    if not src:
+        return ""
+    out: list[str] = []
+    at = 0
+    for lo, hi in sorted(_asides(src)):
+        if lo >= at:
+            out.append(src[at:lo])
+            at = hi
+    out.append(src[at:])
+    return " ".join(out).lower()
+
+
+def _core(toks: Sequence[Tok]) -> list[Tok]:
+    """The tokens outside the text's asides."""
+    if not toks or not toks[0].src:
+        return list(toks)
+    spans = sorted(_asides(toks[0].src))
+    out: list[Tok] = []
+    k = 0
+    for t in toks:  # tokens and spans both in text order: one walk
+        while k < len(spans) and spans[k][1] <= t.at:
+            k += 1
+        if not (k < len(spans) and spans[k][0] <= t.at < spans[k][1]):
+            out.append(t)
+    return out
+
+
+def _owners(toks: Sequence[Tok]) -> tuple[frozenset[str], frozenset[str]]:
+    """(who a text names as owner, the kinds of owner word it uses: own | oncall). Names: @handles
+    and words written like names (not opening a sentence) at most OWNER_WINDOW words after an
+    owner word ("owned by the Discovery team", "run by SRE") or two before it ("SRE owns"), in
+    its sentence; in Chinese, what 归…负责 / 由…维护 enclose."""
+    kinds: set[str] = set()
+    cues: list[int] = []
+    for i, t in enumerate(toks):
+        low = t.norm
+        by = bool(t.src) and any(t.src[:t.at].lower().rstrip().endswith((f"{w} by", f"{w} by the")) for w in _OWN_BY)
+        if t.kind == "cue" or _SYNONYMS.get(low) == "own" or _SYNONYMS.get(t.surface.lower()) == "own" or (
+                low in _OWN_ZH_CLOSE) or low == "codeowners" or by:
+            kinds.add("oncall" if low in _ONCALL else "own")
+            cues.append(i - 1 if by else i)  # "run by SRE": the name right after
+    if not kinds:
+        return frozenset(), frozenset()
+    names: set[str] = set()
+    for i in cues:
+        t = toks[i] if i >= 0 else toks[0]
+        rest = t.src[t.end:t.end + _OWN_ZH_SPAN + 2].lstrip() if t.src and i >= 0 else ""
+        if rest[:1] in ("是", "为", ":", "："):
+            rest = rest[1:].lstrip()
+            j = 0
+            while j < len(rest) and rest[j] >= "\u3400":
+                j += 1
+            if j >= 2:
+                names.add(rest[:j])  # owner 是基础平台组, 负责人为数据组
+    for i, t in enumerate(toks):
+        if t.han and t.norm in _OWN_ZH_CLOSE and t.src:
+            lo = max(0, t.at - _OWN_ZH_SPAN)
+            opened = max(t.src.rfind(c, lo, t.at) for c in _OWN_ZH_OPEN)
+            name = t.src[opened + 1:t.at].strip() if opened >= 0 else ""
+            if name and "\n" not in name:
+                names.add(name)  # 归支付组负责, 由基础架构组维护
+            continue
+        if t.kind != "word" or t.han or not t.src:
+            continue
+        after = any(0 < i - c <= OWNER_WINDOW and _one_sentence(toks[max(c, 0)], t) for c in cues)
+        before = any(0 < c - i <= 2 and _one_sentence(toks[c], t) for c in cues)  # "SRE owns", "Alice owns"
+        if not (after or before):
+            continue
+        if i and toks[i - 1].kind == "neg":
+            continue  # "owned by Lifecycle, not Growth"
+        if t.surface[:1] == "@":
+            names.add(t.norm)
+        elif t.name and _SYNONYMS.get(t.norm) != "own" and len(t.surface) > 1:
+            head = t.src[:t.at].rstrip()
+            if before or (head and head[-1] not in ".!?。"):  # a capital opening a sentence is no name
+                names.add(_key(t.norm))
+    return frozenset(names), frozenset(kinds)
+
+
+def _multi(toks: Sequence[Tok]) -> bool:
+    """Does the text say one of several is supported or open (`_MULTI`)? Not a verb that opens it
+    ("Open localhost:9000 to…")."""
+    return any(t.surface.lower() in _MULTI for t in toks[1:]) or bool(
+        toks and toks[0].surface.lower() in _MULTI and toks[0].surface.lower() not in _IMPERATIVE)
+
+
+def _whole_word(t: Tok) -> bool:
+    """A Chinese word of the lists (not one character, not a word that says a change: 统一)."""
+    return t.han and t.kind == "word" and len(t.norm) > 1 and _SLOT_IGNORE.isdisjoint(t.norm)
+
+
+def _near_extra(toks: Sequence[Tok], mine: dict[str, float], other: dict[str, float], other_src: str = "",
+               names: bool = False) -> float:
+    """The anchors only this text holds that stand in a clause holding a value, a choice or a
+    negation (words in another clause are an aside: "…, so users log in again every day"; a text
+    with none of them is all one such clause), counting a Chinese word of the lists `other_src`
+    does not hold at all as one (消费者 vs 生产者 share a character). With `names`, the word right
+    before a number counts too (else it is the value's own name: Python 3.9)."""
+    src = toks[0].src if toks and toks[0].src else ""
+    if not src:
+        return 0.0
+    ends = [i for i, ch in enumerate(src) if ch in _CLAUSE_ENDS or (ch == "." and src[i + 1:i + 2] in (" ", ""))]
+    clause: list[int] = []
+    k = 0
+    for t in toks:  # tokens and clause ends in text order: one walk
+        while k < len(ends) and ends[k] < t.at:
+            k += 1
+        clause.append(k)
+    held = {c for c, t in zip(clause, toks, strict=True) if t.kind in ("num", "alt", "neg")} or set(clause)
+    extra = whole = 0.0
+    seen: set[str] = set()
+    for i, (c, t) in enumerate(zip(clause, toks, strict=True)):
+        if c in held and t.kind == "alt" and f"alt:{t.norm.split(':')[0]}" in mine.keys() - other.keys():
+            extra += 0.0 if f"alt:{t.norm.split(':')[0]}" in seen else 1.0  # "debug logs" vs "audit logs"
+            seen.add(f"alt:{t.norm.split(':')[0]}")
+            continue
+        if c not in held or t.kind not in ("word", "cue") or (
+                not names and i + 1 < len(toks) and toks[i + 1].kind == "num"):
+            continue
+        parts = [t.norm] if t.han else [x for x in t.surface.lower().replace("_", "-").split("-") if x]
+        keys = [c for x in parts for key in (_key(x),) for c in ([key] if key.isascii() else key)]
+        own = [key for key in keys if key in mine and key not in other]
+        whole += 1.0 if own and other_src and _whole_word(t) and t.norm not in other_src else 0.0
+        for key in keys:
+            if key in mine and key not in other and key not in seen:
+                seen.add(key)
+                extra += mine[key]
+    return max(extra, whole)
+
+
+def _first_choices(toks: Sequence[Tok]) -> dict[str, str]:
+    """Each class of choice's first member in the text (where it names two, the first is what it
+    states; a later one is what to do about it)."""
+    out: dict[str, str] = {}
+    for t in toks:
+        if t.kind == "alt":
+            out.setdefault(t.norm.split(":")[0], t.norm)
+    return out
+
+
+def _passed_over(t: Tok) -> bool:
+    """A choice named as the one not taken: "ClickHouse over MongoDB", "instead of yarn", "而不是 npm"."""
+    if not t.src:
+        return False
+    head = t.src[max(0, t.at - 12):t.at].lower().rstrip()
+    return head.endswith(_PASSED_OVER)
+
+
+def _contrasts(toks: Sequence[Tok]) -> int:
+    """Negations that open a clause after a comma: a contrast ("each file, not the whole request"),
+    not a negation of what the text says."""
+    n = 0
+    for t in toks:
+        if t.kind == "neg" and t.src and t.at and t.src[:t.at].rstrip()[-1:] in (",", ";"):
+            n += 1
+    return n
+
+
+def _version_same(x: str, y: str) -> bool:
+    """20 and 20.11.0, 3.20 and 3.20.x: one is the other's prefix."""
+    x, y = x.lower().lstrip("v").removesuffix(".x"), y.lower().lstrip("v").removesuffix(".x")
+    return x == y or x.startswith(y + ".") or y.startswith(x + ".")
+
+
+def _ranged(toks: Sequence[Tok]) -> bool:
+    """Does the text give a range ("between 1 and 10", "from 10 to 500", "3.9 through 3.12", "1 到 10")?"""
+    text = toks[0].src.lower() if toks and toks[0].src else ""
+    return any(t.kind == "num" for t in toks) and (
+        any(f" {w} " in f" {text} " for w in _RANGE_EN) or "到" in text or "至" in text or "~" in text)
+
+
+def _periods(toks: Sequence[Tok]) -> list[tuple[float, str]]:
+    """How often a text says something happens without a number: hourly, daily, every hour, 每小时,
+    每天; not beside a time of day ("每天凌晨 1 点", "daily at 3am": the time is what it says)."""
+    out: list[tuple[float, str]] = []
+    if any(t.kind == "num" and (":" in t.norm or t.norm.endswith(("am", "pm")) or t.norm in _TIME_ZH) for t in toks) or any(
+            t.kind == "unit" and t.detail in ("点", "点钟", "o'clock", "oclock") for t in toks):
+        return out
+    for t in toks:
+        low = t.surface.lower()
+        if low in _PERIOD_WORDS:
+            out.append((_PERIOD_WORDS[low], t.surface))
+        elif t.kind == "unit" and _UNITS.get(t.detail, ("", 0.0))[0] == "time" and t.src:
+            head = t.src[max(0, t.at - 7):t.at].lower().rstrip()
+            if head.endswith(("every", "每")):
+                out.append((_UNITS[t.detail][1], t.surface))
+    return out
+
+
+def _value_slots(sa: Says, sb: Says, ra: bool, rb: bool,
+                 pa_: Sequence[tuple[float, str]] = (), pb_: Sequence[tuple[float, str]] = ()) -> list[Difference]:
+    found: list[Difference] = []
+
+    def group(s: Says) -> dict[str, list[tuple[float, str, str]]]:
+        g: dict[str, list[tuple[float, str, str]]] = {}
+        interval = any(k.startswith(("inter", "frequ")) for k in s.subject) or {"间", "隔"} <= s.subject.keys() or (
+            {"频", "率"} <= s.subject.keys())
+        for dim, x, w, k in s.nums:
+            if dim == "clock" and x < 0:
+                continue  # 上午, 凌晨: a part of the day, not a time
+            key = "port" if k == "port" else "period" if dim == "time" and interval else dim  # interval 10s: how often
+            g.setdefault(key, []).append((x, w, k))
+        return g
+
+    ga, gb = group(sa), group(sb)
+    for g, pa in ((ga, pa_), (gb, pb_)):
+        for x, w in pa:
+            if not any(abs(v - x) < 1e-9 for v, *_ in g.get("period", [])):
+                g.setdefault("period", []).append((x, w, "number"))
+    bare = False
+    for key in sorted(ga.keys() & gb.keys()):
+        va, vb = ga[key], gb[key]
+
+        def said(v: tuple[float, str, str], other: list[tuple[float, str, str]]) -> bool:
+            return any(v[0] == o[0] or (v[2] == "version" or o[2] == "version") and _version_same(v[1], o[1])
+                       for o in other)
+
+        new_a = [v for v in va if not said(v, vb)]
+        new_b = [v for v in vb if not said(v, va)]
+        if not new_a or not new_b:
+            continue  # one side's values all said by the other: a detail
+        if (ra and len(va) >= 2 and all(min(x for x, *_ in va) <= x <= max(x for x, *_ in va) for x, *_ in vb)) or (
+                rb and len(vb) >= 2 and all(min(x for x, *_ in vb) <= x <= max(x for x, *_ in vb) for x, *_ in va)):
+            continue  # a range and a value inside it (a default)
+        ka, kb = new_a[0][2], new_b[0][2]
+        kind = "port" if key == "port" else "time" if key == "clock" else ka if ka == kb or kb == "number" else kb
+        found.append(Difference(kind, new_a[0][1], new_b[0][1]))
+        bare = bare or (key == "n" and kind == "number")
+    if bare and len(found) > 1:
+        return []  # "service 0 … 30 s" vs "service 1 … 31 s": the bare number names the subject
+    return found
+
+
+def _quals_agree(qa: dict[str, frozenset[str]], qb: dict[str, frozenset[str]]) -> bool:
+    """Qualifiers tell two texts apart, unless one side names several of a class ("locally and in
+    CI": every case) where the other names none; "customer" on one side only is the data's kind
+    ("real customer data"), not a case."""
+    for cls in qa.keys() | qb.keys():
+        x, y = qa.get(cls, frozenset()) - _WEAK_QUALS, qb.get(cls, frozenset()) - _WEAK_QUALS
+        if x == y or (not x and len(y) > 1) or (not y and len(x) > 1):
+            continue
+        return False
+    return True
+
+
+def slots(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
+    """Whether two texts disagree as slots (above): None unless they share their anchors and a
+    slot both fill differs, with nothing telling them apart."""
+    if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
+        return None
+    ca, cb = _core(a), _core(b)
+    if not ca or not cb:
+        return None
+    sa, sb = says(ca), says(cb)
+    if not _quals_agree(sa.quals, sb.quals) or sa.ordinals - {"last"} != sb.ordinals - {"last"}:
+        return None  # ("last" is as often the verb: "cookies last 7 days")
+    ids_a = {k for k in sa.subject if "#" in k} - _SLOT_IGNORE
+    ids_b = {k for k in sb.subject if "#" in k} - _SLOT_IGNORE
+    if any(k[0] != "#" for k in ids_a ^ ids_b) or (ids_a - ids_b and ids_b - ids_a):
+        return None  # tenant 4 vs tenant 6, p50 vs p99 (a name with digits on one side only is a detail: S3)
+    found = _value_slots(sa, sb, _ranged(ca), _ranged(cb), _periods(ca), _periods(cb))
+    if found and (_multi(ca) or _multi(cb)) and any(d.kind in ("version", "port") for d in found):
+        return None  # one of several supported or open
+    ba, bb = _bound(_core_text(a)), _bound(_core_text(b))
+    if found and ba and bb and ba != bb:
+        return None  # a floor and a ceiling
+    fa, fb = _first_choices(ca), _first_choices(cb)
+    for cls in sorted(sa.alts.keys() & sb.alts.keys()):
+        ma, mb = sa.alts[cls], sb.alts[cls]
+        ma = frozenset((fa[cls],)) if len(ma) > 1 and cls in fa else ma  # "默认是关闭的，需要手动打开": the first says it
+        mb = frozenset((fb[cls],)) if len(mb) > 1 and cls in fb else mb
+        if ma - mb and mb - ma:
+            found.append(Difference("alternative", sa.alt_surface[cls], sb.alt_surface[cls]))
+    oa, ka = _owners(ca)
+    ob, kb = _owners(cb)
+    owner = bool(oa and ob and ka & kb and oa - ob and ob - oa)
+    if owner:
+        found.append(Difference("owner", " ".join(sorted(oa - ob)), " ".join(sorted(ob - oa))))
+    if not found and (_negations(sa, sb) - _contrasts(ca) > 0) != (_negations(sb, sa) - _contrasts(cb) > 0):
+        found.append(Difference("negation", _join(ca), _join(cb)))
+    if not found:
+        return None
+    scoping = [f for f in found if f.kind == "alternative" and _alt_class(f.a) in SCOPING]
+    if scoping and len(found) > len(scoping) and not all(
+            f.kind == "time" or f in scoping for f in found):
+        return None  # "before March" vs "after March", "9:30 on Mondays" vs "16:00, Fridays": other events
+    names = {_key(x) for x in oa ^ ob} | set(oa ^ ob)
+
+    def anchors(s: Says, other: Says) -> dict[str, float]:
+        """Its subject less the owner's name (for a Chinese name, its characters the other lacks),
+        owner words and words that say a change."""
+        return {k: w for k, w in s.subject.items() if k not in names and k not in _SLOT_IGNORE and k not in _OWN_WORDS
+                and not (owner and k not in other.subject and any(k in x for x in names if not x.isascii()))}
+
+    wa, wb = anchors(sa, sb) | _named_alone(sa, sb), anchors(sb, sa) | _named_alone(sb, sa)
+    for s, w in ((sa, wa), (sb, wb)):
+        for vals in s.quals.values():
+            for v in vals:
+                w["q:" + v] = 1.0
+    shared = sum(min(w, wb[k]) for k, w in wa.items() if k in wb)
+    ta, tb = sum(wa.values()), sum(wb.values())
+    if shared < SLOT_MIN_SHARED or shared < SLOT_SHARE * min(ta, tb):
+        return None
+    # words replaced on both sides: another subject; in two Chinese texts (a word the lists lack is
+    # compared by its characters) a word on the side with less is allowed where, in the clauses that
+    # say the slot, one side has at most one character more ("用户上传的头像" vs "头像上传后…，保持原图")
+    han = not (ca[0].src.isascii() or cb[0].src.isascii())
+    if min(ta - shared, tb - shared) > (SLOT_REPLACED if han else SLOT_ONE_SIDE) or min(
+            _near_extra(ca, wa, wb, cb[0].src, True), _near_extra(cb, wb, wa, ca[0].src, True)) > SLOT_ONE_SIDE:
+        return None
+    if any(f.kind in _VALUE_KINDS for f in found) and max(
+            _near_extra(ca, wa, wb, cb[0].src), _near_extra(cb, wb, wa, ca[0].src)) > SLOT_NEAR_EXTRA:
+        return None  # "The API listens on port 8080" vs "The API's health check is served on port 8081"
     return Verdict(found, max(int(shared), 1))

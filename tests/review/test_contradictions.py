@@ -249,8 +249,8 @@ def test_paraphrased_pairs_through_the_stores_finder(half: str):
     """The second labelled set (texts of a pair written in different words), each pair alone
     through the store's finder (`find`, what audit and sync-status run). Printed for
     docs/search.md. The tuning half holds issue 33's floors; the held-out half (committed before
-    the paraphrase rules, d8e7012) holds its false-flag ceiling and the recall it was last
-    measured at (12 of 20), below the issue's floor: docs/search.md says so."""
+    the paraphrase rules, d8e7012) holds its false-flag ceiling and one under the recall it was
+    last measured at (16 of 20 since round 3's slots), below the issue's floor: docs/search.md says so."""
     pairs = load(half)
     flagged = set()
     for p in pairs:
@@ -262,7 +262,7 @@ def test_paraphrased_pairs_through_the_stores_finder(half: str):
     print(f"\n{half}: {f['flagged']}/{f['contradictions']} contradictions flagged (recall {f['recall']:.3f}), "
           f"{f['false_flags']}/{f['compatible']} compatible flagged, precision {f['precision']:.3f}")
     assert f["false_rate"] <= CEILING_FALSE
-    assert f["recall"] >= (FLOOR_RECALL if half == "paraphrase-tuning" else 12 / 20)
+    assert f["recall"] >= (FLOOR_RECALL if half == "paraphrase-tuning" else 15 / 20)
 
 
 @pytest.mark.parametrize(("a", "b"), [
@@ -332,5 +332,6 @@ def test_the_bench_prints_each_halfs_figures():
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert [x.split(":")[0] for x in lines] == ["tuning.json", "heldout.json", "paraphrase-tuning.json",
-                                                "paraphrase-heldout.json"]
+                                                "paraphrase-heldout.json", "reworded-tuning.json",
+                                                "reworded-heldout.json"]
     assert all("contradictions flagged" in x and "precision" in x for x in lines)
