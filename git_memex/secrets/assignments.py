@@ -276,6 +276,16 @@ _NEXT_LINE = _lazy(
     after=r"\r?\n",
 )
 
+# JSON written inside a string (a log line, a payload stored as a string, an env var holding
+# JSON): every quote escaped, once or more (`{\"password\": \"…\"}`, `\\\"api_key\\\"`).
+# The value ends at the next escaped quote; `\/` (JSON's escaped slash) may sit inside it.
+_ESCAPED_JSON = _lazy(
+    r'\\+"(?P<name>[A-Za-z_][\w.-]{0,63})\\+"[ \t]*[:=][ \t]*\\+"(?P<vq>(?:[^"\\\n]|\\/)+)\\+"'
+)
+# A markdown table row: cells between pipes (`_table_candidates`).
+_TABLE_SEPARATOR = _lazy(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?")
+_TABLE_NAME = _lazy(r"[A-Za-z][\w.-]{0,63}(?: [A-Za-z][\w.-]{0,31}){0,3}")
+
 _PLACEHOLDER_WORDS = frozenset(
     {
         "bearer", "basic", "oauth", "oauth2", "jwt", "hmac", "digest",
@@ -369,7 +379,10 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         words = {p.lower() for p in _CAMEL_PARTS.findall(value)}
         if words & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}):
             return False  # key_password, AccessToken, credential_tuple: a variable or a type
-    if not quoted and (_is_camel_ident(value) or (_SNAKE_IDENT.fullmatch(value) and not _generated_tail(value))):
+    if not quoted and (
+        (_is_camel_ident(value) and not (kind == "password" and _letters_password(value)))
+        or (_SNAKE_IDENT.fullmatch(value) and not _generated_tail(value))
+    ):
         return False  # "token: AccessToken", "user, password = proxy_auth": code, not a literal
     if low.startswith(
         ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:")
@@ -468,6 +481,32 @@ def _generated(segment: str) -> bool:
     return steps * 2 < len(segment)  # "abcdefghijklmnopqrstuvwxyz123" is an alphabet, not a key
 
 
+# Last words of a PascalCase name that make it a type or a class, not a password: "password:
+# HiddenInput", "password: PlainTextField" (a type annotation, a form's field).
+_TYPE_WORDS = frozenset(
+    {
+        "field", "input", "type", "types", "str", "string", "value", "object", "class", "model",
+        "form", "widget", "data", "info", "config", "settings", "hash", "hasher", "encoder",
+        "validator", "policy", "manager", "provider", "handler", "error", "exception", "option",
+        "options", "dict", "list", "map", "schema", "dto", "entity", "interface", "props", "state",
+        "text", "area", "box", "bytes", "buffer", "array", "enum", "name", "id", "ref",
+    }
+)
+
+
+def _letters_password(value: str) -> bool:
+    """A password of letters only under a password key, though it reads like a PascalCase name
+    (``password: TangerineMonsoon``): 10 letters or more, upper case at the start and at least
+    once more, its last word no type word (`_TYPE_WORDS`: ``HiddenInput``). A camelCase value
+    (``userPass``) stays a variable; ``Required``, ``None`` are one capital."""
+    if not (value.isalpha() and value.isascii() and len(value) >= 10 and value[0].isupper()):
+        return False
+    if sum(c.isupper() for c in value) < 2:
+        return False
+    parts = _CAMEL_PARTS.findall(value)
+    return bool(parts) and parts[-1].lower() not in _TYPE_WORDS
+
+
 def _is_camel_ident(value: str) -> bool:
     """PascalCase/camelCase made of pronounceable parts ("AccessToken"), unlike random letters."""
     if not _CAMEL_IDENT.fullmatch(value):
@@ -556,10 +595,29 @@ def _spaced_value(text: str, m: Match, key: str) -> str | None:
     comment = value.find(" #")
     if comment >= 0 and sep != "=":
         value = value[:comment]  # a YAML comment
-    value = value.rstrip(" \t\r")
+    value = _unspaced_head(value.rstrip(" \t\r"))
     if not any(c in " \t" for c in value):
         return None
     return value if _plausible_spaced(value, quoted=False, env=env) else None
+
+
+def _unspaced_head(value: str) -> str:
+    """An unquoted value read to the end of its line, cut where it stops being one value: at a
+    tab (a column of a TSV row or an aligned log, not a passphrase's space), and after its first
+    word when that word is a password on its own (`_self_standing`: 8 characters or more with a
+    digit and both cases, or already masked) and every word after it is lower-case letters (``Vq7kLm2pZx9w next
+    words`` is a password and prose; ``p@ss w0rd!`` stays one passphrase)."""
+    value = value.split("\t", 1)[0].rstrip(" ")
+    first, _, rest = value.partition(" ")
+    if rest and _self_standing(first) and all(w.isalpha() and w.islower() for w in rest.split()):
+        return first
+    return value
+
+
+def _self_standing(word: str) -> bool:
+    """A password alone, or one a first round of `redact` already masked (its fixpoint must not
+    take the words after the mask in a second round)."""
+    return (len(word) >= 8 and _has_digit(word) and _mixed_case(word)) or _is_masked(word)
 
 
 # Words of the strings code assigns to a password variable that are not passwords: prompts,
@@ -735,6 +793,10 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
         if _strong_prose(value, linked) and _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start(key), m.start(key) + len(value)
     yield from _label_candidates(text, tag_dashes)
+    if "\\" in text and '"' in text:
+        yield from _escaped_json_candidates(text)
+    if "|" in text:
+        yield from _table_candidates(text)
     for m in _LOG_ASSIGN.finditer(text) if labelled else ():
         value = m.group("vu").rstrip(".,;:)]}>")
         if _letter_and_digit(value) and len(value) >= 16 and _plausible_value(value, "secret"):
@@ -846,6 +908,104 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
             yield "generic-secret-assignment", start, start + len(value)
 
 
+def _escaped_json_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+    """Values of secret-named keys in JSON written inside a string (`_ESCAPED_JSON`), judged as a
+    quoted value of that key would be."""
+    for m in _ESCAPED_JSON.finditer(text):
+        name, value = m.group("name"), m.group("vq")
+        kind = _name_kind(name)
+        if kind is None and _any_key(name) and _generated_key(value):
+            kind = "secret"
+        if kind is not None and len(value) <= _MAX_VALUE and _plausible_value(value, kind):
+            yield "generic-secret-assignment", m.start("vq"), m.end("vq")
+
+
+def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+    """Secrets in markdown tables, one pass over the lines: a cell that names a secret and the
+    value in the next cell (``| DB_PASSWORD | Vq7kLm2pZx9w |``), and the cells under a header
+    cell that names one (``| service | password |``, ``|---|---|``, ``| db | Vq7kLm2pZx9w |``),
+    to the end of the table. A value is one word, in backticks or quotes or bare, that a quoted
+    value of that key would pass (`_plausible_value`) and that reads as a credential
+    (`_table_value`): a column of "required", "string", "bcrypt" or "see vault" is left alone."""
+    pos = 0
+    header: list[str | None] = []  # the kind each column's header names, while in a table
+    previous: list[tuple[int, int]] | None = None  # the cells of the row above
+    previous_line = ""
+    n = len(text)
+    while pos < n:
+        stop = text.find("\n", pos)
+        stop = n if stop < 0 else stop
+        line = text[pos:stop]
+        if "|" not in line:
+            header, previous = [], None
+            pos = stop + 1
+            continue
+        if _TABLE_SEPARATOR.fullmatch(line.rstrip("\r")):
+            if previous is not None:
+                header = [_table_kind(previous_line[a:b]) for a, b in previous]
+            previous = None
+            pos = stop + 1
+            continue
+        cells = _table_cells(line)
+        found: set[int] = set()
+        for i, (a, b) in enumerate(cells[:-1]):
+            kind = _table_kind(line[a:b])
+            if kind is not None:
+                span = _table_value(line, cells[i + 1], kind)
+                if span is not None:
+                    found.add(span[0])
+                    yield "generic-secret-assignment", pos + span[0], pos + span[1]
+        for i, kind in enumerate(header):
+            if kind is not None and i < len(cells):
+                span = _table_value(line, cells[i], kind)
+                if span is not None and span[0] not in found:
+                    yield "generic-secret-assignment", pos + span[0], pos + span[1]
+        previous, previous_line = cells, line
+        pos = stop + 1
+
+
+def _table_cells(line: str) -> list[tuple[int, int]]:
+    """The (start, end) of each cell's text, spaces trimmed, between the pipes of a row (the
+    outer pipes optional; an escaped pipe ``\\|`` stays inside its cell)."""
+    bars = [i for i, c in enumerate(line) if c == "|" and (i == 0 or line[i - 1] != "\\")]
+    edges = [-1, *bars, len(line)]
+    cells = []
+    for a, b in zip(edges, edges[1:], strict=False):
+        a += 1
+        while a < b and line[a] in " \t":
+            a += 1
+        while b > a and line[b - 1] in " \t\r":
+            b -= 1
+        cells.append((a, b))
+    if cells and cells[0][0] >= cells[0][1] and bars and not line[: bars[0]].strip():
+        cells = cells[1:]  # before the leading pipe
+    if cells and cells[-1][0] >= cells[-1][1] and bars and not line[bars[-1] + 1 :].strip():
+        cells = cells[:-1]  # after the trailing pipe
+    return cells
+
+
+def _table_kind(cell: str) -> str | None:
+    """The kind of secret a table cell names (`_name_kind`), markup and backticks aside."""
+    name = cell.strip("`*_ ")
+    if not _TABLE_NAME.fullmatch(name):
+        return None
+    return _name_kind(name.replace(" ", "_"))
+
+
+def _table_value(line: str, cell: tuple[int, int], kind: str) -> tuple[int, int] | None:
+    a, b = cell
+    quoted = b - a >= 2 and line[a] in "`\"'" and line[b - 1] == line[a]
+    if quoted:
+        a, b = a + 1, b - 1
+    value = line[a:b]
+    if not value or any(c.isspace() for c in value) or not _plausible_value(value, kind, quoted=quoted):
+        return None
+    credential = (_strong(value) and (_has_digit(value) or len(value) >= 8)) or (
+        kind == "password" and _letters_password(value)
+    )
+    return (a, b) if credential else None
+
+
 def _rest_of_line(text: str, start: int) -> str | None:
     """An unquoted value that holds spaces, to the end of its line (a YAML comment cut off), or
     None when it has no space or the line is too long to be a value standing alone."""
@@ -858,7 +1018,7 @@ def _rest_of_line(text: str, start: int) -> str | None:
     comment = value.find(" #")
     if comment >= 0:
         value = value[:comment]
-    value = value.rstrip(" \t\r")
+    value = _unspaced_head(value.rstrip(" \t\r"))
     return value if any(c in " \t" for c in value) else None
 
 

@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from git_memex.core.record import record
+from git_memex.secrets import lookalikes
 from git_memex.secrets.assignments import _assignment_candidates
 from git_memex.secrets.dsplugins import _ds_candidates
 from git_memex.secrets.entropy import _high_entropy_candidates, find_high_entropy_secret
@@ -83,12 +84,22 @@ class Redaction:
 _PRIVATE_TAG = _lazy(r"<\s*(/)?\s*private(?:\s[^<>]*)?>", re.IGNORECASE)
 
 
+# A `<private>` span glued to a token takes the rest of the token with it: the characters of a
+# token's alphabet (letters, digits, ``_-+/.~``; ``=`` too after the span, base64's padding)
+# written right against either tag. Spaces, quotes, ``:`` and ``=`` before the span end it, so
+# ``key=<private>…</private>`` and ``password: <private>…</private>`` keep their labels.
+_TOKEN_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/.~")
+
+
 def strip_private(text: str) -> tuple[str, int]:
     """Replace each outermost ``<private>`` span with ``[REDACTED]``; return text and count.
 
     Tags nest (so an inner ``</private>`` cannot leak the rest of an outer span), an unclosed
     tag redacts to the end of the text (the author meant the rest to be private), and a stray
-    closing tag is left alone.
+    closing tag is left alone. A span that covers part of a token covers all of it: the token's
+    characters glued to the opening tag (`_TOKEN_CHAR`) and to the closing one (those and ``=``,
+    a final full stop aside) go into the ``[REDACTED]`` too (``ghp_ab<private>cd</private>ef…`` leaves no ``ghp_ab`` nor
+    ``ef…`` behind; docs/security.md, "<private> spans").
     """
     out: list[str] = []
     pos = 0
@@ -98,7 +109,10 @@ def strip_private(text: str) -> tuple[str, int]:
         closing = m.group(1) is not None
         if not closing:
             if depth == 0:
-                out.append(text[pos : m.start()])
+                start = m.start()
+                while start > pos and text[start - 1] in _TOKEN_CHAR:
+                    start -= 1  # the head of a token the span cuts
+                out.append(text[pos:start])
             depth += 1
         elif depth > 0:
             depth -= 1
@@ -106,13 +120,16 @@ def strip_private(text: str) -> tuple[str, int]:
                 out.append(REDACTED)
                 spans += 1
                 pos = m.end()
+                while pos < len(text) and (text[pos] in _TOKEN_CHAR or text[pos] == "="):
+                    pos += 1  # the tail of a token the span cuts (it stops at "<": no tag is skipped)
+                while pos > m.end() and text[pos - 1] == ".":
+                    pos -= 1  # a sentence's full stop, not the token's
     if depth > 0:
         out.append(REDACTED)
         spans += 1
     else:
         out.append(text[pos:])
     return "".join(out), spans
-
 
 
 def _user_candidates(text: str, patterns: Sequence[str]) -> Iterator[tuple[str, int, int]]:
@@ -161,16 +178,21 @@ def _invisible(c: str, after_ascii: bool, category: Callable[[str], str]) -> boo
     return cat in _INVISIBLE_CATEGORIES or (after_ascii and cat in _MARK_CATEGORIES)
 
 
-# Cyrillic and Greek letters drawn like Latin ones ("pаssword" with a Cyrillic "а"). Folded only
-# inside a word that also holds a Latin letter, so Russian "пароль" or Greek "κωδικός" stay what
-# they are, while a label spelt with a look-alike reads as the Latin label it imitates.
-_CONFUSABLES = dict(
+# Letters of other scripts drawn like Latin ones ("pаssword" with a Cyrillic "а", "ɡhp_…" with
+# U+0261, Cherokee "Ꮐ"): Unicode's confusables (`lookalikes`, UTS #39: 504 letters and digits of
+# Latin extensions and IPA, Greek, Cyrillic, Armenian, Cherokee, Lisu, Coptic, Canadian
+# syllabics…; full-width and mathematical letters are NFKC's), and a few Cyrillic and Greek
+# letters that table maps elsewhere or not at all ("ӏ" as l, "κ", "τ"). Folded only inside a
+# word that also holds a Latin letter, so Russian "пароль" or Greek "κωδικός" stay what they
+# are, while a label or a prefix spelt with a look-alike reads as the Latin one it imitates.
+_HAND_CONFUSABLES = dict(
     zip(
         "аеорсухіјѕԁԝһӏԛАВЕКМНОРСТХІЈЅԜҮαοριυνκτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
         "aeopcyxijsdwhlqABEKMHOPCTXIJSWYaopiuvktABEZHIKMNOPTYX",
         strict=True,
     )
 )
+_CONFUSABLES = {**dict(zip(lookalikes.SOURCE, lookalikes.TARGET, strict=True)), **_HAND_CONFUSABLES}
 _WORD = _lazy(r"\w+")
 
 
@@ -303,7 +325,24 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
 
 
 _ECHO_MIN = 8  # a found value this long is masked wherever else it occurs in the text
+_ECHO_SHORT = 6  # 6-7 characters: only a copy that stands as a whole word (`_echo_short`)
 _ECHO_ALTERNATION = 64  # up to this many values: one RE2 alternation; more: `_copies` (linear)
+
+
+def _echo_short(value: str) -> bool:
+    """A found value of 6-7 characters (a short password) worth looking for elsewhere: letters
+    and a digit or a symbol (``Qw3rt9``, ``Xk9#mq2``), never letters or digits only (``hunter``,
+    ``secret``, ``123456`` are words and numbers prose repeats)."""
+    return (
+        any(c.isalpha() for c in value)
+        and any(not c.isalpha() for c in value)
+        and not any(c.isspace() for c in value)
+    )
+
+
+def _whole_word(text: str, start: int, end: int) -> bool:
+    """No letter or digit touches ``text[start:end]`` on either side."""
+    return not (start > 0 and text[start - 1].isalnum()) and not (end < len(text) and text[end].isalnum())
 
 
 def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[tuple[str, int, int, int]]:
@@ -313,7 +352,10 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     not have. A copy inside a longer word is masked too (the longer word may be the secret with
     a suffix), so a value of letters only is not copied when it could be a word (lower case, or
     under 16 letters): the password "postgres" of ``postgres://postgres:postgres@`` leaves the
-    scheme and a service of that name alone. Copies are found left to right, the longest value
+    scheme and a service of that name alone. A value of 6-7 characters (a short password) is
+    copied only when it holds letters and a digit or a symbol (`_echo_short`) and only where the
+    copy stands as a whole word (`_whole_word`: "Qw3rt9" again, not inside "xQw3rt9y"). Copies
+    are found left to right, the longest value
     where several start at one place, none overlapping. Linear in the text and the values: a few
     values are one RE2 alternation, longest first; beyond `_ECHO_ALTERNATION` that program
     outgrew RE2's DFA memory and its search grew with the number of values (10,000 passwords:
@@ -321,12 +363,14 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     values: dict[str, tuple[str, int]] = {}
     for start, end, rule, keep in taken:
         value = text[start:end]
-        if end - start >= _ECHO_MIN and not (value.isalpha() and (value.islower() or len(value) < 16)):
+        if end - start >= _ECHO_MIN and not (value.isalpha() and (value.islower() or len(value) < 16)) or _ECHO_SHORT <= end - start < _ECHO_MIN and _echo_short(value):
             values.setdefault(text[start:end], (rule, keep))
     if not values:
         return
     if len(values) > _ECHO_ALTERNATION:
         for s, e in _copies(text, values):
+            if e - s < _ECHO_MIN and not _whole_word(text, s, e):
+                continue
             rule, keep = values[text[s:e]]
             yield rule, s, e, keep
         return
@@ -335,6 +379,8 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     ordered = sorted(values, key=len, reverse=True)
     rx = Rx("|".join(re2.escape(v) for v in ordered), raw=True)
     for m in rx.finditer(text):
+        if m.end() - m.start() < _ECHO_MIN and not _whole_word(text, m.start(), m.end()):
+            continue
         rule, keep = values[m.group()]
         yield rule, m.start(), m.end(), keep
 
