@@ -15,7 +15,7 @@ from git_memex.secrets.masking import _has_digit, _is_masked, _lazy
 # scheme://user:password@host — the password is the value; "localhost:8080@" style ports are not.
 # People paste passwords with "#", "?", "/" and "@" unencoded ("postgresql://u:Vq7#kLm@db/app",
 # "redis://:p@ss/w0rd@host"), so the password runs to the last "@" followed by a host before the
-# URL ends (RE2's greedy run, then `_url_password` in Python): a user part comes first, and it
+# URL ends (RE2's greedy run, then `_url_candidates` in Python): a user part comes first, and it
 # holds none of ":/?#@", so a URL without "user:" ("https://example.com/page#section",
 # "https://mastodon.social/@alice") has no password at all.
 _URL_CREDS = _lazy(
@@ -234,12 +234,13 @@ def _htpasswd_password(rest: str) -> tuple[int, int, str] | None:
 
 def _url_candidates(text: str) -> Iterator[tuple[str, int, int]]:
     """URL passwords (`_URL_CREDS`): to the last "@" before a host; a port and a path
-    ("host:3000/@alice") or a URL inside the run is no password, and the run is read again by
-    the strict form (`_URL_CREDS_STRICT`), which stops at the first "/", "?", "#" or "@"."""
+    ("host:3000/@alice") or a URL inside the run ("a://u:p@h,b://v:q@k") is no password, and the
+    match is read again by the strict form (`_URL_CREDS_STRICT`), whose password stops at the
+    first "/", "?", "#" or "@"."""
     for m in _URL_CREDS.finditer(text):
         value = m.group("v")
         if (value.isdigit() and len(value) <= 5) or _PORT_PATH.match(value) or "://" in value:
-            at = m.start("v")
+            at = m.start()
             for inner in _URL_CREDS_STRICT.finditer(text[at : m.end()]):
                 v = inner.group("v")
                 if not (v.isdigit() and len(v) <= 5) and _plausible_value(v, "password"):

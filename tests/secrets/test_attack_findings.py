@@ -107,6 +107,13 @@ def test_a_url_password_holding_url_characters_is_masked_whole(text: str, passwo
             assert piece not in out
 
 
+def test_urls_glued_together_or_nested_keep_each_password_masked() -> None:
+    out = _masked("a://u:Secret99@h,b://v:Other999@k", "Secret99", "Other999")
+    assert out == "a://u:xxxxxxxx@h,b://v:xxxxxxxx@k"
+    out = _masked("https://host:8080/path?next=http://u:Pw9xyz12@x.com/", "Pw9xyz12")
+    assert out.startswith("https://host:8080/path?next=http://u:xxxxxxxx@x.com/")
+
+
 @pytest.mark.parametrize(
     "text",
     [
