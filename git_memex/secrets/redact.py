@@ -31,11 +31,11 @@ The detectors live one family per module, tried by :func:`find_secrets` in this 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from git_memex.core.record import record
-from git_memex.secrets import lookalikes
 from git_memex.secrets.assignments import _assignment_candidates
 from git_memex.secrets.dsplugins import _ds_candidates
 from git_memex.secrets.entropy import _high_entropy_candidates, find_high_entropy_secret
@@ -192,23 +192,32 @@ _HAND_CONFUSABLES = dict(
         strict=True,
     )
 )
-_CONFUSABLES = {**dict(zip(lookalikes.SOURCE, lookalikes.TARGET, strict=True)), **_HAND_CONFUSABLES}
+
+
+@functools.cache
+def _confusables() -> dict[str, str]:
+    """The look-alike table, built on the first text that is not ASCII (no import before)."""
+    from git_memex.secrets import lookalikes
+
+    return {**dict(zip(lookalikes.SOURCE, lookalikes.TARGET, strict=True)), **_HAND_CONFUSABLES}
+
 _WORD = _lazy(r"\w+")
 
 
 def _fold_confusables(copy: str) -> str:
     """`copy` with each look-alike letter of a mixed-script word replaced by its Latin letter,
     one character for one (so the offsets of the detection copy still hold)."""
-    if _CONFUSABLES.keys().isdisjoint(copy):
+    table = _confusables()
+    if table.keys().isdisjoint(copy):
         return copy
     out: list[str] = []
     pos = 0
     for m in _WORD.finditer(copy):
         word = m.group()
-        if _CONFUSABLES.keys().isdisjoint(word) or not any("a" <= c.lower() <= "z" for c in word):
+        if table.keys().isdisjoint(word) or not any("a" <= c.lower() <= "z" for c in word):
             continue
         out.append(copy[pos : m.start()])
-        out.append("".join(_CONFUSABLES.get(c, c) for c in word))
+        out.append("".join(table.get(c, c) for c in word))
         pos = m.end()
     out.append(copy[pos:])
     return "".join(out)
