@@ -482,7 +482,8 @@ def _generated(segment: str) -> bool:
 
 
 # Last words of a PascalCase name that make it a type or a class, not a password: "password:
-# HiddenInput", "password: PlainTextField" (a type annotation, a form's field).
+# HiddenInput", "password: PlainTextField", "password: FormControl;" (a type annotation, a
+# form's field or control).
 _TYPE_WORDS = frozenset(
     {
         "field", "input", "type", "types", "str", "string", "value", "object", "class", "model",
@@ -490,6 +491,11 @@ _TYPE_WORDS = frozenset(
         "validator", "policy", "manager", "provider", "handler", "error", "exception", "option",
         "options", "dict", "list", "map", "schema", "dto", "entity", "interface", "props", "state",
         "text", "area", "box", "bytes", "buffer", "array", "enum", "name", "id", "ref",
+        "control", "controller", "component", "element", "column", "attribute", "property",
+        "annotation", "decorator", "serializer", "factory", "builder", "service", "repository",
+        "wrapper", "parser", "view", "bean", "result", "response", "request", "param", "params",
+        "argument", "spec", "definition", "descriptor", "formatter", "converter", "adapter",
+        "constraint", "rule", "matcher", "mask", "editor", "picker", "prompt", "dialog", "label",
     }
 )
 
@@ -928,7 +934,7 @@ def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
     value of that key would pass (`_plausible_value`) and that reads as a credential
     (`_table_value`): a column of "required", "string", "bcrypt" or "see vault" is left alone."""
     pos = 0
-    header: list[str | None] = []  # the kind each column's header names, while in a table
+    header: list[tuple[int, str]] = []  # (column, kind) of each secret-named header, in order
     previous: list[tuple[int, int]] | None = None  # the cells of the row above
     previous_line = ""
     n = len(text)
@@ -942,7 +948,8 @@ def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
             continue
         if _TABLE_SEPARATOR.fullmatch(line.rstrip("\r")):
             if previous is not None:
-                header = [_table_kind(previous_line[a:b]) for a, b in previous]
+                kinds = ((i, _table_kind(previous_line[a:b])) for i, (a, b) in enumerate(previous))
+                header = [(i, kind) for i, kind in kinds if kind is not None]
             previous = None
             pos = stop + 1
             continue
@@ -955,11 +962,12 @@ def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
                 if span is not None:
                     found.add(span[0])
                     yield "generic-secret-assignment", pos + span[0], pos + span[1]
-        for i, kind in enumerate(header):
-            if kind is not None and i < len(cells):
-                span = _table_value(line, cells[i], kind)
-                if span is not None and span[0] not in found:
-                    yield "generic-secret-assignment", pos + span[0], pos + span[1]
+        for i, kind in header:
+            if i >= len(cells):
+                break  # a short row: no more columns (and a wide header costs a row nothing more)
+            span = _table_value(line, cells[i], kind)
+            if span is not None and span[0] not in found:
+                yield "generic-secret-assignment", pos + span[0], pos + span[1]
         previous, previous_line = cells, line
         pos = stop + 1
 

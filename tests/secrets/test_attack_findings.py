@@ -231,7 +231,8 @@ def test_a_password_ends_at_a_tab_or_before_prose(text: str) -> None:
     "text",
     ["password: required", "password: see vault", "password = None", "password: ${DB_PASSWORD}",
      "password: HiddenInput", "password: userPassword", "token: AccessToken", "password: Optional",
-     "password: SecretStr", "password: PlainTextField"],
+     "password: SecretStr", "password: PlainTextField", "  password: FormControl;",
+     "password: EncryptedString"],
 )
 def test_words_and_types_under_a_password_key_are_left_alone(text: str) -> None:
     assert redact(text).text == text
