@@ -84,11 +84,24 @@ class Redaction:
 _PRIVATE_TAG = _lazy(r"<\s*(/)?\s*private(?:\s[^<>]*)?>", re.IGNORECASE)
 
 
-# A `<private>` span glued to a token takes the rest of the token with it: the characters of a
-# token's alphabet (letters, digits, ``_-+/.~``; ``=`` too after the span, base64's padding)
-# written right against either tag. Spaces, quotes, ``:`` and ``=`` before the span end it, so
-# ``key=<private>…</private>`` and ``password: <private>…</private>`` keep their labels.
-_TOKEN_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/.~")
+# A `<private>` span that cuts a word (a letter or digit on both sides of a tag) takes the rest
+# of the token with it: the characters of a token's alphabet (letters, digits, ``_-+~``; ``=``
+# too after the span, base64's padding) written right against that tag. ``/`` and ``.`` end the
+# token (a path's separator, a file's extension: ``foo/<private>host</private>/bar``,
+# ``README<private>-internal</private>.md`` keep ``foo/``, ``/bar``, ``README`` and ``.md``), and
+# so do spaces, quotes, ``:`` and ``=`` before the span (``key=<private>…</private>`` and
+# ``password: <private>…</private>`` keep their labels).
+_TOKEN_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+~")
+
+
+def _cuts_word(text: str, before: int, after: int) -> bool:
+    """A tag between ``text[before]`` and ``text[after]`` splits a word: both are letters or
+    digits (ASCII: a token's alphabet)."""
+    return (
+        0 <= before < len(text) and after < len(text)
+        and text[before].isascii() and text[before].isalnum()
+        and text[after].isascii() and text[after].isalnum()
+    )
 
 
 def strip_private(text: str) -> tuple[str, int]:
@@ -96,9 +109,9 @@ def strip_private(text: str) -> tuple[str, int]:
 
     Tags nest (so an inner ``</private>`` cannot leak the rest of an outer span), an unclosed
     tag redacts to the end of the text (the author meant the rest to be private), and a stray
-    closing tag is left alone. A span that covers part of a token covers all of it: the token's
-    characters glued to the opening tag (`_TOKEN_CHAR`) and to the closing one (those and ``=``,
-    a final full stop aside) go into the ``[REDACTED]`` too (``ghp_ab<private>cd</private>ef…`` leaves no ``ghp_ab`` nor
+    closing tag is left alone. A span that cuts a word (`_cuts_word`) covers the whole token: the
+    token's characters glued to the opening tag (`_TOKEN_CHAR`, never ``/`` nor ``.``) and to the
+    closing one (those and ``=``) go into the ``[REDACTED]`` too (``ghp_ab<private>cd</private>ef…`` leaves no ``ghp_ab`` nor
     ``ef…`` behind; docs/security.md, "<private> spans").
     """
     out: list[str] = []
@@ -110,8 +123,9 @@ def strip_private(text: str) -> tuple[str, int]:
         if not closing:
             if depth == 0:
                 start = m.start()
-                while start > pos and text[start - 1] in _TOKEN_CHAR:
-                    start -= 1  # the head of a token the span cuts
+                if _cuts_word(text, start - 1, m.end()):
+                    while start > pos and text[start - 1] in _TOKEN_CHAR:
+                        start -= 1  # the head of a token the span cuts
                 out.append(text[pos:start])
             depth += 1
         elif depth > 0:
@@ -120,10 +134,9 @@ def strip_private(text: str) -> tuple[str, int]:
                 out.append(REDACTED)
                 spans += 1
                 pos = m.end()
-                while pos < len(text) and (text[pos] in _TOKEN_CHAR or text[pos] == "="):
-                    pos += 1  # the tail of a token the span cuts (it stops at "<": no tag is skipped)
-                while pos > m.end() and text[pos - 1] == ".":
-                    pos -= 1  # a sentence's full stop, not the token's
+                if _cuts_word(text, m.start() - 1, pos):
+                    while pos < len(text) and (text[pos] in _TOKEN_CHAR or text[pos] == "="):
+                        pos += 1  # the tail of a token the span cuts (it stops at "<": no tag is skipped)
     if depth > 0:
         out.append(REDACTED)
         spans += 1
@@ -338,15 +351,20 @@ _ECHO_SHORT = 6  # 6-7 characters: only a copy that stands as a whole word (`_ec
 _ECHO_ALTERNATION = 64  # up to this many values: one RE2 alternation; more: `_copies` (linear)
 
 
+_WORD_NUMBER = _lazy(r"[A-Za-z]+[-_.]?[0-9]+|[0-9]+[-_.]?[A-Za-z]+|[vV]?[0-9]+(?:\.[0-9A-Za-z]+)+")
+
+
 def _echo_short(value: str) -> bool:
-    """A found value of 6-7 characters (a short password) worth looking for elsewhere: letters
-    and a digit or a symbol (``Qw3rt9``, ``Xk9#mq2``), never letters or digits only (``hunter``,
-    ``secret``, ``123456`` are words and numbers prose repeats)."""
-    return (
-        any(c.isalpha() for c in value)
-        and any(not c.isalpha() for c in value)
-        and not any(c.isspace() for c in value)
-    )
+    """A found value of 6-7 characters (a short password) worth looking for elsewhere when it
+    looks generated: a digit with both cases (``Qw3rt9``) or with a symbol (``Xk9#mq2``,
+    ``t0p-s3c``). Never letters or digits only (``hunter``, ``123456``), a word and a number
+    (``python3``, ``node-18``, ``Python3``) or a version (``v1.2.3``): words and numbers prose
+    repeats."""
+    if any(c.isspace() for c in value) or not any(c.isdigit() for c in value) or _WORD_NUMBER.fullmatch(value):
+        return False
+    letters = [c for c in value if c.isalpha()]
+    symbol = any(not c.isalnum() for c in value)
+    return bool(letters) and (symbol or (any(c.isupper() for c in letters) and any(c.islower() for c in letters)))
 
 
 def _whole_word(text: str, start: int, end: int) -> bool:

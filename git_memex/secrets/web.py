@@ -17,15 +17,17 @@ from git_memex.secrets.masking import _has_digit, _is_masked, _lazy
 # "redis://:p@ss/w0rd@host"), so the password runs to the last "@" followed by a host before the
 # URL ends (RE2's greedy run, then `_url_candidates` in Python): a user part comes first, and it
 # holds none of ":/?#@", so a URL without "user:" ("https://example.com/page#section",
-# "https://mastodon.social/@alice") has no password at all.
+# "https://mastodon.social/@alice") has no password at all. A user part holds no "[" either: an
+# IPv6 host ("http://[::1]:4873/@types/node") is no "user:". An empty password
+# ("https://user:@host/@bob") is none: the value never starts with "@".
 _URL_CREDS = _lazy(
-    r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@'\"<>]*:(?P<v>[^\s'\"<>]+)@[A-Za-z0-9\[]"
+    r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\[\]'\"<>]*:(?P<v>[^\s@'\"<>][^\s'\"<>]*)@[A-Za-z0-9\[]"
 )
 # Inside a run the loose form rejected (a port and a path, a URL in a URL's query), the strict
 # form finds a password free of those characters: each character is read by one loose match and
 # at most one strict pass, so the whole stays linear.
 _URL_CREDS_STRICT = _lazy(
-    r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@'\"<>]*:(?P<v>[^\s/?#@'\"<>]+)@[A-Za-z0-9\[]"
+    r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\[\]'\"<>]*:(?P<v>[^\s/?#@'\"<>]+)@[A-Za-z0-9\[]"
 )
 _PORT_PATH = _lazy(r"[0-9]{1,5}(?:[/?#]|\Z)")
 _CLI_PASSWORD = (
