@@ -278,9 +278,11 @@ _NEXT_LINE = _lazy(
 
 # JSON written inside a string (a log line, a payload stored as a string, an env var holding
 # JSON): every quote escaped, once or more (`{\"password\": \"…\"}`, `\\\"api_key\\\"`).
-# The value ends at the next escaped quote; `\/` (JSON's escaped slash) may sit inside it.
+# RE2 finds the key and the value's opening quote (a Ruby hash's `=>` too); the value ends at the
+# next quote escaped as often as its opening one (`_escaped_json_candidates`, in Python): any
+# escape inside it (`\\/`, `\\u0026`, `\\\\`, a quote escaped once more) is part of the value.
 _ESCAPED_JSON = _lazy(
-    r'\\+"(?P<name>[A-Za-z_][\w.-]{0,63})\\+"[ \t]*[:=][ \t]*\\+"(?P<vq>(?:[^"\\\n]|\\/)+)\\+"'
+    r'\\+"(?P<name>[A-Za-z_][\w.-]{0,63})\\+"[ \t]*(?:=>|[:=])[ \t]*(?P<open>\\+)"'
 )
 # A markdown table row: cells between pipes (`_table_candidates`).
 _TABLE_SEPARATOR = _lazy(r"[ \t]*(?:>[ \t]*)*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?")
@@ -1003,14 +1005,71 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
 
 def _escaped_json_candidates(text: str) -> Iterator[tuple[str, int, int]]:
     """Values of secret-named keys in JSON written inside a string (`_ESCAPED_JSON`), judged as a
-    quoted value of that key would be."""
+    quoted value of that key would be (its escapes read as the characters they stand for, one
+    letter each). Each character is read by at most one value: linear."""
+    done = 0
     for m in _ESCAPED_JSON.finditer(text):
-        name, value = m.group("name"), m.group("vq")
+        if m.start() < done:
+            continue  # inside a value already read
+        start = m.end()
+        end, done = _escaped_close(text, start, len(m.group("open")))
+        if end is None:
+            continue  # unclosed: no key inside what was read is read again
+        name, value = m.group("name"), text[start:end]
+        plain = _unescaped(value)
         kind = _name_kind(name)
-        if kind is None and _any_key(name) and _generated_key(value):
+        if kind is None and name.lower() in _ENGLISH_LABELS:
+            kind = "password"  # "pass", "pw"
+        if kind is None and _any_key(name) and _generated_key(plain):
             kind = "secret"
-        if kind is not None and len(value) <= _MAX_VALUE and _plausible_value(value, kind):
-            yield "generic-secret-assignment", m.start("vq"), m.end("vq")
+        if kind is None or not value or len(value) > _MAX_VALUE:
+            continue
+        spaced = " " in plain
+        if (spaced and _plausible_spaced(plain, quoted=True, env=False)) or (
+            not spaced and _plausible_value(plain, kind)
+        ):
+            yield "generic-secret-assignment", start, end
+
+
+def _unescaped(value: str) -> str:
+    """``value`` with each escape (backslashes and the character after them; ``\\uXXXX`` whole)
+    read as one letter ``e``, so the guards see a password's length and shape, not a path's."""
+    out: list[str] = []
+    i, n = 0, len(value)
+    while i < n:
+        if value[i] != "\\":
+            out.append(value[i])
+            i += 1
+            continue
+        while i < n and value[i] == "\\":
+            i += 1
+        i += 5 if value[i : i + 1] == "u" and all(c in _HEX for c in value[i + 1 : i + 5]) and i + 5 <= n else 1
+        out.append("e")
+    return "".join(out)
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _escaped_close(text: str, start: int, level: int) -> tuple[int | None, int]:
+    """Where the value that starts at ``start`` ends: the first quote after exactly ``level``
+    backslashes (a quote after more is escaped inside the value), before the line ends and
+    within `_MAX_VALUE` characters, or None when there is none; and how far it read."""
+    i, stop = start, min(len(text), start + _MAX_VALUE + level + 1)
+    while i < stop:
+        c = text[i]
+        if c == "\n":
+            return None, i
+        if c != "\\":
+            i += 1
+            continue
+        run = i
+        while i < stop and text[i] == "\\":
+            i += 1
+        if i < len(text) and text[i] == '"' and i - run == level:
+            return run, i + 1
+        i += 1
+    return None, i
 
 
 def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:

@@ -170,3 +170,44 @@ def test_the_hook_refuses_a_yaml_passphrase_and_prints_none_of_it(ready: Path) -
     said = done.stdout + done.stderr
     assert done.returncode == 1, said
     assert PW not in said and "horse battery" not in said
+
+
+# ------------------------------------------------------------------ gaps of the second round
+
+@pytest.mark.parametrize("separator", ["|--|--|", "|-|-|", "|:--|--:|", "-|-"])
+def test_a_table_separator_of_one_or_two_dashes_starts_a_table(separator: str) -> None:
+    text = f"| service | password |\n{separator}\n| db | {PW} |"
+    assert redact(text).text == text.replace(PW, "x" * len(PW))
+
+
+_B = "\\"
+_Q = _B + '"'
+
+
+def _escaped(name: str, value: str, sep: str = ":", quote: str = _Q) -> str:
+    return "{" + quote + name + quote + sep + quote + value + quote + "}"
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        (_escaped("password", "Vq7kLm2p" + _B * 2 + "/Zx9w", quote=_B * 2 + _Q), ("Vq7kLm2p", "Zx9w")),
+        (_escaped("password", "Vq7k" + _B + "u0026Lm2pZx9w"), ("Vq7k", "Lm2pZx9w")),
+        (_escaped("password", "Vq7k" + _B * 2 + "Lm2pZx9w"), ("Vq7k", "Lm2pZx9w")),
+        (_escaped("password", "Vq7k" + _B * 3 + '"' + "Lm2pZx9w"), ("Vq7k", "Lm2pZx9w")),
+        (_escaped("password", "p@ss w0rd!", sep=": "), ("p@ss", "w0rd")),
+        (_escaped("password", PW, sep="=>"), (PW,)),
+        (_escaped("pass", PW), (PW,)),
+    ],
+)
+def test_escaped_json_values_with_escapes_spaces_or_ruby_arrows_are_masked(text: str, pieces: tuple[str, ...]) -> None:
+    out = redact(text).text
+    assert not any(p in out for p in pieces), out
+    assert "password" in out or "pass" in out
+
+
+def test_escaped_json_ends_each_value_at_its_own_quote() -> None:
+    text = _escaped("password", PW)[:-1] + "," + _Q + "user" + _Q + ":" + _Q + "bob" + _Q + "}"
+    assert redact(text).text == text.replace(PW, "x" * len(PW))
+    for text in (_escaped("password", ""), _escaped("password", "${DB_PASSWORD}"), _escaped("message", PW)):
+        assert redact(text).text == text

@@ -58,6 +58,12 @@ ATTACK_SHAPES: dict[str, Callable[[int], str]] = {
     "glued <private> spans": lambda n: _fill("ab<private>cd</private>ef ", n),
     "a short password echoed": lambda n: "password: Qw3rt9\n" + _fill("Qw3rt9 x", n),
     "look-alike words": lambda n: _fill("ɡhp_Q3mZk9Lp2Xw8Rt5Yv7Bn4Hc6Jd1Fg0Ks2Mn ᎪᏦIA ", n),
+    "escaped JSON never closed": lambda n: _fill('{\\\\"password\\\\":\\\\"x\\"y', n),
+    "escaped JSON with escapes": lambda n: _fill('{\\"password\\"=>\\"Vq7k\\\\/Lm\\u0026p\\"} ', n),
+    "pipelines": lambda n: _fill("echo password | sha256sum\n", n),
+    "a header without pipes, then rows": lambda n: "Name | password\n-|-\n" + _fill("db | Vq7kLm2pZx9w\n", n),
+    "YAML lines with a tab": lambda n: _fill("  password: Vq7kLm2p\tZx9w horse\n", n),
+    "one long line of keys": lambda n: _fill("password: Vq7kLm2pZx9w horse ", n),
 }
 
 
