@@ -77,6 +77,9 @@ class Redaction:
     text: str
     masked: tuple[str, ...]
     private_spans: int
+    values: tuple[tuple[str, str], ...] = ()
+    """(value, rule) of each secret masked, as written (its kept prefix aside): what
+    `mask_copies` looks for in a memory's other fields."""
 
 
 # --------------------------------------------------------------------------- <private>
@@ -390,8 +393,22 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     values: dict[str, tuple[str, int]] = {}
     for start, end, rule, keep in taken:
         value = text[start:end]
-        if end - start >= _ECHO_MIN and not (value.isalpha() and (value.islower() or len(value) < 16)) or _ECHO_SHORT <= end - start < _ECHO_MIN and _echo_short(value):
+        if _echo_worthy(value):
             values.setdefault(text[start:end], (rule, keep))
+    yield from _find_copies(text, values)
+
+
+def _echo_worthy(value: str) -> bool:
+    """A found value whose other places are masked too (`_echoes`)."""
+    n = len(value)
+    if n >= _ECHO_MIN:
+        return not (value.isalpha() and (value.islower() or n < 16))
+    return n >= _ECHO_SHORT and _echo_short(value)
+
+
+def _find_copies(text: str, values: dict[str, tuple[str, int]]) -> Iterator[tuple[str, int, int, int]]:
+    """Every place of each of `values` in `text` (a short one only as a whole word), as
+    (rule, start, end, keep): `_echoes`' search."""
     if not values:
         return
     if len(values) > _ECHO_ALTERNATION:
@@ -410,6 +427,28 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
             continue
         rule, keep = values[m.group()]
         yield rule, m.start(), m.end(), keep
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def mask_copies(text: str, values: dict[str, str]) -> tuple[str, tuple[str, ...]]:
+    """`text` with every copy of the secret values found elsewhere masked (value -> rule), and
+    the rules of the copies masked: a password found in a memory's body and repeated in its
+    aliases, paths or tags (`secrets.admission.admit`). The values worth it are those `_echoes`
+    copies within one text (`_echo_worthy`); the search ignores ASCII case, as tags are stored
+    in lower case. Linear in the text and the values (`_find_copies`)."""
+    wanted: dict[str, tuple[str, int]] = {}
+    for value, rule in values.items():
+        if _echo_worthy(value) and not _is_masked(value):
+            wanted.setdefault(value.translate(_ASCII_LOWER), (rule, 0))
+    if not wanted or not text:
+        return text, ()
+    low = text.translate(_ASCII_LOWER)  # one character for one: the offsets hold
+    found = [Finding(rule, s, e, 0, keep) for rule, s, e, keep in _find_copies(low, wanted)]
+    if not found:
+        return text, ()
+    return _apply(text, found), tuple(f.rule for f in found)
 
 
 def _copies(text: str, values: Iterable[str]) -> Iterator[tuple[int, int]]:
@@ -481,15 +520,17 @@ def redact(text: str, extra_patterns: Sequence[str] = ()) -> Redaction:
     """
     stripped, spans = strip_private(text)
     found: list[Finding] = []
+    values: list[tuple[str, str]] = []
     current = stripped
     for _ in range(64):
         round_findings = find_secrets(current, extra_patterns)
         if not round_findings:
             break
+        values.extend((current[f.start + f.keep : f.end], f.rule) for f in round_findings)
         current = _apply(current, round_findings)
         found.extend(round_findings)
     found.sort(key=lambda f: (f.start, f.end))
-    return Redaction(current, tuple(f.rule for f in found), spans)
+    return Redaction(current, tuple(f.rule for f in found), spans, tuple(values))
 
 
 def scan_text(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]:

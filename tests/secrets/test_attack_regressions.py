@@ -211,3 +211,45 @@ def test_escaped_json_ends_each_value_at_its_own_quote() -> None:
     assert redact(text).text == text.replace(PW, "x" * len(PW))
     for text in (_escaped("password", ""), _escaped("password", "${DB_PASSWORD}"), _escaped("message", PW)):
         assert redact(text).text == text
+
+
+# ------------------------------------------------------------------ a secret repeated in another field
+
+def test_a_secret_found_in_the_body_is_masked_in_every_other_field() -> None:
+    from git_memex.secrets.admission import admit
+
+    m = model.create(f"password: {PW}", scope="project", review_state="proposed",
+                     tags=[PW.lower()], paths=[f"cfg/{PW}.yml"])
+    m.fm["aliases"], m.fm["title"] = [PW], f"the {PW} box"
+    rules = admit(m)
+    stored = frontmatter.serialize(m.fm, m.body)
+    assert PW not in stored and PW.lower() not in stored, stored
+    assert len(rules) >= 5 and f"cfg/{'x' * len(PW)}.yml" in stored
+    assert admit(m) == ()  # a fixpoint: admitted again, nothing more
+
+
+def test_a_secret_found_in_a_field_is_masked_in_the_body() -> None:
+    from git_memex.secrets.admission import admit
+
+    m = model.create(f"log in with {PW} at the prompt", scope="project", review_state="proposed")
+    m.fm["title"] = f"db password: {PW}"
+    admit(m)
+    assert PW not in frontmatter.serialize(m.fm, m.body)
+
+
+def test_copies_of_ordinary_words_in_other_fields_stay() -> None:
+    from git_memex.secrets.admission import admit
+
+    m = model.create("password: python3", scope="project", review_state="proposed", tags=["python3"])
+    m.fm["aliases"] = ["postgres"]
+    admit(m)
+    assert m.fm["tags"] == ["python3"] and m.fm["aliases"] == ["postgres"]
+
+
+def test_add_masks_a_body_secret_repeated_in_aliases_paths_and_tags(ready: Path, isolated_env: Path) -> None:
+    r = run_cli_process("add", "--aliases", PW, "--paths", f"cfg/{PW}.yml", "--tags", PW,
+                        f"password: {PW}", "--json")
+    assert r.code == 0, r.err
+    stored = "\n".join(p.read_text("utf-8") for p in (isolated_env / "data").rglob(f"{r.json()['id']}*.md"))
+    assert stored and PW not in stored and PW.lower() not in stored, stored
+    assert f"cfg/{'x' * len(PW)}.yml" in stored
