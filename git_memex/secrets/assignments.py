@@ -1156,16 +1156,43 @@ def _table_cells(line: str) -> list[tuple[int, int]]:
     return cells
 
 
+_TABLE_LABEL = _lazy(r"(?i)(?:" + _I18N_PASSWORD_WORDS + "|" + _I18N_GLUED_WORDS + r"|密码|口令|密碼)")
+_TABLE_KEY_LABEL = _lazy(r"密钥|秘钥|令牌|金鑰")
+
+
 def _table_kind(cell: str) -> str | None:
-    """The kind of secret a table cell names (`_name_kind`), markup and backticks aside."""
-    name = cell.strip("`*_ ")
+    """The kind of secret a table cell names (`_name_kind`), markup and backticks aside, and a
+    label's colon or a qualifier in brackets after it (``Password:``, ``password (prod)``); a
+    password label of another language (``密码``, ``Passwort``) names a password."""
+    name = cell.strip("`*_ ").rstrip(":：").rstrip()
+    if name.endswith((")", "]")):
+        cut = max(name.rfind("("), name.rfind("["))
+        if cut > 0:
+            name = name[:cut].rstrip("`*_ :：")
+    if _TABLE_LABEL.fullmatch(name):
+        return "password"
+    if _TABLE_KEY_LABEL.fullmatch(name):
+        return "secret"
     if not _TABLE_NAME.fullmatch(name):
         return None
     return _name_kind(name.replace(" ", "_"))
 
 
 def _table_value(line: str, cell: tuple[int, int], kind: str) -> tuple[int, int] | None:
+    """The span of the credential a table cell holds, or None: the whole cell (in backticks,
+    quotes or ``**`` bold, or bare), or its first word when that word is in backticks, quotes or
+    bold and words follow (``| `V` (rotated) |``)."""
     a, b = cell
+    for mark in ("**", "__"):
+        if b - a > 4 and line.startswith(mark, a):
+            close = line.find(mark, a + 2, b)
+            if close > a + 2:
+                a, b = a + 2, close  # bold, maybe with words after it
+                break
+    if b - a >= 2 and line[a] in "`\"'" and line[b - 1] != line[a]:
+        close = line.find(line[a], a + 1, b)
+        if close > a + 1 and line[close + 1 : close + 2] in (" ", ""):
+            b = close + 1  # a quoted first word, then words
     quoted = b - a >= 2 and line[a] in "`\"'" and line[b - 1] == line[a]
     if quoted:
         a, b = a + 1, b - 1

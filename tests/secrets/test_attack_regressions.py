@@ -253,3 +253,37 @@ def test_add_masks_a_body_secret_repeated_in_aliases_paths_and_tags(ready: Path,
     stored = "\n".join(p.read_text("utf-8") for p in (isolated_env / "data").rglob(f"{r.json()['id']}*.md"))
     assert stored and PW not in stored and PW.lower() not in stored, stored
     assert f"cfg/{'x' * len(PW)}.yml" in stored
+
+
+# ------------------------------------------------------------------ richer tables
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"| DB_PASSWORD | **{PW}** |",
+        f"| DB_PASSWORD | `{PW}` (rotated) |",
+        f"| service | password |\n|---|---|\n| db | `{PW}` rotated monthly |",
+        f"> | service | password |\n> |---|---|\n> | db | {PW} |",
+        f"| service | Password: |\n|---|---|\n| db | {PW} |",
+        f"| service | password (prod) |\n|---|---|\n| db | {PW} |",
+        f"| 服务 | 密码 |\n|---|---|\n| db | {PW} |",
+        f"| password (prod) | {PW} |",
+        f"| Passwort | {PW} |",
+    ],
+)
+def test_a_secret_in_a_richer_table_is_masked(text: str) -> None:
+    assert redact(text).text == text.replace(PW, "x" * len(PW))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "| Password: | required |",
+        "| password (prod) | see vault |",
+        "| 密码 | 必填 |",
+        "| service | password (prod) |\n|---|---|\n| db | `stored in vault` |\n| web | **none** |",
+        "| secret | **AES-256-GCM** (rotated) |",
+    ],
+)
+def test_a_richer_table_without_a_secret_is_left_alone(text: str) -> None:
+    assert redact(text).text == text

@@ -64,6 +64,8 @@ ATTACK_SHAPES: dict[str, Callable[[int], str]] = {
     "a header without pipes, then rows": lambda n: "Name | password\n-|-\n" + _fill("db | Vq7kLm2pZx9w\n", n),
     "YAML lines with a tab": lambda n: _fill("  password: Vq7kLm2p\tZx9w horse\n", n),
     "one long line of keys": lambda n: _fill("password: Vq7kLm2pZx9w horse ", n),
+    "bold and quoted cells": lambda n: _fill("| password (prod): | **`Vq7kLm2pZx9w` x ** | `a ` b |\n", n),
+    "one row of unclosed bold": lambda n: "| password | " + _fill("**`a ", n),
 }
 
 
