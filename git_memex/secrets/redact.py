@@ -87,23 +87,29 @@ class Redaction:
 _PRIVATE_TAG = _lazy(r"<\s*(/)?\s*private(?:\s[^<>]*)?>", re.IGNORECASE)
 
 
-# A `<private>` span that cuts a word (a letter or digit on both sides of a tag) takes the rest
-# of the token with it: the characters of a token's alphabet (letters, digits, ``_-+~``; ``=``
-# too after the span, base64's padding) written right against that tag. ``/`` and ``.`` end the
-# token (a path's separator, a file's extension: ``foo/<private>host</private>/bar``,
+# A `<private>` span that cuts a token (a tag with a letter, a digit or a password's symbol
+# `_PW_SYMBOLS` right on both sides of it) takes the rest of the token with it: the characters of a
+# token's alphabet (letters, digits, ``_-+~`` and those symbols; ``=:`` too after the span)
+# written right against that tag, a sentence's punctuation at its end aside. ``/`` and ``.`` end
+# the token (a path's separator, a file's extension: ``foo/<private>host</private>/bar``,
 # ``README<private>-internal</private>.md`` keep ``foo/``, ``/bar``, ``README`` and ``.md``), and
 # so do spaces, quotes, ``:`` and ``=`` before the span (``key=<private>…</private>`` and
 # ``password: <private>…</private>`` keep their labels).
-_TOKEN_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+~")
+_PW_SYMBOLS = "#@!*&%$^"
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_TOKEN_CHAR = frozenset(_ALNUM + "_-+~" + _PW_SYMBOLS)
+_TAIL_CHAR = _TOKEN_CHAR | frozenset("=:")
+_CUT_CHAR = frozenset(_ALNUM + _PW_SYMBOLS)
+_CUT_AFTER = _CUT_CHAR | frozenset("=:")
+_SENTENCE_END = ".,:;!?"
 
 
-def _cuts_word(text: str, before: int, after: int) -> bool:
-    """A tag between ``text[before]`` and ``text[after]`` splits a word: both are letters or
-    digits (ASCII: a token's alphabet)."""
+def _cuts_token(text: str, before: int, after: int, closing: bool) -> bool:
+    """A tag between ``text[before]`` and ``text[after]`` splits a token: both are letters,
+    digits or a password's symbols (after a closing tag ``=:`` too)."""
     return (
         0 <= before < len(text) and after < len(text)
-        and text[before].isascii() and text[before].isalnum()
-        and text[after].isascii() and text[after].isalnum()
+        and text[before] in _CUT_CHAR and text[after] in (_CUT_AFTER if closing else _CUT_CHAR)
     )
 
 
@@ -112,9 +118,10 @@ def strip_private(text: str) -> tuple[str, int]:
 
     Tags nest (so an inner ``</private>`` cannot leak the rest of an outer span), an unclosed
     tag redacts to the end of the text (the author meant the rest to be private), and a stray
-    closing tag is left alone. A span that cuts a word (`_cuts_word`) covers the whole token: the
-    token's characters glued to the opening tag (`_TOKEN_CHAR`, never ``/`` nor ``.``) and to the
-    closing one (those and ``=``) go into the ``[REDACTED]`` too (``ghp_ab<private>cd</private>ef…`` leaves no ``ghp_ab`` nor
+    closing tag is left alone. A span that cuts a token (`_cuts_token`) covers the whole token:
+    the token's characters glued to the opening tag (`_TOKEN_CHAR`, never ``/`` nor ``.``) and to
+    the closing one (those and ``=:``, a sentence's punctuation at the end aside) go into the
+    ``[REDACTED]`` too (``ghp_ab<private>cd</private>ef…`` leaves no ``ghp_ab`` nor
     ``ef…`` behind; docs/security.md, "<private> spans").
     """
     out: list[str] = []
@@ -126,7 +133,7 @@ def strip_private(text: str) -> tuple[str, int]:
         if not closing:
             if depth == 0:
                 start = m.start()
-                if _cuts_word(text, start - 1, m.end()):
+                if _cuts_token(text, start - 1, m.end(), closing=False):
                     while start > pos and text[start - 1] in _TOKEN_CHAR:
                         start -= 1  # the head of a token the span cuts
                 out.append(text[pos:start])
@@ -137,9 +144,11 @@ def strip_private(text: str) -> tuple[str, int]:
                 out.append(REDACTED)
                 spans += 1
                 pos = m.end()
-                if _cuts_word(text, m.start() - 1, pos):
-                    while pos < len(text) and (text[pos] in _TOKEN_CHAR or text[pos] == "="):
+                if _cuts_token(text, m.start() - 1, pos, closing=True):
+                    while pos < len(text) and text[pos] in _TAIL_CHAR:
                         pos += 1  # the tail of a token the span cuts (it stops at "<": no tag is skipped)
+                    while pos > m.end() and text[pos - 1] in _SENTENCE_END:
+                        pos -= 1  # a sentence's punctuation, not the token's
     if depth > 0:
         out.append(REDACTED)
         spans += 1

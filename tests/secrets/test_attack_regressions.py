@@ -287,3 +287,20 @@ def test_a_secret_in_a_richer_table_is_masked(text: str) -> None:
 )
 def test_a_richer_table_without_a_secret_is_left_alone(text: str) -> None:
     assert redact(text).text == text
+
+
+# ------------------------------------------------------------------ <private> inside a password with symbols
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASSWORD=Vq7k#<private>Lm2p</private>!Zx9w next", "DB_PASSWORD=[REDACTED] next"),
+        ("use p@ss<private>w0rd</private>!x9 to log in", "use [REDACTED] to log in"),
+        ("token Q3mZ*k9<private>Lp2X</private>&w8Rt%5Y for CI", "token [REDACTED] for CI"),
+        ("x Vq7k&<private>Lm2p</private>%Zx9w, then", "x [REDACTED], then"),
+        ("the host is <private>db1</private>, and", "the host is [REDACTED], and"),
+        ("say <private>hi</private>!", "say [REDACTED]!"),
+    ],
+)
+def test_a_private_span_inside_a_password_with_symbols_takes_the_password(text: str, expected: str) -> None:
+    assert redact(text).text == expected

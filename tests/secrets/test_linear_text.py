@@ -66,6 +66,7 @@ ATTACK_SHAPES: dict[str, Callable[[int], str]] = {
     "one long line of keys": lambda n: _fill("password: Vq7kLm2pZx9w horse ", n),
     "bold and quoted cells": lambda n: _fill("| password (prod): | **`Vq7kLm2pZx9w` x ** | `a ` b |\n", n),
     "one row of unclosed bold": lambda n: "| password | " + _fill("**`a ", n),
+    "<private> spans in symbols": lambda n: _fill("p@s#<private>w0</private>!x:", n),
 }
 
 
