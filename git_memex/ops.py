@@ -223,7 +223,7 @@ def add(
         if location_for(scope, visibility) == "outbox" and (related or extra.get("target")):
             _refuse_local_links(ctx, m, stores)
         # every other field (tags, paths, aliases…) is masked like the body, and reported
-        masked = list(red.masked) + list(admit(m, ctx.redact_patterns, body=False))
+        masked = list(red.masked) + list(admit(m, ctx.redact_patterns, body=False, values=red.values))
         file_text(m, Path(f"{m.id}.md"))  # refused before anything is looked up or written
     except ValidationError as exc:
         raise _invalid(exc) from None
@@ -912,7 +912,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
                 paths=old.paths,
             )
             new.fm["supersedes"] = old.id
-            masked = list(red.masked) + list(admit(new, ctx.redact_patterns, body=False))
+            masked = list(red.masked) + list(admit(new, ctx.redact_patterns, body=False, values=red.values))
             file_text(new, Path(f"{new.id}.md"))
         except ValidationError as exc:
             raise _invalid(exc) from None

@@ -159,7 +159,7 @@ def _org_file(ctx: Context, orig: Memory, name: str, me: str) -> tuple[Memory, s
     )
     from git_memex.secrets.admission import admit
 
-    admit(copy, ctx.redact_patterns, body=False)  # tags and every other field, like the body
+    admit(copy, ctx.redact_patterns, body=False, values=red.values)  # tags and every other field, like the body
     record_step(copy, "draft", "proposed", me, f"proposed to org {name} from project memory {orig.id}")
     rel = f"{DEFAULT_MEMORY_DIR}/{copy.id}.md"
     try:

@@ -141,7 +141,7 @@ def _redacted(value: str, patterns: Sequence[str]) -> Redaction:
     return red
 
 
-def _mask_str(value: str, patterns: Sequence[str], found: list[str]) -> str:
+def _mask_str(value: str, patterns: Sequence[str], found: list[str], seen: dict[str, str] | None = None) -> str:
     from git_memex.secrets.redact import find_secrets
 
     if value.isascii() and len(value) < 5:
@@ -153,25 +153,28 @@ def _mask_str(value: str, patterns: Sequence[str], found: list[str]) -> str:
         return value
     red = _redacted(value, patterns)
     found.extend(red.masked)
+    if seen is not None:
+        seen.update(red.values)
     if red.private_spans:
         found.extend(["private"] * red.private_spans)
     return red.text
 
 
-def _walk(value: Any, patterns: Sequence[str], found: list[str]) -> Any:
+def _walk(value: Any, patterns: Sequence[str], found: list[str], seen: dict[str, str] | None = None) -> Any:
     if isinstance(value, str):
-        return _mask_str(value, patterns, found)
+        return _mask_str(value, patterns, found, seen)
     if isinstance(value, list):
-        return [_walk(v, patterns, found) for v in value]
+        return [_walk(v, patterns, found, seen) for v in value]
     if isinstance(value, tuple):
-        return tuple(_walk(v, patterns, found) for v in value)
+        return tuple(_walk(v, patterns, found, seen) for v in value)
     if isinstance(value, dict):
-        return _walk_mapping(value, patterns, found, skip=frozenset())
+        return _walk_mapping(value, patterns, found, skip=frozenset(), seen=seen)
     return value
 
 
 def _walk_mapping(
-    value: dict[Any, Any], patterns: Sequence[str], found: list[str], skip: frozenset[str]
+    value: dict[Any, Any], patterns: Sequence[str], found: list[str], skip: frozenset[str],
+    seen: dict[str, str] | None = None,
 ) -> dict[Any, Any]:
     """Keys masked like values (a token can be a key: ``{"ghp_…": "read"}``); the values of the
     keys in `skip` are kept. Two keys that mask alike stay two keys: the later gets ``~2``…"""
@@ -180,13 +183,42 @@ def _walk_mapping(
         if isinstance(k, str) and k in skip and structural_ok(k, v):
             out[k] = v
             continue
-        key = _mask_str(k, patterns, found) if isinstance(k, str) else k
+        key = _mask_str(k, patterns, found, seen) if isinstance(k, str) else k
         if key != k:
             masked, n = key, 2
             while key in out or key in value:
                 key, n = f"{masked}~{n}", n + 1
-        out[key] = _walk(v, patterns, found)
+        out[key] = _walk(v, patterns, found, seen)
     return out
+
+
+def _copies_walk(value: Any, seen: dict[str, str], found: list[str], skip: frozenset[str] = frozenset()) -> Any:
+    """`value` with every copy of the secrets in `seen` masked (`redact.mask_copies`), at any
+    depth, mapping keys too; the values of structural keys in their canonical shape are kept."""
+    from git_memex.secrets.redact import mask_copies
+
+    if isinstance(value, str):
+        text, rules = mask_copies(value, seen)
+        found.extend(rules)
+        return text
+    if isinstance(value, list):
+        return [_copies_walk(v, seen, found) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_copies_walk(v, seen, found) for v in value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            if isinstance(k, str) and k in skip and structural_ok(k, v):
+                out[k] = v
+                continue
+            key = _copies_walk(k, seen, found) if isinstance(k, str) else k
+            if key != k:
+                masked, n = key, 2
+                while key in out or key in value:
+                    key, n = f"{masked}~{n}", n + 1
+            out[key] = _copies_walk(v, seen, found)
+        return out
+    return value
 
 
 def mask_value(value: Any, patterns: Sequence[str] = ()) -> tuple[Any, list[str]]:
@@ -245,18 +277,42 @@ def refusal(name: str, raw: bytes, m: Memory, patterns: Sequence[str] = ()) -> s
     return f"holds a secret ({rule}) in its {field} field"
 
 
-def admit(m: Memory, patterns: Sequence[str] = (), *, body: bool = True) -> tuple[str, ...]:
+def admit(
+    m: Memory, patterns: Sequence[str] = (), *, body: bool = True, values: Sequence[tuple[str, str]] = ()
+) -> tuple[str, ...]:
     """Mask every string of `m` in place (body too unless ``body=False``, for a body the caller
-    already redacted); return the rules of the secrets masked, body first."""
+    already redacted, whose `Redaction.values` it passes as ``values``); return the rules of the
+    secrets masked, body first.
+
+    A secret found in one field is masked in every field where it is repeated: the values found
+    in the body and in each string of the frontmatter are looked for again in all of them
+    (`redact.mask_copies`), so ``password: V`` in the body and ``V`` as an alias, in a path or a
+    tag leave no ``V`` behind."""
     found: list[str] = []
+    seen: dict[str, str] = dict(values)
     if body and m.body and not known_clean(m.body, patterns):
         red = _redacted(m.body, patterns)
         if red.text != m.body:
             m.body = red.text
             found.extend(red.masked)
-    fm, in_fields = mask_fields(m.fm, patterns)
+            seen.update(red.values)
+    in_fields: list[str] = []
+    fm = _walk_mapping(m.fm, patterns, in_fields, skip=STRUCTURAL, seen=seen)
+    if seen:
+        fm = _copies_walk(fm, seen, in_fields, skip=STRUCTURAL)
+        if m.body:
+            text, rules = _mask_copies(m.body, seen)
+            if rules:
+                m.body = text
+                found.extend(rules)
     if in_fields:
         m.fm.clear()
         m.fm.update(fm)
         found.extend(in_fields)
     return tuple(found)
+
+
+def _mask_copies(text: str, seen: dict[str, str]) -> tuple[str, tuple[str, ...]]:
+    from git_memex.secrets.redact import mask_copies
+
+    return mask_copies(text, seen)

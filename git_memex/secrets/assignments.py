@@ -276,6 +276,18 @@ _NEXT_LINE = _lazy(
     after=r"\r?\n",
 )
 
+# JSON written inside a string (a log line, a payload stored as a string, an env var holding
+# JSON): every quote escaped, once or more (`{\"password\": \"…\"}`, `\\\"api_key\\\"`).
+# RE2 finds the key and the value's opening quote (a Ruby hash's `=>` too); the value ends at the
+# next quote escaped as often as its opening one (`_escaped_json_candidates`, in Python): any
+# escape inside it (`\\/`, `\\u0026`, `\\\\`, a quote escaped once more) is part of the value.
+_ESCAPED_JSON = _lazy(
+    r'\\+"(?P<name>[A-Za-z_][\w.-]{0,63})\\+"[ \t]*(?:=>|[:=])[ \t]*(?P<open>\\+)"'
+)
+# A markdown table row: cells between pipes (`_table_candidates`).
+_TABLE_SEPARATOR = _lazy(r"[ \t]*(?:>[ \t]*)*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?")
+_TABLE_NAME = _lazy(r"[A-Za-z][\w.-]{0,63}(?: [A-Za-z][\w.-]{0,31}){0,3}")
+
 _PLACEHOLDER_WORDS = frozenset(
     {
         "bearer", "basic", "oauth", "oauth2", "jwt", "hmac", "digest",
@@ -369,12 +381,17 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         words = {p.lower() for p in _CAMEL_PARTS.findall(value)}
         if words & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}):
             return False  # key_password, AccessToken, credential_tuple: a variable or a type
-    if not quoted and (_is_camel_ident(value) or (_SNAKE_IDENT.fullmatch(value) and not _generated_tail(value))):
+    if not quoted and (
+        (_is_camel_ident(value) and not (kind == "password" and _letters_password(value)))
+        or (_SNAKE_IDENT.fullmatch(value) and not _generated_tail(value))
+    ):
         return False  # "token: AccessToken", "user, password = proxy_auth": code, not a literal
     if low.startswith(
         ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:")
     ):
         return False  # a reference to where the secret lives
+    if _algorithm_name(value):
+        return False  # "secret: AES-256-GCM", "password: Argon2id": how it is kept, not what
     if kind == "password":
         return low not in _DESCRIPTIVE_WORDS
     if _WORDY.fullmatch(value) or _NUMBERISH.fullmatch(value) or _is_slug(value):
@@ -468,6 +485,107 @@ def _generated(segment: str) -> bool:
     return steps * 2 < len(segment)  # "abcdefghijklmnopqrstuvwxyz123" is an alphabet, not a key
 
 
+# Last words of a PascalCase name that make it a type or a class, not a password: "password:
+# HiddenInput", "password: PlainTextField", "password: FormControl;" (a type annotation, a
+# form's field or control).
+_TYPE_WORDS = frozenset(
+    {
+        "field", "input", "type", "types", "str", "string", "value", "object", "class", "model",
+        "form", "widget", "data", "info", "config", "settings", "hash", "hasher", "encoder",
+        "validator", "policy", "manager", "provider", "handler", "error", "exception", "option",
+        "options", "dict", "list", "map", "schema", "dto", "entity", "interface", "props", "state",
+        "text", "area", "box", "bytes", "buffer", "array", "enum", "name", "id", "ref",
+        "control", "controller", "component", "element", "column", "attribute", "property",
+        "annotation", "decorator", "serializer", "factory", "builder", "service", "repository",
+        "wrapper", "parser", "view", "bean", "result", "response", "request", "param", "params",
+        "argument", "spec", "definition", "descriptor", "formatter", "converter", "adapter",
+        "constraint", "rule", "matcher", "mask", "editor", "picker", "prompt", "dialog", "label",
+        "interrupt", "warning", "exit", "signal", "event", "variable", "placeholder", "default",
+    }
+)
+
+
+# Algorithms, modes and column types a value under a secret-named key may name instead of the
+# secret itself ("| signing secret | HMAC-SHA256 |", "secret: AES-256-GCM", "| password_hash |
+# varchar255 |"): a value made of these words, numbers and one-letter parameters only
+# (`_algorithm_name`). A generated secret is almost never only these words.
+_ALGORITHM_WORDS = frozenset(
+    {
+        "aes", "gcm", "cbc", "ctr", "ecb", "ccm", "siv", "ocb", "xts", "des", "tripledes", "blowfish",
+        "twofish", "chacha", "xchacha", "poly", "salsa", "rsa", "oaep", "pkcs", "ecdsa", "ecdh",
+        "eddsa", "secp", "hmac", "sha", "blake", "keccak", "ripemd", "argon", "bcrypt", "scrypt",
+        "pbkdf", "hkdf", "yescrypt", "ntlm", "totp", "hotp", "kmac", "gmac", "cmac", "varchar",
+        "nvarchar", "bytea", "varbinary", "bigint", "tinytext", "mediumtext", "longtext", "jsonb",
+    }
+)
+# Words an algorithm's or a type's name holds beside one of those ("Argon2id", "SHA-256 with RSA").
+_ALGORITHM_GLUE = frozenset(
+    {"id", "md", "ed", "dh", "dsa", "hs", "rs", "es", "ps", "pss", "curve", "prime", "kdf", "crypt",
+     "base", "hex", "bit", "bits", "byte", "bytes", "text", "string", "char", "int", "blob",
+     "binary", "uuid", "json", "with", "and", "salt", "salted", "mode", "key", "hash"}
+)
+_ALGORITHM_TOKENS = _lazy(r"[A-Za-z]+|[0-9]+|[-_/ .+()]")
+
+
+def _algorithm_name(value: str) -> bool:
+    """``value`` names an algorithm or a type (`_ALGORITHM_WORDS`, numbers, one-letter
+    parameters such as scrypt's ``N16384``, joined by ``-_/.+`` or nothing) with at least one
+    word of the list, the rest `_ALGORITHM_GLUE`: ``Argon2id``, ``AES-256-GCM``, ``PBKDF2``
+    (``Text1234`` names none: a weak password, still masked)."""
+    if len(value) > 40:
+        return False
+    named = False
+    for m in _ALGORITHM_TOKENS.finditer(value):
+        t = m.group().lower()
+        if not t[0].isalpha():
+            continue
+        if t in _ALGORITHM_WORDS:
+            named = True
+        elif t not in _ALGORITHM_GLUE and len(t) > 1:
+            return False
+    return named and "".join(m.group() for m in _ALGORITHM_TOKENS.finditer(value)) == value
+
+
+# Words that make a PascalCase value a description of where the password comes from or what it
+# is ("AutoGenerated", "StoredInVault", "NeverExpires", "SameAsUsername"), not a password:
+# prepositions, articles, negations and verbs of configuration.
+_DESCRIPTION_WORDS = frozenset(
+    {
+        "a", "an", "the", "by", "from", "in", "on", "at", "as", "to", "of", "for", "with", "without",
+        "via", "per", "into", "onto", "not", "no", "none", "never", "always", "use", "uses", "same",
+        "if", "when", "or", "and", "is", "are", "be", "only", "each", "every", "any", "all", "set",
+        "get", "see", "ask", "read", "must", "should", "can", "will", "auto", "manual", "default",
+        "expires", "expire", "please", "change", "random", "empty", "blank", "unset", "later",
+        "here", "there", "now", "env", "environment", "vault", "keychain", "prompt", "login",
+        "user", "username", "required", "optional", "disabled", "enabled", "inherit", "inherits",
+    }
+)
+_DESCRIPTION_SUFFIXES = ("ed", "ing", "ion", "ions", "ment", "ments", "ity", "ness", "ly", "able", "ible")
+
+
+def _descriptive(parts: list[str]) -> bool:
+    """PascalCase parts that read as a description (`_DESCRIPTION_WORDS`, or a participle, a
+    noun of action, an adverb by its ending: "Generated", "Requirements", "Randomly")."""
+    for part in parts:
+        low = part.lower()
+        if low in _DESCRIPTION_WORDS or (len(low) >= 5 and low.endswith(_DESCRIPTION_SUFFIXES)):
+            return True
+    return False
+
+
+def _letters_password(value: str) -> bool:
+    """A password of letters only under a password key, though it reads like a PascalCase name
+    (``password: TangerineMonsoon``): 10 letters or more, upper case at the start and at least
+    once more, its last word no type word (`_TYPE_WORDS`: ``HiddenInput``). A camelCase value
+    (``userPass``) stays a variable; ``Required``, ``None`` are one capital."""
+    if not (value.isalpha() and value.isascii() and len(value) >= 10 and value[0].isupper()):
+        return False
+    if sum(c.isupper() for c in value) < 2:
+        return False
+    parts = _CAMEL_PARTS.findall(value)
+    return bool(parts) and parts[-1].lower() not in _TYPE_WORDS and not _descriptive(parts)
+
+
 def _is_camel_ident(value: str) -> bool:
     """PascalCase/camelCase made of pronounceable parts ("AccessToken"), unlike random letters."""
     if not _CAMEL_IDENT.fullmatch(value):
@@ -557,9 +675,44 @@ def _spaced_value(text: str, m: Match, key: str) -> str | None:
     if comment >= 0 and sep != "=":
         value = value[:comment]  # a YAML comment
     value = value.rstrip(" \t\r")
+    if not (sep == ":" and _mapping_line(text, m.start("name"))):
+        value = _unspaced_head(value)
     if not any(c in " \t" for c in value):
         return None
     return value if _plausible_spaced(value, quoted=False, env=env) else None
+
+
+_MAPPING_LEAD = _lazy(r"[ \t]*(?:-[ \t]+)?[\"']?")
+
+
+def _mapping_line(text: str, name_at: int) -> bool:
+    """The key at ``name_at`` starts its line (after indentation, a list's ``- `` or a quote):
+    a YAML mapping line, whose unquoted value is the whole rest of the line, tabs and all."""
+    lead = text[max(0, name_at - 64) : name_at]  # bounded: a long line costs each key no more
+    line_at = lead.rfind("\n") + 1
+    if line_at == 0 and name_at > 64:
+        return False
+    return _MAPPING_LEAD.fullmatch(lead[line_at:]) is not None
+
+
+def _unspaced_head(value: str) -> str:
+    """An unquoted value read to the end of its line, cut where it stops being one value (not
+    on a YAML mapping line, `_mapping_line`: there the value is the rest of the line): at a
+    tab (a column of a TSV row or an aligned log, not a passphrase's space), and after its first
+    word when that word is a password on its own (`_self_standing`: 8 characters or more with a
+    digit and both cases, or already masked) and every word after it is lower-case letters (``Vq7kLm2pZx9w next
+    words`` is a password and prose; ``p@ss w0rd!`` stays one passphrase)."""
+    value = value.split("\t", 1)[0].rstrip(" ")
+    first, _, rest = value.partition(" ")
+    if rest and _self_standing(first) and all(w.isalpha() and w.islower() for w in rest.split()):
+        return first
+    return value
+
+
+def _self_standing(word: str) -> bool:
+    """A password alone, or one a first round of `redact` already masked (its fixpoint must not
+    take the words after the mask in a second round)."""
+    return (len(word) >= 8 and _has_digit(word) and _mixed_case(word)) or _is_masked(word)
 
 
 # Words of the strings code assigns to a password variable that are not passwords: prompts,
@@ -735,6 +888,10 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
         if _strong_prose(value, linked) and _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start(key), m.start(key) + len(value)
     yield from _label_candidates(text, tag_dashes)
+    if "\\" in text and '"' in text:
+        yield from _escaped_json_candidates(text)
+    if "|" in text:
+        yield from _table_candidates(text)
     for m in _LOG_ASSIGN.finditer(text) if labelled else ():
         value = m.group("vu").rstrip(".,;:)]}>")
         if _letter_and_digit(value) and len(value) >= 16 and _plausible_value(value, "secret"):
@@ -846,6 +1003,223 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
             yield "generic-secret-assignment", start, start + len(value)
 
 
+def _escaped_json_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+    """Values of secret-named keys in JSON written inside a string (`_ESCAPED_JSON`), judged as a
+    quoted value of that key would be (its escapes read as the characters they stand for, one
+    letter each). Each character is read by at most one value: linear."""
+    done = 0
+    for m in _ESCAPED_JSON.finditer(text):
+        if m.start() < done:
+            continue  # inside a value already read
+        start = m.end()
+        end, done = _escaped_close(text, start, len(m.group("open")))
+        if end is None:
+            continue  # unclosed: no key inside what was read is read again
+        name, value = m.group("name"), text[start:end]
+        plain = _unescaped(value)
+        kind = _name_kind(name)
+        if kind is None and name.lower() in _ENGLISH_LABELS:
+            kind = "password"  # "pass", "pw"
+        if kind is None and _any_key(name) and _generated_key(plain):
+            kind = "secret"
+        if kind is None or not value or len(value) > _MAX_VALUE:
+            continue
+        spaced = " " in plain
+        if (spaced and _plausible_spaced(plain, quoted=True, env=False)) or (
+            not spaced and _plausible_value(plain, kind)
+        ):
+            yield "generic-secret-assignment", start, end
+
+
+def _unescaped(value: str) -> str:
+    """``value`` with each escape (backslashes and the character after them; ``\\uXXXX`` whole)
+    read as one letter ``e``, so the guards see a password's length and shape, not a path's."""
+    out: list[str] = []
+    i, n = 0, len(value)
+    while i < n:
+        if value[i] != "\\":
+            out.append(value[i])
+            i += 1
+            continue
+        while i < n and value[i] == "\\":
+            i += 1
+        i += 5 if value[i : i + 1] == "u" and all(c in _HEX for c in value[i + 1 : i + 5]) and i + 5 <= n else 1
+        out.append("e")
+    return "".join(out)
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _escaped_close(text: str, start: int, level: int) -> tuple[int | None, int]:
+    """Where the value that starts at ``start`` ends: the first quote after exactly ``level``
+    backslashes (a quote after more is escaped inside the value), before the line ends and
+    within `_MAX_VALUE` characters, or None when there is none; and how far it read."""
+    i, stop = start, min(len(text), start + _MAX_VALUE + level + 1)
+    while i < stop:
+        c = text[i]
+        if c == "\n":
+            return None, i
+        if c != "\\":
+            i += 1
+            continue
+        run = i
+        while i < stop and text[i] == "\\":
+            i += 1
+        if i < len(text) and text[i] == '"' and i - run == level:
+            return run, i + 1
+        i += 1
+    return None, i
+
+
+def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+    """Secrets in markdown tables, one pass over the lines: a cell that names a secret and the
+    value in the next cell (``| DB_PASSWORD | Vq7kLm2pZx9w |``), and the cells under a header
+    cell that names one (``| service | password |``, ``|---|---|``, ``| db | Vq7kLm2pZx9w |``),
+    to the end of the table. A value is one word, in backticks or quotes or bare, that a quoted
+    value of that key would pass (`_plausible_value`) and that reads as a credential
+    (`_table_value`): a column of "required", "string", "bcrypt" or "see vault" is left alone.
+
+    A line is a row only in a table's shape (GFM): it starts with ``|`` (after indentation or a
+    blockquote's ``>``), or it follows a header row and its separator (``Name | Value``,
+    ``---|---``). A shell pipeline (``echo password | sha256sum``) is no row; outside a table
+    only a secret's name beside a generated value (`_generated_key`) is read (``apiKey |e9e0f062…``)."""
+    pos = 0
+    header: list[tuple[int, str]] = []  # (column, kind) of each secret-named header, in order
+    previous: list[tuple[int, int]] | None = None  # the cells of the row above
+    previous_line = ""
+    in_table = False  # under a header and its separator
+    n = len(text)
+    while pos < n:
+        stop = text.find("\n", pos)
+        stop = n if stop < 0 else stop
+        line = text[pos:stop]
+        if "|" not in line:
+            header, previous, in_table = [], None, False
+            pos = stop + 1
+            continue
+        if _TABLE_SEPARATOR.fullmatch(line.rstrip("\r")):
+            if previous is not None:
+                kinds = ((i, _table_kind(previous_line[a:b])) for i, (a, b) in enumerate(previous))
+                header = [(i, kind) for i, kind in kinds if kind is not None]
+                in_table = True
+            previous = None
+            pos = stop + 1
+            continue
+        cells = _table_cells(line)
+        if not in_table and not line.lstrip(" \t>").startswith("|"):
+            # Not a row (maybe a header without outer pipes): only a secret name beside a
+            # generated value ("apiKey |e9e0f062…"), never "echo password | sha256sum".
+            for i, (a, b) in enumerate(cells[:-1]):
+                kind = _table_kind(line[a:b])
+                span = _table_value(line, cells[i + 1], kind) if kind is not None else None
+                if span is not None and _generated_key(line[span[0] : span[1]]):
+                    yield "generic-secret-assignment", pos + span[0], pos + span[1]
+            header, previous, previous_line = [], cells, line
+            pos = stop + 1
+            continue
+        found: set[int] = set()
+        for i, (a, b) in enumerate(cells[:-1]):
+            kind = _table_kind(line[a:b])
+            if kind is not None:
+                span = _table_value(line, cells[i + 1], kind)
+                if span is not None:
+                    found.add(span[0])
+                    yield "generic-secret-assignment", pos + span[0], pos + span[1]
+        for i, kind in header:
+            if i >= len(cells):
+                break  # a short row: no more columns (and a wide header costs a row nothing more)
+            span = _table_value(line, cells[i], kind)
+            if span is not None and span[0] not in found:
+                yield "generic-secret-assignment", pos + span[0], pos + span[1]
+        previous, previous_line = cells, line
+        pos = stop + 1
+
+
+def _table_cells(line: str) -> list[tuple[int, int]]:
+    """The (start, end) of each cell's text, spaces trimmed, between the pipes of a row (the
+    outer pipes optional; an escaped pipe ``\\|`` stays inside its cell)."""
+    bars = [i for i, c in enumerate(line) if c == "|" and (i == 0 or line[i - 1] != "\\")]
+    edges = [-1, *bars, len(line)]
+    cells = []
+    for a, b in zip(edges, edges[1:], strict=False):
+        a += 1
+        while a < b and line[a] in " \t":
+            a += 1
+        while b > a and line[b - 1] in " \t\r":
+            b -= 1
+        cells.append((a, b))
+    if cells and cells[0][0] >= cells[0][1] and bars and not line[: bars[0]].strip():
+        cells = cells[1:]  # before the leading pipe
+    if cells and cells[-1][0] >= cells[-1][1] and bars and not line[bars[-1] + 1 :].strip():
+        cells = cells[:-1]  # after the trailing pipe
+    return cells
+
+
+_TABLE_LABEL = _lazy(r"(?i)(?:" + _I18N_PASSWORD_WORDS + "|" + _I18N_GLUED_WORDS + r"|密码|口令|密碼)")
+_TABLE_KEY_LABEL = _lazy(r"密钥|秘钥|令牌|金鑰")
+
+
+def _table_kind(cell: str) -> str | None:
+    """The kind of secret a table cell names (`_name_kind`), markup and backticks aside, and a
+    label's colon or a qualifier in brackets after it (``Password:``, ``password (prod)``); a
+    password label of another language (``密码``, ``Passwort``) names a password."""
+    name = cell.strip("`*_ ").rstrip(":：").rstrip()
+    if name.endswith((")", "]")):
+        cut = max(name.rfind("("), name.rfind("["))
+        if cut > 0:
+            name = name[:cut].rstrip("`*_ :：")
+    if _TABLE_LABEL.fullmatch(name):
+        return "password"
+    if _TABLE_KEY_LABEL.fullmatch(name):
+        return "secret"
+    if not _TABLE_NAME.fullmatch(name):
+        return None
+    return _name_kind(name.replace(" ", "_"))
+
+
+def _table_value(line: str, cell: tuple[int, int], kind: str) -> tuple[int, int] | None:
+    """The span of the credential a table cell holds, or None: the whole cell (in backticks,
+    quotes or ``**`` bold, or bare), or its first word when that word is in backticks, quotes or
+    bold and words follow (``| `V` (rotated) |``)."""
+    a, b = cell
+    for mark in ("**", "__"):
+        if b - a > 4 and line.startswith(mark, a):
+            close = line.find(mark, a + 2, b)
+            if close > a + 2:
+                a, b = a + 2, close  # bold, maybe with words after it
+                break
+    if b - a >= 2 and line[a] in "`\"'" and line[b - 1] != line[a]:
+        close = line.find(line[a], a + 1, b)
+        if close > a + 1 and line[close + 1 : close + 2] in (" ", ""):
+            b = close + 1  # a quoted first word, then words
+    quoted = b - a >= 2 and line[a] in "`\"'" and line[b - 1] == line[a]
+    if quoted:
+        a, b = a + 1, b - 1
+    value = line[a:b]
+    if not value or any(c.isspace() for c in value) or not _plausible_value(value, kind, quoted=quoted):
+        return None
+    if _WORDY.fullmatch(value) or _secret_name(value):
+        return None  # "required-on-boot" describes; `prod-db-Password2`, `stripeKey2024` name one
+    credential = (_strong(value) and (_has_digit(value) or len(value) >= 8)) or (
+        kind == "password" and _letters_password(value)
+    )
+    return (a, b) if credential else None
+
+
+_NAME_SHAPE = _lazy(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")
+
+
+def _secret_name(value: str) -> bool:
+    """A table cell that names a secret rather than holding one: identifier-shaped (words of
+    letters and a few digits, camelCase or joined by ``-_.``) with a secret word among its
+    words (``prod-db-Password2``, ``stripeKey2024``, ``DB_PASSWORD``)."""
+    if not _NAME_SHAPE.fullmatch(value):
+        return False
+    parts = [p.lower() for p in _CAMEL_PARTS.findall(value)]
+    return bool(set(parts) & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}))
+
+
 def _rest_of_line(text: str, start: int) -> str | None:
     """An unquoted value that holds spaces, to the end of its line (a YAML comment cut off), or
     None when it has no space or the line is too long to be a value standing alone."""
@@ -858,7 +1232,7 @@ def _rest_of_line(text: str, start: int) -> str | None:
     comment = value.find(" #")
     if comment >= 0:
         value = value[:comment]
-    value = value.rstrip(" \t\r")
+    value = _unspaced_head(value.rstrip(" \t\r"))
     return value if any(c in " \t" for c in value) else None
 
 

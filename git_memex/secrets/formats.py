@@ -127,11 +127,22 @@ def _distinct(v: str) -> bool:
 
 def _aws_secret(v: str) -> bool:
     """A secret access key as AWS generates it: upper- and lower-case letters and a digit (a
-    random 40 of base64 lacks one with odds under 1 in 500), not a path (``/Users/…``, a few
-    slashes at most). A 40-hex SHA-1 and a lower-case word run are left alone."""
-    return (
+    random 40 of base64 lacks one with odds under 1 in 500), not a path (a few slashes at most).
+    A key may start with "/" or "+" like any base64 character (1 in 32); one that starts with
+    "/" is a key, not a path (``/Users/…``), when one of its pieces between slashes looks
+    generated (10 characters or more with both cases and a digit) and no two of them are
+    lower-case words of 3 letters or more (a path's directories). A 40-hex SHA-1 and a
+    lower-case word run are left alone."""
+    if not (
         any(c.isupper() for c in v) and any(c.islower() for c in v) and any(c.isdigit() for c in v)
-        and not v.startswith("/") and v.count("/") <= 4 and _distinct(v)
+        and v.count("/") <= 4 and _distinct(v)
+    ):
+        return False
+    if v.startswith("/") and sum(len(p) >= 3 and p.isalpha() and p.islower() for p in v.split("/")) >= 2:
+        return False  # "/etc/secrets/ProdDbBackup2024Key/current": a path of lower-case words
+    return not v.startswith("/") or any(
+        len(p) >= 10 and any(c.isupper() for c in p) and any(c.islower() for c in p) and any(c.isdigit() for c in p)
+        for p in v.split("/")
     )
 
 

@@ -31,6 +31,7 @@ The detectors live one family per module, tried by :func:`find_secrets` in this 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -76,6 +77,9 @@ class Redaction:
     text: str
     masked: tuple[str, ...]
     private_spans: int
+    values: tuple[tuple[str, str], ...] = ()
+    """(value, rule) of each secret masked, as written (its kept prefix aside): what
+    `mask_copies` looks for in a memory's other fields."""
 
 
 # --------------------------------------------------------------------------- <private>
@@ -83,12 +87,42 @@ class Redaction:
 _PRIVATE_TAG = _lazy(r"<\s*(/)?\s*private(?:\s[^<>]*)?>", re.IGNORECASE)
 
 
+# A `<private>` span that cuts a token (a tag with a letter, a digit or a password's symbol
+# `_PW_SYMBOLS` right on both sides of it) takes the rest of the token with it: the characters of a
+# token's alphabet (letters, digits, ``_-+~`` and those symbols; ``=:`` too after the span)
+# written right against that tag, a sentence's punctuation at its end aside. ``/`` and ``.`` end
+# the token (a path's separator, a file's extension: ``foo/<private>host</private>/bar``,
+# ``README<private>-internal</private>.md`` keep ``foo/``, ``/bar``, ``README`` and ``.md``), and
+# so do spaces, quotes, ``:`` and ``=`` before the span (``key=<private>…</private>`` and
+# ``password: <private>…</private>`` keep their labels).
+_PW_SYMBOLS = "#@!*&%$^"
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_TOKEN_CHAR = frozenset(_ALNUM + "_-+~" + _PW_SYMBOLS)
+_TAIL_CHAR = _TOKEN_CHAR | frozenset("=:")
+_CUT_CHAR = frozenset(_ALNUM + _PW_SYMBOLS)
+_CUT_AFTER = _CUT_CHAR | frozenset("=:")
+_SENTENCE_END = ".,:;!?"
+
+
+def _cuts_token(text: str, before: int, after: int, closing: bool) -> bool:
+    """A tag between ``text[before]`` and ``text[after]`` splits a token: both are letters,
+    digits or a password's symbols (after a closing tag ``=:`` too)."""
+    return (
+        0 <= before < len(text) and after < len(text)
+        and text[before] in _CUT_CHAR and text[after] in (_CUT_AFTER if closing else _CUT_CHAR)
+    )
+
+
 def strip_private(text: str) -> tuple[str, int]:
     """Replace each outermost ``<private>`` span with ``[REDACTED]``; return text and count.
 
     Tags nest (so an inner ``</private>`` cannot leak the rest of an outer span), an unclosed
     tag redacts to the end of the text (the author meant the rest to be private), and a stray
-    closing tag is left alone.
+    closing tag is left alone. A span that cuts a token (`_cuts_token`) covers the whole token:
+    the token's characters glued to the opening tag (`_TOKEN_CHAR`, never ``/`` nor ``.``) and to
+    the closing one (those and ``=:``, a sentence's punctuation at the end aside) go into the
+    ``[REDACTED]`` too (``ghp_ab<private>cd</private>ef…`` leaves no ``ghp_ab`` nor
+    ``ef…`` behind; docs/security.md, "<private> spans").
     """
     out: list[str] = []
     pos = 0
@@ -98,7 +132,11 @@ def strip_private(text: str) -> tuple[str, int]:
         closing = m.group(1) is not None
         if not closing:
             if depth == 0:
-                out.append(text[pos : m.start()])
+                start = m.start()
+                if _cuts_token(text, start - 1, m.end(), closing=False):
+                    while start > pos and text[start - 1] in _TOKEN_CHAR:
+                        start -= 1  # the head of a token the span cuts
+                out.append(text[pos:start])
             depth += 1
         elif depth > 0:
             depth -= 1
@@ -106,13 +144,17 @@ def strip_private(text: str) -> tuple[str, int]:
                 out.append(REDACTED)
                 spans += 1
                 pos = m.end()
+                if _cuts_token(text, m.start() - 1, pos, closing=True):
+                    while pos < len(text) and text[pos] in _TAIL_CHAR:
+                        pos += 1  # the tail of a token the span cuts (it stops at "<": no tag is skipped)
+                    while pos > m.end() and text[pos - 1] in _SENTENCE_END:
+                        pos -= 1  # a sentence's punctuation, not the token's
     if depth > 0:
         out.append(REDACTED)
         spans += 1
     else:
         out.append(text[pos:])
     return "".join(out), spans
-
 
 
 def _user_candidates(text: str, patterns: Sequence[str]) -> Iterator[tuple[str, int, int]]:
@@ -161,32 +203,46 @@ def _invisible(c: str, after_ascii: bool, category: Callable[[str], str]) -> boo
     return cat in _INVISIBLE_CATEGORIES or (after_ascii and cat in _MARK_CATEGORIES)
 
 
-# Cyrillic and Greek letters drawn like Latin ones ("pаssword" with a Cyrillic "а"). Folded only
-# inside a word that also holds a Latin letter, so Russian "пароль" or Greek "κωδικός" stay what
-# they are, while a label spelt with a look-alike reads as the Latin label it imitates.
-_CONFUSABLES = dict(
+# Letters of other scripts drawn like Latin ones ("pаssword" with a Cyrillic "а", "ɡhp_…" with
+# U+0261, Cherokee "Ꮐ"): Unicode's confusables (`lookalikes`, UTS #39: 504 letters and digits of
+# Latin extensions and IPA, Greek, Cyrillic, Armenian, Cherokee, Lisu, Coptic, Canadian
+# syllabics…; full-width and mathematical letters are NFKC's), and a few Cyrillic and Greek
+# letters that table maps elsewhere or not at all ("ӏ" as l, "κ", "τ"). Folded only inside a
+# word that also holds a Latin letter, so Russian "пароль" or Greek "κωδικός" stay what they
+# are, while a label or a prefix spelt with a look-alike reads as the Latin one it imitates.
+_HAND_CONFUSABLES = dict(
     zip(
         "аеорсухіјѕԁԝһӏԛАВЕКМНОРСТХІЈЅԜҮαοριυνκτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
         "aeopcyxijsdwhlqABEKMHOPCTXIJSWYaopiuvktABEZHIKMNOPTYX",
         strict=True,
     )
 )
+
+
+@functools.cache
+def _confusables() -> dict[str, str]:
+    """The look-alike table, built on the first text that is not ASCII (no import before)."""
+    from git_memex.secrets import lookalikes
+
+    return {**dict(zip(lookalikes.SOURCE, lookalikes.TARGET, strict=True)), **_HAND_CONFUSABLES}
+
 _WORD = _lazy(r"\w+")
 
 
 def _fold_confusables(copy: str) -> str:
     """`copy` with each look-alike letter of a mixed-script word replaced by its Latin letter,
     one character for one (so the offsets of the detection copy still hold)."""
-    if _CONFUSABLES.keys().isdisjoint(copy):
+    table = _confusables()
+    if table.keys().isdisjoint(copy):
         return copy
     out: list[str] = []
     pos = 0
     for m in _WORD.finditer(copy):
         word = m.group()
-        if _CONFUSABLES.keys().isdisjoint(word) or not any("a" <= c.lower() <= "z" for c in word):
+        if table.keys().isdisjoint(word) or not any("a" <= c.lower() <= "z" for c in word):
             continue
         out.append(copy[pos : m.start()])
-        out.append("".join(_CONFUSABLES.get(c, c) for c in word))
+        out.append("".join(table.get(c, c) for c in word))
         pos = m.end()
     out.append(copy[pos:])
     return "".join(out)
@@ -303,7 +359,29 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
 
 
 _ECHO_MIN = 8  # a found value this long is masked wherever else it occurs in the text
+_ECHO_SHORT = 6  # 6-7 characters: only a copy that stands as a whole word (`_echo_short`)
 _ECHO_ALTERNATION = 64  # up to this many values: one RE2 alternation; more: `_copies` (linear)
+
+
+_WORD_NUMBER = _lazy(r"[A-Za-z]+[-_.]?[0-9]+|[0-9]+[-_.]?[A-Za-z]+|[vV]?[0-9]+(?:\.[0-9A-Za-z]+)+")
+
+
+def _echo_short(value: str) -> bool:
+    """A found value of 6-7 characters (a short password) worth looking for elsewhere when it
+    looks generated: a digit with both cases (``Qw3rt9``) or with a symbol (``Xk9#mq2``,
+    ``t0p-s3c``). Never letters or digits only (``hunter``, ``123456``), a word and a number
+    (``python3``, ``node-18``, ``Python3``) or a version (``v1.2.3``): words and numbers prose
+    repeats."""
+    if any(c.isspace() for c in value) or not any(c.isdigit() for c in value) or _WORD_NUMBER.fullmatch(value):
+        return False
+    letters = [c for c in value if c.isalpha()]
+    symbol = any(not c.isalnum() for c in value)
+    return bool(letters) and (symbol or (any(c.isupper() for c in letters) and any(c.islower() for c in letters)))
+
+
+def _whole_word(text: str, start: int, end: int) -> bool:
+    """No letter or digit touches ``text[start:end]`` on either side."""
+    return not (start > 0 and text[start - 1].isalnum()) and not (end < len(text) and text[end].isalnum())
 
 
 def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[tuple[str, int, int, int]]:
@@ -313,7 +391,10 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     not have. A copy inside a longer word is masked too (the longer word may be the secret with
     a suffix), so a value of letters only is not copied when it could be a word (lower case, or
     under 16 letters): the password "postgres" of ``postgres://postgres:postgres@`` leaves the
-    scheme and a service of that name alone. Copies are found left to right, the longest value
+    scheme and a service of that name alone. A value of 6-7 characters (a short password) is
+    copied only when it holds letters and a digit or a symbol (`_echo_short`) and only where the
+    copy stands as a whole word (`_whole_word`: "Qw3rt9" again, not inside "xQw3rt9y"). Copies
+    are found left to right, the longest value
     where several start at one place, none overlapping. Linear in the text and the values: a few
     values are one RE2 alternation, longest first; beyond `_ECHO_ALTERNATION` that program
     outgrew RE2's DFA memory and its search grew with the number of values (10,000 passwords:
@@ -321,12 +402,28 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     values: dict[str, tuple[str, int]] = {}
     for start, end, rule, keep in taken:
         value = text[start:end]
-        if end - start >= _ECHO_MIN and not (value.isalpha() and (value.islower() or len(value) < 16)):
+        if _echo_worthy(value):
             values.setdefault(text[start:end], (rule, keep))
+    yield from _find_copies(text, values)
+
+
+def _echo_worthy(value: str) -> bool:
+    """A found value whose other places are masked too (`_echoes`)."""
+    n = len(value)
+    if n >= _ECHO_MIN:
+        return not (value.isalpha() and (value.islower() or n < 16))
+    return n >= _ECHO_SHORT and _echo_short(value)
+
+
+def _find_copies(text: str, values: dict[str, tuple[str, int]]) -> Iterator[tuple[str, int, int, int]]:
+    """Every place of each of `values` in `text` (a short one only as a whole word), as
+    (rule, start, end, keep): `_echoes`' search."""
     if not values:
         return
     if len(values) > _ECHO_ALTERNATION:
         for s, e in _copies(text, values):
+            if e - s < _ECHO_MIN and not _whole_word(text, s, e):
+                continue
             rule, keep = values[text[s:e]]
             yield rule, s, e, keep
         return
@@ -335,8 +432,32 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
     ordered = sorted(values, key=len, reverse=True)
     rx = Rx("|".join(re2.escape(v) for v in ordered), raw=True)
     for m in rx.finditer(text):
+        if m.end() - m.start() < _ECHO_MIN and not _whole_word(text, m.start(), m.end()):
+            continue
         rule, keep = values[m.group()]
         yield rule, m.start(), m.end(), keep
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def mask_copies(text: str, values: dict[str, str]) -> tuple[str, tuple[str, ...]]:
+    """`text` with every copy of the secret values found elsewhere masked (value -> rule), and
+    the rules of the copies masked: a password found in a memory's body and repeated in its
+    aliases, paths or tags (`secrets.admission.admit`). The values worth it are those `_echoes`
+    copies within one text (`_echo_worthy`); the search ignores ASCII case, as tags are stored
+    in lower case. Linear in the text and the values (`_find_copies`)."""
+    wanted: dict[str, tuple[str, int]] = {}
+    for value, rule in values.items():
+        if _echo_worthy(value) and not _is_masked(value):
+            wanted.setdefault(value.translate(_ASCII_LOWER), (rule, 0))
+    if not wanted or not text:
+        return text, ()
+    low = text.translate(_ASCII_LOWER)  # one character for one: the offsets hold
+    found = [Finding(rule, s, e, 0, keep) for rule, s, e, keep in _find_copies(low, wanted)]
+    if not found:
+        return text, ()
+    return _apply(text, found), tuple(f.rule for f in found)
 
 
 def _copies(text: str, values: Iterable[str]) -> Iterator[tuple[int, int]]:
@@ -408,15 +529,17 @@ def redact(text: str, extra_patterns: Sequence[str] = ()) -> Redaction:
     """
     stripped, spans = strip_private(text)
     found: list[Finding] = []
+    values: list[tuple[str, str]] = []
     current = stripped
     for _ in range(64):
         round_findings = find_secrets(current, extra_patterns)
         if not round_findings:
             break
+        values.extend((current[f.start + f.keep : f.end], f.rule) for f in round_findings)
         current = _apply(current, round_findings)
         found.extend(round_findings)
     found.sort(key=lambda f: (f.start, f.end))
-    return Redaction(current, tuple(f.rule for f in found), spans)
+    return Redaction(current, tuple(f.rule for f in found), spans, tuple(values))
 
 
 def scan_text(text: str, extra_patterns: Sequence[str] = ()) -> list[Finding]:

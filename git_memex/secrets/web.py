@@ -13,9 +13,23 @@ from git_memex.secrets.assignments import _generated_key, _plausible_value, _str
 from git_memex.secrets.masking import _has_digit, _is_masked, _lazy
 
 # scheme://user:password@host — the password is the value; "localhost:8080@" style ports are not.
+# People paste passwords with "#", "?", "/" and "@" unencoded ("postgresql://u:Vq7#kLm@db/app",
+# "redis://:p@ss/w0rd@host"), so the password runs to the last "@" followed by a host before the
+# URL ends (RE2's greedy run, then `_url_candidates` in Python): a user part comes first, and it
+# holds none of ":/?#@", so a URL without "user:" ("https://example.com/page#section",
+# "https://mastodon.social/@alice") has no password at all. A user part holds no "[" either: an
+# IPv6 host ("http://[::1]:4873/@types/node") is no "user:". An empty password
+# ("https://user:@host/@bob") is none: the value never starts with "@".
 _URL_CREDS = _lazy(
-    r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@'\"<>]*:(?P<v>[^\s/?#@'\"<>]+)@[A-Za-z0-9\[]"
+    r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\[\]'\"<>]*:(?P<v>[^\s@'\"<>][^\s'\"<>]*)@[A-Za-z0-9\[]"
 )
+# Inside a run the loose form rejected (a port and a path, a URL in a URL's query), the strict
+# form finds a password free of those characters: each character is read by one loose match and
+# at most one strict pass, so the whole stays linear.
+_URL_CREDS_STRICT = _lazy(
+    r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\[\]'\"<>]*:(?P<v>[^\s/?#@'\"<>]+)@[A-Za-z0-9\[]"
+)
+_PORT_PATH = _lazy(r"[0-9]{1,5}(?:[/?#]|\Z)")
 _CLI_PASSWORD = (
     # .netrc: "machine H login U password P"
     _lazy(r"\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+\"?(?P<v>[^\s\"]+)"),
@@ -220,6 +234,35 @@ def _htpasswd_password(rest: str) -> tuple[int, int, str] | None:
     return s, e, rest[s:e]
 
 
+def _url_candidates(text: str) -> Iterator[tuple[str, int, int]]:
+    """URL passwords (`_URL_CREDS`): to the last "@" before a host; a port and a path
+    ("host:3000/@alice") or a URL inside the run ("a://u:p@h,b://v:q@k") is no password, and the
+    match is read again by the strict form (`_URL_CREDS_STRICT`), whose password stops at the
+    first "/", "?", "#" or "@"."""
+    for m in _URL_CREDS.finditer(text):
+        value = m.group("v")
+        if (value.isdigit() and len(value) <= 5) or _PORT_PATH.match(value) or "://" in value:
+            at = m.start()
+            for inner in _URL_CREDS_STRICT.finditer(text[at : m.end()]):
+                v = inner.group("v")
+                if not (v.isdigit() and len(v) <= 5) and _plausible_value(v, "password"):
+                    yield "url-credentials", at + inner.start("v"), at + inner.end("v")
+            continue
+        if _plausible_value(value, "password") or (
+            any(c in value for c in "/?#@") and _plausible_value(_url_pieces(value), "password")
+        ):
+            yield "url-credentials", m.start("v"), m.end("v")
+
+
+def _url_pieces(value: str) -> str:
+    """A URL password that holds "/", "?", "#" or "@" as the password guard reads it: those
+    characters made "!", so a leading "/" or "#" is not taken for a path or a comment."""
+    return value.translate(_URL_SPECIALS)
+
+
+_URL_SPECIALS = str.maketrans("/?#@", "!!!!")
+
+
 def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int, int]]:
     low = text.lower() if use_hint else ""
     if _web_hinted(low, "azure", use_hint):
@@ -266,12 +309,8 @@ def _web_candidates(text: str, use_hint: bool = True) -> Iterator[tuple[str, int
     for m in (_QUERY_KEY.finditer(text) if _web_hinted(low, "query-key", use_hint) else ()):
         if _generated_key(m.group("v")) and not _is_masked(m.group("v")):
             yield "url-query-key", m.start("v"), m.end("v")
-    for m in (_URL_CREDS.finditer(text) if _web_hinted(low, "url-credentials", use_hint) else ()):
-        value = m.group("v")
-        if value.isdigit() and len(value) <= 5:
-            continue  # host:port@…, not a password
-        if _plausible_value(value, "password"):
-            yield "url-credentials", m.start("v"), m.end("v")
+    if _web_hinted(low, "url-credentials", use_hint):
+        yield from _url_candidates(text)
     for regex, key in ((_AUTH_HEADER, "authorization-header"), (_BEARER, "bearer")):
         if not _web_hinted(low, key, use_hint):
             continue

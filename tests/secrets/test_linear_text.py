@@ -44,6 +44,39 @@ SHAPES: dict[str, Callable[[int, str], str]] = {
 CHARS = {"e-acute": "é", "cyrillic": "ж", "emoji": "\U0001f600"}
 
 
+# The second attack round's families (tests/secrets/test_attack_findings.py): tables read line
+# by line in Python (a header as wide as the text above short rows), escaped JSON, URL runs the
+# loose form reads to their last "@" and the strict form again, <private> spans glued to tokens,
+# short passwords echoed.
+ATTACK_SHAPES: dict[str, Callable[[int], str]] = {
+    "wide secret header, short rows": lambda n: "| " + "password | " * (n // 40) + "\n|"
+    + "---|" * (n // 40) + "\n" + _fill("| db | Vq7kLm2pZx9w |\n", n // 2),
+    "table rows with secrets": lambda n: _fill("| DB_PASSWORD | Vq7kLm2pZx9w |\n", n),
+    "escaped JSON": lambda n: _fill('{\\"password\\": \\"Vq7kLm2pZx9w\\"} ', n),
+    "one URL run": lambda n: _fill("redis://:p@ss/w0rd@h,", n),
+    "URL run of ports": lambda n: _fill("http://h:3000/@a", n),
+    "glued <private> spans": lambda n: _fill("ab<private>cd</private>ef ", n),
+    "a short password echoed": lambda n: "password: Qw3rt9\n" + _fill("Qw3rt9 x", n),
+    "look-alike words": lambda n: _fill("ɡhp_Q3mZk9Lp2Xw8Rt5Yv7Bn4Hc6Jd1Fg0Ks2Mn ᎪᏦIA ", n),
+    "escaped JSON never closed": lambda n: _fill('{\\\\"password\\\\":\\\\"x\\"y', n),
+    "escaped JSON with escapes": lambda n: _fill('{\\"password\\"=>\\"Vq7k\\\\/Lm\\u0026p\\"} ', n),
+    "pipelines": lambda n: _fill("echo password | sha256sum\n", n),
+    "a header without pipes, then rows": lambda n: "Name | password\n-|-\n" + _fill("db | Vq7kLm2pZx9w\n", n),
+    "YAML lines with a tab": lambda n: _fill("  password: Vq7kLm2p\tZx9w horse\n", n),
+    "one long line of keys": lambda n: _fill("password: Vq7kLm2pZx9w horse ", n),
+    "bold and quoted cells": lambda n: _fill("| password (prod): | **`Vq7kLm2pZx9w` x ** | `a ` b |\n", n),
+    "one row of unclosed bold": lambda n: "| password | " + _fill("**`a ", n),
+    "<private> spans in symbols": lambda n: _fill("p@s#<private>w0</private>!x:", n),
+}
+
+
+@pytest.mark.parametrize("shape", list(ATTACK_SHAPES))
+def test_the_attack_families_are_linear(shape: str) -> None:
+    make = ATTACK_SHAPES[shape]
+    ok, small, big = grows_linearly(lambda n: redact(make(n)), N)
+    assert ok, f"redact on {shape}: {big:.2f} s at {N}, {small:.2f} s at a quarter"
+
+
 @pytest.mark.parametrize("ch", list(CHARS.values()), ids=list(CHARS))
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_detection_is_linear_on_non_ascii_text(shape: str, ch: str) -> None:
