@@ -218,3 +218,24 @@ def test_the_post_hooks_load_no_libgit2(memrepo: Path, tmp_path: Path, hook: str
     mods = loaded(["hook", hook, *args], cwd=memrepo, tmp_path=tmp_path)
     assert not {"pygit2", "argparse", "yaml"} & mods, sorted(mods)
     assert "okapi relay" in run_cli("search", "okapi").out
+
+
+def test_a_commit_of_a_memory_file_loads_no_yaml(memrepo: Path, tmp_path: Path):
+    """The pre-commit hook reads a staged memory in the plain shape with the fast reader, a list of
+    double-quoted strings (`tags: ["ci", "build"]`, as a JSON-minded tool writes it) included:
+    PyYAML's import and first load cost the hook ~20 ms of CPU, a commit's hooks-off floor ~50 ms
+    at 10,000 memories (docs/speed.md). The hook still reads and checks the staged bytes."""
+    mid = "01JHM6MNKBRW8EKSW4MXHS5N72"
+    path = memrepo / ".ai" / "open-memex" / f"{mid}.md"
+    text = (f'---\nid: "{mid}"\nschema_version: 2\nscope: "project"\ntype: "fact"\nstatus: "active"\n'
+            f'review_state: "proposed"\ntags: ["ci", "build"]\n---\n\nthe ci cache lives on node-4\n')
+    path.write_text(text, encoding="utf-8")
+    git("add", str(path), cwd=memrepo)
+    mods = loaded(["hook", "pre-commit"], cwd=memrepo, tmp_path=tmp_path)
+    assert "yaml" not in mods, "the hook loaded PyYAML for a plain-shaped memory"
+    assert "git_memex.secrets.redact" in mods  # the staged bytes were scanned
+    path.write_text(text.replace("node-4", "node-4 password=hunter2-Xq9!zz81"), encoding="utf-8")
+    git("add", str(path), cwd=memrepo)
+    r = subprocess.run([sys.executable, "-m", "git_memex", "hook", "pre-commit"], cwd=memrepo, capture_output=True,
+                       text=True, check=False)
+    assert r.returncode == 1 and "commit refused" in r.stderr, r.stderr
