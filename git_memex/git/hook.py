@@ -240,7 +240,7 @@ def _is_own_value(work_tree: Path, value: str | None) -> bool:
 
 def _chain_line(name: str, chain: str | None) -> str:
     if chain is None:
-        return f'chained="$(dirname "$0")/{name}{CHAINED_SUFFIX}"'
+        return f'chained="${{0%/*}}/{name}{CHAINED_SUFFIX}"'  # git runs a hook by its path: no `dirname` process
     return f"chained={shlex.quote(chain.rstrip('/') + '/' + name)}"
 
 
