@@ -277,8 +277,9 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
     never read: their size comes from `cat-file --batch-check`, before any content.
 
     The index is the one `GIT_INDEX_FILE` names, else the repository's own, exactly as for git.
-    One `git diff-index` call; two more (`cat-file --batch-check`, then `--batch` for the blobs
-    within the limit) only when a memory file is staged.
+    One `git diff-index --raw` call (the staged object ids with the paths); two more
+    (`cat-file --batch-check`, then `--batch` for the blobs within the limit, both by object id)
+    only when a memory file is staged.
     Raises OSError when git cannot answer (the hook then refuses rather than passing unchecked).
     With `records`, the staged record files (`is_team_record_path`: approval and revocation
     records, pairs marked compatible) are among the (path, blob) pairs too, for the caller to
@@ -289,28 +290,39 @@ def staged_memory_changes(work_tree: Path, memory_dir: str, limit: int | None = 
 
         limit = MAX_FILE_BYTES
     folder = memory_dir.rstrip("/") + "/"
-    # --ita-invisible-in-index: a `git add -N` entry is not part of the commit
-    r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--no-renames", "--name-status", "-z",
+    # --ita-invisible-in-index: a `git add -N` entry is not part of the commit. --raw names each
+    # staged blob (`:SRCMODE DSTMODE SRC DST STATUS`, then the path), so `cat-file` reads objects
+    # by id and never loads the index again to resolve `:PATH` (~1 ms of CPU at 10,000 files).
+    r = run_git(["diff-index", "--cached", "--ita-invisible-in-index", "--no-renames", "--raw", "-z",
                  "HEAD", "--", folder], cwd=work_tree)
     listing = False
     if r is not None and r.returncode != 0:
         head = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=work_tree)
         if head is not None and head.returncode != 0:  # unborn branch: every staged file is new
-            r = run_git(["ls-files", "--cached", "-z", "--", folder], cwd=work_tree)
+            r = run_git(["ls-files", "--stage", "-z", "--", folder], cwd=work_tree)
             listing = True
     if r is None or r.returncode != 0:
         detail = (r.stderr.decode("utf-8", "replace").strip().splitlines() or ["no answer"])[-1] if r else "git did not run"
         raise OSError(f"git could not list the staged memory files ({detail})")
     fields = r.stdout.decode("utf-8", "surrogateescape").split("\0")
-    changes = [("A", f) for f in fields if f] if listing else list(zip(fields[0::2], fields[1::2], strict=False))
-    deleted = [p for st, p in changes if st == "D" and is_memory_path(p, memory_dir)]
-    paths = [p for p in dict.fromkeys(p for st, p in changes if st != "D" and p)
-             if is_memory_path(p, memory_dir) or (records and is_team_record_path(p, memory_dir))]
+    changes: list[tuple[str, str, str]] = []  # (status, object id, path)
+    if listing:  # `MODE OID STAGE\tPATH`
+        for f in fields:
+            meta, tab, path = f.partition("\t")
+            if tab and path and meta.endswith(" 0"):  # stage 0: an unmerged path is not committed
+                changes.append(("A", meta.split(" ")[1], path))
+    else:
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            parts = meta.split(" ")
+            if len(parts) == 5 and meta.startswith(":") and parts[4][:1] != "U":  # U: unmerged, never committed
+                changes.append((parts[4][:1], parts[3], path))
+    deleted = [p for st, _o, p in changes if st == "D" and is_memory_path(p, memory_dir)]
+    wanted = {p: oid for st, oid, p in changes if st != "D" and p
+              and (is_memory_path(p, memory_dir) or (records and is_team_record_path(p, memory_dir)))}
+    paths = list(wanted)
     if not paths:
         return [], deleted, []
-    if any("\n" in p for p in paths):  # `cat-file` reads one name a line
-        raise OSError("a staged memory file's name holds a line break, which no memory id does; rename it")
-    request = b"".join(b":" + p.encode("utf-8", "surrogateescape") + b"\n" for p in paths)
+    request = b"".join(wanted[p].encode("ascii") + b"\n" for p in paths)
     sizes = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"], cwd=work_tree,
                     input=request)
     if sizes is None or sizes.returncode != 0:
