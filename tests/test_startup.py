@@ -239,3 +239,21 @@ def test_a_commit_of_a_memory_file_loads_no_yaml(memrepo: Path, tmp_path: Path):
     r = subprocess.run([sys.executable, "-m", "git_memex", "hook", "pre-commit"], cwd=memrepo, capture_output=True,
                        text=True, check=False)
     assert r.returncode == 1 and "commit refused" in r.stderr, r.stderr
+
+
+def test_the_post_merge_hook_reads_json_quoted_lists_without_yaml(memrepo: Path, tmp_path: Path):
+    """Incoming memories whose lists are double-quoted strings (`tags: ["ci"]`) are read, checked
+    and indexed with the fast reader: the post-merge hook of a pull loads no PyYAML for them."""
+    git("add", "-A", cwd=memrepo)
+    git("commit", "-qm", "set up", cwd=memrepo)
+    mid = "01JHM6MNKBRW8EKSW4MXHS5N73"
+    path = memrepo / ".ai" / "open-memex" / f"{mid}.md"
+    path.write_text(f'---\nid: "{mid}"\nschema_version: 2\nscope: "project"\ntype: "fact"\nstatus: "active"\n'
+                    f'review_state: "proposed"\ntags: ["relay", "ops"]\n---\n\nthe okapi relay restarts at 04:00\n',
+                    encoding="utf-8")
+    git("add", "-A", cwd=memrepo)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-qm", "okapi", cwd=memrepo)
+    mods = loaded(["hook", "post-merge", "0"], cwd=memrepo, tmp_path=tmp_path)
+    assert "yaml" not in mods, "the post-merge hook loaded PyYAML for a plain-shaped memory"
+    assert "git_memex.secrets.redact" in mods  # the incoming file was scanned
+    assert "okapi relay" in run_cli("search", "okapi").out
