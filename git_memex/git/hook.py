@@ -11,7 +11,6 @@ import contextlib
 import os
 import shlex
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +20,8 @@ from git_memex.git.reach import SHIM_MARKER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
+
     from git_memex.core.context import Context
 
 HOOK_NAMES = ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite")
