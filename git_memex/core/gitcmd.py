@@ -212,6 +212,16 @@ class Started:
         self.wait()
         return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
 
+    def __del__(self) -> None:  # dropped unread: its pipes closed, and reaped if it has ended
+        if getattr(self, "pid", None) is None:
+            return
+        self._close()
+        if self.returncode is None:
+            try:
+                os.waitpid(self.pid, os.WNOHANG)
+            except OSError:  # already reaped
+                return
+
     def _close(self) -> None:
         for fd in (self._out, self._err, self._in):
             if fd >= 0:
