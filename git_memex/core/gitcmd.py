@@ -149,7 +149,8 @@ class Started:
         in_r, in_w = os.pipe() if data else (os.open(os.devnull, os.O_RDONLY), -1)
         try:
             self.pid = os.posix_spawn(program, spawn_argv, env, file_actions=[
-                (os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)])
+                (os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
+                setsigdef=_DEFAULT_SIGNALS)
         except BaseException:
             for fd in (out_r, err_r, in_w):
                 if fd >= 0:
@@ -254,6 +255,9 @@ def _program(path: str) -> str:
 
 
 _SPAWN = hasattr(os, "posix_spawn")
+# SIGPIPE and SIGXFSZ back to their defaults in git, as `subprocess` does (Python ignores them);
+# their numbers on Linux and macOS, the systems with posix_spawn here (no `signal` import: ~0.7 ms)
+_DEFAULT_SIGNALS = (13, 25)
 
 
 def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = None,
