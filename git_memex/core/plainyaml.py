@@ -59,21 +59,25 @@ def _plain(s: str, flow: bool) -> Any:
     return s
 
 
+def _quoted(s: str) -> Any:
+    """A quoted scalar's value when it is its inner text as written: one quote character each
+    side, none inside (so no `''` escape and, in a flow list split at commas, no comma inside
+    either: a part cut at one fails the test), no backslash in a double-quoted one, printable."""
+    inner = s[1:-1]
+    if len(s) < 2 or s[-1] != s[0] or s[0] in inner or not inner.isprintable():
+        return _NO
+    if s[0] == '"' and "\\" in inner:
+        return _NO
+    return inner
+
+
 def _scalar(s: str) -> Any:
     s = s.rstrip(" ")
     if not s:
         return None
     c = s[0]
-    if c == "'":
-        inner = s[1:-1]
-        if len(s) < 2 or s[-1] != "'" or "'" in inner or not inner.isprintable():
-            return _NO
-        return inner
-    if c == '"':
-        inner = s[1:-1]
-        if len(s) < 2 or s[-1] != '"' or '"' in inner or "\\" in inner or not inner.isprintable():
-            return _NO
-        return inner
+    if c in "'\"":
+        return _quoted(s)
     if c == "[":
         if s[-1] != "]":
             return _NO
@@ -82,7 +86,9 @@ def _scalar(s: str) -> Any:
             return []
         items = []
         for part in inner.split(","):
-            v = _plain(part.strip(" "), True)
+            part = part.strip(" ")
+            # quoted items as JSON writes them (`["ci", "build"]`); a plain one as YAML reads it
+            v = _quoted(part) if part[:1] in ("'", '"') else _plain(part, True)
             if v is _NO:
                 return _NO
             items.append(v)

@@ -11,7 +11,6 @@ import contextlib
 import os
 import shlex
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +20,8 @@ from git_memex.git.reach import SHIM_MARKER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
+
     from git_memex.core.context import Context
 
 HOOK_NAMES = ("pre-commit", "pre-merge-commit", "post-merge", "post-checkout", "post-rewrite")
@@ -240,7 +241,7 @@ def _is_own_value(work_tree: Path, value: str | None) -> bool:
 
 def _chain_line(name: str, chain: str | None) -> str:
     if chain is None:
-        return f'chained="$(dirname "$0")/{name}{CHAINED_SUFFIX}"'
+        return f'chained="${{0%/*}}/{name}{CHAINED_SUFFIX}"'  # git runs a hook by its path: no `dirname` process
     return f"chained={shlex.quote(chain.rstrip('/') + '/' + name)}"
 
 

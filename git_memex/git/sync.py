@@ -104,6 +104,8 @@ def incoming_problems(ctx: Context, rel_paths: list[str], loaded: list[Loaded] |
     (a fast-forward, a merge, a checkout: no pre-commit or pre-merge-commit hook ran for them,
     and a teammate may have pushed with --no-verify). `secrets.scan.Finding`s: file, line
     and rule, never the secret itself. `loaded`: the files as `read_incoming` read them."""
+    from git_memex.core.files import conflict_marker_line
+    from git_memex.core.frontmatter import MAX_FILE_BYTES
     from git_memex.secrets.scan import check_bytes
 
     assert ctx.repo is not None
@@ -111,7 +113,13 @@ def incoming_problems(ctx: Context, rel_paths: list[str], loaded: list[Loaded] |
     for rel, (_src, _path, st, data, _m, why) in zip(rel_paths, loaded or read_incoming(ctx, rel_paths), strict=True):
         if st is None or (not data and why is not None):
             continue  # deleted by the update, or one `left_out` names with the reader's reason (never read)
-        out.extend(f for f in check_bytes(rel, data, patterns=ctx.redact_patterns)
+        if len(data) > MAX_FILE_BYTES:
+            continue  # `left_out` names it (too large); its bytes are never scanned
+        # The format checks only for conflict markers (the reader's verdict is `left_out`'s, from
+        # the parse `read_incoming` made): with markers, `check_format` reports them alone, unparsed;
+        # without, the file is not parsed a second time.
+        markers = b"<<<<<<<" in data and conflict_marker_line(data.decode("utf-8", "replace")) is not None
+        out.extend(f for f in check_bytes(rel, data, fmt=markers, patterns=ctx.redact_patterns)
                    if f.secret or f.rule.startswith("conflict-markers"))
     return out
 

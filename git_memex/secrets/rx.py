@@ -259,7 +259,7 @@ class Rx:
             self._regex = re2.compile(self._source(shifted=False), options)._regexp
         except re2.error as exc:
             raise PatternError(f"{exc}: {self.pattern[:80]!r}") from None
-        self._shifted = None  # compiled on the first search from inside a text (`_from_inside`)
+        self._shifted = None  # compiled on the first search from a text's second character (`_from_inside`)
         names = {name.decode(): index for name, index in self._regex.NamedCapturingGroups()}
         aliases: dict[str, list[int]] = {}
         for name, index in sorted(names.items(), key=lambda kv: kv[1]):
@@ -332,7 +332,12 @@ class Rx:
         if pos <= 0:
             regex, start = self._regex, 0
         elif self._before is not None:
-            regex, start = self._shifted or self._from_inside(), min(pos, len(text)) - 1
+            start = min(pos, len(text)) - 1
+            # From inside the text the pattern itself reads its `before` character: RE2's `^`
+            # matches only where the text begins (it reads the whole text as context; the flags
+            # apply inside group `_0` only), never at `start` > 0. So only a search from the
+            # second character needs the form without `^`, compiled then (`_from_inside`).
+            regex = self._regex if start > 0 else (self._shifted or self._from_inside())
         else:
             regex, start = self._regex, min(pos, len(text))
         if chars is not None:

@@ -128,3 +128,25 @@ def test_init_without_git_on_path_says_so_in_one_sentence(repo: Path, tmp_path: 
     assert r.code == FAILED, r.err
     assert "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1, r.err
     assert "git is not installed or not on PATH" in r.err
+
+
+def test_large_input_and_output_pass_whole_both_ways(repo: Path, tmp_path: Path):
+    """git is started without the subprocess module (posix_spawn, select.poll): an input and an
+    output many times a pipe's buffer pass whole, stderr beside them, and a folder that is not
+    there is git not started (None), as before."""
+    blob = bytes(range(256)) * 1200  # 300 KiB, every byte value
+    r = run_git(["hash-object", "-w", "--stdin"], repo, input=blob)
+    assert r is not None and r.returncode == 0
+    oid = r.stdout.strip()
+    many = (oid + b"\n") * 6 + b"0" * 40 + b"\n"
+    r = run_git(["cat-file", "--batch"], repo, input=many)
+    assert r is not None and r.returncode == 0
+    header = oid + b" blob " + str(len(blob)).encode() + b"\n"
+    assert r.stdout == (header + blob + b"\n") * 6 + b"0" * 40 + b" missing\n"
+    big_input = b"".join(b"%d\n" % i for i in range(60000))  # ~350 KB in, git reads it all
+    r = run_git(["hash-object", "--stdin"], repo, input=big_input)
+    assert r is not None and r.returncode == 0 and len(r.stdout.strip()) == 40
+    r = run_git(["rev-parse", "--verify", "no-such-thing"], repo)
+    assert r is not None and r.returncode != 0 and b"Needed a single revision" in r.stderr
+    assert run_git(["status"], tmp_path / "not-there") is None
+    assert start_git(["status"], tmp_path / "not-there") is None

@@ -105,6 +105,21 @@ def test_search_from_a_position_reads_the_character_before_it() -> None:
     assert (m := rx.search(text)) is not None and m.span() == (6, 14)
 
 
+def test_a_search_from_inside_a_text_compiles_one_pattern() -> None:
+    """RE2's `^` never matches at a search's start past the text's first character, so the
+    pattern with its `(?:^|before)` reads the character before `pos` itself: a second form
+    (without `^`) is compiled only for a search from the second character, where `^` could
+    match (a hook pays each compile: ~0.5-2 ms for a pattern with Unicode classes)."""
+    rx = Rx(r"ghp_[A-Za-z0-9]{4}", before="[^A-Za-z0-9_]", flags=re.M)
+    text = "a\nghp_abcd xghp_efgh ghp_ijkl\nghp_mnop"
+    assert [m.span() for m in rx.finditer(text)] == [(2, 10), (21, 29), (30, 38)]
+    assert (m := rx.search(text, 3)) is not None and m.span() == (21, 29)
+    assert rx.search(text, 31) is None and (m := rx.search(text, 30)) is not None and m.span() == (30, 38)
+    assert rx._shifted is None  # one compiled pattern answered every search
+    assert rx.search("xghp_abcd", 1) is None and (m := rx.search(" ghp_abcd", 1)) is not None and m.span() == (1, 9)
+    assert rx._shifted is not None
+
+
 @pytest.mark.slow
 def test_no_builtin_pattern_grows_faster_than_its_input() -> None:
     """Every built-in pattern (found in the modules, not listed) on long runs of each character
