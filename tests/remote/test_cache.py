@@ -51,8 +51,12 @@ def test_what_a_hostile_server_sends_is_checked_file_by_file(ready: Path, tmp_pa
     def change(mid: str, text: str, digest: str | None = None) -> dict:
         return {"id": mid, "revision": 1, "review_state": "approved", "sha256": digest or sha(text), "file": text}
 
+    # served under an id that is not its own: ids made in one millisecond count up (…T, …V … …Z),
+    # so `good_id[:-1] + "Z"` could be `other_id` itself
+    taken = {good_id, tag_id, conf_id, lie_id, pers_id, other_id}
+    wrong = next(good_id[:-1] + c for c in "0123456789" if good_id[:-1] + c not in taken)
     changes = [change(good_id, good), change(tag_id, tagged), change(conf_id, conf),
-               change(lie_id, lie, sha(lie + "x")), change(pers_id, pers), change(good_id[:-1] + "Z", other),
+               change(lie_id, lie, sha(lie + "x")), change(pers_id, pers), change(wrong, other),
                {"id": "../../etc/passwd", "revision": 1, "review_state": "approved", "sha256": sha("x"), "file": "x"}]
     tokens = token_files(tmp_path / "t")
     with hostile_server(changes) as url:
@@ -62,7 +66,7 @@ def test_what_a_hostile_server_sends_is_checked_file_by_file(ready: Path, tmp_pa
     assert sorted(p.name for p in cache.glob("*.md")) == [f"{good_id}.md"]
     assert not list(cache.rglob("passwd")) and not (tmp_path / "etc").exists()
     for mid, why in ((tag_id, "it "), (conf_id, "conflict markers"), (lie_id, "does not hash to the sha256"),
-                     (pers_id, "personal memory"), (good_id[:-1] + "Z", "the id must equal the file name")):
+                     (pers_id, "personal memory"), (wrong, "the id must equal the file name")):
         assert f"quarantined {mid}: " in r.err and why in r.err, (mid, r.err)
     assert "not a memory id" in r.err and "Traceback" not in r.err
 
