@@ -299,15 +299,24 @@ def _host_port(low: str) -> str:
     return tail if head[0].isalpha() or head.count(".") == 3 else ""
 
 
+MAX_DIGITS = 15
+"""A number with more digits than this is no time, port, version or quantity (an id, a hash, a
+pasted blob): it is compared as a word. Every numeric conversion here reads at most this many
+digits (a float holds 15 exactly), so none overflows or meets Python's int-from-string limit."""
+
+
 def _is_number(low: str) -> bool:
     """A number, time or version as written: digits with . , : between them, an optional
-    leading v and a short unit glued on (10mb, 6am, 30s, 80%); not an identifier (0332_add_x)."""
+    leading v and a short unit glued on (10mb, 6am, 30s, 80%), at most MAX_DIGITS digits; not an
+    identifier (0332_add_x)."""
     t = low[1:] if low[0] == "v" else low
-    i = 0
+    i = digits = 0
     while i < len(t) and (t[i].isdigit() or t[i] in ".,:"):
+        digits += t[i].isdigit()
         i += 1
     rest = t[i:]
-    return i > 0 and t[0].isdigit() and (rest == "" or rest == "%" or (len(rest) <= 3 and rest.isalpha()))
+    return 0 < digits <= MAX_DIGITS and t[0].isdigit() and (
+        rest == "" or rest == "%" or (len(rest) <= 3 and rest.isalpha()))
 
 
 def tokens(text: str) -> list[Tok]:
@@ -395,7 +404,7 @@ def _han(text: str, start: int, stop: int, out: list[Tok]) -> None:
                 while j < stop and text[j] in _NUM_ZH:
                     j += 1
                 w = text[i:j]
-                hit = ("num", w)
+                hit = ("num", w) if j - i <= MAX_DIGITS else ("word", "")  # a run that long is no number
         kind, detail = hit if hit is not None else ("word", "")
         if kind != "fill":
             out.append(Tok(detail if kind == "alt" else w, w, kind, detail, True, True, at=i, end=i + len(w), src=text))
@@ -485,10 +494,12 @@ def _join(toks: Sequence[Tok]) -> str:
 
 
 def _number(t: Tok) -> float | None:
-    s = t.norm.lstrip("v")
+    s = t.norm.lstrip("v").replace(",", "")
+    if sum(c.isdigit() for c in s) > MAX_DIGITS:
+        return None
     try:
         return float(s)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
@@ -860,9 +871,12 @@ _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四":
 
 
 def _zh_number(s: str) -> float | None:
-    """A Chinese numeral up to the thousands (一, 十五, 三十, 两百, 半) as a number, else None."""
+    """A Chinese numeral up to the thousands (一, 十五, 三十, 两百, 半) as a number, else None
+    (and None for more than MAX_DIGITS characters)."""
     if s == "半":
         return 0.5
+    if len(s) > MAX_DIGITS:
+        return None
     total = cur = 0
     for c in s:
         if c in _ZH_DIGITS:
@@ -918,11 +932,12 @@ def _clock(t: Tok) -> float | None:
     pm = s.endswith("pm")
     s = s[:-2] if s.endswith(("am", "pm")) else s
     h, _, m = s.partition(":")
-    try:
-        x = int(h) * 60 + (int(m) if m else 0)
-    except ValueError:
-        return None
-    return float(x + (720 if pm and int(h) < 12 else 0))
+    if len(h) > 2 or len(m) > 2 or not h.isdigit() or not (m.isdigit() or not m):
+        return None  # no time of day: 24:00 at most, two digits each
+    hour = int(h)
+    if hour == 12 and s != t.norm:
+        hour = 0  # 12am is midnight, 12pm noon (+720 below)
+    return float(hour * 60 + (int(m) if m else 0) + (720 if pm else 0))
 
 
 def says(toks: Sequence[Tok]) -> Says:
