@@ -89,3 +89,52 @@ def test_the_cli_survives_a_huge_number(repo: Path):
     assert status.code == 0, status.err and "internal error" not in status.err
     ctx = run_cli_process("context")
     assert ctx.code == 0 and "internal error" not in ctx.err
+
+
+# ------------------------------------------------------------------ 6. what is shown
+def test_a_shown_value_escapes_invisible_characters_and_is_bounded(repo: Path):
+    """A zero-width space inside a value, and a value thousands of characters long: sync-status
+    (text and JSON) and search show the escape and at most VALUE_CHARS characters of each value."""
+    from git_memex.review.contradictions import VALUE_CHARS
+
+    long = "x" * 3000
+    committed_all(repo, ["The gateway listens on port 80\u200b80.", "The gateway listens on port 9090.",
+                         f"We cache {long} responses.", f"We do not cache {long} responses."])
+    status = run_cli_process("sync-status", "--json")
+    assert status.code == 0, status.err
+    pairs = json.loads(status.out)["contradictions"]
+    values = [v for p in pairs for d in p["differences"] for v in d["values"]]
+    assert any("\\u200b" in v for v in values), values
+    assert not any("\u200b" in v for v in values)
+    assert len(pairs) == 2 and all(len(v) <= VALUE_CHARS for v in values)
+    line = run_cli_process("sync-status")
+    assert "\u200b" not in line.out and len(line.out) < 2000
+    found = run_cli_process("search", "gateway listens port")
+    note = [x for x in found.out.splitlines() if "disagrees with" in x]
+    assert found.code == 0 and note and all("\u200b" not in x and "\\u200b" in x for x in note)
+
+
+def test_a_short_label_never_cuts_an_escape_in_half():
+    from git_memex.agents.render import squeeze
+
+    for n in range(1, 12):
+        got = squeeze("a" * n + "\x1b" * 40, 20)
+        assert len(got) <= 20 and got.endswith("…")
+        body = got[:-1].rstrip()
+        assert body.startswith("a" * min(n, 19)) and set(body[n:].split("\\u001b")) <= {""}  # whole escapes only
+
+
+def test_audit_json_bounds_near_duplicate_pairs(repo: Path):
+    """n memories written alike are n(n-1)/2 pairs: audit --json lists NEAR_DUPLICATE_LIMIT and
+    counts the rest."""
+    from git_memex.upkeep.audit import NEAR_DUPLICATE_LIMIT
+
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
+             "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"]
+    committed_all(repo, [f"The nightly billing export job copies the ledger tables into the shared warehouse "
+                         f"bucket for finance reporting {w}." for w in words])
+    res = run_cli_process("audit", "--json")
+    doc = json.loads(res.out)
+    total = len(words) * (len(words) - 1) // 2
+    assert len(doc["near_duplicates"]) == NEAR_DUPLICATE_LIMIT
+    assert doc["near_duplicates_left_out"] == total - NEAR_DUPLICATE_LIMIT
