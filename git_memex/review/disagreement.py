@@ -726,6 +726,8 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
 def _compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
         return None
+    if past(a) != past(b):
+        return None  # "used to listen on 8000" vs "listens on 8080": history, not a disagreement
     if any(t.kind == "alt" for t in (*a, *b)):  # a choice passed over is not said: "ClickHouse over MongoDB"
         a = [t for t in a if not (t.kind == "alt" and _passed_over(t))]
         b = [t for t in b if not (t.kind == "alt" and _passed_over(t))]
@@ -743,6 +745,51 @@ def _compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
                              for d in v.differences):
         return None  # Node 20 vs 20.11.0: one version and its release
     return v or slots(a, b)
+
+
+_PAST_EN = ("used to ", "previously", "formerly", "originally", "in the past", "back then", "back in ", "at first",
+            "until recently", "until last ", "until early ", "until late ", "until mid", "until we ", "until the move",
+            "until the migration", "until yesterday", "before we ", "prior to ")
+_PAST_ZH = ("曾经", "原来", "原先", "过去", "去年", "早期", "以往", "此前", "当初", "最初")
+_PAST_CLAUSE_ZH = ("以前", "之前")
+"""...at the start of a clause or after a year (2024 年以前), else "before an event" (发布之前)."""
+_YEAR_BEFORE = frozenset(("before", "until", "till"))
+_PAST_VERBS = frozenset(("was", "were", "had", "used", "ran", "did", "lived", "took", "kept"))
+_NOW = ("now", "currently", "today", "these days", "nowadays", "现在", "目前", "如今", "现已", "当前")
+_CHANGED_ZH = ("升级", "迁", "改成", "改为", "换成", "调到", "调成", "切到", "切换")
+
+
+def past(toks: Sequence[Tok]) -> bool:
+    """Does the text speak of the past, not of now ("used to", "previously", "until last spring",
+    "before 2024", "In 2021 … had", 以前/之前 opening a clause, 曾经, 原来, 去年)? One text in the past
+    and the other in the present are history and its sequel, never a disagreement (docs/search.md).
+    A text that also says now (now, currently, 现在, 目前) or a change (去年升级到…) states the
+    present. A few substring scans and one walk over the words: linear in the text."""
+    src = toks[0].src if toks and toks[0].src else ""
+    if not src:
+        return False
+    low = f" {src.lower()} "
+    if any(f" {w}" in low or (not w.isascii() and w in low) for w in _NOW):
+        return False
+    if any(w in low for w in _PAST_EN) or (not src.isascii() and any(w in src for w in _PAST_ZH)):
+        return not (not src.isascii() and "去年" in src and any(w in src for w in _CHANGED_ZH))
+    if not src.isascii():
+        for w in _PAST_CLAUSE_ZH:
+            k = src.find(w)
+            while k >= 0:
+                head = src[:k].rstrip()
+                if not head or head[-1] in "，。；：,;:年" or head[-1].isdigit():
+                    return True
+                k = src.find(w, k + 1)
+    words = low.split()
+    said_past = any(w.strip(".,;:") in _PAST_VERBS for w in words)
+    for i, w in enumerate(words[:-1]):
+        year = words[i + 1].strip(".,;:")
+        if len(year) == 4 and year.isdigit() and year[:2] in ("19", "20") and (
+                w in _YEAR_BEFORE or (w == "to" and i and words[i - 1] == "prior") or (
+                w in ("in", "during") and said_past)):
+            return True  # before 2024, until 2023, in 2021 … had
+    return False
 
 
 def _in_range(a: Sequence[Tok], b: Sequence[Tok]) -> bool:

@@ -179,3 +179,32 @@ def test_a_pronoun_one_is_no_number():
     assert dx.compare("No one can deploy on Fridays.", "No one can deploy on Mondays.") is not None  # a day differs
     assert [t.kind for t in dx.tokens("one of the replicas")][0] != "num"
     assert [t.kind for t in dx.tokens("Room A holds 10 people.")][1] == "word"
+
+
+# ------------------------------------------------------------------ 2. history
+@pytest.mark.parametrize(("a", "b"), [
+    ("The API was on Django 3.2 until last spring.", "The API runs on Django 4.2."),
+    ("In 2021 the team had 4 engineers.", "The team has 9 engineers."),
+    ("Before 2024 the public API rate limit was 60 requests per minute.",
+     "The public API rate limit is 120 requests per minute."),
+    ("The service used to listen on port 8000.", "The service listens on port 8080."),
+    ("Previously the session timeout was 60 minutes.", "The session timeout is 30 minutes."),
+    ("以前会话超时是 60 分钟。", "会话超时是 30 分钟。"),
+    ("去年团队有 4 个工程师。", "团队有 9 个工程师。"),
+    ("服务原来监听 8000 端口。", "服务监听 8080 端口。"),
+    ("2024 年之前接口限流是每分钟 60 次。", "接口限流是每分钟 120 次。"),
+    ("我们曾经用 MySQL 5.7。", "我们用 MySQL 8.0。"),
+])
+def test_history_is_no_disagreement(a: str, b: str):
+    assert dx.compare(a, b) is None and dx.compare(b, a) is None
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Previously the session timeout was 60 minutes.", "Previously the session timeout was 30 minutes."),
+    ("The service used to listen on port 8000, now it listens on 8080.", "The service listens on port 9090."),
+    ("The API moved to Django 4.2 last year.", "The API runs on Django 3.2."),  # a change says what is now
+    ("去年升级到了 MySQL 8.0。", "我们用 MySQL 5.7。"),
+    ("发布之前要跑 2 轮回归测试。", "发布之前要跑 3 轮回归测试。"),  # 之前 after an event: no history
+])
+def test_two_pasts_or_a_change_still_disagree(a: str, b: str):
+    assert dx.compare(a, b) is not None
