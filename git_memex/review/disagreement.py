@@ -714,6 +714,8 @@ def _cannot(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
 def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     """`compare` on texts already split by `tokens`."""
     v = _compare_tokens(a, b)
+    if v is not None and _other_case(a, b, v):
+        return None
     if v is not None and any(d.kind == "owner" and not (d.a + d.b).isascii() for d in v.differences):
         oa, _ka = _owners(a)
         ob, _kb = _owners(b)
@@ -744,7 +746,167 @@ def _compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     if v is not None and all(d.kind == "version" and _version_same(d.a.split()[-1], d.b.split()[-1])
                              for d in v.differences):
         return None  # Node 20 vs 20.11.0: one version and its release
-    return v or slots(a, b)
+    v = v or slots(a, b)
+    return v
+
+
+def _other_case(a: Sequence[Tok], b: Sequence[Tok], v: Verdict) -> bool:
+    """Rules that make two texts compatible whichever way found them different: another thing of
+    one kind (`replaced`), a narrower case (`narrower`), two steps of a sequence, a negation about
+    another day."""
+    owners = frozenset(_key(w.lower()) for d in v.differences if d.kind == "owner" for w in (*d.a.split(), *d.b.split()))
+    if replaced(a, b, owners):
+        return True  # "the build cache … 7 days" vs "the artifact cache … 30 days": two caches
+    if not owners and narrower(a, b):
+        return True  # "Pull requests need 2 approvals" vs "Pull requests to the infra repo need 3": an exception
+    if _steps(a) ^ _steps(b) == {"first", "later"}:
+        return True  # "先放 5% 流量" vs "观察 30 分钟后放到 50%": two steps
+    return any(d.kind == "alternative" and _alt_class(d.a) == "day" for d in v.differences) and _other_day_negated(a, b)
+
+
+def narrower(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
+    """Does one text name a narrower case of what the other says, its words on that side only: a
+    phrase after the subject ("Pull requests to the infra repo", "Merge requests from the bot"), or
+    words before it (核心模块测试覆盖率, 导出接口, "Audit logs")? A rule and its exception, not a
+    disagreement. The same alignment as `replaced`."""
+    from difflib import SequenceMatcher
+
+    for x, y in ((a, b), (b, a)):
+        cx, cy = _content(x), _content(y)
+        kx, ky = [k for k, _t in cx], [k for k, _t in cy]
+        ops = SequenceMatcher(None, kx, ky, autojunk=False).get_opcodes()
+        src_x = x[0].src if x else ""
+        for n, (op, _i1, _i2, j1, j2) in enumerate(ops):
+            if op != "insert":
+                continue
+            new = [c for k in ky[j1:j2] for c in _fresh(k, kx, src_x, frozenset())]
+            if not new or (not all(c.isascii() for c in new) and len(new) < 2):
+                continue
+            last = cy[j2 - 1][1]
+            if n == 0 and len(ops) > 1 and ops[1][0] == "equal" and (
+                    len(new) >= 4 or any(w in f" {src_x.lower()} " for w in _EVERY)) and not all(
+                    c.isascii() for c in new) and last.src[last.end:cy[j2][1].at].strip() in ("", "的"):
+                return True  # words right before the subject both name: 核心模块测试覆盖率, 导出接口 vs 每个接口
+            if n == 1 and ops[0][0] == "equal" and _after_preposition(cy[j1][1]) and (
+                    last.src[last.end:last.end + 12].lower().split() or [""])[0] in _SUBJECT_VERBS:
+                return True  # a phrase between the subject and its verb: "to the infra repo need", "from the bot are"
+    return False
+
+
+_SUBJECT_VERBS = frozenset(("is", "are", "need", "needs", "must", "should", "get", "gets", "has", "have", "require",
+                            "requires", "will", "can", "may", "use", "uses", "run", "runs", "expire", "expires"))
+_EVERY = ("每个", "所有", "全部", "一律", " every ", " all ", " any ")
+_FIRST_STEP = (" first ", " initially ", " to start ", "先", "首先", "第一步")
+_LATER_STEP = (" then ", " afterwards ", " after that ", " later ", "然后", "之后", "分钟后", "小时后", "天后", "随后")
+
+
+def _steps(toks: Sequence[Tok]) -> set[str]:
+    """Which steps of a sequence a text names: "first" (先, first, initially) and/or "later" (然后,
+    then, 30 分钟后)."""
+    src = toks[0].src.lower() if toks and toks[0].src else ""
+    padded = f" {src.replace(',', ' ').replace('.', ' ')} "
+    out = set()
+    if any(m in padded for m in _FIRST_STEP):
+        out.add("first")
+    if any(m in padded for m in _LATER_STEP):
+        out.add("later")
+    return out
+
+
+def _other_day_negated(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
+    """Do the texts name other days, one of them negating ("Don't run migrations on Fridays" vs
+    "We run migrations on Tuesdays")? Then both hold."""
+    sa, sb = says(a), says(b)
+    da, db = sa.alts.get("day", frozenset()), sb.alts.get("day", frozenset())
+    return bool(da and db and not da & db) and (_negations(sa, sb) % 2) != (_negations(sb, sa) % 2)
+
+
+def _content(toks: Sequence[Tok]) -> list[tuple[str, Tok]]:
+    """The text's content words outside its asides, as `replaced` aligns them: `_key`s (synonyms
+    folded; a run of single Han characters one word), less verbs that say how (a capitalised one
+    inside a sentence is a name: Go), port words, team words and words that say a change or when."""
+    out: list[tuple[str, Tok]] = []
+    run: list[Tok] = []
+
+    def flush() -> None:
+        if run:
+            w = "".join(t.norm for t in run)
+            if w not in GENERIC_VERBS and _SLOT_IGNORE.isdisjoint(w):
+                out.append((w, Tok(w, w, "word", "", True, True, at=run[0].at, end=run[-1].end, src=run[0].src)))
+            run.clear()
+
+    for t in _core(toks):
+        if t.han and len(t.norm) == 1 and t.kind == "word":
+            if run and run[-1].end != t.at:
+                flush()
+            run.append(t)
+            continue
+        flush()
+        if t.kind not in ("word", "qual") or t.norm.startswith("#") or t.norm in _OWN_ZH_OPEN:
+            continue
+        low = t.norm
+        head = t.src[:t.at].rstrip() if t.src else ""
+        if (low in GENERIC_VERBS or t.surface.lower() in GENERIC_VERBS) and not (t.surface[:1].isupper() and head and head[-1] not in ".!?:;"):
+            continue
+        k = _key(low)
+        if ((k in _SLOT_IGNORE or (t.han and not _SLOT_IGNORE.isdisjoint(k))) and k != "build") or k == "own" or (
+                low in _ORDINALS or low in _PORT_CUES or low in _TEAM_WORDS):
+            continue
+        out.append((k, t))
+    flush()
+    return out
+
+
+_TEAM_WORDS = frozenset(("team", "teams", "squad", "crew", "group", "guild", "组", "团队", "小组"))
+
+
+def replaced(a: Sequence[Tok], b: Sequence[Tok], owners: frozenset[str] = frozenset()) -> bool:
+    """Is a word of one text replaced by another word in the other, beside a word both hold ("the
+    build cache" vs "the artifact cache", "connect timeout" vs "idle timeout", "in the Berlin office"
+    vs "in the London office", 读超时 vs 连接超时)? Then they are two things of one kind, whatever
+    values differ. Synonyms are one word (`_key`); a word the other text holds elsewhere is moved,
+    not replaced; `owners` (the owner names that differ) are the difference itself. A difflib
+    alignment of two short word lists (MAX_TOKENS at most)."""
+    from difflib import SequenceMatcher
+
+    ca, cb = _content(a), _content(b)
+    ka, kb = [k for k, _t in ca], [k for k, _t in cb]
+    src_a, src_b = (a[0].src if a else ""), (b[0].src if b else "")
+    ops = SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes()
+    for n, (op, i1, i2, j1, j2) in enumerate(ops):
+        if op != "replace":
+            continue
+        before = n + 1 < len(ops) and ops[n + 1][0] == "equal"  # build cache, 读超时, the Berlin office
+        after = n > 0 and ops[n - 1][0] == "equal" and _after_preposition(ca[i1][1]) and _after_preposition(cb[j1][1])
+        if not (before or after):
+            continue  # "for avatars" vs "for attachments" after a word both hold; not "is generated" vs "cron"
+        fa = [c for k in ka[i1:i2] for c in _fresh(k, kb, src_b, owners)]
+        fb = [c for k in kb[j1:j2] for c in _fresh(k, ka, src_a, owners)]
+        if fa and fb and (len(fa) + len(fb) >= 3 or all(c.isascii() for c in fa + fb)):
+            return True  # (Chinese: three characters at least, not a verb or a particle each side)
+    return False
+
+
+_PREPOSITIONS = ("for", "in", "on", "of", "at", "to", "from", "with", "by")
+
+
+def _after_preposition(t: Tok) -> bool:
+    head = t.src[max(0, t.at - 12):t.at].lower().split() if t.src else []
+    while head and head[-1] in ("the", "a", "an", "all", "our", "its"):
+        head.pop()
+    return bool(head) and head[-1] in _PREPOSITIONS
+
+
+def _fresh(k: str, other: list[str], other_src: str, owners: frozenset[str]) -> list[str]:
+    """A word the other text does not hold, as a list of what is new in it: [the word], or for a
+    Chinese word its characters the other text lacks (not a verb that says how, not an owner's
+    name); [] when the other holds it (in a longer word or a shorter one too: 合并 and 合并请求)."""
+    if k.isascii():
+        return [] if k in other or k in owners else [k]
+    if any(k in o or (not o.isascii() and o in k) for o in other):
+        return []
+    return [c for c in k if c not in other_src and c not in GENERIC_VERBS and not any(c in o for o in owners)]
+
 
 
 _PAST_EN = ("used to ", "previously", "formerly", "originally", "in the past", "back then", "back in ", "at first",

@@ -208,3 +208,71 @@ def test_history_is_no_disagreement(a: str, b: str):
 ])
 def test_two_pasts_or_a_change_still_disagree(a: str, b: str):
     assert dx.compare(a, b) is not None
+
+
+# ------------------------------------------------------------------ 3. another thing of one kind
+@pytest.mark.parametrize(("a", "b"), [
+    ("The build cache is kept for 7 days.", "The artifact cache is kept for 30 days."),
+    ("Application logs are retained for 30 days.", "Audit logs are retained for 7 years."),
+    ("Max upload size for avatars is 5 MB.", "Max upload size for attachments is 25 MB."),
+    ("The gateway connect timeout is 5 seconds.", "The gateway idle timeout is 60 seconds."),
+    ("API 网关的读超时时间是 30 秒。", "API 网关的连接超时时间是 5 秒。"),
+    ("Alerts fire when CPU is above 80% for 5 minutes.", "Alerts fire when memory is above 90% for 10 minutes."),
+    ("会议室 A 可容纳 10 人。", "会议室 B 可容纳 20 人。"),
+    ("Standup is at 9:45 in the Berlin office.", "Standup is at 10:00 in the London office."),
+    ("Use tabs in Go files.", "Use spaces in Python files."),
+    ("Use tabs in Go files.", "Use 2 spaces for indentation in YAML files."),
+])
+def test_another_thing_of_one_kind_is_another_subject(a: str, b: str):
+    assert dx.compare(a, b) is None and dx.compare(b, a) is None
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("The build cache is kept for 7 days.", "The build cache is kept for 30 days."),
+    ("The gateway connect timeout is 5 seconds.", "The gateway connect timeout is 60 seconds."),
+    ("Use tabs in Go files.", "Use spaces in Go files."),
+    ("The session TTL is 30 minutes.", "Session expiry is 60 minutes."),  # synonyms, not two things
+    ("支付服务归支付组负责。", "支付服务由基础架构组维护。"),  # the owner's name is what differs
+    ("SRE owns the on-call rotation for the gateway.", "The gateway on-call rotation is run by the Networking team."),
+])
+def test_one_thing_said_twice_still_disagrees(a: str, b: str):
+    assert dx.compare(a, b) is not None
+
+
+# ------------------------------------------------------------------ 4. a rule and its narrower exception
+@pytest.mark.parametrize(("a", "b"), [
+    ("Pull requests need 2 approvals.", "Pull requests to the infra repo need 3 approvals."),
+    ("测试覆盖率要求至少 80%。", "核心模块测试覆盖率要求至少 90%。"),
+    ("灰度发布先放 5% 流量。", "灰度发布观察 30 分钟后放到 50% 流量。"),
+    ("Merge requests are squashed.", "Merge requests from the bot are rebased."),
+    ("每个接口的响应时间要求在 200 毫秒以内。", "导出接口的响应时间可以放宽到 5 秒。"),
+    ("We deploy to production on Tuesdays and Thursdays only.", "Never deploy to production on Fridays."),
+    ("Don't run migrations on Fridays.", "We run migrations on Tuesdays."),
+])
+def test_a_rule_and_its_exception_are_compatible(a: str, b: str):
+    assert dx.compare(a, b) is None and dx.compare(b, a) is None
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Pull requests need 2 approvals.", "Pull requests need 3 approvals."),
+    ("Merge requests are squashed.", "Merge requests are rebased."),
+    ("Deploy to production on Fridays.", "Never deploy to production on Fridays."),  # the same day
+    ("We run migrations on Tuesdays.", "We run migrations on Fridays."),
+    ("The backend runs on Python 3.10.", "We upgraded the backend to 3.12 last month."),  # "on Python": the value's name
+    ("灰度发布先放 5% 流量。", "灰度发布先放 10% 流量。"),
+])
+def test_the_rule_itself_still_disagrees(a: str, b: str):
+    assert dx.compare(a, b) is not None
+
+
+def test_another_thing_and_exceptions_through_the_stores_finder(nogit: Path):
+    """What `audit`, `sync-status` and `doctor` run: none of these pairs is found among all of them."""
+    from git_memex.review.contradictions import find
+
+    bodies = ["The build cache is kept for 7 days.", "The artifact cache is kept for 30 days.",
+              "Pull requests need 2 approvals.", "Pull requests to the infra repo need 3 approvals.",
+              "The service used to listen on port 8000.", "The service listens on port 8080.",
+              "会议室 A 可容纳 10 人。", "会议室 B 可容纳 20 人。"]
+    rows = [{"id": f"m{i}", "body": t, "location": "repo", "type": "fact", "source": None,
+             "review_state": "published", "supersedes": None, "superseded_by": None} for i, t in enumerate(bodies)]
+    assert find(rows) == []
