@@ -78,7 +78,7 @@ only all any every each per than then so as which who whom what very really most
 let lets like such some other both either same own too instead"""
 _FILL_EN = _FILL_EN_TEXT.split()
 _NEG_EN_TEXT = """not never no don't doesn't dont doesnt isn't aren't wasn't weren't won't can't cannot couldn't
-shouldn't mustn't didn't haven't hasn't hadn't wouldn't neither nor without"""
+shouldn't mustn't didn't haven't hasn't hadn't wouldn't neither nor without frozen"""
 _NEG_EN = _NEG_EN_TEXT.split()
 _NO_QUANTITY = frozenset(("more", "fewer", "less", "later", "earlier", "sooner"))
 """`no` before these is a bound ("no more than 4"), not a negation."""
@@ -785,7 +785,7 @@ def narrower(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
             last = cy[j2 - 1][1]
             if n == 0 and len(ops) > 1 and ops[1][0] == "equal" and (
                     len(new) >= 4 or any(w in f" {src_x.lower()} " for w in _EVERY)) and not all(
-                    c.isascii() for c in new) and last.src[last.end:cy[j2][1].at].strip() in ("", "的"):
+                    c.isascii() for c in new) and cy[j2][1].at - last.end <= 2 and last.src[last.end:cy[j2][1].at].strip() in ("", "的"):
                 return True  # words right before the subject both name: 核心模块测试覆盖率, 导出接口 vs 每个接口
             if n == 1 and ops[0][0] == "equal" and _after_preposition(cy[j1][1]) and (
                     last.src[last.end:last.end + 12].lower().split() or [""])[0] in _SUBJECT_VERBS:
@@ -939,7 +939,9 @@ def past(toks: Sequence[Tok]) -> bool:
         for w in _PAST_CLAUSE_ZH:
             k = src.find(w)
             while k >= 0:
-                head = src[:k].rstrip()
+                head = src[max(0, k - 8):k].rstrip()
+                if not head and k > 8:
+                    head = " "
                 if not head or head[-1] in "，。；：,;:年" or head[-1].isdigit():
                     return True
                 k = src.find(w, k + 1)
@@ -1058,7 +1060,7 @@ _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "rep
              "token": "令牌", "tokens": "令牌", "certificate": "证书", "certificates": "证书", "domain": "域名",
              "log": "日志", "logs": "日志", "失效": "expire", "过期": "expire", "有效期": "expire", "有效": "expire", "concurrency": "并发", "lb": "balancer", "2fa": "factor", "pushes": "推送", "rollback": "回滚", "alert": "告警", "queue": "队列", "consumer": "消费者",
              "producer": "生产者", "job": "任务", "task": "任务",
-             "session": "会话", "timeout": "超时", "cache": "缓存", "backup": "备份", "deploy": "部署",
+             "session": "会话", "deployment": "deploy", "deployments": "deploy", "timeout": "超时", "cache": "缓存", "backup": "备份", "deploy": "部署",
              "database": "数据库", "retry": "重试", "password": "密码", "service": "服务", "upload": "上传",
              "traffic": "流量", "cluster": "集群", "version": "版本", "branch": "分支", "request": "请求", "codeowners": "own"}
 _IDENT_TEXT = """tenant tenants phase sprint shard worker room ticket issue step stage milestone cluster team
@@ -1104,6 +1106,8 @@ def _key(w: str) -> str:
     w = _SYNONYMS.get(w, w)
     if not w.isascii():
         return w
+    if w.endswith("s") and w[:-1] in _SYNONYMS:
+        return _key(w[:-1])  # caches: cache, not "cach"
     if w.endswith(("shes", "ches", "xes", "sses")):
         w = w[:-2]
     w = _stem(w)
@@ -1486,6 +1490,7 @@ _SLOT_IGNORE = frozenset(_SLOT_IGNORE_TEXT.split())
 """Words that say a value changed or when (upgraded, bumped to, now, last month, 已经, 升级, 改成):
 not what the text is about (`_key`s: five letters at most)."""
 _WEAK_QUALS = frozenset(("customer", "customers", "server"))
+_EVERY_PART = frozenset(("night", "morning", "evening", "afternoon"))
 _PERIOD_WORDS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
 _RANGE_EN = frozenset(("between", "from", "through", "to", "until", "到", "至"))
 
@@ -1704,6 +1709,8 @@ def _periods(toks: Sequence[Tok]) -> list[tuple[float, str]]:
         low = t.surface.lower()
         if low in _PERIOD_WORDS:
             out.append((_PERIOD_WORDS[low], t.surface))
+        elif low in _EVERY_PART and t.src and t.src[max(0, t.at - 7):t.at].lower().rstrip().endswith("every"):
+            out.append((86400.0, f"every {t.surface}"))  # every night, every morning: daily
         elif t.kind == "unit" and _UNITS.get(t.detail, ("", 0.0))[0] == "time" and t.src:
             head = t.src[max(0, t.at - 7):t.at].lower().rstrip()
             if head.endswith(("every", "每")):

@@ -276,3 +276,29 @@ def test_another_thing_and_exceptions_through_the_stores_finder(nogit: Path):
     rows = [{"id": f"m{i}", "body": t, "location": "repo", "type": "fact", "source": None,
              "review_state": "published", "supersedes": None, "superseded_by": None} for i, t in enumerate(bodies)]
     assert find(rows) == []
+
+
+# ------------------------------------------------------------------ 9. misses
+@pytest.mark.parametrize(("a", "b"), [
+    ("Deployments are frozen on Fridays.", "We deploy on Fridays."),
+    ("The report job runs every night.", "The report job runs every week."),
+    ("The search service caches results for 5 minutes.", "Search results are cached for an hour."),
+])
+def test_more_ways_of_saying_a_value(a: str, b: str):
+    assert dx.compare(a, b) is not None
+
+
+def test_the_new_rules_are_linear():
+    """`past`, `replaced` and `narrower` on long texts: a few scans, and an alignment of at most
+    MAX_TOKENS words (a longer text is not compared at all)."""
+    from conftest import grows_linearly
+
+    def run(n: int) -> None:
+        text = "以前" * n + " used to " * n + "until last " * n
+        toks = dx.tokens(text)
+        dx.past(toks)
+        dx.replaced(toks[:dx.MAX_TOKENS], toks[:dx.MAX_TOKENS])
+        dx.narrower(toks[:dx.MAX_TOKENS], toks[:dx.MAX_TOKENS])
+
+    ok, _small, _large = grows_linearly(run, 20_000)
+    assert ok
