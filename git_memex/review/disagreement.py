@@ -42,10 +42,21 @@ differing value holds at most `SLOT_NEAR_EXTRA` words the other lacks, and the s
 (qualifiers, ordinals, a floor vs a ceiling, several supported; and a range holding the other's
 value, "1 to 32" vs "defaults to 8", for every way).
 
+Whichever way found a difference, four rules make two texts compatible (`compare_tokens`): one
+speaks of the past and the other of now (`past`: "used to", "until last spring", "before 2024",
+以前, 曾经, 去年); a word replaced on both sides beside a word both hold names another thing of one
+kind (`replaced`: the build cache vs the artifact cache, 读超时 vs 连接超时); one names a narrower
+case, a phrase between the subject and its verb or a Chinese modifier before the subject
+(`narrower`: "Pull requests to the infra repo need…", 核心模块…); or they are two steps (先 vs …后)
+or a negation about another day. A number of more than MAX_DIGITS digits is no value (compared
+as a word), so no conversion overflows.
+
 Cost: every regular expression here is one character class with a quantifier (no nesting, no
 backtracking: linear in the text; tests/review/test_contradictions.py runs 64 KiB bodies). The
 slot scans (asides, clauses, rates) are plain loops over the text or bounded windows of it, each
-walked once (tests/review/test_slots.py). A text
+walked once (tests/review/test_slots.py); `past` is a few substring scans and bounded windows, and
+`replaced`/`narrower` align at most MAX_TOKENS words, as the alignment does
+(tests/review/test_contradiction_attacks.py). A text
 of more than `MAX_TOKENS` tokens is not compared (a memory is one statement; the alignment is
 quadratic in tokens, so it is bounded). Pure: no I/O.
 """
