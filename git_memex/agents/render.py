@@ -110,10 +110,12 @@ def squeeze(text: str, limit: int = LINE_CHARS) -> str:
     (`core.output.neutralise`, as the CLI prints): what the session block and every MCP text line show."""
     from git_memex.core.output import neutralise
 
-    one = neutralise(" ".join(text.split()))
+    raw = " ".join(text.split())
+    one = neutralise(raw)
     if len(one) <= limit:
         return one
-    raw = " ".join(text.split())
+    if one == raw:
+        return one[: limit - 1].rstrip() + "…"
     out: list[str] = []
     used = 0
     for ch in raw:  # cut before the escapes, so that none is cut in half

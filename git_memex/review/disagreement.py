@@ -293,6 +293,8 @@ def _lexicons() -> None:
 _LATIN_RE = r"[A-Za-z0-9_@$%][A-Za-z0-9_.:'@+%-]*"
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(f"{_LATIN_RE}|[{_HAN}]+")
+_OTHER_DIGIT = re.compile(r"[^\D0-9]")
+"""A decimal digit (Unicode Nd) other than 0-9: one character class."""
 _EDGE = ".:'-+"
 
 
@@ -352,9 +354,8 @@ def tokens(text: str) -> list[Tok]:
 
     _lexicons()
     text = unicodedata.normalize("NFKC", text.replace("\u2019", "'"))
-    if not text.isascii():  # ٨٠٨٠, ८०८०: any decimal digit (Unicode Nd) compared as its ASCII digit
-        text = "".join(str(unicodedata.digit(c)) if c > "\x7f" and unicodedata.category(c) == "Nd" else c
-                       for c in text)
+    if not text.isascii() and _OTHER_DIGIT.search(text):  # ٨٠٨٠, ८०८०: any decimal digit (Unicode Nd) as ASCII
+        text = _OTHER_DIGIT.sub(lambda m: str(unicodedata.digit(m.group())), text)
     for two, one in _JOINED:  # "time out" is the word timeout (same length: positions stay)
         if two in text:
             text = text.replace(two, one)
@@ -723,7 +724,8 @@ def _cannot(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
 
 
 def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
-    """`compare` on texts already split by `tokens`."""
+    """`compare` on texts already split by `tokens`. The rules that make two texts compatible
+    whichever way found a difference (`_other_case`) run only on a pair found to differ."""
     v = _compare_tokens(a, b)
     if v is not None and _other_case(a, b, v):
         return None
@@ -739,8 +741,6 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
 def _compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
         return None
-    if past(a) != past(b):
-        return None  # "used to listen on 8000" vs "listens on 8080": history, not a disagreement
     if any(t.kind == "alt" for t in (*a, *b)):  # a choice passed over is not said: "ClickHouse over MongoDB"
         a = [t for t in a if not (t.kind == "alt" and _passed_over(t))]
         b = [t for t in b if not (t.kind == "alt" and _passed_over(t))]
@@ -765,6 +765,8 @@ def _other_case(a: Sequence[Tok], b: Sequence[Tok], v: Verdict) -> bool:
     """Rules that make two texts compatible whichever way found them different: another thing of
     one kind (`replaced`), a narrower case (`narrower`), two steps of a sequence, a negation about
     another day."""
+    if past(a) != past(b):
+        return True  # "used to listen on 8000" vs "listens on 8080": history, not a disagreement
     owners = frozenset(_key(w.lower()) for d in v.differences if d.kind == "owner" for w in (*d.a.split(), *d.b.split()))
     if replaced(a, b, owners):
         return True  # "the build cache … 7 days" vs "the artifact cache … 30 days": two caches
