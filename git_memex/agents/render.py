@@ -105,15 +105,26 @@ class ContextBlock:
 
 
 def squeeze(text: str, limit: int = LINE_CHARS) -> str:
-    """One line: whitespace collapsed, cut at `limit` characters with an ellipsis; a terminal
-    control or bidi override a memory holds spelled as its visible escape (`core.output.neutralise`,
-    as the CLI prints): what the session block and every MCP text line show."""
+    """One line: whitespace collapsed, cut at `limit` characters with an ellipsis (never inside an
+    escape); a terminal control or bidi override a memory holds spelled as its visible escape
+    (`core.output.neutralise`, as the CLI prints): what the session block and every MCP text line show."""
     from git_memex.core.output import neutralise
 
-    one = neutralise(" ".join(text.split()))
+    raw = " ".join(text.split())
+    one = neutralise(raw)
     if len(one) <= limit:
         return one
-    return one[: limit - 1].rstrip() + "…"
+    if one == raw:
+        return one[: limit - 1].rstrip() + "…"
+    out: list[str] = []
+    used = 0
+    for ch in raw:  # cut before the escapes, so that none is cut in half
+        piece = neutralise(ch)
+        if used + len(piece) > limit - 1:
+            break
+        out.append(piece)
+        used += len(piece)
+    return "".join(out).rstrip() + "…"
 
 
 def review_words(state: str | None, claim: str | None = None) -> str:

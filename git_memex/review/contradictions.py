@@ -285,13 +285,43 @@ def unresolved(ctx: Context, rows: Iterable[Any], stats: dict[str, int] | None =
     return out
 
 
+VALUE_CHARS = 120
+"""A differing value as shown (`shown_value`) is at most this many characters: a value is a few
+words of one memory, and a pasted blob must not make every line that names the pair a page long."""
+
+
+def shown_value(value: str) -> str:
+    """A differing value as every surface shows it (audit, sync-status, doctor, search, list, MCP,
+    the session block): each invisible or control character (Unicode Cc, Cf, Zl, Zp: a zero-width
+    space inside "80\\u200b80", a bidi override, ESC) spelled as its ``\\uXXXX`` escape, and the
+    whole cut to at most VALUE_CHARS characters with an ellipsis, never inside an escape."""
+    import unicodedata
+
+    pieces = [(f"\\u{ord(ch):04x}" if ch <= "\uffff" else f"\\U{ord(ch):08x}")
+              if unicodedata.category(ch) in _HIDDEN else ch for ch in value[:VALUE_CHARS]]
+    if len(value) <= VALUE_CHARS and sum(map(len, pieces)) <= VALUE_CHARS:
+        return "".join(pieces)
+    out: list[str] = []
+    used = 0
+    for piece in pieces:
+        if used + len(piece) > VALUE_CHARS - 1:
+            break
+        out.append(piece)
+        used += len(piece)
+    return "".join(out).rstrip() + "…"
+
+
+_HIDDEN = frozenset(("Cc", "Cf", "Zl", "Zp"))
+
+
 def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]]) -> Contradiction | None:
-    """`c` with its differing values as the bodies may be shown: secrets masked (a file that came
+    """`c` with its differing values as the bodies may be shown (`shown_value`): secrets masked (a file that came
     in by another road may hold one; only found pairs pay for the check). Each word of a value
     that masking changed in its body is replaced by the masked word; where the words of a body
     cannot be matched up, the value is "(masked)". A difference in a masked value is no
     difference (two secrets, each masked, say nothing a person can compare, and the masks would
     show part of them side by side): it is left out, and a pair with no other is None."""
+    from git_memex.review.disagreement import Difference
     from git_memex.secrets.redact import redact
 
     def shown(body: str) -> dict[str, str] | None:
@@ -303,7 +333,8 @@ def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any
 
     ma, mb = shown(by_id[c.a]["body"] or ""), shown(by_id[c.b]["body"] or "")
     if ma == {} and mb == {}:
-        return c
+        return Contradiction(c.a, c.b, [Difference(d.kind, shown_value(d.a), shown_value(d.b)) for d in c.differences],
+                             c.preferred, c.why, c.tiers)
 
     def word(w: str, changed: dict[str, str]) -> str:
         if w in changed:
@@ -319,9 +350,7 @@ def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any
             return "(masked)"
         return " ".join(word(w, changed) for w in text.split())
 
-    from git_memex.review.disagreement import Difference
-
-    diffs = [Difference(d.kind, va, vb) for d in c.differences
+    diffs = [Difference(d.kind, shown_value(va), shown_value(vb)) for d in c.differences
              if (va := value(d.a, ma)) == d.a and (vb := value(d.b, mb)) == d.b]
     if not diffs:
         return None

@@ -42,10 +42,21 @@ differing value holds at most `SLOT_NEAR_EXTRA` words the other lacks, and the s
 (qualifiers, ordinals, a floor vs a ceiling, several supported; and a range holding the other's
 value, "1 to 32" vs "defaults to 8", for every way).
 
+Whichever way found a difference, four rules make two texts compatible (`compare_tokens`): one
+speaks of the past and the other of now (`past`: "used to", "until last spring", "before 2024",
+以前, 曾经, 去年); a word replaced on both sides beside a word both hold names another thing of one
+kind (`replaced`: the build cache vs the artifact cache, 读超时 vs 连接超时); one names a narrower
+case, a phrase between the subject and its verb or a Chinese modifier before the subject
+(`narrower`: "Pull requests to the infra repo need…", 核心模块…); or they are two steps (先 vs …后)
+or a negation about another day. A number of more than MAX_DIGITS digits is no value (compared
+as a word), so no conversion overflows.
+
 Cost: every regular expression here is one character class with a quantifier (no nesting, no
 backtracking: linear in the text; tests/review/test_contradictions.py runs 64 KiB bodies). The
 slot scans (asides, clauses, rates) are plain loops over the text or bounded windows of it, each
-walked once (tests/review/test_slots.py). A text
+walked once (tests/review/test_slots.py); `past` is a few substring scans and bounded windows, and
+`replaced`/`narrower` align at most MAX_TOKENS words, as the alignment does
+(tests/review/test_contradiction_attacks.py). A text
 of more than `MAX_TOKENS` tokens is not compared (a memory is one statement; the alignment is
 quadratic in tokens, so it is bounded). Pure: no I/O.
 """
@@ -78,7 +89,7 @@ only all any every each per than then so as which who whom what very really most
 let lets like such some other both either same own too instead"""
 _FILL_EN = _FILL_EN_TEXT.split()
 _NEG_EN_TEXT = """not never no don't doesn't dont doesnt isn't aren't wasn't weren't won't can't cannot couldn't
-shouldn't mustn't didn't haven't hasn't hadn't wouldn't neither nor without"""
+shouldn't mustn't didn't haven't hasn't hadn't wouldn't neither nor without frozen"""
 _NEG_EN = _NEG_EN_TEXT.split()
 _NO_QUANTITY = frozenset(("more", "fewer", "less", "later", "earlier", "sooner"))
 """`no` before these is a bound ("no more than 4"), not a negation."""
@@ -147,8 +158,24 @@ _UNITS: dict[str, tuple[str, float]] = {
     **{u: ("count", 1.0) for u in ("个", "次", "条", "台", "位", "倍", "遍", "percent", "%")},
 }
 _NUMBER_WORDS_TEXT = "zero _ two three four five six seven eight nine ten eleven twelve"
-_NUMBER_WORDS: dict[str, int] = {w: n for n, w in enumerate(_NUMBER_WORDS_TEXT.split()) if w != "_"}
-"""Numbers written as words ("five times"); not "one", which is as often a pronoun."""
+_NUMBER_WORDS: dict[str, str] = {w: str(n) for n, w in enumerate(_NUMBER_WORDS_TEXT.split()) if w != "_"}
+"""Numbers written as words ("five times"); "one" and "half" only before what they count (`_counted`)."""
+_NOT_COUNTED = frozenset(("of", "or", "and", "another", "more", "less", "is", "are", "was", "can", "could", "will",
+                          "would", "should", "must", "may", "might", "who", "that", "which", "to", "by", "in", "on",
+                          "at", "for", "with", "from", "the", "way", "thing", "day"))
+
+
+def _counted(text: str, end: int) -> bool:
+    """Is the word ending at `end` followed by what it counts ("one approval", "half a minute", "one
+    week"), not a pronoun's verb ("one of", "no one can")? Reads the next word only."""
+    rest = text[end:end + 24].lstrip(" ")
+    if rest[:2].lower() in ("a ", "an"):  # half a minute, half an hour
+        rest = rest.split(" ", 1)[1] if " " in rest else ""
+    j = 0
+    while j < len(rest) and rest[j].isalpha():
+        j += 1
+    word = rest[:j].lower()
+    return bool(word) and word not in _NOT_COUNTED and (not text[:end].lower().endswith("no one"))
 _PORT_CUES = frozenset({"port", "ports", "端口", "端口号"})
 
 # Chinese: segmented by these lists (longest match first), other Han characters one by one.
@@ -266,6 +293,8 @@ def _lexicons() -> None:
 _LATIN_RE = r"[A-Za-z0-9_@$%][A-Za-z0-9_.:'@+%-]*"
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(f"{_LATIN_RE}|[{_HAN}]+")
+_OTHER_DIGIT = re.compile(r"[^\D0-9]")
+"""A decimal digit (Unicode Nd) other than 0-9: one character class."""
 _EDGE = ".:'-+"
 
 
@@ -299,15 +328,24 @@ def _host_port(low: str) -> str:
     return tail if head[0].isalpha() or head.count(".") == 3 else ""
 
 
+MAX_DIGITS = 15
+"""A number with more digits than this is no time, port, version or quantity (an id, a hash, a
+pasted blob): it is compared as a word. Every numeric conversion here reads at most this many
+digits (a float holds 15 exactly), so none overflows or meets Python's int-from-string limit."""
+
+
 def _is_number(low: str) -> bool:
     """A number, time or version as written: digits with . , : between them, an optional
-    leading v and a short unit glued on (10mb, 6am, 30s, 80%); not an identifier (0332_add_x)."""
+    leading v and a short unit glued on (10mb, 6am, 30s, 80%), at most MAX_DIGITS digits; not an
+    identifier (0332_add_x)."""
     t = low[1:] if low[0] == "v" else low
-    i = 0
+    i = digits = 0
     while i < len(t) and (t[i].isdigit() or t[i] in ".,:"):
+        digits += t[i].isdigit()
         i += 1
     rest = t[i:]
-    return i > 0 and t[0].isdigit() and (rest == "" or rest == "%" or (len(rest) <= 3 and rest.isalpha()))
+    return 0 < digits <= MAX_DIGITS and t[0].isdigit() and (
+        rest == "" or rest == "%" or (len(rest) <= 3 and rest.isalpha()))
 
 
 def tokens(text: str) -> list[Tok]:
@@ -316,6 +354,8 @@ def tokens(text: str) -> list[Tok]:
 
     _lexicons()
     text = unicodedata.normalize("NFKC", text.replace("\u2019", "'"))
+    if not text.isascii() and _OTHER_DIGIT.search(text):  # ٨٠٨٠, ८०८०: any decimal digit (Unicode Nd) as ASCII
+        text = _OTHER_DIGIT.sub(lambda m: str(unicodedata.digit(m.group())), text)
     for two, one in _JOINED:  # "time out" is the word timeout (same length: positions stay)
         if two in text:
             text = text.replace(two, one)
@@ -354,15 +394,23 @@ def tokens(text: str) -> list[Tok]:
                 out[-1] = Tok(f"{int(low)}:{int(prev_num.norm):02d}", text[prev_num.at:end + 6], "num",
                               at=prev_num.at, end=end + 6, src=text)
                 continue
+            if (prev_num is not None and prev_num.norm.isdigit() and prev_num.end + 1 == at and text[prev_num.end] == ","
+                    and low[:3].isdigit() and not low[3:4].isdigit() and len(prev_num.norm) + len(low) <= MAX_DIGITS):
+                out[-1] = Tok(prev_num.norm + low, text[prev_num.at:end], "num", at=prev_num.at, end=end, src=text)
+                continue  # 2,000 ms, 1,048,576 bytes: digit groups of one number
             out.append(Tok(low, s, "num", at=at, end=end, src=text))
             continue
         if low in ("am", "pm") and out and out[-1].kind == "num" and out[-1].src:
             prev = out.pop()
             out.append(Tok(prev.norm + low, text[prev.at:end], "num", at=prev.at, end=end, src=text))
             continue
-        if low in _NUMBER_WORDS:
-            out.append(Tok(str(_NUMBER_WORDS[low]), s, "num", at=at, end=end, src=text))
+        if low in _NUMBER_WORDS or (low in ("one", "half") and _counted(text, end)):
+            out.append(Tok(_NUMBER_WORDS.get(low, "1" if low == "one" else "0.5"), s, "num", at=at, end=end, src=text))
             continue
+        if len(s) == 1 and s.isupper() and s != "I" and out and out[-1].kind in ("word", "qual", "cue") and (
+                not text[out[-1].end:at].strip()):
+            out.append(Tok("#" + low, s, "word", name=True, at=at, end=end, src=text))
+            continue  # room A, plan B, zone C: a letter that names one of several
         norm = _stem(low)
         kind, detail = _LEX_EN.get(norm, _LEX_EN.get(low, ("word", "")))
         if kind == "fill":
@@ -371,6 +419,9 @@ def tokens(text: str) -> list[Tok]:
             norm = detail
         if kind == "qual" and text[end:end + 8].lower().startswith(_NOT_QUAL_AFTER.get(low, "\0")):
             kind, detail = "word", ""  # a load balancer is no load test
+        if kind == "qual" and text[end:end + 7].lower().startswith(_TEAM_AFTER):
+            out.append(Tok(norm, s, "word", name=True, at=at, end=end, src=text))
+            continue  # the dev team, the ops squad: a team's name, not a case
         out.append(Tok(norm, s, kind, detail, s[0].isupper() or s[0] == "@", at=at, end=end, src=text))
     if no is not None:
         out.append(no)
@@ -395,14 +446,18 @@ def _han(text: str, start: int, stop: int, out: list[Tok]) -> None:
                 while j < stop and text[j] in _NUM_ZH:
                     j += 1
                 w = text[i:j]
-                hit = ("num", w)
+                hit = ("num", w) if j - i <= MAX_DIGITS else ("word", "")  # a run that long is no number
         kind, detail = hit if hit is not None else ("word", "")
+        if kind == "qual" and text[i + len(w):i + len(w) + 1] in _TEAM_ZH:
+            kind, detail = "word", ""  # 开发组, 运维团队: a team's name, not a case
         if kind != "fill":
             out.append(Tok(detail if kind == "alt" else w, w, kind, detail, True, True, at=i, end=i + len(w), src=text))
         i += len(w)
 
 
 _DIGITS = frozenset("0123456789")
+_TEAM_AFTER = (" team", " squad", " crew", " group", " guild")
+_TEAM_ZH = frozenset("组团部")
 _NOT_QUAL_AFTER = {"load": " balanc"}
 """A qualifier word that names something else before these: load balancer."""
 _JOINED = ((" time out", " timeout "), (" timed out", " timedout "), (" times out", " timesout "))
@@ -485,10 +540,14 @@ def _join(toks: Sequence[Tok]) -> str:
 
 
 def _number(t: Tok) -> float | None:
-    s = t.norm.lstrip("v")
+    s = t.norm.lstrip("v").replace(",", "")
+    if s and all(c in _NUM_ZH for c in s):
+        return _zh_number(s)  # 三, 十五, 半
+    if sum(c.isdigit() for c in s) > MAX_DIGITS:
+        return None
     try:
         return float(s)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
@@ -505,16 +564,28 @@ def _quantities(chunk: Sequence[Tok], after: Tok | None) -> list[tuple[str, str]
 
 
 def _same_quantity(qa: list[tuple[str, str]], qb: list[tuple[str, str]]) -> bool:
+    """One quantity written two ways: 30 s and 30000 ms, 三次 and 3 次, 半小时 and 30 分钟, 12am and
+    00:00, v20 and 20, a version and a more precise one (3.11 and 3.11.4)."""
     if qa == qb:
         return True
     if len(qa) != 1 or len(qb) != 1:
         return False
     (na, ua), (nb, ub) = qa[0], qb[0]
-    da, db = _UNITS.get(ua), _UNITS.get(ub)
+    if _is_clock(na) and _is_clock(nb):
+        ca, cb = _clock(Tok(na, na, "num")), _clock(Tok(nb, nb, "num"))
+        return ca is not None and ca == cb
+    if ua == ub and na.count(".") + nb.count(".") and (na[:1] == "v" or nb[:1] == "v" or "." in na or "." in nb) and (
+            not ua and _version_same(na, nb)):
+        return True  # Node 20.0 and 20, Python 3.11 and 3.11.4
+    da, db = _UNITS.get(ua, ("", 1.0) if ua == ub else None), _UNITS.get(ub, ("", 1.0) if ua == ub else None)
     xa, xb = _number(Tok(na, na, "num")), _number(Tok(nb, nb, "num"))
     if da is None or db is None or xa is None or xb is None or da[0] != db[0]:
         return False
     return abs(xa * da[1] - xb * db[1]) <= 1e-9 * max(abs(xa * da[1]), 1.0)
+
+
+def _is_clock(norm: str) -> bool:
+    return ":" in norm or (norm.endswith(("am", "pm")) and norm[:1].isdigit())
 
 
 def _value_kind(chunk: Sequence[Tok], before: Tok | None, after: Tok | None) -> str:
@@ -653,7 +724,21 @@ def _cannot(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
 
 
 def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
-    """`compare` on texts already split by `tokens`."""
+    """`compare` on texts already split by `tokens`. The rules that make two texts compatible
+    whichever way found a difference (`_other_case`) run only on a pair found to differ."""
+    v = _compare_tokens(a, b)
+    if v is not None and _other_case(a, b, v):
+        return None
+    if v is not None and any(d.kind == "owner" and not (d.a + d.b).isascii() for d in v.differences):
+        oa, _ka = _owners(a)
+        ob, _kb = _owners(b)
+        if len(oa - ob) == 1 and len(ob - oa) == 1:  # 运维组 vs 平台组, as written, not the characters that differ
+            whole = Difference("owner", next(iter(oa - ob)), next(iter(ob - oa)))
+            v = Verdict([whole if d.kind == "owner" else d for d in v.differences], v.shared)
+    return v
+
+
+def _compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
         return None
     if any(t.kind == "alt" for t in (*a, *b)):  # a choice passed over is not said: "ClickHouse over MongoDB"
@@ -672,7 +757,216 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     if v is not None and all(d.kind == "version" and _version_same(d.a.split()[-1], d.b.split()[-1])
                              for d in v.differences):
         return None  # Node 20 vs 20.11.0: one version and its release
-    return v or slots(a, b)
+    v = v or slots(a, b)
+    return v
+
+
+def _other_case(a: Sequence[Tok], b: Sequence[Tok], v: Verdict) -> bool:
+    """Rules that make two texts compatible whichever way found them different: another thing of
+    one kind (`replaced`), a narrower case (`narrower`), two steps of a sequence, a negation about
+    another day."""
+    if past(a) != past(b):
+        return True  # "used to listen on 8000" vs "listens on 8080": history, not a disagreement
+    owners = frozenset(_key(w.lower()) for d in v.differences if d.kind == "owner" for w in (*d.a.split(), *d.b.split()))
+    if replaced(a, b, owners):
+        return True  # "the build cache … 7 days" vs "the artifact cache … 30 days": two caches
+    if not owners and narrower(a, b):
+        return True  # "Pull requests need 2 approvals" vs "Pull requests to the infra repo need 3": an exception
+    if _steps(a) ^ _steps(b) == {"first", "later"}:
+        return True  # "先放 5% 流量" vs "观察 30 分钟后放到 50%": two steps
+    return any(d.kind == "alternative" and _alt_class(d.a) == "day" for d in v.differences) and _other_day_negated(a, b)
+
+
+def narrower(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
+    """Does one text name a narrower case of what the other says, its words on that side only: a
+    phrase after the subject ("Pull requests to the infra repo", "Merge requests from the bot"), or
+    words before it (核心模块测试覆盖率, 导出接口, "Audit logs")? A rule and its exception, not a
+    disagreement. The same alignment as `replaced`."""
+    from difflib import SequenceMatcher
+
+    for x, y in ((a, b), (b, a)):
+        cx, cy = _content(x), _content(y)
+        kx, ky = [k for k, _t in cx], [k for k, _t in cy]
+        ops = SequenceMatcher(None, kx, ky, autojunk=False).get_opcodes()
+        src_x = x[0].src if x else ""
+        for n, (op, _i1, _i2, j1, j2) in enumerate(ops):
+            if op != "insert":
+                continue
+            new = [c for k in ky[j1:j2] for c in _fresh(k, kx, src_x, frozenset())]
+            if not new or (not all(c.isascii() for c in new) and len(new) < 2):
+                continue
+            last = cy[j2 - 1][1]
+            if n == 0 and len(ops) > 1 and ops[1][0] == "equal" and (
+                    len(new) >= 4 or any(w in f" {src_x.lower()} " for w in _EVERY)) and not all(
+                    c.isascii() for c in new) and cy[j2][1].at - last.end <= 2 and last.src[last.end:cy[j2][1].at].strip() in ("", "的"):
+                return True  # words right before the subject both name: 核心模块测试覆盖率, 导出接口 vs 每个接口
+            if n == 1 and ops[0][0] == "equal" and _after_preposition(cy[j1][1]) and (
+                    last.src[last.end:last.end + 12].lower().split() or [""])[0] in _SUBJECT_VERBS:
+                return True  # a phrase between the subject and its verb: "to the infra repo need", "from the bot are"
+    return False
+
+
+_SUBJECT_VERBS = frozenset(("is", "are", "need", "needs", "must", "should", "get", "gets", "has", "have", "require",
+                            "requires", "will", "can", "may", "use", "uses", "run", "runs", "expire", "expires"))
+_EVERY = ("每个", "所有", "全部", "一律", " every ", " all ", " any ")
+_FIRST_STEP = (" first ", " initially ", " to start ", "先", "首先", "第一步")
+_LATER_STEP = (" then ", " afterwards ", " after that ", " later ", "然后", "之后", "分钟后", "小时后", "天后", "随后")
+
+
+def _steps(toks: Sequence[Tok]) -> set[str]:
+    """Which steps of a sequence a text names: "first" (先, first, initially) and/or "later" (然后,
+    then, 30 分钟后)."""
+    src = toks[0].src.lower() if toks and toks[0].src else ""
+    padded = f" {src.replace(',', ' ').replace('.', ' ')} "
+    out = set()
+    if any(m in padded for m in _FIRST_STEP):
+        out.add("first")
+    if any(m in padded for m in _LATER_STEP):
+        out.add("later")
+    return out
+
+
+def _other_day_negated(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
+    """Do the texts name other days, one of them negating ("Don't run migrations on Fridays" vs
+    "We run migrations on Tuesdays")? Then both hold."""
+    sa, sb = says(a), says(b)
+    da, db = sa.alts.get("day", frozenset()), sb.alts.get("day", frozenset())
+    return bool(da and db and not da & db) and (_negations(sa, sb) % 2) != (_negations(sb, sa) % 2)
+
+
+def _content(toks: Sequence[Tok]) -> list[tuple[str, Tok]]:
+    """The text's content words outside its asides, as `replaced` aligns them: `_key`s (synonyms
+    folded; a run of single Han characters one word), less verbs that say how (a capitalised one
+    inside a sentence is a name: Go), port words, team words and words that say a change or when."""
+    out: list[tuple[str, Tok]] = []
+    run: list[Tok] = []
+
+    def flush() -> None:
+        if run:
+            w = "".join(t.norm for t in run)
+            if w not in GENERIC_VERBS and _SLOT_IGNORE.isdisjoint(w):
+                out.append((w, Tok(w, w, "word", "", True, True, at=run[0].at, end=run[-1].end, src=run[0].src)))
+            run.clear()
+
+    for t in _core(toks):
+        if t.han and len(t.norm) == 1 and t.kind == "word":
+            if run and run[-1].end != t.at:
+                flush()
+            run.append(t)
+            continue
+        flush()
+        if t.kind not in ("word", "qual") or t.norm.startswith("#") or t.norm in _OWN_ZH_OPEN:
+            continue
+        low = t.norm
+        head = t.src[:t.at].rstrip() if t.src else ""
+        if (low in GENERIC_VERBS or t.surface.lower() in GENERIC_VERBS) and not (t.surface[:1].isupper() and head and head[-1] not in ".!?:;"):
+            continue
+        k = _key(low)
+        if ((k in _SLOT_IGNORE or (t.han and not _SLOT_IGNORE.isdisjoint(k))) and k != "build") or k == "own" or (
+                low in _ORDINALS or low in _PORT_CUES or low in _TEAM_WORDS):
+            continue
+        out.append((k, t))
+    flush()
+    return out
+
+
+_TEAM_WORDS = frozenset(("team", "teams", "squad", "crew", "group", "guild", "组", "团队", "小组"))
+
+
+def replaced(a: Sequence[Tok], b: Sequence[Tok], owners: frozenset[str] = frozenset()) -> bool:
+    """Is a word of one text replaced by another word in the other, beside a word both hold ("the
+    build cache" vs "the artifact cache", "connect timeout" vs "idle timeout", "in the Berlin office"
+    vs "in the London office", 读超时 vs 连接超时)? Then they are two things of one kind, whatever
+    values differ. Synonyms are one word (`_key`); a word the other text holds elsewhere is moved,
+    not replaced; `owners` (the owner names that differ) are the difference itself. A difflib
+    alignment of two short word lists (MAX_TOKENS at most)."""
+    from difflib import SequenceMatcher
+
+    ca, cb = _content(a), _content(b)
+    ka, kb = [k for k, _t in ca], [k for k, _t in cb]
+    src_a, src_b = (a[0].src if a else ""), (b[0].src if b else "")
+    ops = SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes()
+    for n, (op, i1, i2, j1, j2) in enumerate(ops):
+        if op != "replace":
+            continue
+        before = n + 1 < len(ops) and ops[n + 1][0] == "equal"  # build cache, 读超时, the Berlin office
+        after = n > 0 and ops[n - 1][0] == "equal" and _after_preposition(ca[i1][1]) and _after_preposition(cb[j1][1])
+        if not (before or after):
+            continue  # "for avatars" vs "for attachments" after a word both hold; not "is generated" vs "cron"
+        fa = [c for k in ka[i1:i2] for c in _fresh(k, kb, src_b, owners)]
+        fb = [c for k in kb[j1:j2] for c in _fresh(k, ka, src_a, owners)]
+        if fa and fb and (len(fa) + len(fb) >= 3 or all(c.isascii() for c in fa + fb)):
+            return True  # (Chinese: three characters at least, not a verb or a particle each side)
+    return False
+
+
+_PREPOSITIONS = ("for", "in", "on", "of", "at", "to", "from", "with", "by")
+
+
+def _after_preposition(t: Tok) -> bool:
+    head = t.src[max(0, t.at - 12):t.at].lower().split() if t.src else []
+    while head and head[-1] in ("the", "a", "an", "all", "our", "its"):
+        head.pop()
+    return bool(head) and head[-1] in _PREPOSITIONS
+
+
+def _fresh(k: str, other: list[str], other_src: str, owners: frozenset[str]) -> list[str]:
+    """A word the other text does not hold, as a list of what is new in it: [the word], or for a
+    Chinese word its characters the other text lacks (not a verb that says how, not an owner's
+    name); [] when the other holds it (in a longer word or a shorter one too: 合并 and 合并请求)."""
+    if k.isascii():
+        return [] if k in other or k in owners else [k]
+    if any(k in o or (not o.isascii() and o in k) for o in other):
+        return []
+    return [c for c in k if c not in other_src and c not in GENERIC_VERBS and not any(c in o for o in owners)]
+
+
+
+_PAST_EN = ("used to ", "previously", "formerly", "originally", "in the past", "back then", "back in ", "at first",
+            "until recently", "until last ", "until early ", "until late ", "until mid", "until we ", "until the move",
+            "until the migration", "until yesterday", "before we ", "prior to ")
+_PAST_ZH = ("曾经", "原来", "原先", "过去", "去年", "早期", "以往", "此前", "当初", "最初")
+_PAST_CLAUSE_ZH = ("以前", "之前")
+"""...at the start of a clause or after a year (2024 年以前), else "before an event" (发布之前)."""
+_YEAR_BEFORE = frozenset(("before", "until", "till"))
+_PAST_VERBS = frozenset(("was", "were", "had", "used", "ran", "did", "lived", "took", "kept"))
+_NOW = ("now", "currently", "today", "these days", "nowadays", "现在", "目前", "如今", "现已", "当前")
+_CHANGED_ZH = ("升级", "迁", "改成", "改为", "换成", "调到", "调成", "切到", "切换")
+
+
+def past(toks: Sequence[Tok]) -> bool:
+    """Does the text speak of the past, not of now ("used to", "previously", "until last spring",
+    "before 2024", "In 2021 … had", 以前/之前 opening a clause, 曾经, 原来, 去年)? One text in the past
+    and the other in the present are history and its sequel, never a disagreement (docs/search.md).
+    A text that also says now (now, currently, 现在, 目前) or a change (去年升级到…) states the
+    present. A few substring scans and one walk over the words: linear in the text."""
+    src = toks[0].src if toks and toks[0].src else ""
+    if not src:
+        return False
+    low = f" {src.lower()} "
+    if any(f" {w}" in low or (not w.isascii() and w in low) for w in _NOW):
+        return False
+    if any(w in low for w in _PAST_EN) or (not src.isascii() and any(w in src for w in _PAST_ZH)):
+        return not (not src.isascii() and "去年" in src and any(w in src for w in _CHANGED_ZH))
+    if not src.isascii():
+        for w in _PAST_CLAUSE_ZH:
+            k = src.find(w)
+            while k >= 0:
+                head = src[max(0, k - 8):k].rstrip()
+                if not head and k > 8:
+                    head = " "
+                if not head or head[-1] in "，。；：,;:年" or head[-1].isdigit():
+                    return True
+                k = src.find(w, k + 1)
+    words = low.split()
+    said_past = any(w.strip(".,;:") in _PAST_VERBS for w in words)
+    for i, w in enumerate(words[:-1]):
+        year = words[i + 1].strip(".,;:")
+        if len(year) == 4 and year.isdigit() and year[:2] in ("19", "20") and (
+                w in _YEAR_BEFORE or (w == "to" and i and words[i - 1] == "prior") or (
+                w in ("in", "during") and said_past)):
+            return True  # before 2024, until 2023, in 2021 … had
+    return False
 
 
 def _in_range(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
@@ -779,7 +1073,7 @@ _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "rep
              "token": "令牌", "tokens": "令牌", "certificate": "证书", "certificates": "证书", "domain": "域名",
              "log": "日志", "logs": "日志", "失效": "expire", "过期": "expire", "有效期": "expire", "有效": "expire", "concurrency": "并发", "lb": "balancer", "2fa": "factor", "pushes": "推送", "rollback": "回滚", "alert": "告警", "queue": "队列", "consumer": "消费者",
              "producer": "生产者", "job": "任务", "task": "任务",
-             "session": "会话", "timeout": "超时", "cache": "缓存", "backup": "备份", "deploy": "部署",
+             "session": "会话", "deployment": "deploy", "deployments": "deploy", "timeout": "超时", "cache": "缓存", "backup": "备份", "deploy": "部署",
              "database": "数据库", "retry": "重试", "password": "密码", "service": "服务", "upload": "上传",
              "traffic": "流量", "cluster": "集群", "version": "版本", "branch": "分支", "request": "请求", "codeowners": "own"}
 _IDENT_TEXT = """tenant tenants phase sprint shard worker room ticket issue step stage milestone cluster team
@@ -825,6 +1119,8 @@ def _key(w: str) -> str:
     w = _SYNONYMS.get(w, w)
     if not w.isascii():
         return w
+    if w.endswith("s") and w[:-1] in _SYNONYMS:
+        return _key(w[:-1])  # caches: cache, not "cach"
     if w.endswith(("shes", "ches", "xes", "sses")):
         w = w[:-2]
     w = _stem(w)
@@ -860,9 +1156,12 @@ _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四":
 
 
 def _zh_number(s: str) -> float | None:
-    """A Chinese numeral up to the thousands (一, 十五, 三十, 两百, 半) as a number, else None."""
+    """A Chinese numeral up to the thousands (一, 十五, 三十, 两百, 半) as a number, else None
+    (and None for more than MAX_DIGITS characters)."""
     if s == "半":
         return 0.5
+    if len(s) > MAX_DIGITS:
+        return None
     total = cur = 0
     for c in s:
         if c in _ZH_DIGITS:
@@ -918,11 +1217,12 @@ def _clock(t: Tok) -> float | None:
     pm = s.endswith("pm")
     s = s[:-2] if s.endswith(("am", "pm")) else s
     h, _, m = s.partition(":")
-    try:
-        x = int(h) * 60 + (int(m) if m else 0)
-    except ValueError:
-        return None
-    return float(x + (720 if pm and int(h) < 12 else 0))
+    if len(h) > 2 or len(m) > 2 or not h.isdigit() or not (m.isdigit() or not m):
+        return None  # no time of day: 24:00 at most, two digits each
+    hour = int(h)
+    if hour == 12 and s != t.norm:
+        hour = 0  # 12am is midnight, 12pm noon (+720 below)
+    return float(hour * 60 + (int(m) if m else 0) + (720 if pm else 0))
 
 
 def says(toks: Sequence[Tok]) -> Says:
@@ -1203,6 +1503,7 @@ _SLOT_IGNORE = frozenset(_SLOT_IGNORE_TEXT.split())
 """Words that say a value changed or when (upgraded, bumped to, now, last month, 已经, 升级, 改成):
 not what the text is about (`_key`s: five letters at most)."""
 _WEAK_QUALS = frozenset(("customer", "customers", "server"))
+_EVERY_PART = frozenset(("night", "morning", "evening", "afternoon"))
 _PERIOD_WORDS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
 _RANGE_EN = frozenset(("between", "from", "through", "to", "until", "到", "至"))
 
@@ -1421,6 +1722,8 @@ def _periods(toks: Sequence[Tok]) -> list[tuple[float, str]]:
         low = t.surface.lower()
         if low in _PERIOD_WORDS:
             out.append((_PERIOD_WORDS[low], t.surface))
+        elif low in _EVERY_PART and t.src and t.src[max(0, t.at - 7):t.at].lower().rstrip().endswith("every"):
+            out.append((86400.0, f"every {t.surface}"))  # every night, every morning: daily
         elif t.kind == "unit" and _UNITS.get(t.detail, ("", 0.0))[0] == "time" and t.src:
             head = t.src[max(0, t.at - 7):t.at].lower().rstrip()
             if head.endswith(("every", "每")):

@@ -206,6 +206,12 @@ def chain_problems(rows: Iterable[Mapping[str, Any]]) -> list[ChainProblem]:
 
 
 # ------------------------------------------------------------------ the report
+NEAR_DUPLICATE_LIMIT = 100
+"""At most this many near-duplicate pairs are listed by `audit --json` (the most similar first);
+`near_duplicates_left_out` says how many more there are (n memories written alike make n(n-1)/2
+pairs: 1,000 of them half a million), as `review.contradictions.REPORT_LIMIT` bounds contradictions."""
+
+
 @record
 class AuditReport:
     near_duplicates: list[NearDuplicate] = field(default_factory=list)
@@ -241,7 +247,8 @@ class AuditReport:
             "clean": self.clean,
             "scanned": self.scanned,
             "stale_days": self.stale_days,
-            "near_duplicates": [p.to_json() for p in self.near_duplicates],
+            "near_duplicates": [p.to_json() for p in self.near_duplicates[:NEAR_DUPLICATE_LIMIT]],
+            "near_duplicates_left_out": max(0, len(self.near_duplicates) - NEAR_DUPLICATE_LIMIT),
             "stale": [s.to_json() for s in self.stale],
             "chains": [c.to_json() for c in self.chains],
             "personal_in_repo": self.personal_in_repo,
