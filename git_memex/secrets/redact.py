@@ -418,24 +418,42 @@ def _echo_worthy(value: str) -> bool:
 def _find_copies(text: str, values: dict[str, tuple[str, int]]) -> Iterator[tuple[str, int, int, int]]:
     """Every place of each of `values` in `text` (a short one only as a whole word), as
     (rule, start, end, keep): `_echoes`' search."""
-    if not values:
-        return
-    if len(values) > _ECHO_ALTERNATION:
-        for s, e in _copies(text, values):
-            if e - s < _ECHO_MIN and not _whole_word(text, s, e):
-                continue
-            rule, keep = values[text[s:e]]
-            yield rule, s, e, keep
-        return
-    import re2
+    if values:
+        yield from _CopyFinder(values).find(text)
 
-    ordered = sorted(values, key=len, reverse=True)
-    rx = Rx("|".join(re2.escape(v) for v in ordered), raw=True)
-    for m in rx.finditer(text):
-        if m.end() - m.start() < _ECHO_MIN and not _whole_word(text, m.start(), m.end()):
-            continue
-        rule, keep = values[m.group()]
-        yield rule, m.start(), m.end(), keep
+
+class _CopyFinder:
+    """The search of `_find_copies`, built once for a set of values and run over any number of
+    texts: a few values are one RE2 alternation, longest first; beyond `_ECHO_ALTERNATION`, the
+    automaton of `_copies`. Building it costs time linear in the values' characters, so a caller
+    with many texts (`admission.admit`: every frontmatter string) builds it once."""
+
+    def __init__(self, values: dict[str, tuple[str, int]]) -> None:
+        self.values = values
+        self.rx: Rx | None = None
+        self.automaton: _Automaton | None = None
+        if len(values) > _ECHO_ALTERNATION:
+            self.automaton = _automaton(values)
+        elif values:
+            import re2
+
+            ordered = sorted(values, key=len, reverse=True)
+            self.rx = Rx("|".join(re2.escape(v) for v in ordered), raw=True)
+
+    def find(self, text: str) -> Iterator[tuple[str, int, int, int]]:
+        values = self.values
+        if self.automaton is not None:
+            for s, e in _scan(self.automaton, text):
+                if e - s < _ECHO_MIN and not _whole_word(text, s, e):
+                    continue
+                rule, keep = values[text[s:e]]
+                yield rule, s, e, keep
+        elif self.rx is not None:
+            for m in self.rx.finditer(text):
+                if m.end() - m.start() < _ECHO_MIN and not _whole_word(text, m.start(), m.end()):
+                    continue
+                rule, keep = values[m.group()]
+                yield rule, m.start(), m.end(), keep
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -443,28 +461,49 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 def mask_copies(text: str, values: dict[str, str]) -> tuple[str, tuple[str, ...]]:
     """`text` with every copy of the secret values found elsewhere masked (value -> rule), and
-    the rules of the copies masked: a password found in a memory's body and repeated in its
-    aliases, paths or tags (`secrets.admission.admit`). The values worth it are those `_echoes`
-    copies within one text (`_echo_worthy`); the search ignores ASCII case, as tags are stored
-    in lower case. Linear in the text and the values (`_find_copies`)."""
-    wanted: dict[str, tuple[str, int]] = {}
-    for value, rule in values.items():
-        if _echo_worthy(value) and not _is_masked(value):
-            wanted.setdefault(value.translate(_ASCII_LOWER), (rule, 0))
-    if not wanted or not text:
-        return text, ()
-    low = text.translate(_ASCII_LOWER)  # one character for one: the offsets hold
-    found = [Finding(rule, s, e, 0, keep) for rule, s, e, keep in _find_copies(low, wanted)]
-    if not found:
-        return text, ()
-    return _apply(text, found), tuple(f.rule for f in found)
+    the rules of the copies masked: `CopyMask` built for one text."""
+    return CopyMask(values).mask(text)
+
+
+class CopyMask:
+    """Masks every copy of the secret values found elsewhere (value -> rule) in the texts it is
+    given: a password found in a memory's body and repeated in its aliases, paths or tags
+    (`secrets.admission.admit`). The values worth it are those `_echoes` copies within one text
+    (`_echo_worthy`); the search ignores ASCII case, as tags are stored in lower case. The search
+    is built once, here (linear in the values' characters), and each `mask` is linear in its
+    text, so masking F fields against V values costs O(F + V), not O(F x V)."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        wanted: dict[str, tuple[str, int]] = {}
+        for value, rule in values.items():
+            if _echo_worthy(value) and not _is_masked(value):
+                wanted.setdefault(value.translate(_ASCII_LOWER), (rule, 0))
+        self.finder = _CopyFinder(wanted) if wanted else None
+
+    def mask(self, text: str) -> tuple[str, tuple[str, ...]]:
+        """`text` with the copies masked, and the rules of the copies masked."""
+        if self.finder is None or not text:
+            return text, ()
+        low = text.translate(_ASCII_LOWER)  # one character for one: the offsets hold
+        found = [Finding(rule, s, e, 0, keep) for rule, s, e, keep in self.finder.find(low)]
+        if not found:
+            return text, ()
+        return _apply(text, found), tuple(f.rule for f in found)
+
+
+_Automaton = tuple[list[dict[str, int]], list[int], list[int]]  # goto, fail, longest
 
 
 def _copies(text: str, values: Iterable[str]) -> Iterator[tuple[int, int]]:
     """The spans of `values` in `text`, as a leftmost-first alternation of them longest first
     finds them: left to right, at each place the longest value that starts there, the next
-    search after its end. An Aho-Corasick automaton of the reversed values run over the reversed
-    text gives, at each place, the longest value that starts there in one step, so the cost is
+    search after its end (`_automaton`, `_scan`)."""
+    yield from _scan(_automaton(values), text)
+
+
+def _automaton(values: Iterable[str]) -> _Automaton:
+    """An Aho-Corasick automaton of the reversed values: run over the reversed text (`_scan`) it
+    gives, at each place, the longest value that starts there in one step, so the cost is
     linear in the text plus the values' characters, however many values there are."""
     goto: list[dict[str, int]] = [{}]
     depth = [0]
@@ -492,6 +531,12 @@ def _copies(text: str, values: Iterable[str]) -> Iterator[tuple[int, int]]:
                 f = fail[f]
             fail[child] = goto[f].get(c, 0)
             queue.append(child)
+    return goto, fail, longest
+
+
+def _scan(automaton: _Automaton, text: str) -> Iterator[tuple[int, int]]:
+    """The spans `_copies` describes, by `automaton` (`_automaton`), linear in `text`."""
+    goto, fail, longest = automaton
     best = [0] * len(text)  # best[i]: the longest value that starts at i
     node = 0
     for i in range(len(text) - 1, -1, -1):
