@@ -565,6 +565,48 @@ def _apply(text: str, findings: Sequence[Finding]) -> str:
     return "".join(out)
 
 
+# What the detectors read in place of a ``[REDACTED]`` (a `<private>` span replaced): a token of
+# its length, so a value that goes on after the span (``password: Ab3<private>x</private>.Qw9…``,
+# ``postgres://admin:Sup3r<private>S</private>.99x@db``) is still read as one value.
+_HOLE = "Rz9Rz9Rz9R"  # as long as REDACTED
+
+
+def _find_around_holes(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
+    """`find_secrets` on `text` with each ``[REDACTED]`` read as a token of its length (`_HOLE`):
+    a finding that reaches into one takes the whole of it, a finding inside one is dropped (it
+    is the stand-in itself). Offsets hold: the stand-in is as long as ``[REDACTED]``."""
+    if REDACTED not in text:
+        return find_secrets(text, extra_patterns)
+    holes: list[tuple[int, int]] = []
+    at = text.find(REDACTED)
+    while at >= 0:
+        holes.append((at, at + len(REDACTED)))
+        at = text.find(REDACTED, at + len(REDACTED))
+    out: list[Finding] = []
+    for f in find_secrets(text.replace(REDACTED, _HOLE), extra_patterns):
+        start, end = f.start, f.end
+        inside = False
+        for hs, he in holes:  # few holes: one per <private> span
+            if hs <= start and end <= he:
+                inside = True
+                break
+            if start < he and hs < end:
+                start, end = min(start, hs), max(end, he)
+        if inside:
+            continue
+        out.append(f if (start, end) == (f.start, f.end) else Finding(f.rule, start, end, f.line, 0))
+    out.sort(key=lambda f: (f.start, -f.end))
+    merged: list[Finding] = []
+    for f in out:  # a hole taken by two findings: one span, no overlap for `_apply`
+        if merged and f.start < merged[-1].end:
+            last = merged[-1]
+            if f.end > last.end:
+                merged[-1] = Finding(last.rule, last.start, f.end, last.line, 0)
+            continue
+        merged.append(f)
+    return merged
+
+
 def redact(text: str, extra_patterns: Sequence[str] = ()) -> Redaction:
     """Strip ``<private>`` spans, then mask every secret in place (never refuse the write).
 
@@ -577,7 +619,7 @@ def redact(text: str, extra_patterns: Sequence[str] = ()) -> Redaction:
     values: list[tuple[str, str]] = []
     current = stripped
     for _ in range(64):
-        round_findings = find_secrets(current, extra_patterns)
+        round_findings = _find_around_holes(current, extra_patterns)
         if not round_findings:
             break
         values.extend((current[f.start + f.keep : f.end], f.rule) for f in round_findings)

@@ -9,9 +9,12 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from git_memex.core import model
+import pytest
 
-from conftest import grows_linearly
+from git_memex.core import model
+from git_memex.secrets.redact import redact
+
+from conftest import grows_linearly, run_cli_process
 
 _ALNUM = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
@@ -41,3 +44,28 @@ def test_copies_in_many_fields_cost_linear_time() -> None:
     assert m.fm["tags"][-1] == "x" * 14 and m.fm["tags"][0] == "topic-0"
     ok, small, big = grows_linearly(lambda n: admit(_memory(n)), 800)
     assert ok, f"{big:.2f} s for 800 fields and values, {small:.2f} s for 200"
+
+
+# ------------------------------------------------------------------ P2a: a value that goes on after a <private> span
+
+PRIVATE_INSIDE = [
+    "password: Ab3<private>x</private>.Qw9Zk7Lm2Pq8",
+    "password: Ab3<private>x</private>/Qw9Zk7Lm2Pq8",
+    "postgres://admin:Ab3<private>x</private>.Qw9Zk7Lm2Pq8@db/app",
+    "postgres://admin:Sup3r<private>Secret</private>.99x@db/app",
+]
+
+
+@pytest.mark.parametrize("text", PRIVATE_INSIDE)
+def test_a_value_that_goes_on_after_a_private_span_is_masked(text: str) -> None:
+    out = redact(text).text
+    assert "Qw9Zk7Lm2Pq8" not in out and ".99x" not in out and "Ab3" not in out, out
+    assert redact(out).text == out
+
+
+def test_add_masks_a_value_that_goes_on_after_a_private_span(ready: Path, isolated_env: Path) -> None:
+    for text in PRIVATE_INSIDE:
+        r = run_cli_process("add", text, "--json")
+        assert r.code == 0, r.err
+        stored = _stored(isolated_env, r.json()["id"])
+        assert stored and "Qw9Zk7Lm2Pq8" not in stored and ".99x" not in stored, stored
