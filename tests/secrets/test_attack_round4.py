@@ -69,3 +69,22 @@ def test_add_masks_a_value_that_goes_on_after_a_private_span(ready: Path, isolat
         assert r.code == 0, r.err
         stored = _stored(isolated_env, r.json()["id"])
         assert stored and "Qw9Zk7Lm2Pq8" not in stored and ".99x" not in stored, stored
+
+
+# ------------------------------------------------------------------ P2b: passwords made of algorithm words
+
+ALGORITHM_PASSWORDS = ["bcrypt2024", "Sha256Rsa2048", "Des3Md5Sha1", "Sha512Salt2024", "Hmac-Sha256-Key",
+                       "Scrypt-N16384-Salt", "Totp2024Hotp", "Argon2id9"]
+ALGORITHM_NAMES = ["HMAC-SHA256", "Argon2id", "AES-256-GCM", "PBKDF2", "scrypt-N16384", "varchar255",
+                   "VARCHAR(255)", "CHAR(60)", "ChaCha20-Poly1305", "Ed25519"]
+
+
+@pytest.mark.parametrize("value", ALGORITHM_PASSWORDS)
+def test_a_password_made_of_algorithm_words_is_masked(value: str) -> None:
+    assert redact(f"password: {value}").text == "password: " + "x" * len(value)
+
+
+@pytest.mark.parametrize("value", ALGORITHM_NAMES)
+def test_one_algorithm_or_type_name_is_left_alone(value: str) -> None:
+    for text in (f"password: {value}", f"| password_hash | {value} |"):
+        assert redact(text).text == text
