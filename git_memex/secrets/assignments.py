@@ -666,19 +666,22 @@ def _spaced_value(text: str, m: Match, key: str) -> str | None:
     if comment >= 0 and sep != "=":
         value = value[:comment]  # a YAML comment
     value = value.rstrip(" \t\r")
-    if not (sep == ":" and _mapping_line(text, m.start("name"))):
-        value = _unspaced_head(value)
+    if not (sep in (":", "=") and _mapping_line(text, m.start("name"))):
+        value = _unspaced_head(value)  # a key in mid-sentence: the value may end before prose
+    elif sep == "=":
+        value = value.split("\t", 1)[0].rstrip(" ")  # a .properties line: a tab ends a column
     if not any(c in " \t" for c in value):
         return None
     return value if _plausible_spaced(value, quoted=False, env=env) else None
 
 
-_MAPPING_LEAD = _lazy(r"[ \t]*(?:-[ \t]+)?[\"']?")
+_MAPPING_LEAD = _lazy(r"[ \t]*(?:-[ \t]+)?[\"']?[A-Za-z0-9_.-]*")
 
 
 def _mapping_line(text: str, name_at: int) -> bool:
-    """The key at ``name_at`` starts its line (after indentation, a list's ``- `` or a quote):
-    a YAML mapping line, whose unquoted value is the whole rest of the line, tabs and all."""
+    """The key at ``name_at`` starts its line (after indentation, a list's ``- `` or a quote,
+    and the rest of a dotted key: ``spring.datasource.password``): a YAML mapping or a
+    ``.properties`` line, whose unquoted value is the whole rest of the line, tabs and all."""
     lead = text[max(0, name_at - 64) : name_at]  # bounded: a long line costs each key no more
     line_at = lead.rfind("\n") + 1
     if line_at == 0 and name_at > 64:

@@ -88,3 +88,22 @@ def test_a_password_made_of_algorithm_words_is_masked(value: str) -> None:
 def test_one_algorithm_or_type_name_is_left_alone(value: str) -> None:
     for text in (f"password: {value}", f"| password_hash | {value} |"):
         assert redact(text).text == text
+
+
+# ------------------------------------------------------------------ P2c: a spaced value at the end of a key=value line
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "spring.datasource.password=Vq7kLm2pZx9w horse battery staple",
+        "password = Vq7kLm2pZx9w horse battery staple",
+        "  db.password=Vq7kLm2pZx9w horse battery staple",
+    ],
+)
+def test_a_spaced_value_at_the_end_of_a_properties_line_is_masked_whole(text: str) -> None:
+    out = redact(text).text
+    assert "horse" not in out and "Vq7kLm2pZx9w" not in out, out
+
+
+def test_a_key_in_mid_sentence_still_stops_before_prose() -> None:
+    assert redact("set the password=Vq7kLm2pZx9w then restart").text == "set the password=xxxxxxxxxxxx then restart"
