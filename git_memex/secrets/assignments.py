@@ -337,11 +337,13 @@ _STAND_IN_WORDS = ("example", "placeholder", "dummy", "fake", "your_", "_your", 
 _STAND_IN_FILL = ("xxxxxx", "######")
 
 
-def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
+def _plausible_value(value: str, kind: str, quoted: bool = True, *, literal: bool = False) -> bool:
     """Precision guard for secret-named assignments: is ``value`` a literal credential?
 
     ``quoted`` is False for a bare value (YAML, env, code), where identifiers are far more
-    likely to be variables and type names than passwords.
+    likely to be variables and type names than passwords. ``literal`` is True where the value
+    cannot be code (a table's password cell with a digit): identifier shapes with a secret word
+    (``Password123``, ``redis_pass_01``) are then passwords, not variables.
     """
     if len(value) < (6 if kind == "password" else 10) or _is_masked(value):
         return False
@@ -377,11 +379,13 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         return False
     if _DOTTED_REF.fullmatch(value) and all(_REF_SEGMENT.fullmatch(p) for p in value.split(".")):
         return False  # settings.SECRET_KEY, jinja2.pass_context
-    if _IDENT.fullmatch(value) and not _names_itself(value, kind, quoted) and not _generated(value):
+    if literal:
+        pass
+    elif _IDENT.fullmatch(value) and not _names_itself(value, kind, quoted) and not _generated(value):
         words = {p.lower() for p in _CAMEL_PARTS.findall(value)}
         if words & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}):
             return False  # key_password, AccessToken, credential_tuple: a variable or a type
-    if not quoted and (
+    if not quoted and not literal and (
         (_is_camel_ident(value) and not (kind == "password" and _letters_password(value)))
         or (_SNAKE_IDENT.fullmatch(value) and not _generated_tail(value))
     ):
@@ -1079,7 +1083,7 @@ def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
     ``---|---``). A shell pipeline (``echo password | sha256sum``) is no row; outside a table
     only a secret's name beside a generated value (`_generated_key`) is read (``apiKey |e9e0f062…``)."""
     pos = 0
-    header: list[tuple[int, str]] = []  # (column, kind) of each secret-named header, in order
+    header: list[tuple[int, str, bool]] = []  # (column, kind, a column of names) of each secret-named header
     previous: list[tuple[int, int]] | None = None  # the cells of the row above
     previous_line = ""
     in_table = False  # under a header and its separator
@@ -1094,8 +1098,11 @@ def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
             continue
         if _TABLE_SEPARATOR.fullmatch(line.rstrip("\r")):
             if previous is not None:
-                kinds = ((i, _table_kind(previous_line[a:b])) for i, (a, b) in enumerate(previous))
-                header = [(i, kind) for i, kind in kinds if kind is not None]
+                kinds = (
+                    (i, _table_kind(previous_line[a:b]), _names_header(previous_line[a:b]))
+                    for i, (a, b) in enumerate(previous)
+                )
+                header = [(i, kind, names) for i, kind, names in kinds if kind is not None]
                 in_table = True
             previous = None
             pos = stop + 1
@@ -1120,10 +1127,10 @@ def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
                 if span is not None:
                     found.add(span[0])
                     yield "generic-secret-assignment", pos + span[0], pos + span[1]
-        for i, kind in header:
+        for i, kind, names in header:
             if i >= len(cells):
                 break  # a short row: no more columns (and a wide header costs a row nothing more)
-            span = _table_value(line, cells[i], kind)
+            span = _table_value(line, cells[i], kind, names=names)
             if span is not None and span[0] not in found:
                 yield "generic-secret-assignment", pos + span[0], pos + span[1]
         previous, previous_line = cells, line
@@ -1172,10 +1179,13 @@ def _table_kind(cell: str) -> str | None:
     return _name_kind(name.replace(" ", "_"))
 
 
-def _table_value(line: str, cell: tuple[int, int], kind: str) -> tuple[int, int] | None:
+def _table_value(line: str, cell: tuple[int, int], kind: str, *, names: bool = False) -> tuple[int, int] | None:
     """The span of the credential a table cell holds, or None: the whole cell (in backticks,
     quotes or ``**`` bold, or bare), or its first word when that word is in backticks, quotes or
-    bold and words follow (``| `V` (rotated) |``)."""
+    bold and words follow (``| `V` (rotated) |``). Only in a column of secret names (`names`:
+    `_names_header`) is a name-shaped value with a secret word a name (`_secret_name`); beside
+    a secret-named cell or under a password header, ``Password123`` and ``KeyLime2024Pie`` are
+    passwords (issue 31, the attack's fourth round)."""
     a, b = cell
     for mark in ("**", "__"):
         if b - a > 4 and line.startswith(mark, a):
@@ -1191,14 +1201,25 @@ def _table_value(line: str, cell: tuple[int, int], kind: str) -> tuple[int, int]
     if quoted:
         a, b = a + 1, b - 1
     value = line[a:b]
-    if not value or any(c.isspace() for c in value) or not _plausible_value(value, kind, quoted=quoted):
+    literal = kind == "password" and not names and _has_digit(value)  # a cell is no code
+    if not value or any(c.isspace() for c in value) or not _plausible_value(value, kind, quoted=quoted, literal=literal):
         return None
-    if _WORDY.fullmatch(value) or _secret_name(value):
+    if _WORDY.fullmatch(value) or (names and _secret_name(value)):
         return None  # "required-on-boot" describes; `prod-db-Password2`, `stripeKey2024` name one
     credential = (_strong(value) and (_has_digit(value) or len(value) >= 8)) or (
         kind == "password" and _letters_password(value)
     )
     return (a, b) if credential else None
+
+
+_NAMES_LAST_WORD = frozenset({"name", "names", "variable", "variables", "var", "vars", "env"})
+
+
+def _names_header(cell: str) -> bool:
+    """A header cell over a column of secret names, not values: ``Secret``, ``Keys``,
+    ``Secret name``, ``Env variable``; never ``password`` nor ``token``."""
+    words = cell.strip("`*_ ").rstrip(":").replace("_", " ").replace("-", " ").lower().split()
+    return bool(words) and (words in (["secret"], ["secrets"], ["key"], ["keys"]) or words[-1] in _NAMES_LAST_WORD)
 
 
 _NAME_SHAPE = _lazy(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")

@@ -107,3 +107,42 @@ def test_a_spaced_value_at_the_end_of_a_properties_line_is_masked_whole(text: st
 
 def test_a_key_in_mid_sentence_still_stops_before_prose() -> None:
     assert redact("set the password=Vq7kLm2pZx9w then restart").text == "set the password=xxxxxxxxxxxx then restart"
+
+
+# ------------------------------------------------------------------ P2d: table passwords with a secret word
+
+TABLE_PASSWORDS = {
+    "Password123": "| DB_PASSWORD | Password123 |",
+    "KeyLime2024Pie": "| DB_PASSWORD | KeyLime2024Pie |",
+    "MySecret2024": "| DB_PASSWORD | MySecret2024 |",
+    "Pass1234": "| DB_PASSWORD | Pass1234 |",
+    "myPassword9Xq": "| DB_PASSWORD | myPassword9Xq |",
+    "Welcome1Password": "| DB_PASSWORD | Welcome1Password |",
+    "redis_pass_01": "| REDIS_PASSWORD | redis_pass_01 |",
+    "KeyLime2024Pie ": "| service | password |\n|---|---|\n| db | KeyLime2024Pie |",
+}
+
+
+@pytest.mark.parametrize("value", sorted(TABLE_PASSWORDS))
+def test_a_table_password_with_a_secret_word_is_masked(value: str) -> None:
+    text = TABLE_PASSWORDS[value]
+    assert redact(text).text == text.replace(value.strip(), "x" * len(value.strip()))
+
+
+def test_a_column_of_secret_names_is_still_left_alone() -> None:
+    for text in ("| Secret | Used by |\n|---|---|\n| `prod-db-Password2` | api |\n| `stripeKey2024` | billing |",
+                 "| Secret name | service |\n|---|---|\n| DB_PASSWORD_2 | api |"):
+        assert redact(text).text == text
+
+
+def test_add_masks_the_fourth_rounds_regressions(ready: Path, isolated_env: Path) -> None:
+    """Through `git memex add` in its own process: algorithm-word passwords, a spaced
+    .properties value and table passwords are stored masked, as main stored them."""
+    cases = {f"password: {v}": v for v in ALGORITHM_PASSWORDS}
+    cases["spring.datasource.password=Vq7kLm2pZx9w horse battery staple"] = "horse battery"
+    cases.update({text: value.strip() for value, text in TABLE_PASSWORDS.items()})
+    for text, secret in cases.items():
+        r = run_cli_process("add", "-", "--json", input=text)
+        assert r.code == 0, (text, r.err)
+        stored = _stored(isolated_env, r.json()["id"])
+        assert stored and secret not in stored, (text, stored)
