@@ -308,6 +308,10 @@ def admit(
                 m.body = text
                 found.extend(rules)
     if in_fields:
+        if isinstance(fm.get("tags"), list) and fm["tags"] != m.fm.get("tags"):
+            from git_memex.core.model import normalize_tags
+
+            fm["tags"] = normalize_tags(fm["tags"])  # a tag kept as given for its secret, now masked
         m.fm.clear()
         m.fm.update(fm)
         found.extend(in_fields)

@@ -146,3 +146,30 @@ def test_add_masks_the_fourth_rounds_regressions(ready: Path, isolated_env: Path
         assert r.code == 0, (text, r.err)
         stored = _stored(isolated_env, r.json()["id"])
         assert stored and secret not in stored, (text, stored)
+
+
+# ------------------------------------------------------------------ P3: a tag is read for secrets as given
+
+TAG_SECRETS = {"AKIAIOSFODNN7EXAMPLE": "IOSFODNN7", "AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI": "SyDdI0hCZtE6",
+               "password Xq7kLm2pZ9vR": "Xq7kLm2pZ9vR"}
+
+
+def test_add_masks_a_secret_tag_before_it_is_lower_cased(ready: Path, isolated_env: Path) -> None:
+    for i, (tag, secret) in enumerate(TAG_SECRETS.items()):
+        r = run_cli_process("add", f"note {i} about the release", "--tags", f"release,{tag}", "--json")
+        assert r.code == 0, (tag, r.err)
+        assert r.json()["masked"], r.out
+        stored = _stored(isolated_env, r.json()["id"])
+        assert stored and secret.lower() not in stored.lower(), (tag, stored)
+        assert "release" in stored
+
+
+def test_mcp_memory_add_masks_a_secret_tag_before_it_is_lower_cased(repo: Path, isolated_env: Path) -> None:
+    from mcp_client import ok
+
+    data = ok("memory_add", {"text": "a note about the release", "tags": ["release", *TAG_SECRETS]})
+    assert data["masked"], data
+    stored = _stored(isolated_env, data["id"])
+    assert stored, data
+    for secret in TAG_SECRETS.values():
+        assert secret.lower() not in stored.lower(), stored
