@@ -465,6 +465,18 @@ def mask_copies(text: str, values: dict[str, str]) -> tuple[str, tuple[str, ...]
     return CopyMask(values).mask(text)
 
 
+def _looks_generated(value: str) -> bool:
+    """A found value worth masking in a memory's other fields (`CopyMask`): a letter and a digit,
+    or a symbol; never letters only nor a word and a number. A letters-only value under a
+    password key is masked where it was found, but it is often a product's or a service's name
+    (``PostgresSuperuser``, ``TerraformCloud``) that paths and tags repeat (``roles/…sql``):
+    copying it there would mask them too (issue 31, the attack's fourth round)."""
+    if value.isalpha() or _WORD_NUMBER.fullmatch(value):
+        return False
+    letter = any(c.isalpha() for c in value)
+    return (letter and any(c.isdigit() for c in value)) or any(not c.isalnum() and not c.isspace() for c in value)
+
+
 class CopyMask:
     """Masks every copy of the secret values found elsewhere (value -> rule) in the texts it is
     given: a password found in a memory's body and repeated in its aliases, paths or tags
@@ -476,7 +488,7 @@ class CopyMask:
     def __init__(self, values: dict[str, str]) -> None:
         wanted: dict[str, tuple[str, int]] = {}
         for value, rule in values.items():
-            if _echo_worthy(value) and not _is_masked(value):
+            if _echo_worthy(value) and _looks_generated(value) and not _is_masked(value):
                 wanted.setdefault(value.translate(_ASCII_LOWER), (rule, 0))
         self.finder = _CopyFinder(wanted) if wanted else None
 

@@ -173,3 +173,24 @@ def test_mcp_memory_add_masks_a_secret_tag_before_it_is_lower_cased(repo: Path, 
     assert stored, data
     for secret in TAG_SECRETS.values():
         assert secret.lower() not in stored.lower(), stored
+
+
+# ------------------------------------------------------------------ P4: letters-only values stay in other fields
+
+@pytest.mark.parametrize("word", ["PostgresSuperuser", "BitwardenCli", "AwsParameterStore", "TerraformCloud"])
+def test_a_letters_only_password_is_masked_where_found_only(word: str) -> None:
+    from git_memex.secrets.admission import admit
+
+    m = model.create(f"password: {word}", scope="project", review_state="proposed",
+                     tags=[word.lower()], paths=[f"roles/{word}.sql"])
+    admit(m)
+    assert word not in m.body  # still masked where it was found
+    assert m.fm["tags"] == [word.lower()] and m.fm["paths"] == [f"roles/{word}.sql"], m.fm
+
+
+def test_a_word_and_number_password_is_not_copied() -> None:
+    from git_memex.secrets.admission import admit
+
+    m = model.create("password: bcrypt2024", scope="project", review_state="proposed", tags=["bcrypt2024"])
+    admit(m)
+    assert "bcrypt2024" not in m.body and m.fm["tags"] == ["bcrypt2024"]
