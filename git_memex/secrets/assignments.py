@@ -391,7 +391,7 @@ def _plausible_value(value: str, kind: str, quoted: bool = True, *, literal: boo
     ):
         return False  # "token: AccessToken", "user, password = proxy_auth": code, not a literal
     if low.startswith(
-        ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:")
+        ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:", "env:")
     ):
         return False  # a reference to where the secret lives
     if _algorithm_name(value):
@@ -1001,6 +1001,9 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
             yield "generic-secret-assignment", start, start + len(value)
 
 
+_WINDOWS_PATH = _lazy(r"(?:[A-Za-z]:|%[A-Za-z_]+%)\\[\w .$-]+(?:\\[\w .$-]+)*\Z")
+
+
 def _escaped_json_candidates(text: str) -> Iterator[tuple[str, int, int]]:
     """Values of secret-named keys in JSON written inside a string (`_ESCAPED_JSON`), judged as a
     quoted value of that key would be (its escapes read as the characters they stand for, one
@@ -1017,7 +1020,11 @@ def _escaped_json_candidates(text: str) -> Iterator[tuple[str, int, int]]:
         plain = _unescaped(value)
         kind = _name_kind(name)
         if kind is None and name.lower() in _ENGLISH_LABELS:
+            if not (_has_digit(plain) or any(not c.isalnum() for c in plain)):
+                continue  # "pass": "partial", "passed": a test result, not a password
             kind = "password"  # "pass", "pw"
+        if "\\" in value and _WINDOWS_PATH.match("\\".join(p for p in value.split("\\") if p)):
+            continue  # C:\\Users\\bob\\secrets.json, %APPDATA%\\app\\key.pem: where a secret is kept
         if kind is None and _any_key(name) and _generated_key(plain):
             kind = "secret"
         if kind is None or not value or len(value) > _MAX_VALUE:

@@ -194,3 +194,29 @@ def test_a_word_and_number_password_is_not_copied() -> None:
     m = model.create("password: bcrypt2024", scope="project", review_state="proposed", tags=["bcrypt2024"])
     admit(m)
     assert "bcrypt2024" not in m.body and m.fm["tags"] == ["bcrypt2024"]
+
+
+# ------------------------------------------------------------------ P5: smaller look-alikes
+
+_E = '\\"'  # a quote escaped once: JSON written inside a string
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{{{_E}pass{_E}: {_E}partial{_E}}}",
+        f"{{{_E}pass{_E}: {_E}passed{_E}}}",
+        f"{{{_E}pass{_E}: {_E}through{_E}}}",
+        f"{{{_E}password{_E}: {_E}C:\\\\\\\\Users\\\\\\\\bob\\\\\\\\secrets.json{_E}}}",
+        f"{{{_E}password{_E}: {_E}%APPDATA%\\\\\\\\app\\\\\\\\key.pem{_E}}}",
+        "| auth.password | env:DB_PASS |",
+        "| password_hash | CHAR60 |",
+    ],
+)
+def test_escaped_json_words_paths_and_env_references_are_left_alone(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_an_escaped_json_pass_that_looks_generated_is_still_masked() -> None:
+    text = f"{{{_E}pass{_E}: {_E}Vq7kLm2pZx9w{_E}}}"
+    assert "Vq7kLm2pZx9w" not in redact(text).text
