@@ -113,6 +113,28 @@ def _cuts_token(text: str, before: int, after: int, closing: bool) -> bool:
     )
 
 
+def _version_head(text: str, start: int, inner: int) -> bool:
+    """``v<private>1</private>.2.3``: a lone ``v`` before a span that starts with a digit is a
+    version's mark, not a token's head."""
+    return (
+        start >= 1 and text[start - 1] in "vV" and (start < 2 or text[start - 2] not in _TOKEN_CHAR)
+        and inner < len(text) and text[inner].isdigit()
+    )
+
+
+def _address_or_port(text: str, after: int) -> bool:
+    """What follows a closing tag is an address's domain (``@corp.example``) or a port
+    (``:8443``), not a token's tail."""
+    if text.startswith("@", after):
+        return True
+    if not text.startswith(":", after):
+        return False
+    end = after + 1
+    while end < len(text) and text[end].isdigit():
+        end += 1
+    return end > after + 1 and (end == len(text) or text[end] not in _TAIL_CHAR)
+
+
 def strip_private(text: str) -> tuple[str, int]:
     """Replace each outermost ``<private>`` span with ``[REDACTED]``; return text and count.
 
@@ -133,7 +155,7 @@ def strip_private(text: str) -> tuple[str, int]:
         if not closing:
             if depth == 0:
                 start = m.start()
-                if _cuts_token(text, start - 1, m.end(), closing=False):
+                if _cuts_token(text, start - 1, m.end(), closing=False) and not _version_head(text, start, m.end()):
                     while start > pos and text[start - 1] in _TOKEN_CHAR:
                         start -= 1  # the head of a token the span cuts
                 out.append(text[pos:start])
@@ -144,7 +166,7 @@ def strip_private(text: str) -> tuple[str, int]:
                 out.append(REDACTED)
                 spans += 1
                 pos = m.end()
-                if _cuts_token(text, m.start() - 1, pos, closing=True):
+                if _cuts_token(text, m.start() - 1, pos, closing=True) and not _address_or_port(text, pos):
                     while pos < len(text) and text[pos] in _TAIL_CHAR:
                         pos += 1  # the tail of a token the span cuts (it stops at "<": no tag is skipped)
                     while pos > m.end() and text[pos - 1] in _SENTENCE_END:

@@ -220,3 +220,15 @@ def test_escaped_json_words_paths_and_env_references_are_left_alone(text: str) -
 def test_an_escaped_json_pass_that_looks_generated_is_still_masked() -> None:
     text = f"{{{_E}pass{_E}: {_E}Vq7kLm2pZx9w{_E}}}"
     assert "Vq7kLm2pZx9w" not in redact(text).text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mail <private>bob</private>@corp.example", "mail [REDACTED]@corp.example"),
+        ("see <private>host</private>:8443", "see [REDACTED]:8443"),
+        ("release v<private>1</private>.2.3", "release v[REDACTED].2.3"),
+    ],
+)
+def test_a_private_span_leaves_a_domain_a_port_and_a_version_mark(text: str, expected: str) -> None:
+    assert redact(text).text == expected
