@@ -405,14 +405,25 @@ def _str_list(v: Any) -> list[str]:
 
 
 def normalize_tags(tags: list[str] | str | None) -> list[str]:
-    """Lower-case, dash-joined, each once, in order (linear); ValidationError past MAX_LIST_ITEMS."""
+    """Lower-case, dash-joined, each once, in order (linear); ValidationError past MAX_LIST_ITEMS.
+
+    A tag that normalising changes and that holds a secret as given (`secrets.redact.redact`:
+    a secret is found by its case and its spaces, ``AKIA…``, ``AIza…``, ``password Xq7k…``,
+    which the lower-cased, dashed tag no longer has) is kept as given for
+    the admission barrier to mask and report (`secrets.admission.admit`; issue 31)."""
     raw = _str_list(tags)
     if len(raw) > MAX_LIST_ITEMS:
         raise ValidationError(f"{len(raw)} tags given; at most {MAX_LIST_ITEMS} are allowed")
     out: list[str] = []
     seen: set[str] = set()
     for t in raw:
-        t = "-".join(t.lower().split())
+        plain = "-".join(t.lower().split())
+        if plain != t and plain:
+            from git_memex.secrets.redact import redact
+
+            red = redact(t)
+            plain = t.strip() if red.masked else plain
+        t = plain
         if t and t not in seen:
             seen.add(t)
             out.append(t)

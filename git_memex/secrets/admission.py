@@ -35,7 +35,7 @@ from git_memex.secrets.rx import Rx
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git_memex.core.model import Memory
-    from git_memex.secrets.redact import Redaction
+    from git_memex.secrets.redact import CopyMask, Redaction
 
 # Frontmatter keys whose values the protocol types strictly (ids, enums, times, numbers). The
 # reader checks enums, times and numbers exactly (`core.model.check_fields`), so those are never
@@ -192,13 +192,12 @@ def _walk_mapping(
     return out
 
 
-def _copies_walk(value: Any, seen: dict[str, str], found: list[str], skip: frozenset[str] = frozenset()) -> Any:
-    """`value` with every copy of the secrets in `seen` masked (`redact.mask_copies`), at any
-    depth, mapping keys too; the values of structural keys in their canonical shape are kept."""
-    from git_memex.secrets.redact import mask_copies
-
+def _copies_walk(value: Any, seen: CopyMask, found: list[str], skip: frozenset[str] = frozenset()) -> Any:
+    """`value` with every copy of the secrets `seen` holds masked (`redact.CopyMask`, built once
+    by the caller for all the strings), at any depth, mapping keys too; the values of structural
+    keys in their canonical shape are kept."""
     if isinstance(value, str):
-        text, rules = mask_copies(value, seen)
+        text, rules = seen.mask(value)
         found.extend(rules)
         return text
     if isinstance(value, list):
@@ -299,20 +298,21 @@ def admit(
     in_fields: list[str] = []
     fm = _walk_mapping(m.fm, patterns, in_fields, skip=STRUCTURAL, seen=seen)
     if seen:
-        fm = _copies_walk(fm, seen, in_fields, skip=STRUCTURAL)
+        from git_memex.secrets.redact import CopyMask
+
+        copies = CopyMask(seen)  # built once for every field (issue 31: once per string was O(F x V))
+        fm = _copies_walk(fm, copies, in_fields, skip=STRUCTURAL)
         if m.body:
-            text, rules = _mask_copies(m.body, seen)
+            text, rules = copies.mask(m.body)
             if rules:
                 m.body = text
                 found.extend(rules)
     if in_fields:
+        if isinstance(fm.get("tags"), list) and fm["tags"] != m.fm.get("tags"):
+            from git_memex.core.model import normalize_tags
+
+            fm["tags"] = normalize_tags(fm["tags"])  # a tag kept as given for its secret, now masked
         m.fm.clear()
         m.fm.update(fm)
         found.extend(in_fields)
     return tuple(found)
-
-
-def _mask_copies(text: str, seen: dict[str, str]) -> tuple[str, tuple[str, ...]]:
-    from git_memex.secrets.redact import mask_copies
-
-    return mask_copies(text, seen)

@@ -337,11 +337,13 @@ _STAND_IN_WORDS = ("example", "placeholder", "dummy", "fake", "your_", "_your", 
 _STAND_IN_FILL = ("xxxxxx", "######")
 
 
-def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
+def _plausible_value(value: str, kind: str, quoted: bool = True, *, literal: bool = False) -> bool:
     """Precision guard for secret-named assignments: is ``value`` a literal credential?
 
     ``quoted`` is False for a bare value (YAML, env, code), where identifiers are far more
-    likely to be variables and type names than passwords.
+    likely to be variables and type names than passwords. ``literal`` is True where the value
+    cannot be code (a table's password cell with a digit): identifier shapes with a secret word
+    (``Password123``, ``redis_pass_01``) are then passwords, not variables.
     """
     if len(value) < (6 if kind == "password" else 10) or _is_masked(value):
         return False
@@ -377,17 +379,19 @@ def _plausible_value(value: str, kind: str, quoted: bool = True) -> bool:
         return False
     if _DOTTED_REF.fullmatch(value) and all(_REF_SEGMENT.fullmatch(p) for p in value.split(".")):
         return False  # settings.SECRET_KEY, jinja2.pass_context
-    if _IDENT.fullmatch(value) and not _names_itself(value, kind, quoted) and not _generated(value):
+    if literal:
+        pass
+    elif _IDENT.fullmatch(value) and not _names_itself(value, kind, quoted) and not _generated(value):
         words = {p.lower() for p in _CAMEL_PARTS.findall(value)}
         if words & (_SECRET_PARTS | {"key", "keys", "passwords", "tokens"}):
             return False  # key_password, AccessToken, credential_tuple: a variable or a type
-    if not quoted and (
+    if not quoted and not literal and (
         (_is_camel_ident(value) and not (kind == "password" and _letters_password(value)))
         or (_SNAKE_IDENT.fullmatch(value) and not _generated_tail(value))
     ):
         return False  # "token: AccessToken", "user, password = proxy_auth": code, not a literal
     if low.startswith(
-        ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:")
+        ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:", "env:")
     ):
         return False  # a reference to where the secret lives
     if _algorithm_name(value):
@@ -507,43 +511,34 @@ _TYPE_WORDS = frozenset(
 
 # Algorithms, modes and column types a value under a secret-named key may name instead of the
 # secret itself ("| signing secret | HMAC-SHA256 |", "secret: AES-256-GCM", "| password_hash |
-# varchar255 |"): a value made of these words, numbers and one-letter parameters only
-# (`_algorithm_name`). A generated secret is almost never only these words.
-_ALGORITHM_WORDS = frozenset(
-    {
-        "aes", "gcm", "cbc", "ctr", "ecb", "ccm", "siv", "ocb", "xts", "des", "tripledes", "blowfish",
-        "twofish", "chacha", "xchacha", "poly", "salsa", "rsa", "oaep", "pkcs", "ecdsa", "ecdh",
-        "eddsa", "secp", "hmac", "sha", "blake", "keccak", "ripemd", "argon", "bcrypt", "scrypt",
-        "pbkdf", "hkdf", "yescrypt", "ntlm", "totp", "hotp", "kmac", "gmac", "cmac", "varchar",
-        "nvarchar", "bytea", "varbinary", "bigint", "tinytext", "mediumtext", "longtext", "jsonb",
-    }
+# varchar255 |"): the value is exactly one such name in its usual spelling (any case), with its
+# usual parameters (`_algorithm_name`). A mix of algorithm words and numbers is no name but a
+# password made of them ("bcrypt2024", "Sha256Rsa2048", "Argon2id9", "Hmac-Sha256-Key": issue
+# 31, the attack's fourth round), and is masked.
+_SHA = r"sha-?(?:1|224|256|384|512)|sha3-(?:224|256|384|512)"
+_ALGORITHM_NAME = _lazy(
+    r"(?i:"
+    r"aes(?:-?(?:128|192|256))?(?:-(?:gcm|cbc|ctr|ecb|ccm|siv|ocb|xts))?"
+    r"|3des|des3|tripledes|des-ede3(?:-cbc)?|blowfish|twofish"
+    r"|x?chacha20(?:-poly1305)?|salsa20|poly1305"
+    r"|rsa(?:-(?:1024|2048|3072|4096))?|rsa-oaep(?:-256)?|rsa-pss|rsassa-pss|rsassa-pkcs1-v1_5"
+    r"|(?:ecdsa|ecdh)(?:-p-?(?:256|384|521))?|eddsa|ed25519|ed448|x25519|x448|secp256k1|secp256r1|secp384r1"
+    r"|hmac(?:-(?:" + _SHA + r"|md5))?|[hrep]s(?:256|384|512)"
+    r"|" + _SHA + r"|md5|blake2[bs]?|blake3|keccak-?256|ripemd-?160"
+    r"|argon2(?:id|i|d)?|bcrypt|yescrypt|scrypt(?:-n\d{1,7})?"
+    r"|pbkdf2(?:-(?:hmac-)?(?:" + _SHA + r"))?|pbkdf2withhmacsha(?:1|256|512)|hkdf(?:-(?:" + _SHA + r"))?"
+    r"|ntlm|totp|hotp|kmac(?:128|256)|gmac|cmac"
+    r"|(?:n?varchar|varbinary|bytea|bigint|tinytext|mediumtext|longtext|jsonb)(?:\(\d{1,5}\)|\d{1,5})?"
+    r"|(?:char|binary)(?:\(\d{1,5}\)|\d{1,5})"
+    r")"
 )
-# Words an algorithm's or a type's name holds beside one of those ("Argon2id", "SHA-256 with RSA").
-_ALGORITHM_GLUE = frozenset(
-    {"id", "md", "ed", "dh", "dsa", "hs", "rs", "es", "ps", "pss", "curve", "prime", "kdf", "crypt",
-     "base", "hex", "bit", "bits", "byte", "bytes", "text", "string", "char", "int", "blob",
-     "binary", "uuid", "json", "with", "and", "salt", "salted", "mode", "key", "hash"}
-)
-_ALGORITHM_TOKENS = _lazy(r"[A-Za-z]+|[0-9]+|[-_/ .+()]")
 
 
 def _algorithm_name(value: str) -> bool:
-    """``value`` names an algorithm or a type (`_ALGORITHM_WORDS`, numbers, one-letter
-    parameters such as scrypt's ``N16384``, joined by ``-_/.+`` or nothing) with at least one
-    word of the list, the rest `_ALGORITHM_GLUE`: ``Argon2id``, ``AES-256-GCM``, ``PBKDF2``
-    (``Text1234`` names none: a weak password, still masked)."""
-    if len(value) > 40:
-        return False
-    named = False
-    for m in _ALGORITHM_TOKENS.finditer(value):
-        t = m.group().lower()
-        if not t[0].isalpha():
-            continue
-        if t in _ALGORITHM_WORDS:
-            named = True
-        elif t not in _ALGORITHM_GLUE and len(t) > 1:
-            return False
-    return named and "".join(m.group() for m in _ALGORITHM_TOKENS.finditer(value)) == value
+    """``value`` is one algorithm's or type's name (`_ALGORITHM_NAME`): ``Argon2id``,
+    ``AES-256-GCM``, ``PBKDF2``, ``scrypt-N16384``, ``VARCHAR(255)``, ``CHAR(60)``; never a mix
+    of such words (``Sha512Salt2024``) nor one with a number after it (``bcrypt2024``)."""
+    return len(value) <= 40 and _ALGORITHM_NAME.fullmatch(value) is not None
 
 
 # Words that make a PascalCase value a description of where the password comes from or what it
@@ -675,19 +670,22 @@ def _spaced_value(text: str, m: Match, key: str) -> str | None:
     if comment >= 0 and sep != "=":
         value = value[:comment]  # a YAML comment
     value = value.rstrip(" \t\r")
-    if not (sep == ":" and _mapping_line(text, m.start("name"))):
-        value = _unspaced_head(value)
+    if not (sep in (":", "=") and _mapping_line(text, m.start("name"))):
+        value = _unspaced_head(value)  # a key in mid-sentence: the value may end before prose
+    elif sep == "=":
+        value = value.split("\t", 1)[0].rstrip(" ")  # a .properties line: a tab ends a column
     if not any(c in " \t" for c in value):
         return None
     return value if _plausible_spaced(value, quoted=False, env=env) else None
 
 
-_MAPPING_LEAD = _lazy(r"[ \t]*(?:-[ \t]+)?[\"']?")
+_MAPPING_LEAD = _lazy(r"[ \t]*(?:-[ \t]+)?[\"']?[A-Za-z0-9_.-]*")
 
 
 def _mapping_line(text: str, name_at: int) -> bool:
-    """The key at ``name_at`` starts its line (after indentation, a list's ``- `` or a quote):
-    a YAML mapping line, whose unquoted value is the whole rest of the line, tabs and all."""
+    """The key at ``name_at`` starts its line (after indentation, a list's ``- `` or a quote,
+    and the rest of a dotted key: ``spring.datasource.password``): a YAML mapping or a
+    ``.properties`` line, whose unquoted value is the whole rest of the line, tabs and all."""
     lead = text[max(0, name_at - 64) : name_at]  # bounded: a long line costs each key no more
     line_at = lead.rfind("\n") + 1
     if line_at == 0 and name_at > 64:
@@ -1003,6 +1001,9 @@ def _label_candidates(text: str, tag_dashes: set[int]) -> Iterator[tuple[str, in
             yield "generic-secret-assignment", start, start + len(value)
 
 
+_WINDOWS_PATH = _lazy(r"(?:[A-Za-z]:|%[A-Za-z_]+%)\\[\w .$-]+(?:\\[\w .$-]+)*\Z")
+
+
 def _escaped_json_candidates(text: str) -> Iterator[tuple[str, int, int]]:
     """Values of secret-named keys in JSON written inside a string (`_ESCAPED_JSON`), judged as a
     quoted value of that key would be (its escapes read as the characters they stand for, one
@@ -1019,7 +1020,11 @@ def _escaped_json_candidates(text: str) -> Iterator[tuple[str, int, int]]:
         plain = _unescaped(value)
         kind = _name_kind(name)
         if kind is None and name.lower() in _ENGLISH_LABELS:
+            if not (_has_digit(plain) or any(not c.isalnum() for c in plain)):
+                continue  # "pass": "partial", "passed": a test result, not a password
             kind = "password"  # "pass", "pw"
+        if "\\" in value and _WINDOWS_PATH.match("\\".join(p for p in value.split("\\") if p)):
+            continue  # C:\\Users\\bob\\secrets.json, %APPDATA%\\app\\key.pem: where a secret is kept
         if kind is None and _any_key(name) and _generated_key(plain):
             kind = "secret"
         if kind is None or not value or len(value) > _MAX_VALUE:
@@ -1085,7 +1090,7 @@ def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
     ``---|---``). A shell pipeline (``echo password | sha256sum``) is no row; outside a table
     only a secret's name beside a generated value (`_generated_key`) is read (``apiKey |e9e0f062…``)."""
     pos = 0
-    header: list[tuple[int, str]] = []  # (column, kind) of each secret-named header, in order
+    header: list[tuple[int, str, bool]] = []  # (column, kind, a column of names) of each secret-named header
     previous: list[tuple[int, int]] | None = None  # the cells of the row above
     previous_line = ""
     in_table = False  # under a header and its separator
@@ -1100,8 +1105,11 @@ def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
             continue
         if _TABLE_SEPARATOR.fullmatch(line.rstrip("\r")):
             if previous is not None:
-                kinds = ((i, _table_kind(previous_line[a:b])) for i, (a, b) in enumerate(previous))
-                header = [(i, kind) for i, kind in kinds if kind is not None]
+                kinds = (
+                    (i, _table_kind(previous_line[a:b]), _names_header(previous_line[a:b]))
+                    for i, (a, b) in enumerate(previous)
+                )
+                header = [(i, kind, names) for i, kind, names in kinds if kind is not None]
                 in_table = True
             previous = None
             pos = stop + 1
@@ -1126,10 +1134,10 @@ def _table_candidates(text: str) -> Iterator[tuple[str, int, int]]:
                 if span is not None:
                     found.add(span[0])
                     yield "generic-secret-assignment", pos + span[0], pos + span[1]
-        for i, kind in header:
+        for i, kind, names in header:
             if i >= len(cells):
                 break  # a short row: no more columns (and a wide header costs a row nothing more)
-            span = _table_value(line, cells[i], kind)
+            span = _table_value(line, cells[i], kind, names=names)
             if span is not None and span[0] not in found:
                 yield "generic-secret-assignment", pos + span[0], pos + span[1]
         previous, previous_line = cells, line
@@ -1178,10 +1186,13 @@ def _table_kind(cell: str) -> str | None:
     return _name_kind(name.replace(" ", "_"))
 
 
-def _table_value(line: str, cell: tuple[int, int], kind: str) -> tuple[int, int] | None:
+def _table_value(line: str, cell: tuple[int, int], kind: str, *, names: bool = False) -> tuple[int, int] | None:
     """The span of the credential a table cell holds, or None: the whole cell (in backticks,
     quotes or ``**`` bold, or bare), or its first word when that word is in backticks, quotes or
-    bold and words follow (``| `V` (rotated) |``)."""
+    bold and words follow (``| `V` (rotated) |``). Only in a column of secret names (`names`:
+    `_names_header`) is a name-shaped value with a secret word a name (`_secret_name`); beside
+    a secret-named cell or under a password header, ``Password123`` and ``KeyLime2024Pie`` are
+    passwords (issue 31, the attack's fourth round)."""
     a, b = cell
     for mark in ("**", "__"):
         if b - a > 4 and line.startswith(mark, a):
@@ -1197,14 +1208,25 @@ def _table_value(line: str, cell: tuple[int, int], kind: str) -> tuple[int, int]
     if quoted:
         a, b = a + 1, b - 1
     value = line[a:b]
-    if not value or any(c.isspace() for c in value) or not _plausible_value(value, kind, quoted=quoted):
+    literal = kind == "password" and not names and _has_digit(value)  # a cell is no code
+    if not value or any(c.isspace() for c in value) or not _plausible_value(value, kind, quoted=quoted, literal=literal):
         return None
-    if _WORDY.fullmatch(value) or _secret_name(value):
+    if _WORDY.fullmatch(value) or (names and _secret_name(value)):
         return None  # "required-on-boot" describes; `prod-db-Password2`, `stripeKey2024` name one
     credential = (_strong(value) and (_has_digit(value) or len(value) >= 8)) or (
         kind == "password" and _letters_password(value)
     )
     return (a, b) if credential else None
+
+
+_NAMES_LAST_WORD = frozenset({"name", "names", "variable", "variables", "var", "vars", "env"})
+
+
+def _names_header(cell: str) -> bool:
+    """A header cell over a column of secret names, not values: ``Secret``, ``Keys``,
+    ``Secret name``, ``Env variable``; never ``password`` nor ``token``."""
+    words = cell.strip("`*_ ").rstrip(":").replace("_", " ").replace("-", " ").lower().split()
+    return bool(words) and (words in (["secret"], ["secrets"], ["key"], ["keys"]) or words[-1] in _NAMES_LAST_WORD)
 
 
 _NAME_SHAPE = _lazy(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")

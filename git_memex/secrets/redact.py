@@ -113,6 +113,28 @@ def _cuts_token(text: str, before: int, after: int, closing: bool) -> bool:
     )
 
 
+def _version_head(text: str, start: int, inner: int) -> bool:
+    """``v<private>1</private>.2.3``: a lone ``v`` before a span that starts with a digit is a
+    version's mark, not a token's head."""
+    return (
+        start >= 1 and text[start - 1] in "vV" and (start < 2 or text[start - 2] not in _TOKEN_CHAR)
+        and inner < len(text) and text[inner].isdigit()
+    )
+
+
+def _address_or_port(text: str, after: int) -> bool:
+    """What follows a closing tag is an address's domain (``@corp.example``) or a port
+    (``:8443``), not a token's tail."""
+    if text.startswith("@", after):
+        return True
+    if not text.startswith(":", after):
+        return False
+    end = after + 1
+    while end < len(text) and text[end].isdigit():
+        end += 1
+    return end > after + 1 and (end == len(text) or text[end] not in _TAIL_CHAR)
+
+
 def strip_private(text: str) -> tuple[str, int]:
     """Replace each outermost ``<private>`` span with ``[REDACTED]``; return text and count.
 
@@ -133,7 +155,7 @@ def strip_private(text: str) -> tuple[str, int]:
         if not closing:
             if depth == 0:
                 start = m.start()
-                if _cuts_token(text, start - 1, m.end(), closing=False):
+                if _cuts_token(text, start - 1, m.end(), closing=False) and not _version_head(text, start, m.end()):
                     while start > pos and text[start - 1] in _TOKEN_CHAR:
                         start -= 1  # the head of a token the span cuts
                 out.append(text[pos:start])
@@ -144,7 +166,7 @@ def strip_private(text: str) -> tuple[str, int]:
                 out.append(REDACTED)
                 spans += 1
                 pos = m.end()
-                if _cuts_token(text, m.start() - 1, pos, closing=True):
+                if _cuts_token(text, m.start() - 1, pos, closing=True) and not _address_or_port(text, pos):
                     while pos < len(text) and text[pos] in _TAIL_CHAR:
                         pos += 1  # the tail of a token the span cuts (it stops at "<": no tag is skipped)
                     while pos > m.end() and text[pos - 1] in _SENTENCE_END:
@@ -418,24 +440,42 @@ def _echo_worthy(value: str) -> bool:
 def _find_copies(text: str, values: dict[str, tuple[str, int]]) -> Iterator[tuple[str, int, int, int]]:
     """Every place of each of `values` in `text` (a short one only as a whole word), as
     (rule, start, end, keep): `_echoes`' search."""
-    if not values:
-        return
-    if len(values) > _ECHO_ALTERNATION:
-        for s, e in _copies(text, values):
-            if e - s < _ECHO_MIN and not _whole_word(text, s, e):
-                continue
-            rule, keep = values[text[s:e]]
-            yield rule, s, e, keep
-        return
-    import re2
+    if values:
+        yield from _CopyFinder(values).find(text)
 
-    ordered = sorted(values, key=len, reverse=True)
-    rx = Rx("|".join(re2.escape(v) for v in ordered), raw=True)
-    for m in rx.finditer(text):
-        if m.end() - m.start() < _ECHO_MIN and not _whole_word(text, m.start(), m.end()):
-            continue
-        rule, keep = values[m.group()]
-        yield rule, m.start(), m.end(), keep
+
+class _CopyFinder:
+    """The search of `_find_copies`, built once for a set of values and run over any number of
+    texts: a few values are one RE2 alternation, longest first; beyond `_ECHO_ALTERNATION`, the
+    automaton of `_copies`. Building it costs time linear in the values' characters, so a caller
+    with many texts (`admission.admit`: every frontmatter string) builds it once."""
+
+    def __init__(self, values: dict[str, tuple[str, int]]) -> None:
+        self.values = values
+        self.rx: Rx | None = None
+        self.automaton: _Automaton | None = None
+        if len(values) > _ECHO_ALTERNATION:
+            self.automaton = _automaton(values)
+        elif values:
+            import re2
+
+            ordered = sorted(values, key=len, reverse=True)
+            self.rx = Rx("|".join(re2.escape(v) for v in ordered), raw=True)
+
+    def find(self, text: str) -> Iterator[tuple[str, int, int, int]]:
+        values = self.values
+        if self.automaton is not None:
+            for s, e in _scan(self.automaton, text):
+                if e - s < _ECHO_MIN and not _whole_word(text, s, e):
+                    continue
+                rule, keep = values[text[s:e]]
+                yield rule, s, e, keep
+        elif self.rx is not None:
+            for m in self.rx.finditer(text):
+                if m.end() - m.start() < _ECHO_MIN and not _whole_word(text, m.start(), m.end()):
+                    continue
+                rule, keep = values[m.group()]
+                yield rule, m.start(), m.end(), keep
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -443,28 +483,61 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 def mask_copies(text: str, values: dict[str, str]) -> tuple[str, tuple[str, ...]]:
     """`text` with every copy of the secret values found elsewhere masked (value -> rule), and
-    the rules of the copies masked: a password found in a memory's body and repeated in its
-    aliases, paths or tags (`secrets.admission.admit`). The values worth it are those `_echoes`
-    copies within one text (`_echo_worthy`); the search ignores ASCII case, as tags are stored
-    in lower case. Linear in the text and the values (`_find_copies`)."""
-    wanted: dict[str, tuple[str, int]] = {}
-    for value, rule in values.items():
-        if _echo_worthy(value) and not _is_masked(value):
-            wanted.setdefault(value.translate(_ASCII_LOWER), (rule, 0))
-    if not wanted or not text:
-        return text, ()
-    low = text.translate(_ASCII_LOWER)  # one character for one: the offsets hold
-    found = [Finding(rule, s, e, 0, keep) for rule, s, e, keep in _find_copies(low, wanted)]
-    if not found:
-        return text, ()
-    return _apply(text, found), tuple(f.rule for f in found)
+    the rules of the copies masked: `CopyMask` built for one text."""
+    return CopyMask(values).mask(text)
+
+
+def _looks_generated(value: str) -> bool:
+    """A found value worth masking in a memory's other fields (`CopyMask`): a letter and a digit,
+    or a symbol; never letters only nor a word and a number. A letters-only value under a
+    password key is masked where it was found, but it is often a product's or a service's name
+    (``PostgresSuperuser``, ``TerraformCloud``) that paths and tags repeat (``roles/…sql``):
+    copying it there would mask them too (issue 31, the attack's fourth round)."""
+    if value.isalpha() or _WORD_NUMBER.fullmatch(value):
+        return False
+    letter = any(c.isalpha() for c in value)
+    return (letter and any(c.isdigit() for c in value)) or any(not c.isalnum() and not c.isspace() for c in value)
+
+
+class CopyMask:
+    """Masks every copy of the secret values found elsewhere (value -> rule) in the texts it is
+    given: a password found in a memory's body and repeated in its aliases, paths or tags
+    (`secrets.admission.admit`). The values worth it are those `_echoes` copies within one text
+    (`_echo_worthy`); the search ignores ASCII case, as tags are stored in lower case. The search
+    is built once, here (linear in the values' characters), and each `mask` is linear in its
+    text, so masking F fields against V values costs O(F + V), not O(F x V)."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        wanted: dict[str, tuple[str, int]] = {}
+        for value, rule in values.items():
+            if _echo_worthy(value) and _looks_generated(value) and not _is_masked(value):
+                wanted.setdefault(value.translate(_ASCII_LOWER), (rule, 0))
+        self.finder = _CopyFinder(wanted) if wanted else None
+
+    def mask(self, text: str) -> tuple[str, tuple[str, ...]]:
+        """`text` with the copies masked, and the rules of the copies masked."""
+        if self.finder is None or not text:
+            return text, ()
+        low = text.translate(_ASCII_LOWER)  # one character for one: the offsets hold
+        found = [Finding(rule, s, e, 0, keep) for rule, s, e, keep in self.finder.find(low)]
+        if not found:
+            return text, ()
+        return _apply(text, found), tuple(f.rule for f in found)
+
+
+_Automaton = tuple[list[dict[str, int]], list[int], list[int]]  # goto, fail, longest
 
 
 def _copies(text: str, values: Iterable[str]) -> Iterator[tuple[int, int]]:
     """The spans of `values` in `text`, as a leftmost-first alternation of them longest first
     finds them: left to right, at each place the longest value that starts there, the next
-    search after its end. An Aho-Corasick automaton of the reversed values run over the reversed
-    text gives, at each place, the longest value that starts there in one step, so the cost is
+    search after its end (`_automaton`, `_scan`)."""
+    yield from _scan(_automaton(values), text)
+
+
+def _automaton(values: Iterable[str]) -> _Automaton:
+    """An Aho-Corasick automaton of the reversed values: run over the reversed text (`_scan`) it
+    gives, at each place, the longest value that starts there in one step, so the cost is
     linear in the text plus the values' characters, however many values there are."""
     goto: list[dict[str, int]] = [{}]
     depth = [0]
@@ -492,6 +565,12 @@ def _copies(text: str, values: Iterable[str]) -> Iterator[tuple[int, int]]:
                 f = fail[f]
             fail[child] = goto[f].get(c, 0)
             queue.append(child)
+    return goto, fail, longest
+
+
+def _scan(automaton: _Automaton, text: str) -> Iterator[tuple[int, int]]:
+    """The spans `_copies` describes, by `automaton` (`_automaton`), linear in `text`."""
+    goto, fail, longest = automaton
     best = [0] * len(text)  # best[i]: the longest value that starts at i
     node = 0
     for i in range(len(text) - 1, -1, -1):
@@ -520,6 +599,48 @@ def _apply(text: str, findings: Sequence[Finding]) -> str:
     return "".join(out)
 
 
+# What the detectors read in place of a ``[REDACTED]`` (a `<private>` span replaced): a token of
+# its length, so a value that goes on after the span (``password: Ab3<private>x</private>.Qw9…``,
+# ``postgres://admin:Sup3r<private>S</private>.99x@db``) is still read as one value.
+_HOLE = "Rz9Rz9Rz9R"  # as long as REDACTED
+
+
+def _find_around_holes(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
+    """`find_secrets` on `text` with each ``[REDACTED]`` read as a token of its length (`_HOLE`):
+    a finding that reaches into one takes the whole of it, a finding inside one is dropped (it
+    is the stand-in itself). Offsets hold: the stand-in is as long as ``[REDACTED]``."""
+    if REDACTED not in text:
+        return find_secrets(text, extra_patterns)
+    holes: list[tuple[int, int]] = []
+    at = text.find(REDACTED)
+    while at >= 0:
+        holes.append((at, at + len(REDACTED)))
+        at = text.find(REDACTED, at + len(REDACTED))
+    out: list[Finding] = []
+    for f in find_secrets(text.replace(REDACTED, _HOLE), extra_patterns):
+        start, end = f.start, f.end
+        inside = False
+        for hs, he in holes:  # few holes: one per <private> span
+            if hs <= start and end <= he:
+                inside = True
+                break
+            if start < he and hs < end:
+                start, end = min(start, hs), max(end, he)
+        if inside:
+            continue
+        out.append(f if (start, end) == (f.start, f.end) else Finding(f.rule, start, end, f.line, 0))
+    out.sort(key=lambda f: (f.start, -f.end))
+    merged: list[Finding] = []
+    for f in out:  # a hole taken by two findings: one span, no overlap for `_apply`
+        if merged and f.start < merged[-1].end:
+            last = merged[-1]
+            if f.end > last.end:
+                merged[-1] = Finding(last.rule, last.start, f.end, last.line, 0)
+            continue
+        merged.append(f)
+    return merged
+
+
 def redact(text: str, extra_patterns: Sequence[str] = ()) -> Redaction:
     """Strip ``<private>`` spans, then mask every secret in place (never refuse the write).
 
@@ -532,7 +653,7 @@ def redact(text: str, extra_patterns: Sequence[str] = ()) -> Redaction:
     values: list[tuple[str, str]] = []
     current = stripped
     for _ in range(64):
-        round_findings = find_secrets(current, extra_patterns)
+        round_findings = _find_around_holes(current, extra_patterns)
         if not round_findings:
             break
         values.extend((current[f.start + f.keep : f.end], f.rule) for f in round_findings)

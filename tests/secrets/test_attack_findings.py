@@ -220,7 +220,7 @@ def test_a_letters_only_mixed_case_password_is_masked(text: str) -> None:
     assert not any(w in out for w in ("Tangerine", "Monsoon", "Cobalt", "Lantern", "Silver", "Canyon"))
 
 
-@pytest.mark.parametrize("text", ["password=\tVq7kLm2pZx9w next words", "note: the password: Vq7kLm2pZx9w next words",
+@pytest.mark.parametrize("text", ["set password=\tVq7kLm2pZx9w next words", "note: the password: Vq7kLm2pZx9w next words",
                                   "password=Vq7kLm2pZx9w\tcolumn two\tthree"])
 def test_a_password_ends_at_a_tab_or_before_prose(text: str) -> None:
     out = _masked(text, PW)
