@@ -121,6 +121,7 @@ KEPT: dict[str, str] = {
     "git_memex.core.plainyaml._KEYS": "key names already checked",
     "git_memex.core.plainyaml._SCALARS": "a raw YAML scalar's value",
     "git_memex.review.disagreement._LEX_EN": "the finder's word lists, built from constants",
+    "git_memex.secrets.redact._confusables()": "lru_cache of the constant look-alike table (secrets/lookalikes.py)",
     "git_memex.review.disagreement._LEX_ZH": "the finder's word lists, built from constants",
     "git_memex.search.engine._SCRATCH": "the in-memory FTS5 scratch tables, emptied after each search",
     "git_memex.search.engine._STEMS": "a word's porter stem",
