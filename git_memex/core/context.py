@@ -15,7 +15,11 @@ import re
 from pathlib import Path
 
 from git_memex.core.data_root import data_root
-from git_memex.core.gitcmd import finish_git, start_git  # standard library only; starts every git
+from git_memex.core.gitcmd import (  # standard library only; starts every git
+    current_folder,
+    finish_git,
+    start_git,
+)
 from git_memex.core.project import (
     is_that_git,
     key_for,
@@ -328,7 +332,7 @@ def load_context(cwd: Path | None = None) -> Context:
 
 
 def _load_context(cwd: Path | None = None) -> Context:
-    here = Path(cwd or os.getcwd())
+    here = Path(cwd or current_folder())
     # Both git calls at once: they are independent, and each costs a process start.
     rev_parse, config = start_git(_REV_PARSE, here), start_git(_CONFIG, here)
     if rev_parse is None and config is None:  # no `git` to start: libgit2 finds the same repository

@@ -9,7 +9,9 @@ import-free, only when raising), because every hook uses this and `core` may: gi
 `os.posix_spawn` (`git -C FOLDER` for the folder), its output read with `select.poll`. The
 `subprocess` module (~4 ms of CPU to import with threading, signal, selectors and locale: a
 tenth of a hook's own work) is imported only for what spawning cannot do (`umask`), or where
-there is no `posix_spawn`.
+there is no `posix_spawn`. As with `subprocess`: only descriptors 0-2 reach git (an inherited
+one is closed in the child), and a time limit holds until git is reaped (a git that closes its
+output and keeps running is stopped at the deadline, not waited for).
 
 Environment policy (`git_env`). git exports variables to the hooks it runs, and a child git
 inherits them. What the child gets:
@@ -62,11 +64,10 @@ def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -
     """The environment a child git gets (see the module docstring). A relative GIT_INDEX_FILE is
     joined to `work_tree`, and left as it is when that is not known."""
     env = dict(os.environ if base is None else base)
-    here = os.getcwd()
     for key in _FROM_CWD:
         value = env.get(key)
         if value and not os.path.isabs(value):
-            env[key] = os.path.join(here, value)
+            env[key] = os.path.join(current_folder(), value)
     index = env.get("GIT_INDEX_FILE")
     if index and work_tree is not None and not os.path.isabs(index):
         env["GIT_INDEX_FILE"] = os.path.join(os.path.abspath(work_tree), index)
@@ -74,6 +75,17 @@ def git_env(work_tree: Path | None = None, base: dict[str, str] | None = None) -
         env.pop(key, None)
     env["GIT_OPTIONAL_LOCKS"] = "0"
     return env
+
+
+def current_folder() -> str:
+    """The current folder; one sentence (`UsageError`) when it was deleted under the process."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        from git_memex.errors import UsageError
+
+        raise UsageError("the current folder no longer exists (it was deleted or moved); cd into your "
+                         "project again") from None
 
 
 class Fail:
@@ -149,7 +161,8 @@ class Started:
         in_r, in_w = os.pipe() if data else (os.open(os.devnull, os.O_RDONLY), -1)
         try:
             self.pid = os.posix_spawn(program, spawn_argv, env, file_actions=[
-                (os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
+                (os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2),
+                *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited_fds())],
                 setsigdef=_DEFAULT_SIGNALS)
         except BaseException:
             for fd in (out_r, err_r, in_w):
@@ -204,6 +217,8 @@ class Started:
                     else:
                         poller.unregister(fd)
                         live -= 1
+            if deadline is not None:  # both pipes ended; git may still run (it closed them itself)
+                self._wait_until(deadline)
         except _Timeout:
             self.kill()
             self.wait()
@@ -212,6 +227,23 @@ class Started:
             self._close()
         self.wait()
         return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
+
+    def _wait_until(self, deadline: float) -> None:
+        """Reap git by `deadline` (`time.monotonic`), else `_Timeout`: a git that closed its
+        output and kept running is held to the same time limit as one that writes."""
+        import time
+
+        pause = 0.0005
+        while self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Timeout
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.05)
 
     def __del__(self) -> None:  # dropped unread: its pipes closed, and reaped if it has ended
         if getattr(self, "pid", None) is None:
@@ -242,6 +274,30 @@ class Started:
             _pid, status = os.waitpid(self.pid, 0)
             self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
+
+
+def _inherited_fds() -> list[int]:
+    """Descriptors above 2 that a child would inherit: those this process inherited itself (a
+    shell's `exec 7>file`, a parent's pipe); Python's own are close-on-exec (PEP 446). Closed in
+    git as `subprocess`'s ``close_fds`` did, so a git that lingers (auto gc, a daemon) holds no
+    pipe of its caller open. One listing of the process's descriptors (Linux /proc, else /dev/fd)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        try:
+            names = os.listdir("/dev/fd")
+        except OSError:
+            return []
+    out = []
+    for name in names:
+        fd = int(name) if name.isdigit() else -1
+        if fd > 2:
+            try:
+                if os.get_inheritable(fd):
+                    out.append(fd)
+            except OSError:  # the listing's own descriptor, closed since
+                continue
+    return out
 
 
 def _program(path: str) -> str:
@@ -342,9 +398,10 @@ def start_git(args: list[str], cwd: Path | None, *, literal: bool = True) -> sub
 
 
 def finish_git(proc: subprocess.Popen[bytes] | None,
-               timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:
+               timeout: float | None = 120) -> subprocess.CompletedProcess[str] | None:
     """The outcome of a `start_git` process (output decoded leniently); None when it was not
-    started, or was killed after `timeout` seconds."""
+    started, or was killed after `timeout` seconds (as `run_git`'s: a git that hangs does not
+    hang the command)."""
     if proc is None:
         return None
     try:

@@ -4,6 +4,8 @@ installed / took too long / failed" into one sentence (a MemexError, exit 2)."""
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -150,3 +152,70 @@ def test_large_input_and_output_pass_whole_both_ways(repo: Path, tmp_path: Path)
     assert r is not None and r.returncode != 0 and b"Needed a single revision" in r.stderr
     assert run_git(["status"], tmp_path / "not-there") is None
     assert start_git(["status"], tmp_path / "not-there") is None
+
+
+def _fake_git(folder: Path, script: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    fake = folder / "git"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    return folder
+
+
+CHILD = """
+import os, sys
+from git_memex.core.gitcmd import Fail, finish_git, run_git, start_git
+{body}
+"""
+
+
+def _child(body: str, path: Path, cwd: Path, pass_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """A Python process running `body` with `path` first on PATH; its own time limit turns a hang
+    into a failure of this test rather than a hang of the suite."""
+    env = {**os.environ, "PATH": f"{path}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run([sys.executable, "-c", CHILD.format(body=body)], cwd=cwd, env=env, text=True,
+                          capture_output=True, timeout=90, pass_fds=pass_fds, check=False)
+
+
+def test_a_git_that_closes_its_output_and_keeps_running_is_timed_out(repo: Path, tmp_path: Path):
+    """Both pipes at their end does not mean git has ended: the wait for it keeps the deadline."""
+    fake = _fake_git(tmp_path / "bin", "exec >&- 2>&- </dev/null\nexec sleep 600\n")
+    r = _child("try:\n    run_git(['status'], timeout=0.5, fail=Fail('missing', 'git too slow.'))\n"
+               "except Exception as exc:\n    print(type(exc).__name__, exc)\n"
+               "print(finish_git(start_git(['status'], None), timeout=0.5))", fake, repo)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["MemexError git too slow.", "None"]
+
+
+def test_a_git_left_running_is_stopped_by_default(repo: Path):
+    """`finish_git` (every command's context: two git calls at once) has a time limit unless told."""
+    import inspect
+
+    assert inspect.signature(finish_git).parameters["timeout"].default == 120
+
+
+def test_git_inherits_no_descriptor_but_its_three(repo: Path, tmp_path: Path):
+    """As `subprocess`'s close_fds: a descriptor this process inherited (a shell's `exec 7>file`)
+    does not reach git, so a git that lingers holds no pipe of its caller open."""
+    fake = _fake_git(tmp_path / "bin", 'for f in /proc/$$/fd/*; do readlink "$f"; done\n')
+    marker = tmp_path / "inherited.txt"
+    fd = os.open(marker, os.O_WRONLY | os.O_CREAT)
+    try:
+        os.set_inheritable(fd, True)
+        r = _child(f"assert os.get_inheritable({fd})\nprint(run_git(['x']).stdout.decode())", fake, repo,
+                   pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    assert r.returncode == 0, r.stderr
+    assert str(marker) not in r.stdout and r.stdout.strip(), r.stdout
+
+
+def test_a_deleted_current_folder_is_one_sentence(repo: Path, tmp_path: Path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    r = subprocess.run([sys.executable, "-c", "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]);"
+                        "from git_memex.main import main; sys.exit(main(['search', 'build']))", str(gone)],
+                       text=True, capture_output=True, timeout=90, check=False)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "git-memex: the current folder no longer exists (it was deleted or moved); cd into your project again"]
