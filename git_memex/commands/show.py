@@ -1,8 +1,9 @@
 """`git memex show ID`: one memory, frontmatter and body.
 
-The text form prints the file as it is (it is the file); `--json`, which tools and agents hand
-on, masks secrets in the body and in every frontmatter string (`secrets.admission`), as
-`memory_get` does."""
+Both forms mask secrets in the body and in every frontmatter string (`secrets.admission`), as
+`memory_get` does: a file a teammate committed with `--no-verify`, or whose frontmatter spells a
+token with YAML escapes (``"\\u0067hp_…"``), is shown masked, and the text form then says in a
+comment line that the file itself holds them and how to find and remove them (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -32,11 +33,12 @@ def run(args: argparse.Namespace) -> int:
         res = show_remote(ctx, args.remote, args.id)
     else:
         res = show(ctx, args.id)
+    from git_memex.ops import masked
+
+    raw = res
+    res = masked(ctx, res)
     warn(res.pop("warnings", None) if not args.json else res.get("warnings"))
     if args.json:
-        from git_memex.ops import masked
-
-        res = masked(ctx, res)
         keys = ("id", "path", "frontmatter", "body", "warnings", "related", "canonical_ref", "remote", "revision",
                 "review_state", "remote_revisions")
         emit_json({k: res[k] for k in keys if k in res})
@@ -44,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"# {res['path']}")
     if args.remote is not None:
         print(f"# remote {res['remote']}, revision {res['revision']}, {res['review_state'] or 'not reviewed'} there")
-    print(frontmatter.serialize(res["frontmatter"], res["body"]), end="")
+    shown = frontmatter.serialize(res["frontmatter"], res["body"])
+    if shown != frontmatter.serialize(raw["frontmatter"], raw["body"]):
+        print("# masked here: this file holds secrets (`git memex scan` names them; docs/security.md says how to "
+              "take one out of git's history)")
+    print(shown, end="")
     links = res["related"]
     ref = res["canonical_ref"]
     if links or ref:

@@ -145,7 +145,51 @@ def check_text(path: str, text: str, *, secrets: bool = True, fmt: bool = True, 
         out.extend(check_format(path, text, in_repo=in_repo))
     if secrets:
         out.extend(check_secrets(path, text, patterns))
+        out.extend(_escaped_secrets(path, text, patterns))
     return sorted(out, key=lambda f: (f.path, f.line, f.rule))
+
+
+def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Finding]:
+    """Secrets that the frontmatter spells with YAML escapes (``"\\u0067hp_…"``, ``"gh\\x70_…"``, a
+    double-quoted line joined by ``\\``): the reader decodes them, so `show`, the index and every
+    output would hold the token that the text as stored does not show. Only a frontmatter holding a
+    backslash is parsed for this (the hook's cost is unchanged otherwise); each decoded string that
+    the text does not hold as written is scanned, reported at its field's line."""
+    if not text.startswith("---"):
+        return []
+    end = text.find("\n---", 3)
+    head = text[: end if end >= 0 else len(text)]
+    if "\\" not in head:
+        return []
+    from git_memex.core.files import UnreadableMemory, judge_bytes
+    from git_memex.secrets.redact import scan_text
+
+    try:
+        m = judge_bytes(text.encode("utf-8", "surrogatepass"), path.rsplit("/", 1)[-1])
+    except UnreadableMemory:  # the format check names why
+        return []
+    out: list[Finding] = []
+    for key, value in m.fm.items():
+        for piece in _strings(value):
+            if piece in head:
+                continue
+            for f in scan_text(piece, patterns):
+                out.append(Finding(path, _line_of(text, str(key)), f"{f.rule} (written with YAML escapes)", True))
+                break
+    return out
+
+
+def _strings(value: object, depth: int = 0) -> list[str]:
+    """The strings inside a frontmatter value (lists and mappings walked, bounded depth)."""
+    if isinstance(value, str):
+        return [value]
+    if depth > 8:
+        return []
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k, depth + 1), *_strings(v, depth + 1))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v, depth + 1)]
+    return []
 
 
 def check_bytes(path: str, data: bytes, **kw: Any) -> list[Finding]:

@@ -1,0 +1,76 @@
+"""A token the frontmatter spells with YAML escapes (`"\\u0067hp_…"`): the reader decodes it, so
+the pre-commit hook and `scan` refuse it as they refuse the token written out, and `show` (text
+and JSON) prints it masked, saying the file holds secrets (found by an attack: a plain `git
+commit` took such a file and `show` printed the decoded token)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from git_memex.core import frontmatter, model
+
+from conftest import git, run_cli
+
+MEM = ".ai/open-memex"
+TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+ESCAPED = {
+    "unicode tag": ('tags: ["\\u0067hp_{rest}"]', "tags"),
+    "hex tag": ('tags: ["\\x67hp_{rest}"]', "tags"),
+    "escape inside": ('title: "gh\\x70_{rest}"', "title"),
+    "joined line": ('title: "ghp_{head}\\\n  {tail}"', "title"),
+}
+
+
+def _file(folder: Path, line: str) -> str:
+    m = model.create("the deploy key is rotated monthly", scope="project", review_state="proposed")
+    text = frontmatter.serialize(m.fm, m.body)
+    rest = TOKEN[4:]
+    line = line.format(rest=rest, head=rest[:10], tail=rest[10:])
+    key = line.split(":", 1)[0]
+    lines = [ln for ln in text.splitlines() if not ln.startswith(f"{key}:")]
+    lines.insert(1, line)
+    (folder / f"{m.id}.md").write_text("\n".join(lines) + "\n", "utf-8")
+    return m.id
+
+
+@pytest.mark.parametrize("name", sorted(ESCAPED))
+def test_the_hook_refuses_a_token_written_with_yaml_escapes(ready: Path, name: str) -> None:
+    folder = ready / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    mid = _file(folder, ESCAPED[name][0])
+    shown = run_cli("show", mid, "--json")
+    assert shown.code == 0 and TOKEN in str(frontmatter.parse((folder / f"{mid}.md").read_text())[0]), shown.err
+    git("add", "-A", cwd=ready)
+    head = git("rev-parse", "HEAD", cwd=ready).stdout
+    done = git("commit", "-q", "-m", "notes", cwd=ready, check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1 and "written with YAML escapes" in said, said
+    assert TOKEN not in said and git("rev-parse", "HEAD", cwd=ready).stdout == head
+    scan = run_cli("scan")
+    assert scan.code != 0 and f"{mid}.md" in scan.out + scan.err
+
+
+def test_show_masks_a_file_that_holds_secrets_and_says_so(ready: Path) -> None:
+    folder = ready / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    mid = _file(folder, ESCAPED["unicode tag"][0])
+    path = folder / f"{mid}.md"
+    path.write_text(path.read_text().replace("rotated monthly", f"rotated monthly {TOKEN[:-1]}Q"), "utf-8")
+    text = run_cli("show", mid)
+    assert text.code == 0, text.err
+    assert "ghp_a" not in text.out and "ghp_xxxx" in text.out and TOKEN[:-1] not in text.out
+    assert "# masked here: this file holds secrets" in text.out
+    assert TOKEN not in run_cli("show", mid, "--json").out
+
+
+def test_an_escape_that_spells_no_secret_commits(ready: Path) -> None:
+    folder = ready / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    mid = _file(folder, 'title: "C:\\\\Users\\\\ann \\u2014 notes"')
+    git("add", "-A", cwd=ready)
+    done = git("commit", "-q", "-m", "notes", cwd=ready, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = run_cli("show", mid)
+    assert "masked here" not in shown.out and "C:\\Users\\ann" in shown.out
