@@ -510,8 +510,11 @@ class CopyMask:
     def __init__(self, values: dict[str, str]) -> None:
         wanted: dict[str, tuple[str, int]] = {}
         for value, rule in values.items():
-            if _echo_worthy(value) and _looks_generated(value) and not _is_masked(value):
-                wanted.setdefault(value.translate(_ASCII_LOWER), (rule, 0))
+            # a value found with words after it (a `key=value now` line is masked to its end): each
+            # generated-looking word of it is a copy worth finding too
+            for piece in (value, *(value.split() if any(c.isspace() for c in value) else ())):
+                if _echo_worthy(piece) and _looks_generated(piece) and not _is_masked(piece):
+                    wanted.setdefault(piece.translate(_ASCII_LOWER), (rule, 0))
         self.finder = _CopyFinder(wanted) if wanted else None
 
     def mask(self, text: str) -> tuple[str, tuple[str, ...]]:
