@@ -182,7 +182,7 @@ def add(
     handed to `model.create` as it came. `aliases` are other words it should be found by (at
     most ALIASES_MAX); `alias` and `target` together are a vocabulary entry (the reference
     tool's: a search for either finds memories with the other). Both are masked like the body."""
-    from git_memex.secrets.admission import admit
+    from git_memex.secrets.admission import admit, tag_holds_secret
     from git_memex.secrets.redact import redact
 
     extra = _vocabulary(aliases, alias, target, ctx.redact_patterns)
@@ -210,7 +210,8 @@ def add(
     if not body or body == "[REDACTED]":
         raise UsageError("memory text is empty once <private> parts are removed")
     try:
-        m = model.create(body, created_by=person(ctx), repo_id=ctx.repo_id, extra=extra or None, **chosen)
+        m = model.create(body, created_by=person(ctx), repo_id=ctx.repo_id, extra=extra or None,
+                         tags_as_given=tag_holds_secret, **chosen)
         if expires is not None:
             try:
                 m.fm["expires_at"] = model.expiry(expires)
@@ -876,7 +877,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
               confidence: str | None = None, stores: Stores | None = None) -> dict[str, Any]:
     """A new memory replacing `memory_id`; type, tags, role and confidence are the old one's
     unless given."""
-    from git_memex.secrets.admission import admit
+    from git_memex.secrets.admission import admit, tag_holds_secret
     from git_memex.secrets.redact import redact
 
     if not text or not text.strip():
@@ -898,6 +899,7 @@ def supersede(ctx: Context, memory_id: str, text: str, *, via: str = "cli", sour
         try:
             new = model.create(
                 red.text.strip(),
+                tags_as_given=tag_holds_secret,
                 scope=scope if scope in ("personal", "project") else "project",
                 type=type or (str(fm.get("type", "fact")) if fm.get("type") in model.TYPES else "fact"),
                 tags=old.tags if tags is None else tags,

@@ -12,6 +12,7 @@ from git_memex.errors import USAGE, MemexError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, TypedDict, Unpack
 
     class Chosen(TypedDict, total=False):
@@ -404,13 +405,14 @@ def _str_list(v: Any) -> list[str]:
     return [str(v)]
 
 
-def normalize_tags(tags: list[str] | str | None) -> list[str]:
+def normalize_tags(tags: list[str] | str | None, as_given: Callable[[str], bool] | None = None) -> list[str]:
     """Lower-case, dash-joined, each once, in order (linear); ValidationError past MAX_LIST_ITEMS.
 
-    A tag that normalising changes and that holds a secret as given (`secrets.redact.redact`:
-    a secret is found by its case and its spaces, ``AKIA…``, ``AIza…``, ``password Xq7k…``,
-    which the lower-cased, dashed tag no longer has) is kept as given for
-    the admission barrier to mask and report (`secrets.admission.admit`; issue 31)."""
+    A tag that normalising changes and for which `as_given` says yes is kept as given: the write
+    paths pass `secrets.admission.tag_holds_secret` (a secret is found by its case and its
+    spaces, ``AKIA…``, ``AIza…``, ``password Xq7k…``, which the lower-cased, dashed tag no longer
+    has), so the admission barrier masks and reports it (`secrets.admission.admit`; issue 31).
+    Core imports no detector: the test is handed in (tests/test_layers.py)."""
     raw = _str_list(tags)
     if len(raw) > MAX_LIST_ITEMS:
         raise ValidationError(f"{len(raw)} tags given; at most {MAX_LIST_ITEMS} are allowed")
@@ -418,11 +420,8 @@ def normalize_tags(tags: list[str] | str | None) -> list[str]:
     seen: set[str] = set()
     for t in raw:
         plain = "-".join(t.lower().split())
-        if plain != t and plain:
-            from git_memex.secrets.redact import redact
-
-            red = redact(t)
-            plain = t.strip() if red.masked else plain
+        if plain != t and plain and as_given is not None and as_given(t):
+            plain = t.strip()
         t = plain
         if t and t not in seen:
             seen.add(t)
@@ -438,6 +437,7 @@ def create(
     repo_id: str | None = None,
     language: str | None = None,
     extra: dict[str, Any] | None = None,
+    tags_as_given: Callable[[str], bool] | None = None,
     **chosen: Unpack[Chosen],
 ) -> Memory:
     """A new memory with every protocol key set, validated; `language` detected from the body
@@ -486,7 +486,7 @@ def create(
         "superseded_by": None,
         "repo_id": repo_id if scope != "personal" else None,
         "language": language,
-        "tags": normalize_tags(chosen.get("tags")),
+        "tags": normalize_tags(chosen.get("tags"), tags_as_given),
         "paths": list(chosen.get("paths") or []),
         "related": [],
     }

@@ -316,3 +316,12 @@ def admit(
         m.fm.update(fm)
         found.extend(in_fields)
     return tuple(found)
+
+
+def tag_holds_secret(tag: str) -> bool:
+    """Whether a tag holds a secret as given (before `core.model.normalize_tags` lower-cases and
+    dashes it, which would hide ``AKIA…`` or ``password Xq7k…`` from the detector): the write
+    paths hand it to `model.create`, so such a tag reaches `admit` as given, to be masked."""
+    from git_memex.secrets.redact import redact
+
+    return bool(redact(tag).masked)

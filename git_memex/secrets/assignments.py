@@ -392,7 +392,7 @@ def _plausible_value(value: str, kind: str, quoted: bool = True, *, literal: boo
         return False  # "token: AccessToken", "user, password = proxy_auth": code, not a literal
     if low.startswith(
         ("arn:", "projects/", "vault:", "op://", "ssm:", "sm://", "awskms:", "sha256:")
-    ) or (low.startswith("env:") and _ENV_NAME.fullmatch(value[4:]) and not _generated(value[4:])):
+    ) or (low.startswith("env:") and _ENV_VARIABLE.fullmatch(value[4:]) and not _generated(value[4:])):
         return False  # a reference to where the secret lives (env: only before a variable's name)
     if _algorithm_name(value):
         return False  # "secret: AES-256-GCM", "password: Argon2id": how it is kept, not what
@@ -403,7 +403,7 @@ def _plausible_value(value: str, kind: str, quoted: bool = True, *, literal: boo
     return not (value.isalpha() and value.islower())
 
 
-_ENV_NAME = _lazy(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_VARIABLE = _lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 """An environment variable's name, what `env:NAME` references (`env:Xq7#kP9!` is a password)."""
 
 
