@@ -36,9 +36,10 @@ def test_search_list_and_context_mask_a_planted_secret(repo: Path) -> None:
         assert mid[:7] in r.out or mid in r.out, args  # the shortest unique prefix, 7 at least
     hit = run_cli("search", "deploy bot GitHub", "--json").json()["hits"][0]
     assert hit["snippet"].count("ghp_") == 1 and "xxxx" in hit["snippet"]  # masked as a write masks: ghp_ + x…
-    # `show` is the file itself, as it is on disk: nothing is hidden from its owner there; its
-    # --json form is handed on to tools and agents, so it is masked like the rest (issue 20)
-    assert TOKEN in run_cli("show", mid).out
+    # `show` masks in both forms (every output path: issue 31); the text form says the file holds
+    # secrets, since the file on disk (and its commits) still do
+    shown = run_cli("show", mid).out
+    assert TOKEN not in shown and "# masked here: this file holds secrets" in shown
     assert TOKEN not in run_cli("show", mid, "--json").out
 
 
