@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from git_memex.core import frontmatter
-    from git_memex.ops import show
+    from git_memex.ops import masked, show
 
     ctx = context()
     if args.remote is not None:
@@ -33,8 +33,6 @@ def run(args: argparse.Namespace) -> int:
         res = show_remote(ctx, args.remote, args.id)
     else:
         res = show(ctx, args.id)
-    from git_memex.ops import masked
-
     raw = res
     res = masked(ctx, res)
     warn(res.pop("warnings", None) if not args.json else res.get("warnings"))
@@ -46,11 +44,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"# {res['path']}")
     if args.remote is not None:
         print(f"# remote {res['remote']}, revision {res['revision']}, {res['review_state'] or 'not reviewed'} there")
-    shown = frontmatter.serialize(res["frontmatter"], res["body"])
-    if shown != frontmatter.serialize(raw["frontmatter"], raw["body"]):
+    if (res["frontmatter"], res["body"]) != (raw["frontmatter"], raw["body"]):  # masking changed something
         print("# masked here: this file holds secrets (`git memex scan` names them; docs/security.md says how to "
               "take one out of git's history)")
-    print(shown, end="")
+    print(frontmatter.serialize(res["frontmatter"], res["body"]), end="")
     links = res["related"]
     ref = res["canonical_ref"]
     if links or ref:
