@@ -355,3 +355,20 @@ def grows_linearly(run, n: int, tries: int = 3, children: bool = False) -> tuple
         if big < 0.05 or big < 10 * small:
             return True, small, big
     return False, small, big
+
+
+def commit_memory_files(work: Path, bodies: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """Each body in its own project memory file (proposed) in the default memory folder, all
+    staged, then one real `git commit` (the hooks `init` installed run): git's answer, and each
+    name's path relative to the work tree (what the hook names a file by)."""
+    from git_memex.core import frontmatter, model
+
+    folder = work / ".ai" / "open-memex"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, body in bodies.items():
+        m = model.create(body, scope="project", review_state="proposed")
+        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), "utf-8")
+        paths[name] = f".ai/open-memex/{m.id}.md"
+    git("add", "-A", cwd=work)
+    return git("commit", "-q", "-m", "notes", cwd=work, check=False), paths

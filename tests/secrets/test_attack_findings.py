@@ -10,12 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from git_memex.core import frontmatter, model
 from git_memex.secrets.redact import find_secrets, redact, strip_private
 
-from conftest import git, run_cli_process
+from conftest import commit_memory_files, git, run_cli_process
 
-MEM = ".ai/open-memex"
 PW = "Vq7kLm2pZx9w"  # FAKE
 GHP = "ghp_" + "Q3mZk9Lp2Xw8Rt5Yv7Bn4Hc6Jd1Fg0Ks2Mn"  # FAKE, 36 characters after the prefix
 AWS_ID = "AKIA" + "Q3MZK9LP2XW8RT5Y"  # FAKE
@@ -277,16 +275,8 @@ HOOKED = {k: v for k, v in ADDED.items() if k not in ("private", "echo")}  # fou
 def test_the_hook_refuses_every_finding(ready: Path) -> None:
     """Each attack text in its own memory file, committed by a real `git commit` under the hook
     `init` installs: refused, every file named, no secret printed."""
-    folder = ready / MEM
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name, (text, _) in HOOKED.items():
-        m = model.create(f"{text}\n({name})", scope="project", review_state="proposed")
-        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), "utf-8")
-        paths[name] = f"{MEM}/{m.id}.md"
-    git("add", "-A", cwd=ready)
     head = git("rev-parse", "HEAD", cwd=ready).stdout
-    done = git("commit", "-q", "-m", "notes", cwd=ready, check=False)
+    done, paths = commit_memory_files(ready, {name: f"{text}\n({name})" for name, (text, _) in HOOKED.items()})
     said = done.stdout + done.stderr
     assert done.returncode == 1, said
     missed = [name for name, path in paths.items() if f"{path}:" not in said]

@@ -10,12 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from git_memex.core import frontmatter, model
 from git_memex.secrets.redact import redact
 
-from conftest import git, run_cli
+from conftest import commit_memory_files, git, run_cli
 
-MEM = ".ai/open-memex"
 TOKEN = "ghp_" + "R8cAZ3kQw9LmN2pX7vB5tY1uJ4hG6fD0sE3a"  # FAKE, built here so no file holds it whole
 
 # 27 characters drawn as nothing, by kind. Before issue 31 the detector removed a list of
@@ -84,15 +82,8 @@ def test_submit_refuses_a_hand_edited_draft_with_a_spliced_token(ready: Path, is
 def test_the_hook_and_scan_refuse_every_spliced_token(ready: Path) -> None:
     """One memory file per character, committed by a real `git commit` under the installed hook:
     refused, every file named, the token never printed; `git memex scan` names them all too."""
-    folder = ready / MEM
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name, ch in SPLICE.items():
-        m = model.create(f"CI pushes with {_spliced(ch)} ({name})", scope="project", review_state="proposed")
-        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), "utf-8")
-        paths[name] = f"{MEM}/{m.id}.md"
-    git("add", "-A", cwd=ready)
-    done = git("commit", "-q", "-m", "tokens", cwd=ready, check=False)
+    done, paths = commit_memory_files(ready, {name: f"CI pushes with {_spliced(ch)} ({name})"
+                                              for name, ch in SPLICE.items()})
     assert done.returncode == 1
     said = done.stdout + done.stderr
     missed = [name for name, path in paths.items() if f"{path}:" not in said]
@@ -144,15 +135,8 @@ def test_line_feed_and_carriage_return_still_end_a_value() -> None:
 def test_the_hook_refuses_a_token_with_a_control_character_inside(ready: Path) -> None:
     """Each control character in its own memory file, committed by a real `git commit` under the
     installed hook: refused, every file named, the token never printed."""
-    folder = ready / MEM
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name, ch in CONTROLS.items():
-        m = model.create(f"CI pushes with {_spliced(ch)} ({name})", scope="project", review_state="proposed")
-        (folder / f"{m.id}.md").write_text(frontmatter.serialize(m.fm, m.body), "utf-8")
-        paths[name] = f"{MEM}/{m.id}.md"
-    git("add", "-A", cwd=ready)
-    done = git("commit", "-q", "-m", "tokens", cwd=ready, check=False)
+    done, paths = commit_memory_files(ready, {name: f"CI pushes with {_spliced(ch)} ({name})"
+                                              for name, ch in CONTROLS.items()})
     assert done.returncode == 1
     said = done.stdout + done.stderr
     missed = [name for name, path in paths.items() if f"{path}:" not in said]
