@@ -327,11 +327,13 @@ def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = N
     None when git could not be started or did not finish within `timeout` seconds; with `fail`,
     a `MemexError` of its sentences instead (and for a non-zero exit, when `fail.failed` is set)."""
     argv, child = _command(args, cwd, env, literal)
-    if umask != -1 or not _SPAWN:
-        return _run_subprocess(argv, cwd, child, input, timeout, umask, fail)
     try:
-        proc = Started(argv, cwd, child, input)
-        out, err = proc.communicate(timeout)
+        if umask != -1 or not _SPAWN:
+            code, out, err = _by_subprocess(argv, cwd, child, input, timeout, umask)
+        else:
+            proc = Started(argv, cwd, child, input)
+            out, err = proc.communicate(timeout)
+            code = proc.returncode or 0
     except _Timeout:
         if fail is not None:
             _raise(fail.slow)
@@ -340,31 +342,25 @@ def run_git(args: list[str], cwd: Path | None = None, *, input: bytes | None = N
         if fail is not None:
             _raise(fail.missing)
         return None
-    r = Ran(argv, proc.returncode or 0, out, err)
-    if fail is not None and fail.failed is not None and r.returncode != 0:
+    if fail is not None and fail.failed is not None and code != 0:
         _raise(fail.failed.replace("{}", error_line(err.decode("utf-8", "replace"))))
-    return r  # type: ignore[return-value]  # CompletedProcess's fields
+    return Ran(argv, code, out, err)  # type: ignore[return-value]  # CompletedProcess's fields
 
 
-def _run_subprocess(argv: list[str], cwd: Path | None, child: dict[str, str], input: bytes | None,
-                    timeout: float | None, umask: int, fail: Fail | None) -> subprocess.CompletedProcess[bytes] | None:
-    """`run_git` through `subprocess` (a `umask` for git, or no `posix_spawn` here)."""
+def _by_subprocess(argv: list[str], cwd: Path | None, child: dict[str, str], input: bytes | None,
+                   timeout: float | None, umask: int) -> tuple[int, bytes, bytes]:
+    """`run_git`'s git through `subprocess` (a `umask` for git, or no `posix_spawn` here): its exit
+    code and outputs; `_Timeout` or `OSError` as the spawned path raises them."""
     import subprocess
 
     try:
         r = subprocess.run(argv, cwd=cwd, input=input, stdin=None if input is not None else subprocess.DEVNULL,
                            capture_output=True, env=child, timeout=timeout, check=False, umask=umask)
     except subprocess.TimeoutExpired:
-        if fail is not None:
-            _raise(fail.slow)
-        return None
-    except (OSError, subprocess.SubprocessError):
-        if fail is not None:
-            _raise(fail.missing)
-        return None
-    if fail is not None and fail.failed is not None and r.returncode != 0:
-        _raise(fail.failed.replace("{}", error_line(r.stderr.decode("utf-8", "replace"))))
-    return r
+        raise _Timeout from None
+    except subprocess.SubprocessError as exc:
+        raise OSError(str(exc)) from None
+    return r.returncode, r.stdout, r.stderr
 
 
 def git_text(args: list[str], cwd: Path | None = None, *, timeout: float | None = 120,
