@@ -134,6 +134,7 @@ def _org_file(ctx: Context, orig: Memory, name: str, me: str) -> tuple[Memory, s
     from git_memex.core import model
     from git_memex.core.files import file_text
     from git_memex.review.log import record_step
+    from git_memex.secrets.admission import admit, tag_holds_secret
     from git_memex.secrets.redact import redact
     from git_memex.secrets.scan import check_text
 
@@ -156,9 +157,8 @@ def _org_file(ctx: Context, orig: Memory, name: str, me: str) -> tuple[Memory, s
         language=fm.get("language") if isinstance(fm.get("language"), str) else None,
         paths=[],  # globs of the project's files mean nothing in another project
         extra={"promoted_by": me, "derived_from": orig.id, "proposed_by": me},
+        tags_as_given=tag_holds_secret,  # a tag read for secrets as written, as `add` reads it
     )
-    from git_memex.secrets.admission import admit
-
     admit(copy, ctx.redact_patterns, body=False, values=red.values)  # tags and every other field, like the body
     record_step(copy, "draft", "proposed", me, f"proposed to org {name} from project memory {orig.id}")
     rel = f"{DEFAULT_MEMORY_DIR}/{copy.id}.md"

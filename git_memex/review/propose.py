@@ -43,28 +43,55 @@ def _originals(st: Stores, ids: list[str]) -> list[model.Memory]:
     return originals
 
 
-def _crossing_text(ctx: Context, orig: model.Memory) -> str:
-    """The text the project copy of `orig` holds: its body, masked."""
+def _copy(ctx: Context, orig: model.Memory, *, via: str = "cli", me: str | None = None) -> model.Memory:
+    """The project copy of `orig`, through the admission barrier as `git memex add` puts a memory
+    (issue 31): the body redacted, then every field masked with the copies of each value found
+    (`secrets.admission.admit` with the body's `Redaction.values`, one `redact.CopyMask` for all
+    fields), a tag read for secrets as written before it is lower-cased (`tags_as_given`). So a
+    value found in the body (``db.password=V``) and repeated in a tag or a path is masked there too,
+    in any case. Pure: `crossing` shows it, `propose` writes it."""
+    from git_memex.secrets.admission import admit, tag_holds_secret
     from git_memex.secrets.redact import redact
 
-    return redact(orig.body, ctx.redact_patterns).text
+    red = redact(orig.body, ctx.redact_patterns)
+    orig_via = orig.fm.get("via")
+    road = (str(orig_via) if model.is_agent_road(orig_via) else via if model.is_agent_road(via)
+            else str(orig_via or via))
+    copy = model.create(
+        red.text,
+        scope="project",
+        type=orig.type if orig.type in model.TYPES else "fact",
+        tags=orig.tags,
+        importance=str(orig.fm.get("importance") or "normal"),
+        role=str(orig.fm.get("role") or "knowledge"),
+        source=str(orig.fm.get("source") or "user") if orig.fm.get("source") in model.SOURCES else "user",
+        visibility="internal",
+        created_by=orig.fm.get("created_by"),
+        via=road,
+        repo_id=ctx.repo_id,
+        paths=orig.paths,
+        extra={"derived_from": orig.id, "proposed_by": me if me is not None else actor(ctx)},
+        tags_as_given=tag_holds_secret,
+    )
+    # never more trusted than the original (a personal file may say anything of itself
+    # only downwards: an untrusted original stays untrusted)
+    copy.fm["trust_level"] = _lower_trust(copy.fm.get("trust_level"), orig.fm.get("trust_level"))
+    admit(copy, ctx.redact_patterns, body=False, values=red.values)  # tags, paths…: masked like the body, copies too
+    return copy
 
 
 def _crossing_view(ctx: Context, orig: model.Memory) -> str:
-    """Everything of `orig` the project copy carries across, as the person is shown it: the tags
-    and paths (masked as `admit` masks them) and the body. What the person agreed to is compared
-    with this whole view, so a tag or path changed while they were asked refuses the call too."""
-    from git_memex.secrets.redact import redact
-
-    def masked(values: list[str]) -> str:
-        return ", ".join(redact(str(v), ctx.redact_patterns).text for v in values)
-
+    """Everything of `orig` the project copy carries across, as the person is shown it: the tags,
+    paths and body of the copy `propose` writes (`_copy`: masked, copies too). What the person
+    agreed to is compared with this whole view, so a tag or path changed while they were asked
+    refuses the call too."""
+    copy = _copy(ctx, orig)
     head = []
-    if orig.tags:
-        head.append(f"tags: {masked(list(orig.tags))}")
-    if orig.paths:
-        head.append(f"paths: {masked(list(orig.paths))}")
-    return "\n".join([*head, _crossing_text(ctx, orig)])
+    if copy.tags:
+        head.append(f"tags: {', '.join(copy.tags)}")
+    if copy.paths:
+        head.append(f"paths: {', '.join(copy.paths)}")
+    return "\n".join([*head, copy.body])
 
 
 def crossing(ctx: Context, ids: list[str], *, stores: Stores | None = None) -> list[dict[str, Any]]:
@@ -113,31 +140,7 @@ def propose(ctx: Context, ids: list[str], *, local_approve: bool = False, via: s
                 if existing:
                     out.append({"source": orig.id, "id": existing[0], "review_state": existing[1], "existing": True})
                     continue
-                text = _crossing_text(ctx, orig)
-                orig_via = orig.fm.get("via")
-                road = (str(orig_via) if model.is_agent_road(orig_via) else via if model.is_agent_road(via)
-                        else str(orig_via or via))
-                copy = model.create(
-                    text,
-                    scope="project",
-                    type=orig.type if orig.type in model.TYPES else "fact",
-                    tags=orig.tags,
-                    importance=str(orig.fm.get("importance") or "normal"),
-                    role=str(orig.fm.get("role") or "knowledge"),
-                    source=str(orig.fm.get("source") or "user") if orig.fm.get("source") in model.SOURCES else "user",
-                    visibility="internal",
-                    created_by=orig.fm.get("created_by"),
-                    via=road,
-                    repo_id=ctx.repo_id,
-                    paths=orig.paths,
-                    extra={"derived_from": orig.id, "proposed_by": me},
-                )
-                # never more trusted than the original (a personal file may say anything of itself
-                # only downwards: an untrusted original stays untrusted)
-                copy.fm["trust_level"] = _lower_trust(copy.fm.get("trust_level"), orig.fm.get("trust_level"))
-                from git_memex.secrets.admission import admit
-
-                admit(copy, ctx.redact_patterns, body=False)  # tags, paths…: masked like the body
+                copy = _copy(ctx, orig, via=via, me=me)
                 if local_approve:
                     copy.fm["review_state"] = "approved"
                     copy.fm["approved_by"] = me

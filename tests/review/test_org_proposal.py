@@ -218,6 +218,23 @@ def test_a_secret_in_a_tag_is_masked_in_the_proposal(world: Path) -> None:
     assert all(TOKEN not in p.read_text() for p in clone.rglob("*.md"))
 
 
+def test_a_tag_is_read_as_written_and_a_body_secrets_copies_are_masked(world: Path) -> None:
+    """As `add` admits a memory (issue 31): a tag is read for secrets before it is lower-cased
+    (``AKIA…`` lower-cased is no key to the detector), and a value found in the body is masked
+    where a tag repeats it."""
+    mid = published("The staging database is rebuilt every night")
+    path = world / MEM / f"{mid}.md"
+    value = "Wq3mZ8xK2pL4"
+    text = path.read_text().replace("tags: []", f"tags:\n- {SECRET}\n- {value}")
+    path.write_text(text.replace("every night", f"every night, db.password={value}"))  # hand edits
+    r = propose(mid, "--json")
+    assert r.code == 0, r.err
+    res = r.json()
+    stored = git("show", f"{res['branch']}:{res['path']}", cwd=clone_of()).stdout
+    assert "rebuilt every night" in stored, stored
+    assert SECRET.lower() not in stored.lower() and value.lower() not in stored.lower(), stored
+
+
 # ------------------------------------------------------------------ refusals: one sentence, nothing changed
 def refused(r, code: int, words: str, clone: Path, before: tuple) -> None:
     assert r.code == code, (r.code, r.out, r.err)
