@@ -27,7 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from git_memex.secrets.rx import Rx
@@ -160,35 +160,57 @@ def _mask_str(value: str, patterns: Sequence[str], found: list[str], seen: dict[
     return red.text
 
 
-def _walk(value: Any, patterns: Sequence[str], found: list[str], seen: dict[str, str] | None = None) -> Any:
+def map_strings(value: Any, fn: Callable[[str], str], skip: frozenset[str] = frozenset()) -> Any:
+    """`value` rebuilt with `fn` applied to every string in it, at any depth of lists, tuples and
+    mappings, mapping keys too (a token can be a key: ``{"ghp_…": "read"}``), each key before its
+    value; at this level the values of the keys in `skip` that `structural_ok` keeps are kept as
+    they are. Two keys that `fn` makes alike stay two keys: the later gets ``~2``… The one
+    traversal of a memory's fields: masking (`mask_value`, `mask_fields`, `admit`'s copies) and
+    the commit check of YAML escapes (`strings_in`)."""
     if isinstance(value, str):
-        return _mask_str(value, patterns, found, seen)
+        return fn(value)
     if isinstance(value, list):
-        return [_walk(v, patterns, found, seen) for v in value]
+        return [map_strings(v, fn) for v in value]
     if isinstance(value, tuple):
-        return tuple(_walk(v, patterns, found, seen) for v in value)
+        return tuple(map_strings(v, fn) for v in value)
     if isinstance(value, dict):
-        return _walk_mapping(value, patterns, found, skip=frozenset(), seen=seen)
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            if isinstance(k, str) and k in skip and structural_ok(k, v):
+                out[k] = v
+                continue
+            key = fn(k) if isinstance(k, str) else k
+            if key != k:
+                masked, n = key, 2
+                while key in out or key in value:
+                    key, n = f"{masked}~{n}", n + 1
+            out[key] = map_strings(v, fn)
+        return out
     return value
+
+
+def strings_in(value: Any) -> list[str]:
+    """Every string inside `value` (`map_strings`' order: a key before its value)."""
+    found: list[str] = []
+
+    def keep(s: str) -> str:
+        found.append(s)
+        return s
+
+    map_strings(value, keep)
+    return found
+
+
+def _walk(value: Any, patterns: Sequence[str], found: list[str], seen: dict[str, str] | None = None) -> Any:
+    return map_strings(value, lambda s: _mask_str(s, patterns, found, seen))
 
 
 def _walk_mapping(
     value: dict[Any, Any], patterns: Sequence[str], found: list[str], skip: frozenset[str],
     seen: dict[str, str] | None = None,
 ) -> dict[Any, Any]:
-    """Keys masked like values (a token can be a key: ``{"ghp_…": "read"}``); the values of the
-    keys in `skip` are kept. Two keys that mask alike stay two keys: the later gets ``~2``…"""
-    out: dict[Any, Any] = {}
-    for k, v in value.items():
-        if isinstance(k, str) and k in skip and structural_ok(k, v):
-            out[k] = v
-            continue
-        key = _mask_str(k, patterns, found, seen) if isinstance(k, str) else k
-        if key != k:
-            masked, n = key, 2
-            while key in out or key in value:
-                key, n = f"{masked}~{n}", n + 1
-        out[key] = _walk(v, patterns, found, seen)
+    """`value`'s keys and values masked; the values of the keys in `skip` are kept."""
+    out: dict[Any, Any] = map_strings(value, lambda s: _mask_str(s, patterns, found, seen), skip)
     return out
 
 
@@ -196,28 +218,13 @@ def _copies_walk(value: Any, seen: CopyMask, found: list[str], skip: frozenset[s
     """`value` with every copy of the secrets `seen` holds masked (`redact.CopyMask`, built once
     by the caller for all the strings), at any depth, mapping keys too; the values of structural
     keys in their canonical shape are kept."""
-    if isinstance(value, str):
-        text, rules = seen.mask(value)
+
+    def copies(text: str) -> str:
+        masked, rules = seen.mask(text)
         found.extend(rules)
-        return text
-    if isinstance(value, list):
-        return [_copies_walk(v, seen, found) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_copies_walk(v, seen, found) for v in value)
-    if isinstance(value, dict):
-        out: dict[Any, Any] = {}
-        for k, v in value.items():
-            if isinstance(k, str) and k in skip and structural_ok(k, v):
-                out[k] = v
-                continue
-            key = _copies_walk(k, seen, found) if isinstance(k, str) else k
-            if key != k:
-                masked, n = key, 2
-                while key in out or key in value:
-                    key, n = f"{masked}~{n}", n + 1
-            out[key] = _copies_walk(v, seen, found)
-        return out
-    return value
+        return masked
+
+    return map_strings(value, copies, skip)
 
 
 def mask_value(value: Any, patterns: Sequence[str] = ()) -> tuple[Any, list[str]]:

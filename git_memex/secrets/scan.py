@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from git_memex.core import frontmatter
-from git_memex.core.model import SAFE_ID_RE, ValidationError, validate
+from git_memex.core.model import SAFE_ID_RE, Memory, ValidationError, validate
 from git_memex.core.record import record
 from git_memex.secrets.rx import Rx
 
@@ -45,17 +45,18 @@ def check_secrets(path: str, text: str, patterns: Sequence[str] = ()) -> list[Fi
     return [Finding(path, f.line, f.rule, True) for f in scan_text(text, patterns)]
 
 
-def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]:
+def check_format(path: str, text: str, *, in_repo: bool = True, judged: _Judged | None = None) -> list[Finding]:
     """No unresolved merge conflict; a file the reader accepts (`core.files.judge_bytes`, the one
     every command reads memory files with: same function, same limits, its quarantine reason as
-    the finding); in a repo, never personal or private."""
+    the finding); in a repo, never personal or private. `judged`: the reader's answer on `text`
+    when the caller has it (`check_text` parses a file once for all its checks)."""
     from git_memex.core.files import conflict_marker_line
 
     conflict = conflict_marker_line(text)
     if conflict is not None:  # the rest would only report the markers' side effects
         return [Finding(path, conflict, "conflict-markers (an unfinished merge; run `git memex resolve`, after "
                         f"`git checkout -m -- {path}` if it was already `git add`ed)")]
-    found = _format_findings(path, text, in_repo)
+    found = _format_findings(path, text, in_repo, judged or _Judged(path, text))
     if not found:
         return found
     # admission.mask_text's masking (admission imports scan, so not through it)
@@ -66,11 +67,36 @@ def check_format(path: str, text: str, *, in_repo: bool = True) -> list[Finding]
     return [f if f.secret else Finding(f.path, f.line, redact(f.rule).text) for f in found]
 
 
-def _format_findings(path: str, text: str, in_repo: bool) -> list[Finding]:
-    from git_memex.core.files import UnreadableMemory, judge_bytes
+class _Judged:
+    """The reader's answer on a file's text (`core.files.judge_bytes`), asked at most once: the
+    format check and the check of YAML escapes both need the parsed frontmatter, and a file is
+    parsed once for both (`check_text`). `memory()` returns the Memory, or the reader's
+    refusal as an UnreadableMemory (raised by `memory`)."""
+
+    __slots__ = ("_answer", "path", "text")
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text = path, text
+        self._answer: Any = None
+
+    def memory(self) -> Any:
+        if self._answer is None:
+            from git_memex.core.files import UnreadableMemory, judge_bytes
+
+            try:
+                self._answer = judge_bytes(self.text.encode("utf-8", "surrogatepass"), self.path.rsplit("/", 1)[-1])
+            except UnreadableMemory as exc:
+                self._answer = exc
+        if isinstance(self._answer, Exception):
+            raise self._answer
+        return self._answer
+
+
+def _format_findings(path: str, text: str, in_repo: bool, judged: _Judged) -> list[Finding]:
+    from git_memex.core.files import UnreadableMemory
 
     try:
-        m = judge_bytes(text.encode("utf-8", "surrogatepass"), path.rsplit("/", 1)[-1])
+        m = judged.memory()
     except UnreadableMemory as exc:
         return [reader_finding(path, text, str(exc))]
     out: list[Finding] = []
@@ -87,8 +113,9 @@ def _format_findings(path: str, text: str, in_repo: bool) -> list[Finding]:
         if span is not None:
             out.append(Finding(path, span, "private-span-in-repo (a <private> part never leaves this machine; remove "
                                "it, or let git memex write the text, which leaves such parts out)", True))
-    try:
-        validate(m)
+    try:  # on a copy: `validate` may set a field (a rule's instruction_state), and the check of
+        # YAML escapes reads the same parsed file
+        validate(Memory(fm=dict(m.fm), body=m.body))
     except ValidationError as exc:
         out.append(Finding(path, 1, f"invalid ({exc})"))
     return out
@@ -141,55 +168,45 @@ def check_text(path: str, text: str, *, secrets: bool = True, fmt: bool = True, 
     if fmt and len(text) > frontmatter.MAX_FILE_BYTES:  # refused by its size alone: never scanned further
         return size_findings([(path, len(text))])
     out: list[Finding] = []
+    judged = _Judged(path, text)  # the file parsed at most once, for both checks that read its fields
     if fmt:
-        out.extend(check_format(path, text, in_repo=in_repo))
+        out.extend(check_format(path, text, in_repo=in_repo, judged=judged))
     if secrets:
         out.extend(check_secrets(path, text, patterns))
-        out.extend(_escaped_secrets(path, text, patterns))
+        out.extend(_escaped_secrets(path, text, patterns, judged))
     return sorted(out, key=lambda f: (f.path, f.line, f.rule))
 
 
-def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Finding]:
+def _escaped_secrets(path: str, text: str, patterns: Sequence[str], judged: _Judged) -> list[Finding]:
     """Secrets that the frontmatter spells with YAML escapes (``"\\u0067hp_…"``, ``"gh\\x70_…"``, a
     double-quoted line joined by ``\\``): the reader decodes them, so `show`, the index and every
     output would hold the token that the text as stored does not show. Only a frontmatter holding a
     backslash is parsed for this (the hook's cost is unchanged otherwise); each decoded string that
-    the text does not hold as written is scanned, reported at its field's line."""
+    the text does not hold as written is scanned, reported at its field's line. The strings are
+    those the admission barrier masks (`secrets.admission.strings_in`: mapping keys too)."""
     if not text.startswith("---"):
         return []
     end = text.find("\n---", 3)
     head = text[: end if end >= 0 else len(text)]
     if "\\" not in head:
         return []
-    from git_memex.core.files import UnreadableMemory, judge_bytes
+    from git_memex.core.files import UnreadableMemory
+    from git_memex.secrets.admission import strings_in
     from git_memex.secrets.redact import scan_text
 
     try:
-        m = judge_bytes(text.encode("utf-8", "surrogatepass"), path.rsplit("/", 1)[-1])
+        m = judged.memory()
     except UnreadableMemory:  # the format check names why
         return []
     out: list[Finding] = []
     for key, value in m.fm.items():
-        for piece in _strings(value):
+        for piece in strings_in(value):
             if piece in head:
                 continue
             for f in scan_text(piece, patterns):
                 out.append(Finding(path, _line_of(text, str(key)), f"{f.rule} (written with YAML escapes)", True))
                 break
     return out
-
-
-def _strings(value: object, depth: int = 0) -> list[str]:
-    """The strings inside a frontmatter value (lists and mappings walked, bounded depth)."""
-    if isinstance(value, str):
-        return [value]
-    if depth > 8:
-        return []
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (*_strings(k, depth + 1), *_strings(v, depth + 1))]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v, depth + 1)]
-    return []
 
 
 def check_bytes(path: str, data: bytes, **kw: Any) -> list[Finding]:

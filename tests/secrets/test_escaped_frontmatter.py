@@ -74,3 +74,24 @@ def test_an_escape_that_spells_no_secret_commits(ready: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     shown = run_cli("show", mid)
     assert "masked here" not in shown.out and "C:\\Users\\ann" in shown.out
+
+
+def test_a_frontmatter_with_a_backslash_is_parsed_once_for_both_checks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check_text` (the hook's and `scan`'s check) reads a file's fields once for the format
+    check and the check of YAML escapes; the finding is the same as before."""
+    from git_memex.core import files
+    from git_memex.secrets.scan import check_text
+
+    mid = _file(tmp_path, ESCAPED["unicode tag"][0])
+    text = (tmp_path / f"{mid}.md").read_text("utf-8")
+    real, calls = files.judge_bytes, []
+
+    def counted(raw: bytes, path: Path | str) -> model.Memory:
+        calls.append(path)
+        return real(raw, path)
+
+    monkeypatch.setattr(files, "judge_bytes", counted)
+    found = check_text(f"{MEM}/{mid}.md", text)
+    assert [f.rule for f in found] == ["github-pat (written with YAML escapes)"], found
+    assert len(calls) == 1, calls
