@@ -862,7 +862,7 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                 if spaced is not None:
                     yield "generic-secret-assignment", start, start + len(spaced)
                     continue
-            if _plausible_value(value, kind, quoted=key == "vq"):
+            if _plausible_value(value, kind, quoted=key == "vq", literal=_shell_word_password(text, m, key, kind, value)):
                 yield "generic-secret-assignment", start, end
     for_assign = _finditer_unless(_FOR_ASSIGN, text, lambda _t, _m: False) if labelled else ()
     is_assign = _finditer_unless(_IS_ASSIGN, text, _not_pass_is) if labelled else ()
@@ -931,6 +931,24 @@ _PLAIN_KEYS = frozenset(
 ) | _NON_SECRET_QUALIFIERS
 _KEY_RUN = _lazy(r"[A-Za-z0-9]{16,}")
 _KEY_ALPHABET = _lazy(r"[A-Za-z0-9_+/=.-]+")
+
+
+_SHELL_NAME = _lazy(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+_WORD_AND_DIGITS = _lazy(r"[A-Za-z][a-z]+[0-9]+")
+
+
+def _shell_word_password(text: str, m: Match, key: str, kind: str, value: str) -> bool:
+    """A word and digits (``Password123``, ``password1``) set bare to a password-named shell or
+    .env variable, ``DB_PASSWORD=Password123``: an upper-case name, ``=`` right after it, the
+    value right after that. A shell line holds no variable without ``$``, so such a value is a
+    literal, not the variable or type name `_plausible_value` takes an identifier with a secret
+    word for in code (the table rule reads ``| DB_PASSWORD | Password123 |`` the same way).
+    `value`: the value as the caller trimmed it (a next pair, a closing bracket cut off)."""
+    if kind != "password" or key != "vu" or m.group("sep") != "=":
+        return False
+    if text[m.end("name") : m.start("vu")] != "=" or _SHELL_NAME.fullmatch(m.group("name")) is None:
+        return False
+    return _WORD_AND_DIGITS.fullmatch(value) is not None
 
 
 def _any_key(name: str) -> bool:

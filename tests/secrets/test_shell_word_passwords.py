@@ -1,0 +1,52 @@
+"""A password of one word and digits on a shell or .env line (`DB_PASSWORD=Password123`) is a
+literal: a shell `NAME=value` holds no variable without `$`, so the identifier shapes that keep
+`password = Password123` in code unmasked do not apply (issue 31's left-over, docs/security.md
+"Choices")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from git_memex.secrets.redact import redact
+
+from conftest import run_cli_process
+
+SHELL_WORD_PASSWORDS = {
+    "DB_PASSWORD=Password123": "Password123",
+    "export DB_PASSWORD=Password123": "Password123",
+    "PGPASSWORD=Secret2024 psql -h db -U app": "Secret2024",
+    "REDIS_PASSWORD=password1": "password1",
+    "  MYSQL_ROOT_PASSWORD=Welcome2024": "Welcome2024",
+    "env ADMIN_PASSWORD=Passw0rd99 ./run.sh": "Passw0rd99",
+}
+# references, templates, names and settings stay (each left alone before the rule too)
+LEFT_ALONE = [
+    "DB_PASSWORD=$Password123",
+    "DB_PASSWORD=${PASSWORD1}",
+    "DB_PASSWORD=DB_PASSWORD_2",
+    "PASSWORD_MIN_LENGTH=12",
+    "DB_PASSWORD_FILE=/run/secrets/db1",
+    "DB_PASSWORD=<password1>",
+    "SECRET_KEY_ROTATION=Daily2",  # not a password-named key: the rule is for passwords only
+]
+
+
+@pytest.mark.parametrize("text", sorted(SHELL_WORD_PASSWORDS))
+def test_a_word_and_digits_password_on_a_shell_line_is_masked(text: str) -> None:
+    red = redact(text)
+    assert SHELL_WORD_PASSWORDS[text] not in red.text, red.text
+    assert red.masked == ("generic-secret-assignment",), red
+
+
+@pytest.mark.parametrize("text", LEFT_ALONE)
+def test_code_references_and_placeholders_stay(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_add_stores_a_shell_word_password_masked(ready: Path) -> None:
+    r = run_cli_process("add", "staging: DB_PASSWORD=Password123 ./manage.py migrate", "--json")
+    assert r.code == 0, r.err
+    stored = Path(r.json()["path"]).read_text(encoding="utf-8")
+    assert "Password123" not in stored and "DB_PASSWORD=" in stored, stored
