@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from git_memex.commands._common import add_json, context, emit_json, print_staged, short, warn
+from git_memex.commands._common import (
+    add_json,
+    context,
+    emit_json,
+    print_staged,
+    short,
+    visible,
+    warn,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -101,5 +109,5 @@ def run_list(args: argparse.Namespace) -> int:
                 review = it.get("remote_review_state")
                 state = f"{review} on the server, {loc}" if review else loc
             text = it["text"] if len(it["text"]) <= 70 else it["text"][:69] + "…"
-            print(f"  {short(it['id'])}  {where:<8} {text}  [{state}]")
+            print(f"  {short(it['id'])}  {where:<8} {visible(text)}  [{state}]")
     return 0

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex.commands._common import add_json, context, emit_json, warn
+from git_memex.commands._common import add_json, context, emit_json, visible, warn
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("show", help="show one memory", description="Show one memory (id or unique id prefix). A "
                        "copy held here wins over a remote server's copy of the same id; `--remote NAME` shows the "
-                       "revision remote NAME's cache holds, the one `git memex remote review NAME ID` reviews.")
+                       "revision remote NAME's cache holds, the one `git memex remote review NAME ID` reviews. Invisible and "
+                       "control characters (zero-width, bidi, tag, private-use, terminal escapes) print as "
+                       "\\uXXXX escapes here and in search, list, context and sync-status; --json gives the "
+                       "exact text.")
     p.add_argument("id")
     p.add_argument("--remote", metavar="NAME", help="show the revision remote NAME's cache holds (docs/remote.md)")
     add_json(p)
@@ -47,13 +50,13 @@ def run(args: argparse.Namespace) -> int:
     if (res["frontmatter"], res["body"]) != (raw["frontmatter"], raw["body"]):  # masking changed something
         print("# masked here: this file holds secrets (`git memex scan` names them; docs/security.md says how to "
               "take one out of git's history)")
-    print(frontmatter.serialize(res["frontmatter"], res["body"]), end="")
+    print(visible(frontmatter.serialize(res["frontmatter"], res["body"])), end="")  # invisible characters escaped
     links = res["related"]
     ref = res["canonical_ref"]
     if links or ref:
         print("\n# links")
     for r in links:
-        print(f"#   related {r['id']}: " + (f"{r['snippet']}" + (f" [{r['status']}]" if r["status"] != "active" else "")
+        print(f"#   related {r['id']}: " + (f"{visible(r['snippet'])}" + (f" [{r['status']}]" if r["status"] != "active" else "")
                                           if r["found"] else "not in this clone"))
     if ref:
         state = {True: "exists", False: "missing", None: "not checked"}[ref["exists"]]
