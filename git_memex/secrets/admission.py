@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from git_memex.secrets.fields import map_strings
 from git_memex.secrets.rx import Rx
 
 TYPE_CHECKING = False
@@ -160,45 +161,9 @@ def _mask_str(value: str, patterns: Sequence[str], found: list[str], seen: dict[
     return red.text
 
 
-def map_strings(value: Any, fn: Callable[[str], str], skip: frozenset[str] = frozenset()) -> Any:
-    """`value` rebuilt with `fn` applied to every string in it, at any depth of lists, tuples and
-    mappings, mapping keys too (a token can be a key: ``{"ghp_…": "read"}``), each key before its
-    value; at this level the values of the keys in `skip` that `structural_ok` keeps are kept as
-    they are. Two keys that `fn` makes alike stay two keys: the later gets ``~2``… The one
-    traversal of a memory's fields: masking (`mask_value`, `mask_fields`, `admit`'s copies) and
-    the commit check of YAML escapes (`strings_in`)."""
-    if isinstance(value, str):
-        return fn(value)
-    if isinstance(value, list):
-        return [map_strings(v, fn) for v in value]
-    if isinstance(value, tuple):
-        return tuple(map_strings(v, fn) for v in value)
-    if isinstance(value, dict):
-        out: dict[Any, Any] = {}
-        for k, v in value.items():
-            if isinstance(k, str) and k in skip and structural_ok(k, v):
-                out[k] = v
-                continue
-            key = fn(k) if isinstance(k, str) else k
-            if key != k:
-                masked, n = key, 2
-                while key in out or key in value:
-                    key, n = f"{masked}~{n}", n + 1
-            out[key] = map_strings(v, fn)
-        return out
-    return value
-
-
-def strings_in(value: Any) -> list[str]:
-    """Every string inside `value` (`map_strings`' order: a key before its value)."""
-    found: list[str] = []
-
-    def keep(s: str) -> str:
-        found.append(s)
-        return s
-
-    map_strings(value, keep)
-    return found
+def _structural(skip: frozenset[str]) -> Callable[[str, Any], bool] | None:
+    """`fields.map_strings`' `keep` for the keys in `skip`: their values kept while `structural_ok`."""
+    return (lambda k, v: k in skip and structural_ok(k, v)) if skip else None
 
 
 def _walk(value: Any, patterns: Sequence[str], found: list[str], seen: dict[str, str] | None = None) -> Any:
@@ -210,7 +175,7 @@ def _walk_mapping(
     seen: dict[str, str] | None = None,
 ) -> dict[Any, Any]:
     """`value`'s keys and values masked; the values of the keys in `skip` are kept."""
-    out: dict[Any, Any] = map_strings(value, lambda s: _mask_str(s, patterns, found, seen), skip)
+    out: dict[Any, Any] = map_strings(value, lambda s: _mask_str(s, patterns, found, seen), _structural(skip))
     return out
 
 
@@ -224,7 +189,7 @@ def _copies_walk(value: Any, seen: CopyMask, found: list[str], skip: frozenset[s
         found.extend(rules)
         return masked
 
-    return map_strings(value, copies, skip)
+    return map_strings(value, copies, _structural(skip))
 
 
 def mask_value(value: Any, patterns: Sequence[str] = ()) -> tuple[Any, list[str]]:

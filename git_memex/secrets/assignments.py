@@ -944,7 +944,7 @@ def _shell_word_password(text: str, m: Match, key: str, kind: str, value: str) -
     literal, not the variable or type name `_plausible_value` takes an identifier with a secret
     word for in code (the table rule reads ``| DB_PASSWORD | Password123 |`` the same way).
     `value`: the value as the caller trimmed it (a next pair, a closing bracket cut off)."""
-    if kind != "password" or key != "vu" or m.group("sep") != "=":
+    if kind != "password" or key != "vu" or m.groupdict().get("sep") != "=":  # an XML element has no sep
         return False
     if text[m.end("name") : m.start("vu")] != "=" or _SHELL_NAME.fullmatch(m.group("name")) is None:
         return False

@@ -183,7 +183,7 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str], judged: _Jud
     output would hold the token that the text as stored does not show. Only a frontmatter holding a
     backslash is parsed for this (the hook's cost is unchanged otherwise); each decoded string that
     the text does not hold as written is scanned, reported at its field's line. The strings are
-    those the admission barrier masks (`secrets.admission.strings_in`: mapping keys too)."""
+    those the admission barrier masks (`secrets.fields.strings_in`: mapping keys too)."""
     if not text.startswith("---"):
         return []
     end = text.find("\n---", 3)
@@ -191,7 +191,7 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str], judged: _Jud
     if "\\" not in head:
         return []
     from git_memex.core.files import UnreadableMemory
-    from git_memex.secrets.admission import strings_in
+    from git_memex.secrets.fields import strings_in
     from git_memex.secrets.redact import scan_text
 
     try:
