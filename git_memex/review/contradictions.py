@@ -169,6 +169,13 @@ def find(rows: Iterable[Any], stats: dict[str, int] | None = None) -> list[Contr
     Those bounds can leave pairs unseen: a memory whose probe words more than POSTINGS earlier
     memories hold, or with more than MAX_CANDIDATES candidates, is compared with only some of
     them. `stats["unchecked"]` counts such memories (said by audit, sync-status and doctor)."""
+    from git_memex.review.disagreement import analysed_once
+
+    with analysed_once():  # each memory analysed once, however many pairs it is in
+        return _find(rows, stats)
+
+
+def _find(rows: Iterable[Any], stats: dict[str, int] | None) -> list[Contradiction]:
     import heapq
 
     from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, cross_words, tokens
@@ -274,13 +281,14 @@ def unresolved(ctx: Context, rows: Iterable[Any], stats: dict[str, int] | None =
         by_id.setdefault(str(r["id"]), r)
     marks = compatible.marks(ctx)
     out = []
+    masks: dict[str, dict[str, str] | None] = {}
     for c in found:
         rec = compatible.covering(marks, by_id[c.a], by_id[c.b]) if marks else None
         if rec is not None:
             if quiet is not None:
                 quiet.append(rec)
             continue
-        if (m := _masked(ctx, c, by_id)) is not None:
+        if (m := _masked(ctx, c, by_id, masks)) is not None:
             out.append(m)
     return out
 
@@ -314,22 +322,29 @@ def shown_value(value: str) -> str:
 _HIDDEN = frozenset(("Cc", "Cf", "Zl", "Zp"))
 
 
-def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]]) -> Contradiction | None:
+def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]],
+            masks: dict[str, dict[str, str] | None] | None = None) -> Contradiction | None:
     """`c` with its differing values as the bodies may be shown (`shown_value`): secrets masked (a file that came
     in by another road may hold one; only found pairs pay for the check). Each word of a value
     that masking changed in its body is replaced by the masked word; where the words of a body
     cannot be matched up, the value is "(masked)". A difference in a masked value is no
     difference (two secrets, each masked, say nothing a person can compare, and the masks would
-    show part of them side by side): it is left out, and a pair with no other is None."""
+    show part of them side by side): it is left out, and a pair with no other is None. `masks`, when
+    given, keeps each body's masking across the pairs of one run (a memory in 16 pairs is masked
+    once)."""
     from git_memex.review.disagreement import Difference
     from git_memex.secrets.redact import redact
 
     def shown(body: str) -> dict[str, str] | None:
+        if masks is not None and body in masks:
+            return masks[body]
         safe = redact(body, ctx.redact_patterns).text
-        if safe == body:
-            return {}
         ow, mw = body.split(), safe.split()
-        return {o: m for o, m in zip(ow, mw, strict=True) if o != m} if len(ow) == len(mw) else None
+        got = {} if safe == body else (
+            {o: m for o, m in zip(ow, mw, strict=True) if o != m} if len(ow) == len(mw) else None)
+        if masks is not None:
+            masks[body] = got
+        return got
 
     ma, mb = shown(by_id[c.a]["body"] or ""), shown(by_id[c.b]["body"] or "")
     if ma == {} and mb == {}:
@@ -389,7 +404,8 @@ def contradictions(ctx: Context, *, stores: Stores | None = None,
             for r in rows:
                 by_id.setdefault(str(r["id"]), r)
             mine: dict[str, int] = {}
-            pairs = [m.to_json() for c in find(rows, mine) if (m := _masked(ctx, c, by_id)) is not None]
+            masks: dict[str, dict[str, str] | None] = {}
+            pairs = [m.to_json() for c in find(rows, mine) if (m := _masked(ctx, c, by_id, masks)) is not None]
             unchecked = mine.get("unchecked", 0)
             _store(ctx, key, pairs, unchecked)
         else:
@@ -466,6 +482,22 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
     tokenized, and the person's marks are read only when a pair is found."""
     if len(items) < 2:
         return []
+    from git_memex.review.disagreement import analysed_once
+
+    with analysed_once():  # each memory analysed once, however many pairs it is in
+        found = _among(items)
+    if not found:
+        return []
+    from git_memex.review import compatible
+
+    marks = compatible.marks(ctx)
+    by_id = {str(it["id"]): it for it in items}
+    masks: dict[str, dict[str, str] | None] = {}
+    return [m for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])
+            if (m := _masked(ctx, c, by_id, masks)) is not None]
+
+
+def _among(items: Sequence[Mapping[str, Any]]) -> list[Contradiction]:
     from git_memex.review.disagreement import MAX_TOKENS, compare_tokens, cross_words, tokens
 
     sigs = [signature(it["body"] or "") for it in items]
@@ -503,14 +535,7 @@ def among(ctx: Context, items: Sequence[Mapping[str, Any]]) -> list[Contradictio
             v = compare_tokens(ta, tb)
             if v is not None:
                 found.append(pair(items[x], items[y], v))
-    if not found:
-        return []
-    from git_memex.review import compatible
-
-    marks = compatible.marks(ctx)
-    by_id = {str(it["id"]): it for it in items}
-    return [m for c in found if not compatible.covers(marks, by_id[c.a], by_id[c.b])
-            if (m := _masked(ctx, c, by_id)) is not None]
+    return found
 
 
 def sentence(c: Mapping[str, Any], *, commands: bool = True) -> str:

@@ -64,7 +64,11 @@ quadratic in tokens, so it is bounded). Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import wraps
+from typing import Any, TypeVar
 
 from git_memex.core.record import record
 
@@ -314,6 +318,48 @@ class Tok:
 
     def __repr__(self) -> str:
         return f"Tok({self.norm!r}, {self.kind})"
+
+
+# ------------------------------------------------------------------ one analysis a text
+# A finder compares each memory with up to 16 others, and each comparison reads what each text
+# says (`says`, its asides, owners, content words…). Within `analysed_once()` (the store's finder
+# and the check among shown memories enter it) each such per-text analysis runs once per token
+# list and is shared by every pair that text is in; outside it, nothing is kept. A pure function
+# of the tokens, so the verdicts are the same either way (tests/review/test_finder_cache.py).
+_MEMO: ContextVar[dict[tuple[str, int], tuple[object, object]] | None] = ContextVar("disagreement_memo", default=None)
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@contextmanager
+def analysed_once() -> Iterator[None]:
+    """Within it, each per-text analysis (`_per_text`) of one token list runs once. The memo holds
+    the token lists it saw (so an id is not reused while it lives) and is dropped on exit."""
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _per_text(fn: _F) -> _F:
+    """Memoise `fn(toks)` by the token list's identity within `analysed_once()`. Its result is
+    shared by every caller: callers never mutate it."""
+    name = fn.__qualname__
+
+    @wraps(fn)
+    def wrapper(toks: Any) -> Any:
+        memo = _MEMO.get()
+        if memo is None:
+            return fn(toks)
+        key = (name, id(toks))
+        hit = memo.get(key)
+        if hit is not None and hit[0] is toks:
+            return hit[1]
+        got = fn(toks)
+        memo[key] = (toks, got)
+        return got
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _host_port(low: str) -> str:
@@ -741,11 +787,9 @@ def compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
 def _compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     if not a or not b or len(a) > MAX_TOKENS or len(b) > MAX_TOKENS:
         return None
-    if any(t.kind == "alt" for t in (*a, *b)):  # a choice passed over is not said: "ClickHouse over MongoDB"
-        a = [t for t in a if not (t.kind == "alt" and _passed_over(t))]
-        b = [t for t in b if not (t.kind == "alt" and _passed_over(t))]
-        if not a or not b:
-            return None
+    a, b = _said(a), _said(b)  # a choice passed over is not said: "ClickHouse over MongoDB"
+    if not a or not b:
+        return None
     v = _aligned(a, b)
     if v is not None:
         if vetoed(says(a), says(b), v.differences) or (any(d.kind == "number" for d in v.differences) and _in_range(a, b)):
@@ -759,6 +803,20 @@ def _compare_tokens(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
         return None  # Node 20 vs 20.11.0: one version and its release
     v = v or slots(a, b)
     return v
+
+
+@_per_text
+def _said(toks: Sequence[Tok]) -> Sequence[Tok]:
+    """The tokens less a choice passed over ("ClickHouse over MongoDB": MongoDB is not said); the
+    same list when there is none."""
+    kept = [t for t in toks if not (t.kind == "alt" and _passed_over(t))]
+    return toks if len(kept) == len(toks) else kept
+
+
+@_per_text
+def _whole(toks: Sequence[Tok]) -> str:
+    """`_join` of the whole text."""
+    return _join(list(toks))
 
 
 def _other_case(a: Sequence[Tok], b: Sequence[Tok], v: Verdict) -> bool:
@@ -813,6 +871,7 @@ _FIRST_STEP = (" first ", " initially ", " to start ", "先", "首先", "第一�
 _LATER_STEP = (" then ", " afterwards ", " after that ", " later ", "然后", "之后", "分钟后", "小时后", "天后", "随后")
 
 
+@_per_text
 def _steps(toks: Sequence[Tok]) -> set[str]:
     """Which steps of a sequence a text names: "first" (先, first, initially) and/or "later" (然后,
     then, 30 分钟后)."""
@@ -834,6 +893,7 @@ def _other_day_negated(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
     return bool(da and db and not da & db) and (_negations(sa, sb) % 2) != (_negations(sb, sa) % 2)
 
 
+@_per_text
 def _content(toks: Sequence[Tok]) -> list[tuple[str, Tok]]:
     """The text's content words outside its asides, as `replaced` aligns them: `_key`s (synonyms
     folded; a run of single Han characters one word), less verbs that say how (a capitalised one
@@ -861,6 +921,8 @@ def _content(toks: Sequence[Tok]) -> list[tuple[str, Tok]]:
         head = t.src[:t.at].rstrip() if t.src else ""
         if (low in GENERIC_VERBS or t.surface.lower() in GENERIC_VERBS) and not (t.surface[:1].isupper() and head and head[-1] not in ".!?:;"):
             continue
+        if "-" in low and not t.han and _holds_choice(low):
+            continue  # "two-space indentation": the choice is the value (as `says` reads it), not a word of the subject
         k = _key(low)
         if ((k in _SLOT_IGNORE or (t.han and not _SLOT_IGNORE.isdisjoint(k))) and k != "build") or k == "own" or (
                 low in _ORDINALS or low in _PORT_CUES or low in _TEAM_WORDS):
@@ -871,6 +933,12 @@ def _content(toks: Sequence[Tok]) -> list[tuple[str, Tok]]:
 
 
 _TEAM_WORDS = frozenset(("team", "teams", "squad", "crew", "group", "guild", "组", "团队", "小组"))
+
+
+def _holds_choice(low: str) -> bool:
+    """Is one part of a hyphenated word a member of a set of choices ("two-space", "tab-indented")?"""
+    _lexicons()
+    return any((hit := _LEX_EN.get(_stem(part))) is not None and hit[0] == "alt" for part in low.split("-") if part)
 
 
 def replaced(a: Sequence[Tok], b: Sequence[Tok], owners: frozenset[str] = frozenset()) -> bool:
@@ -934,6 +1002,7 @@ _NOW = ("now", "currently", "today", "these days", "nowadays", "现在", "目前
 _CHANGED_ZH = ("升级", "迁", "改成", "改为", "换成", "调到", "调成", "切到", "切换")
 
 
+@_per_text
 def past(toks: Sequence[Tok]) -> bool:
     """Does the text speak of the past, not of now ("used to", "previously", "until last spring",
     "before 2024", "In 2021 … had", 以前/之前 opening a clause, 曾经, 原来, 去年)? One text in the past
@@ -1049,7 +1118,7 @@ want wants done do did does happen happens happened start starts started begin b
 listen listens bind binds serve serves work works handle come comes mean means say says ship ships shipped
 up at most least max maximum min minimum limit limited limits cap caps capped configured configure
 default defaults value still every each per even if also instance stack require requires pin pins pinned
-target targets 使 用 使用 跑 运行 上 为 监听 开始 执行"""
+target targets format formats formatted 使 用 使用 跑 运行 上 为 监听 开始 执行"""
 GENERIC_VERBS = frozenset(_GENERIC_TEXT.split())
 """Words that say how, not what: left out of a text's subject (and of the words only one side has)."""
 _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "repository", "config": "configuration",
@@ -1225,6 +1294,7 @@ def _clock(t: Tok) -> float | None:
     return float(hour * 60 + (int(m) if m else 0) + (720 if pm else 0))
 
 
+@_per_text
 def says(toks: Sequence[Tok]) -> Says:
     subject: dict[str, float] = {}
     quals: dict[str, set[str]] = {}
@@ -1442,8 +1512,8 @@ def loose(a: Sequence[Tok], b: Sequence[Tok]) -> Verdict | None:
     if (_negations(sa, sb) % 2) != (_negations(sb, sa) % 2) and not found:
         if ea + eb > 1 or (shared < 2 and not (shared >= 1 and ea + eb == 0)):
             return None
-        found.append(Difference("negation", _join(list(a)), _join(list(b))))
-    one = not any(e in (_join(list(a)) + _join(list(b))) for e in _SENTENCE_ENDS)
+        found.append(Difference("negation", _whole(a), _whole(b)))
+    one = not any(e in (_whole(a) + _whole(b)) for e in _SENTENCE_ENDS)
     if not found and one and sa.cue and sb.cue and 0 < ea <= 1 and 0 < eb <= 1 and shared >= 1:
         found.append(Difference("owner", " ".join(only_a), " ".join(only_b)))
         return None if vetoed(sa, sb, found) else Verdict(found, int(shared))
@@ -1526,7 +1596,7 @@ def _asides(src: str) -> list[tuple[int, int]]:
         if ch in _CLAUSE_ENDS or (ch == "." and (i + 1 >= n or src[i + 1] in " \n")):
             clause = src[start:i].strip(" \t:-*")
             first = clause.split(None, 1)[0].lower() if clause else ""
-            if first in _ASIDE_EN or clause.startswith(_ASIDE_ZH):
+            if first in _ASIDE_EN or clause.startswith(_ASIDE_ZH) or (start and _actor_aside(clause)):
                 spans.append((start, i))
             else:  # a reason or purpose inside the clause: "… so history stays intact", "…，因为…"
                 low = src[start:i].lower()
@@ -1535,6 +1605,19 @@ def _asides(src: str) -> list[tuple[int, int]]:
                     spans.append((start + at, i))
             start = i + 1
     return spans
+
+
+@_per_text
+def _actor_aside(clause: str) -> bool:
+    """A later clause whose subject is a qualifier doing something else, with no value, choice or
+    negation of its own ("…, CI regenerates it", "…, staging rebuilds it nightly"): what that case
+    does, not a case of the statement."""
+    words = clause.lower().split()
+    if len(words) < 2 or words[0] not in _QUAL_EN or not words[1].endswith("s") or words[1].endswith("ss"):
+        return False
+    _lexicons()
+    return not any(not _DIGITS.isdisjoint(w) or w.strip(".,;:") in _NEG_EN or (
+        (hit := _LEX_EN.get(_stem(w.strip(".,;:")))) is not None and hit[0] == "alt") for w in words)
 
 
 def _core_text(toks: Sequence[Tok]) -> str:
@@ -1552,6 +1635,7 @@ def _core_text(toks: Sequence[Tok]) -> str:
     return " ".join(out).lower()
 
 
+@_per_text
 def _core(toks: Sequence[Tok]) -> list[Tok]:
     """The tokens outside the text's asides."""
     if not toks or not toks[0].src:
@@ -1567,6 +1651,7 @@ def _core(toks: Sequence[Tok]) -> list[Tok]:
     return out
 
 
+@_per_text
 def _owners(toks: Sequence[Tok]) -> tuple[frozenset[str], frozenset[str]]:
     """(who a text names as owner, the kinds of owner word it uses: own | oncall). Names: @handles
     and words written like names (not opening a sentence) at most OWNER_WINDOW words after an
@@ -1619,6 +1704,7 @@ def _owners(toks: Sequence[Tok]) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(names), frozenset(kinds)
 
 
+@_per_text
 def _multi(toks: Sequence[Tok]) -> bool:
     """Does the text say one of several is supported or open (`_MULTI`)? Not a verb that opens it
     ("Open localhost:9000 to…")."""
@@ -1670,6 +1756,7 @@ def _near_extra(toks: Sequence[Tok], mine: dict[str, float], other: dict[str, fl
     return max(extra, whole)
 
 
+@_per_text
 def _first_choices(toks: Sequence[Tok]) -> dict[str, str]:
     """Each class of choice's first member in the text (where it names two, the first is what it
     states; a later one is what to do about it)."""
@@ -1688,6 +1775,7 @@ def _passed_over(t: Tok) -> bool:
     return head.endswith(_PASSED_OVER)
 
 
+@_per_text
 def _contrasts(toks: Sequence[Tok]) -> int:
     """Negations that open a clause after a comma: a contrast ("each file, not the whole request"),
     not a negation of what the text says."""
@@ -1704,6 +1792,7 @@ def _version_same(x: str, y: str) -> bool:
     return x == y or x.startswith(y + ".") or y.startswith(x + ".")
 
 
+@_per_text
 def _ranged(toks: Sequence[Tok]) -> bool:
     """Does the text give a range ("between 1 and 10", "from 10 to 500", "3.9 through 3.12", "1 到 10")?"""
     text = toks[0].src.lower() if toks and toks[0].src else ""
@@ -1711,6 +1800,7 @@ def _ranged(toks: Sequence[Tok]) -> bool:
         any(f" {w} " in f" {text} " for w in _RANGE_EN) or "到" in text or "至" in text or "~" in text)
 
 
+@_per_text
 def _periods(toks: Sequence[Tok]) -> list[tuple[float, str]]:
     """How often a text says something happens without a number: hourly, daily, every hour, 每小时,
     每天; not beside a time of day ("每天凌晨 1 点", "daily at 3am": the time is what it says)."""

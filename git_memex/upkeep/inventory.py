@@ -143,10 +143,12 @@ def collect(ctx: Context, *, scope: str = "both", now: float | None = None, stor
     moving = [e for e in project if e["location"] != "private" and e["status"] in ("active", "deprecated")]
     pipeline = {s: [e["id"] for e in moving if e["review_state"] == s] for s in PIPELINE}
     contra = [p for p in pairs if p["a"] in entries and p["b"] in entries]
-    from git_memex.upkeep.audit import near_duplicate_pairs, stale_memories
+    from git_memex.upkeep.audit import NEAR_DUPLICATE_LIMIT, near_duplicate_pairs, stale_memories
 
-    dups = [p.to_json() for p in near_duplicate_pairs(
-        {"id": e["id"], "status": e["status"], "location": e["location"], "body": bodies[e["id"]]} for e in active)]
+    # bounded as audit bounds them: n memories written alike are n(n-1)/2 pairs, most similar first
+    found_dups = near_duplicate_pairs(
+        {"id": e["id"], "status": e["status"], "location": e["location"], "body": bodies[e["id"]]} for e in active)
+    dups = [p.to_json() for p in found_dups[:NEAR_DUPLICATE_LIMIT]]
     chain_rows = {e["id"]: e for e in memories}
     return {
         "inventory_version": INVENTORY_VERSION,
@@ -172,6 +174,7 @@ def collect(ctx: Context, *, scope: str = "both", now: float | None = None, stor
         "chain_problems": chain_problems(chain_rows, disagreements),
         "contradictions": contra,
         "near_duplicates": dups,
+        "near_duplicates_left_out": len(found_dups) - len(dups),
         "memories": memories,
         "warnings": warnings,
     }
@@ -218,8 +221,8 @@ def render_text(inv: dict[str, Any]) -> str:
     p = {s: len(v) for s, v in inv["pipeline"].items()}
     out.append(f"review pipeline: draft {p['draft']} → proposed {p['proposed']} → approved {p['approved']} "
                f"→ published {p['published']}; rejected {p['rejected']}")
-    def more(items: list[Any], n: int) -> list[str]:
-        return [f"  … and {n - len(items)} more (--format json lists them all)"] if n > len(items) else []
+    def more(items: list[Any], n: int, listed: str = "lists them all") -> list[str]:
+        return [f"  … and {n - len(items)} more (--format json {listed})"] if n > len(items) else []
 
     stale = inv["stale"][:TEXT_LIST]
     chains = inv["chains"][:TEXT_LIST]
@@ -234,12 +237,14 @@ def render_text(inv: dict[str, Any]) -> str:
     for title, key in (("possible contradictions", "contradictions"), ("near-duplicate pairs", "near_duplicates")):
         rows = []
         shown = inv[key][:TEXT_LIST]
+        total = len(inv[key]) + inv.get(f"{key}_left_out", 0)
+        listed = f"lists the first {len(inv[key])}" if total > len(inv[key]) else "lists them all"
         for pair in shown:
             from git_memex.upkeep.inventory_page import pair_note
 
             rows.append(f"  {pair['a'][:10]} and {pair['b'][:10]} ({pair_note(pair)})")
             rows += [line(pair["a"], "    "), line(pair["b"], "    ")]
-        sections.append((f"{title} ({len(inv[key])})", rows + more(shown, len(inv[key]))))
+        sections.append((f"{title} ({total})", rows + more(shown, total, listed)))
     for title, rows in sections:
         out.append("")
         out.append(title)

@@ -207,11 +207,15 @@ def _section(sid: str, title: str, n: int, body: str, *, listed: bool = True) ->
     return f'<section id="{sid}"{attr}><h2>{esc(title)}<span class="count">{n}</span></h2>{body}</section>'
 
 
-def _more(total: int) -> str:
-    if total <= PAGE_LIST:
+def _more(total: int, listed: int | None = None) -> str:
+    """A note under a finding's list when it lists fewer than `total`: the page lists PAGE_LIST at
+    most; `listed` is how many the inventory itself holds where it is bounded (near-duplicates)."""
+    shown = min(PAGE_LIST, total if listed is None else listed)
+    if total <= shown:
         return ""
-    return (f'<p class="none">the first {PAGE_LIST} of {total} are listed here; '
-            "<code>git memex inventory --format json</code> lists them all</p>")
+    json_lists = "lists them all" if listed is None or listed >= total else f"lists the first {listed}"
+    return (f'<p class="none">the first {shown} of {total} are listed here; '
+            f"<code>git memex inventory --format json</code> {json_lists}</p>")
 
 
 def _counts(title: str, counts: dict[str, int]) -> str:
@@ -277,12 +281,13 @@ def render_html(inv: dict[str, Any]) -> str:
            "base-uri 'none'; form-action 'none'")
     where = inv["project"] or "no repository"
     active = sum(v for k, v in c["status"].items() if k in ("active", "deprecated"))
+    dups = len(inv["near_duplicates"]) + inv.get("near_duplicates_left_out", 0)  # listed at most 100 (audit's bound)
     cards = [
         (inv["total"], "memories", ""), (c["scope"].get("project", 0), "project", ""),
         (c["scope"].get("personal", 0), "personal", ""), (active, "active", ""),
         (len(inv["stale"]), f"stale ({inv['stale_days']} d)", "warn" if inv["stale"] else ""),
         (len(inv["contradictions"]), "contradictions", "warn" if inv["contradictions"] else ""),
-        (len(inv["near_duplicates"]), "near-duplicates", "warn" if inv["near_duplicates"] else ""),
+        (dups, "near-duplicates", "warn" if inv["near_duplicates"] else ""),
     ]
     card_html = "".join(f'<div class="card {cls}"><b>{n}</b><span>{esc(label)}</span></div>' for n, label, cls in cards)
     stages = []
@@ -313,7 +318,7 @@ def render_html(inv: dict[str, Any]) -> str:
         _section("contradictions", "Possible contradictions", min(len(inv["contradictions"]), PAGE_LIST),
                  _pairs(inv["contradictions"][:PAGE_LIST], by_id) + _more(len(inv["contradictions"]))),
         _section("duplicates", "Near-duplicate pairs", min(len(inv["near_duplicates"]), PAGE_LIST),
-                 _pairs(inv["near_duplicates"][:PAGE_LIST], by_id) + _more(len(inv["near_duplicates"]))),
+                 _pairs(inv["near_duplicates"][:PAGE_LIST], by_id) + _more(dups, len(inv["near_duplicates"]))),
         _section("chains", "Supersede chains", min(len(inv["chains"]), PAGE_LIST), _chains(inv, by_id)),
         _section("all", "All memories", len(every), _table(every)),
         f"</main><footer>git-memex {esc(__version__)} · a static page: nothing on it is fetched from a network</footer>",

@@ -237,6 +237,33 @@ def test_long_findings_are_cut_in_text_and_on_the_page_but_not_in_json(repo: Pat
     assert stale.count("<tr data-search=") == 500 and "the first 500 of 501 are listed here" in stale
 
 
+def test_near_duplicates_are_bounded_as_audit_bounds_them(repo: Path, tmp_path: Path):
+    """17 memories written alike are 136 near-duplicate pairs: the JSON lists the 100 most similar
+    and says how many more (`near_duplicates_left_out`), as `audit --json` does; text and page count
+    all 136 and say the JSON lists the first 100."""
+    assert run_cli("init", "--yes").code == 0
+    for i in range(17):
+        mid = f"01H00000000000000000{i:06d}"
+        body = OLD_FILE.replace(OLD_ID, mid).replace(
+            "lives in the wiki under Operations.",
+            f"lives in the wiki under Operations, next to the on-call runbook and the escalation matrix, copy {i}.")
+        (repo / MEM / f"{mid}.md").write_text(body)
+    inv = inventory()
+    assert len(inv["near_duplicates"]) == 100 and inv["near_duplicates_left_out"] == 36
+    audit = run_cli("audit", "--json")
+    assert audit.json()["near_duplicates_left_out"] == 36
+    assert {(p["a"], p["b"]) for p in inv["near_duplicates"]} == {
+        (p["a"], p["b"]) for p in audit.json()["near_duplicates"]}
+    sims = [p["similarity"] for p in inv["near_duplicates"]]
+    assert sims == sorted(sims, reverse=True)
+    r = run_cli("inventory")
+    assert "near-duplicate pairs (136)" in r.out and "  … and 116 more (--format json lists the first 100)" in r.out
+    page = tmp_path / "p.html"
+    assert run_cli("inventory", "--format", "html", "--out", str(page)).code == 0
+    dups = page.read_text().split('<section id="duplicates"', 1)[1].split("</section>", 1)[0]
+    assert "the first 100 of 136 are listed here" in dups and "lists the first 100" in dups
+
+
 def test_a_memory_a_newer_one_replaces_counts_as_superseded_and_the_half_chain_is_reported(repo: Path):
     assert run_cli("init", "--yes").code == 0
     old = add("The API listens on port 8080.")
