@@ -129,6 +129,13 @@ committed it there (past the pre-commit hook's `personal-memory-in-repo`), and s
 it would pass for the reader's own memory or rule."""
 
 
+def _holds(c: sqlite3.Connection, path: str, sha: str) -> bool:
+    """Whether the index already holds `path` read with content `sha` (its files row, and a row)."""
+    got = c.execute("SELECT sha, error FROM files WHERE path=?", (path,)).fetchone()
+    return (got is not None and got[0] == sha and got[1] is None
+            and c.execute("SELECT 1 FROM memories WHERE path=?", (path,)).fetchone() is not None)
+
+
 def _load(path: Path, root: str | None = None, location: str | None = None,
           resolved: dict[str, bool] | None = None) -> tuple[bytes, Memory | None, str | None]:
     """(raw bytes, memory, None) or (raw bytes, None, quarantine reason). `resolved`: the pass's
@@ -624,6 +631,7 @@ class Index:
         listings: dict[str, Listing] = {}
         marks: dict[str, str] = {}
         now_ns = time.time_ns()
+        version = self.conn.execute("PRAGMA data_version").fetchall()[0][0]  # others' commits move it
         for src in sources:
             changes.scan(self, src, stats, plan, gone, digests, changed_digest, listings, marks, quick)
         prefix = changes.slice_key("")
@@ -647,7 +655,7 @@ class Index:
                 self._apply_batch(batch, gone if last else [], now_ns, stats,
                                   digests if last else None, trigger if last else None,
                                   lambda i, s=start: progress.update(s + i),
-                                  listings if last else None, marks if last else None)
+                                  listings if last else None, marks if last else None, version)
                 progress.update(min(start + BATCH, len(plan)))
         finally:
             progress.done()
@@ -661,12 +669,13 @@ class Index:
                      tick: Any = None,
                      listings: dict[str, Listing] | None = None,
                      marks: dict[str, str] | None = None,
+                     version: int | None = None,
                      ) -> None:
         # Read and parse outside the write transaction: other writers wait only for the writes.
         same: list[tuple[str, int, str]] = []  # (sig, racy, path): content unchanged, new stat
         rows: list[tuple[dict[str, Any], tuple[str, str, int, str, None]]] = []
         bad: list[tuple[str, str, int, str, str]] = []
-        added = changed = 0
+        known_of: dict[str, bool] = {}  # a row's path: whether it replaces a row (changed) or not (added)
         resolved: dict[str, bool] = {}  # each folder's real path is looked up once per batch
         for n, (src, p, sig, old_sha, known) in enumerate(batch):
             if tick is not None and n % 250 == 0:
@@ -680,10 +689,7 @@ class Index:
                 continue
             if m is not None:
                 rows.append((memory_row(m, src.location, src.project_key), (p, sig, racy, sha, None)))
-                if known:
-                    changed += 1
-                else:
-                    added += 1
+                known_of[p] = bool(known)
             else:
                 bad.append((p, sig, racy, sha, error or "unreadable"))
         snapshots = [(f, *changes.listing_blob(*listings[f])) for f in listings] if listings else []
@@ -691,6 +697,14 @@ class Index:
         # still stand; that is safe: a file whose signature differs from it is checked against its
         # row, and a row is only ever written for the signature it was read with.
         with self.write() as c:
+            if rows and c.execute("PRAGMA data_version").fetchall()[0][0] != version:
+                # Another process (a pull, a hook) committed since this refresh began to read, and
+                # may have indexed a file it read: a row whose content the index already holds is
+                # no change of this refresh, so it neither counts nor records this command as the
+                # last sync (`version`: SQLite's data_version when the refresh began).
+                rows = [(r, f) for r, f in rows if not _holds(c, f[0], f[3])]
+            added = sum(not known_of[f[0]] for _, f in rows)
+            changed = len(rows) - added
             if same:
                 c.executemany("UPDATE files SET sig=?, racy=? WHERE path=?", same)
             removed = 0

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from git_memex.core import frontmatter
 from git_memex.index import schema
 from git_memex.index.database import Index
@@ -148,3 +150,38 @@ def test_an_index_of_signatures_without_ctime_is_made_again_once(tmp_path: Path)
         again: RefreshStats = ix.refresh([src])
         assert (again.added, again.changed, again.unchanged) == (0, 0, 5)
         assert all(len(sig.split(":")) == 4 for (sig,) in ix.conn.execute("SELECT sig FROM files"))
+
+
+def test_a_file_another_process_indexed_meanwhile_is_no_change_of_this_refresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command's refresh reads a new file while a pull indexes it (a pull's reindex in another
+    process, here another connection, commits between the read and the refresh's write): the
+    refresh counts no change and does not record itself as the last sync; the pull does."""
+    from git_memex.index import database
+    from git_memex.index.database import Source
+
+    folder = tmp_path / "mem"
+    folder.mkdir()
+    src = Source("repo", folder, "k")
+    db = tmp_path / "index.db"
+    with Index(db) as ix:
+        ix.refresh([src], caller="setup")
+    mid = "01JHM6MNKBRW8EKSW4MXHS5N01"
+    path = folder / f"{mid}.md"
+    path.write_text(f"---\nid: {mid}\nschema_version: 2\nscope: project\ntype: fact\n---\n\narrived by a pull\n")
+    real_load = database._load
+    pulled: list[bool] = []
+
+    def load_while_a_pull_indexes(*args, **kwargs):
+        got = real_load(*args, **kwargs)
+        if not pulled:
+            pulled.append(True)
+            with Index(db) as other:  # the pull's process
+                assert other.apply_files([(src, path)], trigger="pull").added == 1
+        return got
+
+    monkeypatch.setattr(database, "_load", load_while_a_pull_indexes)
+    with Index(db) as ix:
+        stats = ix.refresh([src], caller="git memex sync-status")
+        assert pulled and (stats.added, stats.changed) == (0, 0)
+        assert ix.get_meta("last_sync_trigger") == "pull"
+        assert ix.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
