@@ -99,7 +99,7 @@ RESET: dict[str, tuple[tuple[str, ...], Callable[[ModuleType], None]]] = {
     "git_memex.index.changes": (("_SCANS",), _clear("_SCANS")),
     "git_memex.index.watcher": (("WATCHER",), _reset_watcher),
     "git_memex.secrets.admission": (("_CLEAN", "_CLEAN_CHARS"), _reset_clean),
-    "git_memex.index.stores": (("_WARNED", "_LENDERS"), _clear("_WARNED", "_LENDERS")),
+    "git_memex.index.stores": (("_WARNED",), _clear("_WARNED")),
     "git_memex.secrets.dsplugins": (("_ds_cache",), _set(_ds_cache=None)),  # read from the data root's cache file
     "git_memex.search.embedder": (("_PROVIDERS",), _reset_providers),
     "git_memex.search.vectors": (("_CACHE", "_COLUMNS"), _clear("_CACHE", "_COLUMNS")),
