@@ -2,13 +2,10 @@
 
 Design notes (costs measured by `python -m bench`, bench/README.md):
 
-* Every call gets the `Context` and the open `Stores` a fresh start would build, and the core
-  `refresh()`es the index, so a `git init`, a changed `memex.memoryDir` or person, and files
+* Every call builds a fresh `Context` (two `git` calls) and lets the core open fresh `Stores`
+  and `refresh()` the index, so a `git init`, a changed `memex.memoryDir` or person, and files
   changed by git or by hand while the editor keeps the server running are all seen at the next
-  call. Both are kept between calls while what they were built from is unchanged (`Adapter.context`:
-  the config files; `index.stores.Lender`: the data root, the index files, the orgs and remotes),
-  which saves two `git` processes and the opening of both indexes a call (docs/speed.md). What a
-  call costs is measured in bench/ (`python -m bench.speed --figures mcp`).
+  call. What that costs per call is measured in bench/ (`python -m bench`, the MCP rows).
 * Core calls are serialized by one lock: the SDK runs sync tools on worker threads, and the core
   (secret scanner settings, the submit journal) was written for one command per process.
 * Nothing but protocol on stdout: the SDK points fd 1 at stderr while it serves, and each core
@@ -209,10 +206,6 @@ class Adapter:
         self.params: dict[str, dict[str, Any]] = {}
         """Each tool's input schema `properties`, for `say` (filled as the tools are registered)."""
         self._held: tuple[Path | None, Context, tuple[object, ...]] | None = None
-        from git_memex.index.stores import Lender
-
-        self.stores = Lender()
-        """The Stores kept open between calls (`index.stores.Lender`): ~1.5 ms less a call."""
 
     def say(self, tool: str, message: str) -> str:
         """A core message as the agent calling `tool` reads it: tools and that tool's arguments,
@@ -269,14 +262,11 @@ class Adapter:
 
     def call(self, tool: str, fn: Callable[[Context], CallToolResult]) -> CallToolResult:
         from git_memex.core.model import ValidationError
-        from git_memex.index.stores import lending
 
         t0 = time.perf_counter()
         with self.lock, contextlib.redirect_stdout(sys.stderr):
             try:
-                ctx = self.context()
-                with lending(self.stores, ctx):
-                    return fn(ctx)
+                return fn(self.context())
             except MemexError as exc:
                 return error(self.say(tool, exc.message), exc.code)
             except ValidationError as exc:
@@ -408,8 +398,4 @@ def serve(cwd: Path | None = None) -> None:
         anyio.run(serve_stdio, server._lowlevel_server)
     finally:
         stop.set()
-        adapter = getattr(server, "adapter", None)
-        if adapter is not None:
-            with adapter.lock:
-                adapter.stores.drop()
 

@@ -295,10 +295,8 @@ class Index:
 
             private_mkdir(self.path.parent)
             private_db_file(self.path)  # before SQLite creates it (and its -wal, -shm) 0644
-        # check_same_thread off: the MCP server keeps a connection between calls (`stores.Lender`),
-        # which run on its worker threads one at a time (SQLite itself is serialized)
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                               cached_statements=256, factory=_Guarded, check_same_thread=False)
+                               cached_statements=256, factory=_Guarded)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         return conn
@@ -377,15 +375,6 @@ class Index:
 
     def close(self) -> None:
         self.conn.close()
-
-    def as_opened(self) -> None:
-        """Put back what an opening of this (already bound) index starts with, for a process that
-        keeps it open between calls (`stores.Lender`): nothing rebuilt or relocated, no update
-        behind, the slice positions read again from their file (another process may have moved them)."""
-        self.rebuilt = False
-        self.relocated = None
-        self.behind = False
-        self.__dict__.pop("_slices", None)
 
     def __enter__(self) -> Index:
         return self

@@ -168,53 +168,6 @@ class Stores:
             from git_memex.core.scopekeys import settle
 
             settle(ctx)  # a clone whose origin changed keeps its drafts (docs/project-keys.md)
-        self._opened_on: tuple[object, ...] | None = None  # what a kept Stores was opened on (`Lender`)
-
-    # ------------------------------------------------------------ kept open between calls
-    def keepable(self) -> bool:
-        """Whether a long-lived process may keep this Stores open for its next call (`lending`):
-        only when every index is a file and opening said nothing (no degraded data root, no index
-        kept in memory, no org or remote left out), so that the next call's opening would say
-        nothing either, and a kept one owes no warning at its close."""
-        return not self.degraded and not self.unwritable and not self.warnings
-
-    def _what_is_there(self) -> tuple[object, ...]:
-        """What an opening of this Stores reads besides the context: the data root and each index
-        file (which file: device and inode), and the orgs and remotes it takes (their folders). A
-        few stat calls."""
-        ctx = self.ctx
-
-        def which(path: Path | str) -> tuple[int, int] | None:
-            try:
-                st = os.stat(path)
-            except OSError:
-                return None
-            return st.st_dev, st.st_ino
-
-        indexes = [self.home, self.repo, *(i for _, i in self.orgs), *(i for _, i in self.remotes)]
-        orgs = tuple(n for n in ctx.org_names() if org_folders(ctx.org_clone(n)))
-        remotes = tuple(n for n in ctx.remote_names()
-                        if ctx.remote_cache(n).is_dir() and not os.path.islink(ctx.remote_cache(n)))
-        return (which(ctx.data_root), tuple(None if i is None else which(i.path) for i in indexes), orgs, remotes)
-
-    def again(self) -> bool:
-        """Ready this Stores, kept open since an earlier call, for the next call of its context, as
-        a fresh opening would be: True when nothing it was opened on changed (the same data root,
-        index files, orgs and remotes; no index found damaged), with the per-opening state put back
-        (no warnings yet, each index's slice positions read again, nothing rebuilt or behind) and
-        the clone's key settled as every opening settles it; False when it must be opened afresh."""
-        if self._opened_on is None or DAMAGED or self._what_is_there() != self._opened_on:
-            return False
-        self.warnings = []
-        self._failed = False
-        for index in (self.home, self.repo, *(i for _, i in self.orgs), *(i for _, i in self.remotes)):
-            if index is not None:
-                index.as_opened()
-        if self.ctx.repo is not None:
-            from git_memex.core.scopekeys import settle
-
-            settle(self.ctx)
-        return True
 
     def close(self) -> None:
         self.home.close()
@@ -809,102 +762,12 @@ def apply_org_diff(ctx: Context, name: str, index: Index, old: str, new: str, ch
 
 @contextlib.contextmanager
 def opened(ctx: Context, stores: Stores | None = None) -> Iterator[Stores]:
-    """The caller's open Stores when given (one process, several operations); else the one a
-    long-lived process lends this thread for `ctx` (`lending`); else our own, closed at the end."""
+    """The caller's open Stores when given (one process, several operations), else our own."""
     if stores is not None:
         yield stores
         return
-    lender = _lender() if _LENDERS else None
-    if lender is None:
-        with Stores(ctx) as st:
-            yield st
-        return
-    lent, kept = lender(ctx)
-    if not kept:
-        with lent:
-            yield lent
-        return
-    try:
-        yield lent
-    except BaseException:
-        lender.spoiled = True  # a call that failed: its Stores is closed when the call ends, not kept
-        raise
-
-
-_LENDERS: list[tuple[Lender, int]] = []
-"""The open `lending` blocks (lender, thread), innermost last."""
-
-
-def _lender() -> Lender | None:
-    """The innermost lender of this thread's open `lending` blocks (another thread, the semantic
-    lane's, opens its own Stores)."""
-    import _thread
-
-    me = _thread.get_ident()
-    return next((lender for lender, thread in reversed(_LENDERS) if thread == me), None)
-
-
-class Lender:
-    """One Stores kept open between the calls of a long-lived process (the MCP server), lent to
-    `opened` inside `lending`: opening both indexes is ~1.5 ms of CPU a call at 10,000 memories
-    (docs/speed.md). It is lent only for the context of the call (`lending`), only while
-    `Stores.again` finds everything it was opened on unchanged, and never after a call through it
-    failed; a Stores that opening had something to say about is not kept (`Stores.keepable`).
-    One call at a time (the server serialises its calls)."""
-
-    def __init__(self) -> None:
-        self.held: Stores | None = None
-        self.ctx: Context | None = None  # the context of the current `lending` block
-        self.ready = False  # the held Stores was readied (`again`) in this block
-        self.spoiled = False  # something failed in this block while using the held Stores
-
-    def __call__(self, ctx: Context) -> tuple[Stores, bool]:
-        """(a Stores for `ctx`, whether it is kept): a kept one is the caller's to use, not to
-        close; one that is not (another context than the call's, or not `keepable`) is the
-        caller's to close."""
-        if ctx is not self.ctx:
-            return Stores(ctx), False
-        held = self.held
-        if held is not None and not self.ready and not held.again():
-            self.drop()
-            held = None
-        if held is None:
-            held = Stores(ctx)
-            if not held.keepable():
-                return held, False
-            # (stat'ed just after opening: a file replaced in between is kept until the next change;
-            # harmless, as each call refreshes the index from the memory files)
-            held._opened_on = held._what_is_there()
-            self.held = held
-        self.ready = True
-        return held, True
-
-    def drop(self) -> None:
-        held, self.held = self.held, None
-        if held is not None:
-            with contextlib.suppress(sqlite3.Error):
-                held.close()
-
-
-@contextlib.contextmanager
-def lending(lender: Lender, ctx: Context) -> Iterator[None]:
-    """Inside (one call of a long-lived process, in this thread), `opened(ctx)` without a Stores of
-    its own uses `lender`'s for `ctx`, readied once per block (`Stores.again`); a kept Stores of
-    another context (a setting changed since) is closed first."""
-    import _thread
-
-    if lender.held is not None and lender.held.ctx is not ctx:
-        lender.drop()
-    lender.ctx, lender.ready, lender.spoiled = ctx, False, False
-    entry = (lender, _thread.get_ident())
-    _LENDERS.append(entry)
-    try:
-        yield
-    finally:
-        _LENDERS.remove(entry)
-        lender.ctx = None
-        if lender.spoiled:
-            lender.drop()
+    with Stores(ctx) as st:
+        yield st
 
 
 HIDDEN_STATUSES = ("retracted", "archived", "superseded")
