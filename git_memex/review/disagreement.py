@@ -921,8 +921,6 @@ def _content(toks: Sequence[Tok]) -> list[tuple[str, Tok]]:
         head = t.src[:t.at].rstrip() if t.src else ""
         if (low in GENERIC_VERBS or t.surface.lower() in GENERIC_VERBS) and not (t.surface[:1].isupper() and head and head[-1] not in ".!?:;"):
             continue
-        if "-" in low and not t.han and _holds_choice(low):
-            continue  # "two-space indentation": the choice is the value (as `says` reads it), not a word of the subject
         k = _key(low)
         if ((k in _SLOT_IGNORE or (t.han and not _SLOT_IGNORE.isdisjoint(k))) and k != "build") or k == "own" or (
                 low in _ORDINALS or low in _PORT_CUES or low in _TEAM_WORDS):
@@ -933,12 +931,6 @@ def _content(toks: Sequence[Tok]) -> list[tuple[str, Tok]]:
 
 
 _TEAM_WORDS = frozenset(("team", "teams", "squad", "crew", "group", "guild", "组", "团队", "小组"))
-
-
-def _holds_choice(low: str) -> bool:
-    """Is one part of a hyphenated word a member of a set of choices ("two-space", "tab-indented")?"""
-    _lexicons()
-    return any((hit := _LEX_EN.get(_stem(part))) is not None and hit[0] == "alt" for part in low.split("-") if part)
 
 
 def replaced(a: Sequence[Tok], b: Sequence[Tok], owners: frozenset[str] = frozenset()) -> bool:
@@ -1118,7 +1110,7 @@ want wants done do did does happen happens happened start starts started begin b
 listen listens bind binds serve serves work works handle come comes mean means say says ship ships shipped
 up at most least max maximum min minimum limit limited limits cap caps capped configured configure
 default defaults value still every each per even if also instance stack require requires pin pins pinned
-target targets format formats formatted 使 用 使用 跑 运行 上 为 监听 开始 执行"""
+target targets 使 用 使用 跑 运行 上 为 监听 开始 执行"""
 GENERIC_VERBS = frozenset(_GENERIC_TEXT.split())
 """Words that say how, not what: left out of a text's subject (and of the words only one side has)."""
 _SYNONYMS = {"req": "request", "reqs": "request", "db": "database", "repo": "repository", "config": "configuration",
@@ -1596,7 +1588,7 @@ def _asides(src: str) -> list[tuple[int, int]]:
         if ch in _CLAUSE_ENDS or (ch == "." and (i + 1 >= n or src[i + 1] in " \n")):
             clause = src[start:i].strip(" \t:-*")
             first = clause.split(None, 1)[0].lower() if clause else ""
-            if first in _ASIDE_EN or clause.startswith(_ASIDE_ZH) or (start and _actor_aside(clause)):
+            if first in _ASIDE_EN or clause.startswith(_ASIDE_ZH):
                 spans.append((start, i))
             else:  # a reason or purpose inside the clause: "… so history stays intact", "…，因为…"
                 low = src[start:i].lower()
@@ -1608,18 +1600,6 @@ def _asides(src: str) -> list[tuple[int, int]]:
 
 
 @_per_text
-def _actor_aside(clause: str) -> bool:
-    """A later clause whose subject is a qualifier doing something else, with no value, choice or
-    negation of its own ("…, CI regenerates it", "…, staging rebuilds it nightly"): what that case
-    does, not a case of the statement."""
-    words = clause.lower().split()
-    if len(words) < 2 or words[0] not in _QUAL_EN or not words[1].endswith("s") or words[1].endswith("ss"):
-        return False
-    _lexicons()
-    return not any(not _DIGITS.isdisjoint(w) or w.strip(".,;:") in _NEG_EN or (
-        (hit := _LEX_EN.get(_stem(w.strip(".,;:")))) is not None and hit[0] == "alt") for w in words)
-
-
 def _core_text(toks: Sequence[Tok]) -> str:
     """The text, lowercased, its asides blanked out."""
     src = toks[0].src if toks and toks[0].src else ""

@@ -274,27 +274,3 @@ def test_slot_helpers_are_linear():
     text = "see x, (ask @y) 10 per minute; 每秒 5 次，" * 2000
     ok, small, big = grows_linearly(lambda n: dx._core(dx.tokens(text[:n])), len(text))
     assert ok, (small, big)
-
-
-@pytest.mark.parametrize(("a", "b", "kind"), [
-    # a choice inside a hyphenated word is the value, not a word of the subject (round 5)
-    ("JSON is formatted with four-space indentation.", "JSON files are indented with tabs.", "alternative"),
-    ("Shell scripts use tab-indented blocks.", "Shell scripts are indented with spaces.", "alternative"),
-    # a later clause whose subject is a qualifier doing something else is an aside, not a case (round 5)
-    ("Always check in the generated client.", "Never check in the generated client, CI rebuilds it.", "alternative"),
-    ("Apply the migrations by hand.", "Never apply the migrations by hand, staging applies them.", "negation"),
-    ("Always rebuild the docs site locally.", "Never rebuild the docs site locally, CI publishes it.", "alternative"),
-])
-def test_round5_value_evidence_families(a: str, b: str, kind: str):
-    v = dx.compare(a, b)
-    assert v is not None and v.differences[0].kind == kind, (a, b, v)
-
-
-@pytest.mark.parametrize(("a", "b"), [
-    # the twins: the hyphenated word names another thing, or the qualifier clause scopes a value
-    ("JSON is formatted with four-space indentation.", "YAML files are indented with tabs."),
-    ("Always check in the generated client.", "Never check in the generated client in CI."),
-    ("Apply the migrations by hand.", "Never apply the migrations by hand, staging applies 3 of them."),
-])
-def test_round5_value_evidence_families_keep_their_compatible_twins(a: str, b: str):
-    assert dx.compare(a, b) is None, (a, b)
