@@ -208,10 +208,11 @@ def prefer(a: Any, b: Any) -> tuple[Any | None, str]:
         if tb["rank"] < ta["rank"]:
             win, lose = lose, win
         return win[0], f"{win[1]['tier']} outranks {lose[1]['tier']} ({ta['kind']}s: {chain})"
-    ra, rb = REVIEW_RANK.get(_review(a), 2), REVIEW_RANK.get(_review(b), 2)
+    va, vb = _review(a), _review(b)  # each may read its file: once a memory
+    ra, rb = REVIEW_RANK.get(va, 2), REVIEW_RANK.get(vb, 2)
     if ra != rb:
-        (win, sw), (_lose, sl) = sorted(((a, _review(a) or "draft"), (b, _review(b) or "draft")),
+        (win, sw), (_lose, sl) = sorted(((a, va or "draft"), (b, vb or "draft")),
                                        key=lambda x: REVIEW_RANK.get(x[1], 2))
         return win, f"both {ta['tier']}; {sw} outranks {sl} (reviewed knowledge before drafts)"
-    state = _review(a) or ("unreviewed" if ta["tier"] == "personal" else "draft")
+    state = va or ("unreviewed" if ta["tier"] == "personal" else "draft")
     return None, f"both {ta['tier']} and {state}: precedence does not decide"

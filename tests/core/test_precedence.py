@@ -1,0 +1,34 @@
+"""`core.precedence`: which of two disagreeing memories precedence prefers, and what it reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from git_memex.core import files, precedence
+
+
+def test_prefer_reads_each_memorys_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two repository memories that claim a reviewed state, without an index's `standing`: their
+    files are read to check the claim (docs/search.md), once each per `prefer`, not once per look
+    (the store's finder calls it for every pair it finds, and sync-status and MCP wait on it)."""
+    rows = []
+    for n, state in enumerate(("published", "approved")):
+        mid = f"01JHM6MNKBRW8EKSW4MXHS5N{n:02d}"
+        p = tmp_path / f"{mid}.md"
+        p.write_text(f"---\nid: {mid}\nschema_version: 2\nscope: project\ntype: fact\nreview_state: {state}\n---\n\nbody {n}\n")
+        rows.append({"id": mid, "location": "project", "type": "fact", "source": "manual",
+                     "review_state": state, "path": str(p)})
+    reads: list[Path] = []
+    real = files.read_memory
+
+    def counting(path: Path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(files, "read_memory", counting)
+    first, why = precedence.prefer(rows[0], rows[1])
+    assert sorted(map(str, reads)) == sorted(r["path"] for r in rows)
+    assert why  # a sentence either way (both claims unproven here: one standing, precedence may not decide)
+    assert first is None or first in rows
