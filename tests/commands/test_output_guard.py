@@ -162,3 +162,18 @@ def test_ascii_text_never_loads_unicodedata() -> None:
 
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "False", r.stdout
+
+
+def test_no_guarded_character_is_a_word_character() -> None:
+    """The guard's regex skips word characters (`\\w`) of a non-ASCII text without looking them
+    up: that is safe only while no character of the guarded categories is one. Over every code
+    point of this Python's Unicode database; and each guarded character is escaped alone."""
+    import re
+
+    from git_memex.core.output import HIDDEN, neutralise
+
+    word = re.compile(r"\w")
+    guarded = [chr(i) for i in range(sys.maxunicode + 1) if unicodedata.category(chr(i)) in HIDDEN]
+    assert len(guarded) > 100_000  # private use alone is ~137,000
+    assert not [ch for ch in guarded if word.match(ch)]
+    assert all(neutralise(f"a{ch}b") != f"a{ch}b" for ch in guarded if ch not in "\n\t")
