@@ -177,3 +177,16 @@ def test_no_guarded_character_is_a_word_character() -> None:
     assert len(guarded) > 100_000  # private use alone is ~137,000
     assert not [ch for ch in guarded if word.match(ch)]
     assert all(neutralise(f"a{ch}b") != f"a{ch}b" for ch in guarded if ch not in "\n\t")
+
+
+def test_the_session_block_an_agent_reads_escapes_invisible_characters(ready: Path) -> None:
+    """The block's lines are built by `agents.render.squeeze` with the guard's function: what the
+    agent reads (`context --json`'s text, the hooks' output) holds the escapes, not the characters
+    (a tag character is text a person cannot see and a model reads), joiners in script text kept."""
+    body = f"the proxy listens on port 80\u200b80 \U000e0041\U000e0042 and {PERSIAN}"
+    assert run_cli("add", body).code == 0
+    r = run_cli_process("context", "--query", "proxy listens port", "--json")
+    assert r.code == 0, r.err
+    text = json.loads(r.out)["text"]
+    assert "80\\u200b80 \\udb40\\udc41\\udb40\\udc42" in text and PERSIAN in text, text
+    assert not hidden(text.replace(PERSIAN, "")), hidden(text)
