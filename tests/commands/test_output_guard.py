@@ -62,7 +62,7 @@ def test_inventory_escapes_a_body_added_normally(ready: Path) -> None:
     shows_escaped(inv, "80\\u200b\\u202e\\udb40\\udc41\\ue000\\udb80\\udc00")
 
 
-def test_log_escapes_a_hostile_git_identity(ready: Path) -> None:
+def test_log_escapes_a_hostile_git_identity_and_review_note(ready: Path) -> None:
     email = "ev\u200bil\u202eo@example.com"
     git("config", "user.email", email, cwd=ready)
     git("config", "user.name", "Ev\u200bil\U000e0041", cwd=ready)
@@ -70,10 +70,12 @@ def test_log_escapes_a_hostile_git_identity(ready: Path) -> None:
     ident = {f"GIT_{role}_{k}": v for role in ("AUTHOR", "COMMITTER")
              for k, v in (("NAME", "Ev\u200bil\U000e0041"), ("EMAIL", email))}
     assert run_cli("submit", mid, env=ident).code == 0
+    rejected = run_cli("promote", mid, "--reject", "--note", "stale\u200b\U000e0041 now", env=ident)
+    assert rejected.code == 0, rejected.err
     log = run_cli_process("log", mid)
     assert log.code == 0, log.err
     assert "review" in log.out and "created" in log.out, log.out
-    shows_escaped(log, "ev\\u200bil\\u202eo@example.com")
+    shows_escaped(log, "ev\\u200bil\\u202eo@example.com", "stale\\u200b\\udb40\\udc41 now")
 
 
 def test_show_escapes_its_warnings_and_link_lines_for_a_hand_committed_file(ready: Path) -> None:
