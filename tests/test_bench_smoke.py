@@ -257,3 +257,18 @@ def test_speed_bench_smoke_reports_every_figure_against_its_floor(tmp_path: Path
         assert sum(line.startswith(f"| {row}") for line in text.splitlines()) == 1, row
     raw = json.loads((tmp_path / "speed.md.json").read_text(encoding="utf-8"))
     assert raw["git"]["pull"]["last_pull_indexed"] is True  # the hook indexed what the last pull brought
+
+
+def test_output_guard_bench_reports_every_text() -> None:
+    """`python -m bench.output_guard` (docs/security.md, row 3b) cannot rot: one row per text, each
+    with both figures and their ratio."""
+    from bench.output_guard import TEXTS
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "bench.output_guard"], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = [line for line in r.stdout.splitlines() if line.startswith("| ") and line.split(" | ")[0][2:] in TEXTS]
+    assert len(rows) == len(TEXTS), r.stdout
+    assert all(float(cell) > 0 for row in rows for cell in row.strip(" |").split(" | ")[1:]), r.stdout

@@ -106,9 +106,10 @@ class ContextBlock:
 
 def squeeze(text: str, limit: int = LINE_CHARS) -> str:
     """One line: whitespace collapsed, cut at `limit` characters with an ellipsis (never inside an
-    escape); a terminal control or bidi override a memory holds spelled as its visible escape
-    (`core.output.neutralise`, as the CLI prints): what the session block and every MCP text line show."""
-    from git_memex.core.output import neutralise
+    escape); a terminal control, bidi override or other invisible character a memory holds spelled
+    as its visible escape (`core.output.neutralise`, as the CLI prints): what the session block
+    and every MCP text line show."""
+    from git_memex.core.output import neutralise, shown_at
 
     raw = " ".join(text.split())
     one = neutralise(raw)
@@ -118,8 +119,8 @@ def squeeze(text: str, limit: int = LINE_CHARS) -> str:
         return one[: limit - 1].rstrip() + "…"
     out: list[str] = []
     used = 0
-    for ch in raw:  # cut before the escapes, so that none is cut in half
-        piece = neutralise(ch)
+    for i in range(len(raw)):  # cut before the escapes, so that none is cut in half
+        piece = shown_at(raw, i)
         if used + len(piece) > limit - 1:
             break
         out.append(piece)

@@ -17,32 +17,21 @@ def add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout (for scripts)")
 
 
-_HIDDEN = frozenset(("Cc", "Cf", "Co", "Cs", "Zl", "Zp"))
-"""The Unicode categories a memory's text shows escaped in text output (`visible`): controls,
-format characters (zero-width, bidi, tag characters), private use, surrogates, line and
-paragraph separators."""
-
-
 def visible(text: str) -> str:
     """`text` (a memory's body, title, tag or snippet) as the text output prints it: every
     invisible or control character but line feed and tab (Unicode Cc, Cf, Co, Cs, Zl, Zp: a
     zero-width space in ``80\\u200b80``, a bidi override, a tag character, ESC) spelled as its
-    ``\\uXXXX`` escape (``\\UXXXXXXXX`` past U+FFFF), as audit shows a differing value
-    (`review.contradictions.shown_value`), without its cut. So two memories that read alike on a
-    terminal but differ, or text that hides words, show the difference. `--json` output is the
-    exact data (JSON escapes the controls; the other characters are valid JSON as they are);
-    the memory files keep what was written. Linear; ASCII text without controls comes back as is."""
-    if text.isascii() and all(" " <= ch < "\x7f" or ch in "\n\t" for ch in text):
-        return text
-    import unicodedata
+    ``\\uXXXX`` escape (past U+FFFF its UTF-16 surrogate pair, ``\\udb40\\udc41`` for U+E0041),
+    a ZWNJ or ZWJ between two visible non-ASCII characters kept. This is the output guard's own
+    function (`core.output.neutralise`: one definition of the set), called where a command builds
+    a line before printing it, so what it measures or cuts is what the terminal shows. So two
+    memories that read alike on a terminal but differ, or text that hides words, show the
+    difference. `--json` output parses to the exact data (the guard writes the same escapes,
+    valid JSON); the memory files keep what was written. Linear; ASCII text without controls
+    comes back as is."""
+    from git_memex.core.output import neutralise
 
-    out = []
-    for ch in text:
-        if ch in "\n\t" or (" " <= ch < "\x7f") or unicodedata.category(ch) not in _HIDDEN:
-            out.append(ch)
-        else:
-            out.append(f"\\u{ord(ch):04x}" if ch <= "\uffff" else f"\\U{ord(ch):08x}")
-    return "".join(out)
+    return neutralise(text)
 
 
 def emit_json(obj: Any) -> None:

@@ -17,8 +17,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "copy held here wins over a remote server's copy of the same id; `--remote NAME` shows the "
                        "revision remote NAME's cache holds, the one `git memex remote review NAME ID` reviews. Invisible and "
                        "control characters (zero-width, bidi, tag, private-use, terminal escapes) print as "
-                       "\\uXXXX escapes here and in search, list, context and sync-status; --json gives the "
-                       "exact text.")
+                       "\\uXXXX escapes, in every command's output; a ZWNJ or ZWJ inside script text or an emoji "
+                       "stays; --json parses to the exact text.")
     p.add_argument("id")
     p.add_argument("--remote", metavar="NAME", help="show the revision remote NAME's cache holds (docs/remote.md)")
     add_json(p)

@@ -300,13 +300,14 @@ words of one memory, and a pasted blob must not make every line that names the p
 
 def shown_value(value: str) -> str:
     """A differing value as every surface shows it (audit, sync-status, doctor, search, list, MCP,
-    the session block): each invisible or control character (Unicode Cc, Cf, Zl, Zp: a zero-width
-    space inside "80\\u200b80", a bidi override, ESC) spelled as its ``\\uXXXX`` escape, and the
+    the session block): each invisible or control character spelled as the output guard spells it
+    (`core.output.shown_at`: Unicode Cc, Cf, Co, Cs, Zl, Zp, a zero-width space inside
+    "80\\u200b80", a bidi override, ESC, a tag character as its surrogate pair of escapes), and the
     whole cut to at most VALUE_CHARS characters with an ellipsis, never inside an escape."""
-    import unicodedata
+    from git_memex.core.output import shown_at
 
-    pieces = [(f"\\u{ord(ch):04x}" if ch <= "\uffff" else f"\\U{ord(ch):08x}")
-              if unicodedata.category(ch) in _HIDDEN else ch for ch in value[:VALUE_CHARS]]
+    head = value[:VALUE_CHARS + 1]  # one more: a joiner at the cut sees its right neighbour
+    pieces = [shown_at(head, i) for i in range(min(len(value), VALUE_CHARS))]
     if len(value) <= VALUE_CHARS and sum(map(len, pieces)) <= VALUE_CHARS:
         return "".join(pieces)
     out: list[str] = []
@@ -317,9 +318,6 @@ def shown_value(value: str) -> str:
         out.append(piece)
         used += len(piece)
     return "".join(out).rstrip() + "…"
-
-
-_HIDDEN = frozenset(("Cc", "Cf", "Zl", "Zp"))
 
 
 def _masked(ctx: Context, c: Contradiction, by_id: Mapping[str, Mapping[str, Any]],

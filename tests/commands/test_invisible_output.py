@@ -16,7 +16,7 @@ from git_memex.core.model import create
 
 from conftest import git, run_cli
 
-HIDDEN = {"\u200b": "\\u200b", "\u202e": "\\u202e", "\U000e0041": "\\U000e0041", "\ue000": "\\ue000",
+HIDDEN = {"\u200b": "\\u200b", "\u202e": "\\u202e", "\U000e0041": "\\udb40\\udc41", "\ue000": "\\ue000",
           "\u2060": "\\u2060", "\x1b": "\\u001b"}
 BODY = ("The proxy listens on 80\u200b80, not \u202e08\u202c; \U000e0041\U000e0042 hidden \ue000 mark, "
         "word\u2060joiner and \x1b[31mred\x1b[0m text")
@@ -39,7 +39,7 @@ def test_search_list_show_and_context_escape_invisible_characters(ready: Path) -
         assert shown.code == 0, (args, shown.err)
         assert mid[:7] in shown.out or "proxy listens" in shown.out, (args, shown.out)
         _assert_visible(shown.out, args)
-    # --json: the exact text (JSON escapes the controls; the rest are the characters themselves)
+    # --json: parses to the exact text (the guard writes the same escapes, valid JSON)
     assert run_cli("show", mid, "--json").json()["body"] == BODY
     hits = run_cli("search", "proxy listens", "--json").json()["hits"]
     assert hits and hits[0]["snippet"] == BODY
