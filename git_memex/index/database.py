@@ -244,6 +244,15 @@ MEMORY = ":memory:"
 """The path of an index kept in memory only (when the data root cannot be used)."""
 
 
+READ_ONLY = "the index file is read-only"
+"""What `IndexReadOnly` says (its strerror): the warning names the way out by it."""
+
+
+class IndexReadOnly(OSError):
+    """The index file exists and this process may not write it (a `chmod a-w`, another owner):
+    the caller reads from the memory files instead (`stores.Stores`, like a full disk)."""
+
+
 class Index:
     """One index database. Use as a context manager; every write is a short transaction."""
 
@@ -295,6 +304,12 @@ class Index:
 
             private_mkdir(self.path.parent)
             private_db_file(self.path)  # before SQLite creates it (and its -wal, -shm) 0644
+            if not os.access(self.path, os.W_OK) and os.path.isfile(self.path):
+                # SQLite would open it read-only and fail at the first write ("attempt to write a
+                # readonly database"), after a command had begun
+                import errno
+
+                raise IndexReadOnly(errno.EACCES, READ_ONLY, str(self.path))
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                cached_statements=256, factory=_Guarded)
         conn.row_factory = sqlite3.Row

@@ -32,7 +32,9 @@ from git_memex.index.changes import _under, unreadable_name, valid_name
 from git_memex.index.database import (
     DAMAGED,
     MEMORY,
+    READ_ONLY,
     Index,
+    IndexReadOnly,
     RefreshStats,
     Source,
     discard_damaged,
@@ -86,6 +88,12 @@ def no_space(exc: BaseException) -> bool:
     return False
 
 
+def unwritable(exc: BaseException) -> bool:
+    """`no_space`, or an index file this process may not write (`database.IndexReadOnly`): either
+    way the files can still be read, so the index is kept in memory this time, with one warning."""
+    return no_space(exc) or isinstance(exc, IndexReadOnly)
+
+
 def _why(exc: BaseException) -> str:
     return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
@@ -114,7 +122,7 @@ class Stores:
             prepare_data_root(ctx.data_root)
             self.home = Index(ctx.home_index, root=ctx.data_root)
         except (MemexError, sqlite3.Error, OSError) as exc:
-            if no_space(exc):
+            if unwritable(exc):
                 self.unwritable.append(f"cannot write the index in {ctx.data_root} ({_why(exc)})")
                 self.home = Index(Path(MEMORY), root=ctx.data_root)
             elif isinstance(exc, MemexError):
@@ -123,7 +131,7 @@ class Stores:
                 err = MemexError(f"cannot open the index in {ctx.data_root} ({exc}); check that the folder is writable", FAILED)
             else:
                 err = MemexError(f"cannot use the data root {ctx.data_root} ({exc.strerror}); set GIT_MEMEX_HOME to a writable folder", FAILED)
-            if not no_space(exc):
+            if not unwritable(exc):
                 if not in_repo:
                     raise err from None
                 self.degraded = err.message
@@ -134,7 +142,7 @@ class Stores:
             try:
                 self.repo = Index(ctx.repo_index, root=ctx.repo.work_tree)
             except (sqlite3.Error, OSError) as exc:
-                if not no_space(exc):
+                if not unwritable(exc):
                     self.home.close()
                     raise MemexError(f"cannot open the index in {ctx.repo_index.parent} ({exc})", FAILED) from None
                 self.unwritable.append(f"cannot write the index in {ctx.repo_index.parent} ({_why(exc)})")
@@ -180,8 +188,10 @@ class Stores:
         for msg in self.unwritable:
             if msg not in _WARNED:
                 _WARNED.add(msg)
-                print(f"git-memex: warning: {msg}; read from the memory files this time, nothing kept "
-                      "(free some space: the index is used again by itself)", file=sys.stderr)
+                fix = ("make the file writable (`chmod u+w`) or delete it: it is rebuilt from the files"
+                       if msg.endswith(f"({READ_ONLY})") else "free some space: the index is used again by itself")
+                print(f"git-memex: warning: {msg}; read from the memory files this time, nothing kept ({fix})",
+                      file=sys.stderr)
         if self.degraded and not self._failed and self.degraded not in _WARNED:
             _WARNED.add(self.degraded)  # once per process (the MCP server opens many)
             print(f"git-memex: warning: {self.degraded}; showing the repository's memories only",

@@ -23,9 +23,9 @@ def test_prefer_reads_each_memorys_file_once(tmp_path: Path, monkeypatch: pytest
     reads: list[Path] = []
     real = files.read_memory
 
-    def counting(path: Path, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def counting(path: Path) -> files.Memory:
         reads.append(path)
-        return real(path, *args, **kwargs)
+        return real(path)
 
     monkeypatch.setattr(files, "read_memory", counting)
     first, why = precedence.prefer(rows[0], rows[1])

@@ -5,6 +5,7 @@ run in process against the real SQLite indexes those commands wrote."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -201,3 +202,48 @@ def test_a_full_disk_leaves_reads_working_and_recovers_when_space_returns(small_
     r = run_cli("search", "kestrel", "--json")
     assert r.code == 0 and "warning" not in r.err, r.err
     assert len(r.json()["hits"]) == 7
+
+
+def _without_override() -> list[str]:
+    """A prefix that runs a command as this user but without the power to ignore file modes: as
+    root (CI, a container) `setpriv` drops the capabilities that override them; otherwise none."""
+    if os.geteuid() != 0:
+        return []
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "setpriv (util-linux) is needed to test file modes as root"
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
+
+def test_a_read_only_index_file_is_read_around_with_one_warning(repo: Path) -> None:
+    """An index file this user may not write (`chmod a-w`) was an internal error at the first
+    write ("attempt to write a readonly database"). Now the command reads from the memory files
+    and says how to get the index back, as with a full disk; `add` still saves."""
+    import subprocess
+    import sys
+
+    mid = _add("the read-only index still finds this note", "--scope", "personal")
+    home_index = Path(os.environ["GIT_MEMEX_HOME"]) / "index.db"
+    repo_index = repo / ".git" / "memex" / "index.db"
+    for index in (home_index, repo_index):
+        assert index.is_file()
+        index.chmod(0o400)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*_without_override(), sys.executable, "-m", "git_memex", *args], cwd=repo,
+                              capture_output=True, text=True, timeout=120)
+
+    listed = run("list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert mid in listed.stdout
+    assert "internal error" not in listed.stderr and "Traceback" not in listed.stderr
+    assert "the index file is read-only" in listed.stderr and "chmod u+w" in listed.stderr
+    added = run("add", "--scope", "personal", "a second note while the index is read-only")
+    assert added.returncode == 0, added.stderr
+    assert "read-only" in added.stderr
+    for index in (home_index, repo_index):
+        index.chmod(0o600)
+    again = run("list", "--json")
+    assert again.returncode == 0 and "read-only" not in again.stderr
+    assert "a second note" in again.stdout
