@@ -998,21 +998,25 @@ def _shell_word_password(text: str, m: Match, key: str, kind: str, value: str) -
         return _SHELL_SEP.fullmatch(between) is not None
     if between != "=" or _ENV_FILE_NAME.fullmatch(name) is None:
         return False
-    line_start = text.rfind("\n", 0, m.start("name")) + 1
+    head_from = max(0, m.start("name") - 64)  # a line head is short: read no further back (linear)
+    line_start = text.rfind("\n", head_from, m.start("name")) + 1
+    if line_start == 0 and head_from > 0:
+        return False
     return (_LINE_HEAD.fullmatch(text[line_start : m.start("name")]) is not None
             and m.group("vu") == value and _LINE_REST.match(text, m.end("vu")) is not None)
 
 
-def _shell_word_end(text: str, end: int) -> int:
+def _shell_word_end(text: str, end: int, limit: int = 256) -> int:
     """The end of the shell word whose unquoted start ends at `end`: quoted parts and the
-    characters glued after it belong to it (``Password123"x"`` is one word, ``Password123x``),
-    up to a space, a shell operator or the end of the line; a quote never closed on the line
-    ends it."""
-    n = len(text)
-    while end < n:
+    characters glued after it belong to it (``Password123"x"`` is one word, ``Password123"x"y``),
+    up to a space, a shell operator or the end of the line; a quote not closed on the line ends
+    it. At most `limit` characters are read (a value's own bound, `_ASSIGN_VALUE`), so the cost
+    per value is bounded whatever the text glues on (linear in the text)."""
+    stop = min(len(text), end + limit)
+    while end < stop:
         c = text[end]
         if c in "\"'":
-            close = text.find(c, end + 1)
+            close = text.find(c, end + 1, stop)
             if close < 0 or "\n" in text[end:close]:
                 break
             end = close + 1

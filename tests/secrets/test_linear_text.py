@@ -67,6 +67,12 @@ ATTACK_SHAPES: dict[str, Callable[[int], str]] = {
     "bold and quoted cells": lambda n: _fill("| password (prod): | **`Vq7kLm2pZx9w` x ** | `a ` b |\n", n),
     "one row of unclosed bold": lambda n: "| password | " + _fill("**`a ", n),
     "<private> spans in symbols": lambda n: _fill("p@s#<private>w0</private>!x:", n),
+    # shell words (`assignments._shell_word_end`): glued quoted parts, quotes never closed
+    "glued shell words": lambda n: _fill('DB_PASSWORD=Password123"x"', n),
+    "unclosed quotes after shell words": lambda n: _fill("DB_PASSWORD=Password123' ", n),
+    ".env pairs on one line": lambda n: _fill("db_password=password1 ", n),
+    "Dockerfile ENV lines": lambda n: _fill("ENV DB_PASSWORD Password123\n", n),
+    "compose env map lines": lambda n: _fill("  POSTGRES_PASSWORD: Password123\n", n),
 }
 
 
