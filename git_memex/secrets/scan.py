@@ -186,7 +186,10 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Find
     `frontmatter.split` (its BOM and line-end handling, its fence ``^---[ \\t]*$``), and the strings
     are those of the mapping `frontmatter.parse` builds from it (PyYAML decoding the escapes, as for
     every reader of the file) before any normalisation rewrites a field: every key and every value
-    at every depth (`secrets.fields.strings_in`, the walk the admission barrier masks with). Only a
+    at every depth (`secrets.fields.strings_in`, the walk the admission barrier masks with), and
+    each top-level field dumped plainly as the reader holds it, so a secret whose key or context
+    is the escaped part is found in that context (what the text as stored shows is left to the
+    text check: a finding of the same rule and value there is not repeated). Only a
     frontmatter holding a backslash is parsed for this (no YAML escape is spelled without one, and
     the hook's cost is unchanged otherwise); each decoded string that the frontmatter does not hold
     as written is scanned, reported at the line of its top-level key. Not the reader's Memory
@@ -205,18 +208,26 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Find
         raw, _ = frontmatter.parse(text)
     except frontmatter.FrontmatterError:  # the format check names why
         return []
+    import yaml
+
+    # what the text as stored shows: a secret found here is the text check's finding already
+    plain = {(f.rule, head[f.start : f.end]) for f in scan_text(head, patterns)}
     out: list[Finding] = []
     for key, value in raw.items():
         line = _key_line(text, key)
+        rules: list[str] = []
+        # each field as the reader holds it, written plainly: a secret whose context is spelled
+        # with escapes (`"p\\x61ssword": Hunter2024x`) is found in its decoded context
+        dumped = yaml.safe_dump({key: value}, allow_unicode=True, sort_keys=False, width=1 << 30)
+        rules += [f.rule for f in scan_text(dumped, patterns) if (f.rule, dumped[f.start : f.end]) not in plain]
         for piece in strings_in({key: value}):
             if piece in head:
                 continue
-            for f in scan_text(piece, patterns):
-                out.append(Finding(path, line, f"{f.rule} (written with YAML escapes)", True))
-                break
+            rules += [f.rule for f in scan_text(piece, patterns)][:1]
             if _private_span_line(piece) is not None:
                 out.append(Finding(path, line, "private-span-in-repo (a <private> part written with YAML escapes; a "
                                    "<private> part never leaves this machine: remove it)", True))
+        out.extend(Finding(path, line, f"{rule} (written with YAML escapes)", True) for rule in dict.fromkeys(rules))
     return out
 
 

@@ -112,7 +112,13 @@ READER_VARIANTS = {
     "quoted key": ("", [f"{ESC_TOKEN}: 1"]),
     "nested key": ("", [f"extra:\n  {ESC_TOKEN}: [1]"]),
     "private part": ("", ['note: "\\x3cprivate>diary</private>"']),
+    # the secret written plainly, its context spelled with escapes: only decoded is it a password
+    "escaped key": ("", ['"p\\x61ssword": Hunter2024x']),
+    "escaped nested key": ("", ['db:\n  "p\\x61ssword": Hunter2024x']),
 }
+# what the reader decodes in each variant, which no answer of the hook or scan may print
+DECODED = {"private part": "<private>diary", "escaped key": "'password': 'Hunter2024x'",
+           "escaped nested key": "'password': 'Hunter2024x'"}
 
 
 def _variant(folder: Path, name: str) -> str:
@@ -132,13 +138,14 @@ def test_the_hook_and_scan_read_the_frontmatter_the_reader_reads(ready: Path, na
     folder.mkdir(parents=True, exist_ok=True)
     mid = _variant(folder, name)
     raw = frontmatter.parse((folder / f"{mid}.md").read_text("utf-8"))[0]  # what the reader decodes
-    assert (TOKEN in str(raw)) != (name == "private part") and "\\u0067" not in str(raw), raw
+    assert DECODED.get(name, TOKEN) in str(raw), raw
     git("add", "-A", cwd=ready)
     head = git("rev-parse", "HEAD", cwd=ready).stdout
     done = git("commit", "-q", "-m", "notes", cwd=ready, check=False)
     said = done.stdout + done.stderr
     assert done.returncode == 1 and "written with YAML escapes" in said, said
-    assert TOKEN not in said and "diary" not in said and git("rev-parse", "HEAD", cwd=ready).stdout == head
+    assert TOKEN not in said and "diary" not in said and "Hunter2024x" not in said
+    assert git("rev-parse", "HEAD", cwd=ready).stdout == head
     scan = run_cli("scan")
     assert scan.code != 0 and f"{mid}.md" in scan.out + scan.err and "written with YAML escapes" in scan.out + scan.err
-    assert TOKEN not in scan.out + scan.err
+    assert TOKEN not in scan.out + scan.err and "Hunter2024x" not in scan.out + scan.err
