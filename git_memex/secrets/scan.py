@@ -190,17 +190,21 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Find
     each top-level field dumped plainly as the reader holds it, so a secret whose key or context
     is the escaped part is found in that context (what the text as stored shows is left to the
     text check: a finding of the same rule and value there is not repeated). Only a
-    frontmatter holding a backslash is parsed for this (no YAML escape is spelled without one, and
-    the hook's cost is unchanged otherwise); each decoded string that the frontmatter does not hold
-    as written is scanned, reported at the line of its top-level key. Not the reader's Memory
+    frontmatter the fast reader (`core.plainyaml.fast_frontmatter`) declines is parsed for this:
+    one it accepts is the plain shape whose every value is its text as written (no escape, block
+    scalar, explicit `?` key, nested mapping), the shape every writer produces, so the hook's cost
+    on those is unchanged. Each decoded string that the frontmatter does not hold as written is
+    scanned too, reported at the line of its top-level key. Not the reader's Memory
     (`_Judged`): normalisation overwrites fields (a bad `type` resets `priority`, `source`…), and
     what it dropped was still in the file that would be committed."""
     try:
         head, _body = frontmatter.split(text)
     except frontmatter.FrontmatterError:  # the format check names why
         return []
-    if "\\" not in head:
-        return []
+    from git_memex.core.plainyaml import fast_frontmatter
+
+    if len(head) <= frontmatter.MAX_FRONTMATTER_BYTES and fast_frontmatter(head) is not None:
+        return []  # the plain shape every writer produces: each value is its text as written
     from git_memex.secrets.fields import strings_in
     from git_memex.secrets.redact import scan_text
 
@@ -212,6 +216,7 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Find
 
     # what the text as stored shows: a secret found here is the text check's finding already
     plain = {(f.rule, head[f.start : f.end]) for f in scan_text(head, patterns)}
+    how = "written with YAML escapes" if "\\" in head else "as YAML reads the frontmatter"
     out: list[Finding] = []
     for key, value in raw.items():
         line = _key_line(text, key)
@@ -225,9 +230,9 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Find
                 continue
             rules += [f.rule for f in scan_text(piece, patterns)][:1]
             if _private_span_line(piece) is not None:
-                out.append(Finding(path, line, "private-span-in-repo (a <private> part written with YAML escapes; a "
-                                   "<private> part never leaves this machine: remove it)", True))
-        out.extend(Finding(path, line, f"{rule} (written with YAML escapes)", True) for rule in dict.fromkeys(rules))
+                out.append(Finding(path, line, f"private-span-in-repo (a <private> part {how}; a <private> part "
+                                   "never leaves this machine: remove it)", True))
+        out.extend(Finding(path, line, f"{rule} ({how})", True) for rule in dict.fromkeys(rules))
     return out
 
 
