@@ -158,9 +158,11 @@ _SET_TO = _lazy(
 _KEY_VALUE_ATTR = _lazy(
     r"\b(?:key|name)=[\"'](?P<name>[A-Za-z][\w.:-]{0,63})[\"'][ \t]+value=" + _ASSIGN_VALUE
 )
-# A bare value that is a call: a name or dotted path, "(", arguments without brackets, ")"; or
-# only its head, when the value stopped at a quote (`input("pw")`). `Pa55(word` is no call.
-_CALL_VALUE = _lazy(r"[A-Za-z_][\w.]*\((?:[^()]*\))?")
+# A bare value that is a call: a name or dotted path written as code names are (a lower-case
+# first letter: `getPassword1`, `hashlib.sha256`, `input`), "(", arguments without brackets,
+# ")"; or only its head, when the value stopped at a quote (`input("pw")`). `Pa55(word` and
+# `Pa55(word)` are no call: a password may hold brackets (issue 31), and is masked.
+_CALL_VALUE = _lazy(r"[a-z_][\w.]*\((?:[^()]*\))?")
 _BARE_IDENT = _lazy(r"[A-Za-z_]\w*")
 _CODE_AFTER = _lazy(r"[ \t]*(?:\||=[^=]|\(|\[)")
 # "--password X": values must look strong, since "the --password options" is prose.
@@ -810,6 +812,21 @@ def _finditer_unless(regex: _Lazy, text: str, reject: Callable[[str, Match], boo
         pos = max(m.end(), pos + 1)
 
 
+_CLOSES = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
+def _trim_value(value: str, chars: str = ".,;:)]}>") -> str:
+    """`value` without what ends the sentence after it (`chars`): a full stop, or a bracket that
+    closes one opened before the value ("(password: X)"). A closing bracket whose opener is in the
+    value stays: `Pa55(word)` is one password, masked whole, never with its ")" left."""
+    while value and value[-1] in chars:
+        opener = _CLOSES.get(value[-1])
+        if opener is not None and value.count(opener) >= value.count(value[-1]):
+            break
+        value = value[:-1]
+    return value
+
+
 def _code_value(text: str, m: Match, raw: str) -> bool:
     """A bare value `raw` (as matched, untrimmed) after a secret's name that is code: a call
     (``password = getPassword1()``, ``= hashlib.sha256(password1)``: `_CALL_VALUE`), or a variable
@@ -876,7 +893,7 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                 if _code_value(text, m, value):
                     continue
                 cut = _NEXT_PAIR.search(value)
-                trimmed = (value[: cut.start()] if cut else value).rstrip(".,;:)]}>")
+                trimmed = _trim_value(value[: cut.start()] if cut else value)
                 end -= len(value) - len(trimmed)
                 value = trimmed
             if kind == "password" and regex is not _FLAG_ASSIGN and regex is not _XML_ASSIGN:
@@ -906,7 +923,7 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
             yield "generic-secret-assignment", m.start("vq"), m.end("vq")
     for m in (*is_assign, *for_assign):
         key = "vq" if m.group("vq") is not None else "vu"
-        value = m.group(key).rstrip(".,;:)]}>*_")  # also markdown emphasis: "**policy**"
+        value = _trim_value(m.group(key), ".,;:)]}>*_")  # also markdown emphasis: "**policy**"
         if key == "vu" and _code_value(text, m, m.group("vu")):
             continue
         name = m.group("name").lower()

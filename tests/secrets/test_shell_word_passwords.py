@@ -83,6 +83,22 @@ def test_a_shell_word_with_quoted_parts_is_masked_whole(text: str) -> None:
     assert red.text == text.replace(word, "x" * len(word)), red.text
 
 
+@pytest.mark.parametrize(("text", "masked"), [
+    ("password = Pa55(word)", "password = xxxxxxxxxx"),
+    ("DB_PASSWORD=Pa55(word)", "DB_PASSWORD=xxxxxxxxxx"),
+    ("password: Tr0ub4dor&3(x)", "password: xxxxxxxxxxxxxx"),
+    ("password: Pa55(word).", "password: xxxxxxxxxx."),
+    ("(password: Zq8vR4wK)", "(password: xxxxxxxx)"),
+    ("the password is Xk9(mQ2z), use it", "the password is xxxxxxxxx, use it"),
+])
+def test_a_password_holding_brackets_is_masked_whole_and_not_taken_for_a_call(text: str, masked: str) -> None:
+    """A value whose name starts upper-case, or that holds no call shape, is no call (only a
+    lower-case code name is: `getPassword1()`), and a closing bracket whose opener is in the value
+    is part of it: `Pa55(word)` was masked to `xxxxxxxxx)`, its ")" left; the full stop after a
+    value and a bracket opened before it stay."""
+    assert redact(text).text == masked
+
+
 def test_a_comma_list_masks_each_password() -> None:
     red = redact("DB_PASSWORD=Password123,REDIS_PASSWORD=password1")
     assert red.text == "DB_PASSWORD=xxxxxxxxxxx,REDIS_PASSWORD=xxxxxxxxx", red.text
