@@ -158,6 +158,12 @@ _SET_TO = _lazy(
 _KEY_VALUE_ATTR = _lazy(
     r"\b(?:key|name)=[\"'](?P<name>[A-Za-z][\w.:-]{0,63})[\"'][ \t]+value=" + _ASSIGN_VALUE
 )
+# A bare value that is a call: a name or dotted path written as code names are (a lower-case
+# first letter: `getPassword1`, `hashlib.sha256`, `input`), "(", arguments without brackets,
+# ")"; or only its head, when the value stopped at a quote (`input("pw")`). `Pa55(word` and
+# `Pa55(word)` are no call: a password may hold brackets (issue 31), and is masked.
+_CALL_VALUE = _lazy(r"[a-z_][\w.]*\((?:[^()]*\))?")
+_BARE_IDENT = _lazy(r"[A-Za-z_]\w*")
 _CODE_AFTER = _lazy(r"[ \t]*(?:\||=[^=]|\(|\[)")
 # "--password X": values must look strong, since "the --password options" is prose.
 _FLAG_ASSIGN = _lazy(r"--(?P<name>[A-Za-z][A-Za-z0-9-]{1,40})[ \t]+" + _ASSIGN_VALUE, before=r"[^\w-]")
@@ -181,7 +187,11 @@ _IS_ASSIGN = _lazy(
 _PASS_IS = _lazy(r"[ \t]+(?:is|was)\b")
 # Where an unquoted value ends before its line does: the next pair of a connection string or a
 # query (";Encrypt=false", "&user=x"), or the closing tag around it ("…</jdbc-url>").
-_NEXT_PAIR = _lazy(r"[;&][A-Za-z_][\w.-]{0,63}=|</")
+# A Dockerfile's `ENV NAME value` (the form without "="), the value one word ending the line
+_DOCKER_ENV = _lazy(r"(?m)^[ \t]*ENV[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63})[ \t]+(?P<vu>[^\s\"'=$][^\s\"'$]{0,255})[ \t]*$")
+# the next pair of a list: `a=1;b=2`, `a=1&b=2`, and `A=1,B=2` when B is an upper-case variable
+# (`DB_PASSWORD=Password123,REDIS_PASSWORD=password1`: each value is its own)
+_NEXT_PAIR = _lazy(r"[;&][A-Za-z_][\w.-]{0,63}=|,[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*=|</")
 _TOKEN_CHARS = _lazy(r"[A-Za-z0-9_.~+/=:-]+")
 # A dash between a label and a quoted value: "stripe token - 'V'", "root password - \"V\"" (a
 # list of credentials in a note). Only a quoted value: "api key - rotated monthly" is prose.
@@ -802,6 +812,33 @@ def _finditer_unless(regex: _Lazy, text: str, reject: Callable[[str, Match], boo
         pos = max(m.end(), pos + 1)
 
 
+_CLOSES = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
+def _trim_value(value: str, chars: str = ".,;:)]}>") -> str:
+    """`value` without what ends the sentence after it (`chars`): a full stop, or a bracket that
+    closes one opened before the value ("(password: X)"). A closing bracket whose opener is in the
+    value stays: `Pa55(word)` is one password, masked whole, never with its ")" left."""
+    while value and value[-1] in chars:
+        opener = _CLOSES.get(value[-1])
+        if opener is not None and value.count(opener) >= value.count(value[-1]):
+            break
+        value = value[:-1]
+    return value
+
+
+def _code_value(text: str, m: Match, raw: str) -> bool:
+    """A bare value `raw` (as matched, untrimmed) after a secret's name that is code: a call
+    (``password = getPassword1()``, ``= hashlib.sha256(password1)``: `_CALL_VALUE`), or a variable
+    set to an attribute (``self.password = password1``)."""
+    bare = raw.rstrip(".,;:")
+    if _CALL_VALUE.fullmatch(bare):
+        return True
+    owner = text[max(0, m.start("name") - 5) : m.start("name")]
+    return (m.group("name").startswith(("self.", "this.")) or owner.endswith(("self.", "this."))) and bool(
+        _BARE_IDENT.fullmatch(bare))
+
+
 def _not_pass_is(text: str, m: Match) -> bool:
     """"pass" is a password label only before "is"/"was" ("the pass is X"; "First pass: …" is not)."""
     return m.group("name").lower() == "pass" and _PASS_IS.match(text, m.end("name")) is None
@@ -853,8 +890,10 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                     continue  # a tag ("passwort:-siehe-tresor"): `_tag_candidates`'
                 if _CODE_AFTER.match(text, m.end(key)):
                     continue  # "token: Foo | None = None", "x = y(": an expression, not a literal
+                if _code_value(text, m, value):
+                    continue
                 cut = _NEXT_PAIR.search(value)
-                trimmed = (value[: cut.start()] if cut else value).rstrip(".,;:)]}>")
+                trimmed = _trim_value(value[: cut.start()] if cut else value)
                 end -= len(value) - len(trimmed)
                 value = trimmed
             if kind == "password" and regex is not _FLAG_ASSIGN and regex is not _XML_ASSIGN:
@@ -862,7 +901,10 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
                 if spaced is not None:
                     yield "generic-secret-assignment", start, start + len(spaced)
                     continue
-            if _plausible_value(value, kind, quoted=key == "vq", literal=_shell_word_password(text, m, key, kind, value)):
+            shell_word = _shell_word_password(text, m, key, kind, value)
+            if shell_word and text[m.end(key) : m.end(key) + 1] in ("\"", "'") and end == m.end(key):
+                end = _shell_word_end(text, end)  # DB_PASSWORD=Password123"x": one shell word, masked whole
+            if _plausible_value(value, kind, quoted=key == "vq", literal=shell_word):
                 yield "generic-secret-assignment", start, end
     for_assign = _finditer_unless(_FOR_ASSIGN, text, lambda _t, _m: False) if labelled else ()
     is_assign = _finditer_unless(_IS_ASSIGN, text, _not_pass_is) if labelled else ()
@@ -881,7 +923,9 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
             yield "generic-secret-assignment", m.start("vq"), m.end("vq")
     for m in (*is_assign, *for_assign):
         key = "vq" if m.group("vq") is not None else "vu"
-        value = m.group(key).rstrip(".,;:)]}>*_")  # also markdown emphasis: "**policy**"
+        value = _trim_value(m.group(key), ".,;:)]}>*_")  # also markdown emphasis: "**policy**"
+        if key == "vu" and _code_value(text, m, m.group("vu")):
+            continue
         name = m.group("name").lower()
         kind = "password" if name.startswith(("p", "req", "mas")) else "secret"
         if kind == "secret" and not m.group("link").strip():
@@ -909,6 +953,11 @@ def _assignment_candidates(text: str, tags: bool = True) -> Iterator[tuple[str, 
             continue  # the next label, or a heading
         if _plausible_value(value, kind):
             yield "generic-secret-assignment", m.start("vu"), m.end("vu")
+    for m in _DOCKER_ENV.finditer(text) if "ENV" in text else ():
+        value = m.group("vu")  # `ENV DB_PASSWORD Password123`: Dockerfile's older form, no "="
+        kind = _name_kind(m.group("name"))
+        if kind is not None and _plausible_value(value, kind, quoted=False, literal=kind == "password" and _WORD_AND_DIGITS.fullmatch(value) is not None):
+            yield "generic-secret-assignment", m.start("vu"), m.end("vu")
     for m in _CJK_ASSIGN.finditer(text) if not text.isascii() else ():
         value = m.group("vu").rstrip(".,;:)]}>\"'")
         kind = "password" if m.group("name") in ("密码", "口令", "密碼") else "secret"
@@ -934,21 +983,65 @@ _KEY_ALPHABET = _lazy(r"[A-Za-z0-9_+/=.-]+")
 
 
 _SHELL_NAME = _lazy(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+_ENV_FILE_NAME = _lazy(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 _WORD_AND_DIGITS = _lazy(r"[A-Za-z][a-z]+[0-9]+")
+# What stands between a shell-like name and its value: `=` (shell, .env, a compose list), `:`
+# and a space (a compose or Kubernetes env map: `POSTGRES_PASSWORD: Password123`), a Makefile's
+# `:=`, `::=`, `?=` with or without spaces.
+_SHELL_SEP = _lazy(r"=|:[ \t]+|[ \t]*(?::=|::=|\?=)[ \t]*")
+# The start of a .env line before its name: spaces, `export`, a compose list's dash.
+_LINE_HEAD = _lazy(r"[ \t]*(?:export[ \t]+|-[ \t]+)?")
+# A bare value that ends its line (a comment after it at most): a .env line, not a keyword argument
+_LINE_REST = _lazy(r"[ \t]*(?:#[^\n]*)?(?:\n|$)")
 
 
 def _shell_word_password(text: str, m: Match, key: str, kind: str, value: str) -> bool:
-    """A word and digits (``Password123``, ``password1``) set bare to a password-named shell or
-    .env variable, ``DB_PASSWORD=Password123``: an upper-case name, ``=`` right after it, the
-    value right after that. A shell line holds no variable without ``$``, so such a value is a
-    literal, not the variable or type name `_plausible_value` takes an identifier with a secret
-    word for in code (the table rule reads ``| DB_PASSWORD | Password123 |`` the same way).
-    `value`: the value as the caller trimmed it (a next pair, a closing bracket cut off)."""
-    if kind != "password" or key != "vu" or m.groupdict().get("sep") != "=":  # an XML element has no sep
+    """A word and digits (``Password123``, ``password1``) set bare to a password-named shell,
+    .env, compose or Makefile variable: ``DB_PASSWORD=Password123``, ``POSTGRES_PASSWORD:
+    Password123`` (an env map), ``DB_PASSWORD := Password123`` (`_SHELL_SEP`), an upper-case name
+    anywhere, or a lower-case one (``db_password=Password123``) alone on a .env line: at its
+    start (`_LINE_HEAD`), ``=`` right after it, the value ending the line (`_LINE_REST`; a
+    keyword argument ``f(db_password=password1,`` is code). Such a line holds no variable
+    without ``$``, so the value is a literal, not the variable or type name `_plausible_value`
+    takes an identifier with a secret word for in code (the table rule reads ``| DB_PASSWORD |
+    Password123 |`` the same way). `value`: the value as the caller trimmed it (a next pair, a
+    closing bracket cut off)."""
+    if kind != "password" or key != "vu" or m.groupdict().get("sep") is None:  # an XML element has no sep
         return False
-    if text[m.end("name") : m.start("vu")] != "=" or _SHELL_NAME.fullmatch(m.group("name")) is None:
+    if _WORD_AND_DIGITS.fullmatch(value) is None:
         return False
-    return _WORD_AND_DIGITS.fullmatch(value) is not None
+    name, between = m.group("name"), text[m.end("name") : m.start("vu")]
+    if _SHELL_NAME.fullmatch(name) is not None:
+        return _SHELL_SEP.fullmatch(between) is not None
+    if between != "=" or _ENV_FILE_NAME.fullmatch(name) is None:
+        return False
+    head_from = max(0, m.start("name") - 64)  # a line head is short: read no further back (linear)
+    line_start = text.rfind("\n", head_from, m.start("name")) + 1
+    if line_start == 0 and head_from > 0:
+        return False
+    return (_LINE_HEAD.fullmatch(text[line_start : m.start("name")]) is not None
+            and m.group("vu") == value and _LINE_REST.match(text, m.end("vu")) is not None)
+
+
+def _shell_word_end(text: str, end: int, limit: int = 256) -> int:
+    """The end of the shell word whose unquoted start ends at `end`: quoted parts and the
+    characters glued after it belong to it (``Password123"x"`` is one word, ``Password123"x"y``),
+    up to a space, a shell operator or the end of the line; a quote not closed on the line ends
+    it. At most `limit` characters are read (a value's own bound, `_ASSIGN_VALUE`), so the cost
+    per value is bounded whatever the text glues on (linear in the text)."""
+    stop = min(len(text), end + limit)
+    while end < stop:
+        c = text[end]
+        if c in "\"'":
+            close = text.find(c, end + 1, stop)
+            if close < 0 or "\n" in text[end:close]:
+                break
+            end = close + 1
+        elif c.isspace() or c in ";&|<>()`":
+            break
+        else:
+            end += 1
+    return end
 
 
 def _any_key(name: str) -> bool:

@@ -383,6 +383,16 @@ def _find_in(text: str, extra_patterns: Sequence[str]) -> list[Finding]:
 _ECHO_MIN = 8  # a found value this long is masked wherever else it occurs in the text
 _ECHO_SHORT = 6  # 6-7 characters: only a copy that stands as a whole word (`_echo_short`)
 _ECHO_ALTERNATION = 64  # up to this many values: one RE2 alternation; more: `_copies` (linear)
+# and up to this many characters in all: a longer alternation of literals outgrows RE2's DFA memory
+# and its search falls back to one that costs the text's length times the pattern's (a literal of
+# 16,384 characters: 0.64 s in 128 KB of text, 2.7 s in 512 KB; 4,096: 0.01 s in either)
+_ECHO_ALTERNATION_CHARS = 4096
+# A found value longer than this is not looked for elsewhere: a copy search is for a value a
+# person repeats (a token, a password, a line), and the values this long are a block that its own
+# rule finds at each place (a private key from its BEGIN line, a truncated one running to the end
+# of the text). Searching for such a value as a literal made masking quadratic: a file of 16,000
+# `-----BEGIN RSA PRIVATE KEY-----` lines took `list` 105 s (an attack on branch int2).
+_ECHO_MAX = 1024
 
 
 _WORD_NUMBER = _lazy(r"[A-Za-z]+[-_.]?[0-9]+|[0-9]+[-_.]?[A-Za-z]+|[vV]?[0-9]+(?:\.[0-9A-Za-z]+)+")
@@ -430,8 +440,10 @@ def _echoes(text: str, taken: Sequence[tuple[int, int, str, int]]) -> Iterator[t
 
 
 def _echo_worthy(value: str) -> bool:
-    """A found value whose other places are masked too (`_echoes`)."""
+    """A found value whose other places are masked too (`_echoes`): never one over `_ECHO_MAX`."""
     n = len(value)
+    if n > _ECHO_MAX:
+        return False
     if n >= _ECHO_MIN:
         return not (value.isalpha() and (value.islower() or n < 16))
     return n >= _ECHO_SHORT and _echo_short(value)
@@ -447,14 +459,15 @@ def _find_copies(text: str, values: dict[str, tuple[str, int]]) -> Iterator[tupl
 class _CopyFinder:
     """The search of `_find_copies`, built once for a set of values and run over any number of
     texts: a few values are one RE2 alternation, longest first; beyond `_ECHO_ALTERNATION`, the
-    automaton of `_copies`. Building it costs time linear in the values' characters, so a caller
-    with many texts (`admission.admit`: every frontmatter string) builds it once."""
+    automaton of `_copies`, or beyond `_ECHO_ALTERNATION_CHARS` characters in all. Building it
+    costs time linear in the values' characters, so a caller with many texts (`admission.admit`:
+    every frontmatter string) builds it once. Each `find` is linear in its text."""
 
     def __init__(self, values: dict[str, tuple[str, int]]) -> None:
         self.values = values
         self.rx: Rx | None = None
         self.automaton: _Automaton | None = None
-        if len(values) > _ECHO_ALTERNATION:
+        if len(values) > _ECHO_ALTERNATION or sum(map(len, values)) > _ECHO_ALTERNATION_CHARS:
             self.automaton = _automaton(values)
         elif values:
             import re2

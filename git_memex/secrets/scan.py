@@ -68,10 +68,10 @@ def check_format(path: str, text: str, *, in_repo: bool = True, judged: _Judged 
 
 
 class _Judged:
-    """The reader's answer on a file's text (`core.files.judge_bytes`), asked at most once: the
-    format check and the check of YAML escapes both need the parsed frontmatter, and a file is
-    parsed once for both (`check_text`). `memory()` returns the Memory, or the reader's
-    refusal as an UnreadableMemory (raised by `memory`)."""
+    """The reader's answer on a file's text (`core.files.judge_bytes`), asked at most once per
+    `check_text`. `memory()` returns the Memory, or the reader's refusal as an UnreadableMemory
+    (raised by `memory`). The check of YAML escapes does not use it: it reads the mapping as
+    parsed, before normalisation (`_escaped_secrets`)."""
 
     __slots__ = ("_answer", "path", "text")
 
@@ -113,8 +113,7 @@ def _format_findings(path: str, text: str, in_repo: bool, judged: _Judged) -> li
         if span is not None:
             out.append(Finding(path, span, "private-span-in-repo (a <private> part never leaves this machine; remove "
                                "it, or let git memex write the text, which leaves such parts out)", True))
-    try:  # on a copy: `validate` may set a field (a rule's instruction_state), and the check of
-        # YAML escapes reads the same parsed file
+    try:  # on a copy: `validate` may set a field (a rule's instruction_state)
         validate(Memory(fm=dict(m.fm), body=m.body))
     except ValidationError as exc:
         out.append(Finding(path, 1, f"invalid ({exc})"))
@@ -168,45 +167,82 @@ def check_text(path: str, text: str, *, secrets: bool = True, fmt: bool = True, 
     if fmt and len(text) > frontmatter.MAX_FILE_BYTES:  # refused by its size alone: never scanned further
         return size_findings([(path, len(text))])
     out: list[Finding] = []
-    judged = _Judged(path, text)  # the file parsed at most once, for both checks that read its fields
+    judged = _Judged(path, text)  # the reader asked at most once
     if fmt:
         out.extend(check_format(path, text, in_repo=in_repo, judged=judged))
     if secrets:
         out.extend(check_secrets(path, text, patterns))
-        out.extend(_escaped_secrets(path, text, patterns, judged))
+        out.extend(_escaped_secrets(path, text, patterns))
     return sorted(out, key=lambda f: (f.path, f.line, f.rule))
 
 
-def _escaped_secrets(path: str, text: str, patterns: Sequence[str], judged: _Judged) -> list[Finding]:
-    """Secrets that the frontmatter spells with YAML escapes (``"\\u0067hp_…"``, ``"gh\\x70_…"``, a
-    double-quoted line joined by ``\\``): the reader decodes them, so `show`, the index and every
-    output would hold the token that the text as stored does not show. Only a frontmatter holding a
-    backslash is parsed for this (the hook's cost is unchanged otherwise); each decoded string that
-    the text does not hold as written is scanned, reported at its field's line. The strings are
-    those the admission barrier masks (`secrets.fields.strings_in`: mapping keys too)."""
-    if not text.startswith("---"):
+def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Finding]:
+    """Secrets, and `<private>` parts, that the frontmatter spells with YAML escapes
+    (``"\\u0067hp_…"``, ``"gh\\x70_…"``, a double-quoted line joined by ``\\``): the reader decodes
+    them, so `show`, the index and every output would hold the token that the text as stored does
+    not show.
+
+    Invariant: this reads exactly what the reader reads. The frontmatter is cut by the reader's own
+    `frontmatter.split` (its BOM and line-end handling, its fence ``^---[ \\t]*$``), and the strings
+    are those of the mapping `frontmatter.parse` builds from it (PyYAML decoding the escapes, as for
+    every reader of the file) before any normalisation rewrites a field: every key and every value
+    at every depth (`secrets.fields.strings_in`, the walk the admission barrier masks with), and
+    each top-level field dumped plainly as the reader holds it, so a secret whose key or context
+    is the escaped part is found in that context (what the text as stored shows is left to the
+    text check: a finding of the same rule and value there is not repeated). Only a
+    frontmatter the fast reader (`core.plainyaml.fast_frontmatter`) declines is parsed for this:
+    one it accepts is the plain shape whose every value is its text as written (no escape, block
+    scalar, explicit `?` key, nested mapping), the shape every writer produces, so the hook's cost
+    on those is unchanged. Each decoded string that the frontmatter does not hold as written is
+    scanned too, reported at the line of its top-level key. Not the reader's Memory
+    (`_Judged`): normalisation overwrites fields (a bad `type` resets `priority`, `source`…), and
+    what it dropped was still in the file that would be committed."""
+    try:
+        head, _body = frontmatter.split(text)
+    except frontmatter.FrontmatterError:  # the format check names why
         return []
-    end = text.find("\n---", 3)
-    head = text[: end if end >= 0 else len(text)]
-    if "\\" not in head:
-        return []
-    from git_memex.core.files import UnreadableMemory
+    from git_memex.core.plainyaml import fast_frontmatter
+
+    if len(head) <= frontmatter.MAX_FRONTMATTER_BYTES and fast_frontmatter(head) is not None:
+        return []  # the plain shape every writer produces: each value is its text as written
     from git_memex.secrets.fields import strings_in
     from git_memex.secrets.redact import scan_text
 
     try:
-        m = judged.memory()
-    except UnreadableMemory:  # the format check names why
+        raw, _ = frontmatter.parse(text)
+    except frontmatter.FrontmatterError:  # the format check names why
         return []
+    import yaml
+
+    # what the text as stored shows: a secret found here is the text check's finding already
+    plain = {(f.rule, head[f.start : f.end]) for f in scan_text(head, patterns)}
+    how = "written with YAML escapes" if "\\" in head else "as YAML reads the frontmatter"
     out: list[Finding] = []
-    for key, value in m.fm.items():
-        for piece in strings_in(value):
+    for key, value in raw.items():
+        line = _key_line(text, key)
+        rules: list[str] = []
+        # each field as the reader holds it, written plainly: a secret whose context is spelled
+        # with escapes (`"p\\x61ssword": Hunter2024x`) is found in its decoded context
+        dumped = yaml.safe_dump({key: value}, allow_unicode=True, sort_keys=False, width=1 << 30)
+        rules += [f.rule for f in scan_text(dumped, patterns) if (f.rule, dumped[f.start : f.end]) not in plain]
+        for piece in strings_in({key: value}):
             if piece in head:
                 continue
-            for f in scan_text(piece, patterns):
-                out.append(Finding(path, _line_of(text, str(key)), f"{f.rule} (written with YAML escapes)", True))
-                break
+            rules += [f.rule for f in scan_text(piece, patterns)][:1]
+            if _private_span_line(piece) is not None:
+                out.append(Finding(path, line, f"private-span-in-repo (a <private> part {how}; a <private> part "
+                                   "never leaves this machine: remove it)", True))
+        out.extend(Finding(path, line, f"{rule} ({how})", True) for rule in dict.fromkeys(rules))
     return out
+
+
+def _key_line(text: str, key: str) -> int:
+    """The line of top-level key `key` in a file's text, written plain or quoted; 1 when the key
+    is spelled otherwise (with escapes: the finding still names the file)."""
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.startswith((f"{key}:", f'"{key}":', f"'{key}':")):
+            return i
+    return 1
 
 
 def check_bytes(path: str, data: bytes, **kw: Any) -> list[Finding]:

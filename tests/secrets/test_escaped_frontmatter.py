@@ -95,3 +95,65 @@ def test_a_frontmatter_with_a_backslash_is_parsed_once_for_both_checks(
     found = check_text(f"{MEM}/{mid}.md", text)
     assert [f.rule for f in found] == ["github-pat (written with YAML escapes)"], found
     assert len(calls) == 1, calls
+
+
+ESC_TOKEN = f'"\\u0067hp_{TOKEN[4:]}"'  # TOKEN with its first letter escaped
+# Found by an attack: each file the reader reads with TOKEN in it (or a <private> part), which the
+# hook and scan took (exit 0) because their check cut the frontmatter otherwise than the reader,
+# or read the fields after normalisation rewrote them, or read no key.
+READER_VARIANTS = {
+    "bom": ("\ufeff", [f"tags:\n- {ESC_TOKEN}"]),
+    "dashes line": ("", ["---x: 1", f"tags:\n- {ESC_TOKEN}"]),
+    "dashes in a quoted value": ("", ['note: "abc\n---x"', f"tags:\n- {ESC_TOKEN}"]),
+    "type overwritten": ("", [f"type: {ESC_TOKEN}"]),
+    "priority of a bogus type": ("", ["type: bogus", f"priority: {ESC_TOKEN}"]),
+    "scope_kind of a bogus type": ("", ["type: bogus", f"scope_kind: {ESC_TOKEN}"]),
+    "source of a bogus type": ("", ["type: bogus", f"source: {ESC_TOKEN}"]),
+    "quoted key": ("", [f"{ESC_TOKEN}: 1"]),
+    "nested key": ("", [f"extra:\n  {ESC_TOKEN}: [1]"]),
+    "private part": ("", ['note: "\\x3cprivate>diary</private>"']),
+    # the secret written plainly, its context spelled with escapes: only decoded is it a password
+    "escaped key": ("", ['"p\\x61ssword": Hunter2024x']),
+    "escaped nested key": ("", ['db:\n  "p\\x61ssword": Hunter2024x']),
+    # no escape, but a shape whose text is not what YAML reads: the check reads the YAML
+    "block scalar": ("", ["password: |\n  Hunter2024x"]),
+    "folded scalar": ("", ["password: >-\n  Hunter2024x"]),
+    "explicit key": ("", ["? password\n: Hunter2024x"]),
+    "nested explicit key": ("", ["db:\n  ? password\n  : Hunter2024x"]),
+}
+NO_ESCAPE = {"block scalar", "folded scalar", "explicit key", "nested explicit key"}
+# what the reader decodes in each variant, which no answer of the hook or scan may print
+DECODED = {"private part": "<private>diary", **dict.fromkeys(
+    ("escaped key", "escaped nested key", "block scalar", "folded scalar", "explicit key", "nested explicit key"),
+    "'password': 'Hunter2024x")}
+
+
+def _variant(folder: Path, name: str) -> str:
+    prefix, lines = READER_VARIANTS[name]
+    m = model.create("the build uses make", scope="project", review_state="proposed", tags=["x"])
+    text = frontmatter.serialize(m.fm, m.body)
+    keys = {ln.split(":", 1)[0] for ln in lines}
+    kept = [ln for ln in text.splitlines() if ln.split(":", 1)[0] not in keys and not ln.startswith("- ")]
+    at = kept.index("---", 1)  # the fields go last, just before the closing fence
+    (folder / f"{m.id}.md").write_text(prefix + "\n".join(kept[:at] + lines + kept[at:]) + "\n", "utf-8")
+    return m.id
+
+
+@pytest.mark.parametrize("name", sorted(READER_VARIANTS))
+def test_the_hook_and_scan_read_the_frontmatter_the_reader_reads(ready: Path, name: str) -> None:
+    folder = ready / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    mid = _variant(folder, name)
+    raw = frontmatter.parse((folder / f"{mid}.md").read_text("utf-8"))[0]  # what the reader decodes
+    assert DECODED.get(name, TOKEN) in str(raw), raw
+    git("add", "-A", cwd=ready)
+    head = git("rev-parse", "HEAD", cwd=ready).stdout
+    done = git("commit", "-q", "-m", "notes", cwd=ready, check=False)
+    said = done.stdout + done.stderr
+    how = "as YAML reads the frontmatter" if name in NO_ESCAPE else "written with YAML escapes"
+    assert done.returncode == 1 and how in said, said
+    assert TOKEN not in said and "diary" not in said and "Hunter2024x" not in said
+    assert git("rev-parse", "HEAD", cwd=ready).stdout == head
+    scan = run_cli("scan")
+    assert scan.code != 0 and f"{mid}.md" in scan.out + scan.err and how in scan.out + scan.err
+    assert TOKEN not in scan.out + scan.err and "Hunter2024x" not in scan.out + scan.err

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memex.secrets.redact import find_secrets, redact
+from git_memex.secrets.redact import find_secrets, redact, scan_text
 
 from conftest import grows_linearly
 
@@ -67,6 +67,12 @@ ATTACK_SHAPES: dict[str, Callable[[int], str]] = {
     "bold and quoted cells": lambda n: _fill("| password (prod): | **`Vq7kLm2pZx9w` x ** | `a ` b |\n", n),
     "one row of unclosed bold": lambda n: "| password | " + _fill("**`a ", n),
     "<private> spans in symbols": lambda n: _fill("p@s#<private>w0</private>!x:", n),
+    # shell words (`assignments._shell_word_end`): glued quoted parts, quotes never closed
+    "glued shell words": lambda n: _fill('DB_PASSWORD=Password123"x"', n),
+    "unclosed quotes after shell words": lambda n: _fill("DB_PASSWORD=Password123' ", n),
+    ".env pairs on one line": lambda n: _fill("db_password=password1 ", n),
+    "Dockerfile ENV lines": lambda n: _fill("ENV DB_PASSWORD Password123\n", n),
+    "compose env map lines": lambda n: _fill("  POSTGRES_PASSWORD: Password123\n", n),
 }
 
 
@@ -164,3 +170,40 @@ def test_the_pre_commit_hook_is_linear_on_non_ascii_text(ready: Path) -> None:
 
     ok, small, big = grows_linearly(commit, 60000, children=True)
     assert ok, f"{big:.2f} s of CPU for 60,000 characters, {small:.2f} s for a quarter"
+
+
+# --------------------------------------------------------------------------- repeated markers
+# Found by an attack on branch int2: a 500 KB memory of 16,000 `-----BEGIN RSA PRIVATE KEY-----`
+# lines (committed with --no-verify, or arriving by pull) took `list` 105 s, the session-start
+# `context` ~50 s, `scan` of 900 KB over 60 s: the "truncated private key" found at the first line
+# runs to the end of the text, and was then searched for as one literal as long as the text
+# (`redact._echoes`), which RE2 does in the text's length times the literal's.
+MARKER_SHAPES: dict[str, Callable[[int], str]] = {
+    "RSA private key headers": lambda n: _fill("-----BEGIN RSA PRIVATE KEY-----\n", n),
+    "headers of other key kinds": lambda n: _fill("-----BEGIN EC PRIVATE KEY-----\n-----BEGIN OPENSSH PRIVATE KEY-----\n"
+                                                  "-----BEGIN PRIVATE KEY-----\n-----BEGIN PGP PRIVATE KEY BLOCK-----\n", n),
+    "headers after prose": lambda n: "the deploy key:\n" + _fill("-----BEGIN DSA PRIVATE KEY-----\nMIIEow\n", n),
+    "password= lines": lambda n: _fill("password=Vq7kLm2pZx9w\n", n),
+    "AKIA tokens": lambda n: _fill("AKIAQ3MZK9LP2XW8RT5Y\n", n),
+}
+MARKER_N = 256_000  # before the fix, the RSA headers took 11 s here and 0.8 s at a quarter
+
+
+@pytest.mark.parametrize("shape", list(MARKER_SHAPES))
+def test_masking_is_linear_on_repeated_markers(shape: str) -> None:
+    make = MARKER_SHAPES[shape]
+    for name, fn in (("redact", redact), ("scan_text", scan_text)):
+        ok, small, big = grows_linearly(lambda n, fn=fn: fn(make(n)), MARKER_N)
+        assert ok, f"{name} on {shape}: {big:.2f} s at {MARKER_N}, {small:.2f} s at a quarter"
+
+
+def test_a_long_found_value_is_masked_where_found_and_short_copies_still_are() -> None:
+    """A value over `_ECHO_MAX` is not looked for elsewhere (its own rule finds a key block at
+    each place); the text is masked as before: the key from its header, and a password's copy."""
+    from git_memex.secrets.redact import _ECHO_MAX
+
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7q9Zx\n" * (_ECHO_MAX // 20)
+    text = "password=Vq7kLm2pZx9w\nagain Vq7kLm2pZx9w\n" + key
+    out = redact(text)
+    assert out.text.startswith("password=xxxxxxxxxxxx\nagain xxxxxxxxxxxx\nxxxxx"), out.text[:80]
+    assert "MIIEow" not in out.text and "BEGIN" not in out.text and len(out.text) == len(text)
