@@ -76,10 +76,11 @@ def test_an_escape_that_spells_no_secret_commits(ready: Path) -> None:
     assert "masked here" not in shown.out and "C:\\Users\\ann" in shown.out
 
 
-def test_a_frontmatter_with_a_backslash_is_parsed_once_for_both_checks(
+def test_a_frontmatter_with_a_backslash_is_judged_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`check_text` (the hook's and `scan`'s check) reads a file's fields once for the format
-    check and the check of YAML escapes; the finding is the same as before."""
+    """`check_text` (the hook's and `scan`'s check) judges a file (the format check, its model)
+    once, not once more for the check of YAML escapes, which reads the frontmatter as the reader
+    parses it (`frontmatter.parse`, not the normalised model); the finding is the same."""
     from git_memex.core import files
     from git_memex.secrets.scan import check_text
 
