@@ -199,9 +199,46 @@ def mask_value(value: Any, patterns: Sequence[str] = ()) -> tuple[Any, list[str]
 
 
 def mask_fields(fm: dict[str, Any], patterns: Sequence[str] = ()) -> tuple[dict[str, Any], list[str]]:
-    """A copy of frontmatter `fm` with every non-structural string masked, and what was masked."""
+    """A copy of frontmatter `fm` with every non-structural string masked, and what was masked.
+
+    A string is also read beside its key, at any depth (`_keyed`): a value no string shows alone
+    is a secret after a secret-named key (``password: Hunter2024x``, the key spelled with YAML
+    escapes in a file committed past the hook), as the whole-file pass of `admit` reads it."""
     found: list[str] = []
-    return _walk_mapping(fm, patterns, found, skip=STRUCTURAL), found
+    return _keyed(_walk_mapping(fm, patterns, found, skip=STRUCTURAL), patterns, found), found
+
+
+def _typed_keys() -> frozenset[str]:
+    from git_memex.core import model
+
+    return STRUCTURAL | model.STR_KEYS | frozenset(model.LIST_KEYS) | frozenset(model.TIME_KEYS) | {"title"}
+
+
+_TYPED = _typed_keys()
+"""The protocol's own top-level keys: a value under one is masked as a string alone (their names
+are no secret's, and reading each beside its key would cost a detector pass a field on export)."""
+
+
+def _keyed(value: Any, patterns: Sequence[str], found: list[str], depth: int = 0) -> Any:
+    """`value` with each string value under a string key (at any depth, the protocol's own keys
+    of the top level excepted: `_TYPED`) masked where the detector, reading ``key: value``, masks part of the
+    value; lists and mappings are walked. Linear: one detector pass per such pair."""
+    from git_memex.secrets.redact import redact
+
+    if isinstance(value, list):
+        return [_keyed(v, patterns, found, depth + 1) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[Any, Any] = {}
+    for k, v in value.items():
+        if isinstance(k, str) and isinstance(v, str) and v and not (depth == 0 and k in _TYPED):
+            lead = f"{k}: "
+            red = redact(lead + v, patterns)
+            if red.text != lead + v and red.text.startswith(lead) and red.text[len(lead):] != v:
+                v = red.text[len(lead):]
+                found.extend(red.masked)
+        out[k] = _keyed(v, patterns, found, depth + 1) if isinstance(v, (list, dict)) else v
+    return out
 
 
 def secret_field(fm: dict[str, Any], body: str, patterns: Sequence[str] = ()) -> tuple[str, str] | None:

@@ -158,3 +158,29 @@ def test_the_hook_and_scan_read_the_frontmatter_the_reader_reads(ready: Path, na
     scan = run_cli("scan")
     assert scan.code != 0 and f"{mid}.md" in scan.out + scan.err and how in scan.out + scan.err
     assert TOKEN not in scan.out + scan.err and "Hunter2024x" not in scan.out + scan.err
+
+
+@pytest.mark.parametrize("line", ['"p\\x61ssword": Hunter2024x', "? password\n: Hunter2024x",
+                                  "db:\n  \"p\\u0061ssword\": Hunter2024x"])
+def test_show_masks_a_value_that_is_a_secret_beside_its_key(ready: Path, line: str) -> None:
+    """A file past the hook (--no-verify, a pull) whose key names the secret in a spelling only
+    YAML reads (escapes, an explicit key): the value alone is no secret, beside its key it is.
+    `show` (text, JSON) and MCP `memory_get` mask it (found by an attack: show printed it)."""
+    from mcp_client import call
+    from mcp_client import text as said
+
+    folder = ready / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    m = model.create("the staging database notes", scope="project", review_state="proposed")
+    lines = frontmatter.serialize(m.fm, m.body).splitlines()
+    lines.insert(1, line)
+    (folder / f"{m.id}.md").write_text("\n".join(lines) + "\n", "utf-8")
+    git("add", "-A", cwd=ready)
+    git("commit", "-q", "--no-verify", "-m", "by hand", cwd=ready)
+    shown = run_cli("show", m.id)
+    assert shown.code == 0, shown.err
+    assert "Hunter2024x" not in shown.out and "# masked here" in shown.out
+    assert "Hunter2024x" not in run_cli("show", m.id, "--json").out
+    got = call("memory_get", {"id": m.id}, cwd=ready)
+    assert not got.is_error and m.id in said(got), said(got)
+    assert "Hunter2024x" not in said(got) + str(got.structured_content)
