@@ -208,36 +208,38 @@ def mask_fields(fm: dict[str, Any], patterns: Sequence[str] = ()) -> tuple[dict[
     return _keyed(_walk_mapping(fm, patterns, found, skip=STRUCTURAL), patterns, found), found
 
 
-def _typed_keys() -> frozenset[str]:
-    from git_memex.core import model
-
-    return STRUCTURAL | model.STR_KEYS | frozenset(model.LIST_KEYS) | frozenset(model.TIME_KEYS) | {"title"}
-
-
-_TYPED = _typed_keys()
-"""The protocol's own top-level keys: a value under one is masked as a string alone (their names
-are no secret's, and reading each beside its key would cost a detector pass a field on export)."""
-
-
-def _keyed(value: Any, patterns: Sequence[str], found: list[str], depth: int = 0) -> Any:
-    """`value` with each string value under a string key (at any depth, the protocol's own keys
-    of the top level excepted: `_TYPED`) masked where the detector, reading ``key: value``, masks part of the
-    value; lists and mappings are walked. Linear: one detector pass per such pair."""
+def _keyed(value: Any, patterns: Sequence[str], found: list[str], depth: int = 0, parent: str | None = None) -> Any:
+    """`value` with each string under a string key (a string value, or each string item of a
+    list value; at any depth, the protocol's own keys of the top level excepted: `TYPED_KEYS`) masked
+    where the detector, reading ``key: string`` (the key stripped: `"password "` is a password's
+    name to a reader), or else ``parent: string`` (the key of the mapping or list it is in:
+    ``password:`` then ``value: X``), masks part of it; mappings are walked. Linear: one detector pass a string."""
     from git_memex.secrets.redact import redact
+    from git_memex.secrets.scan import TYPED_KEYS
+
+    def beside(key: str, v: str) -> str:
+        for name in dict.fromkeys(n.strip() for n in (key, parent) if n is not None):
+            lead = f"{name}: "  # its own key, else the key of the mapping it is in
+            red = redact(lead + v, patterns)
+            if red.text != lead + v and red.text.startswith(lead) and red.text[len(lead):] != v:
+                found.extend(red.masked)
+                return red.text[len(lead):]
+        return v
 
     if isinstance(value, list):
-        return [_keyed(v, patterns, found, depth + 1) for v in value]
+        return [_keyed(v, patterns, found, depth + 1, parent) for v in value]
     if not isinstance(value, dict):
         return value
     out: dict[Any, Any] = {}
     for k, v in value.items():
-        if isinstance(k, str) and isinstance(v, str) and v and not (depth == 0 and k in _TYPED):
-            lead = f"{k}: "
-            red = redact(lead + v, patterns)
-            if red.text != lead + v and red.text.startswith(lead) and red.text[len(lead):] != v:
-                v = red.text[len(lead):]
-                found.extend(red.masked)
-        out[k] = _keyed(v, patterns, found, depth + 1) if isinstance(v, (list, dict)) else v
+        if isinstance(k, str) and not (depth == 0 and k in TYPED_KEYS):
+            if isinstance(v, str) and v:
+                v = beside(k, v)
+            elif isinstance(v, list):
+                v = [beside(k, x) if isinstance(x, str) and x else x for x in v]
+            if isinstance(v, (list, dict)):
+                v = _keyed(v, patterns, found, depth + 1, k)
+        out[k] = v
     return out
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from git_memex.core import frontmatter, model
 
-from conftest import git, run_cli
+from conftest import git, grows_linearly, run_cli
 
 MEM = ".ai/open-memex"
 TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
@@ -184,3 +184,57 @@ def test_show_masks_a_value_that_is_a_secret_beside_its_key(ready: Path, line: s
     got = call("memory_get", {"id": m.id}, cwd=ready)
     assert not got.is_error and m.id in said(got), said(got)
     assert "Hunter2024x" not in said(got) + str(got.structured_content)
+
+
+BESIDE_KEY = {
+    "block list": "password:\n- Sunshine2024",
+    "indented block list": "password:\n  - Sunshine2024",
+    "nested block list": "db:\n  password:\n  - Sunshine2024",
+    "nested mapping": "password:\n  value: Sunshine2024",
+    "key with a space": '"password ": Sunshine2024',
+}
+
+
+@pytest.mark.parametrize("name", sorted(BESIDE_KEY))
+def test_a_password_only_its_key_names_is_refused_and_shown_masked(ready: Path, name: str) -> None:
+    """Found by an attack: a password as a block list item under its key (the list shape every
+    writer produces, so the fast reader takes it and the text check reads no assignment), under a
+    nested key, or a key with a trailing space, was committed by the hook, passed `scan`, and
+    `show` printed it. Each string under a key that is not the protocol's is read beside its key."""
+    folder = ready / MEM
+    folder.mkdir(parents=True, exist_ok=True)
+    m = model.create("the staging database notes", scope="project", review_state="proposed")
+    lines = frontmatter.serialize(m.fm, m.body).splitlines()
+    at = lines.index("---", 1)
+    path = folder / f"{m.id}.md"
+    path.write_text("\n".join(lines[:at] + BESIDE_KEY[name].splitlines() + lines[at:]) + "\n", "utf-8")
+    assert "Sunshine2024" in str(frontmatter.parse(path.read_text("utf-8"))[0])
+    git("add", "-A", cwd=ready)
+    head = git("rev-parse", "HEAD", cwd=ready).stdout
+    done = git("commit", "-q", "-m", "notes", cwd=ready, check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1 and "in the frontmatter" in said and "Sunshine2024" not in said, said
+    assert git("rev-parse", "HEAD", cwd=ready).stdout == head
+    scan = run_cli("scan")
+    assert scan.code != 0 and f"{m.id}.md" in scan.out + scan.err and "Sunshine2024" not in scan.out + scan.err
+    git("commit", "-q", "--no-verify", "-m", "by hand", cwd=ready)
+    for args in ((m.id,), (m.id, "--json")):
+        shown = run_cli("show", *args)
+        assert shown.code == 0 and "Sunshine2024" not in shown.out, shown.out
+
+
+def test_the_check_of_a_frontmatter_with_many_escaped_keys_is_linear(tmp_path: Path) -> None:
+    """Found by an attack: each top-level key looked for its line by splitting the whole file
+    again, so 1,000 keys spelled with escapes and a 200,000-line body took ~50 s in the hook,
+    `scan` and `doctor` (keys × lines). The lines are read once."""
+    from git_memex.secrets.scan import check_text
+
+    m = model.create("the build uses make", scope="project", review_state="proposed")
+    head, _sep, rest = frontmatter.serialize(m.fm, m.body).partition("\n---\n")
+
+    def run(n: int) -> None:
+        keys = "".join(f'"\\x6b{j:05d}": 1\n' for j in range(n // 100))
+        check_text(f"{MEM}/{m.id}.md", f"{head}\n{keys}---\n{rest}" + "x\n" * n)
+
+    linear, small, big = grows_linearly(run, 80_000)
+    assert linear, (small, big)
