@@ -189,6 +189,18 @@ def _find(rows: Iterable[Any], stats: dict[str, int] | None) -> list[Contradicti
         items.append((r, signature(r["body"])))
     known: dict[str, str | None] = {}
     plains: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+    standings: dict[int, Any] = {}
+
+    def stood(i: int) -> Any:
+        """Row i with its review standing, which precedence may read from its file (a reviewed
+        claim without the index's column): looked up once a memory, not once a pair it is in."""
+        if i not in standings:
+            from git_memex.core.precedence import standing
+
+            row = items[i][0]
+            has = "standing" in row.keys()  # noqa: SIM118 (a sqlite3.Row: `in` tests its values)
+            standings[i] = row if has else {**dict(row), "standing": standing(row)}
+        return standings[i]
 
     def plain_of(i: int) -> tuple[frozenset[str], frozenset[str]]:
         if i not in plains:
@@ -241,7 +253,7 @@ def _find(rows: Iterable[Any], stats: dict[str, int] | None) -> list[Contradicti
                 continue
             v = compare_tokens(ta, tb)
             if v is not None:
-                out.append(pair(rj, r, v))
+                out.append(pair(stood(j), stood(i), v))
         for w in probes:
             postings.setdefault(w, []).append(i)
     out.sort(key=lambda c: (c.preferred is None, c.a, c.b))
