@@ -214,8 +214,8 @@ def _keyed(value: Any, patterns: Sequence[str], found: list[str], depth: int = 0
     where the detector, reading ``key: string`` (the key stripped: `"password "` is a password's
     name to a reader), or else ``parent: string`` (the key of the mapping or list it is in:
     ``password:`` then ``value: X``), masks part of it; mappings are walked. Linear: one detector pass a string."""
+    from git_memex.secrets.keys import TYPED_KEYS
     from git_memex.secrets.redact import redact
-    from git_memex.secrets.scan import TYPED_KEYS
 
     def beside(key: str, v: str) -> str:
         for name in dict.fromkeys(n.strip() for n in (key, parent) if n is not None):

@@ -218,8 +218,10 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Find
     # what the text as stored shows: a secret found here is the text check's finding already
     plain = {(f.rule, head[f.start : f.end]) for f in scan_text(head, patterns)}
     how = "written with YAML escapes" if "\\" in head else "as YAML reads the frontmatter"
+    from git_memex.secrets.keys import key_lines
+
     out: list[Finding] = _beside_keys(path, text, raw, patterns)
-    lines = _key_lines(text)
+    lines = key_lines(text)
     for key, value in raw.items():
         line = lines.get(key, 1)
         rules: list[str] = []
@@ -238,38 +240,6 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Find
     return out
 
 
-def _typed_keys() -> frozenset[str]:
-    from git_memex.core import model
-
-    return (model.STR_KEYS | frozenset(model.LIST_KEYS) | frozenset(model.TIME_KEYS)
-            | {"id", "schema_version", "revision", "title", "last_used_at", "use_count", "valid_from", "valid_until"})
-
-
-TYPED_KEYS = _typed_keys()
-"""The protocol's own top-level keys (`admission.STRUCTURAL` among them): a value under one is
-read as a string alone, never beside its key (`_beside_keys`, `admission._keyed`): their names are
-no secret's, and reading each beside its key would cost a detector pass a field."""
-
-
-def _key_lines(text: str) -> dict[str, int]:
-    """The line of each top-level key of a file's text, written plain or quoted (its first); a
-    key spelled otherwise (with escapes) is not there, and its findings name line 1. One pass."""
-    lines: dict[str, int] = {}
-    for i, line in enumerate(text.splitlines(), 1):
-        if i > 1 and line in ("---", "..."):
-            break  # the end of the frontmatter
-        if not line or line[0] in " \t#-":
-            continue
-        if line[0] in "\"'":
-            end = line.find(line[0] + ":", 1)
-            key = line[1:end] if end > 0 else None
-        else:
-            key = line.split(":", 1)[0] if ":" in line else None
-        if key is not None:
-            lines.setdefault(key, i)
-    return lines
-
-
 def _beside_keys(path: str, text: str, fm: dict[str, Any], patterns: Sequence[str]) -> list[Finding]:
     """Secrets a string of the frontmatter is only beside its key: under a key that is not one of
     the protocol's (`TYPED_KEYS`), each string value and each string item of a list
@@ -277,6 +247,7 @@ def _beside_keys(path: str, text: str, fm: dict[str, Any], patterns: Sequence[st
     list the text check does not read as an assignment; a key with a trailing space), what the
     output paths mask (`admission.mask_fields`). A file holding only the protocol's keys costs
     nothing here. One detector pass a string."""
+    from git_memex.secrets.keys import TYPED_KEYS, key_lines
     from git_memex.secrets.redact import scan_text
 
     out: list[Finding] = []
@@ -303,7 +274,7 @@ def _beside_keys(path: str, text: str, fm: dict[str, Any], patterns: Sequence[st
                         break
                 if rules:
                     if lines is None:
-                        lines = _key_lines(text)
+                        lines = key_lines(text)
                     out.append(Finding(path, lines.get(top or k, 1), f"{rules[0]} (beside its key {k.strip()!r} "
                                        "in the frontmatter)", True))
             walk(v, top or k, k)
