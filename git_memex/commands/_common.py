@@ -17,23 +17,6 @@ def add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout (for scripts)")
 
 
-def visible(text: str) -> str:
-    """`text` (a memory's body, title, tag or snippet) as the text output prints it: every
-    invisible or control character but line feed and tab (Unicode Cc, Cf, Co, Cs, Zl, Zp: a
-    zero-width space in ``80\\u200b80``, a bidi override, a tag character, ESC) spelled as its
-    ``\\uXXXX`` escape (past U+FFFF its UTF-16 surrogate pair, ``\\udb40\\udc41`` for U+E0041),
-    a ZWNJ or ZWJ between two visible non-ASCII characters kept. This is the output guard's own
-    function (`core.output.neutralise`: one definition of the set), called where a command builds
-    a line before printing it, so what it measures or cuts is what the terminal shows. So two
-    memories that read alike on a terminal but differ, or text that hides words, show the
-    difference. `--json` output parses to the exact data (the guard writes the same escapes,
-    valid JSON); the memory files keep what was written. Linear; ASCII text without controls
-    comes back as is."""
-    from git_memex.core.output import neutralise
-
-    return neutralise(text)
-
-
 def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from git_memex.commands._common import add_json, context, emit_json, short, visible
+from git_memex.commands._common import add_json, context, emit_json, short
 from git_memex.errors import FAILED
 
 TYPE_CHECKING = False
@@ -172,9 +172,9 @@ def run(args: argparse.Namespace) -> int:
         print("keyword capture is off (memex.keywordCapture=false); nothing saved")
         return 0
     for e in res["would_save"]:
-        print(f"would save ({e['scope']}/{e['type']}): {visible(e['body'])}")
+        print(f"would save ({e['scope']}/{e['type']}): {e['body']}")
     for e in res["saved"]:
-        print(f"saved {e['id']} ({e['scope']}/{e['type']}): {visible(e['body'])}")
+        print(f"saved {e['id']} ({e['scope']}/{e['type']}): {e['body']}")
         if e["masked"]:
             print(f"masked {len(e['masked'])} secret(s): {', '.join(e['masked'])}", file=sys.stderr)
     for e in res["duplicates"]:

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from git_memex.commands._common import add_json, context, emit_json, visible
+from git_memex.commands._common import add_json, context, emit_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # argparse is loaded with the parser, which the hook fast path skips
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     text = f"{block.text}\n{note}" if block.text and note else (block.text or note or "")
     if text:
-        print(visible(text))  # a body's invisible characters escaped, as search shows them
+        print(text)
     return 0
 
 

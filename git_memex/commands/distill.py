@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from git_memex.commands._common import add_json, context, emit_json, visible
+from git_memex.commands._common import add_json, context, emit_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,5 +34,5 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         print(f"wrote {r['count']} candidate line(s) to {args.out}; review them before adding to AGENTS.md")
     else:
-        print(visible(r["markdown"]), end="")  # invisible characters escaped; --out writes the text as it is
+        print(r["markdown"], end="")
     return 0

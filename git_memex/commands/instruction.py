@@ -11,7 +11,6 @@ from git_memex.commands._common import (
     emit_json,
     print_staged,
     short,
-    visible,
     warn,
 )
 
@@ -109,5 +108,5 @@ def run_list(args: argparse.Namespace) -> int:
                 review = it.get("remote_review_state")
                 state = f"{review} on the server, {loc}" if review else loc
             text = it["text"] if len(it["text"]) <= 70 else it["text"][:69] + "…"
-            print(f"  {short(it['id'])}  {where:<8} {visible(text)}  [{state}]")
+            print(f"  {short(it['id'])}  {where:<8} {text}  [{state}]")
     return 0

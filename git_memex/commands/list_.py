@@ -11,7 +11,6 @@ from git_memex.commands._common import (
     emit_json,
     label,
     short,
-    visible,
 )
 from git_memex.commands.search import READ_SCOPES
 from git_memex.core import model
@@ -53,12 +52,12 @@ def run(args: argparse.Namespace) -> int:
                              *((("Org", org),) if org else ()), *((("Remote (read-only)", remote),) if remote else ())):
             print(f"{title}:" if group else f"{title}: none")
             for m in group:
-                print(f"  {m.get('short_id') or short(m['id']):{w}}  {label(m):28}  {visible(m['snippet'])}")
+                print(f"  {m.get('short_id') or short(m['id']):{w}}  {label(m):28}  {m['snippet']}")
                 if m.get("contradicts"):
                     print(f"      {disagrees(m, rows, res.get('disagreements', []))}")
     else:
         for m in rows:
-            print(f"{m.get('short_id') or short(m['id']):{w}}  {label(m):28}  {visible(m['snippet'])}")
+            print(f"{m.get('short_id') or short(m['id']):{w}}  {label(m):28}  {m['snippet']}")
             if m.get("contradicts"):
                 print(f"    {disagrees(m, rows, res.get('disagreements', []))}")
     shown = len(rows)

@@ -9,7 +9,6 @@ from git_memex.commands._common import (
     emit_json,
     label,
     short,
-    visible,
     warn,
 )
 from git_memex.core import model
@@ -97,7 +96,7 @@ def run(args: argparse.Namespace | Plain) -> int:
         return 0
     w = max(len(h.get("short_id") or short(h["id"])) for h in res["hits"])
     for rank, h in enumerate(res["hits"], 1):
-        print(f"{h.get('short_id') or short(h['id']):{w}}  {label(h):28}  {relevance(h['score'], res['hits'], rank)}  {visible(h['snippet'])}")
+        print(f"{h.get('short_id') or short(h['id']):{w}}  {label(h):28}  {relevance(h['score'], res['hits'], rank)}  {h['snippet']}")
         if h.get("also_in"):
             from git_memex.agents.render import where_words
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from git_memex.commands._common import add_json, context, emit_json, visible, warn
+from git_memex.commands._common import add_json, context, emit_json, warn
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,13 +50,13 @@ def run(args: argparse.Namespace) -> int:
     if (res["frontmatter"], res["body"]) != (raw["frontmatter"], raw["body"]):  # masking changed something
         print("# masked here: this file holds secrets (`git memex scan` names them; docs/security.md says how to "
               "take one out of git's history)")
-    print(visible(frontmatter.serialize(res["frontmatter"], res["body"])), end="")  # invisible characters escaped
+    print(frontmatter.serialize(res["frontmatter"], res["body"]), end="")
     links = res["related"]
     ref = res["canonical_ref"]
     if links or ref:
         print("\n# links")
     for r in links:
-        print(f"#   related {r['id']}: " + (f"{visible(r['snippet'])}" + (f" [{r['status']}]" if r["status"] != "active" else "")
+        print(f"#   related {r['id']}: " + (f"{r['snippet']}" + (f" [{r['status']}]" if r["status"] != "active" else "")
                                           if r["found"] else "not in this clone"))
     if ref:
         state = {True: "exists", False: "missing", None: "not checked"}[ref["exists"]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from git_memex.agents.render import review_words
-from git_memex.commands._common import add_json, context, emit_json, visible
+from git_memex.commands._common import add_json, context, emit_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"auto-pull: {auto.get('finished_at')}: failed ({auto.get('error')})")
     print(f"outbox: {len(s['outbox'])} draft(s)")
     for o in s["outbox"]:
-        print(f"  {o['id']} [{review_words(o['review_state'], o.get('review_claim'))}] {visible(o['snippet'][:80])}")
+        print(f"  {o['id']} [{review_words(o['review_state'], o.get('review_claim'))}] {o['snippet'][:80]}")
     if not s["git"]:
         print("repository: none (project memories stay local until you work in a git repository)")
     else:

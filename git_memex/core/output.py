@@ -15,9 +15,10 @@ non-joiner and joiner (U+200C, U+200D) between two visible non-ASCII characters 
 word's ZWNJ between two letters, an Indic conjunct's ZWJ after a virama, the emoji family
 U+1F468 U+200D U+1F469 U+200D U+1F467) are written as they are; anywhere else (inside an
 ASCII word, at the edge of a write, next to another invisible character) they are escaped.
-`neutralise` is the one definition of this character set: `commands._common.visible`, the
-agents' one-line labels (`agents.render.squeeze`) and a differing value as audit shows it
-(`review.contradictions.shown_value`) call it or `shown_at`.
+`neutralise` is the one definition of this character set: being the guard of stdout and stderr,
+it covers every line a command prints (no command escapes a text itself); the agents' one-line
+labels (`agents.render.squeeze`), which do not pass through it, and a differing value as audit
+shows it (`review.contradictions.shown_value`) call it or `shown_at`.
 Bytes written to ``.buffer`` (the MCP server's JSON-RPC, binary output) are not touched.
 The memory files themselves keep what was written; only the display is neutralised.
 
