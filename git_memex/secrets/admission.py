@@ -208,39 +208,23 @@ def mask_fields(fm: dict[str, Any], patterns: Sequence[str] = ()) -> tuple[dict[
     return _keyed(_walk_mapping(fm, patterns, found, skip=STRUCTURAL), patterns, found), found
 
 
-def _keyed(value: Any, patterns: Sequence[str], found: list[str], depth: int = 0, parent: str | None = None) -> Any:
-    """`value` with each string under a string key (a string value, or each string item of a
-    list value; at any depth, the protocol's own keys of the top level excepted: `TYPED_KEYS`) masked
-    where the detector, reading ``key: string`` (the key stripped: `"password "` is a password's
-    name to a reader), or else ``parent: string`` (the key of the mapping or list it is in:
-    ``password:`` then ``value: X``), masks part of it; mappings are walked. Linear: one detector pass a string."""
-    from git_memex.secrets.keys import TYPED_KEYS
+def _keyed(fm: dict[str, Any], patterns: Sequence[str], found: list[str]) -> dict[str, Any]:
+    """`fm` with each string read beside its key (`keys.map_beside_keys`: under a key that is not
+    the protocol's own) masked where the detector, reading ``name: string`` for its key, else the
+    key of the mapping it is in, masks part of it. One detector pass a string."""
+    from git_memex.secrets.keys import map_beside_keys
     from git_memex.secrets.redact import redact
 
-    def beside(key: str, v: str) -> str:
-        for name in dict.fromkeys(n.strip() for n in (key, parent) if n is not None):
-            lead = f"{name}: "  # its own key, else the key of the mapping it is in
+    def beside(names: tuple[str, ...], v: str, _top: str) -> str:
+        for name in names:
+            lead = f"{name}: "
             red = redact(lead + v, patterns)
             if red.text != lead + v and red.text.startswith(lead) and red.text[len(lead):] != v:
                 found.extend(red.masked)
                 return red.text[len(lead):]
         return v
 
-    if isinstance(value, list):
-        return [_keyed(v, patterns, found, depth + 1, parent) for v in value]
-    if not isinstance(value, dict):
-        return value
-    out: dict[Any, Any] = {}
-    for k, v in value.items():
-        if isinstance(k, str) and not (depth == 0 and k in TYPED_KEYS):
-            if isinstance(v, str) and v:
-                v = beside(k, v)
-            elif isinstance(v, list):
-                v = [beside(k, x) if isinstance(x, str) and x else x for x in v]
-            if isinstance(v, (list, dict)):
-                v = _keyed(v, patterns, found, depth + 1, k)
-        out[k] = v
-    return out
+    return map_beside_keys(fm, beside)
 
 
 def secret_field(fm: dict[str, Any], body: str, patterns: Sequence[str] = ()) -> tuple[str, str] | None:

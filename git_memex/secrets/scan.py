@@ -241,45 +241,32 @@ def _escaped_secrets(path: str, text: str, patterns: Sequence[str]) -> list[Find
 
 
 def _beside_keys(path: str, text: str, fm: dict[str, Any], patterns: Sequence[str]) -> list[Finding]:
-    """Secrets a string of the frontmatter is only beside its key: under a key that is not one of
-    the protocol's (`TYPED_KEYS`), each string value and each string item of a list
-    value, at any depth, read as ``key: string`` (``password:`` then ``- Sunshine2024``, a block
-    list the text check does not read as an assignment; a key with a trailing space), what the
-    output paths mask (`admission.mask_fields`). A file holding only the protocol's keys costs
-    nothing here. One detector pass a string."""
-    from git_memex.secrets.keys import TYPED_KEYS, key_lines
+    """Secrets a string of the frontmatter is only beside its key: each string `keys.map_beside_keys`
+    reads beside a key (under a key that is not the protocol's own, a string value or a list
+    item, at any depth) read as ``name: string`` for its key, else the key of the mapping it is in
+    (``password:`` then ``- Sunshine2024``, a block list the text check does not read as an
+    assignment; a key with a trailing space): what the output paths mask (`admission.mask_fields`
+    walks the same strings). A file holding only the protocol's keys costs nothing here. One
+    detector pass a string."""
+    from git_memex.secrets.keys import key_lines, map_beside_keys
     from git_memex.secrets.redact import scan_text
 
     out: list[Finding] = []
-    lines = None
+    lines: list[dict[str, int]] = []  # each key's line, read once at the first finding
 
-    def walk(value: Any, top: str | None, parent: str | None) -> None:
-        nonlocal lines
-        if isinstance(value, list):
-            for v in value:
-                walk(v, top, parent)
-            return
-        if not isinstance(value, dict):
-            return
-        for k, v in value.items():
-            if not isinstance(k, str) or (top is None and k in TYPED_KEYS):
-                continue
-            items = [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)] if isinstance(v, list) else []
-            for item in items:
-                rules = []
-                for name in dict.fromkeys(n.strip() for n in (k, parent) if n is not None):
-                    lead = f"{name}: "  # its own key, else the key of the mapping it is in
-                    rules = [f.rule for f in scan_text(lead + item, patterns) if f.end > len(lead)]
-                    if rules:
-                        break
-                if rules:
-                    if lines is None:
-                        lines = key_lines(text)
-                    out.append(Finding(path, lines.get(top or k, 1), f"{rules[0]} (beside its key {k.strip()!r} "
-                                       "in the frontmatter)", True))
-            walk(v, top or k, k)
+    def find(names: tuple[str, ...], item: str, top: str) -> str:
+        for name in names:
+            lead = f"{name}: "
+            rules = [f.rule for f in scan_text(lead + item, patterns) if f.end > len(lead)]
+            if rules:
+                if not lines:
+                    lines.append(key_lines(text))
+                out.append(Finding(path, lines[0].get(top, 1), f"{rules[0]} (beside its key {names[0]!r} in the "
+                                   "frontmatter)", True))
+                break
+        return item
 
-    walk(fm, None, None)
+    map_beside_keys(fm, find)
     return out
 
 
